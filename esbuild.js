@@ -1,0 +1,97 @@
+// Build script: bundles the extension host code, the CLI, worker threads, the webviews and the tests.
+// Usage: node esbuild.js [--watch] [--production] [--tests]
+'use strict';
+const esbuild = require('esbuild');
+const fs = require('fs');
+const path = require('path');
+
+const args = new Set(process.argv.slice(2));
+const watch = args.has('--watch');
+const production = args.has('--production');
+const withTests = args.has('--tests') || args.has('--watch');
+
+/** Every `*.ts` file directly inside `dir` whose name matches `re`. */
+function entries(dir, re = /\.ts$/) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => re.test(f)).map((f) => path.join(dir, f));
+}
+
+/** Copies the codicon font and stylesheet next to the webview bundles (they are shipped, node_modules is not). */
+function copyMedia() {
+  const src = path.join(__dirname, 'node_modules', '@vscode', 'codicons', 'dist');
+  const dst = path.join(__dirname, 'dist', 'media');
+  fs.mkdirSync(dst, { recursive: true });
+  for (const f of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join(src, f), path.join(dst, f));
+}
+
+const common = {
+  bundle: true,
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  logLevel: 'info',
+  legalComments: 'none',
+};
+
+const nodeTargets = [
+  {
+    ...common,
+    entryPoints: ['src/extension.ts'],
+    outfile: 'dist/extension.js',
+    platform: 'node', format: 'cjs', target: 'node20',
+    external: ['vscode'],
+  },
+  {
+    ...common,
+    entryPoints: ['src/cli.ts'],
+    outfile: 'dist/cli.js',
+    platform: 'node', format: 'cjs', target: 'node20',
+    banner: { js: '#!/usr/bin/env node' },
+  },
+  {
+    ...common,
+    // worker_threads entry points live in src/core/workers/*.ts and are built to dist/workers/*.js
+    entryPoints: entries('src/core/workers'),
+    outdir: 'dist/workers',
+    platform: 'node', format: 'cjs', target: 'node20',
+  },
+  {
+    ...common,
+    entryPoints: entries('webview', /^(?!common).*\.ts$/),
+    outdir: 'dist/webview',
+    platform: 'browser', format: 'iife', target: 'es2022',
+  },
+];
+
+const testTargets = withTests ? [
+  {
+    ...common,
+    entryPoints: entries('test/unit', /\.test\.ts$/),
+    outdir: 'out/test/unit',
+    platform: 'node', format: 'cjs', target: 'node20',
+    packages: 'external',
+  },
+  {
+    ...common,
+    entryPoints: [...entries('test/vscode'), ...entries('test/e2e')],
+    outdir: 'out/test',
+    outbase: 'test',
+    platform: 'node', format: 'cjs', target: 'node20',
+    external: ['vscode'],
+    packages: 'external',
+  },
+] : [];
+
+async function main() {
+  copyMedia();
+  const targets = [...nodeTargets, ...testTargets].filter((t) => !t.entryPoints || t.entryPoints.length > 0);
+  if (watch) {
+    const ctxs = await Promise.all(targets.map((t) => esbuild.context(t)));
+    await Promise.all(ctxs.map((c) => c.watch()));
+    console.log('[watch] watching for changes');
+  } else {
+    await Promise.all(targets.map((t) => esbuild.build(t)));
+    fs.chmodSync(path.join(__dirname, 'dist', 'cli.js'), 0o755);
+  }
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });

@@ -1,0 +1,145 @@
+/**
+ * A dataset root opened for reading: its shard manifest (sorted, validated), provenance and
+ * verification side files, the resolved schedule settings, the token stream and the tokenizer
+ * path. Layout per docs/format.md:
+ * ```
+ * <root>/shards/tokens_NNNNNN.u32, shard_manifest.jsonl, manifest.json, verification.json?, tokenizer/tokenizer.json
+ * ```
+ * Also a lone `.u32` file with no manifest ({@link openLoneShard}): local offsets only.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import {
+  ManifestProblem, PROVENANCE_MANIFEST, SHARD_MANIFEST, ShardEntry, ShardFileState, SideFile,
+  VERIFICATION_FILE, parseShardManifest, readSideFile, scheduleOverrides, validateShardFiles, BYTES_PER_TOKEN,
+} from './manifest';
+import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings } from './schedule';
+import { TokenStream } from './stream';
+import { findDatasetTokenizer } from './tokenizer';
+import { DataError } from './errors';
+
+/** Where each schedule setting's value came from. */
+export type SettingSource = 'default' | 'setting' | 'manifest.json';
+
+/** An opened dataset root. */
+export interface Dataset {
+  /** Absolute path of the root folder. */
+  root: string;
+  /** Absolute path of `shard_manifest.jsonl`. */
+  manifestFile: string;
+  /** Shards sorted by start token. */
+  shards: ShardEntry[];
+  /** Size and mtime per shard (same order as `shards`). */
+  fileStates: ShardFileState[];
+  /** `manifest.json`, when present and valid. */
+  provenance?: SideFile;
+  /** `verification.json`, when present and valid. */
+  verification?: SideFile;
+  /** Resolved G, L, EOS. */
+  settings: ScheduleSettings;
+  /** Source of each setting. */
+  settingSources: Record<keyof ScheduleSettings, SettingSource>;
+  /** Tokens stored (look-ahead included) = sum of `num_tokens`. */
+  storedTokens: number;
+  schedule: Schedule;
+  stream: TokenStream;
+  /** `tokenizer/tokenizer.json` (or `tokenizer.json`) of the root, when present. */
+  tokenizerFile?: string;
+  /** Every fault found, errors first. */
+  problems: ManifestProblem[];
+}
+
+/**
+ * Opens a dataset root.
+ * @param root folder holding `shard_manifest.jsonl`.
+ * @param userSettings schedule settings from the user (VS Code settings or CLI flags); keys left
+ *   undefined use the dataset card's defaults. `manifest.json` keys override both.
+ * @throws DataError when `shard_manifest.jsonl` cannot be read at all (bad lines do not throw).
+ */
+export async function openDataset(root: string, userSettings: Partial<ScheduleSettings> = {}): Promise<Dataset> {
+  root = path.resolve(root);
+  const manifestFile = path.join(root, SHARD_MANIFEST);
+  let text: string;
+  try {
+    text = await fs.promises.readFile(manifestFile, 'utf8');
+  } catch (err) {
+    throw new DataError(`${manifestFile}: cannot read the shard manifest: ${(err as Error).message}`, manifestFile);
+  }
+  const parsed = parseShardManifest(text, manifestFile);
+  const [files, prov, verif, tokenizerFile] = await Promise.all([
+    validateShardFiles(parsed.entries, manifestFile),
+    readSideFile(path.join(root, PROVENANCE_MANIFEST), 'bad-provenance'),
+    readSideFile(path.join(root, VERIFICATION_FILE), 'bad-verification'),
+    findDatasetTokenizer(root),
+  ]);
+  const { overrides, problems: overrideProblems } = scheduleOverrides(prov.side);
+  const settings = {} as ScheduleSettings;
+  const settingSources = {} as Record<keyof ScheduleSettings, SettingSource>;
+  for (const key of Object.keys(DEFAULT_SCHEDULE) as (keyof ScheduleSettings)[]) {
+    if (overrides[key] !== undefined) { settings[key] = overrides[key]!; settingSources[key] = 'manifest.json'; }
+    else if (userSettings[key] !== undefined) { settings[key] = userSettings[key]!; settingSources[key] = 'setting'; }
+    else { settings[key] = DEFAULT_SCHEDULE[key]; settingSources[key] = 'default'; }
+  }
+  const storedTokens = parsed.entries.reduce((s, e) => s + e.numTokens, 0);
+  const problems = [...parsed.problems, ...files.problems, ...prov.problems, ...verif.problems, ...overrideProblems]
+    .sort((a, b) => (a.severity === b.severity ? (a.line ?? 0) - (b.line ?? 0) : a.severity === 'error' ? -1 : 1));
+  return {
+    root, manifestFile, shards: parsed.entries, fileStates: files.states,
+    provenance: prov.side, verification: verif.side, settings, settingSources, storedTokens,
+    schedule: new Schedule(settings, storedTokens),
+    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
+    tokenizerFile, problems,
+  };
+}
+
+/** A lone `.u32` file opened without a manifest. Offsets are local to the file. */
+export interface LoneShard {
+  file: string;
+  stream: TokenStream;
+  sizeBytes: number;
+  /** Bytes after the last whole token (size mod 4); they are not shown as tokens. */
+  trailingBytes: number;
+}
+
+/**
+ * Opens one `.u32` file on its own.
+ * @throws DataError when the file cannot be stat'ed.
+ */
+export async function openLoneShard(file: string): Promise<LoneShard> {
+  const { stream, sizeBytes, trailingBytes } = await TokenStream.fromFile(file);
+  return { file: path.resolve(file), stream, sizeBytes, trailingBytes };
+}
+
+/**
+ * Walks up from a file or folder looking for a `shard_manifest.jsonl` (at most `maxLevels`
+ * folders up). Returns the root folder or undefined.
+ */
+export async function findDatasetRoot(from: string, maxLevels = 4): Promise<string | undefined> {
+  let dir = path.resolve(from);
+  try {
+    if (!(await fs.promises.stat(dir)).isDirectory()) dir = path.dirname(dir);
+  } catch {
+    dir = path.dirname(dir);
+  }
+  for (let i = 0; i <= maxLevels; i++) {
+    try {
+      await fs.promises.access(path.join(dir, SHARD_MANIFEST));
+      return dir;
+    } catch { /* keep walking */ }
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return undefined;
+}
+
+/** The manifest entry of a shard file within a dataset, matched by absolute path. */
+export function shardOfFile(ds: Dataset, file: string): ShardEntry | undefined {
+  const abs = path.resolve(file);
+  return ds.shards.find((s) => s.path === abs);
+}
+
+/** Bytes a shard should have according to the manifest. */
+export function expectedBytes(e: ShardEntry): number {
+  return e.numTokens * BYTES_PER_TOKEN;
+}

@@ -1,0 +1,306 @@
+/**
+ * Parsing and validation of a dataset root's metadata files, per `docs/format.md` and the
+ * dataset card:
+ * - `shard_manifest.jsonl`: one JSON object per line with at least `shard` (path relative to the
+ *   root), `start_token`, `num_tokens`, `sha256`. Lines may come in any order; CRLF, a UTF-8 BOM,
+ *   blank lines and extra fields are tolerated.
+ * - `manifest.json`: free-form provenance; known keys may override the schedule settings.
+ * - `verification.json`: optional record of the end-to-end check done after freezing.
+ *
+ * Nothing here throws on bad data: every fault becomes a {@link ManifestProblem} with a line
+ * number, so one bad line never hides the rest.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { fmt } from './errors';
+
+/** File name of the shard manifest inside a dataset root. */
+export const SHARD_MANIFEST = 'shard_manifest.jsonl';
+/** File name of the provenance manifest inside a dataset root. */
+export const PROVENANCE_MANIFEST = 'manifest.json';
+/** File name of the optional verification record inside a dataset root. */
+export const VERIFICATION_FILE = 'verification.json';
+/** Bytes per token: shards are raw little-endian uint32. */
+export const BYTES_PER_TOKEN = 4;
+
+/** One shard as listed in `shard_manifest.jsonl`. Offsets and counts are in tokens. */
+export interface ShardEntry {
+  /** Position in the manifest after sorting by `startToken` (0-based). */
+  index: number;
+  /** The `shard` field: path relative to the dataset root, as written. */
+  shard: string;
+  /** Absolute path of the shard file. */
+  path: string;
+  /** Global token offset of the shard's first token. */
+  startToken: number;
+  /** Number of tokens in the shard. */
+  numTokens: number;
+  /** Lower-case hex sha256 of the file, when the line has one. */
+  sha256?: string;
+  /** 1-based line number in `shard_manifest.jsonl`. */
+  line: number;
+  /** Fields beyond the known four, kept for display. */
+  extra: Record<string, unknown>;
+}
+
+/** Kinds of manifest fault; stable identifiers used for diagnostics and tests. */
+export type ProblemCode =
+  | 'empty-manifest' | 'malformed-json' | 'not-an-object' | 'missing-field' | 'bad-field'
+  | 'duplicate-shard' | 'gap' | 'overlap' | 'not-from-zero' | 'unsorted'
+  | 'missing-file' | 'size-not-multiple-of-4' | 'size-mismatch' | 'unreadable'
+  | 'bad-provenance' | 'bad-verification';
+
+/** A fault found in a dataset's metadata or files. */
+export interface ManifestProblem {
+  code: ProblemCode;
+  /** 'warning' for harmless oddities (lines out of order), 'error' for anything that changes what is read. */
+  severity: 'error' | 'warning';
+  /** One clear sentence naming the file, line or offset and what was expected. */
+  message: string;
+  /** Absolute path of the file the problem is in. */
+  file: string;
+  /** 1-based line in `file`, when the problem sits on a line. */
+  line?: number;
+}
+
+/** Result of {@link parseShardManifest}. */
+export interface ParsedShardManifest {
+  /** Entries sorted by `startToken` (then by line), indices assigned in that order. */
+  entries: ShardEntry[];
+  problems: ManifestProblem[];
+}
+
+const SHA256_RE = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * Parses the text of a `shard_manifest.jsonl`.
+ * @param text file contents (BOM and CRLF allowed).
+ * @param file absolute path of the manifest; shard paths are resolved against its folder.
+ * @returns entries sorted by `start_token` plus every fault found (malformed lines are skipped,
+ *   the rest still parsed). Contiguity is checked here too; file checks are in {@link validateShardFiles}.
+ */
+export function parseShardManifest(text: string, file: string): ParsedShardManifest {
+  const root = path.dirname(file);
+  const problems: ManifestProblem[] = [];
+  const entries: ShardEntry[] = [];
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const lines = text.split(/\r?\n/);
+  let prevStart = -Infinity;
+  let unsortedReported = false;
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i].trim();
+    const line = i + 1;
+    if (raw === '') continue;
+    let obj: unknown;
+    try {
+      obj = JSON.parse(raw);
+    } catch (e) {
+      problems.push({ code: 'malformed-json', severity: 'error', file, line,
+        message: `${path.basename(file)} line ${line}: not valid JSON (${(e as Error).message}); expected one JSON object per line.` });
+      continue;
+    }
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+      problems.push({ code: 'not-an-object', severity: 'error', file, line,
+        message: `${path.basename(file)} line ${line}: expected a JSON object with shard, start_token, num_tokens, sha256.` });
+      continue;
+    }
+    const o = obj as Record<string, unknown>;
+    const missing = ['shard', 'start_token', 'num_tokens'].filter((k) => !(k in o));
+    if (missing.length) {
+      problems.push({ code: 'missing-field', severity: 'error', file, line,
+        message: `${path.basename(file)} line ${line}: missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.` });
+      continue;
+    }
+    const { shard, start_token, num_tokens, sha256, ...extra } = o;
+    const bad: string[] = [];
+    if (typeof shard !== 'string' || shard === '') bad.push('shard must be a non-empty string');
+    if (!isCount(start_token)) bad.push(`start_token must be a non-negative integer (got ${JSON.stringify(start_token)})`);
+    if (!isCount(num_tokens)) bad.push(`num_tokens must be a non-negative integer (got ${JSON.stringify(num_tokens)})`);
+    if (sha256 !== undefined && (typeof sha256 !== 'string' || !SHA256_RE.test(sha256))) bad.push('sha256 must be 64 hex digits');
+    if (bad.length) {
+      problems.push({ code: 'bad-field', severity: 'error', file, line,
+        message: `${path.basename(file)} line ${line}: ${bad.join('; ')}.` });
+      continue;
+    }
+    if (sha256 === undefined) {
+      problems.push({ code: 'missing-field', severity: 'warning', file, line,
+        message: `${path.basename(file)} line ${line}: no sha256; this shard cannot be verified.` });
+    }
+    const st = start_token as number;
+    if (st < prevStart && !unsortedReported) {
+      unsortedReported = true;
+      problems.push({ code: 'unsorted', severity: 'warning', file, line,
+        message: `${path.basename(file)} line ${line}: lines are not in start_token order; they are sorted before use (as the dataset card's reader does).` });
+    }
+    prevStart = Math.max(prevStart, st);
+    entries.push({
+      index: -1, shard: shard as string, path: path.resolve(root, shard as string),
+      startToken: st, numTokens: num_tokens as number,
+      sha256: typeof sha256 === 'string' ? sha256.toLowerCase() : undefined, line, extra,
+    });
+  }
+  if (entries.length === 0 && problems.length === 0) {
+    problems.push({ code: 'empty-manifest', severity: 'error', file,
+      message: `${path.basename(file)}: no shard lines; expected one JSON object per shard.` });
+  }
+  entries.sort((a, b) => a.startToken - b.startToken || a.line - b.line);
+  entries.forEach((e, i) => (e.index = i));
+  problems.push(...checkContiguity(entries, file));
+  return { entries, problems };
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
+/** Checks that sorted entries tile `[0, total)` with no gap, overlap or duplicate file. */
+function checkContiguity(entries: ShardEntry[], file: string): ManifestProblem[] {
+  const problems: ManifestProblem[] = [];
+  const base = path.basename(file);
+  const seen = new Map<string, ShardEntry>();
+  for (const e of entries) {
+    const prev = seen.get(e.path);
+    if (prev) {
+      problems.push({ code: 'duplicate-shard', severity: 'error', file, line: e.line,
+        message: `${base} line ${e.line}: shard ${e.shard} is already listed on line ${prev.line}.` });
+    } else seen.set(e.path, e);
+  }
+  if (entries.length && entries[0].startToken !== 0) {
+    const e = entries[0];
+    problems.push({ code: 'not-from-zero', severity: 'error', file, line: e.line,
+      message: `${base} line ${e.line}: the first shard (${e.shard}) starts at token ${fmt(e.startToken)}; expected 0.` });
+  }
+  for (let i = 1; i < entries.length; i++) {
+    const a = entries[i - 1], b = entries[i];
+    const end = a.startToken + a.numTokens;
+    if (b.startToken > end) {
+      problems.push({ code: 'gap', severity: 'error', file, line: b.line,
+        message: `${base} line ${b.line}: gap of ${fmt(b.startToken - end)} tokens: ${a.shard} (line ${a.line}) ends at token ${fmt(end)} but ${b.shard} starts at ${fmt(b.startToken)}.` });
+    } else if (b.startToken < end) {
+      problems.push({ code: 'overlap', severity: 'error', file, line: b.line,
+        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end)}); expected ${fmt(end)}.` });
+    }
+  }
+  return problems;
+}
+
+/** On-disk facts about one shard file, as found by {@link validateShardFiles}. */
+export interface ShardFileState {
+  /** Size in bytes, or undefined when the file is missing/unreadable. */
+  size?: number;
+  /** Modification time in ms since the epoch. */
+  mtimeMs?: number;
+}
+
+/**
+ * Stats every listed shard file and reports missing files, sizes that are not a multiple of 4
+ * bytes, and sizes that disagree with `4 × num_tokens`.
+ * @returns one state per entry (same order) plus the problems found, attributed to the manifest line.
+ */
+export async function validateShardFiles(entries: ShardEntry[], manifestFile: string):
+  Promise<{ states: ShardFileState[]; problems: ManifestProblem[] }> {
+  const base = path.basename(manifestFile);
+  const problems: ManifestProblem[] = [];
+  const states = await Promise.all(entries.map(async (e): Promise<ShardFileState> => {
+    try {
+      const st = await fs.promises.stat(e.path);
+      if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' });
+      return { size: st.size, mtimeMs: st.mtimeMs };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      problems.push(code === 'ENOENT'
+        ? { code: 'missing-file', severity: 'error', file: manifestFile, line: e.line,
+          message: `${base} line ${e.line}: shard file ${e.shard} does not exist (expected ${fmt(e.numTokens * BYTES_PER_TOKEN)} bytes at ${e.path}).` }
+        : { code: 'unreadable', severity: 'error', file: manifestFile, line: e.line,
+          message: `${base} line ${e.line}: cannot read shard file ${e.shard}: ${(err as Error).message}.` });
+      return {};
+    }
+  }));
+  entries.forEach((e, i) => {
+    const size = states[i].size;
+    if (size === undefined) return;
+    if (size % BYTES_PER_TOKEN !== 0) {
+      problems.push({ code: 'size-not-multiple-of-4', severity: 'error', file: manifestFile, line: e.line,
+        message: `${e.shard}: size ${fmt(size)} bytes is not a multiple of 4 (${size % BYTES_PER_TOKEN} trailing byte${size % BYTES_PER_TOKEN > 1 ? 's' : ''}); uint32 shards must be whole tokens.` });
+    } else if (size !== e.numTokens * BYTES_PER_TOKEN) {
+      problems.push({ code: 'size-mismatch', severity: 'error', file: manifestFile, line: e.line,
+        message: `${e.shard}: size ${fmt(size)} bytes (${fmt(size / BYTES_PER_TOKEN)} tokens) disagrees with ${base} line ${e.line}: num_tokens ${fmt(e.numTokens)} = ${fmt(e.numTokens * BYTES_PER_TOKEN)} bytes.` });
+    }
+  });
+  return { states, problems };
+}
+
+/** Schedule keys that `manifest.json` may set, and the names they are accepted under. */
+export const SCHEDULE_KEYS = {
+  globalTokensPerUpdate: ['global_tokens_per_update', 'tokens_per_update', 'global_batch_tokens'],
+  sequenceLength: ['sequence_length', 'seq_len', 'max_sequence_length', 'context_length'],
+  eosTokenId: ['eos_token_id', 'eos_id', 'eos'],
+} as const;
+
+/** Schedule settings found in `manifest.json` (only the keys present). */
+export interface ScheduleOverrides {
+  globalTokensPerUpdate?: number;
+  sequenceLength?: number;
+  eosTokenId?: number;
+}
+
+/** A parsed JSON side file (`manifest.json` or `verification.json`). */
+export interface SideFile {
+  file: string;
+  /** The parsed object (every key, for display). */
+  data: Record<string, unknown>;
+}
+
+/**
+ * Reads an optional JSON object file. Missing → `undefined`; unparsable → a problem.
+ * @param code problem code to use when the file is malformed.
+ */
+export async function readSideFile(file: string, code: 'bad-provenance' | 'bad-verification'):
+  Promise<{ side?: SideFile; problems: ManifestProblem[] }> {
+  let text: string;
+  try {
+    text = await fs.promises.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { problems: [] };
+    return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: cannot read: ${(err as Error).message}.` }] };
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    const data = JSON.parse(text);
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('top level is not an object');
+    return { side: { file, data }, problems: [] };
+  } catch (err) {
+    return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: not a JSON object (${(err as Error).message}).` }] };
+  }
+}
+
+/**
+ * Finds schedule overrides in a `manifest.json` object: top-level keys, or inside a nested
+ * object such as `training`, `schedule` or `settings` (first match wins, top level first).
+ * A key with a value that is not a positive integer is ignored and reported.
+ */
+export function scheduleOverrides(side: SideFile | undefined): { overrides: ScheduleOverrides; problems: ManifestProblem[] } {
+  const overrides: ScheduleOverrides = {};
+  const problems: ManifestProblem[] = [];
+  if (!side) return { overrides, problems };
+  const scopes: Record<string, unknown>[] = [side.data];
+  for (const v of Object.values(side.data)) {
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) scopes.push(v as Record<string, unknown>);
+  }
+  for (const [name, keys] of Object.entries(SCHEDULE_KEYS) as [keyof ScheduleOverrides, readonly string[]][]) {
+    outer: for (const scope of scopes) {
+      for (const k of keys) {
+        if (!(k in scope)) continue;
+        const v = scope[k];
+        if (typeof v === 'number' && Number.isSafeInteger(v) && (v > 0 || (name === 'eosTokenId' && v >= 0))) {
+          overrides[name] = v;
+        } else {
+          problems.push({ code: 'bad-provenance', severity: 'warning', file: side.file,
+            message: `${path.basename(side.file)}: ${k} = ${JSON.stringify(v)} is not a positive integer; using the setting instead.` });
+        }
+        break outer;
+      }
+    }
+  }
+  return { overrides, problems };
+}

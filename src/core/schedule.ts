@@ -1,0 +1,117 @@
+/**
+ * The training schedule, per the dataset card: training read the stream strictly in order,
+ * `G = global_tokens_per_update` tokens per optimizer update, split into `G / L` sequences of
+ * `L = sequence_length` tokens. Update `k` (**0-based**) trained on global tokens
+ * `[G·k, G·(k+1))`; its sequence `r` is `[G·k + L·r, G·k + L·(r+1))`; the targets are the same
+ * range shifted by one token, which is why one extra (look-ahead) token is stored. Hence the
+ * stream holds `floor((storedTokens − 1) / G)` updates.
+ *
+ * "Step k" in training logs is ambiguous (a checkpoint after k updates has seen updates
+ * 0..k−1); everything here says "update" and means the 0-based index.
+ */
+import { RangeRequestError, fmt } from './errors';
+
+/** Defaults from the dataset card. */
+export const DEFAULT_SCHEDULE = {
+  /** Tokens per update: 128 sequences × 1,024 tokens. */
+  globalTokensPerUpdate: 131_072,
+  /** Input tokens per sequence (without the target token). */
+  sequenceLength: 1024,
+  /** `<|endoftext|>` in dolma2. */
+  eosTokenId: 100_257,
+} as const;
+
+/** Schedule parameters (all in tokens, except the id). */
+export interface ScheduleSettings {
+  globalTokensPerUpdate: number;
+  sequenceLength: number;
+  eosTokenId: number;
+}
+
+/** A global token offset expressed in training terms. */
+export interface SchedulePosition {
+  /** 0-based update index; `undefined` for the look-ahead token(s) past the last update. */
+  update?: number;
+  /** 0-based sequence within the update. */
+  sequence?: number;
+  /** 0-based position within the sequence. */
+  position?: number;
+  /** True for tokens after the last full update (the look-ahead token and any remainder). */
+  lookAhead: boolean;
+}
+
+/** Maps between updates, sequences and global token ranges for a stream of a given length. */
+export class Schedule {
+  /** Sequences per update: `G / L`. */
+  readonly sequencesPerUpdate: number;
+  /** Number of updates the stream holds: `floor((storedTokens − 1) / G)` (needs one look-ahead token). */
+  readonly numUpdates: number;
+
+  /**
+   * @param settings G, L, EOS (G must be a multiple of L).
+   * @param storedTokens tokens in the whole stream, look-ahead token included.
+   * @throws RangeRequestError when G is not a positive multiple of L.
+   */
+  constructor(readonly settings: ScheduleSettings, readonly storedTokens: number) {
+    const { globalTokensPerUpdate: G, sequenceLength: L } = settings;
+    if (!(G > 0 && L > 0 && G % L === 0)) {
+      throw new RangeRequestError(`tokens per update (${fmt(G)}) must be a positive multiple of the sequence length (${fmt(L)})`);
+    }
+    this.sequencesPerUpdate = G / L;
+    this.numUpdates = storedTokens > 0 ? Math.max(0, Math.floor((storedTokens - 1) / G)) : 0;
+  }
+
+  /** Tokens per update (G). */
+  get G(): number { return this.settings.globalTokensPerUpdate; }
+  /** Tokens per sequence (L). */
+  get L(): number { return this.settings.sequenceLength; }
+
+  /**
+   * Global token range of update `k`: `[G·k, G·(k+1))` (end exclusive, targets need `end + 1`).
+   * @throws RangeRequestError unless `0 ≤ k < numUpdates` and k is an integer.
+   */
+  updateRange(k: number): [number, number] {
+    this.checkUpdate(k);
+    return [this.G * k, this.G * (k + 1)];
+  }
+
+  /**
+   * Global token range of sequence `r` of update `k`: `[G·k + L·r, G·k + L·(r+1))`.
+   * @throws RangeRequestError for an invalid k or r.
+   */
+  sequenceRange(k: number, r: number): [number, number] {
+    this.checkUpdate(k);
+    if (!Number.isInteger(r) || r < 0 || r >= this.sequencesPerUpdate) {
+      throw new RangeRequestError(`sequence ${r} is outside 0..${this.sequencesPerUpdate - 1}`);
+    }
+    const s = this.G * k + this.L * r;
+    return [s, s + this.L];
+  }
+
+  /** Update, sequence and position of a global token offset (no range check beyond ≥ 0). */
+  position(offset: number): SchedulePosition {
+    const update = Math.floor(offset / this.G);
+    if (update >= this.numUpdates) return { lookAhead: true };
+    const within = offset - update * this.G;
+    return { update, sequence: Math.floor(within / this.L), position: within % this.L, lookAhead: false };
+  }
+
+  /**
+   * Validates an update index.
+   * @throws RangeRequestError naming the valid range.
+   */
+  checkUpdate(k: number): void {
+    if (!Number.isInteger(k) || k < 0 || k >= this.numUpdates) {
+      throw new RangeRequestError(this.numUpdates === 0
+        ? `the stream holds no complete update (needs ${fmt(this.G + 1)} tokens)`
+        : `update ${k} is outside 0..${fmt(this.numUpdates - 1)} (updates are 0-based)`);
+    }
+  }
+}
+
+/** Describes "update k" unambiguously for UI text: "update 55,000 (0-based; the 55,001st update)". */
+export function describeUpdate(k: number): string {
+  const n = k + 1;
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th';
+  return `update ${fmt(k)} (0-based; the ${fmt(n)}${suffix} update)`;
+}

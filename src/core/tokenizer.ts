@@ -1,0 +1,328 @@
+/**
+ * Tokenizer support for byte-level BPE tokenizers in Hugging Face `tokenizer.json` format
+ * (dolma2, cl100k-style). Decoding is ours and table-driven: every id maps to its byte string
+ * (the byte-level alphabet inverted, added tokens as their UTF-8 content), so a run of ids
+ * decodes by concatenating bytes and running one `TextDecoder`, which gives text identical to
+ * `@huggingface/tokenizers`' `decode(ids, { clean_up_tokenization_spaces: false })` at several
+ * times its speed. Encoding uses the library (loaded lazily on first use).
+ *
+ * Token-by-token display works on bytes too: a token holding part of a multi-byte UTF-8
+ * character shows that part as hex bytes (`<E2 80>`), never as "�" (see docs/format.md).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { DataError, fmt } from './errors';
+
+/** What a single token is, for display. */
+export type PieceKind =
+  /** Ordinary token whose bytes are complete UTF-8. */
+  | 'text'
+  /** Ordinary token holding (part of) an incomplete UTF-8 character: `text` shows those bytes as `<XX XX>`. */
+  | 'partial'
+  /** Added token marked `special` (EOS, pad, FIM…). */
+  | 'special'
+  /** Added token not marked special (e.g. `|||EMAIL_ADDRESS|||`). */
+  | 'added'
+  /** Id with no token in this tokenizer (≥ vocabulary size, or a hole). Decodes to "". */
+  | 'unknown';
+
+/** One token prepared for display. Plain data: safe to post to a webview. */
+export interface TokenPiece {
+  id: number;
+  /** Display text: the decoded text, with incomplete UTF-8 bytes written as `<XX XX>`. */
+  text: string;
+  kind: PieceKind;
+  /** The token's bytes as upper-case hex pairs separated by spaces ("E2 80 99"). */
+  hex: string;
+}
+
+/** A loaded tokenizer: decode tables plus metadata. */
+export interface LoadedTokenizer {
+  /** Absolute path of the `tokenizer.json`. */
+  file: string;
+  /** Number of ids with a token (max id + 1). Ids ≥ this are unknown. */
+  vocabSize: number;
+  /** Decodes ids to text, identical to the library's decode (unknown ids → ""). */
+  decode(ids: ArrayLike<number>): string;
+  /** Per-token display pieces (see {@link TokenPiece}). */
+  pieces(ids: ArrayLike<number>): TokenPiece[];
+  /** The token's raw bytes (empty for unknown ids). */
+  bytesOf(id: number): Uint8Array;
+  /** True for added tokens marked special. */
+  isSpecial(id: number): boolean;
+  /** True when the id has a token. */
+  isKnown(id: number): boolean;
+  /** Content of an added token (`<|endoftext|>`), or undefined. */
+  addedContent(id: number): string | undefined;
+  /** Encodes text to ids with the library (loaded on first call). */
+  encode(text: string): Promise<number[]>;
+  /** The library's own decode (for tests and benchmarks). */
+  libraryDecode(ids: number[]): Promise<string>;
+}
+
+interface TokenizerJson {
+  model?: { type?: string; vocab?: Record<string, number> };
+  added_tokens?: { id: number; content: string; special?: boolean }[];
+  decoder?: { type?: string } | null;
+}
+
+/** GPT-2's byte-level alphabet: byte → printable char, inverted here to char code → byte. */
+function byteLevelDecoderMap(): Int16Array {
+  const map = new Int16Array(0x200).fill(-1);
+  const keep = (b: number) => (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+  let n = 0;
+  for (let b = 0; b < 256; b++) {
+    if (keep(b)) map[b] = b;
+    else map[256 + n++] = b;
+  }
+  return map;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
+
+/** Hex pairs separated by spaces: "E2 80 99". */
+export function toHex(bytes: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < bytes.length; i++) s += (i ? ' ' : '') + HEX[bytes[i]];
+  return s;
+}
+
+/**
+ * Loads a `tokenizer.json` (byte-level BPE) and builds the id → bytes table.
+ * @param file path of the `tokenizer.json`.
+ * @throws DataError when the file is missing, not JSON, or not a byte-level BPE tokenizer.
+ */
+export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
+  file = path.resolve(file);
+  let text: string;
+  try {
+    text = await fs.promises.readFile(file, 'utf8');
+  } catch (err) {
+    throw new DataError(`${file}: cannot read tokenizer: ${(err as Error).message}`, file);
+  }
+  let json: TokenizerJson;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new DataError(`${file}: not valid JSON (${(err as Error).message}); expected a Hugging Face tokenizer.json`, file);
+  }
+  return buildTokenizer(json, file);
+}
+
+/**
+ * Builds a tokenizer from a parsed `tokenizer.json` object.
+ * @throws DataError when it has no BPE vocab or a token uses characters outside the byte-level alphabet.
+ */
+export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokenizer {
+  const vocab = json.model?.vocab;
+  if (!vocab || typeof vocab !== 'object') {
+    throw new DataError(`${file}: no model.vocab; expected a byte-level BPE tokenizer.json`, file);
+  }
+  if (json.decoder && json.decoder.type !== 'ByteLevel') {
+    throw new DataError(`${file}: decoder is ${json.decoder.type}, expected ByteLevel (byte-level BPE such as dolma2)`, file);
+  }
+  const added = json.added_tokens ?? [];
+  let vocabSize = 0;
+  for (const id of Object.values(vocab)) vocabSize = Math.max(vocabSize, id + 1);
+  for (const t of added) vocabSize = Math.max(vocabSize, t.id + 1);
+
+  const dec = byteLevelDecoderMap();
+  const lengths = new Int32Array(vocabSize).fill(-1);
+  const tmp: (Uint8Array | undefined)[] = new Array(vocabSize);
+  const addedContent = new Map<number, string>();
+  const special = new Uint8Array(vocabSize);
+  const utf8 = new TextEncoder();
+  for (const [tok, id] of Object.entries(vocab)) {
+    const b = new Uint8Array(tok.length);
+    for (let i = 0; i < tok.length; i++) {
+      const c = tok.charCodeAt(i);
+      const v = c < dec.length ? dec[c] : -1;
+      if (v < 0) throw new DataError(`${file}: vocab token ${JSON.stringify(tok)} (id ${id}) has a character outside the byte-level alphabet`, file);
+      b[i] = v;
+    }
+    tmp[id] = b;
+  }
+  for (const t of added) {
+    tmp[t.id] = utf8.encode(t.content);
+    addedContent.set(t.id, t.content);
+    if (t.special) special[t.id] = 1;
+  }
+  let total = 0;
+  for (let id = 0; id < vocabSize; id++) if (tmp[id]) { lengths[id] = tmp[id]!.length; total += tmp[id]!.length; }
+  // One flat byte table with offsets: the decode hot path touches only typed arrays.
+  const table = new Uint8Array(total);
+  const offsets = new Uint32Array(vocabSize + 1);
+  let o = 0;
+  for (let id = 0; id < vocabSize; id++) {
+    offsets[id] = o;
+    const b = tmp[id];
+    if (b) { table.set(b, o); o += b.length; }
+  }
+  offsets[vocabSize] = o;
+  const textDecoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  let scratch = new Uint8Array(1 << 16);
+
+  const isKnown = (id: number) => id >= 0 && id < vocabSize && lengths[id] >= 0;
+  const bytesOf = (id: number) => (isKnown(id) ? table.subarray(offsets[id], offsets[id + 1]) : new Uint8Array(0));
+
+  function decode(ids: ArrayLike<number>): string {
+    let n = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (id < vocabSize) n += offsets[id + 1] - offsets[id];
+    }
+    if (scratch.length < n) scratch = new Uint8Array(Math.max(n, scratch.length * 2));
+    let w = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (id >= vocabSize) continue;
+      const s = offsets[id], e = offsets[id + 1];
+      if (e - s === 1) scratch[w++] = table[s];
+      else { scratch.set(table.subarray(s, e), w); w += e - s; }
+    }
+    return textDecoder.decode(scratch.subarray(0, w));
+  }
+
+  function pieces(ids: ArrayLike<number>): TokenPiece[] {
+    const out: TokenPiece[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (!isKnown(id)) { out[i] = { id, text: '', kind: 'unknown', hex: '' }; continue; }
+      const bytes = bytesOf(id);
+      const content = addedContent.get(id);
+      if (content !== undefined) {
+        out[i] = { id, text: content, kind: special[id] ? 'special' : 'added', hex: toHex(bytes) };
+        continue;
+      }
+      const { text, complete } = bytesToDisplay(bytes);
+      out[i] = { id, text, kind: complete ? 'text' : 'partial', hex: toHex(bytes) };
+    }
+    return out;
+  }
+
+  let library: Promise<LibraryTokenizer> | undefined;
+  const lib = () => (library ??= loadLibrary(json, file));
+
+  return {
+    file, vocabSize, decode, pieces, bytesOf, isKnown,
+    isSpecial: (id) => isKnown(id) && special[id] === 1,
+    addedContent: (id) => addedContent.get(id),
+    async encode(text: string) {
+      if (text === '') return [];
+      return (await lib()).encode(text).ids;
+    },
+    async libraryDecode(ids: number[]) {
+      if (ids.length === 0) return '';
+      return (await lib()).decode(ids, { clean_up_tokenization_spaces: false });
+    },
+  };
+}
+
+interface LibraryTokenizer {
+  encode(text: string): { ids: number[] };
+  decode(ids: number[], options: { clean_up_tokenization_spaces: boolean }): string;
+}
+
+async function loadLibrary(json: unknown, file: string): Promise<LibraryTokenizer> {
+  const { Tokenizer } = await import('@huggingface/tokenizers');
+  let config: Record<string, unknown> = {};
+  try {
+    config = JSON.parse(await fs.promises.readFile(path.join(path.dirname(file), 'tokenizer_config.json'), 'utf8'));
+  } catch { /* optional: the library only needs an object */ }
+  return new Tokenizer(json as never, config as never) as unknown as LibraryTokenizer;
+}
+
+/**
+ * Turns one token's bytes into display text: complete UTF-8 characters as text, any byte that
+ * is not part of a complete character inside this token as `<XX>` groups.
+ * @returns the text and whether every byte formed complete characters.
+ */
+export function bytesToDisplay(bytes: Uint8Array): { text: string; complete: boolean } {
+  let text = '';
+  let hexRun: string[] = [];
+  let complete = true;
+  const flush = () => { if (hexRun.length) { text += `<${hexRun.join(' ')}>`; hexRun = []; } };
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    const len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    let ok = len > 0 && i + len <= bytes.length;
+    for (let j = 1; ok && j < len; j++) ok = (bytes[i + j] & 0xc0) === 0x80;
+    if (ok && len === 3) ok = !(b === 0xe0 && bytes[i + 1] < 0xa0) && !(b === 0xed && bytes[i + 1] >= 0xa0);
+    if (ok && len === 4) ok = !(b === 0xf0 && bytes[i + 1] < 0x90) && !(b === 0xf4 && bytes[i + 1] >= 0x90);
+    if (ok) {
+      flush();
+      text += len === 1 ? String.fromCharCode(b) : Buffer.from(bytes.subarray(i, i + len)).toString('utf8');
+      i += len;
+    } else {
+      complete = false;
+      hexRun.push(HEX[b]);
+      i++;
+    }
+  }
+  flush();
+  return { text, complete };
+}
+
+/**
+ * Where a dataset keeps its tokenizer: `<root>/tokenizer/tokenizer.json`, else
+ * `<root>/tokenizer.json`. Returns the first that exists, or undefined.
+ */
+export async function findDatasetTokenizer(root: string): Promise<string | undefined> {
+  for (const p of [path.join(root, 'tokenizer', 'tokenizer.json'), path.join(root, 'tokenizer.json')]) {
+    try {
+      if ((await fs.promises.stat(p)).isFile()) return p;
+    } catch { /* try next */ }
+  }
+  return undefined;
+}
+
+/** Ids at or above this are certainly not token ids of any real vocabulary (uint16/uint32 mix-ups give billions). */
+export const CORRUPT_ID_FLOOR = 1 << 20;
+
+/** Diagnosis of a window of ids that do not look like this tokenizer's ids. */
+export interface IdAnomaly {
+  /** 'uint16-as-uint32': ids in the billions (two uint16 ids packed per uint32);
+   *  'uint32-as-uint16': every other id 0 (uint32 data written/read as uint16 pairs);
+   *  'out-of-vocab': many ids ≥ vocab size for another reason. */
+  kind: 'uint16-as-uint32' | 'uint32-as-uint16' | 'out-of-vocab';
+  /** Share of ids ≥ vocab size, 0..1. */
+  unknownShare: number;
+  /** A sentence for a banner. */
+  message: string;
+}
+
+/**
+ * Looks at a sample of ids and names the likely cause when they do not fit the vocabulary
+ * (docs/format.md, "token dtype mix-ups"). Returns undefined when the sample looks normal
+ * (fewer than 1% unknown ids and no zero-every-other-id pattern).
+ */
+export function diagnoseIds(ids: ArrayLike<number>, vocabSize: number): IdAnomaly | undefined {
+  const n = ids.length;
+  if (n === 0) return undefined;
+  let unknown = 0, huge = 0, packable = 0, zeroOdd = 0, zeroEven = 0;
+  for (let i = 0; i < n; i++) {
+    const v = ids[i];
+    if (v >= vocabSize) unknown++;
+    if (v >= CORRUPT_ID_FLOOR) {
+      huge++;
+      if ((v & 0xffff) < vocabSize && (v >>> 16) < vocabSize) packable++;
+    }
+    if (v === 0) { if (i % 2) zeroOdd++; else zeroEven++; }
+  }
+  const unknownShare = unknown / n;
+  const half = Math.floor(n / 2);
+  if (half >= 8 && (zeroOdd >= 0.9 * half || zeroEven >= 0.9 * half)) {
+    return { kind: 'uint32-as-uint16', unknownShare,
+      message: `Every other id is 0 (${fmt(Math.max(zeroOdd, zeroEven))} of ${fmt(half)}): this looks like uint32 data read as uint16, or uint16 ids widened with zero padding. Check the dtype the shard was written with.` };
+  }
+  if (huge >= 0.5 * n && packable >= 0.8 * huge) {
+    return { kind: 'uint16-as-uint32', unknownShare,
+      message: `${Math.round(100 * huge / n)}% of ids are in the billions and each splits into two valid 16-bit ids: this looks like uint16 data read as uint32.` };
+  }
+  if (unknownShare > 0.01) {
+    return { kind: 'out-of-vocab', unknownShare,
+      message: `${(100 * unknownShare).toFixed(1)}% of ids are ≥ the tokenizer's vocabulary size (${fmt(vocabSize)}): wrong tokenizer, wrong dtype, or corrupt data.` };
+  }
+  return undefined;
+}
