@@ -1,0 +1,198 @@
+/**
+ * Documents in the token stream. Documents are separated by the EOS id (100257 in dolma2, per
+ * the dataset card): each EOS **closes** the document before it, so document `n` (0-based)
+ * is the tokens after the n-th EOS up to and including the (n+1)-th EOS. Document 0 starts at
+ * global token 0. A document may begin many shards before a given offset, so backward scans
+ * are bounded and say so when the bound is hit.
+ *
+ * Units: offsets and counts are in tokens.
+ */
+import { TokenStream } from './stream';
+import { CancelledError, RangeRequestError, fmt } from './errors';
+
+/** Tokens read per chunk while scanning (4 MiB). */
+export const SCAN_CHUNK_TOKENS = 1 << 20;
+
+/** The document around an offset. `start`/`end` are global token offsets, `end` exclusive (the EOS is inside). */
+export interface DocumentBounds {
+  /** First token of the document, or the scan bound when `startKnown` is false. */
+  start: number;
+  /** One past the closing EOS, or the scan bound / stream end when `endKnown` is false. */
+  end: number;
+  /** False when no EOS (nor the stream start) was found within the scan limit: the document "starts before `start`". */
+  startKnown: boolean;
+  /** False when no closing EOS was found within the scan limit or before the stream end. */
+  endKnown: boolean;
+}
+
+/** Counts occurrences of `id` in an array (the scanning hot loop). */
+export function countId(ids: Uint32Array, id: number): number {
+  let n = 0;
+  for (let i = 0; i < ids.length; i++) if (ids[i] === id) n++;
+  return n;
+}
+
+/**
+ * Finds the document containing global token `offset`.
+ * @param limit how many tokens to scan in each direction before giving up (reported via
+ *   `startKnown`/`endKnown` = false).
+ * @throws RangeRequestError when `offset` is outside the stream.
+ */
+export async function findDocumentBounds(stream: TokenStream, offset: number, eos: number, limit: number): Promise<DocumentBounds> {
+  stream.locate(offset); // range check
+  // Backward: last EOS strictly before `offset`.
+  let start = 0, startKnown = false;
+  const lowBound = Math.max(0, offset - limit);
+  let hi = offset;
+  while (hi > lowBound) {
+    const lo = Math.max(lowBound, hi - SCAN_CHUNK_TOKENS);
+    const ids = await stream.read(lo, hi - lo);
+    const i = ids.lastIndexOf(eos);
+    if (i >= 0) { start = lo + i + 1; startKnown = true; break; }
+    hi = lo;
+  }
+  if (!startKnown) {
+    start = lowBound;
+    startKnown = lowBound === 0;
+  }
+  // Forward: first EOS at or after `offset`.
+  let end = stream.totalTokens, endKnown = false;
+  const highBound = Math.min(stream.totalTokens, offset + limit);
+  let lo = offset;
+  while (lo < highBound) {
+    const h = Math.min(highBound, lo + SCAN_CHUNK_TOKENS);
+    const ids = await stream.read(lo, h - lo);
+    const i = ids.indexOf(eos);
+    if (i >= 0) { end = lo + i + 1; endKnown = true; break; }
+    lo = h;
+  }
+  if (!endKnown) end = highBound;
+  return { start, end, startKnown, endKnown };
+}
+
+/** A document boundary inside a window of ids: the document that starts right after an EOS. */
+export interface BoundaryInWindow {
+  /** Index in the window of the EOS token. */
+  eosIndex: number;
+  /** Global offset where the next document starts (EOS offset + 1). */
+  nextStart: number;
+}
+
+/** EOS positions in a window that starts at global offset `windowStart`. */
+export function boundariesInWindow(ids: ArrayLike<number>, windowStart: number, eos: number): BoundaryInWindow[] {
+  const out: BoundaryInWindow[] = [];
+  for (let i = 0; i < ids.length; i++) if (ids[i] === eos) out.push({ eosIndex: i, nextStart: windowStart + i + 1 });
+  return out;
+}
+
+/**
+ * Document numbering over a whole stream. Needs the EOS count of every segment before the
+ * offset of interest; counts are computed on demand by scanning segment files in chunks
+ * (async, cancellable, never more than one chunk of synchronous work) and memoised. They can
+ * be exported and imported so a front end can persist them (key them by file size and mtime).
+ */
+export class DocumentIndex {
+  private readonly counts: (number | undefined)[];
+  private readonly pending = new Map<number, Promise<number>>();
+
+  constructor(readonly stream: TokenStream, readonly eos: number) {
+    this.counts = new Array(stream.segments.length).fill(undefined);
+  }
+
+  /** Known EOS counts per segment (undefined = not scanned yet). */
+  exportCounts(): (number | undefined)[] {
+    return [...this.counts];
+  }
+
+  /** Seeds counts from a cache (same length as the segments; undefined entries are rescanned). */
+  importCounts(counts: (number | undefined)[]): void {
+    counts.forEach((c, i) => { if (i < this.counts.length && typeof c === 'number') this.counts[i] = c; });
+  }
+
+  /** True when every segment before `segment` has a known count (numbering there is instant). */
+  isReadyUpTo(segment: number): boolean {
+    for (let i = 0; i < segment; i++) if (this.counts[i] === undefined) return false;
+    return true;
+  }
+
+  /**
+   * EOS count of one segment (scans it if not known).
+   * @throws CancelledError when `signal` fires.
+   */
+  segmentCount(segment: number, signal?: AbortSignal): Promise<number> {
+    const known = this.counts[segment];
+    if (known !== undefined) return Promise.resolve(known);
+    let p = this.pending.get(segment);
+    if (!p) {
+      const seg = this.stream.segments[segment];
+      p = this.countRange(seg.startToken, seg.startToken + seg.numTokens, signal)
+        .then((n) => { this.counts[segment] = n; return n; })
+        .finally(() => this.pending.delete(segment));
+      this.pending.set(segment, p);
+    }
+    return p;
+  }
+
+  /**
+   * Number of EOS tokens in global range `[from, to)`.
+   * @throws CancelledError when `signal` fires between chunks.
+   */
+  async countRange(from: number, to: number, signal?: AbortSignal): Promise<number> {
+    let n = 0;
+    for (let lo = from; lo < to; lo += SCAN_CHUNK_TOKENS) {
+      if (signal?.aborted) throw new CancelledError();
+      n += countId(await this.stream.read(lo, Math.min(SCAN_CHUNK_TOKENS, to - lo)), this.eos);
+    }
+    return n;
+  }
+
+  /**
+   * 0-based number of the document containing global token `offset` = EOS tokens in `[0, offset)`.
+   * @param onProgress called with (segments done, segments needed) while scanning.
+   * @throws RangeRequestError for an offset outside the stream; CancelledError on abort.
+   */
+  async documentNumberAt(offset: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
+    const { segment, localToken } = this.stream.locate(offset);
+    let n = 0;
+    for (let i = 0; i < segment; i++) {
+      n += await this.segmentCount(i, signal);
+      onProgress?.(i + 1, segment);
+    }
+    const start = this.stream.segments[segment].startToken;
+    return n + await this.countRange(start, start + localToken, signal);
+  }
+
+  /**
+   * Global start offset of document `n` (0-based) and the total number of documents, when `n`
+   * exists. Document count includes a final document not closed by an EOS.
+   * @throws RangeRequestError when there is no document `n`; CancelledError on abort.
+   */
+  async documentStart(n: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
+    if (!Number.isInteger(n) || n < 0) throw new RangeRequestError(`document ${n} is not a non-negative integer`);
+    if (n === 0) return 0;
+    let before = 0;
+    const segs = this.stream.segments;
+    for (let i = 0; i < segs.length; i++) {
+      const c = await this.segmentCount(i, signal);
+      onProgress?.(i + 1, segs.length);
+      if (before + c >= n) {
+        // The n-th EOS (1-based) is in this segment: scan for it.
+        let need = n - before;
+        const seg = segs[i];
+        for (let lo = seg.startToken; lo < seg.startToken + seg.numTokens; lo += SCAN_CHUNK_TOKENS) {
+          if (signal?.aborted) throw new CancelledError();
+          const ids = await this.stream.read(lo, Math.min(SCAN_CHUNK_TOKENS, seg.startToken + seg.numTokens - lo));
+          for (let j = 0; j < ids.length; j++) {
+            if (ids[j] === this.eos && --need === 0) {
+              const start = lo + j + 1;
+              if (start >= this.stream.totalTokens) throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream ends with document ${fmt(n - 1)}'s EOS`);
+              return start;
+            }
+          }
+        }
+      }
+      before += c;
+    }
+    throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${fmt(before + 1)} documents (0..${fmt(before)})`);
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * Shared extension-host services: the datasets in the workspace (opened lazily, cached by root,
+ * invalidated when their metadata changes), the tokenizer (loaded lazily once per file and
+ * shared by the shard editor, the update view, hovers and commands), document indexes, the
+ * log channel, and the position of the focused shard editor.
+ *
+ * This is the only place that reads `tokenShards.*` schedule settings.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
+import { DocumentIndex } from './core/documents';
+import { SHARD_MANIFEST } from './core/manifest';
+import { ScheduleSettings } from './core/schedule';
+import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
+
+/** Where the user is in the focused shard editor (updated by the shard editor). */
+export interface ActiveShardPosition {
+  /** The `.u32` file. */
+  uri: vscode.Uri;
+  /** Its dataset, when a manifest lists it. */
+  dataset?: Dataset;
+  /** Global token offset of the cursor (local offset for a lone shard). */
+  offset: number;
+  /** Selected global range `[start, end)`, when tokens are selected. */
+  selection?: [number, number];
+}
+
+/** Shared services handed to every feature's `register…` function. */
+export class Services implements vscode.Disposable {
+  private readonly datasets = new Map<string, Promise<Dataset>>();
+  private readonly tokenizers = new Map<string, Promise<LoadedTokenizer>>();
+  private readonly indexes = new WeakMap<Dataset, DocumentIndex>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly datasetChanged = new vscode.EventEmitter<string>();
+  private readonly activeShardChanged = new vscode.EventEmitter<ActiveShardPosition | undefined>();
+  private active?: ActiveShardPosition;
+
+  /** Fires with a dataset root whose metadata (manifest, provenance) changed on disk. */
+  readonly onDidChangeDataset = this.datasetChanged.event;
+  /** Fires when the focused shard editor's position changes (or no shard editor is focused). */
+  readonly onDidChangeActiveShard = this.activeShardChanged.event;
+
+  constructor(readonly context: vscode.ExtensionContext, readonly log: vscode.LogOutputChannel) {
+    const watcher = vscode.workspace.createFileSystemWatcher(`**/{${SHARD_MANIFEST},manifest.json,verification.json,tokenizer.json}`);
+    const changed = (uri: vscode.Uri) => this.invalidate(uri.fsPath);
+    this.disposables.push(watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed), watcher.onDidDelete(changed),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('tokenShards')) {
+          this.datasets.clear();
+          if (e.affectsConfiguration('tokenShards.tokenizerPath')) this.tokenizers.clear();
+          this.datasetChanged.fire('*');
+        }
+      }),
+      this.datasetChanged, this.activeShardChanged);
+  }
+
+  /** Schedule settings the user set (undefined = not set, so the dataset card's default applies). */
+  scheduleSettings(): Partial<ScheduleSettings> {
+    const c = vscode.workspace.getConfiguration('tokenShards');
+    const get = (k: string) => {
+      const i = c.inspect<number>(k);
+      return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+    };
+    return {
+      globalTokensPerUpdate: get('globalTokensPerUpdate'),
+      sequenceLength: get('sequenceLength'),
+      eosTokenId: get('eosTokenId'),
+    };
+  }
+
+  /** The configured value of a `tokenShards.*` setting (default from package.json). */
+  setting<T>(key: string): T {
+    return vscode.workspace.getConfiguration('tokenShards').get<T>(key) as T;
+  }
+
+  /**
+   * Opens (or returns the cached) dataset rooted at `root`.
+   * @throws DataError when `shard_manifest.jsonl` cannot be read.
+   */
+  openRoot(root: string): Promise<Dataset> {
+    root = path.resolve(root);
+    let p = this.datasets.get(root);
+    if (!p) {
+      p = openDataset(root, this.scheduleSettings());
+      p.then((ds) => this.log.info(`opened dataset ${root}: ${ds.shards.length} shards, ${ds.storedTokens} tokens, ${ds.problems.length} problems`),
+        (err) => { this.datasets.delete(root); this.log.warn(`cannot open dataset ${root}: ${(err as Error).message}`); });
+      this.datasets.set(root, p);
+    }
+    return p;
+  }
+
+  /** The dataset a file belongs to (a `shard_manifest.jsonl` up to 4 folders up), or undefined. */
+  async datasetForFile(uri: vscode.Uri): Promise<Dataset | undefined> {
+    if (uri.scheme !== 'file') return undefined;
+    const root = await findDatasetRoot(uri.fsPath);
+    if (!root) return undefined;
+    try {
+      return await this.openRoot(root);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Dataset roots in the workspace (folders holding a `shard_manifest.jsonl`). */
+  async workspaceDatasetRoots(): Promise<string[]> {
+    const files = await vscode.workspace.findFiles(`**/${SHARD_MANIFEST}`, '**/node_modules/**', 50);
+    return [...new Set(files.filter((f) => f.scheme === 'file').map((f) => path.dirname(f.fsPath)))].sort();
+  }
+
+  /**
+   * The dataset a command should act on: the focused shard editor's, else the active text
+   * editor's, else the only one in the workspace, else the user picks one. With none, shows a
+   * message saying how to open one and returns undefined.
+   */
+  async pickDataset(purpose = 'Choose a dataset'): Promise<Dataset | undefined> {
+    if (this.active?.dataset) return this.active.dataset;
+    const activeUri = vscode.window.activeTextEditor?.document.uri ?? activeTabUri();
+    if (activeUri) {
+      const ds = await this.datasetForFile(activeUri);
+      if (ds) return ds;
+    }
+    const roots = await this.workspaceDatasetRoots();
+    if (roots.length === 0) {
+      void vscode.window.showWarningMessage(vscode.l10n.t(
+        'No token dataset is open. Open a folder that holds shard_manifest.jsonl (with shards/tokens_*.u32), or open a .u32 shard.'));
+      return undefined;
+    }
+    let root = roots[0];
+    if (roots.length > 1) {
+      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: path.basename(r), description: r, root: r })),
+        { title: purpose, placeHolder: vscode.l10n.t('Several datasets are open: which one?') });
+      if (!pick) return undefined;
+      root = pick.root;
+    }
+    return this.openRoot(root);
+  }
+
+  /**
+   * The tokenizer for a dataset (its `tokenizer/tokenizer.json`), else the `tokenShards.tokenizerPath`
+   * setting, else undefined. Loaded once per file and shared.
+   */
+  async tokenizerFor(ds?: Dataset): Promise<LoadedTokenizer | undefined> {
+    const file = ds?.tokenizerFile ?? this.configuredTokenizerPath();
+    if (!file) return undefined;
+    let p = this.tokenizers.get(file);
+    if (!p) {
+      const t0 = Date.now();
+      p = loadTokenizer(file);
+      p.then((t) => this.log.info(`loaded tokenizer ${file} (${t.vocabSize} ids) in ${Date.now() - t0} ms`),
+        (err) => { this.tokenizers.delete(file); this.log.error(`cannot load tokenizer ${file}: ${(err as Error).message}`); });
+      this.tokenizers.set(file, p);
+    }
+    return p;
+  }
+
+  /** The tokenizer already loaded for a dataset (or the setting), without waiting: for hovers. */
+  tokenizerIfLoaded(ds?: Dataset): Promise<LoadedTokenizer> | undefined {
+    const file = ds?.tokenizerFile ?? this.configuredTokenizerPath();
+    return file ? this.tokenizers.get(file) : undefined;
+  }
+
+  /** `tokenShards.tokenizerPath`, resolved against the first workspace folder; undefined when empty. */
+  configuredTokenizerPath(): string | undefined {
+    const p = this.setting<string>('tokenizerPath');
+    if (!p) return undefined;
+    const base = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return path.isAbsolute(p) || !base ? p : path.join(base, p);
+  }
+
+  /** The document index of a dataset (one per dataset, counts memoised). */
+  documentIndex(ds: Dataset): DocumentIndex {
+    let idx = this.indexes.get(ds);
+    if (!idx) {
+      idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+      this.indexes.set(ds, idx);
+    }
+    return idx;
+  }
+
+  /** Forgets cached datasets under or at the folder of a changed metadata file. */
+  invalidate(changedFile: string): void {
+    const dir = path.dirname(changedFile);
+    for (const root of [...this.datasets.keys()]) {
+      if (dir === root || dir.startsWith(root + path.sep)) {
+        const p = this.datasets.get(root);
+        this.datasets.delete(root);
+        p?.then((ds) => ds.stream.close(), () => undefined);
+        this.datasetChanged.fire(root);
+      }
+    }
+    if (path.basename(changedFile) === 'tokenizer.json') this.tokenizers.delete(changedFile);
+  }
+
+  /** The focused shard editor's position, if any. */
+  get activeShard(): ActiveShardPosition | undefined {
+    return this.active;
+  }
+
+  /** Called by the shard editor when its position changes or it loses focus (undefined). */
+  setActiveShard(pos: ActiveShardPosition | undefined): void {
+    this.active = pos;
+    this.activeShardChanged.fire(pos);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+    for (const p of this.datasets.values()) p.then((ds) => ds.stream.close(), () => undefined);
+    this.datasets.clear();
+  }
+}
+
+/** URI of the active tab when it is a custom editor or text editor (no text editor for webviews). */
+export function activeTabUri(): vscode.Uri | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  if (input instanceof vscode.TabInputCustom || input instanceof vscode.TabInputText) return input.uri;
+  return undefined;
+}

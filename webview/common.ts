@@ -1,0 +1,42 @@
+/**
+ * Helpers shared by every webview bundle: the typed VS Code API handle and DOM builders that
+ * only ever insert text as text (decoded token text comes from the open web).
+ */
+
+/** The subset of the webview API we use, typed by the message and state types of one view. */
+export interface VsCodeApi<ToHost, State> {
+  postMessage(msg: ToHost): void;
+  getState(): State | undefined;
+  setState(state: State): void;
+}
+
+declare function acquireVsCodeApi(): unknown;
+
+/** Acquires the VS Code API once (it may only be called once per page). */
+export function vscodeApi<ToHost, State>(): VsCodeApi<ToHost, State> {
+  return acquireVsCodeApi() as VsCodeApi<ToHost, State>;
+}
+
+type Child = Node | string | null | undefined | false;
+
+/**
+ * Creates an element. Strings among `children` become text nodes; attributes are set with
+ * `setAttribute` (never `on*` handlers, never HTML).
+ */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K, attrs: Record<string, string | number | boolean | undefined> = {}, ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    if (/^on/i.test(k)) throw new Error(`h(): refusing event-handler attribute ${k}`);
+    el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined && c !== false) el.append(c);
+  return el;
+}
+
+/** Formats a count with thousands separators (matches the host's `fmt`). */
+export function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
