@@ -49,6 +49,13 @@ const nodeTargets = [
   },
   {
     ...common,
+    // the core as a library for scripts (bench, tools): dist/core.js
+    entryPoints: ['src/core/index.ts'],
+    outfile: 'dist/core.js',
+    platform: 'node', format: 'cjs', target: 'node20',
+  },
+  {
+    ...common,
     // worker_threads entry points live in src/core/workers/*.ts and are built to dist/workers/*.js
     entryPoints: entries('src/core/workers'),
     outdir: 'dist/workers',

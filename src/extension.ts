@@ -1,15 +1,20 @@
 /**
  * Extension entry point: wiring only. Each feature lives in its own module and exposes a
  * `register…(context, services)` function; nothing here does work at activation beyond
- * creating the shared services (which load lazily).
+ * creating the shared services (datasets and the tokenizer load lazily).
  */
 import * as vscode from 'vscode';
+import { Services } from './services';
+// Feature registrations (one line each; keep alphabetical within the block):
 
 /** Called by VS Code on the first contribution used (activation events are implied by contributions). */
-export function activate(context: vscode.ExtensionContext): void {
+export function activate(context: vscode.ExtensionContext): Services {
   const log = vscode.window.createOutputChannel('Token Shard Inspector', { log: true });
-  context.subscriptions.push(log);
-  log.info('activated');
+  const services = new Services(context, log);
+  context.subscriptions.push(log, services);
+  // Feature registrations (one call each):
+  log.info(`activated (${context.extension.id} ${context.extension.packageJSON.version})`);
+  return services;
 }
 
 /** Nothing to do: every resource is disposed through `context.subscriptions`. */

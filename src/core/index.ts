@@ -1,0 +1,14 @@
+/**
+ * The core's public surface, bundled as `dist/core.js` for scripts (benchmarks, sample tools).
+ * No `vscode` import anywhere under `src/core/`.
+ */
+export * from './errors';
+export * from './manifest';
+export * from './stream';
+export * from './schedule';
+export * from './tokenizer';
+export * from './dataset';
+export * from './documents';
+export * from './update';
+export * from './numbers';
+export * from './render';
