@@ -375,6 +375,26 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
   throw lastError;
 }
 
+/** Flags for Debian's Chromium under test (no sandbox as root, no GPU, no background network). */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+];
+/** Debian's Chromium (apt-get install chromium); playwright's own browser downloads are out of reach here. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** Launches Debian's Chromium through playwright-core (headless unless HEADED=1). */
+export async function launchChromium({ headless = process.env.HEADED !== '1' } = {}) {
+  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium (done by .ci/run)`);
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless, args: CHROMIUM_ARGS });
+}
+
 /** The last `lines` lines of a text file ('' when it does not exist). */
 export function tailFile(file, lines = 60) {
   try {

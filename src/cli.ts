@@ -119,13 +119,16 @@ async function cmdInfo(args: string[], v: Values): Promise<number> {
   if (v.json) {
     out(JSON.stringify(info, null, 2));
   } else {
-    const src = (k: keyof ScheduleSettings) => (ds.settingSources[k] === 'default' ? '' : ` (from ${ds.settingSources[k]})`);
+    const src = (...keys: (keyof ScheduleSettings)[]) => {
+      const from = [...new Set(keys.map((k) => ds.settingSources[k]).filter((s) => s !== 'default'))];
+      return from.length ? ` (from ${from.join(' and ')})` : ' (dataset card defaults)';
+    };
     out([
       `dataset          ${ds.root}`,
       `shards           ${fmt(ds.shards.length)}`,
       `stored tokens    ${fmt(ds.storedTokens)} (training tokens + look-ahead)`,
       `updates          ${fmt(ds.schedule.numUpdates)} (0-based: 0..${fmt(Math.max(0, ds.schedule.numUpdates - 1))})`,
-      `tokens/update    ${fmt(ds.settings.globalTokensPerUpdate)} = ${fmt(ds.schedule.sequencesPerUpdate)} sequences × ${fmt(ds.settings.sequenceLength)}${src('globalTokensPerUpdate')}${src('sequenceLength')}`,
+      `tokens/update    ${fmt(ds.settings.globalTokensPerUpdate)} = ${fmt(ds.schedule.sequencesPerUpdate)} sequences × ${fmt(ds.settings.sequenceLength)}${src('globalTokensPerUpdate', 'sequenceLength')}`,
       `EOS id           ${ds.settings.eosTokenId}${src('eosTokenId')}`,
       `tokenizer        ${ds.tokenizerFile ?? '(none found: pass --tokenizer)'}`,
       `manifest.json    ${ds.provenance ? Object.keys(ds.provenance.data).join(', ') : '(absent)'}`,

@@ -1,0 +1,104 @@
+/**
+ * Our table decoder against the tokenizer library (`@huggingface/tokenizers` decode with
+ * clean_up_tokenization_spaces false) on every document of the sample, plus per-token pieces.
+ */
+import * as assert from 'assert';
+import * as path from 'path';
+import { openDataset, Dataset } from '../../src/core/dataset';
+import { loadTokenizer, LoadedTokenizer, bytesToDisplay, diagnoseIds } from '../../src/core/tokenizer';
+import { runCli, sampleDir } from './fixtures';
+
+describe('decoding equals the tokenizer library', function () {
+  this.timeout(0);
+  let ds: Dataset;
+  let tok: LoadedTokenizer;
+  let all: Uint32Array;
+  before(async () => {
+    ds = await openDataset(sampleDir());
+    tok = await loadTokenizer(ds.tokenizerFile!);
+    all = await ds.stream.read(0, ds.storedTokens);
+  });
+  after(() => ds?.stream.close());
+
+  it('every document of the sample decodes identically', async () => {
+    let from = 0, docs = 0;
+    for (let i = 0; i <= all.length; i++) {
+      if (i === all.length || all[i] === ds.settings.eosTokenId) {
+        const ids = all.subarray(from, Math.min(i + 1, all.length));
+        if (ids.length) {
+          const expected = await tok.libraryDecode(Array.from(ids));
+          assert.strictEqual(tok.decode(ids), expected, `document ${docs} at token ${from}`);
+          docs++;
+        }
+        from = i + 1;
+      }
+    }
+    assert.ok(docs > 100, `expected many documents, saw ${docs}`);
+  });
+
+  it('pieces concatenate to the token bytes and never show U+FFFD', () => {
+    const ids = all.subarray(0, 200_000);
+    const pieces = tok.pieces(ids);
+    for (const p of pieces) {
+      assert.ok(!p.text.includes('\uFFFD'), `piece of id ${p.id} shows U+FFFD`);
+      const bytes = Buffer.from(tok.bytesOf(p.id));
+      assert.strictEqual(p.hex, [...bytes].map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' '));
+    }
+    // The library agrees on each piece that is complete text.
+    for (const p of pieces.slice(0, 2000)) if (p.kind === 'text') assert.strictEqual(p.text, tok.decode([p.id]));
+  });
+
+  it('a multi-byte character split across tokens shows bytes per token and decodes whole as a run', async () => {
+    const text = 'naïve café — “quoted” 🎉 東京';
+    const ids = await tok.encode(text);
+    assert.strictEqual(tok.decode(ids), text);
+    assert.strictEqual(tok.decode(ids), await tok.libraryDecode(ids));
+    const pieces = tok.pieces(ids);
+    const split = pieces.filter((p) => p.kind === 'partial');
+    assert.ok(split.length > 0, 'the emoji should be split across tokens by cl100k');
+    for (const p of split) assert.match(p.text, /<[0-9A-F]{2}( [0-9A-F]{2})*>/);
+  });
+
+  it('bytesToDisplay shows incomplete UTF-8 as hex groups', () => {
+    assert.deepStrictEqual(bytesToDisplay(new Uint8Array(Buffer.from('a'))), { text: 'a', complete: true });
+    const euro = Buffer.from('€'); // E2 82 AC
+    assert.deepStrictEqual(bytesToDisplay(euro.subarray(0, 2)), { text: '<E2 82>', complete: false });
+    assert.deepStrictEqual(bytesToDisplay(Buffer.concat([Buffer.from(' '), euro.subarray(0, 1)])), { text: ' <E2>', complete: false });
+  });
+
+  it('flags ids the tokenizer does not know and special tokens', () => {
+    const eos = ds.settings.eosTokenId;
+    const [p, u] = tok.pieces([eos, tok.vocabSize + 5]);
+    assert.strictEqual(p.kind, 'special');
+    assert.strictEqual(p.text, '<|endoftext|>');
+    assert.strictEqual(u.kind, 'unknown');
+    assert.strictEqual(tok.decode([tok.vocabSize + 5]), '');
+  });
+
+  it('diagnoses dtype mix-ups', () => {
+    const ids = all.subarray(1000, 5000);
+    assert.strictEqual(diagnoseIds(ids, tok.vocabSize), undefined);
+    // uint16 data read as uint32: two ids packed per element.
+    const packed = new Uint32Array(ids.length / 2);
+    for (let i = 0; i < packed.length; i++) packed[i] = (ids[2 * i] & 0xffff) | ((ids[2 * i + 1] & 0xffff) << 16) >>> 0;
+    const small = Array.from(ids).filter((v) => v < 65536);
+    const packedSmall = new Uint32Array(Math.floor(small.length / 2));
+    for (let i = 0; i < packedSmall.length; i++) packedSmall[i] = (small[2 * i] | (small[2 * i + 1] << 16)) >>> 0;
+    assert.strictEqual(diagnoseIds(packedSmall, tok.vocabSize)?.kind, 'uint16-as-uint32');
+    // uint32 data read as uint16: every other value 0.
+    const halves = new Uint32Array(ids.length * 2);
+    for (let i = 0; i < ids.length; i++) { halves[2 * i] = ids[i] & 0xffff; halves[2 * i + 1] = ids[i] >>> 16; }
+    assert.strictEqual(diagnoseIds(halves, tok.vocabSize)?.kind, 'uint32-as-uint16');
+  });
+
+  it('CLI decode prints the library\'s text and --pieces shows bytes', async () => {
+    const ids = Array.from(all.subarray(0, 50));
+    const r = runCli(['decode', ds.root, ...ids.map(String)]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const text = await tok.libraryDecode(ids);
+    assert.ok(r.stdout === text || r.stdout === text + '\n', 'CLI decode differs from the library');
+    const p = runCli(['decode', path.join(ds.root, 'tokenizer', 'tokenizer.json'), String(tok.vocabSize + 1), '--pieces']);
+    assert.strictEqual(p.code, 1, 'unknown ids are a data problem');
+    assert.match(p.stderr, /not in the tokenizer's vocabulary/);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Locations of test data. The sample dataset is made by `scripts/make-sample.mjs` from real
+ * text and the real tokenizer (never typed by hand); tests build it on first use.
+ */
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+
+/** The repository root (the folder holding package.json), found from this file's location. */
+export function repoRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) || !fs.existsSync(path.join(dir, 'esbuild.js'))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`cannot find the repository root above ${__dirname}`);
+    dir = up;
+  }
+  return dir;
+}
+
+/** The sample dataset root, generated if missing (`npm run sample`). */
+export function sampleDir(): string {
+  const dir = path.join(repoRoot(), 'sample');
+  if (!fs.existsSync(path.join(dir, 'shard_manifest.jsonl'))) {
+    execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-sample.mjs')], { cwd: repoRoot(), stdio: 'inherit' });
+  }
+  return dir;
+}
+
+/** Path of the built CLI (`node esbuild.js` must have run). */
+export function cliPath(): string {
+  return path.join(repoRoot(), 'dist', 'cli.js');
+}
+
+/** Runs the CLI; returns stdout, stderr and the exit code (never throws on non-zero exit). */
+export function runCli(args: string[]): { stdout: string; stderr: string; code: number } {
+  try {
+    const stdout = execFileSync(process.execPath, [cliPath(), ...args], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
+    return { stdout, stderr: '', code: 0 };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; status?: number };
+    return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: e.status ?? -1 };
+  }
+}
