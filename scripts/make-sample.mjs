@@ -38,8 +38,9 @@
  * input (tiktoken ranks, tokenizer library version, every document's text), so re-runs skip the
  * ~15 s encode. The output is written to DIR.tmp-PID and renamed into place when complete.
  * Idempotent: when DIR already holds a dataset made with the same parameters and inputs (and
- * every shard has its expected size) it says so and exits 0; --force rebuilds it. A DIR that
- * was not made by this script is never deleted.
+ * every shard has its expected size) it says so and exits 0; --force rebuilds it. A DIR made by
+ * this script with other parameters (or an older generator) is rebuilt; a DIR that was not made
+ * by this script (no manifest.json with created_by = scripts/make-sample.mjs) is never touched.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -448,7 +449,8 @@ export async function makeSample(options = {}) {
   const docs = loadDocuments();
   const key = inputsKey(docs);
   const params = parametersOf(mode, o, key);
-  if (fs.existsSync(root)) {
+  const existedAtStart = fs.existsSync(root);
+  if (existedAtStart) {
     const st = checkExisting(root, params);
     if (st.ok && !options.force) {
       const m = st.manifest;
@@ -456,7 +458,7 @@ export async function makeSample(options = {}) {
       return { root, reused: true, manifest: m, summary, timings: null };
     }
     if (!st.ok && !st.ours) throw new Error(`${root} exists and does not look like a dataset made by ${CREATED_BY} (${st.why}); not touching it`);
-    if (!st.ok && !options.force) throw new Error(`${root} exists but is out of date (${st.why}); rerun with --force to rebuild it`);
+    log(st.ok ? 'rebuilding (--force)' : `rebuilding ${rel(root)}: ${st.why}`);
   }
 
   const tmp = `${root}.tmp-${process.pid}`;
@@ -572,6 +574,12 @@ export async function makeSample(options = {}) {
     fs.writeFileSync(path.join(tmp, 'manifest.json'), manifestText(manifest));
 
     // 6. move into place
+    if (fs.existsSync(root) && !existedAtStart && checkExisting(root, params).ok) {
+      // another run made the same dataset while we were writing ours: keep theirs
+      fs.rmSync(tmp, { recursive: true, force: true });
+      const summary = `${rel(root)} was made by a concurrent run with the same parameters; kept it`;
+      return { root, reused: true, manifest: JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8')), summary, timings: null };
+    }
     if (fs.existsSync(root)) {
       const old = `${root}.old-${process.pid}`;
       fs.renameSync(root, old);
