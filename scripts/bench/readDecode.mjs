@@ -22,10 +22,13 @@ def tokens(root, start, n):
 root, G = sys.argv[1], 131072
 ks = list(map(int, sys.argv[2:]))
 for k in ks: tokens(root, G * k, G + 1)  # warm-up pass
-t = time.perf_counter()
-s = 0
-for k in ks: s += int(tokens(root, G * k, G + 1)[-1])
-print(json.dumps({"ms": (time.perf_counter() - t) * 1000 / len(ks), "check": s}))
+best = float("inf")
+for rnd in range(5):  # best of 5 rounds, like ours
+    t = time.perf_counter()
+    s = 0
+    for k in ks: s += int(tokens(root, G * k, G + 1)[-1])
+    best = min(best, (time.perf_counter() - t) * 1000 / len(ks))
+print(json.dumps({"ms": best, "check": s}))
 `;
 
 export async function run(ctx) {
@@ -41,11 +44,15 @@ export async function run(ctx) {
   const py = JSON.parse(execFileSync('python3', ['-c', READER, root, ...ks.map(String)], { encoding: 'utf8' }));
   for (const k of ks) await ds.stream.read(G * k, G + 1); // warm-up pass, like the reference
   let check = 0;
-  const t0 = process.hrtime.bigint();
-  for (const k of ks) { const a = await ds.stream.read(G * k, G + 1); check += a[a.length - 1]; }
-  const oursMs = Number(process.hrtime.bigint() - t0) / 1e6 / ks.length;
+  let oursMs = Infinity;
+  for (let round = 0; round < 5; round++) { // best of 5 rounds, like the reference
+    check = 0;
+    const t0 = process.hrtime.bigint();
+    for (const k of ks) { const a = await ds.stream.read(G * k, G + 1); check += a[a.length - 1]; }
+    oursMs = Math.min(oursMs, Number(process.hrtime.bigint() - t0) / 1e6 / ks.length);
+  }
   if (check !== py.check) throw new Error(`read mismatch: ours ${check} vs python ${py.check}`);
-  ctx.log(`read: ${ks.length} updates, ours ${oursMs.toFixed(3)} ms/update, numpy reader ${py.ms.toFixed(3)} ms/update`);
+  ctx.log(`read (best of 5 rounds): ${ks.length} updates, ours ${oursMs.toFixed(3)} ms/update, numpy reader ${py.ms.toFixed(3)} ms/update`);
 
   const tok = await core.loadTokenizer(ds.tokenizerFile);
   const ids = await ds.stream.read(G * ks[3], G);

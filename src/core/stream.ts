@@ -104,8 +104,13 @@ export class TokenStream {
     if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
     }
-    const out = new Uint32Array(count);
-    if (count === 0) return out;
+    if (count === 0) return new Uint32Array(0);
+    // Every element is overwritten by the reads below, so skip zero-filling: a large
+    // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
+    const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
+    const out = raw.byteOffset % BYTES_PER_TOKEN === 0
+      ? new Uint32Array(raw.buffer, raw.byteOffset, count)
+      : new Uint32Array(count);
     let { segment } = this.locate(start);
     let pos = start;
     const jobs: Promise<void>[] = [];
