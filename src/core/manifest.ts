@@ -221,7 +221,7 @@ export async function validateShardFiles(entries: ShardEntry[], manifestFile: st
     if (size === undefined) return;
     if (size % BYTES_PER_TOKEN !== 0) {
       problems.push({ code: 'size-not-multiple-of-4', severity: 'error', file: manifestFile, line: e.line,
-        message: `${e.shard}: size ${fmt(size)} bytes is not a multiple of 4 (${size % BYTES_PER_TOKEN} trailing byte${size % BYTES_PER_TOKEN > 1 ? 's' : ''}); uint32 shards must be whole tokens.` });
+        message: `${e.shard} (${base} line ${e.line}): size ${fmt(size)} bytes is not a multiple of 4 (${size % BYTES_PER_TOKEN} trailing byte${size % BYTES_PER_TOKEN > 1 ? 's' : ''}); uint32 shards must be whole tokens.` });
     } else if (size !== e.numTokens * BYTES_PER_TOKEN) {
       problems.push({ code: 'size-mismatch', severity: 'error', file: manifestFile, line: e.line,
         message: `${e.shard}: size ${fmt(size)} bytes (${fmt(size / BYTES_PER_TOKEN)} tokens) disagrees with ${base} line ${e.line}: num_tokens ${fmt(e.numTokens)} = ${fmt(e.numTokens * BYTES_PER_TOKEN)} bytes.` });

@@ -1,0 +1,57 @@
+/**
+ * The CLI's contract: exit codes (0 ok, 1 data problem, 2 usage), one clear stderr line that
+ * names the file/line/offset, on the broken-fixture corpus made by scripts/make-broken-fixtures.mjs.
+ */
+import * as assert from 'assert';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { pathToFileURL } from 'url';
+import { repoRoot, runCli, sampleDir } from './fixtures';
+
+interface Case { name: string; dir: string; valid: boolean; skipped?: boolean; expect: { problems: { code: string; line?: number }[] } }
+
+describe('CLI exit codes and messages', function () {
+  this.timeout(0);
+  let out: string;
+  let cases: Case[];
+  before(async () => {
+    const sample = sampleDir();
+    const fx = await import(pathToFileURL(path.join(repoRoot(), 'scripts', 'make-broken-fixtures.mjs')).href);
+    out = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-cli-'));
+    await fx.makeBrokenFixtures({ out, sampleRoot: sample, quiet: true });
+    cases = JSON.parse(fs.readFileSync(path.join(out, 'cases.json'), 'utf8')).cases;
+  });
+  after(() => { if (out) fs.rmSync(out, { recursive: true, force: true }); });
+
+  it('`info` exits 0 on valid roots and 1 on broken ones, naming the manifest line', () => {
+    for (const c of cases) {
+      if (c.skipped || !fs.existsSync(path.join(out, c.dir, 'shard_manifest.jsonl'))) continue;
+      const r = runCli(['info', path.join(out, c.dir)]);
+      const errors = c.expect.problems.filter((p) => (p as { severity?: string }).severity === 'error');
+      assert.strictEqual(r.code, errors.length ? 1 : 0, `${c.name}: exit ${r.code}\n${r.stdout}${r.stderr}`);
+      for (const p of errors) {
+        if (p.line !== undefined) assert.match(r.stdout, new RegExp(`line ${p.line}\\b`), `${c.name}: message names line ${p.line}`);
+      }
+    }
+  });
+
+  it('a read past a truncated shard fails with exit 1 and names the file and byte offset', () => {
+    const root = path.join(out, 'truncated-file');
+    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const e = lines.find((l) => l.shard.includes('000001'));
+    const actualTokens = fs.statSync(path.join(root, e.shard)).size / 4;
+    const r = runCli(['tokens', root, '--start', String(e.start_token + actualTokens), '--count', '2']);
+    assert.strictEqual(r.code, 1);
+    assert.match(r.stderr, new RegExp(`tokens_000001\\.u32: short read at byte ${(actualTokens * 4).toLocaleString('en-US')}`));
+  });
+
+  it('usage errors exit 2 with one line', () => {
+    for (const args of [[], ['frobnicate'], ['info'], ['tokens', sampleDir()], ['tokens', sampleDir(), '--start', 'abc', '--count', '1'],
+      ['update', sampleDir(), '1.5'], ['update', sampleDir(), '0', '--sequence', '128'], ['info', '/nonexistent/dataset']]) {
+      const r = runCli(args);
+      assert.strictEqual(r.code, 2, `${args.join(' ')} → ${r.code}: ${r.stderr}`);
+      if (args.length) assert.match(r.stderr, /^error: .+\n$/, `${args.join(' ')}: ${r.stderr}`);
+    }
+  });
+});
