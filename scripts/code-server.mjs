@@ -265,10 +265,8 @@ export async function installExtension(vsixPath, extensionsDir, { userDataDir } 
       child.on('error', reject);
       child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
     });
-    if (r.code !== 0 || /Failed Installing|error/i.test(r.output.replace(/open-vsx|telemetry/gi, ''))) {
-      // code-server exits 0 on some failures; a listing of the dir is the real check below.
-      if (r.code !== 0) throw new Error(`--install-extension ${vsixPath} failed (exit ${r.code}):\n${r.output}`);
-    }
+    if (r.code !== 0) throw new Error(`--install-extension ${vsixPath} failed (exit ${r.code}):\n${r.output}`);
+    if (/Failed Installing/i.test(r.output)) throw new Error(`--install-extension ${vsixPath} failed:\n${r.output}`);
     const installed = fs.readdirSync(extensionsDir).filter((f) => !f.startsWith('.') && f !== 'extensions.json');
     if (installed.length === 0) throw new Error(`--install-extension ${vsixPath} installed nothing:\n${r.output}`);
     return r.output;
@@ -284,6 +282,12 @@ process.on('exit', () => {
     try { process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
   }
 });
+/** On Ctrl+C / SIGTERM (when the caller has no handler of its own) exit, so the 'exit' handler above runs. */
+function exitOnSignals() {
+  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+    if (process.listenerCount(sig) === 0) process.once(sig, () => process.exit(code));
+  }
+}
 
 /**
  * Starts code-server on a free 127.0.0.1 port serving `folder`, with fresh (or the given) user data
@@ -302,6 +306,7 @@ process.on('exit', () => {
  */
 export async function startCodeServer({ folder, extensionsDir, userDataDir, installVsix, settings, logFile, startTimeoutMs = 60_000 } = {}) {
   if (!folder) throw new Error('startCodeServer: folder is required');
+  exitOnSignals();
   await ensureCodeServer();
   const absFolder = path.resolve(folder);
   if (!fs.existsSync(absFolder)) throw new Error(`startCodeServer: folder ${absFolder} does not exist`);
@@ -314,6 +319,7 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
   if (installVsix) await installExtension(installVsix, extensionsDir, { userDataDir });
   logFile = path.resolve(logFile ?? path.join(userDataDir, 'code-server.log'));
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  fs.writeFileSync(logFile, ''); // one run per log file: a failure's tail shows this run only
 
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -430,11 +436,12 @@ async function cli(argv) {
   } else if (cmd === 'start') {
     const folder = rest[0] ?? path.join(REPO_ROOT, 'sample');
     const vsix = rest.includes('--vsix') ? rest[rest.indexOf('--vsix') + 1] : undefined;
-    const cs = await startCodeServer({ folder, installVsix: vsix });
-    console.log(`code-server: ${cs.url}?folder=${encodeURIComponent(cs.folder)}\nlog: ${cs.logFile}\nuser data: ${cs.userDataDir}`);
-    const shutdown = async () => { await cs.stop(); process.exit(0); };
-    process.on('SIGINT', shutdown);
+    let cs;
+    const shutdown = async () => { await cs?.stop(); process.exit(0); };
+    process.on('SIGINT', shutdown); // registered first, so startCodeServer adds no exit-at-once handler
     process.on('SIGTERM', shutdown);
+    cs = await startCodeServer({ folder, installVsix: vsix });
+    console.log(`code-server: ${cs.url}?folder=${encodeURIComponent(cs.folder)}\nlog: ${cs.logFile}\nuser data: ${cs.userDataDir}`);
     const code = await cs.exited;
     process.exit(code ?? 1);
   } else if (cmd === 'install-extension') {

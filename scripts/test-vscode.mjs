@@ -39,19 +39,20 @@ function run(cmd, args) {
 }
 
 /** Workbench log lines that are noise here (no network: marketplace, telemetry, update checks). */
-const NOISE = /open-vsx|marketplace|telemetry|update\.code\.visualstudio|vscode-unpkg|getaddrinfo|ENOTFOUND|ECONNREFUSED|Failed to fetch|extensionGallery|\[NLS\]|net::ERR_/i;
+const NOISE = /open-vsx|marketplace|telemetry|update\.code\.visualstudio|vscode-unpkg|getaddrinfo|ENOTFOUND|ECONNREFUSED|Failed to fetch|extensionGallery|net::ERR_/i;
+/** The workbench's routine start-up chatter (its log service also writes to `codeAutomationLog`). */
+const CHATTER = /^(Resolving connection token|Resolved connection token|Creating a socket|Updating additional builtin extensions cache|\[Service Worker\]|ChatSessionStore:|Started initializing|Completed initializing)/;
 
 /**
  * The workbench forwards the extension host's console (where mocha's spec reporter writes) and
- * its own log service to `codeAutomationLog`. Test output is printed as is; workbench log lines
- * only with TSI_VERBOSE=1 or when they are errors that are not no-network noise.
+ * its own log service to `codeAutomationLog(type, args)`; everything arrives as type `info` with
+ * console-style arguments (`'%s%s', a, b`). Test output is printed as is; start-up chatter and
+ * no-network errors only with TSI_VERBOSE=1.
  */
 function printAutomationLog(type, args) {
   const parts = Array.isArray(args) ? args : [args];
-  const text = util.format(...parts.map((a) => (typeof a === 'string' ? a : util.inspect(a, { depth: 4 }))));
-  const isWorkbenchLog = /^\s*\[(\d\d:\d\d|\w+ \d)|^\s*(\[\w[^\]]*\]\s*)?(INFO|WARN|ERR|TRACE|DEBUG)\b/.test(text);
-  if (isWorkbenchLog && !verbose && !(type === 'error' && !NOISE.test(text))) return;
-  if (!verbose && NOISE.test(text)) return;
+  const text = util.format(...parts.map((a) => (typeof a === 'string' || typeof a === 'number' ? a : util.inspect(a, { depth: 4 }))));
+  if (!verbose && (CHATTER.test(text) || NOISE.test(text))) return;
   (type === 'error' || type === 'warn' ? process.stderr : process.stdout).write(text.endsWith('\n') ? text : text + '\n');
 }
 
@@ -62,9 +63,10 @@ async function main() {
   if (!flag('--no-build')) run(process.execPath, ['esbuild.js', '--tests']);
   if (!fs.existsSync(testsEntry)) throw new Error(`${testsEntry} is missing: is test/vscode/index.ts there, and did \`node esbuild.js --tests\` run?`);
 
-  if (!fs.existsSync(path.join(sampleDir, 'shards'))) {
-    if (process.env.TSI_SAMPLE_DIR) throw new Error(`TSI_SAMPLE_DIR=${sampleDir} has no shards/ folder`);
-    run(process.execPath, ['scripts/make-sample.mjs']);
+  if (process.env.TSI_SAMPLE_DIR) {
+    if (!fs.existsSync(path.join(sampleDir, 'shards'))) throw new Error(`TSI_SAMPLE_DIR=${sampleDir} has no shards/ folder`);
+  } else {
+    run(process.execPath, ['scripts/make-sample.mjs']); // idempotent: a no-op when sample/ is up to date
     if (!fs.existsSync(path.join(sampleDir, 'shards'))) throw new Error(`scripts/make-sample.mjs made no ${sampleDir}/shards`);
   }
 
@@ -78,7 +80,7 @@ async function main() {
   if (install.installed) say(`code-server installed in ${install.seconds.toFixed(1)} s`);
 
   if (grep) process.env.MOCHA_GREP = grep; // inherited by code-server and its extension host
-  const cs = await startCodeServer({ folder: sampleDir, logFile: path.join(resultsDir, 'code-server-vscode-suite.log') });
+  const cs = await startCodeServer({ folder: sampleDir }); // its log lives in the user data dir, kept on failure
   say(`code-server ${cs.url} up in ${((Date.now() - cs0) / 1000).toFixed(1)} s (log: ${path.relative(REPO_ROOT, cs.logFile)})`);
 
   let browser;

@@ -9,15 +9,19 @@ import * as path from 'path';
 import { parseArgs } from 'util';
 import { Dataset, openDataset } from './core/dataset';
 import { DataError, RangeRequestError, fmt } from './core/errors';
-import { describeUpdate, ScheduleSettings } from './core/schedule';
+import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
-import { UpdateBatch, inputRow, readUpdate, targetRow } from './core/update';
-import { formatSequenceText } from './core/render';
+import { inputRow, readUpdate, targetRow } from './core/update';
+import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './core/updateModel';
+import { DocumentIndex } from './core/documents';
 import { parseNumberInput } from './core/numbers';
 import { runVerifyCommand } from './cliVerify';
 
 /** Thrown for bad command lines; exit code 2. */
 class UsageError extends Error {}
+
+/** Tokens the text form of `update` may scan to number documents (the extension's documentScanLimit default). */
+const DEFAULT_DOCUMENT_SCAN_LIMIT = 25_000_000;
 
 const USAGE = `token-shards — inspect pretraining token shards (uint32 token streams)
 
@@ -179,24 +183,12 @@ async function cmdUpdate(args: string[], v: Values): Promise<number> {
     out(JSON.stringify(json));
     return 0;
   }
+  // Text form (the default; `--text` wins over `--json`): the update view's model, as text.
   const tok = await tokenizerFor(undefined, v, ds);
-  out(formatUpdateText(ds, batch, rows, tok));
+  const firstDocument = await documentNumberIfCheap(new DocumentIndex(ds.stream, ds.settings.eosTokenId), batch.tokenRange[0], DEFAULT_DOCUMENT_SCAN_LIMIT);
+  const prev = batch.tokenRange[0] > 0 ? (await ds.stream.read(batch.tokenRange[0] - 1, 1))[0] : undefined;
+  out(formatUpdateModelText(buildUpdateModel(batch, tok, { previousId: prev, firstDocument, numUpdates: ds.schedule.numUpdates, eos: ds.settings.eosTokenId }), rows));
   return 0;
-}
-
-/** Text form of an update: a header, then each sequence decoded with document boundaries marked. */
-function formatUpdateText(ds: Dataset, b: UpdateBatch, rows: number[], tok: LoadedTokenizer): string {
-  const lines = [
-    `${describeUpdate(b.update)} · tokens [${fmt(b.tokenRange[0])}, ${fmt(b.tokenRange[1])}) · ${b.rows} sequences × ${fmt(b.seqLen)} · shards ${b.shards.map((s) => s.shard).join(', ')}`,
-  ];
-  for (const r of rows) {
-    const start = b.tokenRange[0] + r * b.seqLen;
-    lines.push('', `── sequence ${r} · tokens [${fmt(start)}, ${fmt(start + b.seqLen)}) ──`);
-    lines.push(formatSequenceText(inputRow(b, r), start, ds.settings.eosTokenId, tok));
-  }
-  const la = b.tokens[b.tokens.length - 1];
-  lines.push('', `── look-ahead token (target of the last position) at ${fmt(b.tokenRange[1])}: id ${la} ${JSON.stringify(tok.pieces([la])[0].text)}`);
-  return lines.join('\n');
 }
 
 async function cmdDecode(args: string[], v: Values): Promise<number> {

@@ -1,10 +1,126 @@
-/** CLI front of shard hash verification (`token-shards verify`). */
-import { DataError } from './core/errors';
+/**
+ * CLI front of shard hash verification:
+ * `token-shards verify <root> [--jobs N] [--json] [--no-cache]`.
+ *
+ * - Verifies every shard listed in `<root>/shard_manifest.jsonl` with the core's worker pool
+ *   (`--jobs`, default the number of CPU cores; 0 means the default too).
+ * - Cache: `$XDG_CACHE_HOME/token-shard-inspector/verify-cache.json` (else `~/.cache/…`); shards
+ *   whose (path, size, mtime) has a cached digest equal to the manifest's are not re-read.
+ *   `--no-cache` neither reads nor writes it.
+ * - Progress goes to stderr as one rewritten line, only when stderr is a TTY.
+ * - Output on stdout: one line per shard that is not ok plus a summary, or with `--json` one
+ *   object `{ root, shards, all_ok, counts, results[], manifest_problems[], … }`.
+ * - Ctrl+C cancels: finished shards are still cached, unfinished ones are not; exit code 130.
+ *
+ * Exit codes: 0 every shard ok; 1 any mismatch, missing file, size fault, unreadable or changing
+ * file, shard without a hash, or manifest line that could not be read (the rest is still
+ * verified); 2 bad usage or a manifest that cannot be read at all (or lists no shard).
+ */
+import * as fs from 'fs';
+import { openDataset } from './core/dataset';
+import { DataError, fmt } from './core/errors';
+import { ManifestProblem } from './core/manifest';
+import {
+  ShardVerifyResult, VerifyReport, formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary, reportAllOk, verifyShards,
+} from './core/verify';
+import { VerifyCache, defaultCliCacheFile } from './core/verifyCache';
 
-/** Options of `token-shards verify`. */
+/** Options of `token-shards verify`. `jobs` undefined or 0 = number of CPU cores. */
 export interface VerifyCommandOptions { jobs?: number; json: boolean; noCache: boolean }
 
-/** Runs `token-shards verify <root>`; returns the exit code (0 all ok, 1 faults, 2 usage). */
-export async function runVerifyCommand(root: string, _opts: VerifyCommandOptions): Promise<number> {
-  throw new DataError(`${root}: verify is being implemented`);
+/** Manifest problem codes that verification itself re-reports per shard (not repeated). */
+const PER_SHARD_CODES = new Set<ManifestProblem['code']>(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable']);
+
+/** Status words of the text output, upper-case so they stand out in a terminal. */
+const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
+  ok: 'OK', mismatch: 'MISMATCH', missing: 'MISSING', 'size-mismatch': 'SIZE', changed: 'CHANGED', unreadable: 'UNREADABLE', 'no-hash': 'NO-HASH',
+};
+
+/**
+ * Runs `token-shards verify <root>`.
+ * @returns the exit code: 0 all ok, 1 faults, 2 usage / unreadable manifest, 130 interrupted.
+ */
+export async function runVerifyCommand(root: string, opts: VerifyCommandOptions): Promise<number> {
+  const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : s + '\n');
+  if (!fs.existsSync(root)) { err(`error: ${root}: no such folder`); return 2; }
+  if (opts.jobs !== undefined && (!Number.isSafeInteger(opts.jobs) || opts.jobs > 256)) { err(`error: --jobs ${opts.jobs}: expected 1..256 (0 = number of cores)`); return 2; }
+  let ds;
+  try {
+    ds = await openDataset(root);
+  } catch (e) {
+    if (e instanceof DataError) { err(`error: ${e.message}`); return 2; }
+    throw e;
+  }
+  const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !PER_SHARD_CODES.has(p.code));
+  if (ds.shards.length === 0) {
+    for (const p of ds.problems) err(`${p.severity}: ${p.message}`);
+    err(`error: ${ds.manifestFile}: no readable shard line; nothing to verify`);
+    return 2;
+  }
+  if (!opts.json) for (const p of ds.problems.filter((q) => !PER_SHARD_CODES.has(q.code))) err(`${p.severity}: ${p.message}`);
+
+  let cache: VerifyCache | undefined;
+  if (!opts.noCache) {
+    cache = await VerifyCache.load(defaultCliCacheFile());
+    if (cache.warning) err(`warning: ${cache.warning}`);
+  }
+
+  const tty = !opts.json && process.stderr.isTTY === true;
+  let progressShown = false;
+  const ac = new AbortController();
+  const onSigint = () => { if (!ac.signal.aborted) { err(progressShown ? '\ncancelling…' : 'cancelling…'); ac.abort(); } };
+  process.on('SIGINT', onSigint);
+  let report: VerifyReport;
+  try {
+    report = await verifyShards(ds.shards, {
+      jobs: opts.jobs || undefined,
+      cache,
+      signal: ac.signal,
+      onProgress: tty ? (p) => {
+        progressShown = true;
+        const line = formatVerifyProgress(p);
+        const width = process.stderr.columns || 100;
+        process.stderr.write(`\r${line.slice(0, width - 1).padEnd(Math.min(width - 1, line.length + 8))}`);
+      } : undefined,
+    });
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  if (progressShown) process.stderr.write(`\r${' '.repeat(Math.min(process.stderr.columns || 100, 120) - 1)}\r`);
+  if (report.cacheError) err(`warning: ${report.cacheError}`);
+
+  const allOk = reportAllOk(report) && lineFaults.length === 0;
+  if (opts.json) {
+    process.stdout.write(JSON.stringify({
+      root: ds.root,
+      shards: ds.shards.length,
+      all_ok: allOk,
+      cancelled: report.cancelled,
+      counts: report.counts,
+      from_cache: report.fromCache,
+      unfinished: report.unfinished.map((i) => ds.shards[i].shard),
+      bytes_hashed: report.bytesHashed,
+      elapsed_ms: report.elapsedMs,
+      jobs: report.jobs,
+      cache_file: cache?.file ?? null,
+      results: report.results.map((r) => ({
+        shard: r.shard, line: r.line, status: r.status,
+        expected_sha256: r.expectedSha256 ?? null, actual_sha256: r.actualSha256 ?? null,
+        expected_size: r.expectedSize, actual_size: r.actualSize ?? null,
+        from_cache: r.fromCache, checked_at: new Date(r.checkedAt).toISOString(), message: r.message,
+      })),
+      manifest_problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, file: p.file, line: p.line ?? null, message: p.message })),
+    }, null, 2) + '\n');
+  } else {
+    const out: string[] = [];
+    for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${r.message}`);
+    const rate = report.elapsedMs > 0 && report.bytesHashed > 0 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
+    out.push(`${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +
+      (report.fromCache ? ` (${fmt(report.fromCache)} known good from the cache)` : '') +
+      ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`);
+    if (lineFaults.length) out.push(`${fmt(lineFaults.length)} manifest problem${lineFaults.length === 1 ? '' : 's'} (listed above on stderr): lines that could not be read are not verified.`);
+    process.stdout.write(out.join('\n') + '\n');
+  }
+  if (report.cancelled) return 130;
+  return allOk ? 0 : 1;
 }

@@ -6,6 +6,10 @@
 import * as vscode from 'vscode';
 import { Services } from './services';
 // Feature registrations (one line each; keep alphabetical within the block):
+import { registerNavigation } from './commands/goToUpdate';
+import { registerShardEditor } from './editor/shardEditor';
+import { registerTokenIds } from './hover/tokenHover';
+import { registerVerifyShards } from './commands/verifyShards';
 
 /** Called by VS Code on the first contribution used (activation events are implied by contributions). */
 export function activate(context: vscode.ExtensionContext): Services {
@@ -13,6 +17,10 @@ export function activate(context: vscode.ExtensionContext): Services {
   const services = new Services(context, log);
   context.subscriptions.push(log, services);
   // Feature registrations (one call each):
+  registerNavigation(context, services);
+  registerShardEditor(context, services);
+  registerTokenIds(context, services);
+  registerVerifyShards(context, services);
   log.info(`activated (${context.extension.id} ${context.extension.packageJSON.version})`);
   return services;
 }

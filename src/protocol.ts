@@ -13,9 +13,330 @@ export type { TokenPiece };
 
 // ───────────────────────────── Shard editor ─────────────────────────────
 // (owned by src/editor/shardEditor.ts and webview/shardEditor.ts)
+// Offsets in these messages are LOCAL token offsets in the shard file; the webview adds
+// `ShardInit.globalStart` (when the shard belongs to a dataset) to show global offsets.
+
+import type { PagePayload } from './core/pages';
+
+export type { PagePayload };
+
+/** The three views of the shard editor. */
+export type ShardView = 'documents' | 'tokens' | 'ids';
+
+/** A banner above the shard view (bad input, missing tokenizer…). */
+export interface ShardBanner {
+  /** Stable identifier (tests and de-duplication): 'size', 'empty', 'dtype', 'tokenizer', 'manifest', 'read'. */
+  id: string;
+  severity: 'error' | 'warning' | 'info';
+  /** One sentence naming the file/offset and the likely cause. */
+  message: string;
+  /** A button under the message: 'chooseTokenizer' runs `tokenShards.chooseTokenizer`. */
+  action?: 'chooseTokenizer';
+}
+
+/** Host → webview: everything the webview needs before asking for pages. Sent on ready and after every reload. */
+export interface ShardInitToWebview {
+  type: 'init';
+  /** Increments on every reload of the document; page requests and replies carry it. */
+  generation: number;
+  /** File name (no folders): the webview never sees paths. */
+  fileName: string;
+  /** Whole tokens shown (file size ÷ 4, rounded down). */
+  numTokens: number;
+  /** File size in bytes. */
+  sizeBytes: number;
+  /** Tokens per page (`PAGE_TOKENS`). */
+  pageTokens: number;
+  /** Global offset of the shard's first token; absent for a lone shard (local offsets only). */
+  globalStart?: number;
+  /** Name of the dataset root folder, when the shard belongs to one. */
+  datasetName?: string;
+  /** Schedule parameters and the stream length, for update/sequence/position (dataset only). */
+  schedule?: { globalTokensPerUpdate: number; sequenceLength: number; eosTokenId: number; storedTokens: number };
+  /** EOS id (documents are separated by it). */
+  eosId: number;
+  /** The tokenizer used to decode, when there is one (file name only). */
+  tokenizer?: { name: string; vocabSize: number };
+  banners: ShardBanner[];
+}
+
+/** Host → webview: one page of tokens (see {@link PagePayload}). */
+export interface ShardPageToWebview extends PagePayload {
+  type: 'page';
+  generation: number;
+}
+
+/** Host → webview: a page could not be read. */
+export interface ShardPageErrorToWebview {
+  type: 'pageError';
+  generation: number;
+  index: number;
+  /** Sentence naming the file and offset. */
+  message: string;
+}
+
+/**
+ * Host → webview: document numbering facts, sent as they become known (the EOS scan of this
+ * shard, then the count of EOS tokens in earlier shards). All arrays are indexed by page.
+ */
+export interface ShardNumberingToWebview {
+  type: 'numbering';
+  generation: number;
+  /** 'scanning': counting EOS in this shard; 'shard': per-page facts known, numbers local to the shard;
+   *  'global': `docBase` known too (a lone shard is global from 0). */
+  state: 'scanning' | 'shard' | 'global';
+  /** Progress sentence while something is still being counted (e.g. "counting documents in earlier shards: 3 of 2,097"). */
+  progress?: string;
+  /** True when counting the earlier shards needs a user click (it would scan many GB). */
+  canCountEarlier?: boolean;
+  /** EOS tokens per page. */
+  pageEos?: number[];
+  /** First/last EOS index in each page, or -1. */
+  pageFirstEos?: number[];
+  pageLastEos?: number[];
+  /** Number (0-based) of the document holding the shard's first token = EOS count before the shard. */
+  docBase?: number;
+  /** Global start of the document holding the shard's first token (when `headKnown`), else the scan bound. */
+  headStart?: number;
+  headKnown?: boolean;
+  /** Global end (one past the EOS) of the document holding the shard's last token, when `tailKnown`. */
+  tailEnd?: number;
+  tailKnown?: boolean;
+}
+
+/** A highlighted local range in the shard editor. */
+export interface ShardHighlight {
+  /** Local token range `[start, end)`, clipped to the shard. */
+  start: number;
+  end: number;
+  /** Label shown in the tooltip and the legend (e.g. "update 419 (0-based)"). */
+  label?: string;
+  /** Marks a boundary every `every` tokens counting from `first` (local) — sequence starts of an update. */
+  boundaries?: { first: number; every: number; firstIndex: number; labelPrefix: string };
+}
+
+/** Host → webview: scroll so `offset` (local) is visible, put the cursor there and set highlights. */
+export interface ShardRevealToWebview {
+  type: 'reveal';
+  offset: number;
+  /** Replaces the current highlights when given. */
+  highlights?: ShardHighlight[];
+}
+
+/** Host → webview: replace the highlights (empty = none). */
+export interface ShardHighlightsToWebview {
+  type: 'highlights';
+  highlights: ShardHighlight[];
+}
+
+/** Host → webview: switch to a view (command or test). */
+export interface ShardSetViewToWebview {
+  type: 'setView';
+  view: ShardView;
+}
+
+/** Everything the shard editor host sends. */
+export type ShardToWebview = ShardInitToWebview | ShardPageToWebview | ShardPageErrorToWebview | ShardNumberingToWebview
+  | ShardRevealToWebview | ShardHighlightsToWebview | ShardSetViewToWebview;
+
+/** Webview → host: the page script is running (the host answers with `init`). */
+export interface ShardReadyFromWebview { type: 'ready' }
+/** Webview → host: please send page `index` of `generation`. */
+export interface ShardRequestPageFromWebview { type: 'requestPage'; generation: number; index: number }
+/** Webview → host: the cursor moved (local offset), with the document number the webview computed. */
+export interface ShardCursorFromWebview {
+  type: 'cursor';
+  offset: number;
+  /** Document number at the cursor, when known; `documentScope` says whether it is global or counts from this shard's first document. */
+  document?: number;
+  documentScope?: 'global' | 'shard';
+  view: ShardView;
+}
+/** Webview → host: the selected local range `[start, end)`, or none. */
+export interface ShardSelectionFromWebview { type: 'selection'; range?: [number, number] }
+/** Webview → host: run one of our commands (buttons in the webview; 'copyText' = copy the selection's decoded text when the webview lacks pages). */
+export interface ShardRunFromWebview {
+  type: 'run';
+  command: 'chooseTokenizer' | 'copyIds' | 'highlightUpdate' | 'countEarlierDocuments' | 'copyText';
+}
+
+/** Everything the shard editor webview sends. */
+export type ShardFromWebview = ShardReadyFromWebview | ShardRequestPageFromWebview | ShardCursorFromWebview
+  | ShardSelectionFromWebview | ShardRunFromWebview;
+
+/** What the shard webview keeps with `setState` (restored when the tab comes back). */
+export interface ShardWebviewState {
+  view: ShardView;
+  /** Local offset of the token at the top of the view. */
+  top: number;
+  /** Pixels of the top block above the viewport. */
+  px: number;
+  /** Local offset of the cursor. */
+  cursor: number;
+  /** File size when saved: a different size (file replaced) resets the position. */
+  sizeBytes: number;
+}
 
 // ───────────────────────────── Manifest editor ──────────────────────────
 // (owned by src/editor/manifestEditor.ts and webview/manifestEditor.ts)
 
+/** One top-level key of `manifest.json` / `verification.json`, ready to show as text. */
+export interface ManifestField {
+  key: string;
+  /** Scalars as text (integers with thousands separators unless the key names an id/seed/year/version); objects and arrays as 2-space JSON. */
+  value: string;
+  /** True when `value` is multi-line JSON (object or array). */
+  nested: boolean;
+}
+
+/**
+ * Verification status of a table row: `not-checked` (never verified, or the file changed since),
+ * `queued` (waiting in a run), `checking` (being hashed now), else a `ShardStatus` of `src/core/verify.ts`.
+ */
+export type ManifestRowStatus = 'not-checked' | 'queued' | 'checking' | 'ok' | 'mismatch' | 'missing' | 'size-mismatch' | 'changed' | 'unreadable' | 'no-hash';
+
+/** One shard of the manifest table. Offsets/counts in tokens, sizes in bytes, times in ms since the epoch. */
+export interface ManifestRow {
+  /** Index after sorting by start token (0-based). */
+  index: number;
+  /** The manifest's `shard` field (path relative to the dataset root, as written). */
+  shard: string;
+  /** 1-based line in `shard_manifest.jsonl`. */
+  line: number;
+  startToken: number;
+  numTokens: number;
+  /** First and last 0-based update whose input tokens lie in the shard; null when none (look-ahead only). */
+  firstUpdate: number | null;
+  lastUpdate: number | null;
+  /** Size on disk (null: missing or unreadable). */
+  sizeOnDisk: number | null;
+  /** `4 × num_tokens`. */
+  expectedSize: number;
+  status: ManifestRowStatus;
+  /** When it was last hashed (null: never). */
+  checkedAt: number | null;
+  /** One sentence about the status (tooltip). */
+  detail: string | null;
+}
+
+/** Dataset totals for the header. */
+export interface ManifestTotals {
+  shards: number;
+  /** Sum of `num_tokens` (look-ahead included). */
+  storedTokens: number;
+  /** `updates × G`. */
+  trainingTokens: number;
+  /** Number of updates (0-based indices `0 … updates−1`). */
+  updates: number;
+  /** G. */
+  tokensPerUpdate: number;
+  sequencesPerUpdate: number;
+  /** L. */
+  sequenceLength: number;
+  /** Where G and L came from ('default' | 'setting' | 'manifest.json'). */
+  tokensPerUpdateSource: string;
+  sequenceLengthSource: string;
+}
+
+/** A problem of the dataset, for the banner (Problems has the full list). */
+export interface ManifestProblemItem { severity: 'error' | 'warning'; message: string; line: number | null; file: string }
+
+/** Host → manifest table: everything to show (replaces what is shown). */
+export interface ManifestInit {
+  type: 'mf/init';
+  /** Dataset folder name (not the path). */
+  name: string;
+  /** `manifest.json` keys, null when the file is absent or invalid. */
+  provenance: ManifestField[] | null;
+  /** `verification.json` keys, null when absent or invalid. */
+  verification: ManifestField[] | null;
+  totals: ManifestTotals;
+  rows: ManifestRow[];
+  problems: ManifestProblemItem[];
+  /** Progress line of a verification running now, else null. */
+  verifying: string | null;
+}
+/** Host → manifest table: some rows changed (status, last checked, size). */
+export interface ManifestRowsChanged {
+  type: 'mf/rows';
+  rows: Pick<ManifestRow, 'index' | 'status' | 'checkedAt' | 'detail' | 'sizeOnDisk'>[];
+}
+/** Host → manifest table: a verification is running (progress line) or ended (null). */
+export interface ManifestVerifying { type: 'mf/verifying'; text: string | null }
+/** Host → manifest table: the dataset could not be opened; `message` names the file and what was expected. */
+export interface ManifestLoadError { type: 'mf/error'; message: string }
+/** Every message the host sends to the manifest table. */
+export type ManifestToWebview = ManifestInit | ManifestRowsChanged | ManifestVerifying | ManifestLoadError;
+
+/** Manifest table → host: the page is listening (the host then sends `mf/init`). */
+export interface ManifestReady { type: 'mf/ready' }
+/** Manifest table → host: open shard `index` in the shard editor. */
+export interface ManifestOpenShard { type: 'mf/open'; index: number }
+/** Manifest table → host: verify every shard (`ignoreCache`: re-hash shards known good). */
+export interface ManifestVerify { type: 'mf/verify'; ignoreCache: boolean }
+/** Manifest table → host: show the Problems panel. */
+export interface ManifestShowProblems { type: 'mf/showProblems' }
+/** Manifest table → host: show line `line` of `shard_manifest.jsonl` as text. */
+export interface ManifestRevealLine { type: 'mf/revealLine'; line: number }
+/** Manifest table → host: rows `[first, first+count)` of the (filtered) table are in the DOM (tests wait on this). */
+export interface ManifestRendered { type: 'mf/rendered'; first: number; count: number; total: number }
+/** Every message the manifest table sends to the host. */
+export type ManifestFromWebview = ManifestReady | ManifestOpenShard | ManifestVerify | ManifestShowProblems | ManifestRevealLine | ManifestRendered;
+
+/** What the manifest table keeps with `setState`: scroll position, selected row, filter. */
+export interface ManifestViewState { scrollTop: number; selected: number; problemsOnly: boolean }
+
 // ───────────────────────────── Update view ──────────────────────────────
 // (owned by src/editor/updateView.ts and webview/updateView.ts)
+
+export type { UpdateViewData, UpdateViewRow, UpdateViewSegment, NextToken } from './core/updateModel';
+import type { UpdateViewData } from './core/updateModel';
+
+/** Host → update view: show update `data.update` (replaces what is shown); scroll to `focusRow` when given. */
+export interface UpdateViewShow {
+  type: 'uv/show';
+  /** Opaque dataset key for {@link UpdateViewState} (a hash, not a path). */
+  key: string;
+  /** Dataset folder name, for the header. */
+  datasetName: string;
+  data: UpdateViewData;
+  focusRow?: number;
+}
+/**
+ * Host → update view: document numbering for the update shown. `firstDocument` = number of the
+ * document holding the first input token (the view counts on from there, one per EOS); when
+ * undefined, `note` says why (too many shards to scan) and the view offers "Number documents".
+ */
+export interface UpdateViewDocuments { type: 'uv/documents'; update: number; firstDocument?: number; note?: string; busy?: boolean }
+/** Host → update view: update `update` is being read (keep the old rows, show a progress bar). */
+export interface UpdateViewLoading { type: 'uv/loading'; update: number }
+/** Host → update view: reading or validating failed; `message` names the offset/file and the valid range. */
+export interface UpdateViewError { type: 'uv/error'; message: string }
+/** Host → update view: scroll to and focus row `row` of the update shown. */
+export interface UpdateViewFocusRow { type: 'uv/focusRow'; row: number }
+/** Every message the host sends to the update view. */
+export type UpdateViewToWebview = UpdateViewShow | UpdateViewDocuments | UpdateViewLoading | UpdateViewError | UpdateViewFocusRow;
+
+/** Update view → host: the page is loaded and listening (the host then sends `uv/show`). */
+export interface UpdateViewReady { type: 'uv/ready' }
+/** Update view → host: show update `update` (prev/next buttons, the k box). */
+export interface UpdateViewGo { type: 'uv/go'; update: number }
+/**
+ * Update view → host: reveal a token in its shard editor. `segment` + `char` (character offset in
+ * the segment's text) for a click in text; `next` for the row's (L+1)-th token; row only = row start.
+ */
+export interface UpdateViewReveal { type: 'uv/reveal'; update: number; row: number; segment?: number; char?: number; next?: boolean }
+/** Update view → host: number the documents (count EOS tokens in every shard before the update, with progress). */
+export interface UpdateViewCountDocuments { type: 'uv/countDocuments' }
+/** Update view → host: copy a `vscode://…/update?k=…` link to this update. */
+export interface UpdateViewCopyLink { type: 'uv/copyLink' }
+/** Update view → host: `rows` row elements are in the DOM for `update` (tests wait on this). */
+export interface UpdateViewRendered { type: 'uv/rendered'; update: number; rows: number }
+/** Every message the update view sends to the host. */
+export type UpdateViewFromWebview = UpdateViewReady | UpdateViewGo | UpdateViewReveal | UpdateViewCountDocuments | UpdateViewCopyLink | UpdateViewRendered;
+
+/**
+ * What the update view keeps with `setState` (restored after reloads by the panel serializer):
+ * an opaque dataset key (never a path) and the update shown.
+ */
+export interface UpdateViewState { key: string; update: number; row?: number }

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// End-to-end tests: the packaged extension (token-shard-inspector.vsix) in code-server, driven by
+// Debian's Chromium through playwright-core (test/e2e/harness.ts). Repackages the .vsix when any
+// of its inputs is newer than it, then runs mocha over out/test/e2e/*.e2e.test.js.
+//
+//   node scripts/test-e2e.mjs [--no-build] [--grep <title regexp>]
+//
+// Environment: TSI_SAMPLE_DIR (folder to open, default sample/), HEADED=1, TSI_KEEP_E2E_DATA=1.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT, checkSystemPrerequisites, ensureCodeServer } from './code-server.mjs';
+
+const argv = process.argv.slice(2);
+const VSIX = path.join(REPO_ROOT, 'token-shard-inspector.vsix');
+/** Files and folders whose contents end up in (or shape) the .vsix. */
+const VSIX_INPUTS = ['package.json', 'package.nls.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore', 'esbuild.js', 'tsconfig.json', 'src', 'webview', 'media'];
+
+function say(msg) {
+  process.stderr.write(`[test-e2e] ${msg}\n`);
+}
+
+function run(cmd, args, opts = {}) {
+  say(`$ ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: REPO_ROOT, stdio: 'inherit', ...opts });
+  return r.status ?? 1;
+}
+
+/** Newest modification time (ms) of a file or of any file under a folder; 0 when absent. */
+function newestMtime(p) {
+  let st;
+  try { st = fs.statSync(p); } catch { return 0; }
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = 0;
+  for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
+  return newest;
+}
+
+function vsixIsStale() {
+  if (!fs.existsSync(VSIX)) return 'it does not exist';
+  const built = fs.statSync(VSIX).mtimeMs;
+  const newer = VSIX_INPUTS.filter((p) => newestMtime(path.join(REPO_ROOT, p)) > built);
+  return newer.length ? `newer inputs: ${newer.join(', ')}` : '';
+}
+
+function main() {
+  const started = Date.now();
+  const stale = vsixIsStale();
+  if (stale) {
+    say(`packaging the extension (${stale})`);
+    if (run('npm', ['run', 'package']) !== 0) { say('FAILED: `npm run package` failed'); return 1; }
+  } else {
+    say(`${path.basename(VSIX)} is up to date`);
+  }
+  if (!argv.includes('--no-build') && run(process.execPath, ['esbuild.js', '--tests']) !== 0) { say('FAILED: build'); return 1; }
+  if (!process.env.TSI_SAMPLE_DIR && run(process.execPath, ['scripts/make-sample.mjs']) !== 0) { say('FAILED: make-sample'); return 1; }
+
+  const problems = checkSystemPrerequisites();
+  if (problems.length) {
+    for (const p of problems) say(`MISSING: ${p}`);
+    say('FAILED: system prerequisites are missing (run .ci/run, or install them as it does)');
+    return 1;
+  }
+  return ensureCodeServer().then(() => {
+    const dir = path.join(REPO_ROOT, 'out', 'test', 'e2e');
+    const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.e2e.test.js')).sort().map((f) => path.join(dir, f)) : [];
+    if (files.length === 0) { say(`FAILED: no *.e2e.test.js in ${dir}`); return 1; }
+    const grepAt = argv.indexOf('--grep');
+    const mochaArgs = [
+      path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'),
+      '--ui', 'bdd', '--reporter', 'spec', '--timeout', '600000', '--slow', '30000', '--exit',
+      ...(grepAt >= 0 ? ['--grep', argv[grepAt + 1]] : []),
+      ...files,
+    ];
+    const code = run(process.execPath, mochaArgs);
+    const secs = ((Date.now() - started) / 1000).toFixed(1);
+    say(code === 0 ? `passed in ${secs} s` : `FAILED in ${secs} s (mocha exit ${code}; screenshots in test-results/screenshots/)`);
+    return code;
+  });
+}
+
+Promise.resolve()
+  .then(main)
+  .then((code) => process.exit(code), (err) => { say(`FAILED: ${err.message ?? err}`); process.exit(1); });

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// `npm test`: every test tier, in order, with one summary at the end.
+//   1. unit      mocha over out/test/unit/**/*.test.js (plain Node, no VS Code)
+//   2. vscode    the extension-host suite inside code-server (scripts/test-vscode.mjs)
+//   3. e2e       the packaged .vsix driven through Chromium (scripts/test-e2e.mjs)
+// Flags --unit / --vscode / --e2e run only the named tiers (combinable). Every tier runs even when
+// an earlier one failed; the exit code is nonzero when any failed.
+
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT } from './code-server.mjs';
+
+const argv = new Set(process.argv.slice(2));
+const known = ['--unit', '--vscode', '--e2e'];
+for (const a of argv) {
+  if (!known.includes(a)) {
+    console.error(`unknown flag ${a}; usage: node scripts/test.mjs [--unit] [--vscode] [--e2e]`);
+    process.exit(2);
+  }
+}
+const only = known.filter((f) => argv.has(f));
+const wanted = (flag) => only.length === 0 || only.includes(flag);
+
+const mochaBin = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+
+/** Tiers in running order. */
+const tiers = [
+  { flag: '--unit', name: 'unit', cmd: [mochaBin, '--ui', 'bdd', '--reporter', 'spec', '--timeout', '60000', 'out/test/unit/**/*.test.js'] },
+  { flag: '--vscode', name: 'vscode (extension host in code-server)', cmd: ['scripts/test-vscode.mjs', '--no-build'] },
+  { flag: '--e2e', name: 'e2e (packaged .vsix in Chromium)', cmd: ['scripts/test-e2e.mjs', '--no-build'] },
+].filter((t) => wanted(t.flag));
+
+function banner(text) {
+  process.stdout.write(`\n${'='.repeat(78)}\n== ${text}\n${'='.repeat(78)}\n`);
+}
+
+/**
+ * Runs `node ...args`, streaming its output through, and reads mocha's closing counts
+ * ("N passing", "N failing", "N pending") from it.
+ */
+function runTier(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const counts = { passing: 0, failing: 0, pending: 0, seen: false };
+    const scan = (chunk, carry) => {
+      const text = carry.value + chunk;
+      const lines = text.split('\n');
+      carry.value = lines.pop();
+      for (const line of lines) {
+        const m = /^\s*(\d+) (passing|failing|pending)\b/.exec(line);
+        if (m) { counts[m[2]] += Number(m[1]); counts.seen = true; }
+      }
+    };
+    const outCarry = { value: '' };
+    child.stdout.on('data', (d) => { process.stdout.write(d); scan(String(d), outCarry); });
+    child.stderr.on('data', (d) => { process.stderr.write(d); }); // counts come on stdout only
+    child.on('error', (err) => { console.error(err); resolve({ code: 1, counts }); });
+    child.on('close', (code, signal) => {
+      scan('\n', outCarry);
+      resolve({ code: code ?? (signal ? 1 : 0), counts });
+    });
+  });
+}
+
+async function main() {
+  const started = Date.now();
+  const results = [];
+
+  banner('build: node esbuild.js --tests');
+  const build = spawnSync(process.execPath, ['esbuild.js', '--tests'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (build.status !== 0) {
+    console.error('\nBUILD FAILED: no tests were run.');
+    console.error('tests: 0 passed, 1 failed');
+    process.exit(1);
+  }
+
+  for (const tier of tiers) {
+    banner(`${tier.name}: node ${path.relative(REPO_ROOT, tier.cmd[0])} ${tier.cmd.slice(1).join(' ')}`);
+    const t0 = Date.now();
+    const { code, counts } = await runTier(tier.cmd);
+    results.push({ ...tier, code, counts, seconds: (Date.now() - t0) / 1000 });
+  }
+
+  banner('summary');
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  for (const r of results) {
+    const ok = r.code === 0;
+    const counts = r.counts.seen
+      ? `${r.counts.passing} passing, ${r.counts.failing} failing${r.counts.pending ? `, ${r.counts.pending} pending` : ''}`
+      : 'no test counts (the tier stopped before its tests ran)';
+    console.log(`${ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(40)} ${r.seconds.toFixed(1).padStart(6)} s   ${counts}${ok ? '' : `   (exit ${r.code})`}`);
+    passed += r.counts.passing;
+    skipped += r.counts.pending;
+    // A tier that failed without a mocha failure (crash, timeout, setup) still counts as one failure.
+    failed += r.counts.failing > 0 ? r.counts.failing : ok ? 0 : 1;
+  }
+  const bad = results.filter((r) => r.code !== 0);
+  console.log(`\n${bad.length === 0 ? 'ALL TIERS PASSED' : `FAILED TIERS: ${bad.map((r) => r.name.split(' ')[0]).join(', ')}`} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  process.exit(bad.length === 0 ? 0 : 1);
+}
+
+main().catch((err) => {
+  console.error(err);
+  console.error('tests: 0 passed, 1 failed');
+  process.exit(1);
+});

@@ -1,0 +1,139 @@
+/**
+ * Token Shards: Decode Selection (Token IDs → Text) (`tokenShards.decodeSelection`): the ids in
+ * the selection(s) of the active editor — found with the id-list parser's per-number rules
+ * (src/core/idList.ts: negatives, decimals, dates, `uint32`… are not ids) — decoded with the
+ * dataset's tokenizer into a new untitled document beside the editor. Its first line says how
+ * many tokens were decoded, how many ids are not in the vocabulary (shown inline as
+ * `⟨unknown N⟩`) and which numbers were skipped. Each bracketed row of a 2-D print is decoded
+ * on its own under a `── row r ──` line. With an empty selection, the cursor's line is used.
+ *
+ * Arguments (optional, for links and tests): `{ text: string }` decodes that text instead of
+ * the selection. Resolves with the new document, or undefined.
+ *
+ * Also the tokenizer resolution every token-id command shares ({@link tokenizerForCommand})
+ * and {@link decodeForDisplay}, used by the hover too.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { fmt } from '../core/errors';
+import { ExtractedIds, extractIds } from '../core/idList';
+import { LoadedTokenizer } from '../core/tokenizer';
+import { Services } from '../services';
+
+/** Arguments of `tokenShards.decodeSelection`. */
+export interface DecodeSelectionArgs {
+  /** Text to take the ids from instead of the editor's selection. */
+  text?: string;
+}
+
+/**
+ * Decoded text of ids for display: ids decoded in runs (each run identical to the tokenizer's
+ * decode), unknown ids written `⟨unknown N⟩` (the library would drop them silently), elided
+ * stretches of a summarised print `⟨…⟩`.
+ * @param gaps indices `i` where elided elements stand before `ids[i]` (see `IdListHit.gaps`).
+ * @returns the text and the number of unknown ids.
+ */
+export function decodeForDisplay(tok: LoadedTokenizer, ids: readonly number[], gaps: readonly number[] = []): { text: string; unknown: number } {
+  let text = '';
+  let unknown = 0;
+  let from = 0;
+  const gapSet = new Set(gaps);
+  for (let i = 0; i <= ids.length; i++) {
+    const isGap = gapSet.has(i);
+    const isUnknown = i < ids.length && !tok.isKnown(ids[i]);
+    if (i === ids.length || isGap || isUnknown) {
+      if (i > from) text += tok.decode(ids.slice(from, i));
+      if (isGap) text += '⟨…⟩';
+      if (isUnknown) { text += `⟨unknown ${ids[i]}⟩`; unknown++; from = i + 1; } else from = i;
+    }
+  }
+  return { text, unknown };
+}
+
+/**
+ * The tokenizer a token-id command uses: the dataset holding the active document, else the
+ * workspace's dataset (a quick pick when there are several), else `tokenShards.tokenizerPath`.
+ * With none, offers Choose Tokenizer… and uses its result. Undefined when the user gives up;
+ * a tokenizer that fails to load is reported with its file and reason.
+ */
+export async function tokenizerForCommand(services: Services, purpose: string, uri?: vscode.Uri): Promise<LoadedTokenizer | undefined> {
+  try {
+    let ds = uri ? await services.datasetForFile(uri) : undefined;
+    if (!ds && (await services.workspaceDatasetRoots()).length > 0) ds = await services.pickDataset(purpose);
+    const tok = await services.tokenizerFor(ds);
+    if (tok) return tok;
+    const choose = vscode.l10n.t('Choose Tokenizer…');
+    const pick = await vscode.window.showWarningMessage(
+      vscode.l10n.t('No tokenizer: open a dataset folder (with tokenizer/tokenizer.json) or choose a tokenizer.json.'), choose);
+    if (pick !== choose) return undefined;
+    const file = await vscode.commands.executeCommand<string | undefined>('tokenShards.chooseTokenizer');
+    return file ? await services.tokenizerFor(undefined) : undefined;
+  } catch (err) {
+    void vscode.window.showErrorMessage(vscode.l10n.t('{0}: {1}', purpose, (err as Error).message));
+    return undefined;
+  }
+}
+
+/** Short summary of numbers that were not ids: "2 negative (-100), 1 decimal (0.5)". */
+export function describeSkipped(skipped: ExtractedIds['skipped']): string {
+  const by = new Map<string, string[]>();
+  for (const s of skipped) {
+    const list = by.get(s.reason) ?? [];
+    list.push(s.text);
+    by.set(s.reason, list);
+  }
+  return [...by].map(([reason, texts]) => {
+    const examples = [...new Set(texts)].slice(0, 3).join(', ');
+    return `${texts.length} ${reason} (${examples}${new Set(texts).size > 3 ? ', …' : ''})`;
+  }).join(', ');
+}
+
+/**
+ * The text of the untitled document: a header line, a blank line, then the decoded text (rows
+ * under `── row r · n tokens ──` lines when there are several).
+ */
+export function decodedDocumentText(tok: LoadedTokenizer, found: ExtractedIds): string {
+  const parts = found.rows.map((row) => decodeForDisplay(tok, row));
+  const unknown = parts.reduce((n, p) => n + p.unknown, 0);
+  let header = found.ids.length === 1
+    ? vscode.l10n.t('Decoded 1 token')
+    : vscode.l10n.t('Decoded {0} tokens', fmt(found.ids.length));
+  header += ' · ' + (unknown === 1 ? vscode.l10n.t('1 unknown id') : vscode.l10n.t('{0} unknown ids', fmt(unknown)));
+  if (found.rows.length > 1) header += ' · ' + vscode.l10n.t('{0} rows', fmt(found.rows.length));
+  header += ' · ' + vscode.l10n.t('tokenizer {0}', tok.file);
+  if (found.skipped.length) header += ' · ' + vscode.l10n.t('not ids: {0}', describeSkipped(found.skipped));
+  if (found.rows.length === 1) return `${header}\n\n${parts[0].text}`;
+  return `${header}\n` + found.rows.map((row, r) =>
+    `\n── ${vscode.l10n.t('row {0} · {1} tokens', String(r), fmt(row.length))} ──\n${parts[r].text}`).join('\n');
+}
+
+/** Runs Decode Selection (see the file comment). */
+export async function decodeSelection(services: Services, ...args: unknown[]): Promise<vscode.TextDocument | undefined> {
+  const opts = (args[0] && typeof args[0] === 'object' && !(args[0] instanceof vscode.Uri) ? args[0] : {}) as DecodeSelectionArgs;
+  const editor = vscode.window.activeTextEditor;
+  let text: string;
+  if (typeof opts.text === 'string') {
+    text = opts.text;
+  } else {
+    if (!editor) {
+      void vscode.window.showInformationMessage(vscode.l10n.t('Decode Selection: select token ids in a text editor first.'));
+      return undefined;
+    }
+    const sels = editor.selections.filter((s) => !s.isEmpty);
+    text = sels.length
+      ? sels.map((s) => editor.document.getText(s)).join('\n')
+      : editor.document.lineAt(editor.selection.active.line).text;
+  }
+  const found = extractIds(text);
+  if (found.ids.length === 0) {
+    const why = found.skipped.length ? ' ' + vscode.l10n.t('Numbers that are not ids: {0}.', describeSkipped(found.skipped)) : '';
+    void vscode.window.showInformationMessage(vscode.l10n.t('Decode Selection: no token ids in the selection.') + why);
+    return undefined;
+  }
+  const tok = await tokenizerForCommand(services, vscode.l10n.t('Decode Selection'), editor?.document.uri);
+  if (!tok) return undefined;
+  const doc = await vscode.workspace.openTextDocument({ content: decodedDocumentText(tok, found), language: 'plaintext' });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  services.log.info(`decode selection: ${found.ids.length} ids with ${path.basename(tok.file)}`);
+  return doc;
+}

@@ -1,0 +1,75 @@
+/**
+ * Token Shards: Go to Document… (`tokenShards.goToDocument`): reveals document `n` (0-based;
+ * documents are separated by EOS, document n follows the n-th EOS, see core/documents.ts) in
+ * its shard editor with the whole document highlighted. Finding document n counts EOS tokens
+ * shard by shard (memoised per dataset) under a cancellable progress notification.
+ *
+ * Arguments (optional; with `document` no prompt): `{ document: number | string, root?: string }`.
+ * Resolves with `{ document, start, end, endKnown }` (global token offsets, end exclusive) or undefined.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { CancelledError, fmt } from '../core/errors';
+import { findDocumentBounds } from '../core/documents';
+import { numberArg, validateDocumentInput } from '../core/navigation';
+import { Services } from '../services';
+import { revealInShardEditor } from '../editor/shardEditor';
+import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+
+/** Arguments of `tokenShards.goToDocument`. */
+export interface GoToDocumentArgs {
+  /** 0-based document number. */
+  document: number | string;
+  /** Dataset root; default: the focused shard editor's dataset, the only one, or a pick. */
+  root?: string;
+}
+
+/** Result of Go to Document (offsets in tokens). */
+export interface GoToDocumentResult { document: number; start: number; end: number; endKnown: boolean }
+
+/** Runs Go to Document… (see the file comment). */
+export async function goToDocument(services: Services, ...args: unknown[]): Promise<GoToDocumentResult | undefined> {
+  const { opts, uri } = commandArgs<GoToDocumentArgs>(args);
+  try {
+    const ds = await resolveDataset(services, vscode.l10n.t('Go to Document: choose a dataset'), opts.root, uri);
+    if (!ds) return undefined;
+    let n: number | undefined;
+    if (opts.document !== undefined) {
+      const a = numberArg(opts.document, 'document');
+      if (a.error) { void vscode.window.showErrorMessage(a.error); return undefined; }
+      n = a.value!;
+    } else {
+      n = await promptValidated({
+        title: vscode.l10n.t('Go to Document (0-based) · {0}', path.basename(ds.root)),
+        prompt: vscode.l10n.t('Document number (0-based; document n follows the n-th EOS token)'),
+        placeholder: vscode.l10n.t('e.g. 12345'),
+        validate: (t) => validateDocumentInput(t),
+      });
+      if (n === undefined) return undefined;
+    }
+    const doc = n;
+    const index = services.documentIndex(ds);
+    const abort = new AbortController();
+    const start = await vscode.window.withProgress({
+      location: vscode.ProgressLocation.Notification, cancellable: true,
+      title: vscode.l10n.t('Finding document {0}', fmt(doc)),
+    }, (progress, token) => {
+      token.onCancellationRequested(() => abort.abort());
+      let last = 0;
+      return index.documentStart(doc, abort.signal, (done, total) => {
+        const pct = (100 * done) / Math.max(1, total);
+        if (pct - last >= 1) { progress.report({ increment: pct - last, message: vscode.l10n.t('counted EOS in {0} of {1} shards', fmt(done), fmt(total)) }); last = pct; }
+      });
+    });
+    const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
+    const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit);
+    await revealInShardEditor(services, {
+      dataset: ds, offset: start,
+      highlight: [{ start, end: bounds.end, label: vscode.l10n.t('document {0} (0-based){1}', fmt(doc), bounds.endKnown ? '' : vscode.l10n.t(', continues past {0}', fmt(bounds.end))) }],
+    });
+    return { document: doc, start, end: bounds.end, endKnown: bounds.endKnown };
+  } catch (err) {
+    if (err instanceof CancelledError) return undefined;
+    return reportError(services, vscode.l10n.t('Go to Document'), err);
+  }
+}

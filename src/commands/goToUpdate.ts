@@ -1,0 +1,89 @@
+/**
+ * Token Shards: Go to Update… (`tokenShards.goToUpdate`, ctrl+alt+u) and the registration of
+ * every navigation feature (the four Go to commands, Copy Link, the update view and the URI
+ * handler) through {@link registerNavigation}.
+ *
+ * Arguments (all optional; with `update` the command does not prompt):
+ * `{ update: number | string, root?: string }`. Hover links use
+ * `command:tokenShards.goToUpdate?[{"update":k}]`. An editor-title button passes the shard's URI,
+ * whose dataset is then used. Without `update`, an input box validated live against the
+ * dataset (0 ≤ k < number of updates; shows the token range and shards while typing).
+ * Resolves with what the update view shows ({@link UpdateViewResult}), or undefined.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { fmt } from '../core/errors';
+import { checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
+import { Services } from '../services';
+import { UpdateViewResult, UpdateViews } from '../editor/updateView';
+import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { goToOffset } from './goToOffset';
+import { goToDocument } from './goToDocument';
+import { goToSequence } from './goToSequence';
+import { copyLink } from './copyLink';
+import { registerUriHandler } from '../uriHandler';
+
+/** Arguments of `tokenShards.goToUpdate`. */
+export interface GoToUpdateArgs {
+  /** 0-based update index (number, or text such as "55_000"). */
+  update: number | string;
+  /** Dataset root; default: the focused shard editor's dataset, the only one, or a pick. */
+  root?: string;
+}
+
+/** Runs Go to Update… (see the file comment). */
+export async function goToUpdate(services: Services, views: UpdateViews, ...args: unknown[]): Promise<UpdateViewResult | undefined> {
+  const { opts, uri } = commandArgs<GoToUpdateArgs>(args);
+  try {
+    const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri);
+    if (!ds) return undefined;
+    let k: number | undefined;
+    if (opts.update !== undefined) {
+      const n = numberArg(opts.update, 'update');
+      const v = n.error ? { ok: false as const, error: n.error } : checkUpdate(n.value!, ds);
+      if (!v.ok) { void vscode.window.showErrorMessage(v.error); return undefined; }
+      k = v.value;
+    } else {
+      const none = validateUpdateInput('0', ds);
+      if (!none.ok) { void vscode.window.showErrorMessage(none.error); return undefined; } // the stream holds no update
+      k = await promptValidated({
+        title: vscode.l10n.t('Go to Update (0-based) · {0}', path.basename(ds.root)),
+        prompt: vscode.l10n.t('Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.', fmt(ds.schedule.numUpdates - 1), fmt(ds.schedule.G)),
+        placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, ds.schedule.numUpdates - 1))),
+        value: currentUpdate(services, views, ds.root)?.toString(),
+        validate: (t) => validateUpdateInput(t, ds),
+      });
+      if (k === undefined) return undefined;
+    }
+    return await views.show(ds, k);
+  } catch (err) {
+    return reportError(services, vscode.l10n.t('Go to Update'), err);
+  }
+}
+
+/** The update the user is looking at in a dataset: the update view's, else the shard editor cursor's. */
+export function currentUpdate(services: Services, views: UpdateViews, root: string): number | undefined {
+  const a = views.active;
+  if (a && a.dataset.root === root) return a.update;
+  const s = services.activeShard;
+  if (s?.dataset?.root === root) return s.dataset.schedule.position(s.offset).update;
+  return undefined;
+}
+
+/**
+ * Registers the navigation commands, the update view (and its panel serializer) and the
+ * `vscode://token-shards.token-shard-inspector/update?k=…` URI handler.
+ */
+export function registerNavigation(context: vscode.ExtensionContext, services: Services): UpdateViews {
+  const views = new UpdateViews(services);
+  context.subscriptions.push(
+    views,
+    vscode.commands.registerCommand('tokenShards.goToUpdate', (...a: unknown[]) => goToUpdate(services, views, ...a)),
+    vscode.commands.registerCommand('tokenShards.goToOffset', (...a: unknown[]) => goToOffset(services, ...a)),
+    vscode.commands.registerCommand('tokenShards.goToDocument', (...a: unknown[]) => goToDocument(services, ...a)),
+    vscode.commands.registerCommand('tokenShards.goToSequence', (...a: unknown[]) => goToSequence(services, views, ...a)),
+    vscode.commands.registerCommand('tokenShards.copyLink', () => copyLink(services, views)),
+    registerUriHandler(services, views),
+  );
+  return views;
+}

@@ -1,0 +1,120 @@
+/**
+ * The live-validated input box shared by Go to Update / Token Offset / Document / Sequence.
+ * Validation itself is vscode-free (src/core/navigation.ts): on every keystroke the box shows the
+ * validator's `detail` (token range, shards touched…) as an info message, or its `error`
+ * (naming the valid range) as an error that blocks Enter. Also the resolution of the dataset a
+ * navigation command acts on: an explicit `root` argument, a `vscode.Uri` passed by an
+ * editor-title button, or {@link Services.pickDataset} (the focused shard editor's dataset, the
+ * only one in the workspace, or a quick pick; with none, a message saying how to open one).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset } from '../core/dataset';
+import { Validated } from '../core/navigation';
+import { Services } from '../services';
+
+/** Options of {@link promptValidated}. */
+export interface ValidatedInputOptions<T> {
+  title: string;
+  /** Shown under the box while the text is empty. */
+  prompt: string;
+  placeholder?: string;
+  /** Initial text (selected, unless `cursorAtEnd`). */
+  value?: string;
+  /** Put the cursor after the initial text instead of selecting it. */
+  cursorAtEnd?: boolean;
+  /** Called on every change; must be fast (synchronous). */
+  validate(text: string): Validated<T>;
+}
+
+/**
+ * Shows an input box validated while typing. Resolves with the accepted value, or undefined when
+ * the box is dismissed. Enter on invalid text keeps the box open with the error.
+ */
+export function promptValidated<T>(opts: ValidatedInputOptions<T>): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve) => {
+    const box = vscode.window.createInputBox();
+    box.title = opts.title;
+    box.prompt = opts.prompt;
+    box.placeholder = opts.placeholder;
+    box.ignoreFocusOut = false;
+    let done = false;
+    const check = (text: string): Validated<T> | undefined => {
+      if (text.trim() === '') { box.validationMessage = undefined; return undefined; }
+      const v = opts.validate(text);
+      box.validationMessage = v.ok
+        ? { message: v.detail, severity: vscode.InputBoxValidationSeverity.Info }
+        : { message: v.error, severity: vscode.InputBoxValidationSeverity.Error };
+      return v;
+    };
+    const subs = [
+      box.onDidChangeValue((t) => { check(t); }),
+      box.onDidAccept(() => {
+        const v = check(box.value);
+        if (!v) { box.validationMessage = { message: opts.prompt, severity: vscode.InputBoxValidationSeverity.Error }; return; }
+        if (!v.ok) return;
+        done = true;
+        resolve(v.value);
+        box.hide();
+      }),
+      box.onDidHide(() => {
+        for (const s of subs) s.dispose();
+        box.dispose();
+        if (!done) resolve(undefined);
+      }),
+    ];
+    if (opts.value !== undefined) {
+      box.value = opts.value;
+      box.valueSelection = opts.cursorAtEnd ? [opts.value.length, opts.value.length] : [0, opts.value.length];
+      check(opts.value);
+    }
+    box.show();
+  });
+}
+
+/** The `root` a command argument or link names, when it is a folder holding a dataset. */
+export function existingRoot(root: unknown): string | undefined {
+  if (typeof root !== 'string' || root === '') return undefined;
+  const abs = path.resolve(root);
+  return fs.existsSync(path.join(abs, 'shard_manifest.jsonl')) ? abs : undefined;
+}
+
+/**
+ * The dataset a navigation command acts on.
+ * @param root explicit dataset root (command argument, link); a root that does not hold a
+ *   `shard_manifest.jsonl` is reported and the user picks instead.
+ * @param uri a resource passed by an editor-title button (its dataset is used).
+ * @returns undefined when there is none (a message has said how to open one) or the pick was dismissed.
+ */
+export async function resolveDataset(services: Services, purpose: string, root?: unknown, uri?: vscode.Uri): Promise<Dataset | undefined> {
+  if (root !== undefined && root !== null && root !== '') {
+    const abs = existingRoot(root);
+    if (abs) return services.openRoot(abs);
+    void vscode.window.showWarningMessage(vscode.l10n.t('{0} does not hold a shard_manifest.jsonl; choose a dataset instead.', String(root)));
+  }
+  if (uri) {
+    const ds = await services.datasetForFile(uri);
+    if (ds) return ds;
+  }
+  return services.pickDataset(purpose);
+}
+
+/** Shows an error from a command without throwing into VS Code (which would show a generic failure). */
+export function reportError(services: Services, what: string, err: unknown): undefined {
+  const msg = err instanceof Error ? err.message : String(err);
+  services.log.error(`${what}: ${msg}`);
+  void vscode.window.showErrorMessage(`${what}: ${msg}`);
+  return undefined;
+}
+
+/** Splits a command's arguments into an options object and/or a resource URI (editor-title buttons pass the URI). */
+export function commandArgs<T extends object>(args: unknown[]): { opts: Partial<T>; uri?: vscode.Uri } {
+  let opts: Partial<T> = {};
+  let uri: vscode.Uri | undefined;
+  for (const a of args) {
+    if (a instanceof vscode.Uri) uri ??= a;
+    else if (a && typeof a === 'object' && !Array.isArray(a) && !('groupId' in a)) opts = { ...opts, ...(a as Partial<T>) };
+  }
+  return { opts, uri };
+}

@@ -1,0 +1,424 @@
+/**
+ * "Verify Shard Hashes" in the extension host:
+ * - `tokenShards.verifyShards` (palette, manifest table title bar; optional argument: a
+ *   `shard_manifest.jsonl`, a dataset folder or any file in a dataset),
+ * - `tokenShards.verifyShardsIgnoreCache` (same, re-hashing shards the cache knows),
+ * - `tokenShards.verifyThisShard` (shard editor title bar; the `.u32` given as argument, else the
+ *   focused shard editor's file (`services.activeShard`), else the active tab's `.u32`).
+ *
+ * Each run shows a cancellable `window.withProgress` notification
+ * ("shard i of N · GB done · GB/s · time left"), then a summary notification ("2,098 ok", or
+ * "3 mismatched" with a "Show" button that opens the log where every fault is listed). Results
+ * go to the {@link VerificationStore}, which the manifest table and the Problems diagnostics
+ * follow. Hashing itself is `src/core/verify.ts` (worker threads; the host thread only routes
+ * messages). Digests are cached in `<globalStorage>/verify-cache.json`.
+ *
+ * Test seam: {@link runVerification} is the whole run minus the notifications; it takes the
+ * `Progress`/`CancellationToken` pair that `withProgress` would give, so a test can drive it with
+ * its own token and record what it reports. The commands return their {@link VerifyRunSummary}.
+ *
+ * This module's {@link registerVerifyShards} also wires the manifest table
+ * (`src/editor/manifestEditor.ts`) and the diagnostics (`src/diagnostics.ts`), which share the store.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
+import { fmt } from '../core/errors';
+import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
+import {
+  ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, formatBytes, formatDuration, formatGB, formatVerifySummary,
+  reportAllOk, verifyShards,
+} from '../core/verify';
+import { VERIFY_CACHE_FILE, VerifyCache, VerifyCacheEntry } from '../core/verifyCache';
+import { ManifestDiagnostics } from '../diagnostics';
+import { registerManifestEditor } from '../editor/manifestEditor';
+import { Services, activeTabUri } from '../services';
+
+/** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
+export interface VerifyLog {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  trace?(message: string): void;
+}
+
+/** Everything a run needs besides the dataset (so tests can build one without the extension's services). */
+export interface VerifyDeps {
+  log: VerifyLog;
+  /** Absolute path of the cache JSON file. */
+  cacheFile: string;
+  /** Worker threads (≥ 1). */
+  jobs: number;
+  /** Where results are published for the table and Problems; optional for tests. */
+  store?: VerificationStore;
+  /** Explicit worker script (tests); default rule in `src/core/verify.ts`. */
+  workerPath?: string;
+}
+
+/** What to verify. */
+export interface VerifyRunRequest {
+  /** Re-hash shards the cache knows to be good. */
+  ignoreCache?: boolean;
+  /** Shard indices to verify (default: all). */
+  indices?: number[];
+}
+
+/** The outcome of one run, as returned by the commands and {@link runVerification}. */
+export interface VerifyRunSummary {
+  /** Dataset root. */
+  root: string;
+  /** Shards in the run. */
+  total: number;
+  counts: Record<ShardStatus, number>;
+  cancelled: boolean;
+  /** Shards left unchecked by a cancel. */
+  unfinished: number;
+  /** Shards answered from the cache. */
+  fromCache: number;
+  bytesHashed: number;
+  elapsedMs: number;
+  jobs: number;
+  /** "2,098 ok" / "3 mismatched · 2,095 ok"-style one-liner. */
+  text: string;
+  allOk: boolean;
+  /** Every finished shard's result, by index. */
+  results: ShardVerifyResult[];
+}
+
+/** Per-root verification state shown by the table and Problems. */
+interface RootState {
+  results: Map<number, ShardVerifyResult>;
+  /** Shards of the run in progress that have not finished (queued or being hashed). */
+  pending: Set<number>;
+  /** Of those, the ones a worker is hashing right now. */
+  hashing: Set<number>;
+  running: boolean;
+  progressText?: string;
+}
+
+/** Row state of one shard for display (table status column). */
+export interface ShardDisplayState {
+  status: ShardStatus | 'not-checked' | 'queued' | 'checking';
+  checkedAt?: number;
+  detail?: string;
+  actualSize?: number;
+}
+
+/** A change in the store: which root, and which shard indices (all when undefined). */
+export interface VerificationChange {
+  root: string;
+  indices?: number[];
+  /** True when only the progress text/running flag changed. */
+  progressOnly?: boolean;
+}
+
+/**
+ * Results of this session's verification runs per dataset root, plus the shards being hashed
+ * right now, and the cache of past runs (for "last checked" of shards not verified this session).
+ */
+export class VerificationStore implements vscode.Disposable {
+  private readonly roots = new Map<string, RootState>();
+  private readonly changed = new vscode.EventEmitter<VerificationChange>();
+  private cachePromise?: Promise<VerifyCache>;
+  /** Fires when results, the checking set or the progress text of a root change. */
+  readonly onDidChange = this.changed.event;
+
+  /** @param cacheFile absolute path of the cache JSON file (the extension: `<globalStorage>/verify-cache.json`). */
+  constructor(readonly cacheFile: string) {}
+
+  private state(root: string): RootState {
+    let s = this.roots.get(root);
+    if (!s) {
+      s = { results: new Map(), pending: new Set(), hashing: new Set(), running: false };
+      this.roots.set(root, s);
+    }
+    return s;
+  }
+
+  /** The cache as last loaded (re-read from disk after every run, since the CLI may share it). */
+  cache(): Promise<VerifyCache> {
+    if (!this.cachePromise) this.cachePromise = VerifyCache.load(this.cacheFile);
+    return this.cachePromise;
+  }
+
+  /** Forgets the loaded cache so the next {@link cache} call re-reads the file. */
+  reloadCache(): void {
+    this.cachePromise = undefined;
+  }
+
+  /** True while a run on `root` is in progress. */
+  isRunning(root: string): boolean {
+    return this.roots.get(root)?.running ?? false;
+  }
+
+  /** The progress line of the run on `root`, while one runs. */
+  progressText(root: string): string | undefined {
+    const s = this.roots.get(root);
+    return s?.running ? s.progressText : undefined;
+  }
+
+  /** Results of this session for `root` (finished shards only). */
+  results(root: string): ShardVerifyResult[] {
+    return [...(this.roots.get(root)?.results.values() ?? [])].sort((a, b) => a.index - b.index);
+  }
+
+  /**
+   * What to show for each shard of a dataset: "checking…" while a worker hashes it, "queued" while
+   * it waits in a run, else this session's result, else the
+   * cache's verdict when the file's size and mtime still match it, else "not checked".
+   */
+  async displayStates(ds: Dataset): Promise<ShardDisplayState[]> {
+    const cache = await this.cache();
+    const s = this.roots.get(ds.root);
+    return ds.shards.map((e, i) => this.displayState(ds.root, e, cache, ds.fileStates[i], s));
+  }
+
+  /** Display state of one shard (see {@link displayStates}). */
+  displayState(root: string, e: ShardEntry, cache: VerifyCache | undefined, file?: { size?: number; mtimeMs?: number },
+    s: RootState | undefined = this.roots.get(root)): ShardDisplayState {
+    if (s?.hashing.has(e.index)) return { status: 'checking' };
+    if (s?.pending.has(e.index)) return { status: 'queued' };
+    const r = s?.results.get(e.index);
+    if (r) return { status: r.status, checkedAt: r.checkedAt, detail: r.message, actualSize: r.actualSize };
+    const c: VerifyCacheEntry | undefined = cache && file?.size !== undefined && file.mtimeMs !== undefined
+      ? cache.lookup(e.path, file.size, file.mtimeMs) : undefined;
+    if (c && e.sha256) {
+      return c.sha256 === e.sha256
+        ? { status: 'ok', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 matched when last checked (file unchanged since).` }
+        : { status: 'mismatch', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 ${c.sha256} ≠ manifest ${e.sha256} when last checked (file unchanged since).` };
+    }
+    return { status: 'not-checked' };
+  }
+
+  /** Drops this session's results of a root (its manifest changed, so indices may have moved). */
+  clear(root: string): void {
+    const s = this.roots.get(root);
+    if (s && !s.running) {
+      this.roots.delete(root);
+      this.changed.fire({ root });
+    }
+  }
+
+  /** @internal run bookkeeping */
+  begin(root: string, indices: number[]): boolean {
+    const s = this.state(root);
+    if (s.running) return false;
+    s.running = true;
+    s.progressText = undefined;
+    for (const i of indices) s.pending.add(i);
+    s.hashing.clear();
+    this.changed.fire({ root, indices });
+    return true;
+  }
+
+  /** @internal a shard finished */
+  record(root: string, r: ShardVerifyResult): void {
+    const s = this.state(root);
+    s.pending.delete(r.index);
+    s.hashing.delete(r.index);
+    s.results.set(r.index, r);
+    this.changed.fire({ root, indices: [r.index] });
+  }
+
+  /** @internal progress text of the run and the shards being hashed now */
+  progress(root: string, text: string, hashing: readonly number[] = []): void {
+    const s = this.state(root);
+    s.progressText = text;
+    const now = new Set(hashing.filter((i) => s.pending.has(i)));
+    const changed = [...now].filter((i) => !s.hashing.has(i)).concat([...s.hashing].filter((i) => !now.has(i)));
+    s.hashing = now;
+    this.changed.fire(changed.length ? { root, indices: changed } : { root, progressOnly: true });
+  }
+
+  /** @internal the run ended; shards still marked checking (cancelled) go back to their previous state */
+  end(root: string): void {
+    const s = this.state(root);
+    const left = [...s.pending];
+    s.pending.clear();
+    s.hashing.clear();
+    s.running = false;
+    s.progressText = undefined;
+    this.reloadCache();
+    this.changed.fire({ root, indices: left });
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** The notification's progress line, localised: "shard i of N · GB done · GB/s · time left". */
+export function progressMessage(p: VerifyProgress): string {
+  const i = Math.max(1, Math.min(p.shardsTotal, p.shardsDone + p.running.length));
+  const parts = [
+    vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)),
+    vscode.l10n.t('{0} GB done', formatGB(p.bytesDone)),
+  ];
+  if (p.bytesPerSecond > 0) parts.push(vscode.l10n.t('{0} GB/s', (p.bytesPerSecond / 1e9).toFixed(2)));
+  if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
+  return parts.join(' · ');
+}
+
+/**
+ * One verification run of a dataset (or some of its shards) with the given progress reporter and
+ * cancellation token: the body of the commands without the notifications. Writes every fault
+ * to `deps.log`, publishes results to `deps.store`, records digests in the cache.
+ * Progress: `report({ message, increment })` with increments in percent of the bytes to hash.
+ * Cancelling the token stops within a second; unfinished shards get no result and no cache entry.
+ * @throws Error when the worker script cannot be found (see `src/core/verify.ts`).
+ */
+export async function runVerification(
+  deps: VerifyDeps, ds: Dataset, req: VerifyRunRequest,
+  progress: vscode.Progress<{ message?: string; increment?: number }>, token: vscode.CancellationToken,
+): Promise<VerifyRunSummary> {
+  const shards = req.indices ? req.indices.map((i) => ds.shards[i]).filter((e): e is ShardEntry => !!e) : ds.shards;
+  const store = deps.store;
+  if (store && !store.begin(ds.root, shards.map((e) => e.index))) {
+    throw new Error(vscode.l10n.t('A verification of {0} is already running.', ds.root));
+  }
+  const ac = new AbortController();
+  const sub = token.onCancellationRequested(() => ac.abort());
+  if (token.isCancellationRequested) ac.abort();
+  let reportedPct = 0;
+  const cache = store ? await store.cache() : await VerifyCache.load(deps.cacheFile);
+  if (cache.warning) deps.log.warn(cache.warning);
+  deps.log.info(`verify ${ds.root}: ${shards.length} shard(s), ${deps.jobs} worker(s)${req.ignoreCache ? ', ignoring the cache' : ''}`);
+  try {
+    const report = await verifyShards(shards, {
+      jobs: deps.jobs,
+      signal: ac.signal,
+      cache,
+      ignoreCache: req.ignoreCache,
+      workerPath: deps.workerPath,
+      progressIntervalMs: 250,
+      onResult: (r) => {
+        store?.record(ds.root, r);
+        if (r.status === 'ok') deps.log.trace?.(r.message);
+        else deps.log.error(r.message);
+      },
+      onProgress: (p) => {
+        const message = progressMessage(p);
+        const pct = p.bytesTotal > 0 ? (100 * p.bytesDone) / p.bytesTotal : (100 * p.shardsDone) / Math.max(1, p.shardsTotal);
+        const increment = Math.max(0, pct - reportedPct);
+        reportedPct = Math.max(reportedPct, pct);
+        progress.report({ message, increment });
+        store?.progress(ds.root, message, p.running);
+      },
+    });
+    const text = formatVerifySummary(report);
+    const summary: VerifyRunSummary = {
+      root: ds.root, total: shards.length, counts: report.counts, cancelled: report.cancelled, unfinished: report.unfinished.length,
+      fromCache: report.fromCache, bytesHashed: report.bytesHashed, elapsedMs: report.elapsedMs, jobs: report.jobs, text,
+      allOk: reportAllOk(report), results: report.results,
+    };
+    const rate = report.elapsedMs > 0 && report.bytesHashed > 0 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s)` : '';
+    deps.log.info(`verify ${ds.root}: ${text}; ${fmt(report.fromCache)} from the cache; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
+    if (report.cacheError) deps.log.warn(report.cacheError);
+    return summary;
+  } finally {
+    sub.dispose();
+    store?.end(ds.root);
+  }
+}
+
+/** Resolves the dataset a verify command acts on (argument, focused editor, workspace, pick). */
+async function datasetFor(services: Services, arg: unknown): Promise<Dataset | undefined> {
+  const uri = arg instanceof vscode.Uri ? arg : undefined;
+  if (uri?.scheme === 'file') {
+    const root = path.basename(uri.fsPath) === SHARD_MANIFEST ? path.dirname(uri.fsPath) : await findDatasetRoot(uri.fsPath);
+    if (root) return services.openRoot(root);
+  }
+  return services.pickDataset(vscode.l10n.t('Verify which dataset?'));
+}
+
+/** The `.u32` that `verifyThisShard` acts on. */
+function shardUriFor(services: Services, arg: unknown): vscode.Uri | undefined {
+  if (arg instanceof vscode.Uri) return arg;
+  if (services.activeShard) return services.activeShard.uri;
+  const tab = activeTabUri();
+  return tab && tab.path.endsWith('.u32') ? tab : undefined;
+}
+
+/**
+ * Runs a verification under a cancellable notification, then shows the summary notification.
+ * @returns the summary, or undefined when there was nothing to run (or it could not start).
+ */
+async function verifyWithNotification(services: Services, store: VerificationStore, ds: Dataset, req: VerifyRunRequest, title: string):
+  Promise<VerifyRunSummary | undefined> {
+  if (store.isRunning(ds.root)) {
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', path.basename(ds.root)));
+    return undefined;
+  }
+  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store };
+  let summary: VerifyRunSummary;
+  try {
+    summary = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+      (progress, token) => runVerification(deps, ds, req, progress, token),
+    );
+  } catch (err) {
+    services.log.error(`verify ${ds.root}: ${(err as Error).message}`);
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', (err as Error).message));
+    return undefined;
+  }
+  const show = vscode.l10n.t('Show');
+  const single = summary.total === 1 && summary.results.length === 1 ? summary.results[0] : undefined;
+  const head = single ? `${path.basename(single.shard)}: ` : '';
+  if (summary.cancelled) {
+    void vscode.window.showInformationMessage(vscode.l10n.t('Verification cancelled: {0}.', summary.text));
+  } else if (summary.allOk) {
+    const cached = summary.fromCache ? vscode.l10n.t(' ({0} known good from the cache)', fmt(summary.fromCache)) : '';
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}{1}{2}', head, summary.text, cached));
+  } else {
+    void vscode.window.showWarningMessage(vscode.l10n.t('Shard hashes: {0}{1}', head, summary.text), show).then((choice) => {
+      if (choice === show) services.log.show(true);
+    });
+  }
+  return summary;
+}
+
+/** Worker threads for a run: the `tokenShards.verify.workers` setting, 0 = the number of cores. */
+export function verifyJobs(services: Services): number {
+  const n = services.setting<number>('verify.workers');
+  return n && n > 0 ? Math.floor(n) : defaultJobs();
+}
+
+/**
+ * Registers the three verify commands, the manifest table (custom editor, `openManifest`, the
+ * offer to open it) and the Problems diagnostics; they share one {@link VerificationStore}.
+ */
+export function registerVerifyShards(context: vscode.ExtensionContext, services: Services): VerificationStore {
+  const store = new VerificationStore(path.join(context.globalStorageUri.fsPath, VERIFY_CACHE_FILE));
+  context.subscriptions.push(store);
+  const title = vscode.l10n.t('Verifying shard hashes');
+  context.subscriptions.push(
+    vscode.commands.registerCommand('tokenShards.verifyShards', async (arg?: unknown) => {
+      const ds = await datasetFor(services, arg);
+      return ds && verifyWithNotification(services, store, ds, {}, title);
+    }),
+    vscode.commands.registerCommand('tokenShards.verifyShardsIgnoreCache', async (arg?: unknown) => {
+      const ds = await datasetFor(services, arg);
+      return ds && verifyWithNotification(services, store, ds, { ignoreCache: true }, vscode.l10n.t('Verifying shard hashes (ignoring the cache)'));
+    }),
+    vscode.commands.registerCommand('tokenShards.verifyThisShard', async (arg?: unknown) => {
+      const uri = shardUriFor(services, arg);
+      if (!uri) {
+        void vscode.window.showWarningMessage(vscode.l10n.t('Open a shard (.u32) first, or pass its URI to this command.'));
+        return undefined;
+      }
+      const ds = await services.datasetForFile(uri);
+      const entry = ds && shardOfFile(ds, uri.fsPath);
+      if (!ds || !entry) {
+        void vscode.window.showWarningMessage(vscode.l10n.t(
+          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', path.basename(uri.fsPath)));
+        return undefined;
+      }
+      return verifyWithNotification(services, store, ds, { indices: [entry.index], ignoreCache: true },
+        vscode.l10n.t('Verifying {0} ({1} bytes)', entry.shard, fmt(entry.numTokens * BYTES_PER_TOKEN)));
+    }),
+  );
+  const diagnostics = new ManifestDiagnostics(services, store);
+  context.subscriptions.push(diagnostics);
+  registerManifestEditor(context, services, store, diagnostics);
+  return store;
+}

@@ -1,0 +1,254 @@
+/**
+ * Page serving for the shard editor, free of `vscode` so the CLI, benchmarks and unit tests can
+ * drive it: a shard is cut into pages of {@link PAGE_TOKENS} tokens; a page is read with one
+ * ranged read through the core {@link TokenStream} (never the whole file) and prepared for
+ * display with the core tokenizer:
+ *
+ * - `texts`/`kinds`: one display piece per token (see {@link TokenPiece}: partial UTF-8 shown
+ *   as `<XX XX>`, special/added tokens apart, unknown ids flagged);
+ * - `joins`/`cont`: how the page's tokens group into runs whose bytes decode on their own, so
+ *   that concatenating the per-group texts in order gives exactly the tokenizer's `decode` of
+ *   the same ids (a multi-byte character split over tokens, or over a page edge, is one group).
+ *
+ * Also the background scan that documents need: EOS count, first and last EOS per page.
+ *
+ * Units: offsets and counts are in **tokens**, local to the shard file unless named `global`.
+ */
+import { TokenStream } from './stream';
+import { LoadedTokenizer, PieceKind } from './tokenizer';
+import { CancelledError, RangeRequestError, fmt } from './errors';
+import { countId } from './documents';
+
+/** Tokens per page (128 KiB of ids): the unit the webview asks for and caches. */
+export const PAGE_TOKENS = 32_768;
+
+/** Tokens read before a page to learn the UTF-8 decoder state at its first token. */
+const CONTEXT_BEFORE = 16;
+/** Tokens read after a page to finish a character the page's last token begins. */
+const CONTEXT_AFTER = 16;
+
+/** One-letter codes of {@link PieceKind} used in {@link PagePayload.kinds}. */
+export const KIND_CODES: Record<PieceKind, string> = { text: 't', partial: 'p', special: 's', added: 'a', unknown: 'u' };
+
+/**
+ * One page prepared for display. Plain JSON-serialisable data (it is posted to the webview).
+ * Without a tokenizer only `ids` is set.
+ */
+export interface PagePayload {
+  /** 0-based page index. */
+  index: number;
+  /** Local token offset of the page's first token (`index · PAGE_TOKENS`). */
+  start: number;
+  /** The page's token ids (`count` = `ids.length`, ≤ PAGE_TOKENS; shorter only for the last page). */
+  ids: number[];
+  /** Display text per token ({@link TokenPiece.text}). */
+  texts?: string[];
+  /** One character per token: t text, p partial UTF-8, s special, a added, u unknown id ({@link KIND_CODES}). */
+  kinds?: string;
+  /** Hex bytes of partial tokens, `[index in page, "F0 9F"]` (other tokens' bytes are the UTF-8 of their text). */
+  partialHex?: [number, string][];
+  /**
+   * Decode groups that are not a single whole token: `[first index in page, token count, decoded text]`.
+   * Tokens inside a group after its first have no text of their own. A group may run past the
+   * page end (its text then includes the next page's first tokens).
+   */
+  joins?: [number, number, string][];
+  /** Tokens at the page start that finish the previous page's last group (their text is in that group). */
+  cont?: number;
+}
+
+/** Per-page document statistics of a whole shard (arrays indexed by page). */
+export interface PageDocStats {
+  /** EOS tokens in each page. */
+  eosCount: number[];
+  /** Index in the page of its first EOS, or -1. */
+  firstEos: number[];
+  /** Index in the page of its last EOS, or -1. */
+  lastEos: number[];
+}
+
+/** Number of pages of a shard of `numTokens` tokens. */
+export function pageCount(numTokens: number): number {
+  return Math.ceil(numTokens / PAGE_TOKENS);
+}
+
+/**
+ * Tracks the WHATWG UTF-8 decoder's state byte by byte, to know where a decoder would hold
+ * no pending bytes (a run of bytes ending there decodes the same on its own as inside a longer
+ * run: the decoder emits U+FFFD per maximal invalid subpart and never looks further back).
+ */
+export class Utf8State {
+  private needed = 0;
+  private seen = 0;
+  private lower = 0x80;
+  private upper = 0xbf;
+
+  /** Feeds one byte. */
+  push(b: number): void {
+    if (this.needed !== 0) {
+      if (b >= this.lower && b <= this.upper) {
+        this.lower = 0x80; this.upper = 0xbf;
+        if (++this.seen === this.needed) this.needed = this.seen = 0;
+        return;
+      }
+      // Invalid continuation: the decoder emits U+FFFD and reprocesses this byte from a clean state.
+      this.needed = this.seen = 0; this.lower = 0x80; this.upper = 0xbf;
+    }
+    if (b <= 0x7f) return;
+    if (b >= 0xc2 && b <= 0xdf) this.needed = 1;
+    else if (b >= 0xe0 && b <= 0xef) { if (b === 0xe0) this.lower = 0xa0; if (b === 0xed) this.upper = 0x9f; this.needed = 2; }
+    else if (b >= 0xf0 && b <= 0xf4) { if (b === 0xf0) this.lower = 0x90; if (b === 0xf4) this.upper = 0x8f; this.needed = 3; }
+    // else: invalid lead byte, one U+FFFD, state stays clean
+  }
+
+  /** Feeds a byte string. */
+  pushAll(bytes: Uint8Array): void {
+    for (let i = 0; i < bytes.length; i++) this.push(bytes[i]);
+  }
+
+  /** True while the decoder holds the start of an unfinished character. */
+  get pending(): boolean {
+    return this.needed !== 0;
+  }
+}
+
+/**
+ * Splits ids into decode groups: a group ends after a token when the UTF-8 decoder holds no
+ * pending bytes there (unknown ids add no bytes). Groups also end before and after every `eos`
+ * id, because documents are decoded without their closing EOS (a character cut off right before
+ * an EOS then decodes as U+FFFD, as it does when the document is decoded alone).
+ * @returns per id, 1 when a group ends after it.
+ */
+export function groupEnds(ids: ArrayLike<number>, tok: LoadedTokenizer, eos = -1): Uint8Array {
+  const ends = new Uint8Array(ids.length);
+  let st = new Utf8State();
+  for (let i = 0; i < ids.length; i++) {
+    st.pushAll(tok.bytesOf(ids[i]));
+    const forced = ids[i] === eos || (i + 1 < ids.length && ids[i + 1] === eos);
+    ends[i] = st.pending && !forced ? 0 : 1;
+    if (forced && st.pending) st = new Utf8State();
+  }
+  return ends;
+}
+
+/**
+ * Builds a page's display data from ids read with context.
+ * @param ids ids `[ctxStart, ctxStart + ids.length)` (local offsets), covering the page plus up to
+ *   {@link CONTEXT_BEFORE} tokens before and {@link CONTEXT_AFTER} after.
+ * @param ctxStart local offset of `ids[0]`.
+ * @param pageStart local offset of the page's first token; `pageLen` its length in tokens.
+ * @param eos the EOS id (groups never span it; see {@link groupEnds}).
+ */
+export function buildPage(index: number, ids: Uint32Array, ctxStart: number, pageStart: number, pageLen: number,
+  tok: LoadedTokenizer | undefined, eos = -1): PagePayload {
+  const pre = pageStart - ctxStart;
+  const pageIds = ids.subarray(pre, pre + pageLen);
+  const payload: PagePayload = { index, start: pageStart, ids: Array.from(pageIds) };
+  if (!tok) return payload;
+  const pieces = tok.pieces(pageIds);
+  const texts = new Array<string>(pageLen);
+  let kinds = '';
+  const partialHex: [number, string][] = [];
+  for (let i = 0; i < pageLen; i++) {
+    const p = pieces[i];
+    texts[i] = p.text;
+    kinds += KIND_CODES[p.kind];
+    if (p.kind === 'partial') partialHex.push([i, p.hex]);
+  }
+  payload.texts = texts;
+  payload.kinds = kinds;
+  if (partialHex.length) payload.partialHex = partialHex;
+
+  // Decode groups over the whole context; a group boundary "before token t" = ends[t-1].
+  const ends = groupEnds(ids, tok, eos);
+  let cont = 0;
+  if (pre > 0) while (cont < pageLen && !ends[pre + cont - 1]) cont++;
+  const joins: [number, number, string][] = [];
+  let i = cont;
+  while (i < pageLen) {
+    let j = i; // last token of the group (context index pre + j)
+    while (!ends[pre + j] && pre + j + 1 < ids.length) j++;
+    const n = j - i + 1;
+    const k = pieces[i]?.kind;
+    if (n > 1 || k === 'partial') {
+      joins.push([i, n, tok.decode(ids.subarray(pre + i, pre + j + 1))]);
+    }
+    i = j + 1;
+  }
+  if (cont) payload.cont = cont;
+  if (joins.length) payload.joins = joins;
+  return payload;
+}
+
+/** Page reads and document scans over one shard file. */
+export class ShardPages {
+  /** Number of pages. */
+  readonly pageCount: number;
+
+  /**
+   * @param stream the shard file as a stream of local offsets (`TokenStream.fromFile`), or any
+   *   stream whose offsets `[base, base + numTokens)` are the shard (see `base`).
+   * @param numTokens tokens shown.
+   * @param tokenizer for texts; without one pages carry ids only.
+   * @param eos the EOS id (document separator).
+   * @param base stream offset of the shard's first token (0 for a file stream).
+   */
+  constructor(readonly stream: TokenStream, readonly numTokens: number, readonly tokenizer: LoadedTokenizer | undefined,
+    readonly eos: number, readonly base = 0) {
+    this.pageCount = pageCount(numTokens);
+  }
+
+  /** Local range `[start, end)` of page `index`. */
+  pageRange(index: number): [number, number] {
+    const start = index * PAGE_TOKENS;
+    return [start, Math.min(this.numTokens, start + PAGE_TOKENS)];
+  }
+
+  /**
+   * Reads and prepares page `index` (one ranged read of the page plus a few tokens of context).
+   * @throws RangeRequestError for a page outside `[0, pageCount)`; DataError on a short read.
+   */
+  async page(index: number): Promise<PagePayload> {
+    if (!Number.isInteger(index) || index < 0 || index >= this.pageCount) {
+      throw new RangeRequestError(`page ${index} is outside 0..${this.pageCount - 1} (${fmt(this.numTokens)} tokens, ${fmt(PAGE_TOKENS)} per page)`);
+    }
+    const [start, end] = this.pageRange(index);
+    const ctxStart = this.tokenizer ? Math.max(0, start - CONTEXT_BEFORE) : start;
+    const ctxEnd = this.tokenizer ? Math.min(this.numTokens, end + CONTEXT_AFTER) : end;
+    const ids = await this.stream.read(this.base + ctxStart, ctxEnd - ctxStart);
+    return buildPage(index, ids, ctxStart, start, end - start, this.tokenizer, this.eos);
+  }
+
+  /** Reads local tokens `[start, start + count)` (clipped to the shard). */
+  async read(start: number, count: number): Promise<Uint32Array> {
+    const s = Math.max(0, Math.min(start, this.numTokens));
+    const e = Math.max(s, Math.min(start + count, this.numTokens));
+    return this.stream.read(this.base + s, e - s);
+  }
+
+  /**
+   * Scans the whole shard for EOS tokens, one chunk of {@link PAGE_TOKENS}·32 tokens at a time
+   * (async between chunks; never more than one chunk of synchronous work).
+   * @param onProgress called with tokens scanned so far.
+   * @throws CancelledError when `signal` fires; DataError on a short read.
+   */
+  async scanDocuments(signal?: AbortSignal, onProgress?: (done: number) => void): Promise<PageDocStats> {
+    const n = this.pageCount;
+    const stats: PageDocStats = { eosCount: new Array(n).fill(0), firstEos: new Array(n).fill(-1), lastEos: new Array(n).fill(-1) };
+    const chunk = PAGE_TOKENS * 32;
+    for (let lo = 0; lo < this.numTokens; lo += chunk) {
+      if (signal?.aborted) throw new CancelledError();
+      const ids = await this.read(lo, chunk);
+      for (let p = 0; p * PAGE_TOKENS < ids.length; p++) {
+        const sub = ids.subarray(p * PAGE_TOKENS, (p + 1) * PAGE_TOKENS);
+        const page = lo / PAGE_TOKENS + p;
+        const c = countId(sub, this.eos);
+        stats.eosCount[page] = c;
+        if (c > 0) { stats.firstEos[page] = sub.indexOf(this.eos); stats.lastEos[page] = sub.lastIndexOf(this.eos); }
+      }
+      onProgress?.(Math.min(this.numTokens, lo + chunk));
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    return stats;
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * The manifest table: a read-only custom editor (`tokenShards.manifestEditor`, priority `option`
+ * because `shard_manifest.jsonl` is also text) showing
+ * - a header: every key of `manifest.json` and `verification.json` (nested values as JSON);
+ * - totals: shards, stored tokens, training tokens, updates (0-based), tokens per update;
+ * - a virtualised table of the shards (index, file, start_token, num_tokens, updates covered,
+ *   size on disk, verification status, last checked); clicking a row opens the shard in the
+ *   shard editor (`vscode.openWith …, 'tokenShards.shardEditor'`).
+ *
+ * Also here: the `tokenShards.openManifest` command (title-bar action on the manifest's text
+ * editor; argument: a `shard_manifest.jsonl`, a dataset folder or any file inside a dataset) and
+ * the one-time offer (per workspace, remembered in `workspaceState`) to open the table when the
+ * workspace holds a dataset.
+ *
+ * Statuses come from the {@link VerificationStore} (this session's runs, the cache for earlier
+ * ones) and follow runs live. The webview gets shard names as written in the manifest, never
+ * absolute paths; it asks the host to open shard `index`.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset, findDatasetRoot } from '../core/dataset';
+import { fmt } from '../core/errors';
+import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
+import type { ShardDisplayState, VerificationStore } from '../commands/verifyShards';
+import type { ManifestDiagnostics } from '../diagnostics';
+import type {
+  ManifestField, ManifestFromWebview, ManifestInit, ManifestRow, ManifestRowsChanged, ManifestToWebview, ManifestTotals,
+} from '../protocol';
+import type { Services } from '../services';
+import { webviewHtml, webviewOptions } from './webviewHtml';
+
+/** View type contributed in package.json. */
+export const MANIFEST_VIEW_TYPE = 'tokenShards.manifestEditor';
+/** View type of the shard editor (opened when a row is clicked). */
+const SHARD_VIEW_TYPE = 'tokenShards.shardEditor';
+/** `workspaceState` key: the offer to open the table was made in this workspace. */
+export const OFFER_STATE_KEY = 'tokenShards.manifestTableOffered';
+
+/** Keys whose integer values are identifiers, not quantities (shown without thousands separators). */
+const ID_LIKE_KEY = /(seed|year|version|_id$|^id$|revision|commit|port)/i;
+
+/**
+ * Turns a side file's object into display fields: every top-level key in file order; strings as
+ * they are, integers with thousands separators (except id-like keys), objects/arrays as JSON.
+ */
+export function fieldsOf(side: SideFile | undefined): ManifestField[] | null {
+  if (!side) return null;
+  return Object.entries(side.data).map(([key, v]): ManifestField => {
+    if (v !== null && typeof v === 'object') return { key, value: JSON.stringify(v, null, 2), nested: true };
+    if (typeof v === 'number' && Number.isSafeInteger(v) && !ID_LIKE_KEY.test(key)) return { key, value: fmt(v), nested: false };
+    if (typeof v === 'string') return { key, value: v, nested: false };
+    return { key, value: JSON.stringify(v), nested: false };
+  });
+}
+
+/** Totals of a dataset for the header. */
+export function totalsOf(ds: Dataset): ManifestTotals {
+  return {
+    shards: ds.shards.length,
+    storedTokens: ds.storedTokens,
+    trainingTokens: ds.schedule.numUpdates * ds.schedule.G,
+    updates: ds.schedule.numUpdates,
+    tokensPerUpdate: ds.schedule.G,
+    sequencesPerUpdate: ds.schedule.sequencesPerUpdate,
+    sequenceLength: ds.schedule.L,
+    tokensPerUpdateSource: ds.settingSources.globalTokensPerUpdate,
+    sequenceLengthSource: ds.settingSources.sequenceLength,
+  };
+}
+
+/**
+ * First and last 0-based update whose input tokens `[G·k, G·(k+1))` intersect the shard's
+ * `[start, start + n)`, or nulls when none does (an empty shard, or only look-ahead tokens).
+ */
+export function updatesCovered(start: number, n: number, G: number, numUpdates: number): [number | null, number | null] {
+  if (n <= 0 || numUpdates <= 0) return [null, null];
+  const first = Math.floor(start / G);
+  const last = Math.min(Math.floor((start + n - 1) / G), numUpdates - 1);
+  return first > last ? [null, null] : [first, last];
+}
+
+function rowState(st: ShardDisplayState): Pick<ManifestRow, 'status' | 'checkedAt' | 'detail'> {
+  return { status: st.status, checkedAt: st.checkedAt ?? null, detail: st.detail ?? null };
+}
+
+/** One document per manifest file; nothing to load (the dataset is opened through the shared services). */
+class ManifestDocument implements vscode.CustomDocument {
+  constructor(readonly uri: vscode.Uri) {}
+  dispose(): void { /* nothing held */ }
+}
+
+/** Provider of the manifest table. */
+class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<ManifestDocument> {
+  /** Last `mf/rendered` report per panel (for tests, see {@link lastRendered}). */
+  readonly rendered = new Map<string, { first: number; count: number; total: number }>();
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly services: Services,
+    private readonly store: VerificationStore, private readonly diagnostics?: ManifestDiagnostics) {}
+
+  openCustomDocument(uri: vscode.Uri): ManifestDocument {
+    return new ManifestDocument(uri);
+  }
+
+  resolveCustomEditor(document: ManifestDocument, panel: vscode.WebviewPanel): void {
+    const webview = panel.webview;
+    webview.options = webviewOptions(this.context.extensionUri);
+    webview.html = webviewHtml(webview, this.context.extensionUri, {
+      script: 'manifestEditor', title: vscode.l10n.t('Shard manifest table'), style: 'manifestEditor.css',
+    });
+    const root = path.dirname(document.uri.fsPath);
+    this.diagnostics?.track(root);
+    const post = (m: ManifestToWebview) => void webview.postMessage(m);
+    let ds: Dataset | undefined;
+    let ready = false;
+    let generation = 0;
+    const pending = new Set<number>();
+    let flushTimer: NodeJS.Timeout | undefined;
+    let lastProgressPost = 0;
+    let progressTimer: NodeJS.Timeout | undefined;
+
+    const sendInit = async () => {
+      const gen = ++generation;
+      try {
+        const opened = await this.services.openRoot(root);
+        // Fresh sizes and mtimes: the shared dataset's were taken when it was opened.
+        const files = await validateShardFiles(opened.shards, opened.manifestFile);
+        if (gen !== generation) return;
+        ds = { ...opened, fileStates: files.states };
+        const cache = await this.store.cache();
+        const rows: ManifestRow[] = ds.shards.map((e, i) => {
+          const [firstUpdate, lastUpdate] = updatesCovered(e.startToken, e.numTokens, ds!.schedule.G, ds!.schedule.numUpdates);
+          const st = this.store.displayState(root, e, cache, files.states[i]);
+          return {
+            index: e.index, shard: e.shard, line: e.line, startToken: e.startToken, numTokens: e.numTokens, firstUpdate, lastUpdate,
+            sizeOnDisk: st.actualSize ?? files.states[i].size ?? null, expectedSize: e.numTokens * BYTES_PER_TOKEN, ...rowState(st),
+          };
+        });
+        const problems = [...opened.problems.filter((p) => !(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable'] as string[]).includes(p.code)), ...files.problems];
+        const init: ManifestInit = {
+          type: 'mf/init', name: path.basename(root), provenance: fieldsOf(opened.provenance), verification: fieldsOf(opened.verification),
+          totals: totalsOf(opened), rows,
+          problems: problems.map((p) => ({ severity: p.severity, message: p.message, line: p.line ?? null, file: path.basename(p.file) })),
+          verifying: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
+        };
+        post(init);
+      } catch (err) {
+        if (gen === generation) post({ type: 'mf/error', message: (err as Error).message });
+      }
+    };
+
+    const flushRows = async () => {
+      flushTimer = undefined;
+      if (!ds || pending.size === 0) return;
+      const cache = await this.store.cache();
+      const rows: ManifestRowsChanged['rows'] = [];
+      for (const i of pending) {
+        const e = ds.shards[i];
+        if (!e) continue;
+        const st = this.store.displayState(root, e, cache, ds.fileStates[i]);
+        rows.push({ index: i, ...rowState(st), sizeOnDisk: st.actualSize ?? (st.status === 'missing' ? null : ds.fileStates[i]?.size ?? null) });
+      }
+      pending.clear();
+      if (rows.length) post({ type: 'mf/rows', rows });
+    };
+
+    const postProgress = () => {
+      progressTimer = undefined;
+      lastProgressPost = Date.now();
+      post({ type: 'mf/verifying', text: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null) });
+    };
+
+    const subs: vscode.Disposable[] = [
+      webview.onDidReceiveMessage((m: ManifestFromWebview) => this.onMessage(document, root, () => ds, m, () => { ready = true; void sendInit(); })),
+      this.store.onDidChange((c) => {
+        if (c.root !== root || !ready) return;
+        if (c.indices === undefined && !c.progressOnly) { void sendInit(); return; }
+        for (const i of c.indices ?? []) pending.add(i);
+        if (pending.size && !flushTimer) flushTimer = setTimeout(() => void flushRows(), 100);
+        // Progress text at most 4 times a second; the run's start and end right away.
+        if (!progressTimer) {
+          const wait = Math.max(0, 250 - (Date.now() - lastProgressPost));
+          if (wait === 0 || !this.store.isRunning(root)) postProgress();
+          else progressTimer = setTimeout(postProgress, wait);
+        }
+      }),
+      this.services.onDidChangeDataset((r) => {
+        if ((r === '*' || r === root) && ready) void sendInit();
+      }),
+    ];
+    panel.onDidDispose(() => {
+      if (flushTimer) clearTimeout(flushTimer);
+      if (progressTimer) clearTimeout(progressTimer);
+      this.rendered.delete(document.uri.toString());
+      for (const s of subs) s.dispose();
+    });
+  }
+
+  private async onMessage(document: ManifestDocument, root: string, ds: () => Dataset | undefined, m: ManifestFromWebview, onReady: () => void): Promise<void> {
+    switch (m.type) {
+      case 'mf/ready':
+        onReady();
+        return;
+      case 'mf/open': {
+        const e = ds()?.shards[m.index];
+        if (!e) return;
+        try {
+          await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(e.path), SHARD_VIEW_TYPE);
+        } catch (err) {
+          void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}: {1}', e.shard, (err as Error).message));
+        }
+        return;
+      }
+      case 'mf/verify':
+        await vscode.commands.executeCommand(m.ignoreCache ? 'tokenShards.verifyShardsIgnoreCache' : 'tokenShards.verifyShards', document.uri);
+        return;
+      case 'mf/showProblems':
+        await vscode.commands.executeCommand('workbench.actions.view.problems');
+        return;
+      case 'mf/revealLine': {
+        const line = Math.max(0, m.line - 1);
+        await vscode.window.showTextDocument(document.uri, { selection: new vscode.Range(line, 0, line, 0), preview: true });
+        return;
+      }
+      case 'mf/rendered':
+        this.rendered.set(document.uri.toString(), { first: m.first, count: m.count, total: m.total });
+        this.services.log.trace(`manifest table ${root}: rows ${m.first}..${m.first + m.count - 1} of ${m.total} rendered`);
+        return;
+    }
+  }
+}
+
+/** The `shard_manifest.jsonl` a command argument points at (the file, a dataset folder, a file inside one). */
+async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
+  let uri = arg instanceof vscode.Uri ? arg : undefined;
+  if (!uri) {
+    const active = vscode.window.activeTextEditor?.document.uri ?? services.activeShard?.uri;
+    if (active?.scheme === 'file' && await findDatasetRoot(active.fsPath)) uri = active;
+  }
+  if (uri?.scheme === 'file') {
+    if (path.basename(uri.fsPath) === SHARD_MANIFEST) return uri;
+    const root = await findDatasetRoot(uri.fsPath);
+    if (root) return vscode.Uri.file(path.join(root, SHARD_MANIFEST));
+  }
+  const ds = await services.pickDataset(vscode.l10n.t('Open the shard manifest of which dataset?'));
+  return ds && vscode.Uri.file(ds.manifestFile);
+}
+
+/** Opens the table of the given (or chosen) dataset; returns the manifest's URI. */
+async function openManifest(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
+  const uri = await manifestFor(services, arg);
+  if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, MANIFEST_VIEW_TYPE);
+  return uri;
+}
+
+/** Offers (once per workspace) to open the table of the workspace's dataset. */
+async function offerToOpen(context: vscode.ExtensionContext, services: Services): Promise<void> {
+  if (context.workspaceState.get<boolean>(OFFER_STATE_KEY)) return;
+  if (!vscode.workspace.workspaceFolders?.length) return;
+  const roots = await services.workspaceDatasetRoots();
+  if (roots.length === 0) return;
+  await context.workspaceState.update(OFFER_STATE_KEY, true);
+  let shards = '';
+  try {
+    shards = fmt((await services.openRoot(roots[0])).shards.length);
+  } catch { /* the table will show why */ }
+  const open = vscode.l10n.t('Open Manifest Table');
+  const msg = roots.length > 1
+    ? vscode.l10n.t('This workspace holds {0} token datasets. Open the shard manifest table of {1}?', roots.length, path.basename(roots[0]))
+    : vscode.l10n.t('{0} is a token dataset ({1} shards). Open its shard manifest table to see the shards and verify their hashes?', path.basename(roots[0]), shards || '?');
+  const choice = await vscode.window.showInformationMessage(msg, open);
+  if (choice === open) await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(path.join(roots[0], SHARD_MANIFEST)), MANIFEST_VIEW_TYPE);
+}
+
+/**
+ * Registers the manifest table (custom editor), `tokenShards.openManifest`, and the one-time
+ * offer to open it. Called by `registerVerifyShards` (it shares the verification store).
+ * @returns the test API: the last rows range each open table reported as rendered (by manifest URI).
+ */
+export function registerManifestEditor(context: vscode.ExtensionContext, services: Services, store: VerificationStore,
+  diagnostics?: ManifestDiagnostics): { lastRendered(uri: vscode.Uri): { first: number; count: number; total: number } | undefined } {
+  const provider = new ManifestEditorProvider(context, services, store, diagnostics);
+  context.subscriptions.push(
+    vscode.window.registerCustomEditorProvider(MANIFEST_VIEW_TYPE, provider, { supportsMultipleEditorsPerDocument: true }),
+    vscode.commands.registerCommand('tokenShards.openManifest', (arg?: unknown) => openManifest(services, arg)),
+  );
+  // Let the workbench settle before offering anything.
+  const t = setTimeout(() => void offerToOpen(context, services).catch((err) => services.log.warn(`manifest offer: ${(err as Error).message}`)), 1500);
+  context.subscriptions.push({ dispose: () => clearTimeout(t) });
+  return { lastRendered: (uri) => provider.rendered.get(uri.toString()) };
+}

@@ -1,0 +1,358 @@
+/**
+ * The custom document behind a shard editor: one `.u32` file, read through the core
+ * {@link TokenStream} in pages (never whole), with its dataset when a `shard_manifest.jsonl` up
+ * the tree lists it (global offsets), its tokenizer, the banners bad input deserves, and the
+ * document numbering computed in the background (cancellable). A file watcher reloads it when
+ * the file changes on disk; dataset or tokenizer-setting changes reload it too.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset, shardOfFile } from '../core/dataset';
+import { findDocumentBounds } from '../core/documents';
+import { CancelledError, fmt } from '../core/errors';
+import { BYTES_PER_TOKEN, ShardEntry } from '../core/manifest';
+import { PAGE_TOKENS, PageDocStats, ShardPages } from '../core/pages';
+import { DEFAULT_SCHEDULE } from '../core/schedule';
+import { TokenStream } from '../core/stream';
+import { CORRUPT_ID_FLOOR, LoadedTokenizer, diagnoseIds, toHex } from '../core/tokenizer';
+import type { ShardBanner, ShardInitToWebview, ShardNumberingToWebview } from '../protocol';
+import type { Services } from '../services';
+
+/** Earlier-shard document counting starts by itself only below this many tokens (4 GB of ids); above, the user asks. */
+export const AUTO_COUNT_TOKENS = 1_000_000_000;
+/** Tokens sampled at the start of the file to diagnose dtype mix-ups. */
+const DIAGNOSE_SAMPLE = 16_384;
+
+/** Everything one load of the file established (replaced on reload). */
+export interface ShardState {
+  /** Absolute path of the file. */
+  file: string;
+  sizeBytes: number;
+  /** Bytes after the last whole token (size mod 4). */
+  trailingBytes: number;
+  /** Whole tokens in the file. */
+  numTokens: number;
+  /** The file as a stream of local offsets. */
+  stream: TokenStream;
+  pages: ShardPages;
+  dataset?: Dataset;
+  /** The manifest line of this file, when its dataset lists it. */
+  entry?: ShardEntry;
+  /** Global offset of local 0 (dataset shards only). */
+  globalStart?: number;
+  tokenizer?: LoadedTokenizer;
+  eos: number;
+  banners: ShardBanner[];
+}
+
+/** A `.u32` shard opened in the shard editor. */
+export class ShardDocument implements vscode.CustomDocument {
+  private _state!: ShardState;
+  private _generation = 0;
+  private numberingAbort?: AbortController;
+  private _numbering: ShardNumberingToWebview;
+  private stats?: PageDocStats;
+  private readonly disposables: vscode.Disposable[] = [];
+  private reloadTimer?: NodeJS.Timeout;
+  private readonly reloaded = new vscode.EventEmitter<void>();
+  private readonly numberingChanged = new vscode.EventEmitter<ShardNumberingToWebview>();
+  private disposed = false;
+  private numberingStarted = false;
+
+  /** Fires after the file was read again (the webviews must re-init). */
+  readonly onDidReload = this.reloaded.event;
+  /** Fires when document numbering facts change. */
+  readonly onDidChangeNumbering = this.numberingChanged.event;
+
+  private constructor(readonly uri: vscode.Uri, private readonly services: Services) {
+    this._numbering = { type: 'numbering', generation: 0, state: 'scanning' };
+  }
+
+  /**
+   * Opens a shard: stats the file, finds its dataset and tokenizer, checks for bad input.
+   * Never throws for bad data (banners instead); throws only for a non-file URI.
+   */
+  static async open(uri: vscode.Uri, services: Services): Promise<ShardDocument> {
+    if (uri.scheme !== 'file') {
+      throw new Error(vscode.l10n.t('The shard editor reads files on disk; {0} is a {1}: URI.', uri.toString(), uri.scheme));
+    }
+    const doc = new ShardDocument(uri, services);
+    await doc.load();
+    doc.watch();
+    return doc;
+  }
+
+  /** Current load of the file. */
+  get state(): ShardState {
+    return this._state;
+  }
+
+  /** Increments on every reload. */
+  get generation(): number {
+    return this._generation;
+  }
+
+  /** The latest numbering facts. */
+  get numbering(): ShardNumberingToWebview {
+    return this._numbering;
+  }
+
+  /** The `init` message for webviews. */
+  initMessage(): ShardInitToWebview {
+    const s = this._state;
+    const ds = s.entry ? s.dataset : undefined;
+    return {
+      type: 'init', generation: this._generation, fileName: path.basename(s.file), numTokens: s.numTokens,
+      sizeBytes: s.sizeBytes, pageTokens: PAGE_TOKENS, globalStart: s.globalStart,
+      datasetName: ds ? path.basename(ds.root) : undefined,
+      schedule: ds ? { ...ds.settings, storedTokens: ds.storedTokens } : undefined,
+      eosId: s.eos,
+      tokenizer: s.tokenizer ? { name: path.basename(path.dirname(s.tokenizer.file)) + '/' + path.basename(s.tokenizer.file), vocabSize: s.tokenizer.vocabSize } : undefined,
+      banners: s.banners,
+    };
+  }
+
+  /** Global offset of local offset `o`, or `o` itself for a lone shard. */
+  toGlobal(o: number): number {
+    return (this._state.globalStart ?? 0) + o;
+  }
+
+  private async load(): Promise<void> {
+    const file = this.uri.fsPath;
+    const banners: ShardBanner[] = [];
+    let sizeBytes = 0, trailingBytes = 0, stream: TokenStream;
+    try {
+      const r = await TokenStream.fromFile(file);
+      stream = r.stream; sizeBytes = r.sizeBytes; trailingBytes = r.trailingBytes;
+    } catch (err) {
+      stream = new TokenStream([{ path: file, startToken: 0, numTokens: 0 }]);
+      banners.push({ id: 'read', severity: 'error', message: (err as Error).message });
+    }
+    const numTokens = Math.floor(sizeBytes / BYTES_PER_TOKEN);
+    const name = path.basename(file);
+    if (sizeBytes === 0 && banners.length === 0) {
+      banners.push({ id: 'empty', severity: 'warning', message: vscode.l10n.t('{0} is empty (0 bytes): there are no tokens to show.', name) });
+    }
+    if (trailingBytes > 0) {
+      const at = numTokens * BYTES_PER_TOKEN;
+      const tail = await readBytes(file, at, trailingBytes);
+      banners.push({
+        id: 'size', severity: 'error',
+        message: vscode.l10n.t('{0} is {1} bytes, not a multiple of 4: the last {2} byte(s) at byte offset {3} ({4}) do not make a whole uint32 token and are not shown. The file may be truncated or not a raw uint32 shard.',
+          name, fmt(sizeBytes), trailingBytes, fmt(at), toHex(tail)),
+      });
+    }
+    // Dataset and manifest line.
+    const dataset = await this.services.datasetForFile(this.uri);
+    const entry = dataset ? shardOfFile(dataset, file) : undefined;
+    if (dataset && !entry) {
+      banners.push({ id: 'manifest', severity: 'info', message: vscode.l10n.t('{0} is not listed in {1}: offsets are local to this file.', name, dataset.manifestFile) });
+    }
+    if (dataset && entry) {
+      for (const p of dataset.problems) {
+        if (p.severity === 'error' && path.resolve(p.file) === path.resolve(file)) banners.push({ id: 'manifest', severity: 'error', message: p.message });
+      }
+      if (entry.numTokens !== numTokens && !banners.some((b) => b.id === 'manifest')) {
+        banners.push({ id: 'manifest', severity: 'error', message: vscode.l10n.t('{0} holds {1} tokens but {2} line {3} says num_tokens = {4}: global offsets past the listed tokens are not part of the stream.',
+          name, fmt(numTokens), path.basename(dataset.manifestFile), entry.line, fmt(entry.numTokens)) });
+      }
+    }
+    const eos = dataset?.settings.eosTokenId ?? this.services.scheduleSettings().eosTokenId ?? DEFAULT_SCHEDULE.eosTokenId;
+    // Tokenizer.
+    let tokenizer: LoadedTokenizer | undefined;
+    try {
+      tokenizer = await this.services.tokenizerFor(dataset);
+      if (!tokenizer) {
+        banners.push({ id: 'tokenizer', severity: 'info', action: 'chooseTokenizer',
+          message: vscode.l10n.t('No tokenizer found for {0} (none in the dataset folder, tokenShards.tokenizerPath not set): showing ids only.', name) });
+      }
+    } catch (err) {
+      banners.push({ id: 'tokenizer', severity: 'error', action: 'chooseTokenizer', message: (err as Error).message });
+    }
+    // dtype mix-ups, from a sample at the start.
+    if (numTokens > 0) {
+      try {
+        const sample = await stream.read(0, Math.min(numTokens, DIAGNOSE_SAMPLE));
+        const anomaly = diagnoseIds(sample, tokenizer?.vocabSize ?? CORRUPT_ID_FLOOR);
+        if (anomaly) {
+          banners.push({ id: 'dtype', severity: 'error', message: vscode.l10n.t('{0}, first {1} tokens: {2}', name, fmt(sample.length), anomaly.message) });
+        }
+      } catch (err) {
+        banners.push({ id: 'read', severity: 'error', message: (err as Error).message });
+      }
+    }
+    const old = this._state;
+    this._state = {
+      file, sizeBytes, trailingBytes, numTokens, stream, dataset, entry,
+      globalStart: entry?.startToken, tokenizer, eos, banners,
+      pages: new ShardPages(stream, numTokens, tokenizer, eos),
+    };
+    if (old && old.stream !== stream) void old.stream.close();
+    this.stats = undefined;
+    this._numbering = { type: 'numbering', generation: this._generation, state: 'scanning', progress: vscode.l10n.t('Counting documents in this shard…') };
+  }
+
+  /** Starts the background document scan once (the editor calls this after the first page is sent). */
+  startNumbering(): void {
+    if (this.numberingStarted || this.disposed) return;
+    this.numberingStarted = true;
+    void this.runNumbering(false);
+  }
+
+  /** Counts EOS tokens in earlier shards even when that is a long scan (the user asked). */
+  countEarlierDocuments(): void {
+    void this.runNumbering(true);
+  }
+
+  private async runNumbering(forceEarlier: boolean): Promise<void> {
+    this.numberingAbort?.abort();
+    const abort = new AbortController();
+    this.numberingAbort = abort;
+    const signal = abort.signal;
+    const gen = this._generation;
+    const s = this._state;
+    const publish = (m: Omit<ShardNumberingToWebview, 'type' | 'generation'>) => {
+      if (signal.aborted || gen !== this._generation) return;
+      this._numbering = { type: 'numbering', generation: gen, ...m };
+      this.numberingChanged.fire(this._numbering);
+    };
+    try {
+      if (s.numTokens === 0) { publish({ state: 'global', docBase: 0, pageEos: [], pageFirstEos: [], pageLastEos: [], headStart: 0, headKnown: true, tailEnd: 0, tailKnown: true }); return; }
+      // 1. This shard, page by page.
+      if (!this.stats) {
+        let last = 0;
+        this.stats = await s.pages.scanDocuments(signal, (done) => {
+          const now = Date.now();
+          if (now - last < 250) return;
+          last = now;
+          publish({ state: 'scanning', progress: vscode.l10n.t('Counting documents in this shard: {0}%', Math.floor(100 * done / s.numTokens)) });
+        });
+      }
+      const stats = this.stats;
+      const facts = { pageEos: stats.eosCount, pageFirstEos: stats.firstEos, pageLastEos: stats.lastEos };
+      const ds = s.entry ? s.dataset : undefined;
+      if (!ds || !s.entry) {
+        // Lone shard: documents count from the file start; the last document is closed only by an EOS.
+        const lastEosPage = lastIndexWhere(stats.lastEos, (x) => x >= 0);
+        const tailEnd = s.numTokens;
+        const tailKnown = lastEosPage >= 0 && lastEosPage * PAGE_TOKENS + stats.lastEos[lastEosPage] === s.numTokens - 1;
+        publish({ state: 'global', docBase: 0, ...facts, headStart: 0, headKnown: true, tailEnd, tailKnown });
+        return;
+      }
+      const entry = s.entry;
+      const base = entry.startToken;
+      const limit = this.services.setting<number>('documentScanLimit') || 25_000_000;
+      const index = this.services.documentIndex(ds);
+      // Seed the shared index with this shard's count when the file matches the manifest.
+      if (entry.numTokens === s.numTokens) {
+        const counts = new Array<number | undefined>(ds.shards.length).fill(undefined);
+        counts[entry.index] = stats.eosCount.reduce((a, b) => a + b, 0);
+        index.importCounts(counts);
+      }
+      // 2. Head: where the document holding the shard's first token starts.
+      let headStart = base, headKnown = base === 0;
+      if (base > 0) {
+        const b = await findDocumentBounds(ds.stream, base, s.eos, limit);
+        headStart = b.start; headKnown = b.startKnown;
+      }
+      if (signal.aborted) throw new CancelledError();
+      // 3. Tail: where the document after this shard's last EOS ends.
+      const lastEosPage = lastIndexWhere(stats.lastEos, (x) => x >= 0);
+      const tailFrom = lastEosPage >= 0 ? base + lastEosPage * PAGE_TOKENS + stats.lastEos[lastEosPage] + 1 : base;
+      let tailEnd = ds.stream.totalTokens, tailKnown = false;
+      if (tailFrom < ds.stream.totalTokens) {
+        const b = await findDocumentBounds(ds.stream, tailFrom, s.eos, limit);
+        tailEnd = b.end; tailKnown = b.endKnown;
+      }
+      if (signal.aborted) throw new CancelledError();
+      const shardFacts = { ...facts, headStart, headKnown, tailEnd, tailKnown };
+      // 4. Global numbering: EOS tokens before the shard.
+      const seg = entry.index;
+      let before = 0;
+      for (let i = 0; i < seg; i++) before += ds.shards[i].numTokens;
+      if (!index.isReadyUpTo(seg) && before > AUTO_COUNT_TOKENS && !forceEarlier) {
+        publish({ state: 'shard', ...shardFacts, canCountEarlier: true,
+          progress: vscode.l10n.t('Global document numbers need the EOS count of the {0} earlier shards ({1} GB to read).', fmt(seg), fmt(Math.round(before * BYTES_PER_TOKEN / 1e9))) });
+        return;
+      }
+      publish({ state: 'shard', ...shardFacts, progress: index.isReadyUpTo(seg) ? undefined : vscode.l10n.t('Counting documents in earlier shards…') });
+      let lastPublish = 0;
+      const docBase = await index.documentNumberAt(base, signal, (done, total) => {
+        const now = Date.now();
+        if (now - lastPublish < 250) return;
+        lastPublish = now;
+        publish({ state: 'shard', ...shardFacts, progress: vscode.l10n.t('Counting documents in earlier shards: {0} of {1}', fmt(done), fmt(total)) });
+      });
+      publish({ state: 'global', ...shardFacts, docBase });
+    } catch (err) {
+      if (err instanceof CancelledError || signal.aborted) return;
+      this.services.log.warn(`document numbering for ${s.file}: ${(err as Error).message}`);
+      publish({ state: this.stats ? 'shard' : 'scanning', ...(this.stats ? { pageEos: this.stats.eosCount, pageFirstEos: this.stats.firstEos, pageLastEos: this.stats.lastEos } : {}),
+        progress: vscode.l10n.t('Document numbering failed: {0}', (err as Error).message) });
+    }
+  }
+
+  private watch(): void {
+    const dir = vscode.Uri.file(path.dirname(this.uri.fsPath));
+    const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(dir, path.basename(this.uri.fsPath)));
+    const changed = () => this.scheduleReload();
+    this.disposables.push(watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed), watcher.onDidDelete(changed),
+      this.services.onDidChangeDataset((root) => {
+        const ds = this._state.dataset;
+        if (root === '*' || (ds && root === ds.root) || (!ds && this.uri.fsPath.startsWith(root + path.sep))) this.scheduleReload();
+      }));
+    // Node's watcher as well: VS Code's watcher does not report files outside the workspace everywhere.
+    try {
+      const w = fs.watch(this.uri.fsPath, { persistent: false }, () => this.scheduleReload());
+      w.on('error', () => undefined);
+      this.disposables.push({ dispose: () => w.close() });
+    } catch { /* the file may be gone; VS Code's watcher still reports a re-creation */ }
+  }
+
+  /** Reloads shortly (changes come in bursts while a file is written). */
+  scheduleReload(): void {
+    if (this.disposed) return;
+    if (this.reloadTimer) clearTimeout(this.reloadTimer);
+    this.reloadTimer = setTimeout(() => { void this.reload(); }, 300);
+  }
+
+  /** Reads the file again and tells the webviews. */
+  async reload(): Promise<void> {
+    if (this.disposed) return;
+    this.numberingAbort?.abort();
+    this._generation++;
+    await this.load();
+    if (this.disposed) return;
+    this.services.log.info(`reloaded ${this.uri.fsPath} (${fmt(this._state.numTokens)} tokens)`);
+    this.numberingStarted = false;
+    this.reloaded.fire();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.numberingAbort?.abort();
+    if (this.reloadTimer) clearTimeout(this.reloadTimer);
+    for (const d of this.disposables) d.dispose();
+    this.reloaded.dispose();
+    this.numberingChanged.dispose();
+    void this._state?.stream.close();
+  }
+}
+
+function lastIndexWhere<T>(a: T[], f: (x: T) => boolean): number {
+  for (let i = a.length - 1; i >= 0; i--) if (f(a[i])) return i;
+  return -1;
+}
+
+/** Reads `n` bytes at byte `pos` (for the trailing-bytes banner). */
+async function readBytes(file: string, pos: number, n: number): Promise<Uint8Array> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const b = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(b, 0, n, pos);
+    return b.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The status bar item of the focused shard editor: where the cursor is, as
+ * `offset · update/sequence/position · document` (global terms for dataset shards, local
+ * offsets for a lone shard). Clicking it runs "Go to Token Offset…".
+ */
+import * as vscode from 'vscode';
+import { fmt } from '../core/errors';
+import { SchedulePosition } from '../core/schedule';
+
+/** What the item shows. Offsets in tokens. */
+export interface ShardStatusInfo {
+  /** File name of the shard. */
+  fileName: string;
+  /** Local offset of the cursor in the file. */
+  local: number;
+  /** Global offset, for dataset shards. */
+  global?: number;
+  /** Training position of `global` (dataset shards). */
+  position?: SchedulePosition;
+  /** Document number at the cursor, when known; `documentScope` 'shard' = counted from this shard's first document. */
+  document?: number;
+  documentScope?: 'global' | 'shard';
+  /** Selected range `[start, end)` in the same terms as `global ?? local`. */
+  selection?: [number, number];
+}
+
+/** Status bar item owned by the shard editor. */
+export class ShardStatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+
+  constructor() {
+    this.item = vscode.window.createStatusBarItem('tokenShards.shardPosition', vscode.StatusBarAlignment.Right, 200);
+    this.item.name = vscode.l10n.t('Token shard position');
+    this.item.command = 'tokenShards.goToOffset';
+  }
+
+  /** Shows `info` (the focused shard editor's cursor). */
+  show(info: ShardStatusInfo): void {
+    this.item.text = statusText(info);
+    const md = new vscode.MarkdownString(undefined, true);
+    md.appendMarkdown(`**${escapeMd(info.fileName)}**\n\n`);
+    if (info.global !== undefined) {
+      md.appendMarkdown(`- ${vscode.l10n.t('global token offset')}: ${fmt(info.global)}\n- ${vscode.l10n.t('shard offset')}: ${fmt(info.local)}\n`);
+      const p = info.position;
+      if (p?.lookAhead) md.appendMarkdown(`- ${vscode.l10n.t('look-ahead token: after the last update')}\n`);
+      else if (p) md.appendMarkdown(`- ${vscode.l10n.t('update {0} (0-based), sequence {1}, position {2}', fmt(p.update!), fmt(p.sequence!), fmt(p.position!))}\n`);
+    } else {
+      md.appendMarkdown(`- ${vscode.l10n.t('offset {0} (local: no shard manifest lists this file)', fmt(info.local))}\n`);
+    }
+    if (info.document !== undefined) {
+      md.appendMarkdown(`- ${info.documentScope === 'shard' ? vscode.l10n.t('document +{0} counted from this shard\'s first document', fmt(info.document)) : vscode.l10n.t('document {0} (0-based)', fmt(info.document))}\n`);
+    }
+    if (info.selection) md.appendMarkdown(`- ${vscode.l10n.t('selection: {0} tokens', fmt(info.selection[1] - info.selection[0]))}\n`);
+    md.appendMarkdown(`\n${vscode.l10n.t('Click to go to a token offset.')}`);
+    this.item.tooltip = md;
+    this.item.show();
+  }
+
+  /** Hides the item (no shard editor focused). */
+  hide(): void {
+    this.item.hide();
+  }
+
+  /** The text currently shown (tests). */
+  get text(): string {
+    return this.item.text;
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
+
+/** `$(location) 55,000,123 · u 419 / s 61 / p 123 · doc 12,345` */
+export function statusText(info: ShardStatusInfo): string {
+  const parts = [`$(location) ${fmt(info.global ?? info.local)}`];
+  const p = info.position;
+  if (info.global !== undefined && p) parts.push(p.lookAhead ? 'look-ahead' : `u ${fmt(p.update!)} / s ${fmt(p.sequence!)} / p ${fmt(p.position!)}`);
+  if (info.document !== undefined) parts.push(info.documentScope === 'shard' ? `doc +${fmt(info.document)}` : `doc ${fmt(info.document)}`);
+  if (info.selection) parts.push(`${fmt(info.selection[1] - info.selection[0])} sel`);
+  return parts.join(' · ');
+}
+
+function escapeMd(s: string): string {
+  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
+}

@@ -1,0 +1,359 @@
+/**
+ * The update view: one `WebviewPanel` per dataset showing update `k` as the training loop saw it
+ * (S sequences × L tokens, G and L from the dataset's schedule), built by
+ * core/updateModel.ts and rendered by webview/updateView.ts. Reused and updated when another
+ * update of the same dataset is asked for; restored after a window reload by a
+ * `WebviewPanelSerializer` from the webview's state (an opaque dataset key + the update; the
+ * key → root map lives in workspace state, so the webview never sees a path).
+ *
+ * Clicking a token in the view reveals it in its shard editor (`revealInShardEditor`, owned by
+ * the shard editor), with the sequence's range highlighted.
+ *
+ * Document numbers follow the first paint: they are counted only when cheap
+ * ({@link documentNumberIfCheap}; `tokenShards.documentScanLimit`), otherwise the view offers
+ * to count them with a cancellable progress notification.
+ */
+import * as crypto from 'crypto';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset } from '../core/dataset';
+import { CancelledError, RangeRequestError, fmt } from '../core/errors';
+import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
+import { checkUpdate } from '../core/navigation';
+import { UpdateViewFromWebview, UpdateViewState, UpdateViewToWebview } from '../protocol';
+import { Services } from '../services';
+import { webviewHtml, webviewOptions } from './webviewHtml';
+import { SHARD_EDITOR_VIEW_TYPE, revealInShardEditor, shardEditorProvider } from './shardEditor';
+
+/** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
+export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
+
+/** Workspace-state key of the dataset key → root map used to restore panels. */
+const ROOTS_KEY = 'tokenShards.updateView.roots';
+
+/** What {@link UpdateViews.show} resolves to (also the result of the goToUpdate command, for tests). */
+export interface UpdateViewResult {
+  /** Dataset root shown. */
+  root: string;
+  /** Update shown (0-based). */
+  update: number;
+  /** Rows in the model (S = G / L). */
+  rows: number;
+  /** Manifest `shard` paths the update's G + 1 tokens touch. */
+  shards: string[];
+  /** Resolves with the number of row elements the webview rendered for this update. */
+  rendered: Promise<number>;
+}
+
+/** Opaque, stable key of a dataset root (first 16 hex digits of its sha256). */
+export function datasetKey(root: string): string {
+  return crypto.createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 16);
+}
+
+/** Owns every update view panel (one per dataset root). */
+export class UpdateViews implements vscode.Disposable {
+  private readonly panels = new Map<string, UpdatePanel>();
+  private readonly disposables: vscode.Disposable[] = [];
+  /** The panel that was focused last (for "copy link" and Go to Sequence defaults). */
+  private lastActive?: UpdatePanel;
+
+  constructor(readonly services: Services) {
+    this.disposables.push(
+      vscode.window.registerWebviewPanelSerializer(UPDATE_VIEW_TYPE, {
+        deserializeWebviewPanel: (panel, state) => this.revive(panel, state as UpdateViewState | undefined),
+      }),
+      services.onDidChangeDataset((root) => {
+        for (const p of this.panels.values()) if (root === '*' || p.root === root) void p.reloadDataset();
+      }),
+    );
+  }
+
+  /**
+   * Shows update `k` of `ds` in the dataset's panel (created on first use, else reused), focusing
+   * row `focusRow` when given.
+   * @throws RangeRequestError for an invalid k (callers validate first); DataError on a short read.
+   */
+  async show(ds: Dataset, k: number, focusRow?: number): Promise<UpdateViewResult> {
+    let p = this.panels.get(ds.root);
+    if (!p) {
+      const panel = vscode.window.createWebviewPanel(UPDATE_VIEW_TYPE, vscode.l10n.t('Update {0}', fmt(k)),
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewOptions(this.services.context.extensionUri));
+      p = this.adopt(panel, ds.root, ds);
+    } else {
+      p.panel.reveal(undefined, false);
+    }
+    await this.rememberRoot(ds.root);
+    return p.load(k, focusRow, ds);
+  }
+
+  /** The update and dataset of the focused (or last focused) update view, if any. */
+  get active(): { dataset: Dataset; update: number; row?: number } | undefined {
+    const p = [...this.panels.values()].find((x) => x.panel.active) ?? this.lastActive;
+    return p?.dataset && p.model ? { dataset: p.dataset, update: p.model.update, row: p.focusedRow } : undefined;
+  }
+
+  /** Focuses row `row` in the dataset's update view when it shows update `k` (no-op otherwise). */
+  focusRow(root: string, k: number, row: number): void {
+    const p = this.panels.get(path.resolve(root));
+    if (p?.model?.update === k) p.focusRowInView(row);
+  }
+
+  /** The panel of a dataset root, if open. */
+  panelFor(root: string): vscode.WebviewPanel | undefined {
+    return this.panels.get(path.resolve(root))?.panel;
+  }
+
+  private adopt(panel: vscode.WebviewPanel, root: string, ds?: Dataset): UpdatePanel {
+    const p = new UpdatePanel(this, panel, root, ds);
+    this.panels.set(root, p);
+    panel.onDidDispose(() => {
+      if (this.panels.get(root) === p) this.panels.delete(root);
+      if (this.lastActive === p) this.lastActive = undefined;
+      p.dispose();
+    });
+    panel.onDidChangeViewState((e) => { if (e.webviewPanel.active) this.lastActive = p; });
+    if (panel.active) this.lastActive = p;
+    return p;
+  }
+
+  private async revive(panel: vscode.WebviewPanel, state: UpdateViewState | undefined): Promise<void> {
+    panel.webview.options = webviewOptions(this.services.context.extensionUri);
+    const roots = this.services.context.workspaceState.get<Record<string, string>>(ROOTS_KEY, {});
+    const root = state && roots[state.key];
+    if (!root || this.panels.has(root)) {
+      panel.dispose();
+      return;
+    }
+    const p = this.adopt(panel, root);
+    try {
+      const ds = await this.services.openRoot(root);
+      await p.load(state!.update, state!.row, ds);
+    } catch (err) {
+      p.showError((err as Error).message);
+    }
+  }
+
+  private async rememberRoot(root: string): Promise<void> {
+    const roots = { ...this.services.context.workspaceState.get<Record<string, string>>(ROOTS_KEY, {}) };
+    const key = datasetKey(root);
+    if (roots[key] !== root) {
+      roots[key] = root;
+      await this.services.context.workspaceState.update(ROOTS_KEY, roots);
+    }
+  }
+
+  dispose(): void {
+    for (const p of this.panels.values()) p.panel.dispose();
+    this.panels.clear();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** One panel: the host side of one dataset's update view. */
+class UpdatePanel {
+  dataset?: Dataset;
+  model?: UpdateModel;
+  focusedRow?: number;
+  private readonly key: string;
+  private ready: Promise<void>;
+  private markReady!: () => void;
+  private loadSeq = 0;
+  private docAbort?: AbortController;
+  private readonly waiters = new Map<number, ((rows: number) => void)[]>();
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(private readonly owner: UpdateViews, readonly panel: vscode.WebviewPanel, readonly root: string, ds?: Dataset) {
+    this.dataset = ds;
+    this.key = datasetKey(root);
+    this.ready = new Promise((resolve) => { this.markReady = resolve; });
+    panel.webview.html = webviewHtml(panel.webview, owner.services.context.extensionUri,
+      { script: 'updateView', title: vscode.l10n.t('Update view'), style: 'updateView.css' });
+    this.subscriptions.push(panel.webview.onDidReceiveMessage((m: UpdateViewFromWebview) => this.onMessage(m)));
+  }
+
+  private get log() { return this.owner.services.log; }
+
+  private post(msg: UpdateViewToWebview): Thenable<boolean> {
+    return this.panel.webview.postMessage(msg);
+  }
+
+  /**
+   * Reads update `k` (of `ds`, or the panel's dataset) and sends it to the webview. Later calls
+   * supersede earlier ones still reading.
+   */
+  async load(k: number, focusRow: number | undefined, ds?: Dataset): Promise<UpdateViewResult> {
+    const seq = ++this.loadSeq;
+    if (ds) this.dataset = ds;
+    const d = this.dataset ?? (this.dataset = await this.owner.services.openRoot(this.root));
+    const valid = checkUpdate(k, d);
+    if (!valid.ok) throw new RangeRequestError(valid.error);
+    this.docAbort?.abort();
+    void this.ready.then(() => this.post({ type: 'uv/loading', update: k }));
+    const t0 = performance.now();
+    let tok;
+    try {
+      tok = await this.owner.services.tokenizerFor(d);
+    } catch (err) {
+      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', (err as Error).message));
+    }
+    // Read while the webview page loads (first show of a new panel).
+    const [model] = await Promise.all([readUpdateModel(d, k, tok), this.ready]);
+    const rendered = new Promise<number>((resolve) => {
+      const list = this.waiters.get(k) ?? [];
+      list.push(resolve);
+      this.waiters.set(k, list);
+    });
+    if (seq === this.loadSeq) {
+      this.model = model;
+      this.focusedRow = focusRow;
+      this.panel.title = vscode.l10n.t('Update {0} · {1}', fmt(k), path.basename(this.root));
+      void this.post({ type: 'uv/show', key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow });
+      this.log.info(`update view: update ${k} of ${this.root} read and modelled in ${(performance.now() - t0).toFixed(1)} ms`);
+      void this.numberDocuments(false);
+    }
+    return { root: this.root, update: k, rows: model.rows.length, shards: model.shards.map((s) => s.shard), rendered };
+  }
+
+  /**
+   * Sends the first document number of the update shown: at once when cheap, else (when
+   * `force`) by counting EOS tokens in every shard before it under a cancellable progress.
+   */
+  private async numberDocuments(force: boolean): Promise<void> {
+    const d = this.dataset, m = this.model;
+    if (!d || !m) return;
+    const index = this.owner.services.documentIndex(d);
+    const start = m.tokenRange[0];
+    this.docAbort?.abort();
+    const abort = new AbortController();
+    this.docAbort = abort;
+    const budget = this.owner.services.setting<number>('documentScanLimit') ?? 25_000_000;
+    try {
+      let first = await documentNumberIfCheap(index, start, budget, abort.signal);
+      if (first === undefined && force) {
+        void this.post({ type: 'uv/documents', update: m.update, busy: true, note: vscode.l10n.t('Counting documents…') });
+        first = await vscode.window.withProgress({
+          location: vscode.ProgressLocation.Notification, cancellable: true,
+          title: vscode.l10n.t('Numbering documents before update {0}', fmt(m.update)),
+        }, async (progress, token) => {
+          token.onCancellationRequested(() => abort.abort());
+          let last = 0;
+          return index.documentNumberAt(start, abort.signal, (done, total) => {
+            const pct = (100 * done) / Math.max(1, total);
+            progress.report({ increment: pct - last, message: vscode.l10n.t('{0} of {1} shards', fmt(done), fmt(total)) });
+            last = pct;
+          });
+        });
+      }
+      if (abort.signal.aborted || this.model !== m) return;
+      const shardsBefore = d.stream.locate(start).segment;
+      void this.post({ type: 'uv/documents', update: m.update, firstDocument: first,
+        note: first === undefined ? vscode.l10n.t('Document numbers need the EOS count of the {0} shards before this update.', fmt(shardsBefore)) : undefined });
+    } catch (err) {
+      if (err instanceof CancelledError) {
+        if (this.model === m) void this.post({ type: 'uv/documents', update: m.update, note: vscode.l10n.t('Counting cancelled.') });
+        return;
+      }
+      this.log.warn(`cannot number documents for update ${m.update}: ${(err as Error).message}`);
+      void this.post({ type: 'uv/documents', update: m.update, note: (err as Error).message });
+    }
+  }
+
+  /** Re-opens the dataset after its metadata changed and shows the same update again (or an error). */
+  async reloadDataset(): Promise<void> {
+    if (!this.model) return;
+    try {
+      const ds = await this.owner.services.openRoot(this.root);
+      await this.load(Math.min(this.model.update, Math.max(0, ds.schedule.numUpdates - 1)), this.focusedRow, ds);
+    } catch (err) {
+      this.showError((err as Error).message);
+    }
+  }
+
+  /** Scrolls the webview to row `row` of the update shown. */
+  focusRowInView(row: number): void {
+    this.focusedRow = row;
+    void this.post({ type: 'uv/focusRow', row });
+  }
+
+  showError(message: string): void {
+    void this.ready.then(() => this.post({ type: 'uv/error', message }));
+  }
+
+  private async onMessage(m: UpdateViewFromWebview): Promise<void> {
+    try {
+      switch (m.type) {
+        case 'uv/ready':
+          this.markReady();
+          // A reloaded webview (the panel became visible again) gets the current update again.
+          if (this.model) {
+            void this.post({ type: 'uv/show', key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(this.model), focusRow: this.focusedRow });
+            void this.numberDocuments(false);
+          }
+          break;
+        case 'uv/go': {
+          const d = this.dataset;
+          if (!d) break;
+          const v = checkUpdate(m.update, d);
+          if (!v.ok) { void vscode.window.showWarningMessage(v.error); break; }
+          await this.load(m.update, undefined);
+          break;
+        }
+        case 'uv/reveal':
+          await this.reveal(m.update, m.row, m.segment, m.char, m.next);
+          break;
+        case 'uv/countDocuments':
+          await this.numberDocuments(true);
+          break;
+        case 'uv/copyLink':
+          await vscode.commands.executeCommand('tokenShards.copyLink');
+          break;
+        case 'uv/rendered': {
+          const list = this.waiters.get(m.update);
+          this.waiters.delete(m.update);
+          for (const w of list ?? []) w(m.rows);
+          break;
+        }
+      }
+    } catch (err) {
+      this.log.error(`update view: ${(err as Error).message}`);
+      void vscode.window.showErrorMessage((err as Error).message);
+    }
+  }
+
+  /** Reveals a clicked token (or a row start) in its shard editor, highlighting its sequence. */
+  private async reveal(update: number, row: number, segment: number | undefined, char: number | undefined, next: boolean | undefined): Promise<void> {
+    const m = this.model, d = this.dataset;
+    if (!m || !d || m.update !== update || !m.rows[row]) return;
+    this.focusedRow = row;
+    const r = m.rows[row];
+    let column = 0;
+    if (next) column = m.seqLen;
+    else if (segment !== undefined) {
+      const tok = await this.owner.services.tokenizerIfLoaded(d);
+      column = char === undefined ? r.segments[segment]?.start ?? 0 : columnAtChar(m, row, segment, char, tok);
+    }
+    const offset = r.offset + column;
+    // Keep the update view visible: a shard not open yet opens beside it (an open one is revealed where it is).
+    const shardUri = vscode.Uri.file(d.stream.segments[d.stream.locate(offset).segment].path);
+    const provider = shardEditorProvider();
+    if (provider && !provider.sessionFor(shardUri)) {
+      const waiter = provider.waitForSession(shardUri, 15_000);
+      await vscode.commands.executeCommand('vscode.openWith', shardUri, SHARD_EDITOR_VIEW_TYPE, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
+      await waiter.catch(() => undefined);
+    }
+    await revealInShardEditor(this.owner.services, {
+      dataset: d, offset,
+      highlight: [
+        { start: r.offset, end: r.offset + m.seqLen, label: vscode.l10n.t('update {0} (0-based) · sequence {1}', fmt(update), row) },
+        ...(next ? [{ start: offset, end: offset + 1, label: row === m.rows.length - 1 ? vscode.l10n.t('look-ahead token') : vscode.l10n.t('target of the last position') }] : []),
+      ],
+    });
+  }
+
+  dispose(): void {
+    this.docAbort?.abort();
+    for (const s of this.subscriptions) s.dispose();
+    for (const list of this.waiters.values()) for (const w of list) w(0);
+    this.waiters.clear();
+  }
+}

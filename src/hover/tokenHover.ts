@@ -1,0 +1,432 @@
+/**
+ * Token-id hovers in any text editor: hover an integer that is a token id, an element of an id
+ * list (`[791, 4062, 14198]`, `791 4062 14198`, numpy/torch prints, JSON arrays across lines),
+ * or `update k` / `step k` in a log. What counts as an id is decided by src/core/idList.ts
+ * (rules in its module docs); this file only renders.
+ *
+ * - A lone id: its piece with whitespace made visible (`·` space, `↵` newline, `⇥` tab, `␍` CR),
+ *   its bytes in hex when it holds part of a UTF-8 character, special/added flags, the id.
+ * - A list: the same for the hovered id, then the decoded text of the whole list (the innermost
+ *   row of a 2-D print) with its length in tokens and how many ids are not in the vocabulary
+ *   (shown inline as `⟨unknown 123456⟩`; the library would drop them silently).
+ * - `update k` / `step k`: the update's token range and shards, with a link to open it
+ *   (`tokenShards.goToUpdate`), and the step ambiguity said plainly.
+ *
+ * Registered for the languages of `tokenShards.hover.languages` (default `["*"]`: every language)
+ * on `file`, `untitled` and notebook-cell documents; re-registered when that setting changes.
+ * `tokenShards.hover.enabled` turns it off; `tokenShards.hover.minDigits` is the lone-number rule.
+ *
+ * The tokenizer: the workspace's dataset (the one holding the document, else the first found;
+ * never a prompt) or `tokenShards.tokenizerPath`, loaded once through {@link Services.tokenizerFor}
+ * and shared with the rest of the extension. A hover never waits on a file read: while the
+ * tokenizer (or the dataset list) is loading, the hover says "Loading tokenizer…" and starts
+ * the load; later hovers use it. With no tokenizer at all, a hover offers "Choose tokenizer…"
+ * once per session, then stays quiet.
+ *
+ * Markdown safety: decoded text goes in fenced code blocks whose fence is longer than any
+ * backtick run in the text; other text through `appendText` (escaped); `supportHtml` is off;
+ * `isTrusted` lists only the commands a hover links to.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset } from '../core/dataset';
+import { fmt } from '../core/errors';
+import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
+import { describeUpdate } from '../core/schedule';
+import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
+import { Services } from '../services';
+import { decodeForDisplay, decodeSelection } from '../commands/decodeSelection';
+import { encodeSelection } from '../commands/encodeSelection';
+import { chooseTokenizer } from '../commands/chooseTokenizer';
+
+/** Characters of the document read on each side of the cursor (a 4,096-id JSON array one id per line is ~45,000). */
+export const HOVER_WINDOW_CHARS = 131_072;
+/** Decoded list text longer than this is cut in the hover (Decode Selection shows it all). */
+export const HOVER_MAX_TEXT_CHARS = 4_000;
+
+/** The commands hover links may run (nothing else is trusted). */
+const LINK_COMMANDS = ['tokenShards.goToUpdate', 'tokenShards.chooseTokenizer'];
+
+/**
+ * Makes whitespace visible in a token piece: space `·`, newline `↵`, tab `⇥`, carriage return
+ * `␍`, no-break space `⍽`; other control characters as `\xNN`.
+ */
+export function visibleWhitespace(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === ' ') out += '·';
+    else if (ch === '\n') out += '↵';
+    else if (ch === '\t') out += '⇥';
+    else if (ch === '\r') out += '␍';
+    else if (c === 0xa0) out += '⍽';
+    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).toUpperCase().padStart(2, '0')}`;
+    else out += ch;
+  }
+  return out;
+}
+
+/**
+ * A token piece for display: whitespace made visible in its text, but not inside the `<F0 9F>`
+ * hex groups of a piece holding part of a UTF-8 character; added tokens as they are.
+ */
+export function visiblePiece(p: TokenPiece): string {
+  if (p.kind === 'special' || p.kind === 'added') return p.text;
+  if (p.kind !== 'partial') return visibleWhitespace(p.text);
+  return p.text.split(/(<[0-9A-F]{2}(?: [0-9A-F]{2})*>)/).map((part, i) => (i % 2 ? part : visibleWhitespace(part))).join('');
+}
+
+/**
+ * A fenced code block that shows `code` verbatim: the fence is one backtick longer than the
+ * longest backtick run in the code (CommonMark), at least three.
+ */
+export function codeBlock(code: string, lang = 'text'): string {
+  let longest = 0;
+  for (const m of code.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  // A fence line must not be followed by more backticks on the info line; lang is ours.
+  return `\n${fence}${lang}\n${code}\n${fence}\n`;
+}
+
+/** A `command:` link target with JSON arguments; parentheses encoded too (Markdown link syntax). */
+export function commandUri(command: string, args?: unknown[]): string {
+  const q = args ? `?${encodeURIComponent(JSON.stringify(args))}` : '';
+  return `command:${command}${q.replace(/\(/g, '%28').replace(/\)/g, '%29')}`;
+}
+
+/**
+ * Escapes text for Markdown: every ASCII punctuation character that Markdown could read as
+ * syntax gets a backslash (CommonMark allows escaping any of them). Unlike
+ * `MarkdownString.appendText`, spaces stay spaces (it writes `&nbsp;`, which stops line wrapping).
+ */
+export function escapeMarkdown(s: string): string {
+  return s.replace(/[\\`*_{}\[\]()#+\-.!|<>~&"']/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+}
+
+/** Appends plain text, escaped. */
+function appendPlain(md: vscode.MarkdownString, s: string): void {
+  md.appendMarkdown(escapeMarkdown(s));
+}
+
+/** Escapes the few characters that matter inside a Markdown link label. */
+function linkLabel(s: string): string {
+  return s.replace(/[\\[\]*_`<>]/g, (c) => `\\${c}`);
+}
+
+/** What a token piece is, in words. */
+function kindLabel(p: TokenPiece): string {
+  switch (p.kind) {
+    case 'special': return vscode.l10n.t('special token');
+    case 'added': return vscode.l10n.t('added token (not special)');
+    case 'partial': return vscode.l10n.t('part of a UTF-8 character');
+    case 'unknown': return vscode.l10n.t('not in the vocabulary');
+    default: return vscode.l10n.t('token');
+  }
+}
+
+/** Appends the hovered token's block: id, kind, visible piece, bytes when partial. */
+function appendPiece(md: vscode.MarkdownString, tok: LoadedTokenizer, id: number, suffix = ''): void {
+  const p = tok.pieces([id])[0];
+  md.appendMarkdown(`**${vscode.l10n.t('Token {0}', String(id))}**`);
+  const facts = [p.kind === 'text' ? '' : kindLabel(p), suffix].filter(Boolean);
+  if (facts.length) appendPlain(md, ' · ' + facts.join(' · '));
+  md.appendMarkdown('\n');
+  if (p.kind === 'unknown') {
+    md.appendMarkdown('\n');
+    appendPlain(md, vscode.l10n.t('Id {0} is ≥ the vocabulary size ({1}): no token.', String(id), fmt(tok.vocabSize)));
+    md.appendMarkdown('\n');
+    return;
+  }
+  md.appendMarkdown(codeBlock(visiblePiece(p)));
+  if (p.kind === 'partial') {
+    md.appendMarkdown('\n');
+    appendPlain(md, vscode.l10n.t('Bytes: {0}', p.hex));
+    md.appendMarkdown('\n');
+  }
+}
+
+/** Hover content for a lone id. */
+export function renderIdHover(tok: LoadedTokenizer, id: number): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  appendPiece(md, tok, id);
+  appendFooter(md, tok);
+  return md;
+}
+
+/** Hover content for an element of an id list. */
+export function renderListHover(tok: LoadedTokenizer, hit: IdListHit): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  appendPiece(md, tok, hit.id, vscode.l10n.t('index {0} in a list of {1}', String(hit.index), fmt(hit.ids.length)));
+  md.appendMarkdown('\n---\n\n');
+  const { text, unknown } = decodeForDisplay(tok, hit.ids, hit.gaps);
+  const facts = [
+    hit.ids.length === 1 ? vscode.l10n.t('1 token') : vscode.l10n.t('{0} tokens', fmt(hit.ids.length)),
+  ];
+  if (unknown) facts.push(unknown === 1 ? vscode.l10n.t('1 unknown id') : vscode.l10n.t('{0} unknown ids', fmt(unknown)));
+  if (hit.gaps.length) facts.push(vscode.l10n.t('the print elides ids at ⟨…⟩'));
+  if (hit.row) facts.push(vscode.l10n.t('row {0} (0-based) of {1}', String(hit.row.index), fmt(hit.row.count)));
+  md.appendMarkdown(`**${vscode.l10n.t('Decoded list')}** · `);
+  appendPlain(md, facts.join(' · '));
+  md.appendMarkdown('\n');
+  let shown = text;
+  let cut = 0;
+  if (shown.length > HOVER_MAX_TEXT_CHARS) {
+    let end = HOVER_MAX_TEXT_CHARS;
+    if (/[\uD800-\uDBFF]/.test(shown[end - 1])) end--; // do not split a surrogate pair
+    cut = shown.length - end;
+    shown = shown.slice(0, end);
+  }
+  md.appendMarkdown(codeBlock(shown));
+  if (cut) {
+    md.appendMarkdown('\n');
+    appendPlain(md, vscode.l10n.t('… {0} more characters. Select the list and run Decode Selection to see all of it.', fmt(cut)));
+    md.appendMarkdown('\n');
+  }
+  appendFooter(md, tok);
+  return md;
+}
+
+/** Which tokenizer decoded this (small print). */
+function appendFooter(md: vscode.MarkdownString, tok: LoadedTokenizer): void {
+  md.appendMarkdown('\n\n');
+  appendPlain(md, vscode.l10n.t('Tokenizer: {0} ({1} ids)', shortPath(tok.file), fmt(tok.vocabSize)));
+}
+
+/** `…/parent/tokenizer/tokenizer.json` style: the last three path parts. */
+function shortPath(file: string): string {
+  const parts = file.split(path.sep);
+  return parts.length > 3 ? `…${path.sep}${parts.slice(-3).join(path.sep)}` : file;
+}
+
+/** Hover content for `update k` / `step k` against a dataset. */
+export function renderUpdateHover(ds: Dataset, hit: UpdateHit): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate'] };
+  const k = hit.update;
+  const name = path.basename(ds.root);
+  const link = (u: number) => `[${linkLabel(vscode.l10n.t('Open update {0}', fmt(u)))}](${commandUri('tokenShards.goToUpdate', [{ update: u, root: ds.root }])})`;
+  const inRange = (u: number) => Number.isSafeInteger(u) && u >= 0 && u < ds.schedule.numUpdates;
+  if (!inRange(k)) {
+    md.appendMarkdown(`**${vscode.l10n.t('{0} {1}', hit.keyword === 'step' ? 'Step' : 'Update', fmt(k))}** · `);
+    appendPlain(md, ds.schedule.numUpdates === 0
+      ? vscode.l10n.t('the dataset {0} holds no complete update.', name)
+      : vscode.l10n.t('outside the dataset {0}: it holds updates 0..{1} (0-based).', name, fmt(ds.schedule.numUpdates - 1)));
+    if (hit.keyword === 'step' && inRange(k - 1)) {
+      md.appendMarkdown('\n\n');
+      appendPlain(md, vscode.l10n.t('If "step {0}" counts completed updates, its last update is {1}.', fmt(k), fmt(k - 1)));
+      md.appendMarkdown(` ${link(k - 1)}`);
+    }
+    return md;
+  }
+  appendUpdateFacts(md, ds, k);
+  md.appendMarkdown(`\n\n${link(k)}`);
+  if (hit.keyword === 'step') {
+    md.appendMarkdown('\n\n---\n\n');
+    appendPlain(md, vscode.l10n.t(
+      '"Step {0}" may also mean "after {0} updates" (a checkpoint saved at step k has trained on updates 0..k−1), so the last update it saw is update {1}.',
+      fmt(k), fmt(k - 1)));
+    if (inRange(k - 1)) md.appendMarkdown(` ${link(k - 1)}`);
+  }
+  return md;
+}
+
+/** Token range, sequences and shards of update k (in range). */
+function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number): void {
+  const [start, end] = ds.schedule.updateRange(k);
+  const first = ds.stream.locate(start).segment;
+  const last = ds.stream.locate(end - 1).segment;
+  const desc = describeUpdate(k);
+  md.appendMarkdown(`**${escapeMarkdown(desc.charAt(0).toUpperCase() + desc.slice(1))}**`);
+  appendPlain(md, ' · ' + vscode.l10n.t('dataset {0}', path.basename(ds.root)));
+  md.appendMarkdown('\n\n');
+  appendPlain(md, vscode.l10n.t('Global tokens [{0}, {1}) · {2} sequences × {3} tokens', fmt(start), fmt(end), fmt(ds.schedule.sequencesPerUpdate), fmt(ds.schedule.L)));
+  md.appendMarkdown('\n\n');
+  const shards: string[] = [];
+  for (let i = first; i <= last; i++) {
+    const s = ds.shards[i];
+    const a = Math.max(start, s.startToken) - s.startToken;
+    const b = Math.min(end, s.startToken + s.numTokens) - s.startToken;
+    shards.push(vscode.l10n.t('{0} local [{1}, {2})', s.shard, fmt(a), fmt(b)));
+  }
+  appendPlain(md, (last > first ? vscode.l10n.t('Shards: ') : vscode.l10n.t('Shard: ')) + shards.join(', '));
+  // The targets need one more token; say so when it lives in the next shard.
+  if (end < ds.storedTokens) {
+    const la = ds.stream.locate(end).segment;
+    if (la !== last) {
+      md.appendMarkdown('\n\n');
+      appendPlain(md, vscode.l10n.t('Its last target token (global {0}) is the first token of {1}.', fmt(end), ds.shards[la].shard));
+    }
+  }
+}
+
+/** A hover saying the tokenizer is on its way. */
+function loadingHover(): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  appendPlain(md, vscode.l10n.t('Loading tokenizer…'));
+  return md;
+}
+
+/** The one-time offer to choose a tokenizer (or the reason loading failed). */
+function chooseTokenizerHover(error?: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.isTrusted = { enabledCommands: ['tokenShards.chooseTokenizer'] };
+  appendPlain(md, error
+    ? vscode.l10n.t('Token ids: the tokenizer could not be loaded ({0}).', error)
+    : vscode.l10n.t('Token ids: no tokenizer. Open a dataset folder (with tokenizer/tokenizer.json) or choose a tokenizer.json.'));
+  md.appendMarkdown(` [${linkLabel(vscode.l10n.t('Choose tokenizer…'))}](${commandUri('tokenShards.chooseTokenizer')})`);
+  return md;
+}
+
+/** Where the tokenizer for hovers stands. Updated asynchronously; read synchronously by hovers. */
+type TokState =
+  | { status: 'loading' }
+  | { status: 'ready'; tok: LoadedTokenizer }
+  | { status: 'none' }
+  | { status: 'failed'; error: string };
+
+/** The hover provider. See the file comment. */
+export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposable {
+  private datasets?: Dataset[];
+  /** The dataset list is out of date; it is still used until the new one arrives. */
+  private stale = false;
+  private datasetsLoading?: Promise<void>;
+  private readonly toks = new Map<string, TokState>();
+  private offeredChoice = false;
+  private generation = 0;
+  private readonly subs: vscode.Disposable[] = [];
+
+  constructor(private readonly services: Services) {
+    // Datasets: re-listed after any change, the old list serving hovers meanwhile. Tokenizers:
+    // forgotten when a dataset's files changed (its tokenizer.json may have) or the setting did.
+    const relist = () => { this.generation++; this.stale = true; this.datasetsLoading = undefined; };
+    this.subs.push(
+      services.onDidChangeDataset((root) => { relist(); if (root !== '*') this.toks.clear(); }),
+      vscode.workspace.onDidChangeWorkspaceFolders(relist),
+      vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('tokenShards.tokenizerPath')) { relist(); this.toks.clear(); } }),
+    );
+  }
+
+  /**
+   * The datasets of the workspace, if known; starts finding them otherwise. Never waits.
+   * (`workspaceDatasetRoots` searches the workspace; `openRoot` reads each manifest once.)
+   */
+  private datasetsNow(): Dataset[] | undefined {
+    if (this.datasets && !this.stale) return this.datasets;
+    if (!this.datasetsLoading) {
+      const gen = this.generation;
+      this.datasetsLoading = (async () => {
+        const roots = await this.services.workspaceDatasetRoots();
+        const opened: Dataset[] = [];
+        for (const root of roots) {
+          try { opened.push(await this.services.openRoot(root)); } catch { /* reported in the log by openRoot */ }
+        }
+        if (gen === this.generation) { this.datasets = opened; this.stale = false; }
+      })().catch((err) => {
+        this.services.log.warn(`token hover: cannot list datasets: ${(err as Error).message}`);
+        if (gen === this.generation) { this.datasets = []; this.stale = false; }
+      });
+    }
+    return this.datasets;
+  }
+
+  /** The dataset a document belongs to (its root is a parent folder), else the first one. */
+  private datasetFor(doc: vscode.TextDocument, all: Dataset[]): Dataset | undefined {
+    if (doc.uri.scheme === 'file') {
+      const f = doc.uri.fsPath;
+      const own = all.find((d) => f === d.root || f.startsWith(d.root + path.sep));
+      if (own) return own;
+    }
+    return all[0];
+  }
+
+  /** Tokenizer state for a dataset (or the setting); starts loading on first ask. Never waits. */
+  private tokenizerNow(ds: Dataset | undefined): TokState {
+    const file = ds?.tokenizerFile ?? this.services.configuredTokenizerPath();
+    if (!file) return { status: 'none' };
+    const known = this.toks.get(file);
+    if (known) return known;
+    const state: TokState = { status: 'loading' };
+    this.toks.set(file, state);
+    this.services.tokenizerFor(ds).then(
+      (tok) => { if (this.toks.get(file) === state) this.toks.set(file, tok ? { status: 'ready', tok } : { status: 'none' }); },
+      (err) => { if (this.toks.get(file) === state) this.toks.set(file, { status: 'failed', error: (err as Error).message }); },
+    );
+    return state;
+  }
+
+  provideHover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
+    const cfg = vscode.workspace.getConfiguration('tokenShards', doc);
+    if (!cfg.get<boolean>('hover.enabled', true)) return undefined;
+    // Cheap early exits: only digits, and the words update/step, can start a hover.
+    const line = doc.lineAt(pos.line).text;
+    const c = line.charCodeAt(pos.character);
+    const isDigit = c >= 48 && c <= 57;
+    if (!isDigit) {
+      const word = doc.getWordRangeAtPosition(pos, /[A-Za-z]+/);
+      const w = word ? doc.getText(word).toLowerCase() : '';
+      if (w !== 'update' && w !== 'step') return undefined;
+    }
+    const offset = doc.offsetAt(pos);
+    const winStart = Math.max(0, offset - HOVER_WINDOW_CHARS);
+    const text = doc.getText(new vscode.Range(doc.positionAt(winStart), doc.positionAt(offset + HOVER_WINDOW_CHARS)));
+    const lastLine = doc.lineAt(doc.lineCount - 1);
+    const docEnd = doc.offsetAt(lastLine.range.end);
+    const clipped = { start: winStart > 0, end: winStart + text.length < docEnd };
+
+    const all = this.datasetsNow();
+    const ds = all ? this.datasetFor(doc, all) : undefined;
+    const tokState: TokState = all ? this.tokenizerNow(ds) : { status: 'loading' };
+    const tok = tokState.status === 'ready' ? tokState.tok : undefined;
+    const minDigits = Math.max(1, cfg.get<number>('hover.minDigits', 3));
+    const hit = findIdsAt(text, offset - winStart, { minDigits, vocabSize: tok?.vocabSize, clipped });
+    if (!hit) return undefined;
+    const range = new vscode.Range(doc.positionAt(winStart + hit.range.start), doc.positionAt(winStart + hit.range.end));
+
+    if (hit.kind === 'update') {
+      if (!all) return undefined; // datasets still being found: an update hover needs one
+      return ds ? new vscode.Hover(renderUpdateHover(ds, hit), range) : undefined;
+    }
+    if (tok) return new vscode.Hover(hit.kind === 'list' ? renderListHover(tok, hit) : renderIdHover(tok, hit.id), range);
+    if (tokState.status === 'loading') return new vscode.Hover(loadingHover(), range);
+    if (this.offeredChoice) return undefined;
+    this.offeredChoice = true;
+    return new vscode.Hover(chooseTokenizerHover(tokState.status === 'failed' ? tokState.error : undefined), range);
+  }
+
+  dispose(): void {
+    for (const s of this.subs) s.dispose();
+  }
+}
+
+/** The document selector for `tokenShards.hover.languages` (`*` = every language). */
+export function hoverSelector(languages: readonly string[] | undefined): vscode.DocumentFilter[] {
+  const schemes = ['file', 'untitled', 'vscode-notebook-cell'];
+  const langs = Array.isArray(languages) ? languages.filter((l) => typeof l === 'string' && l.trim() !== '') : ['*'];
+  if (langs.includes('*')) return schemes.map((scheme) => ({ scheme }));
+  return langs.flatMap((language) => schemes.map((scheme) => ({ language, scheme })));
+}
+
+/**
+ * Registers the token-id features: the hover, for the languages in `tokenShards.hover.languages`
+ * (again whenever that setting changes), and the commands Decode Selection, Encode Selection
+ * and Choose Tokenizer….
+ */
+export function registerTokenIds(context: vscode.ExtensionContext, services: Services): void {
+  const provider = new TokenHoverProvider(services);
+  let registration: vscode.Disposable | undefined;
+  const register = () => {
+    registration?.dispose();
+    const langs = vscode.workspace.getConfiguration('tokenShards').get<string[]>('hover.languages', ['*']);
+    const selector = hoverSelector(langs);
+    registration = selector.length ? vscode.languages.registerHoverProvider(selector, provider) : undefined;
+  };
+  register();
+  context.subscriptions.push(
+    provider,
+    { dispose: () => registration?.dispose() },
+    vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('tokenShards.hover.languages')) register(); }),
+    vscode.commands.registerCommand('tokenShards.decodeSelection', (...args: unknown[]) => decodeSelection(services, ...args)),
+    vscode.commands.registerCommand('tokenShards.encodeSelection', (...args: unknown[]) => encodeSelection(services, ...args)),
+    vscode.commands.registerCommand('tokenShards.chooseTokenizer', (...args: unknown[]) => chooseTokenizer(services, ...args)),
+  );
+}

@@ -1,0 +1,228 @@
+/**
+ * End-to-end: the manifest table and "Verify Shard Hashes" as a person uses them, in the packaged
+ * extension (code-server + Chromium, test/e2e/harness.ts).
+ *
+ * The workspace is a dataset made for this test in a temporary folder with the real layout's
+ * row count: 2,098 shards. Their files are hard links (symlinks where the file system refuses) to
+ * two real shards: the sample's first shard (1,000,000 bytes) for most rows and the full-size
+ * bench shard (100,000,000 bytes, `make-sample --full-size`) for every 70th row, so a run hashes
+ * about 5 GB (long enough to watch the progress notification) while using no disk. Every
+ * sha256 in its manifest comes from `sha256sum`.
+ *
+ * Steps: the one-time offer to open the table → the table (screenshot) → Verify from the palette
+ * → the progress notification "shard i of 2,098 · … GB done · … GB/s · … left" (screenshot) → the
+ * summary "2,098 ok" → one shard is corrupted (its link broken, one byte flipped) → Verify →
+ * "1 mismatched" with Show, the row says "hash mismatch", Problems lists it on its manifest line
+ * (screenshots) → clicking the row opens the shard editor. Also scrolls the 2,098 rows end to end
+ * and logs frame gaps (no time limit asserted).
+ */
+import * as assert from 'assert';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import type { FrameLocator } from 'playwright-core';
+import { REPO_ROOT, SAMPLE_DIR, Workbench, launchWorkbench } from './harness';
+
+const SHARDS = 2098;
+const BIG_EVERY = 70;
+
+function sha256sum(file: string): string {
+  return execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0];
+}
+
+/** The full-size shard the big rows link to (made by make-sample --full-size when missing). */
+function bigShard(): string {
+  const f = path.join(REPO_ROOT, 'bench-data', 'shards', 'tokens_000000.u32');
+  if (!fs.existsSync(f)) execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-sample.mjs'), '--full-size'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  return f;
+}
+
+function linkOrSymlink(src: string, dst: string): void {
+  try {
+    fs.linkSync(src, dst);
+  } catch {
+    fs.symlinkSync(src, dst);
+  }
+}
+
+/** Builds the 2,098-shard dataset described in the file header; returns its root. */
+function makeDataset(dir: string): { root: string; corruptable: number } {
+  const root = path.join(dir, 'lit-2098');
+  fs.mkdirSync(path.join(root, 'shards'), { recursive: true });
+  const small = path.join(SAMPLE_DIR, 'shards', 'tokens_000000.u32');
+  const big = bigShard();
+  const kinds = [
+    { file: small, tokens: fs.statSync(small).size / 4, sha: sha256sum(small) },
+    { file: big, tokens: fs.statSync(big).size / 4, sha: sha256sum(big) },
+  ];
+  const lines: string[] = [];
+  let start = 0;
+  for (let i = 0; i < SHARDS; i++) {
+    const k = kinds[i % BIG_EVERY === BIG_EVERY - 1 ? 1 : 0];
+    const name = `shards/tokens_${String(i).padStart(6, '0')}.u32`;
+    linkOrSymlink(k.file, path.join(root, name));
+    lines.push(JSON.stringify({ shard: name, start_token: start, num_tokens: k.tokens, sha256: k.sha }));
+    start += k.tokens;
+  }
+  fs.writeFileSync(path.join(root, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
+  fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify({
+    name: 'lit-2098 (e2e fixture)',
+    description: 'The real row count (2,098 shards) built from two real shards by hard links: the sample\'s first shard and, every 70th row, the full-size bench shard.',
+    created_by: 'test/e2e/manifest.e2e.test.ts',
+    global_tokens_per_update: 131072,
+    sequence_length: 1024,
+    eos_token_id: 100257,
+    seed: 20260730,
+    stored_tokens: start,
+    sources: [{ id: 'sample', file: 'sample/shards/tokens_000000.u32' }, { id: 'bench', file: 'bench-data/shards/tokens_000000.u32' }],
+  }, null, 2));
+  fs.writeFileSync(path.join(root, 'verification.json'), JSON.stringify({
+    method: 'sha256sum of the two source files, recorded for every row',
+    all_shards_match: true,
+    checked_by: 'test/e2e/manifest.e2e.test.ts',
+  }, null, 2));
+  fs.symlinkSync(path.join(SAMPLE_DIR, 'tokenizer'), path.join(root, 'tokenizer'));
+  return { root, corruptable: 7 };
+}
+
+describe('e2e: manifest table and Verify Shard Hashes', function () {
+  this.timeout(600_000);
+  let wb: Workbench | undefined;
+  let tmp: string;
+  let root: string;
+  let victim: number;
+  let frame: FrameLocator;
+
+  before(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-e2e-manifest-'));
+    ({ root, corruptable: victim } = makeDataset(tmp));
+    wb = await launchWorkbench({ folder: root, settings: { 'tokenShards.verify.workers': 2 } });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
+      if (shot) console.error(`    screenshot: ${shot}`);
+      console.error(wb.diagnostics());
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const toast = (re: RegExp) => wb!.page.locator('.notifications-toasts .notification-toast').filter({ hasText: re });
+  const row = (index: number) => frame.locator('.mf-spacer > .mf-row:not([hidden])')
+    .filter({ has: frame.locator('.mf-cell:first-child', { hasText: new RegExp(`^${index}$`) }) });
+
+  it('offers to open the table once, and opens it (2,098 rows, header from manifest.json and verification.json)', async () => {
+    const w = wb!;
+    await w.waitForActivation(60_000);
+    const offer = toast(/is a token dataset \(2,098 shards\)/);
+    await offer.waitFor({ state: 'visible', timeout: 30_000 });
+    await w.screenshot('manifest-offer');
+    await offer.getByRole('button', { name: 'Open Manifest Table' }).click();
+    frame = await w.waitForWebview('.mf-grid', 60_000);
+    await frame.locator('.mf-spacer > .mf-row').first().waitFor({ state: 'visible', timeout: 30_000 });
+    const stats = await frame.locator('.mf-stats').innerText();
+    assert.match(stats, /shards\s+2,098/);
+    const head = await frame.locator('.mf-head').innerText();
+    assert.match(head, /manifest\.json/);
+    assert.match(head, /verification\.json/);
+    assert.match(head, /all_shards_match\s+true/);
+    assert.match(head, /"id": "bench"/, 'nested values pretty-printed');
+    assert.match(await row(0).innerText(), /tokens_000000\.u32/);
+    await w.page.mouse.move(5, 500);
+    await w.screenshot('manifest-table');
+  });
+
+  it('scrolls 2,098 rows with only the visible ones in the DOM', async () => {
+    const grid = frame.locator('.mf-scroll');
+    const stats = await grid.evaluate(async (el: HTMLElement) => {
+      const gaps: number[] = [];
+      let last = performance.now();
+      const step = Math.max(200, Math.floor(el.scrollHeight / 120));
+      while (el.scrollTop + el.clientHeight < el.scrollHeight - 1) {
+        el.scrollTop += step;
+        await new Promise((r) => requestAnimationFrame(() => r(undefined)));
+        const now = performance.now();
+        gaps.push(now - last);
+        last = now;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      gaps.sort((a, b) => a - b);
+      return {
+        frames: gaps.length, median: gaps[Math.floor(gaps.length / 2)], p95: gaps[Math.floor(gaps.length * 0.95)], max: gaps[gaps.length - 1],
+        domRows: el.querySelectorAll('.mf-row:not([hidden])').length,
+      };
+    });
+    console.log(`    scroll 2,098 rows: ${stats.frames} frames, frame gap median ${stats.median.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms, max ${stats.max.toFixed(1)} ms; ${stats.domRows} rows in the DOM`);
+    assert.ok(stats.domRows < 150, `virtualised: ${stats.domRows} row elements`);
+    await row(SHARDS - 1).waitFor({ state: 'visible', timeout: 10_000 });
+    await grid.evaluate((el: HTMLElement) => { el.scrollTop = 0; });
+    await row(0).waitFor({ state: 'visible', timeout: 10_000 });
+  });
+
+  it('Verify from the palette: progress in a notification, then "2,098 ok"', async () => {
+    const w = wb!;
+    await w.runCommand('Token Shards: Verify Shard Hashes');
+    const progress = toast(/shard [\d,]+ of 2,098 · \d+\.\d\d GB done/);
+    await progress.waitFor({ state: 'visible', timeout: 30_000 });
+    // Wait until the rate and time left are known, then take the picture.
+    await toast(/GB\/s · .* left/).waitFor({ state: 'visible', timeout: 30_000 }).catch(() => undefined);
+    await w.screenshot('verify-progress');
+    const text = await progress.first().innerText().catch(() => '');
+    console.log(`    progress notification: ${text.replace(/\s+/g, ' ').trim()}`);
+    const done = toast(/Shard hashes: 2,098 ok/);
+    await done.waitFor({ state: 'visible', timeout: 300_000 });
+    assert.match(await frame.locator('.mf-counts').innerText(), /2,098 ok/);
+    await w.screenshot('verify-done');
+  });
+
+  it('a corrupted shard: "1 mismatched — Show", "hash mismatch" in the table, and in Problems on its line', async () => {
+    const w = wb!;
+    const file = path.join(root, 'shards', `tokens_${String(victim).padStart(6, '0')}.u32`);
+    const bytes = fs.readFileSync(file);
+    fs.rmSync(file); // break the hard link before damaging the copy
+    bytes[12_345] ^= 0x20;
+    fs.writeFileSync(file, bytes);
+    const actual = sha256sum(file);
+    // Dismiss the earlier toasts so the new summary is the one we see.
+    await w.page.keyboard.press('Escape');
+    await frame.locator('vscode-button', { hasText: /^\s*Verify\s*$/ }).click();
+    const summary = toast(/Shard hashes: 1 mismatched/);
+    await summary.waitFor({ state: 'visible', timeout: 120_000 });
+    assert.ok(await summary.getByRole('button', { name: 'Show' }).isVisible(), 'the summary offers Show');
+    const r = row(victim);
+    await r.waitFor({ state: 'visible', timeout: 10_000 });
+    await frame.locator('.mf-row[data-status="mismatch"]').first().waitFor({ state: 'visible', timeout: 10_000 });
+    assert.match(await r.innerText(), /hash mismatch/);
+    await w.screenshot('verify-mismatch');
+
+    await w.page.keyboard.press('Control+Shift+M');
+    const markers = w.page.locator('.markers-panel');
+    await markers.waitFor({ state: 'visible', timeout: 15_000 });
+    const item = markers.locator('.monaco-list-row').filter({ hasText: /sha256 mismatch/ }).first();
+    await item.waitFor({ state: 'visible', timeout: 15_000 });
+    const itemText = await item.innerText();
+    assert.ok(itemText.includes(`tokens_${String(victim).padStart(6, '0')}.u32 (shard_manifest.jsonl line ${victim + 1})`), itemText);
+    assert.ok(itemText.includes(actual.slice(0, 16)), `Problems names the digest sha256sum computes (${actual})`);
+    await w.screenshot('verify-problems');
+
+    await summary.getByRole('button', { name: 'Show' }).click();
+    await w.page.locator('.output-view, .panel .monaco-editor').filter({ hasText: /sha256\s+mismatch/ }).first()
+      .waitFor({ state: 'visible', timeout: 15_000 });
+    await w.screenshot('verify-log');
+  });
+
+  it('clicking a row opens that shard in the shard editor', async () => {
+    const w = wb!;
+    await w.page.keyboard.press('Control+J'); // hide the panel again
+    await row(3).click();
+    await w.activeTab('tokens_000003.u32').waitFor({ state: 'visible', timeout: 30_000 });
+    const input = await w.page.locator('.tabs-container .tab.active').getAttribute('data-resource-name');
+    assert.strictEqual(input, 'tokens_000003.u32');
+  });
+});

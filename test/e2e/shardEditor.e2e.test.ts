@@ -1,0 +1,242 @@
+/**
+ * The shard editor end to end, as a person uses it (code-server + Chromium, the packaged .vsix):
+ * open a shard from the Explorer; the first document's text in the webview equals the
+ * tokenizer library's decode of its ids (ids from the dataset card's Python reader); switch
+ * views; scroll to the end; hover a token and read its card; and a document holding `<script>`
+ * and `<img onerror>` text (a tiny dataset built here with the real tokenizer) shows as text and
+ * runs nothing. Screenshots of each view go to test-results/screenshots/.
+ *
+ * Run with `node scripts/test-e2e.mjs --grep "shard editor"`.
+ */
+import * as assert from 'assert';
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import type { FrameLocator } from 'playwright-core';
+import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
+import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
+import { pyTokens } from '../unit/pyref';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+interface ManifestLine { shard: string; start_token: number; num_tokens: number }
+function manifest(root: string): ManifestLine[] {
+  return fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+}
+
+/** Polls `f` until it returns a truthy value. */
+async function until<T>(f: () => Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+/** Text tokens rendered in the Documents view: [local offset, text]. */
+function renderedText(frame: FrameLocator): Promise<[number, string][]> {
+  return frame.locator('.viewport .tok.tx').evaluateAll((els) => els.map((e) => [Number((e as HTMLElement).dataset.o), e.textContent ?? ''] as [number, string]));
+}
+
+/**
+ * Reads the text of local tokens `[start, end)` from the Documents view, paging down until the
+ * separator at `end` (the document's EOS) is drawn.
+ */
+async function collectDocument(w: Workbench, frame: FrameLocator, start: number, end: number): Promise<string> {
+  const got = new Map<number, string>();
+  for (let i = 0; i < 400; i++) {
+    for (const [o, t] of await renderedText(frame)) if (o >= start && o < end) got.set(o, t);
+    if (await frame.locator(`.viewport .blk.sep[data-s="${end}"]`).count()) break;
+    await w.page.keyboard.press('PageDown');
+    await sleep(150);
+  }
+  assert.ok(await frame.locator(`.viewport .blk.sep[data-s="${end}"]`).count(), `the separator at ${end} never appeared`);
+  return [...got.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => t).join('');
+}
+
+async function clickView(frame: FrameLocator, view: 'documents' | 'tokens' | 'ids'): Promise<void> {
+  await frame.locator(`vscode-tab-header[data-view="${view}"]`).click();
+  await until(async () => (await frame.locator('body').getAttribute('data-view')) === view, `view ${view}`);
+  await sleep(500);
+}
+
+describe('e2e: shard editor', function () {
+  this.timeout(600_000);
+  let wb: Workbench | undefined;
+  let tok: LoadedTokenizer;
+  let eos: number;
+
+  before(async () => {
+    tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
+    const prov = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as { eos_token_id?: number };
+    eos = prov.eos_token_id ?? 100257;
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
+      if (shot) console.error(`    screenshot: ${shot}`);
+      console.error(wb.diagnostics());
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+  });
+
+  describe('sample dataset', () => {
+    let frame: FrameLocator;
+    const line = () => manifest(SAMPLE_DIR)[0];
+
+    before(async () => {
+      wb = await launchWorkbench({ viewport: { width: 1400, height: 900 } });
+    });
+
+    after(async () => {
+      await wb?.close();
+      wb = undefined;
+    });
+
+    it('opens a shard from the Explorer; the first document\'s text equals the decode of its ids', async () => {
+      const w = wb!;
+      await w.openFileFromExplorer('shards', path.basename(line().shard));
+      frame = await w.waitForWebview('.viewport .tok', 60_000);
+      await until(async () => (await frame.locator('body').getAttribute('data-view')) === 'documents', 'documents view');
+      // The first document: tokens up to the first EOS (from the reader; the shard starts the stream).
+      const head = pyTokens(SAMPLE_DIR, line().start_token, Math.min(line().num_tokens, 200_000));
+      const firstEos = head.indexOf(eos);
+      assert.ok(firstEos > 0, 'the sample\'s first shard has an EOS in its first 200,000 tokens');
+      await frame.locator('.viewport').click({ position: { x: 40, y: 10 } });
+      const shown = await collectDocument(w, frame, 0, firstEos);
+      assert.strictEqual(shown, await tok.libraryDecode(head.slice(0, firstEos)));
+      // The separator names the next document (number 1, at the EOS + 1) once numbering is known.
+      const sep = frame.locator(`.viewport .blk.sep[data-s="${firstEos}"] .next`);
+      await until(async () => /document 1\b/.test(await sep.innerText()), 'separator with document 1');
+      const label = await sep.innerText();
+      assert.ok(label.includes(`global offset ${(firstEos + 1).toLocaleString('en-US')}`), label);
+      const second = head.indexOf(eos, firstEos + 1);
+      if (second > 0) assert.ok(label.includes(`${(second - firstEos).toLocaleString('en-US')} tokens`), label);
+      await w.page.keyboard.press('Home');
+      await sleep(800);
+      await w.screenshot('shard-editor-documents');
+    });
+
+    it('switches views: Tokens shows chips, IDs shows the reader\'s ids', async () => {
+      const w = wb!;
+      await clickView(frame, 'tokens');
+      const chips = frame.locator('.viewport .tok.chip');
+      await chips.first().waitFor({ state: 'visible' });
+      assert.ok((await chips.count()) > 50);
+      await w.screenshot('shard-editor-tokens');
+      await clickView(frame, 'ids');
+      const cells = await until(async () => {
+        const c = await frame.locator('.viewport .tok.idc').evaluateAll((els) => els.slice(0, 64).map((e) => [Number((e as HTMLElement).dataset.o), Number(e.textContent)]));
+        return c.length >= 64 ? c : undefined;
+      }, 'id cells');
+      const ref = pyTokens(SAMPLE_DIR, line().start_token + cells[0][0], 64);
+      assert.deepStrictEqual(cells.map(([, id]) => id), ref);
+      await w.screenshot('shard-editor-ids');
+    });
+
+    it('scrolls to the end of the shard', async () => {
+      const w = wb!;
+      const n = line().num_tokens;
+      await frame.locator('.viewport').focus();
+      await w.page.keyboard.press('End');
+      const last = frame.locator(`.viewport .tok[data-o="${n - 1}"]`);
+      await last.waitFor({ state: 'visible', timeout: 30_000 });
+      assert.strictEqual(Number(await last.innerText()), pyTokens(SAMPLE_DIR, line().start_token + n - 1, 1)[0]);
+      const box = await last.boundingBox();
+      const vp = await frame.locator('.viewport').boundingBox();
+      assert.ok(box && vp && box.y + box.height <= vp.y + vp.height + 1 && box.y >= vp.y, 'the last token is inside the viewport');
+      await until(async () => (await frame.locator('.foot-pos').innerText()).includes(`shard offset ${(n - 1).toLocaleString('en-US')}`), 'cursor at the last token');
+      await w.screenshot('shard-editor-end');
+    });
+
+    it('hovering a token shows its id, piece, bytes and position', async () => {
+      const w = wb!;
+      await clickView(frame, 'tokens');
+      await w.page.keyboard.press('Home');
+      await sleep(800);
+      const chip = frame.locator('.viewport .tok.chip[data-o="5"]');
+      await chip.hover();
+      const tip = frame.locator('#tip');
+      await tip.waitFor({ state: 'visible', timeout: 10_000 });
+      const text = await tip.innerText();
+      const id = pyTokens(SAMPLE_DIR, line().start_token + 5, 1)[0];
+      const piece = tok.pieces([id])[0];
+      assert.ok(text.includes(String(id)), text);
+      assert.ok(text.includes(JSON.stringify(piece.text)), text);
+      assert.ok(text.includes(piece.hex), text);
+      assert.ok(/global offset\s+5\b/.test(text), text);
+      assert.ok(/update\s+0 \(0-based\)/.test(text), text);
+      assert.ok(/sequence\s+0\b/.test(text) && /position\s+5\b/.test(text), text);
+      await w.screenshot('shard-editor-hover');
+      await clickView(frame, 'documents');
+    });
+  });
+
+  describe('hostile text', () => {
+    let dir: string;
+
+    before(async () => {
+      // A tiny dataset whose documents hold markup, tokenized with the real tokenizer.
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-xss-'));
+      fs.mkdirSync(path.join(dir, 'shards'));
+      fs.mkdirSync(path.join(dir, 'tokenizer'));
+      fs.copyFileSync(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'), path.join(dir, 'tokenizer', 'tokenizer.json'));
+      const docs = [
+        'Plain first document.',
+        '<script>window.__pwned = 1; document.title = "pwned";</script> after the script tag',
+        '<img src=x onerror="window.__pwned = 2; document.body.style.background = \'red\'"> and an image',
+        '<b>bold?</b> &amp; <a href="javascript:window.__pwned=3">link</a>',
+      ];
+      const ids: number[] = [];
+      for (const d of docs) ids.push(...await tok.encode(d), eos);
+      const buf = Buffer.from(new Uint32Array(ids).buffer);
+      fs.writeFileSync(path.join(dir, 'shards', 'tokens_000000.u32'), buf);
+      fs.writeFileSync(path.join(dir, 'shard_manifest.jsonl'), JSON.stringify({ shard: 'shards/tokens_000000.u32', start_token: 0, num_tokens: ids.length, sha256: crypto.createHash('sha256').update(buf).digest('hex') }) + '\n');
+      fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ global_tokens_per_update: 8, sequence_length: 4, eos_token_id: eos }));
+      wb = await launchWorkbench({ folder: dir, viewport: { width: 1400, height: 900 } });
+    });
+
+    after(async () => {
+      await wb?.close();
+      wb = undefined;
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('shows <script> and <img onerror> as text and runs nothing', async () => {
+      const w = wb!;
+      await w.openFileFromExplorer('shards', 'tokens_000000.u32');
+      const frame = await w.waitForWebview('.viewport .tok.tx', 60_000);
+      const ids = pyTokens(dir, 0, manifest(dir)[0].num_tokens);
+      // Every document's text, as drawn, equals the library's decode.
+      const drawn = await renderedText(frame);
+      let from = 0;
+      for (let i = 0; i < ids.length; i++) {
+        if (ids[i] !== eos) continue;
+        const text = drawn.filter(([o]) => o >= from && o < i).map(([, t]) => t).join('');
+        assert.strictEqual(text, await tok.libraryDecode(ids.slice(from, i)), `document ending at ${i}`);
+        from = i + 1;
+      }
+      assert.ok(drawn.map(([, t]) => t).join('').includes('<script>'), 'the markup is shown as text');
+      // Nothing ran and no element was made from the text.
+      const body = frame.locator('body');
+      assert.strictEqual(await body.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+      assert.strictEqual(await frame.locator('.viewport script, .viewport img, .viewport b, .viewport a').count(), 0);
+      assert.notStrictEqual(await w.page.title(), 'pwned');
+      for (const v of ['tokens', 'ids'] as const) {
+        await clickView(frame, v);
+        assert.strictEqual(await frame.locator('.viewport script, .viewport img, .viewport b, .viewport a').count(), 0);
+      }
+      assert.strictEqual(await body.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+      await clickView(frame, 'documents');
+      await w.screenshot('shard-editor-hostile-text');
+    });
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * End-to-end: a person opens the sample dataset, runs "Token Shards: Go to Update…" from the F1
+ * palette, types an update that spans two shards (the input box says so while typing), presses
+ * Enter, and the update view shows 128 rows; the first row's text equals the dataset card
+ * reader's `x[0]` decoded with the tokenizer library. Clicking a token opens its shard editor.
+ * Screenshots (test-results/screenshots/): update-view-input.png, update-view.png (the README's),
+ * update-view-shard-edge.png.
+ */
+import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
+import { loadTokenizer } from '../../src/core/tokenizer';
+import { pyUpdates } from '../unit/pyref';
+import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
+
+interface ManifestLine { shard: string; start_token: number; num_tokens: number }
+
+describe('e2e: Go to Update → update view', function () {
+  this.timeout(300_000);
+  let wb: Workbench | undefined;
+  let G = 131072, L = 1024;
+  let k = 0;
+
+  before(async () => {
+    const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
+    G = m.global_tokens_per_update ?? G;
+    L = m.sequence_length ?? L;
+    const shards = fs.readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+    // The first update whose inputs cross a shard edge.
+    k = Math.floor(shards[1].start_token / G);
+    assert.ok(G * k < shards[1].start_token && shards[1].start_token < G * (k + 1));
+    wb = await launchWorkbench();
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
+      if (shot) console.error(`    screenshot: ${shot}`);
+      console.error(wb.diagnostics());
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+  });
+
+  it('palette → Go to Update… → k spanning two shards → 128 rows, first row = reader x[0] decoded', async () => {
+    const w = wb!;
+    await w.runCommand('Token Shards: Go to Update…');
+    const box = w.page.locator('.quick-input-widget');
+    await box.locator('.quick-input-title').filter({ hasText: 'Go to Update (0-based)' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const input = box.locator('.quick-input-box input');
+    await input.fill('');
+    await input.pressSequentially(String(k), { delay: 40 });
+    const message = box.locator('.quick-input-message');
+    await message.filter({ hasText: 'spans 2 shards' }).waitFor({ state: 'visible', timeout: 15_000 });
+    assert.match(await message.innerText(), new RegExp(`update ${k} \\(0-based\\) · tokens \\[`));
+    await w.screenshot('update-view-input');
+    await input.press('Enter');
+
+    const frame = await w.waitForWebview('.rows > .row[data-row="0"] .text', 60_000);
+    await frame.locator('.rows > .row[data-row="127"]').waitFor({ state: 'attached', timeout: 60_000 });
+    assert.strictEqual(await frame.locator('.rows > .row').count(), G / L);
+    assert.match(await frame.locator('h1').innerText(), new RegExp(`^Update ${k} \\(0-based; the `));
+
+    const ref = pyUpdates(SAMPLE_DIR, [k], G, L).get(k)!;
+    const tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
+    const expected = await tok.libraryDecode(ref.x[0]);
+    assert.strictEqual(await frame.locator('.rows > .row[data-row="0"] .text').textContent(), expected);
+    // the shard change is marked inside the row that crosses the edge
+    assert.strictEqual(await frame.locator('.rows > .row.has-shard-change').count(), 1);
+    // The README picture: no side bar, no notifications.
+    await w.runCommand('Notifications: Clear All Notifications');
+    await w.runCommand('View: Close Primary Side Bar');
+    await w.page.waitForTimeout(800); // let fonts and the first screen settle for the picture
+    await w.screenshot('update-view');
+    const edgeRow = frame.locator('.rows > .row.has-shard-change');
+    await edgeRow.scrollIntoViewIfNeeded();
+    await edgeRow.locator('.mark.shard').first().scrollIntoViewIfNeeded();
+    await w.page.waitForTimeout(300);
+    await w.screenshot('update-view-shard-edge');
+  });
+
+  it('clicking a token opens its shard editor beside the view', async () => {
+    const w = wb!;
+    const frame = await w.activeWebviewFrame();
+    // Click the 40th character of row 2's first segment, as a person clicks a word.
+    const seg = frame.locator('.rows > .row[data-row="2"] .seg').first();
+    await seg.evaluate((el) => el.closest('.row')!.scrollIntoView({ block: 'center' }));
+    const at = await seg.evaluate((el) => {
+      const text = el.firstChild as Text;
+      const r = document.createRange();
+      r.setStart(text, 40);
+      r.setEnd(text, 41);
+      const c = r.getBoundingClientRect(), b = el.getBoundingClientRect();
+      return { x: c.left - b.left + c.width / 2, y: c.top - b.top + c.height / 2 };
+    });
+    await seg.click({ position: at });
+    await w.page.locator('.tabs-container .tab[data-resource-name="tokens_000000.u32"]').first().waitFor({ state: 'visible', timeout: 60_000 });
+    // The token under character 40 of row 2 (its first segment starts at column 0), by the library's decode.
+    const x2 = pyUpdates(SAMPLE_DIR, [k], G, L).get(k)!.x[2];
+    const tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
+    let col = 0;
+    while ((await tok.libraryDecode(x2.slice(0, col + 1))).length <= 40) col++;
+    const where = `u ${k} / s 2 / p ${col}`;
+    await w.page.locator('.statusbar-item').filter({ hasText: where }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await w.page.waitForTimeout(1_000);
+    await w.screenshot('update-view-click-reveal');
+    // The update view is still open in its own group.
+    assert.ok(await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).count() >= 1);
+  });
+});

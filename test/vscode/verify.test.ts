@@ -1,0 +1,184 @@
+/**
+ * "Verify Shard Hashes" inside a real extension host (code-server via `npm test`, or desktop VS
+ * Code via `npm run test:electron`), with the sample dataset as the workspace folder.
+ *
+ * - The test seam: `runVerification` (src/commands/verifyShards.ts) is called directly with a
+ *   recording `Progress` and a `CancellationTokenSource`, exactly the pair `withProgress` gives
+ *   the commands: it must report "shard i of N · … GB done" lines whose increments add up to
+ *   100 %, agree with `sha256sum`, and stop on cancel without caching unfinished shards.
+ * - The real commands (`tokenShards.verifyShards…`, `verifyThisShard`, `openManifest`) run
+ *   through `executeCommand` and return their summaries; a corrupted copy ends up in Problems.
+ */
+import * as assert from 'assert';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { VerificationStore, VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
+import { openDataset } from '../../src/core/dataset';
+
+const EXTENSION_ID = 'token-shards.token-shard-inspector';
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `check` every 100 ms until it returns a truthy value or `ms` pass; returns the last value. */
+async function waitFor<T>(check: () => T | Promise<T>, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let value = await check();
+  while (!value && Date.now() < deadline) {
+    await delay(100);
+    value = await check();
+  }
+  return value;
+}
+
+function sampleRoot(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'the test workspace has a folder (the sample dataset)');
+  return folder.uri.fsPath;
+}
+
+function sha256sum(files: string[]): Map<string, string> {
+  const out = execFileSync('sha256sum', files, { encoding: 'utf8' });
+  return new Map(out.trim().split('\n').map((l) => {
+    const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(l)!;
+    return [m[2], m[1]] as [string, string];
+  }));
+}
+
+let tmp: string;
+let copies = 0;
+function copySample(): string {
+  const dst = path.join(tmp, `copy-${++copies}`);
+  fs.mkdirSync(dst, { recursive: true });
+  for (const f of ['shard_manifest.jsonl', 'manifest.json']) fs.copyFileSync(path.join(sampleRoot(), f), path.join(dst, f));
+  fs.cpSync(path.join(sampleRoot(), 'shards'), path.join(dst, 'shards'), { recursive: true });
+  return dst;
+}
+
+/** A `Progress` that records every report. */
+function recordingProgress(): vscode.Progress<{ message?: string; increment?: number }> & { reports: { message?: string; increment?: number }[] } {
+  const reports: { message?: string; increment?: number }[] = [];
+  return { reports, report: (v) => { reports.push(v); } };
+}
+
+function silentLog(): VerifyDeps['log'] & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) };
+}
+
+describe('Verify Shard Hashes (extension host)', function () {
+  this.timeout(120_000);
+
+  before(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-vscode-verify-'));
+    const ext = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(ext, `${EXTENSION_ID} is installed`);
+    await ext.activate();
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('runVerification reports "shard i of N · GB done" through the progress it is given and agrees with sha256sum', async () => {
+    const root = copySample();
+    const ds = await openDataset(root);
+    const progress = recordingProgress();
+    const cts = new vscode.CancellationTokenSource();
+    const deps: VerifyDeps = { log: silentLog(), cacheFile: path.join(tmp, 'seam-cache.json'), jobs: 2 };
+    const summary = await runVerification(deps, ds, {}, progress, cts.token);
+    assert.strictEqual(summary.allOk, true, summary.text);
+    assert.strictEqual(summary.counts.ok, ds.shards.length);
+    assert.strictEqual(summary.text, `${ds.shards.length} ok`);
+    assert.ok(progress.reports.length >= 2, `progress was reported (${progress.reports.length} reports)`);
+    for (const r of progress.reports) {
+      assert.match(r.message ?? '', new RegExp(`^shard \\d+ of ${ds.shards.length} · \\d+\\.\\d\\d GB done`), r.message);
+    }
+    const total = progress.reports.reduce((s, r) => s + (r.increment ?? 0), 0);
+    assert.ok(Math.abs(total - 100) < 1e-6, `increments add up to 100 % (got ${total})`);
+    const sums = sha256sum(ds.shards.map((e) => e.path));
+    for (const r of summary.results) assert.strictEqual(r.actualSha256, sums.get(r.path), r.shard);
+    cts.dispose();
+  });
+
+  it('a cancelled token stops the run; only finished shards are cached', async () => {
+    const root = copySample();
+    const ds = await openDataset(root);
+    const cacheFile = path.join(tmp, 'cancel-cache.json');
+    const store = new VerificationStore(cacheFile);
+    const cts = new vscode.CancellationTokenSource();
+    const sub = store.onDidChange((c) => {
+      if (!c.progressOnly && store.results(c.root).length >= 1) cts.cancel();
+    });
+    const deps: VerifyDeps = { log: silentLog(), cacheFile, jobs: 1, store };
+    const summary: VerifyRunSummary = await runVerification(deps, ds, { ignoreCache: true }, recordingProgress(), cts.token);
+    sub.dispose();
+    assert.strictEqual(summary.cancelled, true, summary.text);
+    assert.ok(summary.unfinished >= 1, 'some shards were left');
+    assert.strictEqual(summary.results.length + summary.unfinished, ds.shards.length);
+    assert.match(summary.text, /cancelled, \d+ not checked/);
+    const cached = Object.keys(JSON.parse(fs.readFileSync(cacheFile, 'utf8')).entries).sort();
+    assert.deepStrictEqual(cached, summary.results.map((r) => r.path).sort(), 'the cache holds exactly the finished shards');
+    assert.strictEqual(store.isRunning(ds.root), false);
+    store.dispose();
+    cts.dispose();
+  });
+
+  it('the commands run for real and return their summaries; the cache answers the second run', async () => {
+    const manifest = vscode.Uri.file(path.join(sampleRoot(), 'shard_manifest.jsonl'));
+    const n = (await openDataset(sampleRoot())).shards.length;
+    const first = await vscode.commands.executeCommand<VerifyRunSummary>('tokenShards.verifyShardsIgnoreCache', manifest);
+    assert.ok(first, 'the command returned a summary');
+    assert.strictEqual(first.allOk, true, first.text);
+    assert.strictEqual(first.total, n);
+    assert.strictEqual(first.fromCache, 0);
+    const second = await vscode.commands.executeCommand<VerifyRunSummary>('tokenShards.verifyShards', manifest);
+    assert.strictEqual(second.allOk, true);
+    assert.strictEqual(second.fromCache, n, 'every shard known good from the cache');
+    assert.strictEqual(second.bytesHashed, 0);
+    const shard = vscode.Uri.file(path.join(sampleRoot(), 'shards', 'tokens_000001.u32'));
+    const one = await vscode.commands.executeCommand<VerifyRunSummary>('tokenShards.verifyThisShard', shard);
+    assert.strictEqual(one.total, 1);
+    assert.strictEqual(one.counts.ok, 1);
+    assert.strictEqual(one.results[0].shard, 'shards/tokens_000001.u32');
+    assert.strictEqual(one.results[0].actualSha256, sha256sum([shard.fsPath]).get(shard.fsPath));
+    const errors = vscode.languages.getDiagnostics(manifest).filter((d) => d.severity === vscode.DiagnosticSeverity.Error);
+    assert.deepStrictEqual(errors.map((d) => d.message), [], 'the clean sample has no errors in Problems');
+  });
+
+  it('a corrupted copy: the mismatch is in the summary and in Problems on the shard\'s manifest line', async () => {
+    const root = copySample();
+    const ds = await openDataset(root);
+    const victim = ds.shards[3];
+    const b = fs.readFileSync(victim.path);
+    b[4242] ^= 0x10;
+    fs.writeFileSync(victim.path, b);
+    const manifest = vscode.Uri.file(ds.manifestFile);
+    const summary = await vscode.commands.executeCommand<VerifyRunSummary>('tokenShards.verifyShards', manifest);
+    assert.strictEqual(summary.counts.mismatch, 1, summary.text);
+    assert.strictEqual(summary.counts.ok, ds.shards.length - 1);
+    assert.match(summary.text, /1 mismatched/);
+    const diag = await waitFor(() => vscode.languages.getDiagnostics(manifest).find((d) => d.code === 'sha256-mismatch'), 10_000);
+    assert.ok(diag, 'a sha256-mismatch diagnostic appeared');
+    assert.strictEqual(diag.range.start.line, victim.line - 1);
+    assert.strictEqual(diag.severity, vscode.DiagnosticSeverity.Error);
+    assert.match(diag.message, /sha256 mismatch/);
+    assert.ok(diag.message.includes(sha256sum([victim.path]).get(victim.path)!), 'the message names the digest sha256sum computes');
+  });
+
+  it('openManifest opens the manifest table custom editor', async () => {
+    const manifest = vscode.Uri.file(path.join(sampleRoot(), 'shard_manifest.jsonl'));
+    await vscode.commands.executeCommand('tokenShards.openManifest', manifest);
+    const tab = await waitFor(() => {
+      const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+      return input instanceof vscode.TabInputCustom && input.viewType === 'tokenShards.manifestEditor' ? input : undefined;
+    }, 10_000);
+    assert.ok(tab, 'the active tab is the manifest table');
+    assert.strictEqual(tab.uri.fsPath, manifest.fsPath);
+  });
+});

@@ -1,0 +1,357 @@
+/**
+ * The manifest table webview (host side: src/editor/manifestEditor.ts; messages: the "Manifest
+ * editor" section of src/protocol.ts).
+ *
+ * Header: dataset totals, Verify buttons, status counts, the problems banner, and every key of
+ * `manifest.json` / `verification.json`. Below it a virtualised grid: only the rows in view
+ * (plus a margin) exist in the DOM, recycled on scroll, so 2,098 rows (or 100,000) scroll like
+ * 20. Keyboard: the grid is one tab stop; ↑/↓/PageUp/PageDown/Home/End move the selection,
+ * Enter or Space opens the selected shard; a click opens the clicked shard.
+ * All text goes in as text nodes (`h()`, `textContent`); layout via CSSOM properties only (CSP).
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import { fmt, h, vscodeApi } from './common';
+import type {
+  ManifestField, ManifestFromWebview, ManifestInit, ManifestRow, ManifestRowStatus, ManifestToWebview, ManifestViewState,
+} from '../src/protocol';
+
+const vscode = vscodeApi<ManifestFromWebview, ManifestViewState>();
+const app = document.getElementById('app')!;
+
+/** Row height in px (must match `.mf-row` in media/manifestEditor.css). */
+const ROW_H = 24;
+/** Rows rendered above and below the visible ones. */
+const OVERSCAN = 12;
+
+const STATUS_LABEL: Record<ManifestRowStatus, string> = {
+  'not-checked': 'not checked', queued: 'queued', checking: 'checking…', ok: 'ok', mismatch: 'hash mismatch', missing: 'missing',
+  'size-mismatch': 'size mismatch', changed: 'changed while read', unreadable: 'unreadable', 'no-hash': 'no hash in manifest',
+};
+const STATUS_ICON: Record<ManifestRowStatus, string> = {
+  'not-checked': 'circle-large-outline', queued: 'clock', checking: 'loading', ok: 'pass-filled', mismatch: 'error', missing: 'question',
+  'size-mismatch': 'warning', changed: 'warning', unreadable: 'error', 'no-hash': 'circle-slash',
+};
+/** Statuses the "Only problems" filter keeps. */
+const PROBLEM: ReadonlySet<ManifestRowStatus> = new Set(['mismatch', 'missing', 'size-mismatch', 'changed', 'unreadable', 'no-hash']);
+const SUMMARY_ORDER: ManifestRowStatus[] = ['mismatch', 'missing', 'size-mismatch', 'changed', 'unreadable', 'no-hash', 'ok', 'checking', 'queued', 'not-checked'];
+
+const COLUMNS = [
+  { key: 'index', label: '#', cls: 'num' },
+  { key: 'file', label: 'file', cls: '' },
+  { key: 'start', label: 'start_token', cls: 'num' },
+  { key: 'count', label: 'num_tokens', cls: 'num' },
+  { key: 'updates', label: 'updates (0-based)', cls: 'num' },
+  { key: 'size', label: 'size on disk (bytes)', cls: 'num' },
+  { key: 'status', label: 'status', cls: '' },
+  { key: 'checked', label: 'last checked', cls: '' },
+] as const;
+
+let data: ManifestInit | undefined;
+let rows: ManifestRow[] = [];
+/** Indices (into `rows`) of the rows shown, after the filter. */
+let view: number[] = [];
+let state: ManifestViewState = vscode.getState() ?? { scrollTop: 0, selected: 0, problemsOnly: false };
+let restoredScroll = false;
+
+// ── static skeleton ──
+const headEl = h('div', { class: 'mf-head' });
+const gridEl = h('div', { class: 'mf-grid', role: 'grid', tabindex: 0, 'aria-label': 'Shards', 'aria-readonly': 'true' });
+const headerRow = h('div', { class: 'mf-row mf-colheads', role: 'row', 'aria-rowindex': 1 },
+  ...COLUMNS.map((c) => h('div', { class: `mf-cell ${c.cls}`, role: 'columnheader' }, c.label)));
+const scroller = h('div', { class: 'mf-scroll' });
+const spacer = h('div', { class: 'mf-spacer' });
+const emptyEl = h('div', { class: 'mf-empty muted', hidden: true });
+scroller.append(spacer, emptyEl);
+gridEl.append(headerRow, scroller);
+app.append(h('div', { class: 'mf' }, headEl, gridEl));
+
+interface PooledRow {
+  el: HTMLDivElement; cells: HTMLDivElement[]; icon: HTMLSpanElement; statusText: Text;
+  /** `ManifestRow.index` shown, -1 when unused. */
+  rowIndex: number;
+  /** Position in `view` shown, and the data version it was filled with (skip refills when both match). */
+  viewPos: number; version: number;
+}
+const pool: PooledRow[] = [];
+/** Bumped whenever row data, the filter or the selection changes (forces refills). */
+let version = 0;
+
+function makeRow(): PooledRow {
+  const cells = COLUMNS.map((c) => h('div', { class: `mf-cell ${c.cls}`, role: 'gridcell' }));
+  const icon = h('span', { class: 'codicon', 'aria-hidden': 'true' });
+  const statusText = document.createTextNode('');
+  cells[6].append(icon, statusText);
+  const el = h('div', { class: 'mf-row', role: 'row' }, ...cells);
+  const pr: PooledRow = { el, cells, icon, statusText, rowIndex: -1, viewPos: -1, version: -1 };
+  el.addEventListener('click', () => {
+    if (pr.rowIndex < 0) return;
+    select(view.indexOf(pr.rowIndex), false);
+    open(pr.rowIndex);
+  });
+  spacer.append(el);
+  return pr;
+}
+
+function formatTime(ms: number | null): string {
+  if (ms === null) return '—';
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
+  if (pr.viewPos === viewPos && pr.version === version && pr.rowIndex === r.index) return;
+  pr.viewPos = viewPos;
+  pr.version = version;
+  pr.rowIndex = r.index;
+  pr.el.style.transform = `translateY(${viewPos * ROW_H}px)`;
+  pr.el.setAttribute('aria-rowindex', String(viewPos + 2));
+  pr.el.id = `row-${viewPos}`;
+  pr.el.classList.toggle('selected', viewPos === state.selected);
+  pr.el.setAttribute('aria-selected', String(viewPos === state.selected));
+  pr.el.dataset.status = r.status;
+  const c = pr.cells;
+  c[0].textContent = String(r.index);
+  c[1].textContent = r.shard;
+  c[1].title = `${r.shard} (shard_manifest.jsonl line ${r.line})`;
+  c[2].textContent = fmt(r.startToken);
+  c[3].textContent = fmt(r.numTokens);
+  c[4].textContent = r.firstUpdate === null ? '—' : r.firstUpdate === r.lastUpdate ? fmt(r.firstUpdate) : `${fmt(r.firstUpdate)}–${fmt(r.lastUpdate!)}`;
+  c[4].title = r.firstUpdate === null ? 'no complete update starts its inputs here (look-ahead tokens only)'
+    : `updates ${r.firstUpdate}–${r.lastUpdate} (0-based) read input tokens from this shard`;
+  c[5].textContent = r.sizeOnDisk === null ? 'missing' : fmt(r.sizeOnDisk);
+  c[5].classList.toggle('bad', r.sizeOnDisk !== r.expectedSize);
+  c[5].title = r.sizeOnDisk === r.expectedSize ? `${fmt(r.expectedSize)} bytes = 4 × num_tokens`
+    : `expected ${fmt(r.expectedSize)} bytes (4 × num_tokens)`;
+  pr.icon.className = `codicon codicon-${STATUS_ICON[r.status]}${r.status === 'checking' ? ' codicon-modifier-spin' : ''}`;
+  pr.statusText.data = ` ${STATUS_LABEL[r.status]}`;
+  c[6].title = r.detail ?? STATUS_LABEL[r.status];
+  c[7].textContent = formatTime(r.checkedAt);
+}
+
+let renderQueued = false;
+let lastReported = '';
+function scheduleRender(): void {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => { renderQueued = false; render(); });
+}
+
+function render(): void {
+  spacer.style.height = `${view.length * ROW_H}px`;
+  emptyEl.hidden = view.length > 0 || !data;
+  emptyEl.textContent = rows.length === 0 ? 'The manifest lists no readable shard.' : 'No shard has a problem.';
+  const top = scroller.scrollTop;
+  const height = scroller.clientHeight || 600;
+  const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+  const last = Math.min(view.length, Math.ceil((top + height) / ROW_H) + OVERSCAN);
+  const need = last - first;
+  while (pool.length < need) { pool.push(makeRow()); version++; }
+  // Row at view position p lives in slot p mod pool size: scrolling refills only the rows that
+  // came into view, the others keep their DOM untouched.
+  const used = new Set<number>();
+  for (let p = first; p < last; p++) {
+    const pr = pool[p % pool.length];
+    used.add(p % pool.length);
+    pr.el.hidden = false;
+    fillRow(pr, rows[view[p]], p);
+  }
+  for (let j = 0; j < pool.length; j++) {
+    const pr = pool[j];
+    if (used.has(j) || pr.el.hidden) continue;
+    pr.el.hidden = true;
+    pr.rowIndex = -1;
+    pr.viewPos = -1;
+    pr.el.removeAttribute('id');
+  }
+  gridEl.setAttribute('aria-rowcount', String(view.length + 1));
+  if (view.length) gridEl.setAttribute('aria-activedescendant', `row-${Math.min(state.selected, view.length - 1)}`);
+  else gridEl.removeAttribute('aria-activedescendant');
+  const firstVisible = Math.min(view.length, Math.floor(top / ROW_H));
+  const visibleCount = Math.min(view.length - firstVisible, Math.ceil(height / ROW_H));
+  const key = `${firstVisible}:${visibleCount}:${view.length}`;
+  if (key !== lastReported) {
+    lastReported = key;
+    vscode.postMessage({ type: 'mf/rendered', first: firstVisible, count: visibleCount, total: view.length });
+  }
+}
+
+function saveState(): void {
+  vscode.setState(state);
+}
+
+scroller.addEventListener('scroll', () => {
+  state.scrollTop = scroller.scrollTop;
+  saveState();
+  scheduleRender();
+}, { passive: true });
+new ResizeObserver(() => scheduleRender()).observe(scroller);
+
+function select(pos: number, reveal = true): void {
+  if (view.length === 0) return;
+  state.selected = Math.max(0, Math.min(view.length - 1, pos));
+  version++;
+  saveState();
+  if (reveal) {
+    const y = state.selected * ROW_H;
+    if (y < scroller.scrollTop) scroller.scrollTop = y;
+    else if (y + ROW_H > scroller.scrollTop + scroller.clientHeight) scroller.scrollTop = y + ROW_H - scroller.clientHeight;
+  }
+  scheduleRender();
+}
+
+function open(index: number): void {
+  vscode.postMessage({ type: 'mf/open', index });
+}
+
+gridEl.addEventListener('keydown', (ev) => {
+  const page = Math.max(1, Math.floor(scroller.clientHeight / ROW_H) - 1);
+  const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
+  if (ev.key in moves) select(state.selected + moves[ev.key]);
+  else if (ev.key === 'Home') select(0);
+  else if (ev.key === 'End') select(view.length - 1);
+  else if ((ev.key === 'Enter' || ev.key === ' ') && view.length) open(view[state.selected]);
+  else return;
+  ev.preventDefault();
+});
+
+// ── header ──
+const countsEl = h('span', { class: 'mf-counts', role: 'status', 'aria-live': 'polite' });
+const progressEl = h('span', { class: 'mf-progress', role: 'status', 'aria-live': 'polite', hidden: true });
+const verifyBtn = h('vscode-button', { 'aria-label': 'Verify shard hashes' }, 'Verify');
+const verifyAgainBtn = h('vscode-button', { secondary: true, 'aria-label': 'Verify shard hashes again, ignoring the cache' }, 'Verify again (ignore cache)');
+const filterBox = h('vscode-checkbox', { label: 'Only problems', 'aria-label': 'Show only shards with problems' });
+verifyBtn.setAttribute('icon', 'verified');
+verifyAgainBtn.setAttribute('icon', 'refresh');
+verifyBtn.addEventListener('click', () => vscode.postMessage({ type: 'mf/verify', ignoreCache: false }));
+verifyAgainBtn.addEventListener('click', () => vscode.postMessage({ type: 'mf/verify', ignoreCache: true }));
+filterBox.addEventListener('change', () => {
+  state.problemsOnly = (filterBox as unknown as { checked: boolean }).checked;
+  state.selected = 0;
+  saveState();
+  applyFilter();
+});
+
+function applyFilter(): void {
+  version++;
+  view = [];
+  for (let i = 0; i < rows.length; i++) if (!state.problemsOnly || PROBLEM.has(rows[i].status)) view.push(i);
+  if (state.selected >= view.length) state.selected = Math.max(0, view.length - 1);
+  scheduleRender();
+}
+
+function updateCounts(): void {
+  const counts = new Map<ManifestRowStatus, number>();
+  for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  countsEl.replaceChildren(...SUMMARY_ORDER.filter((s) => counts.get(s)).map((s) =>
+    h('span', { class: `mf-count`, 'data-status': s },
+      h('span', { class: `codicon codicon-${STATUS_ICON[s]}`, 'aria-hidden': 'true' }), ` ${fmt(counts.get(s)!)} ${STATUS_LABEL[s]}`)));
+}
+
+function setProgress(text: string | null): void {
+  progressEl.hidden = text === null;
+  progressEl.replaceChildren(h('span', { class: 'codicon codicon-loading codicon-modifier-spin', 'aria-hidden': 'true' }), ` Verifying: ${text ?? ''}`);
+  verifyBtn.toggleAttribute('disabled', text !== null);
+  verifyAgainBtn.toggleAttribute('disabled', text !== null);
+}
+
+function fieldList(fields: ManifestField[]): HTMLElement {
+  return h('dl', { class: 'mf-fields' }, ...fields.flatMap((f) => [
+    h('dt', {}, f.key),
+    h('dd', {}, f.nested ? h('pre', { class: 'mono' }, f.value) : h('span', { class: 'mf-value' }, f.value)),
+  ]));
+}
+
+function sideSection(title: string, fields: ManifestField[] | null, absent: string, openByDefault: boolean): HTMLElement {
+  if (!fields) return h('p', { class: 'mf-absent muted' }, h('span', { class: 'codicon codicon-info', 'aria-hidden': 'true' }), ` ${title}: ${absent}`);
+  const d = h('details', { class: 'mf-side', open: openByDefault },
+    h('summary', {}, h('span', { class: 'mf-side-title' }, title), h('span', { class: 'muted' }, ` · ${fields.length} key${fields.length === 1 ? '' : 's'}`)),
+    fieldList(fields));
+  return d;
+}
+
+function stat(label: string, value: string, note?: string): HTMLElement {
+  return h('div', { class: 'mf-stat' }, h('div', { class: 'mf-stat-label muted' }, label), h('div', { class: 'mf-stat-value' }, value),
+    note ? h('div', { class: 'mf-stat-note muted' }, note) : null);
+}
+
+function renderHead(d: ManifestInit): void {
+  const t = d.totals;
+  const src = (s: string) => (s === 'default' ? 'dataset card default' : `from ${s}`);
+  const totals = h('div', { class: 'mf-stats', role: 'group', 'aria-label': 'Totals' },
+    stat('shards', fmt(t.shards)),
+    stat('stored tokens', fmt(t.storedTokens), 'training tokens + look-ahead'),
+    stat('training tokens', fmt(t.trainingTokens), 'updates × tokens per update'),
+    stat('updates', fmt(t.updates), t.updates ? `0-based: 0 … ${fmt(t.updates - 1)}` : 'none complete'),
+    stat('tokens per update', fmt(t.tokensPerUpdate), `${fmt(t.sequencesPerUpdate)} sequences × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`),
+  );
+  const toolbar = h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
+  const problems = d.problems.length ? h('div', { class: `banner ${d.problems.some((p) => p.severity === 'error') ? 'error' : ''} mf-problems`, role: 'alert' },
+    h('div', {}, h('strong', {}, `${fmt(d.problems.length)} problem${d.problems.length === 1 ? '' : 's'} in the dataset's metadata`),
+      ' · ', linkButton('Show in Problems', () => vscode.postMessage({ type: 'mf/showProblems' }))),
+    h('ul', {}, ...d.problems.slice(0, 5).map((p) => h('li', {},
+      p.line !== null && p.file === 'shard_manifest.jsonl'
+        ? linkButton(`line ${p.line}`, () => vscode.postMessage({ type: 'mf/revealLine', line: p.line! })) : null,
+      p.line !== null && p.file === 'shard_manifest.jsonl' ? ': ' : '',
+      p.message)),
+      d.problems.length > 5 ? h('li', { class: 'muted' }, `… and ${fmt(d.problems.length - 5)} more`) : null)) : null;
+  headEl.replaceChildren(
+    h('div', { class: 'mf-title' },
+      h('span', { class: 'codicon codicon-table', 'aria-hidden': 'true' }),
+      h('h1', {}, d.name), h('span', { class: 'muted' }, ' · shard_manifest.jsonl')),
+    totals, toolbar, problems ?? '',
+    h('div', { class: 'mf-sides' },
+      sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true),
+      sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true)),
+  );
+  (filterBox as unknown as { checked: boolean }).checked = state.problemsOnly;
+}
+
+function linkButton(text: string, onClick: () => void): HTMLElement {
+  const b = h('button', { class: 'mf-link', type: 'button' }, text);
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+window.addEventListener('message', (ev: MessageEvent<ManifestToWebview>) => {
+  const m = ev.data;
+  switch (m.type) {
+    case 'mf/init':
+      data = m;
+      rows = m.rows;
+      renderHead(m);
+      setProgress(m.verifying);
+      updateCounts();
+      applyFilter();
+      if (!restoredScroll) {
+        restoredScroll = true;
+        requestAnimationFrame(() => { scroller.scrollTop = state.scrollTop; scheduleRender(); });
+      }
+      break;
+    case 'mf/rows': {
+      let filterChanged = false;
+      for (const u of m.rows) {
+        const r = rows[u.index];
+        if (!r) continue;
+        if (PROBLEM.has(r.status) !== PROBLEM.has(u.status)) filterChanged = true;
+        Object.assign(r, u);
+      }
+      updateCounts();
+      version++;
+      if (filterChanged && state.problemsOnly) applyFilter();
+      else scheduleRender();
+      break;
+    }
+    case 'mf/verifying':
+      setProgress(m.text);
+      break;
+    case 'mf/error':
+      headEl.replaceChildren(h('p', { class: 'banner error', role: 'alert' }, m.message));
+      rows = [];
+      applyFilter();
+      break;
+  }
+});
+
+vscode.postMessage({ type: 'mf/ready' });

@@ -1,0 +1,318 @@
+/**
+ * The shard webview's data model, free of the DOM (unit-tested in plain Node): pages as the host
+ * sends them, the blocks each view is cut into, and document numbering from the host's
+ * per-page EOS facts. Offsets are LOCAL token offsets in the shard unless named `global`.
+ */
+import type { PagePayload, ShardNumberingToWebview, ShardView } from '../../src/protocol';
+
+/** A run of tokens drawn as one unit of the virtual scroller (a paragraph, a separator, a row of ids). */
+export interface Block {
+  /** Local offsets `[start, end)`. */
+  start: number;
+  end: number;
+  /** 'text': decoded text or chips; 'sep': one EOS (document separator); 'row': a row of the IDs grid. */
+  kind: 'text' | 'sep' | 'row';
+  /** True when the block continues a line of the previous block (no newline or EOS between them). */
+  midLine?: boolean;
+}
+
+/**
+ * Soft/hard limits (tokens) for text blocks per view: blocks end after a newline, at an EOS, at
+ * the soft size before a token that starts with a space, or at the hard size. The Documents view
+ * uses large blocks because a cut that is not at a newline shows as an early line break.
+ */
+const BLOCK_LIMITS: Record<'documents' | 'tokens', { soft: number; hard: number }> = {
+  documents: { soft: 2048, hard: 4096 },
+  tokens: { soft: 96, hard: 192 },
+};
+
+/** Whitespace made visible in the Tokens and IDs views. */
+export function visibleWhitespace(s: string): string {
+  return s.replace(/ /g, '·').replace(/\r\n/g, '␍↵').replace(/\n/g, '↵').replace(/\r/g, '␍').replace(/\t/g, '⇥');
+}
+
+const utf8 = new TextEncoder();
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
+
+/** One page as received from the host, with the look-ups the views need. */
+export class PageData {
+  readonly start: number;
+  readonly end: number;
+  readonly ids: number[];
+  private readonly hex = new Map<number, string>();
+  /** Doc-text overrides: index in page → text ('' for tokens inside a group). */
+  private readonly doc = new Map<number, string>();
+  /** Index in page → token count of the decode group starting there (only groups > 1 token). */
+  private readonly groupLen = new Map<number, number>();
+  private blockCache = new Map<string, Block[]>();
+
+  constructor(readonly payload: PagePayload, readonly eos: number) {
+    this.start = payload.start;
+    this.ids = payload.ids;
+    this.end = payload.start + payload.ids.length;
+    for (const [i, h] of payload.partialHex ?? []) this.hex.set(i, h);
+    for (let i = 0; i < (payload.cont ?? 0); i++) this.doc.set(i, '');
+    for (const [i, n, text] of payload.joins ?? []) {
+      this.doc.set(i, text);
+      if (n > 1) this.groupLen.set(i, n);
+      for (let j = i + 1; j < i + n && j < this.ids.length; j++) this.doc.set(j, '');
+    }
+  }
+
+  /** True when the page has texts (a tokenizer decoded it). */
+  get hasText(): boolean {
+    return this.payload.texts !== undefined;
+  }
+
+  /** Id at local offset. */
+  id(offset: number): number {
+    return this.ids[offset - this.start];
+  }
+
+  /** Display text of one token (undefined without a tokenizer). */
+  piece(offset: number): string | undefined {
+    return this.payload.texts?.[offset - this.start];
+  }
+
+  /** Kind code of one token: t, p, s, a, u (undefined without a tokenizer). */
+  kind(offset: number): string | undefined {
+    return this.payload.kinds?.[offset - this.start];
+  }
+
+  /** Bytes of one token as hex pairs ('' for unknown ids or without a tokenizer). */
+  hexOf(offset: number): string {
+    const i = offset - this.start;
+    const h = this.hex.get(i);
+    if (h !== undefined) return h;
+    const k = this.payload.kinds?.[i];
+    if (!k || k === 'u') return '';
+    const b = utf8.encode(this.payload.texts![i]);
+    let s = '';
+    for (let j = 0; j < b.length; j++) s += (j ? ' ' : '') + HEX[b[j]];
+    return s;
+  }
+
+  /**
+   * Text this token contributes to the decoded text: the tokenizer's decode of the page's tokens
+   * equals these strings concatenated in order (groups carry their text on the first token).
+   */
+  docText(offset: number): string {
+    const i = offset - this.start;
+    const o = this.doc.get(i);
+    if (o !== undefined) return o;
+    const k = this.payload.kinds?.[i];
+    if (!k || k === 'u') return '';
+    return this.payload.texts![i];
+  }
+
+  /** Tokens in the decode group that starts at `offset` (1 for an ordinary token, 0 inside a group). */
+  groupSize(offset: number): number {
+    const i = offset - this.start;
+    const n = this.groupLen.get(i);
+    if (n !== undefined) return n;
+    return this.doc.get(i) === '' && this.isInsideGroup(i) ? 0 : 1;
+  }
+
+  private isInsideGroup(i: number): boolean {
+    if (i < (this.payload.cont ?? 0)) return true;
+    for (const [s, n] of this.payload.joins ?? []) if (i > s && i < s + n) return true;
+    return false;
+  }
+
+  /** Count of EOS ids in `[this.start, offset)`. */
+  eosBefore(offset: number): number {
+    let n = 0;
+    for (let i = 0, e = Math.min(offset, this.end) - this.start; i < e; i++) if (this.ids[i] === this.eos) n++;
+    return n;
+  }
+
+  /** Index (local offset) of the last EOS before `offset` in this page, or -1. */
+  lastEosBefore(offset: number): number {
+    for (let i = Math.min(offset, this.end) - this.start - 1; i >= 0; i--) if (this.ids[i] === this.eos) return this.start + i;
+    return -1;
+  }
+
+  /** Local offset of the first EOS at or after `offset` in this page, or -1. */
+  firstEosFrom(offset: number): number {
+    for (let i = Math.max(offset, this.start) - this.start; i < this.ids.length; i++) if (this.ids[i] === this.eos) return this.start + i;
+    return -1;
+  }
+
+  /** Blocks of this page for a view (cached). `cols` is the IDs grid width. */
+  blocks(view: ShardView, cols: number): Block[] {
+    const key = view === 'ids' ? `ids:${cols}` : view;
+    let b = this.blockCache.get(key);
+    if (!b) {
+      b = view === 'ids' ? rowBlocks(this.start, this.end, cols) : textBlocks(this, BLOCK_LIMITS[view]);
+      this.blockCache.set(key, b);
+    }
+    return b;
+  }
+}
+
+/** Rows of `cols` tokens aligned to multiples of `cols`. */
+export function rowBlocks(start: number, end: number, cols: number): Block[] {
+  const out: Block[] = [];
+  for (let s = start; s < end; s = Math.min(end, (Math.floor(s / cols) + 1) * cols)) {
+    out.push({ start: s, end: Math.min(end, (Math.floor(s / cols) + 1) * cols), kind: 'row' });
+  }
+  return out;
+}
+
+/**
+ * Cuts a page into text blocks: every EOS is a block of its own ('sep'); other blocks end after
+ * a token whose text ends with a newline, or once `soft` tokens are reached at a token that
+ * starts with a space (a break there looks like a line wrap), or at `hard` tokens. A block never
+ * splits a decode group.
+ */
+export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard: number }): Block[] {
+  const out: Block[] = [];
+  let s = page.start;
+  let midLine = false; // the page's first block: unknown, drawn as a new line
+  const push = (e: number, kind: Block['kind']) => {
+    if (e > s) {
+      out.push(midLine && kind === 'text' ? { start: s, end: e, kind, midLine } : { start: s, end: e, kind });
+      midLine = kind === 'text' && !(page.hasText && page.docText(lastGroupStart(page, s, e)).endsWith('\n'));
+    }
+    s = e;
+  };
+  let o = page.start;
+  while (o < page.end) {
+    if (page.id(o) === page.eos) {
+      push(o, 'text');
+      push(o + 1, 'sep');
+      o++;
+      continue;
+    }
+    let n = page.groupSize(o);
+    if (n === 0) n = 1; // continuation tokens at the page start
+    const next = Math.min(page.end, o + n);
+    const text = page.hasText ? page.docText(o) : '';
+    const len = next - s;
+    if (text.endsWith('\n') || len >= hard) { push(next, 'text'); o = next; continue; }
+    if (len >= soft && next < page.end && page.id(next) !== page.eos) {
+      const t = page.hasText ? page.docText(next) : ' ';
+      if (t.startsWith(' ')) { push(next, 'text'); o = next; continue; }
+    }
+    o = next;
+  }
+  push(page.end, 'text');
+  return out;
+}
+
+/** Offset of the last decode group that starts in `[s, e)` (its text is on that token). */
+function lastGroupStart(page: PageData, s: number, e: number): number {
+  for (let o = e - 1; o > s; o--) if (page.groupSize(o) > 0) return o;
+  return s;
+}
+
+/** Finds the block containing `offset` (binary search). */
+export function blockIndexOf(blocks: Block[], offset: number): number {
+  let lo = 0, hi = blocks.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (blocks[mid].start <= offset) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** What is known about a document for display. */
+export interface DocInfo {
+  /** 0-based document number, when known. */
+  number?: number;
+  /** 'global': counted from the stream start; 'shard': counted from this shard's first document (0). */
+  scope?: 'global' | 'shard';
+  /** Local start offset (may be negative: the document began in an earlier shard), when known. */
+  start?: number;
+  /** True when `start` is a bound ("starts before"), not the real start. */
+  startIsBound?: boolean;
+  /** Local end offset, one past the closing EOS, when known. */
+  end?: number;
+}
+
+/**
+ * Document numbering from the host's per-page EOS facts plus pages in the cache. Numbers are
+ * EOS counts: document n is the tokens after the n-th EOS up to and including the (n+1)-th.
+ */
+export class Numbering {
+  private msg?: ShardNumberingToWebview;
+  private prefix: number[] = [];
+
+  constructor(readonly pageTokens: number, readonly globalStart: number) {}
+
+  /** Takes a numbering message from the host. */
+  update(msg: ShardNumberingToWebview): void {
+    this.msg = msg;
+    this.prefix = [0];
+    for (const c of msg.pageEos ?? []) this.prefix.push(this.prefix[this.prefix.length - 1] + c);
+  }
+
+  /** The last message (state, progress). */
+  get state(): ShardNumberingToWebview | undefined {
+    return this.msg;
+  }
+
+  /** True once per-page EOS facts of the shard are known. */
+  get scanned(): boolean {
+    return !!this.msg?.pageEos;
+  }
+
+  /**
+   * Document holding local `offset`: number (when the shard scan is done), start and end when
+   * they can be derived from `page` (which must contain `offset`) and the per-page facts.
+   */
+  docAt(offset: number, page: PageData | undefined, pageAt: (i: number) => PageData | undefined): DocInfo {
+    const info: DocInfo = {};
+    const p = Math.floor(offset / this.pageTokens);
+    const m = this.msg;
+    if (m?.pageEos && page) {
+      const local = this.prefix[p] + page.eosBefore(offset);
+      if (m.docBase !== undefined) { info.number = m.docBase + local; info.scope = 'global'; }
+      else { info.number = local; info.scope = 'shard'; }
+    }
+    // start
+    const before = page ? page.lastEosBefore(offset) : -1;
+    if (before >= 0) info.start = before + 1;
+    else if (m?.pageLastEos) {
+      let q = p - 1;
+      while (q >= 0 && m.pageLastEos[q] < 0) q--;
+      if (q >= 0) info.start = q * this.pageTokens + m.pageLastEos[q] + 1;
+      else if (m.headStart !== undefined) { info.start = m.headStart - this.globalStart; info.startIsBound = !m.headKnown; }
+    } else {
+      // Without the scan only the previous cached page can tell.
+      const prev = pageAt(p - 1);
+      const e = prev ? prev.lastEosBefore(prev.end) : -1;
+      if (e >= 0) info.start = e + 1;
+    }
+    // end
+    const after = page ? page.firstEosFrom(offset) : -1;
+    if (after >= 0) info.end = after + 1;
+    else info.end = this.endAfterPage(p, pageAt);
+    return info;
+  }
+
+  /** Local end (one past the EOS) of the document that continues past the end of page `p`, when known. */
+  endAfterPage(p: number, pageAt: (i: number) => PageData | undefined): number | undefined {
+    const m = this.msg;
+    if (m?.pageFirstEos) {
+      for (let q = p + 1; q < m.pageFirstEos.length; q++) {
+        if (m.pageFirstEos[q] >= 0) return q * this.pageTokens + m.pageFirstEos[q] + 1;
+      }
+      return m.tailKnown && m.tailEnd !== undefined ? m.tailEnd - this.globalStart : undefined;
+    }
+    const next = pageAt(p + 1);
+    const e = next ? next.firstEosFrom(next.start) : -1;
+    return e >= 0 ? e + 1 : undefined;
+  }
+
+  /** The document that starts right after the EOS at local `eosOffset` (page must contain it). */
+  docAfterEos(eosOffset: number, page: PageData, pageAt: (i: number) => PageData | undefined): DocInfo {
+    const info = this.docAt(eosOffset, page, pageAt);
+    const out: DocInfo = { start: eosOffset + 1 };
+    if (info.number !== undefined) { out.number = info.number + 1; out.scope = info.scope; }
+    const nextEos = page.firstEosFrom(eosOffset + 1);
+    if (nextEos >= 0) out.end = nextEos + 1;
+    else out.end = this.endAfterPage(Math.floor(eosOffset / this.pageTokens), pageAt);
+    return out;
+  }
+}

@@ -1,0 +1,407 @@
+/**
+ * Update view (browser side): renders one update as S rows of decoded text from the host's
+ * `UpdateViewData` (src/core/updateModel.ts). Text goes in as text nodes only; every marker
+ * (document starts, "continues", shard changes) is an empty element whose label is drawn by CSS
+ * from a `data-label` attribute, so a row's text content (and a copy of it) is exactly the
+ * decoded text of its inputs, EOS tokens included as `<|endoftext|>`.
+ *
+ * Rendering: the first rows synchronously, the rest in animation-frame chunks; rows use
+ * `content-visibility: auto`, so off-screen rows cost no layout. When every row is in the DOM the
+ * view tells the host (`uv/rendered`).
+ *
+ * Keyboard: rows form a list with one tab stop (↑/↓, Page Up/Down, Home/End move; Enter opens
+ * the row start in its shard editor; →/← step through the row's segments, Enter opens that
+ * segment). Alt+←/Alt+→ go to the previous/next update.
+ */
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-textfield/index.js';
+import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
+import { h, fmt, vscodeApi } from './common';
+import type {
+  UpdateViewData, UpdateViewFromWebview, UpdateViewState, UpdateViewToWebview, UpdateViewSegment,
+} from '../src/protocol';
+
+interface State extends UpdateViewState { compact?: boolean }
+
+const vscode = vscodeApi<UpdateViewFromWebview, State>();
+let state: State | undefined = vscode.getState();
+
+/** Rows rendered synchronously before yielding to the browser (about one screen). */
+const FIRST_ROWS = 12;
+/** Rows rendered per animation frame after the first screen. */
+const ROWS_PER_FRAME = 24;
+
+/** A document marker whose label depends on document numbers (set when they arrive). */
+interface DocMarker { el: HTMLElement; kind: 'start' | 'cont'; eosBefore: number; documentStart?: number; row: number }
+
+let data: UpdateViewData | undefined;
+let datasetName = '';
+let renderSeq = 0;
+let docMarkers: DocMarker[] = [];
+/** Per row: the gutter element listing the documents the row touches. */
+let rowDocs: { el: HTMLElement; eosBefore: number; count: number }[] = [];
+let firstDocument: number | undefined;
+
+// ───────────── static page ─────────────
+const app = document.getElementById('app')!;
+const prevBtn = h('vscode-button', { secondary: true, icon: 'arrow-left', title: 'Previous update (Alt+←)' }, 'Previous');
+const nextBtn = h('vscode-button', { secondary: true, 'icon-after': 'arrow-right', title: 'Next update (Alt+→)' }, 'Next');
+const kField = h('vscode-textfield', { 'aria-label': 'Update number (0-based)', placeholder: 'k', size: 10, class: 'k-field' });
+const goBtn = h('vscode-button', { secondary: true, title: 'Show this update' }, 'Go');
+const copyBtn = h('vscode-button', { secondary: true, icon: 'link', title: 'Copy a vscode:// link to this update' }, 'Copy link');
+const compactBox = h('vscode-checkbox', { title: 'Show three lines per sequence; the focused sequence shows in full' }, 'Compact rows');
+const progress = h('vscode-progress-bar', { class: 'progress', 'aria-label': 'Reading update', hidden: true });
+const heading = h('h1', { id: 'heading' }, 'Update view');
+const summary = h('div', { class: 'summary' });
+const docsLine = h('div', { class: 'docs-line muted' });
+const errorBox = h('p', { class: 'banner error', role: 'alert', hidden: true });
+const rowsEl = h('div', { class: 'rows', role: 'list', 'aria-labelledby': 'heading' });
+
+app.append(
+  h('header', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Update navigation' },
+    prevBtn, h('span', { class: 'k-label' }, 'update', kField, goBtn), nextBtn, h('span', { class: 'spacer' }), compactBox, copyBtn),
+  progress,
+  h('section', { class: 'head' }, heading, summary, docsLine, legend()),
+  errorBox,
+  rowsEl,
+);
+
+function legend(): HTMLElement {
+  const item = (cls: string, label: string, text: string, desc: string) =>
+    h('span', { class: 'legend-item' }, h('span', { class: `mark ${cls}`, 'data-label': label }), text ? h('span', { class: 'eos' }, text) : null, ' ', desc);
+  return h('div', { class: 'legend muted', 'aria-label': 'Legend' },
+    item('doc', 'doc N', '', 'a document starts'),
+    item('cont', '↪ doc N', '', 'continues a document that began before the sequence'),
+    h('span', { class: 'legend-item' }, h('span', { class: 'eos' }, '<|endoftext|>'), ' EOS: the document ends'),
+    item('shard', '▾ shard', '', 'the stream moves to the next shard file'),
+    h('span', { class: 'legend-item' }, h('span', { class: 'next' }, '→', h('span', { class: 'tok' }, 'x')), ' the 1,025th token: target of the last position'),
+  );
+}
+
+function setCompact(on: boolean): void {
+  rowsEl.classList.toggle('compact', on);
+  (compactBox as unknown as { checked: boolean }).checked = on;
+}
+setCompact(state?.compact ?? true); // compact by default: the batch at a glance; a focused row shows in full
+
+function saveState(patch: Partial<State>): void {
+  if (!state && !patch.key) return;
+  state = { ...(state as State), ...patch };
+  vscode.setState(state);
+}
+
+function go(k: number): void {
+  if (!data || !Number.isInteger(k) || k < 0 || k >= data.numUpdates || k === data.update) return;
+  vscode.postMessage({ type: 'uv/go', update: k });
+}
+
+prevBtn.addEventListener('click', () => data && go(data.update - 1));
+nextBtn.addEventListener('click', () => data && go(data.update + 1));
+const submitK = () => {
+  const raw = (kField as unknown as { value: string }).value.trim().replace(/[_,]/g, '');
+  const k = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (data && (!Number.isSafeInteger(k) || k >= data.numUpdates)) {
+    showError(`Enter an update 0..${fmt(data.numUpdates - 1)} (updates are 0-based).`);
+    return;
+  }
+  errorBox.hidden = true;
+  go(k);
+};
+goBtn.addEventListener('click', submitK);
+kField.addEventListener('keydown', (e) => { if ((e as KeyboardEvent).key === 'Enter') submitK(); });
+copyBtn.addEventListener('click', () => vscode.postMessage({ type: 'uv/copyLink' }));
+compactBox.addEventListener('change', () => {
+  const on = (compactBox as unknown as { checked: boolean }).checked;
+  setCompact(on);
+  saveState({ compact: on });
+});
+document.addEventListener('keydown', (e) => {
+  if (!e.altKey || !data) return;
+  if (e.key === 'ArrowLeft') { e.preventDefault(); go(data.update - 1); }
+  if (e.key === 'ArrowRight') { e.preventDefault(); go(data.update + 1); }
+});
+
+function showError(message: string): void {
+  errorBox.textContent = message;
+  errorBox.hidden = false;
+}
+
+// ───────────── rendering ─────────────
+
+function render(d: UpdateViewData, focusRow: number | undefined): void {
+  const seq = ++renderSeq;
+  data = d;
+  firstDocument = d.firstDocument;
+  docMarkers = [];
+  rowDocs = [];
+  errorBox.hidden = true;
+  progress.hidden = true;
+  (kField as unknown as { value: string }).value = String(d.update);
+  (prevBtn as unknown as { disabled: boolean }).disabled = d.update <= 0;
+  (nextBtn as unknown as { disabled: boolean }).disabled = d.update >= d.numUpdates - 1;
+  const title = d.title[0].toUpperCase() + d.title.slice(1);
+  heading.textContent = title;
+  document.title = title;
+  renderSummary(d);
+  renderDocsLine(undefined);
+  rowsEl.replaceChildren();
+  rowsEl.setAttribute('aria-label', `${d.rows.length} sequences of ${title}`);
+
+  let eosBefore = 0;
+  const eosCounts: number[] = [];
+  for (const row of d.rows) { eosCounts.push(eosBefore); for (const s of row.segments) if (s.eos) eosBefore++; }
+
+  const build = (r: number) => rowsEl.append(renderRow(d, r, eosCounts[r], focusRow === undefined ? r === 0 : r === focusRow));
+  const n = Math.min(FIRST_ROWS, d.rows.length);
+  for (let r = 0; r < n; r++) build(r);
+  let next = n;
+  const finish = () => {
+    applyDocumentNumbers();
+    if (focusRow !== undefined) focusRowEl(focusRow, false);
+    vscode.postMessage({ type: 'uv/rendered', update: d.update, rows: rowsEl.querySelectorAll(':scope > .row').length });
+  };
+  const step = () => {
+    if (seq !== renderSeq) return;
+    const end = Math.min(d.rows.length, next + ROWS_PER_FRAME);
+    for (; next < end; next++) build(next);
+    if (next < d.rows.length) requestAnimationFrame(step); else finish();
+  };
+  if (next < d.rows.length) requestAnimationFrame(step); else finish();
+  saveState({ key: state?.key, update: d.update, row: focusRow });
+}
+
+function renderSummary(d: UpdateViewData): void {
+  const [s, e] = d.tokenRange;
+  const rows = d.rows.length;
+  const line1 = h('div', {}, `${datasetName} · tokens [${fmt(s)}, ${fmt(e)}) · ${rows} sequences × ${fmt(d.seqLen)} tokens · updates in this dataset: 0..${fmt(d.numUpdates - 1)}`);
+  const line2 = h('div', { class: 'muted' },
+    `Targets are the inputs shifted by one token: a sequence's last target (→) is the next sequence's first token; `,
+    `the last sequence's is the look-ahead token ${fmt(e)}${d.update + 1 < d.numUpdates ? ` (the first token of update ${fmt(d.update + 1)})` : ' (the extra stored token)'}.`);
+  const shardLine = h('div', { class: 'shards' });
+  if (d.shards.length === 1) {
+    shardLine.append('Shard ', h('code', {}, d.shards[0].name));
+  } else {
+    shardLine.append(`Spans ${d.shards.length} shards: `);
+    d.shards.forEach((sh, i) => { if (i > 0) shardLine.append(' → '); shardLine.append(h('code', {}, sh.name)); });
+    const edges = d.shards.slice(1).map((sh) => {
+      const at = sh.startToken;
+      return at >= e ? `the look-ahead token ${fmt(at)} is in ${sh.name}` : `${sh.name} starts at token ${fmt(at)} (sequence ${Math.floor((at - s) / d.seqLen)}, position ${(at - s) % d.seqLen})`;
+    });
+    shardLine.append(h('span', { class: 'muted' }, ` — ${edges.join('; ')}, marked `), h('span', { class: 'mark shard', 'data-label': '▾ shard' }));
+  }
+  summary.replaceChildren(line1, line2, shardLine);
+}
+
+function renderDocsLine(note: string | undefined, busy = false): void {
+  docsLine.replaceChildren();
+  if (!data) return;
+  if (firstDocument !== undefined) {
+    const last = firstDocument + data.rows.reduce((n, r) => n + r.segments.filter((s) => s.eos).length, 0);
+    docsLine.append(`Documents ${fmt(firstDocument)}..${fmt(last)} (0-based; numbered by EOS tokens before them).`);
+    return;
+  }
+  docsLine.append(note ?? 'Document numbers: counting…');
+  if (note && !busy) {
+    const btn = h('vscode-button', { secondary: true, icon: 'list-ordered', class: 'count-docs' }, 'Number documents');
+    btn.addEventListener('click', () => vscode.postMessage({ type: 'uv/countDocuments' }));
+    docsLine.append(' ', btn);
+  }
+}
+
+function rowLabel(d: UpdateViewData, r: number): string {
+  const row = d.rows[r];
+  return `sequence ${r}, tokens ${fmt(row.offset)} to ${fmt(row.offset + d.seqLen - 1)}`;
+}
+
+function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boolean): HTMLElement {
+  const row = d.rows[r];
+  const text = h('span', { class: 'text' });
+  let eos = eosBefore;
+  row.segments.forEach((s, i) => {
+    if (s.shardChange) {
+      text.append(h('span', { class: 'mark shard', 'data-label': `▾ ${d.shards[s.shard].name}`,
+        title: `Shard change: from token ${fmt(s.offset)} the stream is in ${d.shards[s.shard].name}` }));
+    }
+    if (i === 0 && s.continues) {
+      const el = h('span', { class: 'mark cont', 'data-label': '↪' });
+      docMarkers.push({ el, kind: 'cont', eosBefore: eos, documentStart: s.documentStart, row: r });
+      text.append(el);
+    } else if (!s.continues) {
+      const el = h('span', { class: 'mark doc', 'data-label': 'doc' });
+      docMarkers.push({ el, kind: 'start', eosBefore: eos, documentStart: s.documentStart, row: r });
+      text.append(el);
+    }
+    text.append(segmentEl(d, r, i, s));
+    if (s.eos) eos++;
+  });
+  const n = row.next;
+  const last = r === d.rows.length - 1;
+  const nextEl = h('span', {
+    class: `next${last ? ' lookahead' : ''}${n.shardChange ? ' shard-next' : ''}`, role: 'button', tabindex: -1,
+    'data-next': 1,
+    title: `${last ? 'Look-ahead token: target of the last position of the last sequence (first token of the next update)' : 'Target of the last position (the next sequence\'s first token)'} · token ${fmt(n.offset)} · id ${n.id}${n.shardChange ? ` · in ${d.shards[n.shard].name}` : ''}`,
+  }, last ? 'look-ahead →' : '→', h('span', { class: `tok kind-${n.kind}` }, visibleToken(n.text)));
+  const body = h('div', { class: 'body mono' }, text, nextEl);
+  // Documents this row touches (its first document + one per EOS, unless the row ends on an EOS).
+  const eosInRow = row.segments.filter((s) => s.eos).length;
+  const docsEl = h('span', { class: 'docs' });
+  rowDocs.push({ el: docsEl, eosBefore, count: eosInRow + (row.segments[row.segments.length - 1].eos ? 0 : 1) });
+  const shardChange = row.segments.some((s) => s.shardChange);
+  const el = h('div', {
+    class: `row${shardChange ? ' has-shard-change' : ''}`, role: 'listitem', tabindex: tabStop ? 0 : -1,
+    'data-row': r, 'aria-label': rowLabel(d, r),
+  },
+  h('div', { class: 'gutter', 'aria-hidden': 'true' },
+    h('span', { class: 'idx' }, `#${r}`), h('span', { class: 'off' }, fmt(row.offset)), docsEl),
+  body);
+  return el;
+}
+
+function segmentEl(d: UpdateViewData, r: number, i: number, s: UpdateViewSegment): HTMLElement {
+  const el = h('span', {
+    class: `seg${s.unknownIds ? ' has-unknown' : ''}`, 'data-seg': i, tabindex: -1,
+    title: `tokens [${fmt(s.offset)}, ${fmt(s.offset + s.end - s.start)}) · ${s.end - s.start} tokens · ${d.shards[s.shard].name}` +
+      `${s.unknownIds ? ` · ${s.unknownIds} id(s) not in the tokenizer (shown as nothing)` : ''} · click to open in the shard editor`,
+  }, s.text);
+  if (s.eos) {
+    el.append(h('span', { class: 'eos', title: `EOS (id ${d.eos}) at token ${fmt(s.offset + s.end - s.start - 1)}: the document ends` }, d.eosText));
+  }
+  return el;
+}
+
+/** A single token's text made visible: spaces as "␣" at the edges, newlines as "↵", tabs as "⇥". */
+function visibleToken(t: string): string {
+  return t.replace(/\n/g, '↵').replace(/\t/g, '⇥').replace(/^ | $/g, '␣') || '∅';
+}
+
+function applyDocumentNumbers(): void {
+  for (const d of rowDocs) {
+    const first = firstDocument === undefined ? undefined : firstDocument + d.eosBefore;
+    d.el.textContent = first === undefined ? `${d.count} doc${d.count === 1 ? '' : 's'}`
+      : d.count === 1 ? `doc ${fmt(first)}` : `docs ${fmt(first)}–${fmt(first + d.count - 1)}`;
+  }
+  for (const m of docMarkers) {
+    const n = firstDocument === undefined ? undefined : firstDocument + m.eosBefore;
+    const name = n === undefined ? 'document' : `document ${fmt(n)}`;
+    if (m.kind === 'start') {
+      m.el.setAttribute('data-label', n === undefined ? 'doc' : `doc ${fmt(n)}`);
+      m.el.title = `${name} starts${m.documentStart !== undefined ? ` at token ${fmt(m.documentStart)}` : ''}`;
+    } else {
+      m.el.setAttribute('data-label', n === undefined ? '↪' : `↪ doc ${fmt(n)}`);
+      m.el.title = `Continues ${name}, which began ${m.documentStart !== undefined ? `at token ${fmt(m.documentStart)}` : 'before this update'} (before sequence ${m.row})`;
+    }
+  }
+}
+
+function focusRowEl(r: number, focus = true): void {
+  const el = rowsEl.querySelector<HTMLElement>(`:scope > .row[data-row="${r}"]`);
+  if (!el) return;
+  for (const other of rowsEl.querySelectorAll<HTMLElement>(':scope > .row[tabindex="0"]')) other.tabIndex = -1;
+  el.tabIndex = 0;
+  el.scrollIntoView({ block: 'nearest' });
+  if (focus) el.focus({ preventScroll: true });
+}
+
+// ───────────── interaction ─────────────
+
+/** Character offset inside a segment's text at a point (caret hit-testing). */
+function charAt(seg: HTMLElement, x: number, y: number): number | undefined {
+  const doc = document as Document & { caretPositionFromPoint?(x: number, y: number): { offsetNode: Node; offset: number } | null };
+  let node: Node | undefined, offset = 0;
+  const pos = doc.caretPositionFromPoint?.(x, y);
+  if (pos) { node = pos.offsetNode; offset = pos.offset; } else {
+    const range = document.caretRangeFromPoint?.(x, y);
+    if (range) { node = range.startContainer; offset = range.startOffset; }
+  }
+  const textNode = seg.firstChild;
+  if (!node || !textNode || node !== textNode) return undefined;
+  return offset;
+}
+
+rowsEl.addEventListener('click', (e) => {
+  if (!data) return;
+  const sel = window.getSelection();
+  if (sel && !sel.isCollapsed) return; // selecting text to copy, not clicking a token
+  const target = e.target as HTMLElement;
+  const rowEl = target.closest<HTMLElement>('.row');
+  if (!rowEl) return;
+  const row = Number(rowEl.dataset.row);
+  focusRowEl(row, false);
+  saveState({ row });
+  if (target.closest('[data-next]')) {
+    vscode.postMessage({ type: 'uv/reveal', update: data.update, row, next: true });
+    return;
+  }
+  const seg = target.closest<HTMLElement>('.seg');
+  if (!seg) return;
+  const segment = Number(seg.dataset.seg);
+  const char = target.classList.contains('eos') ? data.rows[row].segments[segment].text.length : charAt(seg, e.clientX, e.clientY);
+  vscode.postMessage({ type: 'uv/reveal', update: data.update, row, segment, char });
+});
+
+rowsEl.addEventListener('keydown', (e) => {
+  if (!data) return;
+  const target = e.target as HTMLElement;
+  const rowEl = target.closest<HTMLElement>('.row');
+  if (!rowEl) return;
+  const row = Number(rowEl.dataset.row);
+  const stops = () => [...rowEl.querySelectorAll<HTMLElement>('.seg, [data-next]')];
+  const move = (r: number) => { e.preventDefault(); focusRowEl(Math.max(0, Math.min(data!.rows.length - 1, r))); };
+  switch (e.key) {
+    case 'ArrowDown': move(row + 1); break;
+    case 'ArrowUp': move(row - 1); break;
+    case 'PageDown': move(row + 8); break;
+    case 'PageUp': move(row - 8); break;
+    case 'Home': if (target === rowEl) move(0); break;
+    case 'End': if (target === rowEl) move(data.rows.length - 1); break;
+    case 'ArrowRight':
+    case 'ArrowLeft': {
+      if (e.altKey) break;
+      e.preventDefault();
+      const list = stops();
+      const i = list.indexOf(target);
+      const j = e.key === 'ArrowRight' ? (i < 0 ? 0 : Math.min(list.length - 1, i + 1)) : i - 1;
+      if (j < 0) rowEl.focus(); else list[j].focus();
+      break;
+    }
+    case 'Enter':
+    case ' ': {
+      e.preventDefault();
+      if (target.hasAttribute('data-next')) vscode.postMessage({ type: 'uv/reveal', update: data.update, row, next: true });
+      else if (target.classList.contains('seg')) vscode.postMessage({ type: 'uv/reveal', update: data.update, row, segment: Number(target.dataset.seg) });
+      else vscode.postMessage({ type: 'uv/reveal', update: data.update, row });
+      saveState({ row });
+      break;
+    }
+  }
+});
+
+window.addEventListener('message', (event: MessageEvent<UpdateViewToWebview>) => {
+  const m = event.data;
+  switch (m.type) {
+    case 'uv/show':
+      datasetName = m.datasetName;
+      saveState({ key: m.key });
+      render(m.data, m.focusRow);
+      break;
+    case 'uv/documents':
+      if (!data || m.update !== data.update) break;
+      firstDocument = m.firstDocument;
+      applyDocumentNumbers();
+      renderDocsLine(m.note, m.busy);
+      break;
+    case 'uv/loading':
+      progress.hidden = false;
+      break;
+    case 'uv/error':
+      progress.hidden = true;
+      showError(m.message);
+      break;
+    case 'uv/focusRow':
+      focusRowEl(m.row);
+      break;
+  }
+});
+
+vscode.postMessage({ type: 'uv/ready' });
