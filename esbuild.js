@@ -89,6 +89,8 @@ const testTargets = withTests ? [
 ] : [];
 
 async function main() {
+  // A production build (the .vsix) starts from an empty dist/ so no stale source maps ship.
+  if (production) fs.rmSync(path.join(__dirname, 'dist'), { recursive: true, force: true });
   copyMedia();
   const targets = [...nodeTargets, ...testTargets].filter((t) => !t.entryPoints || t.entryPoints.length > 0);
   if (watch) {
