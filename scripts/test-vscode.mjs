@@ -51,7 +51,9 @@ const CHATTER = /^(Resolving connection token|Resolved connection token|Creating
  */
 function printAutomationLog(type, args) {
   const parts = Array.isArray(args) ? args : [args];
-  const text = util.format(...parts.map((a) => (typeof a === 'string' || typeof a === 'number' ? a : util.inspect(a, { depth: 4 }))));
+  let text = util.format(...parts.map((a) => (typeof a === 'string' || typeof a === 'number' ? a : util.inspect(a, { depth: 4 }))));
+  // eslint-disable-next-line no-control-regex
+  if (!process.stdout.isTTY) text = text.replace(/\x1b\[[0-9;]*m/g, ''); // mocha colours its marks when CI is set
   if (!verbose && (CHATTER.test(text) || NOISE.test(text))) return;
   (type === 'error' || type === 'warn' ? process.stderr : process.stdout).write(text.endsWith('\n') ? text : text + '\n');
 }
@@ -75,13 +77,13 @@ async function main() {
     for (const p of problems) say(`MISSING: ${p}`);
     throw new Error('system prerequisites are missing (run .ci/run, or install them as it does)');
   }
-  const cs0 = Date.now();
   const install = await ensureCodeServer();
   if (install.installed) say(`code-server installed in ${install.seconds.toFixed(1)} s`);
 
   if (grep) process.env.MOCHA_GREP = grep; // inherited by code-server and its extension host
+  const cs0 = Date.now();
   const cs = await startCodeServer({ folder: sampleDir }); // its log lives in the user data dir, kept on failure
-  say(`code-server ${cs.url} up in ${((Date.now() - cs0) / 1000).toFixed(1)} s (log: ${path.relative(REPO_ROOT, cs.logFile)})`);
+  say(`code-server ${cs.url} up in ${((Date.now() - cs0) / 1000).toFixed(1)} s (log: ${cs.logFile})`);
 
   let browser;
   let page;

@@ -30,6 +30,12 @@ const tiers = [
   { flag: '--e2e', name: 'e2e (packaged .vsix in Chromium)', cmd: ['scripts/test-e2e.mjs', '--no-build'] },
 ].filter((t) => wanted(t.flag));
 
+/** Removes terminal colour codes (mocha colours its output when CI is set, even through a pipe). */
+function stripAnsi(s) {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/\x1b\[[0-9;]*m/g, '');
+}
+
 function banner(text) {
   process.stdout.write(`\n${'='.repeat(78)}\n== ${text}\n${'='.repeat(78)}\n`);
 }
@@ -47,7 +53,7 @@ function runTier(args) {
       const lines = text.split('\n');
       carry.value = lines.pop();
       for (const line of lines) {
-        const m = /^\s*(\d+) (passing|failing|pending)\b/.exec(line);
+        const m = /^\s*(\d+) (passing|failing|pending)\b/.exec(stripAnsi(line));
         if (m) { counts[m[2]] += Number(m[1]); counts.seen = true; }
       }
     };

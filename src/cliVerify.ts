@@ -67,6 +67,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
 
   const tty = !opts.json && process.stderr.isTTY === true;
   let progressShown = false;
+  let lastLen = 0;
   const ac = new AbortController();
   const onSigint = () => { if (!ac.signal.aborted) { err(progressShown ? '\ncancelling…' : 'cancelling…'); ac.abort(); } };
   process.on('SIGINT', onSigint);
@@ -78,15 +79,16 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
       signal: ac.signal,
       onProgress: tty ? (p) => {
         progressShown = true;
-        const line = formatVerifyProgress(p);
         const width = process.stderr.columns || 100;
-        process.stderr.write(`\r${line.slice(0, width - 1).padEnd(Math.min(width - 1, line.length + 8))}`);
+        const line = formatVerifyProgress(p).slice(0, width - 1);
+        process.stderr.write(`\r${line.padEnd(Math.min(width - 1, Math.max(lastLen, line.length)))}`);
+        lastLen = line.length;
       } : undefined,
     });
   } finally {
     process.off('SIGINT', onSigint);
   }
-  if (progressShown) process.stderr.write(`\r${' '.repeat(Math.min(process.stderr.columns || 100, 120) - 1)}\r`);
+  if (progressShown) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
   if (report.cacheError) err(`warning: ${report.cacheError}`);
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;

@@ -7,15 +7,19 @@
  *
  * Which datasets: those in the workspace (found at activation), any whose manifest is opened as
  * text or in the manifest table, and any that was verified. Refreshed (debounced) when the
- * dataset's metadata changes on disk (the shared services' watcher) and when verification
- * results arrive. A shard's verification result replaces the manifest's file-state problems for
- * that line (missing file, size), since it is newer than the stat done when the dataset opened.
+ * dataset's metadata changes on disk (the shared services' watcher, plus a watcher per tracked
+ * dataset so folders outside the workspace refresh too) and when verification results arrive.
+ * While `shard_manifest.jsonl` has unsaved edits in a text editor, its line problems come from
+ * the editor's text (parsed as you type); verification results are left out until it is saved,
+ * since their line numbers belong to the file on disk.
+ * A shard's verification result replaces the manifest's file-state problems for that line
+ * (missing file, size), since it is newer than the stat done when the dataset opened.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from './core/dataset';
-import { ManifestProblem, SHARD_MANIFEST } from './core/manifest';
+import { ManifestProblem, SHARD_MANIFEST, parseShardManifest } from './core/manifest';
 import type { ShardStatus, ShardVerifyResult } from './core/verify';
 import type { VerificationStore } from './commands/verifyShards';
 import type { Services } from './services';
@@ -47,10 +51,12 @@ function lineLengths(file: string): number[] {
  * The diagnostics of one dataset, per file (absolute path).
  * @param ds the opened dataset (its `problems`).
  * @param results this session's verification results for the dataset (any order).
+ * @param manifestDoc the manifest's open text document, when line lengths should come from it (unsaved edits).
  */
-export function datasetDiagnostics(ds: Dataset, results: readonly ShardVerifyResult[]): Map<string, vscode.Diagnostic[]> {
+export function datasetDiagnostics(ds: Dataset, results: readonly ShardVerifyResult[], manifestDoc?: vscode.TextDocument): Map<string, vscode.Diagnostic[]> {
   const out = new Map<string, vscode.Diagnostic[]>();
   const lengths = new Map<string, number[]>();
+  if (manifestDoc) lengths.set(ds.manifestFile, Array.from({ length: manifestDoc.lineCount }, (_, i) => manifestDoc.lineAt(i).text.length));
   const rangeOf = (file: string, line?: number) => {
     let ls = lengths.get(file);
     if (!ls) { ls = lineLengths(file); lengths.set(file, ls); }
@@ -88,6 +94,7 @@ export class ManifestDiagnostics implements vscode.Disposable {
   /** Files we set diagnostics on, per root (to clear them when they go away). */
   private readonly files = new Map<string, Set<string>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly watchers = new Map<string, vscode.Disposable>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly services: Services, private readonly store: VerificationStore) {
@@ -102,10 +109,16 @@ export class ManifestDiagnostics implements vscode.Disposable {
       }),
       store.onDidChange((c) => {
         if (c.progressOnly) return;
-        if (!this.roots.has(c.root)) this.roots.add(c.root);
-        this.schedule(c.root, 300);
+        if (!this.roots.has(c.root)) this.track(c.root);
+        else this.schedule(c.root, 300);
       }),
       vscode.workspace.onDidOpenTextDocument((doc) => this.trackDocument(doc)),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        const doc = e.document;
+        if (doc.uri.scheme === 'file' && path.basename(doc.uri.fsPath) === SHARD_MANIFEST && this.roots.has(path.dirname(doc.uri.fsPath))) {
+          this.schedule(path.dirname(doc.uri.fsPath), 300);
+        }
+      }),
     );
     for (const doc of vscode.workspace.textDocuments) this.trackDocument(doc);
     void services.workspaceDatasetRoots().then((roots) => roots.forEach((r) => this.track(r)), () => undefined);
@@ -120,7 +133,28 @@ export class ManifestDiagnostics implements vscode.Disposable {
     root = path.resolve(root);
     if (this.roots.has(root)) return;
     this.roots.add(root);
+    this.watch(root);
     this.schedule(root, 0);
+  }
+
+  /**
+   * Watches the dataset's metadata files with Node's `fs.watch` on the root folder (inotify on
+   * Linux; it also covers folders outside the workspace, which VS Code's watcher may not report)
+   * and invalidates the shared dataset on change.
+   */
+  private watch(root: string): void {
+    if (this.watchers.has(root)) return;
+    const names = new Set([SHARD_MANIFEST, 'manifest.json', 'verification.json']);
+    try {
+      const w = fs.watch(root, { persistent: false }, (_event, filename) => {
+        const name = filename?.toString();
+        if (name && names.has(name)) this.services.invalidate(path.join(root, name));
+      });
+      w.on('error', () => { w.close(); this.watchers.delete(root); });
+      this.watchers.set(root, { dispose: () => w.close() });
+    } catch {
+      // Cannot watch (e.g. the folder is gone): the workspace watcher and later refreshes remain.
+    }
   }
 
   private schedule(root: string, delayMs = 200): void {
@@ -138,7 +172,16 @@ export class ManifestDiagnostics implements vscode.Disposable {
     const now = new Map<string, vscode.Diagnostic[]>();
     try {
       const ds = await this.services.openRoot(root);
-      for (const [f, ds2] of datasetDiagnostics(ds, this.store.results(root))) now.set(f, ds2);
+      const manifestUri = vscode.Uri.file(ds.manifestFile);
+      const dirty = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === manifestUri.toString());
+      if (dirty) {
+        // Unsaved edits: line problems of the text being edited; disk-based checks wait for the save.
+        const live = parseShardManifest(dirty.getText(), ds.manifestFile);
+        const others = ds.problems.filter((p) => p.file !== ds.manifestFile);
+        for (const [f, list] of datasetDiagnostics({ ...ds, problems: [...live.problems, ...others] }, [], dirty)) now.set(f, list);
+      } else {
+        for (const [f, list] of datasetDiagnostics(ds, this.store.results(root))) now.set(f, list);
+      }
     } catch (err) {
       const manifest = path.join(root, SHARD_MANIFEST);
       if (!fs.existsSync(manifest)) {
@@ -146,6 +189,8 @@ export class ManifestDiagnostics implements vscode.Disposable {
         for (const f of previous) this.collection.delete(vscode.Uri.file(f));
         this.files.delete(root);
         this.roots.delete(root);
+        this.watchers.get(root)?.dispose();
+        this.watchers.delete(root);
         return;
       }
       const d = new vscode.Diagnostic(new vscode.Range(0, 0, 0, 0), (err as Error).message, vscode.DiagnosticSeverity.Error);
@@ -160,6 +205,7 @@ export class ManifestDiagnostics implements vscode.Disposable {
 
   dispose(): void {
     for (const t of this.timers.values()) clearTimeout(t);
+    for (const w of this.watchers.values()) w.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -141,8 +141,10 @@ export type ShardToWebview = ShardInitToWebview | ShardPageToWebview | ShardPage
 
 /** Webview → host: the page script is running (the host answers with `init`). */
 export interface ShardReadyFromWebview { type: 'ready' }
-/** Webview → host: please send page `index` of `generation`. */
+/** Webview → host: please send page `index` of `generation` (newest requests are served first). */
 export interface ShardRequestPageFromWebview { type: 'requestPage'; generation: number; index: number }
+/** Webview → host: page `index` is no longer needed (scrolled past before it arrived). */
+export interface ShardCancelPageFromWebview { type: 'cancelPage'; index: number }
 /** Webview → host: the cursor moved (local offset), with the document number the webview computed. */
 export interface ShardCursorFromWebview {
   type: 'cursor';
@@ -161,7 +163,7 @@ export interface ShardRunFromWebview {
 }
 
 /** Everything the shard editor webview sends. */
-export type ShardFromWebview = ShardReadyFromWebview | ShardRequestPageFromWebview | ShardCursorFromWebview
+export type ShardFromWebview = ShardReadyFromWebview | ShardRequestPageFromWebview | ShardCancelPageFromWebview | ShardCursorFromWebview
   | ShardSelectionFromWebview | ShardRunFromWebview;
 
 /** What the shard webview keeps with `setState` (restored when the tab comes back). */
@@ -331,7 +333,7 @@ export interface UpdateViewCountDocuments { type: 'uv/countDocuments' }
 /** Update view → host: copy a `vscode://…/update?k=…` link to this update. */
 export interface UpdateViewCopyLink { type: 'uv/copyLink' }
 /** Update view → host: `rows` row elements are in the DOM for `update` (tests wait on this). */
-export interface UpdateViewRendered { type: 'uv/rendered'; update: number; rows: number }
+export interface UpdateViewRendered { type: 'uv/rendered'; update: number; rows: number; /** From the show message to the last row in the DOM, in ms. */ ms?: number }
 /** Every message the update view sends to the host. */
 export type UpdateViewFromWebview = UpdateViewReady | UpdateViewGo | UpdateViewReveal | UpdateViewCountDocuments | UpdateViewCopyLink | UpdateViewRendered;
 

@@ -32,7 +32,7 @@ export async function handleNavigationUri(services: Services, views: UpdateViews
       }
     }
   } else {
-    await goToOffset(services, { offset: link.offset, root: link.root });
+    await goToOffset(services, views, { offset: link.offset, root: link.root });
   }
 }
 

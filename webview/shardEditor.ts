@@ -60,6 +60,7 @@ for (const v of VIEWS) {
 const info = h('span', { class: 'info muted', slot: 'addons' });
 const hlButton = document.createElement('vscode-toolbar-button');
 hlButton.setAttribute('icon', 'symbol-color');
+hlButton.setAttribute('toggleable', '');
 hlButton.setAttribute('label', 'Highlight the update at the cursor (toggle)');
 hlButton.setAttribute('title', 'Highlight the update at the cursor and its sequence boundaries');
 hlButton.setAttribute('slot', 'addons');
@@ -79,7 +80,8 @@ const bar = h('div', { class: 'scrollbar', role: 'scrollbar', 'aria-orientation'
 const main = h('div', { class: 'main' }, viewport, bar);
 const footPos = h('span', { class: 'foot-pos' });
 const footNum = h('span', { class: 'foot-num muted' });
-const footer = h('div', { class: 'footer' }, footPos, footNum);
+const footHl = h('span', { class: 'foot-hl' });
+const footer = h('div', { class: 'footer' }, footPos, footHl, footNum);
 app.append(toolbar, banners, docHeader, main, footer);
 const tooltip = new TokenTooltip(document.body);
 
@@ -143,11 +145,17 @@ const scroller = new VirtualScroller(viewport, bar, {
     return undefined;
   },
   onLayout(first, last, topToken) {
-    // Prefetch the neighbouring pages when the view nears a page edge.
     const P = ctx.pageTokens;
     const pf = Math.floor(first.start / P), pl = Math.floor(last.start / P);
-    if (first.start - pf * P < P / 4) request(pf - 1);
-    if ((pl + 1) * P - last.end < P / 4) request(pl + 1);
+    // Requests for pages the view no longer shows are withdrawn (a drag of the scrollbar passes many).
+    const needed = new Set<number>();
+    for (let p = pf - 1; p <= pl + 1; p++) needed.add(p);
+    for (const p of [...pending]) {
+      if (!needed.has(p)) { pending.delete(p); post({ type: 'cancelPage', index: p }); }
+    }
+    // Prefetch the neighbouring pages when the view nears a page edge (not while still loading).
+    if (!first.key.startsWith('ph:') && first.start - pf * P < P / 4) request(pf - 1);
+    if (!last.key.startsWith('ph:') && (pl + 1) * P - last.end < P / 4) request(pl + 1);
     evict();
     if (!cursorExplicit) setCursor(Math.floor(topToken), false);
     updateDocHeader(Math.floor(topToken));
@@ -257,6 +265,14 @@ function updateNumberingFooter(m: ShardNumberingToWebview | undefined): void {
     b.addEventListener('click', () => post({ type: 'run', command: 'countEarlierDocuments' }));
     footNum.append(' ', b);
   }
+}
+
+function setHighlights(list: ShardHighlight[]): void {
+  highlights = ctx.highlights = list;
+  hlButton.toggleAttribute('checked', list.length > 0);
+  footHl.textContent = list.length ? `Highlighted: ${list.map((x) => x.label ?? `tokens ${showOffset(ctx, x.start)}–${showOffset(ctx, x.end - 1)}`).join('; ')}` : '';
+  footHl.title = list.some((x) => x.boundaries) ? 'A bar marks the first token of each sequence.' : '';
+  scroller.refresh();
 }
 
 function tipRows(el: HTMLElement): TipRow[] {
@@ -394,7 +410,7 @@ window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
       break;
     }
     case 'reveal': {
-      if (m.highlights) { highlights = ctx.highlights = m.highlights; hlButton.toggleAttribute('checked', m.highlights.length > 0); }
+      if (m.highlights) setHighlights(m.highlights);
       setSelection(undefined, true);
       setCursor(m.offset, true);
       scroller.reveal(m.offset, 'third');
@@ -402,12 +418,7 @@ window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
       viewport.focus();
       break;
     }
-    case 'highlights': {
-      highlights = ctx.highlights = m.highlights;
-      hlButton.toggleAttribute('checked', m.highlights.length > 0);
-      scroller.refresh();
-      break;
-    }
+    case 'highlights': setHighlights(m.highlights); break;
     case 'setView': setView(m.view); break;
   }
 });
@@ -421,6 +432,7 @@ function onInit(m: ShardInitToWebview): void {
   ctx.pageTokens = m.pageTokens;
   ctx.eos = m.eosId;
   ctx.globalStart = m.globalStart;
+  ctx.streamTokens = m.schedule?.storedTokens;
   numbering = ctx.numbering = new Numbering(m.pageTokens, m.globalStart ?? 0);
   schedule = m.schedule ? new Schedule({ globalTokensPerUpdate: m.schedule.globalTokensPerUpdate, sequenceLength: m.schedule.sequenceLength, eosTokenId: m.schedule.eosTokenId }, m.schedule.storedTokens) : undefined;
   info.textContent = infoText(m);

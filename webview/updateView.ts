@@ -56,6 +56,7 @@ const heading = h('h1', { id: 'heading' }, 'Update view');
 const summary = h('div', { class: 'summary' });
 const docsLine = h('div', { class: 'docs-line muted' });
 const errorBox = h('p', { class: 'banner error', role: 'alert', hidden: true });
+const warnBox = h('div', { class: 'banner', role: 'status', hidden: true });
 const rowsEl = h('div', { class: 'rows', role: 'list', 'aria-labelledby': 'heading' });
 
 app.append(
@@ -63,6 +64,7 @@ app.append(
     prevBtn, h('span', { class: 'k-label' }, 'update', kField, goBtn), nextBtn, h('span', { class: 'spacer' }), compactBox, copyBtn),
   progress,
   h('section', { class: 'head' }, heading, summary, docsLine, legend()),
+  warnBox,
   errorBox,
   rowsEl,
 );
@@ -131,6 +133,7 @@ function showError(message: string): void {
 
 function render(d: UpdateViewData, focusRow: number | undefined): void {
   const seq = ++renderSeq;
+  const t0 = performance.now();
   data = d;
   firstDocument = d.firstDocument;
   docMarkers = [];
@@ -145,6 +148,10 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   document.title = title;
   renderSummary(d);
   renderDocsLine(undefined);
+  const notes = [d.anomaly, d.decoded ? undefined : 'No tokenizer found (tokenizer/tokenizer.json in the dataset, or the tokenShards.tokenizerPath setting): rows show token ids.']
+    .filter((x): x is string => !!x);
+  warnBox.replaceChildren(...notes.map((n) => h('div', {}, n)));
+  warnBox.hidden = notes.length === 0;
   rowsEl.replaceChildren();
   rowsEl.setAttribute('aria-label', `${d.rows.length} sequences of ${title}`);
 
@@ -159,7 +166,7 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   const finish = () => {
     applyDocumentNumbers();
     if (focusRow !== undefined) focusRowEl(focusRow, false);
-    vscode.postMessage({ type: 'uv/rendered', update: d.update, rows: rowsEl.querySelectorAll(':scope > .row').length });
+    vscode.postMessage({ type: 'uv/rendered', update: d.update, rows: rowsEl.querySelectorAll(':scope > .row').length, ms: performance.now() - t0 });
   };
   const step = () => {
     if (seq !== renderSeq) return;
@@ -253,7 +260,8 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
     'data-row': r, 'aria-label': rowLabel(d, r),
   },
   h('div', { class: 'gutter', 'aria-hidden': 'true' },
-    h('span', { class: 'idx' }, `#${r}`), h('span', { class: 'off' }, fmt(row.offset)), docsEl),
+    h('span', { class: 'idx' }, `#${r}`), h('span', { class: 'off' }, fmt(row.offset)), docsEl,
+    shardChange ? h('span', { class: 'edge' }, '▾ shard edge') : null),
   body);
   return el;
 }
@@ -319,6 +327,16 @@ function charAt(seg: HTMLElement, x: number, y: number): number | undefined {
   return offset;
 }
 
+/**
+ * The character under the pointer, taken at pointerdown: focusing a segment expands a compact
+ * row, so by the time of the click the text under the pointer has moved.
+ */
+let pressed: { seg: HTMLElement; char: number | undefined } | undefined;
+rowsEl.addEventListener('pointerdown', (e) => {
+  const seg = (e.target as HTMLElement).closest<HTMLElement>('.seg');
+  pressed = seg ? { seg, char: charAt(seg, e.clientX, e.clientY) } : undefined;
+});
+
 rowsEl.addEventListener('click', (e) => {
   if (!data) return;
   const sel = window.getSelection();
@@ -327,7 +345,9 @@ rowsEl.addEventListener('click', (e) => {
   const rowEl = target.closest<HTMLElement>('.row');
   if (!rowEl) return;
   const row = Number(rowEl.dataset.row);
-  focusRowEl(row, false);
+  // A click on the gutter or between segments focuses the row (keyboard continues from there);
+  // a click on a segment or the next token focuses that element (the browser does).
+  focusRowEl(row, !target.closest('.seg, [data-next]'));
   saveState({ row });
   if (target.closest('[data-next]')) {
     vscode.postMessage({ type: 'uv/reveal', update: data.update, row, next: true });
@@ -336,7 +356,9 @@ rowsEl.addEventListener('click', (e) => {
   const seg = target.closest<HTMLElement>('.seg');
   if (!seg) return;
   const segment = Number(seg.dataset.seg);
-  const char = target.classList.contains('eos') ? data.rows[row].segments[segment].text.length : charAt(seg, e.clientX, e.clientY);
+  const char = target.classList.contains('eos') ? data.rows[row].segments[segment].text.length
+    : pressed?.seg === seg ? pressed.char : charAt(seg, e.clientX, e.clientY);
+  pressed = undefined;
   vscode.postMessage({ type: 'uv/reveal', update: data.update, row, segment, char });
 });
 

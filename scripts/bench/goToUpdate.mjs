@@ -4,7 +4,9 @@
  * the token before it, build the update view's model (rows, EOS/shard-edge segments, decoded
  * text, look-ahead tokens) and the webview payload (`toUpdateViewData` + JSON, as postMessage
  * sends it) — against the dataset card's Python reader reading the same batches and building
- * `x, y` (one python3 process for all 200 batches, timed inside it). Both sides: one warm-up
+ * `x, y` (one python3 process for all 200 batches, timed inside it). The reader produces ids
+ * only, so a third row compares the text part alone with the tokenizer library decoding the
+ * same 128 rows. Both sides: one warm-up
  * pass (page cache warm), then best of 3 rounds. Our model's x/y are checked against the
  * reader's by a checksum over every batch.
  */
@@ -88,13 +90,31 @@ export async function run(ctx) {
     for (const k of ks) await core.readUpdate(ds, k);
     readBest = Math.min(readBest, Number(process.hrtime.bigint() - t0) / 1e6);
   }
+  // The text part alone, against the tokenizer library decoding the same 128 rows (20 of the updates).
+  const sub = ks.slice(0, 20);
+  const batches = [];
+  for (const k of sub) batches.push(await core.readUpdate(ds, k));
+  const rowsOf = (b) => Array.from({ length: b.rows }, (_, r) => Array.from(core.inputRow(b, r)));
+  const plain = batches.map(rowsOf);
+  await tok.libraryDecode(plain[0][0]); // load the library
+  let libMs = Infinity, modelMs = Infinity;
+  for (let round = 0; round < 3; round++) {
+    let t0 = process.hrtime.bigint();
+    for (const rows of plain) for (const r of rows) await tok.libraryDecode(r);
+    libMs = Math.min(libMs, Number(process.hrtime.bigint() - t0) / 1e6 / sub.length);
+    t0 = process.hrtime.bigint();
+    for (const b of batches) core.buildUpdateModel(b, tok, { numUpdates: ds.schedule.numUpdates, eos: ds.settings.eosTokenId });
+    modelMs = Math.min(modelMs, Number(process.hrtime.bigint() - t0) / 1e6 / sub.length);
+  }
   await ds.stream.close();
   const n = ks.length;
+  ctx.log(`text: our model (segments, decode, look-ahead) ${modelMs.toFixed(2)} ms/update vs library decode of the 128 rows ${libMs.toFixed(2)} ms/update`);
   ctx.log(`${n} random updates (${spanning} span a shard edge) of ${ds.schedule.numUpdates}: ours model+payload ${(best / n).toFixed(2)} ms/update ` +
     `(read only ${(readBest / n).toFixed(2)}), reader x,y ${(py.ms / n).toFixed(2)} ms/update; payload ${(bytes / n / 1024).toFixed(0)} KiB/update`);
   return [
     { name: 'go to update: data ready (read + model + payload)', ours: best / n, reference: py.ms / n, unit: 'ms/update', ratio: py.ms / best,
       note: `${n} random k (${spanning} span shards); reference = card reader x,y only (no text)` },
     { name: 'go to update: batch read only', ours: readBest / n, reference: py.ms / n, unit: 'ms/update', ratio: py.ms / readBest, note: 'same k, same reader' },
+    { name: 'go to update: text model of 128 rows', ours: modelMs, reference: libMs, unit: 'ms/update', ratio: libMs / modelMs, note: 'vs @huggingface/tokenizers decode of the same rows, 20 updates' },
   ];
 }

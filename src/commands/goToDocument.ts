@@ -13,6 +13,7 @@ import { CancelledError, fmt } from '../core/errors';
 import { findDocumentBounds } from '../core/documents';
 import { numberArg, validateDocumentInput } from '../core/navigation';
 import { Services } from '../services';
+import type { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
 import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
 
@@ -28,10 +29,10 @@ export interface GoToDocumentArgs {
 export interface GoToDocumentResult { document: number; start: number; end: number; endKnown: boolean }
 
 /** Runs Go to Document… (see the file comment). */
-export async function goToDocument(services: Services, ...args: unknown[]): Promise<GoToDocumentResult | undefined> {
+export async function goToDocument(services: Services, views: UpdateViews | undefined, ...args: unknown[]): Promise<GoToDocumentResult | undefined> {
   const { opts, uri } = commandArgs<GoToDocumentArgs>(args);
   try {
-    const ds = await resolveDataset(services, vscode.l10n.t('Go to Document: choose a dataset'), opts.root, uri);
+    const ds = await resolveDataset(services, vscode.l10n.t('Go to Document: choose a dataset'), opts.root, uri, views?.focusedDataset);
     if (!ds) return undefined;
     let n: number | undefined;
     if (opts.document !== undefined) {

@@ -13,6 +13,7 @@ import { openLoneShard } from '../core/dataset';
 import { checkOffset, numberArg, validateLocalOffsetInput, validateOffsetInput } from '../core/navigation';
 import { fmt } from '../core/errors';
 import { Services } from '../services';
+import type { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
 import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
 
@@ -25,12 +26,12 @@ export interface GoToOffsetArgs {
 }
 
 /** Runs Go to Token Offset… (see the file comment). */
-export async function goToOffset(services: Services, ...args: unknown[]): Promise<{ offset: number } | undefined> {
+export async function goToOffset(services: Services, views: UpdateViews | undefined, ...args: unknown[]): Promise<{ offset: number } | undefined> {
   const { opts, uri } = commandArgs<GoToOffsetArgs>(args);
   try {
     const lone = services.activeShard && !services.activeShard.dataset && opts.root === undefined ? services.activeShard : undefined;
     if (lone) return await goToLocalOffset(services, lone.uri, opts.offset, lone.offset);
-    const ds = await resolveDataset(services, vscode.l10n.t('Go to Token Offset: choose a dataset'), opts.root, uri);
+    const ds = await resolveDataset(services, vscode.l10n.t('Go to Token Offset: choose a dataset'), opts.root, uri, views?.focusedDataset);
     if (!ds) return undefined;
     let offset: number | undefined;
     if (opts.offset !== undefined) {

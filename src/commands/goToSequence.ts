@@ -16,8 +16,7 @@ import { checkSequence, numberArg, validateSequenceInput } from '../core/navigat
 import { Services } from '../services';
 import { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
-import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
-import { currentUpdate } from './goToUpdate';
+import { commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
 
 /** Arguments of `tokenShards.goToSequence`. */
 export interface GoToSequenceArgs {
@@ -33,7 +32,7 @@ export interface GoToSequenceArgs {
 export async function goToSequence(services: Services, views: UpdateViews, ...args: unknown[]): Promise<{ update: number; sequence: number; offset: number } | undefined> {
   const { opts, uri } = commandArgs<GoToSequenceArgs>(args);
   try {
-    const ds = await resolveDataset(services, vscode.l10n.t('Go to Sequence: choose a dataset'), opts.root, uri);
+    const ds = await resolveDataset(services, vscode.l10n.t('Go to Sequence: choose a dataset'), opts.root, uri, views.focusedDataset);
     if (!ds) return undefined;
     let ref: { update: number; sequence: number } | undefined;
     if (opts.update !== undefined && opts.sequence !== undefined) {

@@ -16,7 +16,7 @@ import { fmt } from '../core/errors';
 import { checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
 import { Services } from '../services';
 import { UpdateViewResult, UpdateViews } from '../editor/updateView';
-import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
 import { goToOffset } from './goToOffset';
 import { goToDocument } from './goToDocument';
 import { goToSequence } from './goToSequence';
@@ -35,7 +35,7 @@ export interface GoToUpdateArgs {
 export async function goToUpdate(services: Services, views: UpdateViews, ...args: unknown[]): Promise<UpdateViewResult | undefined> {
   const { opts, uri } = commandArgs<GoToUpdateArgs>(args);
   try {
-    const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri);
+    const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri, views.focusedDataset);
     if (!ds) return undefined;
     let k: number | undefined;
     if (opts.update !== undefined) {
@@ -61,15 +61,6 @@ export async function goToUpdate(services: Services, views: UpdateViews, ...args
   }
 }
 
-/** The update the user is looking at in a dataset: the update view's, else the shard editor cursor's. */
-export function currentUpdate(services: Services, views: UpdateViews, root: string): number | undefined {
-  const a = views.active;
-  if (a && a.dataset.root === root) return a.update;
-  const s = services.activeShard;
-  if (s?.dataset?.root === root) return s.dataset.schedule.position(s.offset).update;
-  return undefined;
-}
-
 /**
  * Registers the navigation commands, the update view (and its panel serializer) and the
  * `vscode://token-shards.token-shard-inspector/update?k=…` URI handler.
@@ -79,8 +70,8 @@ export function registerNavigation(context: vscode.ExtensionContext, services: S
   context.subscriptions.push(
     views,
     vscode.commands.registerCommand('tokenShards.goToUpdate', (...a: unknown[]) => goToUpdate(services, views, ...a)),
-    vscode.commands.registerCommand('tokenShards.goToOffset', (...a: unknown[]) => goToOffset(services, ...a)),
-    vscode.commands.registerCommand('tokenShards.goToDocument', (...a: unknown[]) => goToDocument(services, ...a)),
+    vscode.commands.registerCommand('tokenShards.goToOffset', (...a: unknown[]) => goToOffset(services, views, ...a)),
+    vscode.commands.registerCommand('tokenShards.goToDocument', (...a: unknown[]) => goToDocument(services, views, ...a)),
     vscode.commands.registerCommand('tokenShards.goToSequence', (...a: unknown[]) => goToSequence(services, views, ...a)),
     vscode.commands.registerCommand('tokenShards.copyLink', () => copyLink(services, views)),
     registerUriHandler(services, views),

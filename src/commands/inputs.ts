@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { Validated } from '../core/navigation';
 import { Services } from '../services';
+import type { UpdateViews } from '../editor/updateView';
 
 /** Options of {@link promptValidated}. */
 export interface ValidatedInputOptions<T> {
@@ -85,9 +86,10 @@ export function existingRoot(root: unknown): string | undefined {
  * @param root explicit dataset root (command argument, link); a root that does not hold a
  *   `shard_manifest.jsonl` is reported and the user picks instead.
  * @param uri a resource passed by an editor-title button (its dataset is used).
+ * @param focused the dataset of a focused view of ours (the update view), used before asking.
  * @returns undefined when there is none (a message has said how to open one) or the pick was dismissed.
  */
-export async function resolveDataset(services: Services, purpose: string, root?: unknown, uri?: vscode.Uri): Promise<Dataset | undefined> {
+export async function resolveDataset(services: Services, purpose: string, root?: unknown, uri?: vscode.Uri, focused?: Dataset): Promise<Dataset | undefined> {
   if (root !== undefined && root !== null && root !== '') {
     const abs = existingRoot(root);
     if (abs) return services.openRoot(abs);
@@ -97,6 +99,7 @@ export async function resolveDataset(services: Services, purpose: string, root?:
     const ds = await services.datasetForFile(uri);
     if (ds) return ds;
   }
+  if (focused) return focused;
   return services.pickDataset(purpose);
 }
 
@@ -117,4 +120,13 @@ export function commandArgs<T extends object>(args: unknown[]): { opts: Partial<
     else if (a && typeof a === 'object' && !Array.isArray(a) && !('groupId' in a)) opts = { ...opts, ...(a as Partial<T>) };
   }
   return { opts, uri };
+}
+
+/** The update the user is looking at in a dataset: the update view's, else the shard editor cursor's. */
+export function currentUpdate(services: Services, views: UpdateViews, root: string): number | undefined {
+  const a = views.active;
+  if (a && a.dataset.root === root) return a.update;
+  const s = services.activeShard;
+  if (s?.dataset?.root === root) return s.dataset.schedule.position(s.offset).update;
+  return undefined;
 }

@@ -35,7 +35,8 @@
  * A **bare run** is a run, on one line, of ≥ 2 accepted numbers separated by spaces, tabs or
  * commas (`791 4062 14198`, the CLI's output), not touching a `[`/`]` (that is a bracketed list
  * that failed). It counts as a list when at least two of its numbers have ≥ `minDigits` digits
- * (so `page 3 4` or a table of small counts stays quiet); otherwise its numbers are lone.
+ * (so `page 3 4` or a table of small counts stays quiet); otherwise its numbers are lone. A
+ * run next to a rejected number (`-1.5 791 4062`) is not trusted either: its numbers are lone.
  *
  * A **lone** number is an id when it has ≥ `minDigits` digits (setting
  * `tokenShards.hover.minDigits`, default 3: keeps line numbers, small counts quiet) and is below
@@ -276,38 +277,44 @@ function scanBrackets(text: string, s: number, e: number, lo: number, hi: number
     if (!(isDigit(c) || isSep(c) || c === DOT)) return undefined;
   }
   if (open < 0) return undefined;
-  let close = -1;
-  for (let i = e; i < hi; i++) {
-    const c = text.charCodeAt(i);
-    if (c === RBRACK) { close = i; break; }
-    if (!(isDigit(c) || isSep(c) || c === DOT)) return undefined;
-  }
-  if (close < 0) return undefined;
+  // One forward pass: parse the elements and find the closing bracket.
   const ids: number[] = [];
   const gaps: number[] = [];
-  let index = -1, longest = 0;
+  let index = -1, longest = 0, close = -1;
   let valid = true;
-  for (let i = open + 1; i < close;) {
+  for (let i = open + 1; i < hi;) {
     const c = text.charCodeAt(i);
+    if (c === RBRACK) { close = i; break; }
     if (isSep(c)) { i++; continue; }
     if (c === DOT) {
       // Only a whole "..." element (numpy's summarised print) is allowed.
-      if (text.startsWith('...', i) && (i + 3 === close || isSep(text.charCodeAt(i + 3))) && (i === open + 1 || isSep(text.charCodeAt(i - 1)))) {
+      if (text.startsWith('...', i) && (isSep(text.charCodeAt(i + 3)) || text.charCodeAt(i + 3) === RBRACK)
+        && (i === open + 1 || isSep(text.charCodeAt(i - 1)))) {
         gaps.push(ids.length);
         i += 3;
-        continue;
+      } else {
+        valid = false;
+        i++;
       }
-      valid = false;
-      break;
+      continue;
     }
-    let j = i;
-    while (j < close && isDigit(text.charCodeAt(j))) j++;
-    if (classifyNumber(text, i, j, true) !== undefined) { valid = false; break; }
-    if (i === s) index = ids.length;
-    if (j - i > longest) longest = j - i;
-    ids.push(valueOf(text, i, j));
+    if (!isDigit(c)) return undefined;
+    let j = i + 1;
+    while (j < hi && isDigit(text.charCodeAt(j))) j++;
+    if (valid) {
+      const n = text.charCodeAt(j);
+      const plain = (isSep(n) || n === RBRACK) && (isSep(text.charCodeAt(i - 1)) || i === open + 1);
+      const ok = plain ? !(j - i > 1 && c === C0) && j - i <= MAX_ID_DIGITS : classifyNumber(text, i, j, true) === undefined;
+      if (!ok) valid = false;
+      else {
+        if (i === s) index = ids.length;
+        if (j - i > longest) longest = j - i;
+        ids.push(valueOf(text, i, j));
+      }
+    }
     i = j;
   }
+  if (close < 0) return undefined;
   return { open, close, valid: valid && index >= 0, ids, gaps, index, longest };
 }
 
@@ -353,8 +360,9 @@ interface RunItem { s: number; e: number; v: number }
 
 /**
  * The run of accepted numbers on the line around `text[s, e)`, separated by spaces, tabs or
- * commas. Undefined when the run touches a `[` or `]`, or runs into the edge of the scanning
- * window (it may be a bracketed list too long to see whole).
+ * commas. Undefined when the run touches a `[` or `]`, a number that is not an id (`-1.5 791
+ * 4062`, or `,315,` read as a thousands group inside a compact list), or the edge of the
+ * scanning window (it may be a bracketed list too long to see whole).
  */
 function scanBareRun(text: string, s: number, e: number, lo: number, hi: number, loCut: boolean, hiCut: boolean): { items: RunItem[]; index: number } | undefined {
   const left: RunItem[] = [];
@@ -368,7 +376,7 @@ function scanBareRun(text: string, s: number, e: number, lo: number, hi: number,
     let j = i;
     while (j - 1 >= lo && isDigit(text.charCodeAt(j - 1))) j--;
     if (j === lo && loCut) return undefined;
-    if (classifyNumber(text, j, i + 1, false) !== undefined) break;
+    if (classifyNumber(text, j, i + 1, false) !== undefined) return undefined; // a rejected number next door: context unclear
     left.push({ s: j, e: i + 1, v: valueOf(text, j, i + 1) });
     i = j - 1;
   }
@@ -383,7 +391,7 @@ function scanBareRun(text: string, s: number, e: number, lo: number, hi: number,
     let j = i;
     while (j < hi && isDigit(text.charCodeAt(j))) j++;
     if (j === hi && hiCut) return undefined;
-    if (classifyNumber(text, i, j, false) !== undefined) break;
+    if (classifyNumber(text, i, j, false) !== undefined) return undefined;
     right.push({ s: i, e: j, v: valueOf(text, i, j) });
     i = j;
   }

@@ -112,6 +112,32 @@ export class Utf8State {
   }
 }
 
+/** Per-tokenizer cache of display pieces: id → text and one-letter kind (filled lazily). */
+interface PieceCache { texts: string[]; kinds: string[]; hex: Map<number, string> }
+const pieceCaches = new WeakMap<LoadedTokenizer, PieceCache>();
+
+function pieceCache(tok: LoadedTokenizer): PieceCache {
+  let c = pieceCaches.get(tok);
+  if (!c) {
+    c = { texts: new Array<string>(tok.vocabSize), kinds: new Array<string>(tok.vocabSize), hex: new Map() };
+    pieceCaches.set(tok, c);
+  }
+  return c;
+}
+
+/** Kind code of one id, filling the cache ('u' for ids without a token). */
+function kindOf(c: PieceCache, tok: LoadedTokenizer, id: number): string {
+  if (id >= tok.vocabSize || id < 0) return 'u';
+  let k = c.kinds[id];
+  if (k === undefined) {
+    const p = tok.pieces([id])[0];
+    k = c.kinds[id] = KIND_CODES[p.kind];
+    c.texts[id] = p.text;
+    if (p.kind === 'partial') c.hex.set(id, p.hex);
+  }
+  return k;
+}
+
 /**
  * Splits ids into decode groups: a group ends after a token when the UTF-8 decoder holds no
  * pending bytes there (unknown ids add no bytes). Groups also end before and after every `eos`
@@ -120,11 +146,15 @@ export class Utf8State {
  * @returns per id, 1 when a group ends after it.
  */
 export function groupEnds(ids: ArrayLike<number>, tok: LoadedTokenizer, eos = -1): Uint8Array {
+  const c = pieceCache(tok);
   const ends = new Uint8Array(ids.length);
   let st = new Utf8State();
   for (let i = 0; i < ids.length; i++) {
-    st.pushAll(tok.bytesOf(ids[i]));
-    const forced = ids[i] === eos || (i + 1 < ids.length && ids[i + 1] === eos);
+    const id = ids[i];
+    const k = kindOf(c, tok, id);
+    // Fast path: a whole-character token from a clean state leaves the state clean.
+    if (st.pending || k === 'p') st.pushAll(tok.bytesOf(id));
+    const forced = id === eos || (i + 1 < ids.length && ids[i + 1] === eos);
     ends[i] = st.pending && !forced ? 0 : 1;
     if (forced && st.pending) st = new Utf8State();
   }
@@ -145,18 +175,19 @@ export function buildPage(index: number, ids: Uint32Array, ctxStart: number, pag
   const pageIds = ids.subarray(pre, pre + pageLen);
   const payload: PagePayload = { index, start: pageStart, ids: Array.from(pageIds) };
   if (!tok) return payload;
-  const pieces = tok.pieces(pageIds);
+  const c = pieceCache(tok);
   const texts = new Array<string>(pageLen);
-  let kinds = '';
+  const kinds = new Array<string>(pageLen);
   const partialHex: [number, string][] = [];
   for (let i = 0; i < pageLen; i++) {
-    const p = pieces[i];
-    texts[i] = p.text;
-    kinds += KIND_CODES[p.kind];
-    if (p.kind === 'partial') partialHex.push([i, p.hex]);
+    const id = pageIds[i];
+    const k = kindOf(c, tok, id);
+    kinds[i] = k;
+    texts[i] = k === 'u' ? '' : c.texts[id];
+    if (k === 'p') partialHex.push([i, c.hex.get(id)!]);
   }
   payload.texts = texts;
-  payload.kinds = kinds;
+  payload.kinds = kinds.join('');
   if (partialHex.length) payload.partialHex = partialHex;
 
   // Decode groups over the whole context; a group boundary "before token t" = ends[t-1].
@@ -169,10 +200,7 @@ export function buildPage(index: number, ids: Uint32Array, ctxStart: number, pag
     let j = i; // last token of the group (context index pre + j)
     while (!ends[pre + j] && pre + j + 1 < ids.length) j++;
     const n = j - i + 1;
-    const k = pieces[i]?.kind;
-    if (n > 1 || k === 'partial') {
-      joins.push([i, n, tok.decode(ids.subarray(pre + i, pre + j + 1))]);
-    }
+    if (n > 1 || kinds[i] === 'p') joins.push([i, n, tok.decode(ids.subarray(pre + i, pre + j + 1))]);
     i = j + 1;
   }
   if (cont) payload.cont = cont;

@@ -19,7 +19,7 @@
 import { fmt } from './errors';
 import { shardName } from './navigation';
 import { describeUpdate } from './schedule';
-import { LoadedTokenizer, PieceKind } from './tokenizer';
+import { LoadedTokenizer, PieceKind, diagnoseIds } from './tokenizer';
 import { UpdateBatch, readUpdate } from './update';
 import type { Dataset } from './dataset';
 import type { DocumentIndex } from './documents';
@@ -124,6 +124,8 @@ export interface UpdateModel {
   firstDocument?: number;
   /** Whether a tokenizer decoded the text. */
   decoded: boolean;
+  /** A sentence when the ids do not look like this tokenizer's (wrong dtype, wrong tokenizer): `diagnoseIds`. */
+  anomaly?: string;
   /** The G + 1 ids read (x rows and y rows are views into it). */
   tokens: Uint32Array;
 }
@@ -262,6 +264,7 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
   return {
     update: batch.update, numUpdates: opts.numUpdates, tokenRange: [start, end], G: end - start, seqLen: L, eos, eosText,
     shards, rows, firstDocument: opts.firstDocument, decoded: !!tok, tokens,
+    anomaly: tok ? diagnoseIds(tokens, tok.vocabSize)?.message : undefined,
   };
 }
 
@@ -350,6 +353,8 @@ export interface UpdateViewData {
   rows: UpdateViewRow[];
   firstDocument?: number;
   decoded: boolean;
+  /** See {@link UpdateModel.anomaly}. */
+  anomaly?: string;
   /** One line: "update 55,000 (0-based; the 55,001st update)". */
   title: string;
 }
@@ -360,7 +365,7 @@ export function toUpdateViewData(m: UpdateModel): UpdateViewData {
     update: m.update, numUpdates: m.numUpdates, tokenRange: m.tokenRange, G: m.G, seqLen: m.seqLen, eos: m.eos, eosText: m.eosText,
     shards: m.shards.map((s) => ({ name: s.name, startToken: s.startToken, numTokens: s.numTokens })),
     rows: m.rows.map((r) => ({ index: r.index, offset: r.offset, continues: r.continues, segments: r.segments, next: r.next })),
-    firstDocument: m.firstDocument, decoded: m.decoded, title: describeUpdate(m.update),
+    firstDocument: m.firstDocument, decoded: m.decoded, anomaly: m.anomaly, title: describeUpdate(m.update),
   };
 }
 

@@ -259,6 +259,8 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services)
   const roots = await services.workspaceDatasetRoots();
   if (roots.length === 0) return;
   await context.workspaceState.update(OFFER_STATE_KEY, true);
+  const tableOpen = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputCustom && t.input.viewType === MANIFEST_VIEW_TYPE));
+  if (tableOpen) return; // the person found it already
   let shards = '';
   try {
     shards = fmt((await services.openRoot(roots[0])).shards.length);
@@ -266,7 +268,7 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services)
   const open = vscode.l10n.t('Open Manifest Table');
   const msg = roots.length > 1
     ? vscode.l10n.t('This workspace holds {0} token datasets. Open the shard manifest table of {1}?', roots.length, path.basename(roots[0]))
-    : vscode.l10n.t('{0} is a token dataset ({1} shards). Open its shard manifest table to see the shards and verify their hashes?', path.basename(roots[0]), shards || '?');
+    : vscode.l10n.t('{0} is a token dataset ({1} shards). Open its shard manifest table?', path.basename(roots[0]), shards || '?');
   const choice = await vscode.window.showInformationMessage(msg, open);
   if (choice === open) await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(path.join(roots[0], SHARD_MANIFEST)), MANIFEST_VIEW_TYPE);
 }

@@ -45,8 +45,11 @@ export class ShardSession implements vscode.Disposable {
   highlightedUpdate?: number;
   /** Messages posted, newest last (only while the provider records, for tests). */
   readonly recorded: ShardToWebview[] = [];
-  /** True once a page was posted since the last init. */
+  /** Pages posted since the last init. */
   pagesSent = 0;
+  /** Page requests not started yet, oldest first (served newest first: the view moved on). */
+  private readonly queue = new Map<number, number>();
+  private serving = 0;
 
   constructor(readonly provider: ShardEditorProvider, readonly document: ShardDocument, readonly panel: vscode.WebviewPanel) {
     const ext = provider.services.context.extensionUri;
@@ -54,12 +57,11 @@ export class ShardSession implements vscode.Disposable {
     panel.webview.html = webviewHtml(panel.webview, ext, { script: 'shardEditor', title: vscode.l10n.t('Token shard {0}', path.basename(document.uri.fsPath)), style: 'shardEditor.css' });
     this.disposables.push(
       panel.webview.onDidReceiveMessage((m: ShardFromWebview) => this.onMessage(m)),
-      panel.onDidChangeViewState(() => {
-        if (!panel.visible) this.ready = false;
-        provider.focusChanged(this);
-      }),
-      document.onDidReload(() => { this.pagesSent = 0; this.post(document.initMessage()); this.post(document.numbering); this.post({ type: 'highlights', highlights: this.highlights }); }),
-      document.onDidChangeNumbering((m) => this.post(m)),
+      // A hidden webview loses its page (no retainContextWhenHidden); posts to it fail and it
+      // sends 'ready' again when shown, which re-sends everything.
+      panel.onDidChangeViewState(() => provider.focusChanged(this)),
+      document.onDidReload(() => { this.pagesSent = 0; void this.post(document.initMessage()); void this.post(document.numbering); void this.post({ type: 'highlights', highlights: this.highlights }); }),
+      document.onDidChangeNumbering((m) => void this.post(m)),
     );
   }
 
@@ -68,14 +70,17 @@ export class ShardSession implements vscode.Disposable {
     return this.ready ? Promise.resolve() : new Promise((r) => this.readyWaiters.push(r));
   }
 
-  /** Posts a message (dropped while the webview is not live; `init` re-sends state on ready). */
-  post(msg: ShardToWebview): void {
+  /**
+   * Posts a message; resolves false when it was not delivered (webview not ready yet, or hidden
+   * and unloaded: the next 'ready' re-sends the state).
+   */
+  post(msg: ShardToWebview): Promise<boolean> {
     if (this.provider.recording) {
       this.recorded.push(msg);
       if (this.recorded.length > 200) this.recorded.splice(0, this.recorded.length - 200);
     }
-    if (!this.ready) return;
-    void this.panel.webview.postMessage(msg);
+    if (!this.ready) return Promise.resolve(false);
+    return Promise.resolve(this.panel.webview.postMessage(msg)).then((ok) => ok, () => false);
   }
 
   /** Scrolls to local `offset`, puts the cursor there and (when given) replaces the highlights. */
@@ -83,8 +88,12 @@ export class ShardSession implements vscode.Disposable {
     if (highlights) { this.highlights = highlights; this.highlightedUpdate = undefined; }
     this.cursor = offset;
     this.provider.focusChanged(this);
-    if (!this.ready) { this.pendingReveal = { offset, highlights }; return; }
-    this.post({ type: 'reveal', offset, highlights });
+    const pending = { offset, highlights };
+    this.pendingReveal = pending;
+    if (!this.ready) return;
+    void this.post({ type: 'reveal', offset, highlights }).then((ok) => {
+      if (ok && this.pendingReveal === pending) this.pendingReveal = undefined;
+    });
   }
 
   /** Replaces the highlights. */
@@ -103,14 +112,24 @@ export class ShardSession implements vscode.Disposable {
       case 'ready': {
         this.ready = true;
         this.pagesSent = 0;
+        this.queue.clear();
         this.post(this.document.initMessage());
         this.post(this.document.numbering);
         if (this.highlights.length) this.post({ type: 'highlights', highlights: this.highlights });
-        if (this.pendingReveal) { const r = this.pendingReveal; this.pendingReveal = undefined; this.post({ type: 'reveal', ...r }); }
+        if (this.pendingReveal) {
+          const r = this.pendingReveal;
+          void this.post({ type: 'reveal', ...r }).then((ok) => { if (ok && this.pendingReveal === r) this.pendingReveal = undefined; });
+        }
         for (const w of this.readyWaiters.splice(0)) w();
         break;
       }
-      case 'requestPage': void this.servePage(m.generation, m.index); break;
+      case 'requestPage': {
+        this.queue.delete(m.index);
+        this.queue.set(m.index, m.generation);
+        this.pump();
+        break;
+      }
+      case 'cancelPage': this.queue.delete(m.index); break;
       case 'cursor': {
         this.cursor = m.offset;
         this.documentNumber = m.document;
@@ -136,6 +155,16 @@ export class ShardSession implements vscode.Disposable {
         });
         break;
       }
+    }
+  }
+
+  /** Serves queued page requests, newest first, two at a time. */
+  private pump(): void {
+    while (this.serving < 2 && this.queue.size > 0) {
+      const [index, generation] = [...this.queue.entries()].pop()!;
+      this.queue.delete(index);
+      this.serving++;
+      void this.servePage(generation, index).finally(() => { this.serving--; this.pump(); });
     }
   }
 
@@ -313,11 +342,15 @@ export function registerShardEditor(context: vscode.ExtensionContext, services: 
  * @param target.file without a dataset: the `.u32` file; `offset` and ranges are **local**.
  * @param target.highlight ranges `[start, end)` in the same terms as `offset`; they replace the
  *   editor's highlights (clipped to the shard; ranges outside it are dropped).
+ * @param target.viewColumn where to open the shard when it is not open yet (default: the active
+ *   group; e.g. `ViewColumn.Beside` keeps the caller's view visible). An open editor is revealed where it is.
+ * @param target.preserveFocus keep the focus where it is.
  * @throws RangeRequestError when a global offset is outside the dataset's stream; Error when
  *   neither dataset nor file is given, the editor is not registered, or it did not open in 15 s.
  */
 export async function revealInShardEditor(services: Services, target: {
   dataset?: Dataset; file?: vscode.Uri; offset: number; highlight?: { start: number; end: number; label?: string }[];
+  viewColumn?: vscode.ViewColumn; preserveFocus?: boolean;
 }): Promise<void> {
   const p = provider;
   if (!p) throw new Error('The shard editor is not registered (registerShardEditor was not called).');
@@ -336,10 +369,11 @@ export async function revealInShardEditor(services: Services, target: {
   }
   let session = p.sessionFor(uri);
   if (session) {
-    session.panel.reveal(session.panel.viewColumn, false);
+    session.panel.reveal(session.panel.viewColumn, target.preserveFocus ?? false);
   } else {
     const waiter = p.waitForSession(uri, 15_000);
-    await vscode.commands.executeCommand('vscode.openWith', uri, SHARD_EDITOR_VIEW_TYPE);
+    const options: vscode.TextDocumentShowOptions = { preserveFocus: target.preserveFocus ?? false, viewColumn: target.viewColumn };
+    await vscode.commands.executeCommand('vscode.openWith', uri, SHARD_EDITOR_VIEW_TYPE, options);
     session = p.sessionFor(uri) ?? await waiter;
     waiter.catch(() => undefined);
   }

@@ -98,6 +98,11 @@ export class UpdateViews implements vscode.Disposable {
     if (p?.model?.update === k) p.focusRowInView(row);
   }
 
+  /** The dataset of the update view that has focus right now, if one has. */
+  get focusedDataset(): Dataset | undefined {
+    return [...this.panels.values()].find((x) => x.panel.active)?.dataset;
+  }
+
   /** The panel of a dataset root, if open. */
   panelFor(root: string): vscode.WebviewPanel | undefined {
     return this.panels.get(path.resolve(root))?.panel;
@@ -142,6 +147,7 @@ export class UpdateViews implements vscode.Disposable {
     }
   }
 
+  /** Closes every update view and unregisters the serializer. */
   dispose(): void {
     for (const p of this.panels.values()) p.panel.dispose();
     this.panels.clear();
@@ -197,7 +203,13 @@ class UpdatePanel {
       void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', (err as Error).message));
     }
     // Read while the webview page loads (first show of a new panel).
-    const [model] = await Promise.all([readUpdateModel(d, k, tok), this.ready]);
+    let model: UpdateModel;
+    try {
+      [model] = await Promise.all([readUpdateModel(d, k, tok), this.ready]);
+    } catch (err) {
+      if (seq === this.loadSeq) this.showError((err as Error).message);
+      throw err;
+    }
     const rendered = new Promise<number>((resolve) => {
       const list = this.waiters.get(k) ?? [];
       list.push(resolve);
@@ -275,6 +287,7 @@ class UpdatePanel {
     void this.post({ type: 'uv/focusRow', row });
   }
 
+  /** Shows `message` in the view's error banner (once the page is ready). */
   showError(message: string): void {
     void this.ready.then(() => this.post({ type: 'uv/error', message }));
   }
@@ -308,6 +321,7 @@ class UpdatePanel {
           await vscode.commands.executeCommand('tokenShards.copyLink');
           break;
         case 'uv/rendered': {
+          if (m.ms !== undefined) this.log.info(`update view: update ${m.update} rendered (${m.rows} rows in the DOM) in ${m.ms.toFixed(1)} ms`);
           const list = this.waiters.get(m.update);
           this.waiters.delete(m.update);
           for (const w of list ?? []) w(m.rows);

@@ -246,9 +246,13 @@ function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number): v
     const s = ds.shards[i];
     const a = Math.max(start, s.startToken) - s.startToken;
     const b = Math.min(end, s.startToken + s.numTokens) - s.startToken;
-    shards.push(vscode.l10n.t('{0} local [{1}, {2})', s.shard, fmt(a), fmt(b)));
+    shards.push(vscode.l10n.t('{0}, its tokens [{1}, {2})', s.shard, fmt(a), fmt(b)));
   }
-  appendPlain(md, (last > first ? vscode.l10n.t('Shards: ') : vscode.l10n.t('Shard: ')) + shards.join(', '));
+  if (last === first) appendPlain(md, vscode.l10n.t('Shard: {0}', shards[0]));
+  else {
+    appendPlain(md, vscode.l10n.t('Crosses a shard edge:'));
+    md.appendMarkdown('\n' + shards.map((x) => `- ${escapeMarkdown(x)}`).join('\n') + '\n');
+  }
   // The targets need one more token; say so when it lives in the next shard.
   if (end < ds.storedTokens) {
     const la = ds.stream.locate(end).segment;
@@ -354,6 +358,11 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
     return state;
   }
 
+  /**
+   * Synchronous on purpose (never waits on a file read): reads a window of
+   * {@link HOVER_WINDOW_CHARS} characters on each side of the cursor, asks the core parser what
+   * is there, and renders it with whatever tokenizer is loaded (or says it is loading).
+   */
   provideHover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
     const cfg = vscode.workspace.getConfiguration('tokenShards', doc);
     if (!cfg.get<boolean>('hover.enabled', true)) return undefined;

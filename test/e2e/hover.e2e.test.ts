@@ -84,6 +84,8 @@ async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: Re
     const widget = wb.page.locator('.monaco-hover:visible').first();
     try {
       await widget.waitFor({ state: 'visible', timeout: 5_000 });
+      // The widget first shows the workbench's own "Loading…" while providers run: let it settle.
+      await widget.filter({ hasText: ready }).waitFor({ state: 'visible', timeout: 3_000 }).catch(() => undefined);
       last = await widget.innerText();
       if (ready.test(last)) return widget;
     } catch { /* no hover yet */ }

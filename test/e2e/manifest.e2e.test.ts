@@ -122,6 +122,8 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     await w.waitForActivation(60_000);
     const offer = toast(/is a token dataset \(2,098 shards\)/);
     await offer.waitFor({ state: 'visible', timeout: 30_000 });
+    await offer.getByRole('button', { name: 'Open Manifest Table' }).waitFor({ state: 'visible' });
+    await w.page.waitForTimeout(600); // let the toast finish sliding in
     await w.screenshot('manifest-offer');
     await offer.getByRole('button', { name: 'Open Manifest Table' }).click();
     frame = await w.waitForWebview('.mf-grid', 60_000);
@@ -217,9 +219,18 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     await w.screenshot('verify-log');
   });
 
-  it('clicking a row opens that shard in the shard editor', async () => {
+  it('the keyboard (↓, Enter) and a click open shards in the shard editor', async () => {
     const w = wb!;
     await w.page.keyboard.press('Control+J'); // hide the panel again
+    const grid = frame.locator('.mf-grid');
+    await grid.focus();
+    await grid.press('Home');
+    for (let i = 0; i < 5; i++) await grid.press('ArrowDown');
+    assert.strictEqual(await grid.getAttribute('aria-activedescendant'), 'row-5');
+    await grid.press('Enter');
+    await w.activeTab('tokens_000005.u32').waitFor({ state: 'visible', timeout: 30_000 });
+    await w.page.locator('.tabs-container .tab[data-resource-name="shard_manifest.jsonl"]').click();
+    frame = await w.waitForWebview('.mf-grid', 30_000);
     await row(3).click();
     await w.activeTab('tokens_000003.u32').waitFor({ state: 'visible', timeout: 30_000 });
     const input = await w.page.locator('.tabs-container .tab.active').getAttribute('data-resource-name');

@@ -157,6 +157,26 @@ describe('e2e: shard editor', function () {
       await w.screenshot('shard-editor-end');
     });
 
+    it('selecting tokens and copying gives their text; Copy Token IDs gives their ids', async () => {
+      const w = wb!;
+      await w.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(w.page.url()).origin });
+      await clickView(frame, 'documents');
+      await frame.locator('.viewport').focus();
+      await w.page.keyboard.press('Home');
+      await sleep(800);
+      await frame.locator('.viewport .tok.tx[data-o="0"]').click();
+      await frame.locator('.viewport .tok.tx[data-o="12"]').click({ modifiers: ['Shift'] });
+      await until(async () => (await frame.locator('.viewport .tok.sel').count()) >= 12, 'selection painted');
+      await w.page.keyboard.press('Control+C');
+      const ids = pyTokens(SAMPLE_DIR, line().start_token, 13);
+      const text = await tok.libraryDecode(ids);
+      await until(async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === text, `clipboard = ${JSON.stringify(text)}`, 10_000);
+      await w.runCommand('Token Shards: Copy Token IDs of Selection');
+      await until(async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === `[${ids.join(', ')}]`, 'clipboard = ids', 10_000);
+      await frame.locator('.viewport').focus();
+      await w.page.keyboard.press('Escape');
+    });
+
     it('hovering a token shows its id, piece, bytes and position', async () => {
       const w = wb!;
       await clickView(frame, 'tokens');

@@ -3,14 +3,15 @@
  * palette, types an update that spans two shards (the input box says so while typing), presses
  * Enter, and the update view shows 128 rows; the first row's text equals the dataset card
  * reader's `x[0]` decoded with the tokenizer library. Clicking a token opens its shard editor.
- * Screenshots (test-results/screenshots/): update-view-input.png, update-view.png (the README's),
- * update-view-shard-edge.png.
+ * Screenshots (test-results/screenshots/): update-view-input.png, update-view.png,
+ * update-view-editor.png (the editor area only: the README's), update-view-shard-edge.png,
+ * update-view-click-reveal.png.
  */
 import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { pyUpdates } from '../unit/pyref';
+import { pyTokens, pyUpdates } from '../unit/pyref';
 import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
 
 interface ManifestLine { shard: string; start_token: number; num_tokens: number }
@@ -75,9 +76,10 @@ describe('e2e: Go to Update → update view', function () {
     await w.runCommand('View: Close Primary Side Bar');
     await w.page.waitForTimeout(800); // let fonts and the first screen settle for the picture
     await w.screenshot('update-view');
+    await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(await w.screenshot('update-view')), 'update-view-editor.png') });
     const edgeRow = frame.locator('.rows > .row.has-shard-change');
-    await edgeRow.scrollIntoViewIfNeeded();
-    await edgeRow.locator('.mark.shard').first().scrollIntoViewIfNeeded();
+    await edgeRow.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    assert.ok(await edgeRow.locator('.mark.shard').first().isVisible(), 'the shard change mark is visible in compact mode');
     await w.page.waitForTimeout(300);
     await w.screenshot('update-view-shard-edge');
   });
@@ -109,5 +111,65 @@ describe('e2e: Go to Update → update view', function () {
     await w.screenshot('update-view-click-reveal');
     // The update view is still open in its own group.
     assert.ok(await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).count() >= 1);
+  });
+
+  it('is keyboard reachable: a row, ↓, Enter opens that sequence\'s start in the shard editor', async () => {
+    const w = wb!;
+    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    const frame = await w.activeWebviewFrame();
+    await frame.locator('.rows > .row[data-row="5"] .gutter').click();
+    await w.page.keyboard.press('ArrowDown');
+    assert.strictEqual(await frame.locator('.rows > .row:focus').getAttribute('data-row'), '6');
+    await w.page.keyboard.press('Enter');
+    await w.page.locator('.statusbar-item').filter({ hasText: `u ${k} / s 6 / p 0` }).first().waitFor({ state: 'visible', timeout: 60_000 });
+  });
+});
+
+describe('e2e: update view numbers documents on request when counting is not cheap', function () {
+  this.timeout(300_000);
+  let wb: Workbench | undefined;
+
+  before(async () => {
+    // A scan budget of 1,024 tokens makes every shard before the last update "too many to count".
+    wb = await launchWorkbench({ settings: { 'tokenShards.documentScanLimit': 1024 } });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
+      if (shot) console.error(`    screenshot: ${shot}`);
+      console.error(wb.diagnostics());
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+  });
+
+  it('the last update offers "Number documents"; clicking it numbers them as the reader\'s EOS count says', async () => {
+    const w = wb!;
+    const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
+    const G = m.global_tokens_per_update ?? 131072, eos = m.eos_token_id ?? 100257;
+    const shards = fs.readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+    const stored = shards.reduce((s, e) => s + e.num_tokens, 0);
+    const last = Math.floor((stored - 1) / G) - 1;
+    await w.runCommand('Token Shards: Go to Update…');
+    const input = w.page.locator('.quick-input-widget .quick-input-box input');
+    await input.fill(String(last));
+    await w.page.locator('.quick-input-widget .quick-input-message').filter({ hasText: `update ${last} (0-based)` }).waitFor({ state: 'visible', timeout: 15_000 });
+    await input.press('Enter');
+    const frame = await w.waitForWebview('.rows > .row[data-row="0"] .text', 60_000);
+    const button = frame.locator('.docs-line vscode-button');
+    await button.waitFor({ state: 'visible', timeout: 60_000 });
+    const before = shards.filter((e) => e.start_token < G * last).length - 1;
+    assert.match(await frame.locator('.docs-line').innerText(), new RegExp(`the ${before} shards before this update`));
+    await w.runCommand('Notifications: Clear All Notifications');
+    await w.screenshot('update-view-number-documents');
+    await button.click();
+    const ids = pyTokens(SAMPLE_DIR, 0, G * last);
+    const first = ids.filter((t) => t === eos).length;
+    await frame.locator('.docs-line').filter({ hasText: `Documents ${first.toLocaleString('en-US')}..` }).waitFor({ state: 'visible', timeout: 120_000 });
+    assert.strictEqual(await frame.locator('.rows > .row[data-row="0"] .gutter .docs').innerText(), `doc ${first.toLocaleString('en-US')}`);
   });
 });

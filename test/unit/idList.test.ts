@@ -10,7 +10,8 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { IdHit, extractIds, findIdsAt } from '../../src/core/idList';
-import { repoRoot, sampleDir } from './fixtures';
+import { loadTokenizer } from '../../src/core/tokenizer';
+import { repoRoot, runCli, sampleDir } from './fixtures';
 
 type Expect =
   | null
@@ -163,6 +164,26 @@ describe('idList: finding ids in real prints', function () {
     const short = c.probes.find((q) => q.expect === null && /\d/.test(c.text[q.offset]))!;
     assert.strictEqual(findIdsAt(c.text, short.offset, { vocabSize: corpus.vocabSize }), undefined);
     assert.strictEqual(findIdsAt(c.text, short.offset, { vocabSize: corpus.vocabSize, minDigits: 1 })?.kind, 'id');
+  });
+
+  it('the CLI\'s encode output (a bare run) and --json (a JSON array) read back as the library\'s ids', async () => {
+    const sample = sampleDir();
+    const tok = await loadTokenizer(path.join(sample, 'tokenizer', 'tokenizer.json'));
+    const text = (corpus as unknown as { texts: Record<string, string> }).texts.usher;
+    const expected = await tok.encode(text);
+    const plain = runCli(['encode', sample, text]);
+    assert.strictEqual(plain.code, 0, plain.stderr);
+    const line = plain.stdout.trimEnd();
+    const hit = findIdsAt(line, line.indexOf(' ') + 1, { vocabSize: tok.vocabSize });
+    assert.ok(hit?.kind === 'list' && hit.form === 'bare');
+    assert.deepStrictEqual(hit.ids, expected);
+    const json = runCli(['encode', path.join(sample, 'tokenizer', 'tokenizer.json'), text, '--json']);
+    assert.strictEqual(json.code, 0, json.stderr);
+    assert.deepStrictEqual(extractIds(json.stdout).ids, expected);
+    assert.deepStrictEqual(JSON.parse(json.stdout), { text, ids: expected });
+    // decode is the inverse on the same ids.
+    const back = runCli(['decode', sample, ...expected.map(String)]);
+    assert.strictEqual(back.stdout, text + '\n');
   });
 
   it('pathological input ends (bounded scans, no regex backtracking)', () => {

@@ -195,6 +195,16 @@ describe('update view model equals the dataset card reader', function () {
     assert.ok(row.segments[1].text.includes('🎉'));
   });
 
+  it('flags ids that look like uint16 data read as uint32 (the view shows it as a banner)', async () => {
+    const b = await readUpdate(ds, 0);
+    const packed = new Uint32Array(b.tokens.length);
+    for (let i = 0; i < packed.length; i++) packed[i] = ((b.tokens[(2 * i) % b.tokens.length] << 16) | b.tokens[(2 * i + 1) % b.tokens.length]) >>> 0;
+    const m = buildUpdateModel({ ...b, tokens: packed }, tok, { numUpdates: ds.schedule.numUpdates, eos });
+    assert.match(m.anomaly ?? '', /uint16 data read as uint32/);
+    assert.strictEqual(models.get(0)!.anomaly, undefined, 'the sample itself looks fine');
+    assert.strictEqual(toUpdateViewData(m).anomaly, m.anomaly);
+  });
+
   it('the webview copy carries no ids and no paths', () => {
     const v = toUpdateViewData(models.get(0)!);
     const json = JSON.stringify(v);

@@ -148,6 +148,23 @@ describe('token-id hover', function () {
     assert.ok(md.includes(codeBlock(tok.decode(ids.slice(0, 4)) + `⟨unknown ${tok.vocabSize + 22}⟩`)), md);
   });
 
+  it('a summarised numpy print marks the elided ids; a long list is cut in the hover with a pointer to Decode Selection', async () => {
+    const head = stream.slice(200, 203), tail = stream.slice(5000, 5003);
+    const doc = await untitled(`array([${[...head, '...', ...tail].map((x) => String(x).padStart(6)).join(',')}], dtype=uint32)\n`);
+    const md = await settledHover(doc, posOf(doc, String(tail[1]), doc.getText().indexOf('...')));
+    assert.ok(md.includes(codeBlock(tok.decode(head) + '⟨…⟩' + tok.decode(tail))), md);
+    assert.ok(unescape(md).includes('6 tokens · the print elides ids at ⟨…⟩'), md);
+    const long = stream.slice(0, 4096);
+    const text = tok.decode(long);
+    assert.ok(text.length > 4000);
+    const doc2 = await untitled(`${formatIds(long)}\n`);
+    const md2 = await settledHover(doc2, posOf(doc2, String(long[2000]), formatIds(long.slice(0, 2000)).length - 1));
+    const cut = /[\uD800-\uDBFF]/.test(text[3999]) ? 3999 : 4000; // the hover never splits a surrogate pair
+    assert.ok(md2.includes(codeBlock(text.slice(0, cut))), 'the first 4,000 characters');
+    assert.ok(unescape(md2).includes(`${fmt(text.length - cut)} more characters`), md2.slice(-300));
+    assert.ok(unescape(md2).includes('4,096 tokens'));
+  });
+
   it('stays quiet on negatives, floats, versions, identifiers, dates and short numbers', async () => {
     const doc = await untitled('loss -1234 at 0.1234 v1.2.3 x86 utf8 2024-01-15 #123456 localhost:8080 line 12\n');
     for (const needle of ['1234', '0.1234', '1.2.3', '86', '8 ', '2024', '123456', '8080', '12\n']) {
@@ -197,6 +214,7 @@ describe('token-id hover', function () {
     assert.ok(u.includes(`Global tokens [${fmt(start)}, ${fmt(end)})`), u);
     const shard = ds.shards[ds.stream.locate(start).segment].shard;
     assert.ok(u.includes(shard), u);
+    if (ds.stream.locate(end - 1).segment !== ds.stream.locate(start).segment) assert.ok(u.includes('Crosses a shard edge'), u);
     assert.ok(md.includes(`command:tokenShards.goToUpdate?${encodeURIComponent(JSON.stringify([{ update: k, root: ds.root }])).replace(/\(/g, '%28').replace(/\)/g, '%29')}`), md);
     const step = unescape(await settledHover(doc, posOf(doc, 'Step')));
     assert.ok(step.includes(`after ${fmt(k)} updates`), step);

@@ -171,6 +171,50 @@ describe('Verify Shard Hashes (extension host)', function () {
     assert.ok(diag.message.includes(sha256sum([victim.path]).get(victim.path)!), 'the message names the digest sha256sum computes');
   });
 
+  it('manifest faults are diagnostics on their lines, refreshed when the manifest changes on disk', async () => {
+    const root = copySample();
+    const mf = path.join(root, 'shard_manifest.jsonl');
+    const original = fs.readFileSync(mf, 'utf8');
+    const lines = original.split('\n');
+    lines[3] = lines[3].slice(0, 40); // line 4 cut short: malformed JSON
+    fs.writeFileSync(mf, lines.join('\n'));
+    fs.rmSync(path.join(root, 'shards', 'tokens_000006.u32')); // line 7: missing file
+    const uri = vscode.Uri.file(mf);
+    await vscode.commands.executeCommand('tokenShards.openManifest', uri);
+    const codesAt = () => vscode.languages.getDiagnostics(uri).map((d) => `${d.code}@${d.range.start.line}`).sort();
+    const got = await waitFor(() => {
+      const c = codesAt();
+      return c.includes('malformed-json@3') && c.includes('missing-file@6') ? c : undefined;
+    }, 15_000);
+    assert.ok(got, `diagnostics: ${codesAt().join(', ')}`);
+    const malformed = vscode.languages.getDiagnostics(uri).find((d) => d.code === 'malformed-json')!;
+    assert.match(malformed.message, /shard_manifest\.jsonl line 4: not valid JSON/);
+    assert.strictEqual(malformed.range.end.character, 40, 'the range covers the line');
+    // Repair the manifest on disk: its diagnostics follow (the dataset's watcher, even outside the workspace).
+    fs.writeFileSync(mf, original);
+    const repaired = await waitFor(() => !codesAt().some((c) => c.startsWith('malformed-json') || c.startsWith('gap')), 15_000);
+    assert.ok(repaired, `after the repair: ${codesAt().join(', ')}`);
+    assert.ok(codesAt().includes('missing-file@6'), 'the missing file is still reported');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('unsaved edits of the manifest are checked as you type', async () => {
+    const root = copySample();
+    const uri = vscode.Uri.file(path.join(root, 'shard_manifest.jsonl'));
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(uri, new vscode.Position(1, 0), '{"shard": oops}\n');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    const d = await waitFor(() => vscode.languages.getDiagnostics(uri).find((x) => x.code === 'malformed-json'), 15_000);
+    assert.ok(d, 'a malformed-json diagnostic for the unsaved line');
+    assert.strictEqual(d.range.start.line, 1);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+    const gone = await waitFor(() => !vscode.languages.getDiagnostics(uri).some((x) => x.code === 'malformed-json'), 15_000);
+    assert.ok(gone, 'reverting removes it');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
   it('openManifest opens the manifest table custom editor', async () => {
     const manifest = vscode.Uri.file(path.join(sampleRoot(), 'shard_manifest.jsonl'));
     await vscode.commands.executeCommand('tokenShards.openManifest', manifest);

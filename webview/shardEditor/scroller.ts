@@ -295,7 +295,7 @@ export class VirtualScroller {
     if (!l) return 0;
     let h = this.heights.get(l.block.key);
     if (h === undefined || l.block.key.startsWith('ph:')) {
-      h = l.el.offsetHeight;
+      h = l.el.getBoundingClientRect().height;
       this.heights.set(l.block.key, h);
     }
     return h;

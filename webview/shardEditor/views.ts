@@ -18,6 +18,8 @@ export interface ViewContext {
   eos: number;
   /** Global offset of local 0, or undefined for a lone shard. */
   globalStart?: number;
+  /** Tokens in the whole stream (dataset shards), to tell "next shard" from "end of the stream". */
+  streamTokens?: number;
   page(index: number): PageData | undefined;
   numbering: Numbering;
   highlights: ShardHighlight[];
@@ -101,9 +103,12 @@ export function separatorLabel(doc: DocInfo, ctx: ViewContext): string {
   const parts: string[] = [];
   if (doc.number !== undefined) parts.push(doc.scope === 'shard' ? `document +${fmt(doc.number)} in this shard` : `document ${fmt(doc.number)}`);
   else parts.push('next document');
-  if (doc.start !== undefined) {
-    if (doc.start >= ctx.total) parts.push(ctx.globalStart === undefined ? 'no tokens follow in this file' : `starts in the next shard at global offset ${showOffset(ctx, doc.start)}`);
-    else parts.push(`starts at ${ctx.globalStart === undefined ? 'offset' : 'global offset'} ${showOffset(ctx, doc.start)}`);
+  if (doc.start !== undefined && doc.start >= ctx.total) {
+    const streamEnds = ctx.globalStart === undefined || ctx.streamTokens === undefined || ctx.globalStart + doc.start >= ctx.streamTokens;
+    if (streamEnds) return ctx.globalStart === undefined ? 'end of the file: no tokens follow' : `end of the stream at global offset ${showOffset(ctx, doc.start)}: no document follows`;
+    parts.push(`starts in the next shard at global offset ${showOffset(ctx, doc.start)}`);
+  } else if (doc.start !== undefined) {
+    parts.push(`starts at ${ctx.globalStart === undefined ? 'offset' : 'global offset'} ${showOffset(ctx, doc.start)}`);
   }
   if (doc.end !== undefined && doc.start !== undefined) parts.push(`${fmt(doc.end - doc.start)} tokens`);
   else parts.push('length: counting…');
