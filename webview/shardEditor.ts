@@ -269,7 +269,7 @@ function updateNumberingFooter(m: ShardNumberingToWebview | undefined): void {
 
 function setHighlights(list: ShardHighlight[]): void {
   highlights = ctx.highlights = list;
-  hlButton.toggleAttribute('checked', list.length > 0);
+  hlButton.toggleAttribute('checked', list.some((x) => x.boundaries));
   footHl.textContent = list.length ? `Highlighted: ${list.map((x) => x.label ?? `tokens ${showOffset(ctx, x.start)}–${showOffset(ctx, x.end - 1)}`).join('; ')}` : '';
   footHl.title = list.some((x) => x.boundaries) ? 'A bar marks the first token of each sequence.' : '';
   scroller.refresh();
@@ -436,6 +436,7 @@ function onInit(m: ShardInitToWebview): void {
   numbering = ctx.numbering = new Numbering(m.pageTokens, m.globalStart ?? 0);
   schedule = m.schedule ? new Schedule({ globalTokensPerUpdate: m.schedule.globalTokensPerUpdate, sequenceLength: m.schedule.sequenceLength, eosTokenId: m.schedule.eosTokenId }, m.schedule.storedTokens) : undefined;
   info.textContent = infoText(m);
+  info.title = infoText(m);
   hlButton.toggleAttribute('disabled', m.globalStart === undefined);
   showBanners(m.banners);
   updateNumberingFooter(undefined);

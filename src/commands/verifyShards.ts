@@ -363,18 +363,33 @@ async function verifyWithNotification(services: Services, store: VerificationSto
   }
   const show = vscode.l10n.t('Show');
   const single = summary.total === 1 && summary.results.length === 1 ? summary.results[0] : undefined;
-  const head = single ? `${path.basename(single.shard)}: ` : '';
+  const showLog = (choice: string | undefined) => { if (choice === show) services.log.show(true); };
   if (summary.cancelled) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Verification cancelled: {0}.', summary.text));
+  } else if (single) {
+    const name = path.basename(single.shard);
+    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', name));
+    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', name, singleStatusText(single.status)), show).then(showLog);
   } else if (summary.allOk) {
     const cached = summary.fromCache ? vscode.l10n.t(' ({0} known good from the cache)', fmt(summary.fromCache)) : '';
-    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}{1}{2}', head, summary.text, cached));
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}{1}', summary.text, cached));
   } else {
-    void vscode.window.showWarningMessage(vscode.l10n.t('Shard hashes: {0}{1}', head, summary.text), show).then((choice) => {
-      if (choice === show) services.log.show(true);
-    });
+    void vscode.window.showWarningMessage(vscode.l10n.t('Shard hashes: {0}', summary.text), show).then(showLog);
   }
   return summary;
+}
+
+/** The one-shard summary of a failed status ("hash mismatch", …). */
+function singleStatusText(status: ShardStatus): string {
+  switch (status) {
+    case 'mismatch': return vscode.l10n.t('hash mismatch');
+    case 'missing': return vscode.l10n.t('the file is missing');
+    case 'size-mismatch': return vscode.l10n.t('size mismatch (not 4 × num_tokens)');
+    case 'changed': return vscode.l10n.t('the file changed while it was read');
+    case 'unreadable': return vscode.l10n.t('the file cannot be read');
+    case 'no-hash': return vscode.l10n.t('the manifest has no sha256 for it');
+    default: return status;
+  }
 }
 
 /** Worker threads for a run: the `tokenShards.verify.workers` setting, 0 = the number of cores. */

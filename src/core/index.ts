@@ -11,7 +11,6 @@ export * from './dataset';
 export * from './documents';
 export * from './update';
 export * from './numbers';
-export * from './render';
 export * from './navigation';
 export * from './updateModel';
 export * from './idList';

@@ -44,6 +44,12 @@ export interface LoadedTokenizer {
   vocabSize: number;
   /** Decodes ids to text, identical to the library's decode (unknown ids → ""). */
   decode(ids: ArrayLike<number>): string;
+  /**
+   * The concatenated bytes of a run of ids (unknown ids contribute none), for callers that
+   * decode with their own (e.g. streaming) `TextDecoder`. The view is valid until the next
+   * call of `runBytes` or `decode`: copy it to keep it.
+   */
+  runBytes(ids: ArrayLike<number>): Uint8Array;
   /** Per-token display pieces (see {@link TokenPiece}). */
   pieces(ids: ArrayLike<number>): TokenPiece[];
   /** The token's raw bytes (empty for unknown ids). */
@@ -165,7 +171,7 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   const isKnown = (id: number) => id >= 0 && id < vocabSize && lengths[id] >= 0;
   const bytesOf = (id: number) => (isKnown(id) ? table.subarray(offsets[id], offsets[id + 1]) : new Uint8Array(0));
 
-  function decode(ids: ArrayLike<number>): string {
+  function runBytes(ids: ArrayLike<number>): Uint8Array {
     let n = 0;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
@@ -173,14 +179,17 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
     }
     if (scratch.length < n) scratch = new Uint8Array(Math.max(n, scratch.length * 2));
     let w = 0;
+    // A plain byte loop: tokens average ~4 bytes, so per-token subarray/set calls cost more than they copy.
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
       if (id >= vocabSize) continue;
-      const s = offsets[id], e = offsets[id + 1];
-      if (e - s === 1) scratch[w++] = table[s];
-      else { scratch.set(table.subarray(s, e), w); w += e - s; }
+      for (let j = offsets[id], e = offsets[id + 1]; j < e; j++) scratch[w++] = table[j];
     }
-    return textDecoder.decode(scratch.subarray(0, w));
+    return scratch.subarray(0, w);
+  }
+
+  function decode(ids: ArrayLike<number>): string {
+    return textDecoder.decode(runBytes(ids));
   }
 
   function pieces(ids: ArrayLike<number>): TokenPiece[] {
@@ -204,7 +213,7 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   const lib = () => (library ??= loadLibrary(json, file));
 
   return {
-    file, vocabSize, decode, pieces, bytesOf, isKnown,
+    file, vocabSize, decode, runBytes, pieces, bytesOf, isKnown,
     isSpecial: (id) => isKnown(id) && special[id] === 1,
     addedContent: (id) => addedContent.get(id),
     async encode(text: string) {

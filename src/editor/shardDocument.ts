@@ -300,7 +300,12 @@ export class ShardDocument implements vscode.CustomDocument {
     this.disposables.push(watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed), watcher.onDidDelete(changed),
       this.services.onDidChangeDataset((root) => {
         const ds = this._state.dataset;
-        if (root === '*' || (ds && root === ds.root) || (!ds && this.uri.fsPath.startsWith(root + path.sep))) this.scheduleReload();
+        if (root !== '*' && ((ds && root === ds.root) || (!ds && this.uri.fsPath.startsWith(root + path.sep)))) this.scheduleReload();
+      }),
+      // Settings that change what is shown (not, e.g., hover settings).
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (['tokenizerPath', 'eosTokenId', 'globalTokensPerUpdate', 'sequenceLength', 'documentScanLimit']
+          .some((k) => e.affectsConfiguration(`tokenShards.${k}`))) this.scheduleReload();
       }));
     // Node's watcher as well: VS Code's watcher does not report files outside the workspace everywhere.
     try {

@@ -23,7 +23,7 @@ import { checkUpdate } from '../core/navigation';
 import { UpdateViewFromWebview, UpdateViewState, UpdateViewToWebview } from '../protocol';
 import { Services } from '../services';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { SHARD_EDITOR_VIEW_TYPE, revealInShardEditor, shardEditorProvider } from './shardEditor';
+import { revealInShardEditor } from './shardEditor';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -203,9 +203,11 @@ class UpdatePanel {
       void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', (err as Error).message));
     }
     // Read while the webview page loads (first show of a new panel).
+    const t1 = performance.now();
+    let modelMs = 0;
     let model: UpdateModel;
     try {
-      [model] = await Promise.all([readUpdateModel(d, k, tok), this.ready]);
+      [model] = await Promise.all([readUpdateModel(d, k, tok).then((m) => { modelMs = performance.now() - t1; return m; }), this.ready]);
     } catch (err) {
       if (seq === this.loadSeq) this.showError((err as Error).message);
       throw err;
@@ -220,7 +222,7 @@ class UpdatePanel {
       this.focusedRow = focusRow;
       this.panel.title = vscode.l10n.t('Update {0} · {1}', fmt(k), path.basename(this.root));
       void this.post({ type: 'uv/show', key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow });
-      this.log.info(`update view: update ${k} of ${this.root} read and modelled in ${(performance.now() - t0).toFixed(1)} ms`);
+      this.log.info(`update view: update ${k} of ${this.root}: tokenizer ${(t1 - t0).toFixed(1)} ms, read + model ${modelMs.toFixed(1)} ms, posted after ${(performance.now() - t0).toFixed(1)} ms`);
       void this.numberDocuments(false);
     }
     return { root: this.root, update: k, rows: model.rows.length, shards: model.shards.map((s) => s.shard), rendered };
@@ -348,15 +350,8 @@ class UpdatePanel {
     }
     const offset = r.offset + column;
     // Keep the update view visible: a shard not open yet opens beside it (an open one is revealed where it is).
-    const shardUri = vscode.Uri.file(d.stream.segments[d.stream.locate(offset).segment].path);
-    const provider = shardEditorProvider();
-    if (provider && !provider.sessionFor(shardUri)) {
-      const waiter = provider.waitForSession(shardUri, 15_000);
-      await vscode.commands.executeCommand('vscode.openWith', shardUri, SHARD_EDITOR_VIEW_TYPE, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
-      await waiter.catch(() => undefined);
-    }
     await revealInShardEditor(this.owner.services, {
-      dataset: d, offset,
+      dataset: d, offset, viewColumn: vscode.ViewColumn.Beside,
       highlight: [
         { start: r.offset, end: r.offset + m.seqLen, label: vscode.l10n.t('update {0} (0-based) · sequence {1}', fmt(update), row) },
         ...(next ? [{ start: offset, end: offset + 1, label: row === m.rows.length - 1 ? vscode.l10n.t('look-ahead token') : vscode.l10n.t('target of the last position') }] : []),

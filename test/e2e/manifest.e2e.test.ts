@@ -236,4 +236,16 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     const input = await w.page.locator('.tabs-container .tab.active').getAttribute('data-resource-name');
     assert.strictEqual(input, 'tokens_000003.u32');
   });
+
+  it('the shard editor\'s title-bar action verifies that one shard', async () => {
+    const w = wb!;
+    await w.waitForWebview('body', 30_000); // the shard editor is up (its title-bar actions depend on it)
+    const action = w.page.locator('.editor-group-container.active .editor-actions [aria-label*="Verify This Shard"]').first();
+    await action.waitFor({ state: 'visible', timeout: 15_000 });
+    await action.click();
+    const done = toast(/tokens_000003\.u32: sha256 matches the manifest/);
+    await done.waitFor({ state: 'visible', timeout: 60_000 });
+    await w.page.waitForTimeout(400);
+    await w.screenshot('verify-this-shard');
+  });
 });

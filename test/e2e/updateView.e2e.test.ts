@@ -123,6 +123,22 @@ describe('e2e: Go to Update → update view', function () {
     await w.page.keyboard.press('Enter');
     await w.page.locator('.statusbar-item').filter({ hasText: `u ${k} / s 6 / p 0` }).first().waitFor({ state: 'visible', timeout: 60_000 });
   });
+
+  it('Next and Previous step through updates in the same view', async () => {
+    const w = wb!;
+    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    const frame = await w.activeWebviewFrame();
+    await frame.locator('vscode-button').filter({ hasText: 'Next' }).click();
+    await frame.locator('h1').filter({ hasText: `Update ${k + 1} (0-based;` }).waitFor({ state: 'visible', timeout: 60_000 });
+    await frame.locator('.rows > .row[data-row="127"]').waitFor({ state: 'attached', timeout: 60_000 });
+    assert.strictEqual(await frame.locator('.rows > .row').count(), G / L);
+    const ref = pyUpdates(SAMPLE_DIR, [k + 1], G, L).get(k + 1)!;
+    const tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
+    assert.strictEqual(await frame.locator('.rows > .row[data-row="127"] .text').textContent(), await tok.libraryDecode(ref.x[127]));
+    await frame.locator('vscode-button').filter({ hasText: 'Previous' }).click();
+    await frame.locator('h1').filter({ hasText: `Update ${k} (0-based;` }).waitFor({ state: 'visible', timeout: 60_000 });
+    assert.strictEqual(await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).count(), 1);
+  });
 });
 
 describe('e2e: update view numbers documents on request when counting is not cheap', function () {
