@@ -116,7 +116,8 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   } else {
     const out: string[] = [];
     for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${r.message}`);
-    const rate = report.elapsedMs > 0 && report.bytesHashed > 0 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
+    // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
+    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
     out.push(`${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +
       (report.fromCache ? ` (${fmt(report.fromCache)} known good from the cache)` : '') +
       ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`);

@@ -46,11 +46,13 @@ export class Services implements vscode.Disposable {
     const changed = (uri: vscode.Uri) => this.invalidate(uri.fsPath);
     this.disposables.push(watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed), watcher.onDidDelete(changed),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('tokenShards')) {
-          this.datasets.clear();
-          if (e.affectsConfiguration('tokenShards.tokenizerPath')) this.tokenizers.clear();
-          this.datasetChanged.fire('*');
-        }
+        // Only the settings a Dataset is built from invalidate it (hover or verify settings do not).
+        const scheduleChanged = ['globalTokensPerUpdate', 'sequenceLength', 'eosTokenId']
+          .some((k) => e.affectsConfiguration(`tokenShards.${k}`));
+        const tokenizerChanged = e.affectsConfiguration('tokenShards.tokenizerPath');
+        if (scheduleChanged) this.datasets.clear();
+        if (tokenizerChanged) this.tokenizers.clear();
+        if (scheduleChanged || tokenizerChanged) this.datasetChanged.fire('*');
       }),
       this.datasetChanged, this.activeShardChanged);
   }

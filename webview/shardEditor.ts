@@ -492,12 +492,16 @@ viewport.addEventListener('mousedown', (e) => {
     return;
   }
   if (ctx.selection) { ctx.selection = undefined; scroller.refresh(); }
+  if (selection) setSelection(undefined, false);
   setCursor(o, true);
 });
 
 document.addEventListener('selectionchange', () => {
   const s = document.getSelection();
-  if (!s || s.isCollapsed || !s.anchorNode || !s.focusNode) return;
+  if (!s || s.isCollapsed || !s.anchorNode || !s.focusNode) {
+    if (selection && !ctx.selection) setSelection(undefined, false); // a text selection went away
+    return;
+  }
   const a = tokOf(s.anchorNode), f = tokOf(s.focusNode);
   if (!a || !f) return;
   const ao = Number(a.dataset.o), fo = Number(f.dataset.o);

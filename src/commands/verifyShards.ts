@@ -311,7 +311,8 @@ export async function runVerification(
       fromCache: report.fromCache, bytesHashed: report.bytesHashed, elapsedMs: report.elapsedMs, jobs: report.jobs, text,
       allOk: reportAllOk(report), results: report.results,
     };
-    const rate = report.elapsedMs > 0 && report.bytesHashed > 0 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s)` : '';
+    // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
+    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s)` : '';
     deps.log.info(`verify ${ds.root}: ${text}; ${fmt(report.fromCache)} from the cache; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
     if (report.cacheError) deps.log.warn(report.cacheError);
     return summary;

@@ -297,6 +297,7 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
     let taskId = 0;
     opts.onProgress?.(snapshot());
     const timer = opts.onProgress ? setInterval(() => opts.onProgress!(snapshot()), opts.progressIntervalMs ?? 200) : undefined;
+    let detachAbort = () => { /* set below */ };
 
     await new Promise<void>((resolveRun) => {
       let settled = false;
@@ -354,6 +355,7 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
         maybeDone();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      detachAbort = () => signal?.removeEventListener('abort', onAbort);
 
       const spawn = (): Slot => {
         const shared = new SharedArrayBuffer(8);
@@ -404,6 +406,7 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
       if (signal?.aborted) onAbort();
     });
     if (timer) clearInterval(timer);
+    detachAbort();
     for (const s of slots) { s.dead = true; void s.worker.terminate(); }
   }
   // Shards neither finished nor (when not cancelled) left: only possible when cancelled.

@@ -151,15 +151,17 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
     const flushRows = async () => {
       flushTimer = undefined;
       if (!ds || pending.size === 0) return;
+      const indices = [...pending];
+      pending.clear(); // indices arriving while the cache loads go into the next flush
       const cache = await this.store.cache();
+      if (!ds) return;
       const rows: ManifestRowsChanged['rows'] = [];
-      for (const i of pending) {
+      for (const i of indices) {
         const e = ds.shards[i];
         if (!e) continue;
         const st = this.store.displayState(root, e, cache, ds.fileStates[i]);
         rows.push({ index: i, ...rowState(st), sizeOnDisk: st.actualSize ?? (st.status === 'missing' ? null : ds.fileStates[i]?.size ?? null) });
       }
-      pending.clear();
       if (rows.length) post({ type: 'mf/rows', rows });
     };
 

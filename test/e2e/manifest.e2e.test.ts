@@ -174,9 +174,12 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     await progress.waitFor({ state: 'visible', timeout: 30_000 });
     // Wait until the rate and time left are known, then take the picture.
     await toast(/GB\/s · .* left/).waitFor({ state: 'visible', timeout: 30_000 }).catch(() => undefined);
+    const table = await frame.locator('.mf-progress').innerText().catch(() => '');
     await w.screenshot('verify-progress');
     const text = await progress.first().innerText().catch(() => '');
     console.log(`    progress notification: ${text.replace(/\s+/g, ' ').trim()}`);
+    console.log(`    table toolbar: ${table.replace(/\s+/g, ' ').trim()}`);
+    assert.match(table, /Verifying: shard [\d,]+ of 2,098 · \d+\.\d\d GB done/);
     const done = toast(/Shard hashes: 2,098 ok/);
     await done.waitFor({ state: 'visible', timeout: 300_000 });
     assert.match(await frame.locator('.mf-counts').innerText(), /2,098 ok/);
