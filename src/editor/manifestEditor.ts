@@ -178,9 +178,9 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
         if (c.indices === undefined && !c.progressOnly) { void sendInit(); return; }
         for (const i of c.indices ?? []) pending.add(i);
         if (pending.size && !flushTimer) flushTimer = setTimeout(() => void flushRows(), 100);
-        // Progress text at most 4 times a second; the run's start and end right away.
+        // Progress text at most 10 times a second (the run reports 4 times a second); the run's start and end right away.
         if (!progressTimer) {
-          const wait = Math.max(0, 250 - (Date.now() - lastProgressPost));
+          const wait = Math.max(0, 100 - (Date.now() - lastProgressPost));
           if (wait === 0 || !this.store.isRunning(root)) postProgress();
           else progressTimer = setTimeout(postProgress, wait);
         }
