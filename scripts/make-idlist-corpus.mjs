@@ -29,6 +29,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { REFERENCE_READER_DIR } from './lib/reference-reader.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -76,18 +77,9 @@ enc = {k: [int(x) for x in v] for k, v in inp["encoded"].items()}
 MIN_DIGITS, VOCAB = inp["min_digits"], inp["vocab_size"]
 rng = np.random.default_rng(inp["seed"])
 
-# The dataset card's reader, verbatim: a window of real stream tokens around the first EOS.
-def tokens(root, start, n):
-    shards = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
-    out, need = [], n
-    for e in shards:
-        s0, s1 = e["start_token"], e["start_token"] + e["num_tokens"]
-        if s1 <= start or need == 0: continue
-        mm = np.memmap(f"{root}/{e['shard']}", dtype="<u4", mode="r")
-        a = max(start, s0) - s0; b = min(a + need, e["num_tokens"])
-        out.append(mm[a:b]); need -= b - a
-        if need == 0: break
-    return np.concatenate(out)
+# The dataset card's reader (scripts/reference_reader.py): a window of real stream tokens around the first EOS.
+sys.path.insert(0, inp["reader_dir"])
+from reference_reader import tokens
 head = tokens(inp["sample"], 0, 200000)
 eos_at = int(np.nonzero(head == inp["eos"])[0][0])
 stream_window = [int(x) for x in head[eos_at - 6: eos_at + 7]]
@@ -324,7 +316,7 @@ json.dump({"cases": cases, "long_ids": long_ids}, sys.stdout)
 `;
 
 const input = JSON.stringify({
-  encoded, min_digits: MIN_DIGITS, vocab_size: vocabSize, seed: 20260731, sample, eos: 100257,
+  encoded, min_digits: MIN_DIGITS, vocab_size: vocabSize, seed: 20260731, sample, eos: 100257, reader_dir: REFERENCE_READER_DIR,
 });
 const py = JSON.parse(execFileSync('python3', ['-c', PY], { input, encoding: 'utf8', maxBuffer: 1 << 28 }));
 const numpyVersion = execFileSync('python3', ['-c', 'import numpy; print(numpy.__version__)'], { encoding: 'utf8' }).trim();

@@ -5,21 +5,9 @@
  * text checked identical. Both readers read the same updates, page cache warm for both.
  */
 import { execFileSync } from 'node:child_process';
+import { PY_READER_PRELUDE } from '../lib/reference-reader.mjs';
 
-const READER = `
-import json, sys, time, numpy as np
-def tokens(root, start, n):
-    shards = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
-    out, need = [], n
-    for e in shards:
-        s0, s1 = e["start_token"], e["start_token"] + e["num_tokens"]
-        if s1 <= start or need == 0: continue
-        mm = np.memmap(f"{root}/{e['shard']}", dtype="<u4", mode="r")
-        a = max(start, s0) - s0; b = min(a + need, e["num_tokens"])
-        out.append(mm[a:b]); need -= b - a
-        if need == 0: break
-    return np.concatenate(out)
-root, G = sys.argv[1], 131072
+const READER = `${PY_READER_PRELUDE}root, G = sys.argv[1], 131072
 ks = list(map(int, sys.argv[2:]))
 for k in ks: tokens(root, G * k, G + 1)  # warm-up pass
 best = float("inf")

@@ -325,6 +325,7 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
           try { opened.push(await this.services.openRoot(root)); } catch { /* reported in the log by openRoot */ }
         }
         if (gen === this.generation) { this.datasets = opened; this.stale = false; }
+        this.services.log.info(`token hover: ${opened.length} dataset(s) in the workspace${opened.length ? ` (${opened.map((d) => d.root).join(', ')})` : ''}; tokenizer setting: ${this.services.configuredTokenizerPath() ?? '(none)'}`);
       })().catch((err) => {
         this.services.log.warn(`token hover: cannot list datasets: ${(err as Error).message}`);
         if (gen === this.generation) { this.datasets = []; this.stale = false; }

@@ -69,13 +69,39 @@ async function pointOf(wb: Workbench, lineText: Locator, text: string): Promise<
   return box;
 }
 
+/** The extension's own log (its LogOutputChannel's file in the extension host's log folder), '' until it exists. */
+function extensionLog(wb: Workbench): string {
+  const host = wb.codeServer.userDataDir;
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/Token Shard Inspector\.log$/.test(e.name)) found.push(p);
+    }
+  };
+  try { walk(path.join(host, 'logs')); } catch { /* not yet */ }
+  return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+}
+
+/** Waits (polling the log file) until the extension's log matches `re`. */
+async function waitForLog(wb: Workbench, re: RegExp, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!re.test(extensionLog(wb))) {
+    if (Date.now() > deadline) throw new Error(`the extension log never matched ${re}:\n${extensionLog(wb)}`);
+    await sleep(250);
+  }
+}
+
 /**
  * Hovers a point until the hover widget shows our content: the first hover may say
- * "Loading tokenizer…" (a hover never waits on a file read); moving away and back asks again.
+ * "Loading tokenizer…" (a hover never waits on a file read): then the extension's log is
+ * awaited (`loadedLog`) before asking again by moving away and back. Waits are generous: these
+ * machines are small and shared, and the extension host can be slow to answer.
  */
-async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: RegExp): Promise<Locator> {
+async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: RegExp, loadedLog = /loaded tokenizer/): Promise<Locator> {
   let last = '';
-  for (let attempt = 0; attempt < 20; attempt++) {
+  for (let attempt = 0; attempt < 12; attempt++) {
     // Away to the activity bar (never onto the hover itself, which keeps it open), then back.
     await wb.page.mouse.move(5, 5);
     await wb.page.keyboard.press('Escape');
@@ -83,11 +109,12 @@ async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: Re
     await wb.page.mouse.move(at.x, at.y, { steps: 4 });
     const widget = wb.page.locator('.monaco-hover:visible').first();
     try {
-      await widget.waitFor({ state: 'visible', timeout: 5_000 });
+      await widget.waitFor({ state: 'visible', timeout: 20_000 });
       // The widget first shows the workbench's own "Loading…" while providers run: let it settle.
-      await widget.filter({ hasText: ready }).waitFor({ state: 'visible', timeout: 3_000 }).catch(() => undefined);
+      await widget.filter({ hasText: ready }).waitFor({ state: 'visible', timeout: 10_000 }).catch(() => undefined);
       last = await widget.innerText();
       if (ready.test(last)) return widget;
+      if (/Loading tokenizer/.test(last)) await waitForLog(wb, loadedLog);
     } catch { /* no hover yet */ }
     await sleep(300);
   }
@@ -95,7 +122,7 @@ async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: Re
 }
 
 describe('e2e: token-id hover', function () {
-  this.timeout(300_000);
+  this.timeout(900_000);
   let wb: Workbench | undefined;
   let tok: LoadedTokenizer;
   let ids: number[];
@@ -202,7 +229,7 @@ describe('e2e: token-id hover', function () {
 });
 
 describe('e2e: token-id hover without any tokenizer', function () {
-  this.timeout(300_000);
+  this.timeout(900_000);
   let wb: Workbench | undefined;
   let workspace: string;
   let id: number;
@@ -232,7 +259,7 @@ describe('e2e: token-id hover without any tokenizer', function () {
     await w.openFileFromExplorer('ids.json');
     const line = w.page.locator('.monaco-editor .view-line').filter({ hasText: String(id) });
     const at = await pointOf(w, line, String(id + 1));
-    const offer = await hoverUntil(w, at, /Choose tokenizer/);
+    const offer = await hoverUntil(w, at, /Choose tokenizer/, /token hover: 0 dataset/);
     assert.ok(await offer.locator('a', { hasText: 'Choose tokenizer…' }).isVisible());
     await offer.screenshot({ path: path.join(path.dirname(await w.screenshot('hover-no-tokenizer')), 'hover-no-tokenizer-widget.png') });
     // The link runs Choose Tokenizer…: its file dialog opens (code-server's simple dialog).

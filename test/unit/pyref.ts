@@ -1,25 +1,17 @@
 /**
- * The dataset card's Python reference reader, run through `python3` + numpy, as the ground
- * truth for tests. The reader code below is the card's snippet verbatim (docs/format.md);
- * helpers only wrap it to take arguments and print JSON.
+ * The dataset card's Python reference reader (scripts/reference_reader.py, the card's snippet
+ * verbatim), run through `python3` + numpy, as the ground truth for tests. Helpers only wrap it
+ * to take arguments and print JSON.
  */
 import { execFileSync } from 'child_process';
 import * as path from 'path';
+import { repoRoot } from './fixtures';
 
+const SCRIPTS = path.join(repoRoot(), 'scripts');
 const READER = `
 import json, sys, numpy as np
-
-def tokens(root, start, n):
-    shards = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
-    out, need = [], n
-    for e in shards:
-        s0, s1 = e["start_token"], e["start_token"] + e["num_tokens"]
-        if s1 <= start or need == 0: continue
-        mm = np.memmap(f"{root}/{e['shard']}", dtype="<u4", mode="r")
-        a = max(start, s0) - s0; b = min(a + need, e["num_tokens"])
-        out.append(mm[a:b]); need -= b - a
-        if need == 0: break
-    return np.concatenate(out)
+sys.path.insert(0, ${JSON.stringify(SCRIPTS)})
+from reference_reader import tokens
 `;
 
 function runPython(body: string, args: string[]): string {

@@ -101,17 +101,8 @@ const hasNumpy = (): boolean => spawnSync('python3', ['-c', 'import numpy'], { s
 function pythonBatch(root: string, k: number): { sha: string; x: number[]; y: number[] } {
   const script = `
 import json, sys, hashlib, numpy as np
-def tokens(root, start, n):
-    shards = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
-    out, need = [], n
-    for e in shards:
-        s0, s1 = e["start_token"], e["start_token"] + e["num_tokens"]
-        if s1 <= start or need == 0: continue
-        mm = np.memmap(f"{root}/{e['shard']}", dtype="<u4", mode="r")
-        a = max(start, s0) - s0; b = min(a + need, e["num_tokens"])
-        out.append(mm[a:b]); need -= b - a
-        if need == 0: break
-    return np.concatenate(out)
+sys.path.insert(0, ${JSON.stringify(path.join(REPO, 'scripts'))})
+from reference_reader import tokens
 root, k, G = sys.argv[1], int(sys.argv[2]), ${G}
 batch = tokens(root, G * k, G + 1)
 x, y = batch[:-1].reshape(128, 1024), batch[1:].reshape(128, 1024)
