@@ -102,20 +102,20 @@ async function waitForLog(wb: Workbench, re: RegExp, timeoutMs = 120_000): Promi
 async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: RegExp, loadedLog = /loaded tokenizer/): Promise<Locator> {
   let last = '';
   for (let attempt = 0; attempt < 12; attempt++) {
-    // Away to the activity bar (never onto the hover itself, which keeps it open), then back.
+    // Away to the window's corner (never onto the hover itself, which keeps it open), then back.
     await wb.page.mouse.move(5, 5);
     await wb.page.keyboard.press('Escape');
     await sleep(150);
     await wb.page.mouse.move(at.x, at.y, { steps: 4 });
-    const widget = wb.page.locator('.monaco-hover:visible').first();
-    try {
-      await widget.waitFor({ state: 'visible', timeout: 20_000 });
-      // The widget first shows the workbench's own "Loading…" while providers run: let it settle.
-      await widget.filter({ hasText: ready }).waitFor({ state: 'visible', timeout: 10_000 }).catch(() => undefined);
-      last = await widget.innerText();
-      if (ready.test(last)) return widget;
-      if (/Loading tokenizer/.test(last)) await waitForLog(wb, loadedLog);
-    } catch { /* no hover yet */ }
+    // Several `.monaco-hover` elements can be visible (explorer tooltips, empty containers):
+    // wait for the one with our text, or with the loading notice.
+    const hovers = wb.page.locator('.monaco-hover:visible');
+    const ours = hovers.filter({ hasText: ready }).first();
+    const loading = hovers.filter({ hasText: /Loading tokenizer/ }).first();
+    await Promise.race([ours.waitFor({ timeout: 30_000 }), loading.waitFor({ timeout: 30_000 })]).catch(() => undefined);
+    if (await ours.isVisible()) return ours;
+    last = (await hovers.allInnerTexts()).join(' | ');
+    if (await loading.isVisible()) await waitForLog(wb, loadedLog);
     await sleep(300);
   }
   throw new Error(`the hover never matched ${ready}; last: ${last}`);
@@ -158,6 +158,7 @@ describe('e2e: token-id hover', function () {
       const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
       if (shot) console.error(`    screenshot: ${shot}`);
       console.error(wb.diagnostics());
+      console.error(`----- extension log -----\n${extensionLog(wb)}`);
     }
   });
 
@@ -182,6 +183,7 @@ describe('e2e: token-id hover', function () {
     assert.ok(text.includes(`${ids.length} tokens`), text);
     assert.ok(text.includes(`index ${k} in a list of ${ids.length}`), text);
     await w.screenshot('hover-json-list');
+    if (process.env.TSI_DEBUG_HOVER) console.log(extensionLog(w));
     await widget.screenshot({ path: path.join(path.dirname(await w.screenshot('hover-json-list')), 'hover-json-list-widget.png') });
   });
 
@@ -247,6 +249,7 @@ describe('e2e: token-id hover without any tokenizer', function () {
       const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
       if (shot) console.error(`    screenshot: ${shot}`);
       console.error(wb.diagnostics());
+      console.error(`----- extension log -----\n${extensionLog(wb)}`);
     }
   });
   after(async () => {
