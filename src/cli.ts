@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseArgs } from 'util';
-import { Dataset, openDataset } from './core/dataset';
+import { Dataset, openDataset, openShardFileAsDataset } from './core/dataset';
 import { DataError, RangeRequestError, fmt } from './core/errors';
 import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
@@ -76,10 +76,17 @@ function scheduleFlags(v: Values): Partial<ScheduleSettings> {
   };
 }
 
+/** Opens a dataset root, or a lone `.u32` file as a one-shard dataset with local offsets. */
 async function open(root: string | undefined, v: Values): Promise<Dataset> {
-  if (!root) throw new UsageError('missing <root>: the dataset folder holding shard_manifest.jsonl');
-  if (!fs.existsSync(root)) throw new UsageError(`${root}: no such folder`);
+  if (!root) throw new UsageError('missing <root>: the dataset folder holding shard_manifest.jsonl (or one .u32 file)');
+  if (!fs.existsSync(root)) throw new UsageError(`${root}: no such file or folder`);
+  if (fs.statSync(root).isFile()) return openShardFileAsDataset(root, scheduleFlags(v));
   return openDataset(root, scheduleFlags(v));
+}
+
+/** Rejects positional arguments beyond what a command takes (e.g. `[--json]` copied with its brackets). */
+function maxArgs(args: string[], n: number, usage: string): void {
+  if (args.length > n) throw new UsageError(`unexpected argument ${JSON.stringify(args[n])}; usage: token-shards ${usage}`);
 }
 
 /** Loads the tokenizer named by --tokenizer, a tokenizer.json path, or a dataset root's tokenizer. */
@@ -102,10 +109,12 @@ function out(s: string): void {
 }
 
 async function cmdInfo(args: string[], v: Values): Promise<number> {
+  maxArgs(args, 1, 'info <root> [--json]');
   const ds = await open(args[0], v);
   const errors = ds.problems.filter((p) => p.severity === 'error');
   const info = {
     root: ds.root,
+    lone_shard: ds.lone ? ds.shards[0].path : null,
     shards: ds.shards.length,
     stored_tokens: ds.storedTokens,
     training_tokens: ds.schedule.numUpdates * ds.schedule.G,
@@ -128,7 +137,7 @@ async function cmdInfo(args: string[], v: Values): Promise<number> {
       return from.length ? ` (from ${from.join(' and ')})` : ' (dataset card defaults)';
     };
     out([
-      `dataset          ${ds.root}`,
+      ds.lone ? `shard            ${ds.shards[0].path} (no manifest: local offsets)` : `dataset          ${ds.root}`,
       `shards           ${fmt(ds.shards.length)}`,
       `stored tokens    ${fmt(ds.storedTokens)} (training tokens + look-ahead)`,
       `updates          ${fmt(ds.schedule.numUpdates)} (0-based: 0..${fmt(Math.max(0, ds.schedule.numUpdates - 1))})`,
@@ -144,6 +153,7 @@ async function cmdInfo(args: string[], v: Values): Promise<number> {
 }
 
 async function cmdTokens(args: string[], v: Values): Promise<number> {
+  maxArgs(args, 1, 'tokens <root> --start S --count N [--json]');
   const ds = await open(args[0], v);
   const start = intFlag(v.start, '--start');
   const count = intFlag(v.count, '--count');
@@ -158,6 +168,7 @@ async function cmdTokens(args: string[], v: Values): Promise<number> {
 }
 
 async function cmdUpdate(args: string[], v: Values): Promise<number> {
+  maxArgs(args, 2, 'update <root> <k> [--sequence r] [--json | --text]');
   const ds = await open(args[0], v);
   if (args[1] === undefined) throw new UsageError('update needs <k>, the 0-based update index');
   const k = parseNumberInput(args[1]);
@@ -249,6 +260,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'encode': return await cmdEncode(args, v);
       case 'verify': {
         if (!args[0]) throw new UsageError('verify needs <root>');
+        maxArgs(args, 1, 'verify <root> [--jobs N] [--json] [--no-cache]');
         return await runVerifyCommand(args[0], { jobs: intFlag(v.jobs, '--jobs'), json: !!v.json, noCache: !!v['no-cache'] });
       }
       default: throw new UsageError(`unknown command ${JSON.stringify(cmd)}; run token-shards help`);

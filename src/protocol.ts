@@ -58,6 +58,10 @@ export interface ShardInitToWebview {
   /** The tokenizer used to decode, when there is one (file name only). */
   tokenizer?: { name: string; vocabSize: number };
   banners: ShardBanner[];
+  /** File name of the dataset's previous shard (absent for the first shard or a lone shard). */
+  prevShard?: string;
+  /** File name of the dataset's next shard (absent for the last shard: the stream ends here, or a lone shard). */
+  nextShard?: string;
 }
 
 /** Host → webview: one page of tokens (see {@link PagePayload}). */
@@ -159,7 +163,7 @@ export interface ShardSelectionFromWebview { type: 'selection'; range?: [number,
 /** Webview → host: run one of our commands (buttons in the webview; 'copyText' = copy the selection's decoded text when the webview lacks pages). */
 export interface ShardRunFromWebview {
   type: 'run';
-  command: 'chooseTokenizer' | 'copyIds' | 'highlightUpdate' | 'countEarlierDocuments' | 'copyText';
+  command: 'chooseTokenizer' | 'copyIds' | 'highlightUpdate' | 'countEarlierDocuments' | 'copyText' | 'openNextShard' | 'openPrevShard';
 }
 
 /** Everything the shard editor webview sends. */
@@ -215,6 +219,8 @@ export interface ManifestRow {
   /** `4 × num_tokens`. */
   expectedSize: number;
   status: ManifestRowStatus;
+  /** The manifest's `sha256` (64 lowercase hex digits as written), null when the line has none. */
+  sha256: string | null;
   /** When it was last hashed (null: never). */
   checkedAt: number | null;
   /** One sentence about the status (tooltip). */
@@ -286,7 +292,11 @@ export interface ManifestRendered { type: 'mf/rendered'; first: number; count: n
 export type ManifestFromWebview = ManifestReady | ManifestOpenShard | ManifestVerify | ManifestShowProblems | ManifestRevealLine | ManifestRendered;
 
 /** What the manifest table keeps with `setState`: scroll position, selected row, filter. */
-export interface ManifestViewState { scrollTop: number; selected: number; problemsOnly: boolean }
+export interface ManifestViewState {
+  scrollTop: number; selected: number; problemsOnly: boolean;
+  /** The header (totals, metadata) is collapsed to its title and toolbar (absent in older states: expanded). */
+  headCollapsed?: boolean;
+}
 
 // ───────────────────────────── Update view ──────────────────────────────
 // (owned by src/editor/updateView.ts and webview/updateView.ts)

@@ -50,7 +50,7 @@ const nextBtn = h('vscode-button', { secondary: true, 'icon-after': 'arrow-right
 const kField = h('vscode-textfield', { 'aria-label': 'Update number (0-based)', placeholder: 'k', size: 10, class: 'k-field' });
 const goBtn = h('vscode-button', { secondary: true, title: 'Show this update' }, 'Go');
 const copyBtn = h('vscode-button', { secondary: true, icon: 'link', title: 'Copy a vscode:// link to this update' }, 'Copy link');
-const compactBox = h('vscode-checkbox', { title: 'Show three lines per sequence; the focused sequence shows in full' }, 'Compact rows');
+const compactBox = h('vscode-checkbox', { title: 'Shorten long document texts inside each sequence (every document boundary and EOS stays visible); the focused sequence shows in full' }, 'Compact rows');
 const progress = h('vscode-progress-bar', { class: 'progress', 'aria-label': 'Reading update', hidden: true });
 const heading = h('h1', { id: 'heading' }, 'Update view');
 const summary = h('div', { class: 'summary' });
@@ -85,7 +85,7 @@ function setCompact(on: boolean): void {
   rowsEl.classList.toggle('compact', on);
   (compactBox as unknown as { checked: boolean }).checked = on;
 }
-setCompact(state?.compact ?? true); // compact by default: the batch at a glance; a focused row shows in full
+setCompact(state?.compact ?? false); // full rows by default; the choice is remembered in the webview state
 
 function saveState(patch: Partial<State>): void {
   if (!state && !patch.key) return;
@@ -153,6 +153,8 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   warnBox.replaceChildren(...notes.map((n) => h('div', {}, n)));
   warnBox.hidden = notes.length === 0;
   rowsEl.replaceChildren();
+  // A new update starts at the top (header visible) unless a sequence was asked for (scrolled to below).
+  if (focusRow === undefined) window.scrollTo(0, 0);
   rowsEl.setAttribute('aria-label', `${d.rows.length} sequences of ${title}`);
 
   let eosBefore = 0;
@@ -165,7 +167,7 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   let next = n;
   const finish = () => {
     applyDocumentNumbers();
-    if (focusRow !== undefined) focusRowEl(focusRow, false);
+    if (focusRow !== undefined) focusRowEl(focusRow, false, 'start');
     vscode.postMessage({ type: 'uv/rendered', update: d.update, rows: rowsEl.querySelectorAll(':scope > .row').length, ms: performance.now() - t0 });
   };
   const step = () => {
@@ -271,16 +273,41 @@ function segmentEl(d: UpdateViewData, r: number, i: number, s: UpdateViewSegment
     class: `seg${s.unknownIds ? ' has-unknown' : ''}`, 'data-seg': i, tabindex: -1,
     title: `tokens [${fmt(s.offset)}, ${fmt(s.offset + s.end - s.start)}) · ${s.end - s.start} tokens · ${d.shards[s.shard].name}` +
       `${s.unknownIds ? ` · ${s.unknownIds} id(s) not in the tokenizer (shown as nothing)` : ''} · click to open in the shard editor`,
-  }, s.text);
+  }, ...segmentText(s.text));
   if (s.eos) {
     el.append(h('span', { class: 'eos', title: `EOS (id ${d.eos}) at token ${fmt(s.offset + s.end - s.start - 1)}: the document ends` }, d.eosText));
   }
   return el;
 }
 
-/** A single token's text made visible: spaces as "␣" at the edges, newlines as "↵", tabs as "⇥". */
+/** Compact rows keep this many characters at the start and at the end of a long segment. */
+const ELIDE_HEAD = 140;
+const ELIDE_TAIL = 60;
+
+/**
+ * A segment's text as nodes. A long text is split into head, middle and tail; the middle is a
+ * `.elided` span that compact rows hide behind a "…" marker (CSS), so a compact row elides text
+ * between document boundaries but never a boundary: every segment ends at an EOS, a shard change
+ * or the row end, and its EOS marker stays visible. Text content is unchanged either way.
+ */
+function segmentText(text: string): (string | HTMLElement)[] {
+  if (text.length <= ELIDE_HEAD + ELIDE_TAIL + 40) return [text];
+  let a = ELIDE_HEAD, b = text.length - ELIDE_TAIL;
+  const low = (i: number) => { const c = text.charCodeAt(i); return c >= 0xdc00 && c <= 0xdfff; };
+  if (low(a)) a++;
+  if (low(b)) b++;
+  const hidden = text.slice(a, b);
+  return [text.slice(0, a),
+    h('span', { class: 'elide-mark', 'data-label': `… ${fmt(hidden.length)} characters …`, 'aria-hidden': 'true' }),
+    h('span', { class: 'elided' }, hidden), text.slice(b)];
+}
+
+/**
+ * A single token's text with whitespace made visible exactly as the shard editor's Tokens view
+ * does (webview/shardEditor/model.ts `visibleWhitespace`): space "·", newline "↵", CR "␍", tab "⇥".
+ */
 function visibleToken(t: string): string {
-  return t.replace(/\n/g, '↵').replace(/\t/g, '⇥').replace(/^ | $/g, '␣') || '∅';
+  return t.replace(/ /g, '·').replace(/\r\n/g, '␍↵').replace(/\n/g, '↵').replace(/\r/g, '␍').replace(/\t/g, '⇥') || '∅';
 }
 
 function applyDocumentNumbers(): void {
@@ -302,12 +329,13 @@ function applyDocumentNumbers(): void {
   }
 }
 
-function focusRowEl(r: number, focus = true): void {
+function focusRowEl(r: number, focus = true, block: ScrollLogicalPosition = 'nearest'): void {
   const el = rowsEl.querySelector<HTMLElement>(`:scope > .row[data-row="${r}"]`);
   if (!el) return;
   for (const other of rowsEl.querySelectorAll<HTMLElement>(':scope > .row[tabindex="0"]')) other.tabIndex = -1;
   el.tabIndex = 0;
-  el.scrollIntoView({ block: 'nearest' });
+  if (r === 0 && block === 'start') window.scrollTo(0, 0); // row 0: keep the header in view too
+  else el.scrollIntoView({ block });
   if (focus) el.focus({ preventScroll: true });
 }
 
@@ -322,9 +350,12 @@ function charAt(seg: HTMLElement, x: number, y: number): number | undefined {
     const range = document.caretRangeFromPoint?.(x, y);
     if (range) { node = range.startContainer; offset = range.startOffset; }
   }
-  const textNode = seg.firstChild;
-  if (!node || !textNode || node !== textNode) return undefined;
-  return offset;
+  if (!node || node.nodeType !== Node.TEXT_NODE || !seg.contains(node) || node.parentElement?.closest('.eos')) return undefined;
+  // Characters of the segment's text before the point (its text may be split by a compact row's elision).
+  const range = document.createRange();
+  range.setStart(seg, 0);
+  range.setEnd(node, offset);
+  return range.toString().length;
 }
 
 /**
@@ -421,7 +452,7 @@ window.addEventListener('message', (event: MessageEvent<UpdateViewToWebview>) =>
       showError(m.message);
       break;
     case 'uv/focusRow':
-      focusRowEl(m.row);
+      focusRowEl(m.row, true, 'start');
       break;
   }
 });

@@ -47,6 +47,8 @@ export interface Dataset {
   tokenizerFile?: string;
   /** Every fault found, errors first. */
   problems: ManifestProblem[];
+  /** True when this is one `.u32` file opened without a manifest ({@link openShardFileAsDataset}): offsets are local. */
+  lone?: boolean;
 }
 
 /**
@@ -108,6 +110,41 @@ export interface LoneShard {
 export async function openLoneShard(file: string): Promise<LoneShard> {
   const { stream, sizeBytes, trailingBytes } = await TokenStream.fromFile(file);
   return { file: path.resolve(file), stream, sizeBytes, trailingBytes };
+}
+
+/**
+ * Opens one `.u32` file as a one-shard dataset with **local** offsets (no manifest, no sha256):
+ * for the CLI's commands on a lone shard. Schedule settings are the user's or the card's
+ * defaults; the tokenizer is looked for in the file's folder and up to two folders above
+ * (`<root>/shards/x.u32` → `<root>/tokenizer/tokenizer.json`). Trailing bytes (size mod 4)
+ * are reported as a problem and left out of the stream.
+ * @throws DataError when the file cannot be stat'ed.
+ */
+export async function openShardFileAsDataset(file: string, userSettings: Partial<ScheduleSettings> = {}): Promise<Dataset> {
+  const lone = await openLoneShard(file);
+  const numTokens = lone.stream.totalTokens;
+  const st = await fs.promises.stat(lone.file);
+  const problems: ManifestProblem[] = [];
+  if (lone.trailingBytes) {
+    problems.push({ code: 'size-not-multiple-of-4', severity: 'error', file: lone.file,
+      message: `${path.basename(lone.file)}: size ${lone.sizeBytes} bytes is not a multiple of 4; the last ${lone.trailingBytes} byte(s) after token ${numTokens} are not shown as tokens.` });
+  }
+  let tokenizerFile: string | undefined;
+  for (let dir = path.dirname(lone.file), i = 0; i < 3 && !tokenizerFile; i++, dir = path.dirname(dir)) {
+    tokenizerFile = await findDatasetTokenizer(dir);
+  }
+  const settings = {} as ScheduleSettings;
+  const settingSources = {} as Record<keyof ScheduleSettings, SettingSource>;
+  for (const key of Object.keys(DEFAULT_SCHEDULE) as (keyof ScheduleSettings)[]) {
+    settings[key] = userSettings[key] ?? DEFAULT_SCHEDULE[key];
+    settingSources[key] = userSettings[key] !== undefined ? 'setting' : 'default';
+  }
+  const entry: ShardEntry = { index: 0, shard: path.basename(lone.file), path: lone.file, startToken: 0, numTokens, line: 0, extra: {} };
+  return {
+    root: path.dirname(lone.file), manifestFile: '', shards: [entry], fileStates: [{ size: st.size, mtimeMs: st.mtimeMs }],
+    settings, settingSources, storedTokens: numTokens, schedule: new Schedule(settings, numTokens), stream: lone.stream,
+    tokenizerFile, problems, lone: true,
+  };
 }
 
 /**

@@ -14,7 +14,7 @@ export type ParsedNumber = { ok: true; value: number } | { ok: false; error: str
 export function parseNumberInput(text: string): ParsedNumber {
   const t = text.trim();
   if (t === '') return { ok: false, error: 'enter a number' };
-  if (/^-/.test(t)) return { ok: false, error: `${t} is negative; expected a number ≥ 0` };
+  if (/^-\s*[\d.]/.test(t)) return { ok: false, error: `${t} is negative; expected a number ≥ 0` };
   let value: number;
   if (/^0x[0-9a-f]+$/i.test(t)) {
     value = Number.parseInt(t.slice(2), 16);

@@ -9,8 +9,9 @@
  *
  * Also here: the `tokenShards.openManifest` command (title-bar action on the manifest's text
  * editor; argument: a `shard_manifest.jsonl`, a dataset folder or any file inside a dataset) and
- * the one-time offer (per workspace, remembered in `workspaceState`) to open the table when the
- * workspace holds a dataset.
+ * the one-time offer (per workspace, remembered in `workspaceState` as soon as it is shown; never
+ * while a table or shard editor is open or an editor was opened since activation) to open the
+ * table when the workspace holds a dataset.
  *
  * Statuses come from the {@link VerificationStore} (this session's runs, the cache for earlier
  * ones) and follow runs live. The webview gets shard names as written in the manifest, never
@@ -132,7 +133,7 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
           const st = this.store.displayState(root, e, cache, files.states[i]);
           return {
             index: e.index, shard: e.shard, line: e.line, startToken: e.startToken, numTokens: e.numTokens, firstUpdate, lastUpdate,
-            sizeOnDisk: st.actualSize ?? files.states[i].size ?? null, expectedSize: e.numTokens * BYTES_PER_TOKEN, ...rowState(st),
+            sizeOnDisk: st.actualSize ?? files.states[i].size ?? null, expectedSize: e.numTokens * BYTES_PER_TOKEN, sha256: e.sha256 ?? null, ...rowState(st),
           };
         });
         const problems = [...opened.problems.filter((p) => !(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable'] as string[]).includes(p.code)), ...files.problems];
@@ -254,23 +255,38 @@ async function openManifest(services: Services, arg: unknown): Promise<vscode.Ur
   return uri;
 }
 
-/** Offers (once per workspace) to open the table of the workspace's dataset. */
-async function offerToOpen(context: vscode.ExtensionContext, services: Services): Promise<void> {
+/** True when a manifest table or a shard editor is open (in any tab group, shown or not). */
+function inspectorEditorOpen(): boolean {
+  return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputCustom
+    && (t.input.viewType === MANIFEST_VIEW_TYPE || t.input.viewType === SHARD_VIEW_TYPE)));
+}
+
+/**
+ * Offers to open the table of the workspace's dataset, at most once per workspace: the offer is
+ * recorded in `workspaceState` ({@link OFFER_STATE_KEY}) just before it is shown, whatever the
+ * person then does (clicks, dismisses, ignores). Not shown — and not recorded, so a later quiet
+ * start may still offer it — when the person is already busy: a manifest table or shard editor is
+ * open, or any editor was opened since activation (`tabsTouched`; a scripted flow that opens files
+ * never gets a toast over its editor).
+ */
+async function offerToOpen(context: vscode.ExtensionContext, services: Services, tabsTouched: () => boolean): Promise<void> {
+  const busy = () => tabsTouched() || inspectorEditorOpen();
   if (context.workspaceState.get<boolean>(OFFER_STATE_KEY)) return;
-  if (!vscode.workspace.workspaceFolders?.length) return;
+  if (!vscode.workspace.workspaceFolders?.length || busy()) return;
   const roots = await services.workspaceDatasetRoots();
-  if (roots.length === 0) return;
-  await context.workspaceState.update(OFFER_STATE_KEY, true);
-  const tableOpen = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputCustom && t.input.viewType === MANIFEST_VIEW_TYPE));
-  if (tableOpen) return; // the person found it already
+  if (roots.length === 0 || busy()) return;
   let shards = '';
   try {
     shards = fmt((await services.openRoot(roots[0])).shards.length);
   } catch { /* the table will show why */ }
+  // Checked again right before showing: opening the dataset may have taken a while.
+  if (busy() || context.workspaceState.get<boolean>(OFFER_STATE_KEY)) return;
+  await context.workspaceState.update(OFFER_STATE_KEY, true);
   const open = vscode.l10n.t('Open Manifest Table');
   const msg = roots.length > 1
     ? vscode.l10n.t('This workspace holds {0} token datasets. Open the shard manifest table of {1}?', roots.length, path.basename(roots[0]))
     : vscode.l10n.t('{0} is a token dataset ({1} shards). Open its shard manifest table?', path.basename(roots[0]), shards || '?');
+  services.log.info(`offered to open the manifest table of ${roots[0]} (once per workspace)`);
   const choice = await vscode.window.showInformationMessage(msg, open);
   if (choice === open) await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(path.join(roots[0], SHARD_MANIFEST)), MANIFEST_VIEW_TYPE);
 }
@@ -287,8 +303,13 @@ export function registerManifestEditor(context: vscode.ExtensionContext, service
     vscode.window.registerCustomEditorProvider(MANIFEST_VIEW_TYPE, provider, { supportsMultipleEditorsPerDocument: true }),
     vscode.commands.registerCommand('tokenShards.openManifest', (arg?: unknown) => openManifest(services, arg)),
   );
-  // Let the workbench settle before offering anything.
-  const t = setTimeout(() => void offerToOpen(context, services).catch((err) => services.log.warn(`manifest offer: ${(err as Error).message}`)), 1500);
-  context.subscriptions.push({ dispose: () => clearTimeout(t) });
+  // Let the workbench settle before offering anything; an editor opened meanwhile means the person
+  // (or a scripted flow) is busy, and the offer is skipped.
+  let tabsTouched = false;
+  const tabSub = vscode.window.tabGroups.onDidChangeTabs((e) => { if (e.opened.length) tabsTouched = true; });
+  const t = setTimeout(() => void offerToOpen(context, services, () => tabsTouched)
+    .catch((err) => services.log.warn(`manifest offer: ${(err as Error).message}`))
+    .finally(() => tabSub.dispose()), 1500);
+  context.subscriptions.push(tabSub, { dispose: () => clearTimeout(t) });
   return { lastRendered: (uri) => provider.rendered.get(uri.toString()) };
 }

@@ -110,6 +110,8 @@ export class ShardDocument implements vscode.CustomDocument {
       eosId: s.eos,
       tokenizer: s.tokenizer ? { name: path.basename(path.dirname(s.tokenizer.file)) + '/' + path.basename(s.tokenizer.file), vocabSize: s.tokenizer.vocabSize } : undefined,
       banners: s.banners,
+      prevShard: ds && s.entry && s.entry.index > 0 ? path.basename(ds.shards[s.entry.index - 1].path) : undefined,
+      nextShard: ds && s.entry && s.entry.index + 1 < ds.shards.length ? path.basename(ds.shards[s.entry.index + 1].path) : undefined,
     };
   }
 

@@ -150,12 +150,28 @@ export class ShardSession implements vscode.Disposable {
           highlightUpdate: 'tokenShards.highlightUpdate', copyText: 'tokenShards._copyShardText',
         }[m.command as string];
         if (m.command === 'countEarlierDocuments') this.document.countEarlierDocuments();
+        else if (m.command === 'openNextShard' || m.command === 'openPrevShard') this.openNeighbour(m.command === 'openNextShard');
         else if (cmd) void vscode.commands.executeCommand(cmd).then(undefined, (err: Error) => {
           void vscode.window.showErrorMessage(vscode.l10n.t('{0} failed: {1}', cmd, err.message));
         });
         break;
       }
     }
+  }
+
+  /**
+   * Opens the dataset's next shard at its first token (or the previous one at its last token):
+   * the end-of-shard and start-of-shard markers' buttons.
+   */
+  private openNeighbour(next: boolean): void {
+    const st = this.document.state;
+    const ds = st.entry ? st.dataset : undefined;
+    if (!ds || st.globalStart === undefined) return;
+    const offset = next ? st.globalStart + st.numTokens : st.globalStart - 1;
+    if (offset < 0 || offset >= ds.storedTokens) return;
+    void revealInShardEditor(this.provider.services, { dataset: ds, offset }).then(undefined, (err: Error) => {
+      void vscode.window.showErrorMessage(vscode.l10n.t('Could not open the {0} shard: {1}', next ? vscode.l10n.t('next') : vscode.l10n.t('previous'), err.message));
+    });
   }
 
   /** Serves queued page requests, newest first, two at a time. */

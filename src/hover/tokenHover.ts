@@ -313,11 +313,14 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
   /**
    * The datasets of the workspace, if known; starts finding them otherwise. Never waits.
    * (`workspaceDatasetRoots` searches the workspace; `openRoot` reads each manifest once.)
+   * When the list arrives, the tokenizer for `doc` (the document hovered) starts loading at
+   * once, so the next hover does not find it still to be loaded.
    */
-  private datasetsNow(): Dataset[] | undefined {
+  private datasetsNow(doc: vscode.TextDocument): Dataset[] | undefined {
     if (this.datasets && !this.stale) return this.datasets;
     if (!this.datasetsLoading) {
       const gen = this.generation;
+      this.services.log.info('token hover: looking for datasets in the workspace');
       this.datasetsLoading = (async () => {
         const roots = await this.services.workspaceDatasetRoots();
         const opened: Dataset[] = [];
@@ -329,6 +332,8 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
       })().catch((err) => {
         this.services.log.warn(`token hover: cannot list datasets: ${(err as Error).message}`);
         if (gen === this.generation) { this.datasets = []; this.stale = false; }
+      }).then(() => {
+        if (gen === this.generation && this.datasets) this.tokenizerNow(this.datasetFor(doc, this.datasets));
       });
     }
     return this.datasets;
@@ -383,7 +388,7 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
     const docEnd = doc.offsetAt(lastLine.range.end);
     const clipped = { start: winStart > 0, end: winStart + text.length < docEnd };
 
-    const all = this.datasetsNow();
+    const all = this.datasetsNow(doc);
     const ds = all ? this.datasetFor(doc, all) : undefined;
     const tokState: TokState = all ? this.tokenizerNow(ds) : { status: 'loading' };
     const tok = tokState.status === 'ready' ? tokState.tok : undefined;

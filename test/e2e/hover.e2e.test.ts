@@ -115,6 +115,10 @@ async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: Re
     await Promise.race([ours.waitFor({ timeout: 30_000 }), loading.waitFor({ timeout: 30_000 })]).catch(() => undefined);
     if (await ours.isVisible()) return ours;
     last = (await hovers.allInnerTexts()).join(' | ');
+    if (process.env.TSI_DEBUG_HOVER) {
+      const under = await wb.page.evaluate(({ x, y }) => { const e = document.elementFromPoint(x, y); return e ? `${e.tagName}.${e.className} ${JSON.stringify((e.textContent ?? '').slice(0, 30))}` : 'none'; }, at);
+      console.log(`    attempt ${attempt}: under the mouse ${under}; hovers: ${JSON.stringify(last)}; log: ${JSON.stringify(extensionLog(wb).slice(-300))}`);
+    }
     if (await loading.isVisible()) await waitForLog(wb, loadedLog);
     await sleep(300);
   }

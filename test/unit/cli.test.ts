@@ -8,6 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { repoRoot, runCli, sampleDir } from './fixtures';
+import { pyTokens } from './pyref';
 
 interface Case { name: string; dir: string; valid: boolean; skipped?: boolean; expect: { problems: { code: string; line?: number }[] } }
 
@@ -46,9 +47,31 @@ describe('CLI exit codes and messages', function () {
     assert.match(r.stderr, new RegExp(`tokens_000001\\.u32: short read at byte ${(actualTokens * 4).toLocaleString('en-US')}`));
   });
 
+  it('a lone .u32 (no manifest) works with local offsets and equals the reader at the same global offsets', () => {
+    const root = sampleDir();
+    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const e = lines.sort((a, b) => a.start_token - b.start_token)[1];
+    const file = path.join(root, e.shard);
+    const info = runCli(['info', file, '--json']);
+    assert.strictEqual(info.code, 0, info.stderr);
+    assert.strictEqual(JSON.parse(info.stdout).stored_tokens, e.num_tokens);
+    const r = runCli(['tokens', file, '--start', '5', '--count', '12', '--json']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.deepStrictEqual(JSON.parse(r.stdout).ids, pyTokens(root, e.start_token + 5, 12));
+    const trailing = cases.find((c) => c.name === 'lone-trailing-bytes');
+    if (trailing) {
+      const dir = path.join(out, trailing.dir);
+      const u32 = fs.readdirSync(dir).find((f) => f.endsWith('.u32'))!;
+      const t = runCli(['info', path.join(dir, u32)]);
+      assert.strictEqual(t.code, 1);
+      assert.match(t.stdout, /not a multiple of 4; the last 3 byte\(s\)/);
+    }
+  });
+
   it('usage errors exit 2 with one line', () => {
     for (const args of [[], ['frobnicate'], ['info'], ['tokens', sampleDir()], ['tokens', sampleDir(), '--start', 'abc', '--count', '1'],
-      ['update', sampleDir(), '1.5'], ['update', sampleDir(), '0', '--sequence', '128'], ['info', '/nonexistent/dataset']]) {
+      ['update', sampleDir(), '1.5'], ['update', sampleDir(), '0', '--sequence', '128'], ['info', '/nonexistent/dataset'],
+      ['info', sampleDir(), '[--json]'], ['verify', sampleDir(), '[--jobs', '2]'], ['decode', sampleDir(), '791', '[--pieces]']]) {
       const r = runCli(args);
       assert.strictEqual(r.code, 2, `${args.join(' ')} → ${r.code}: ${r.stderr}`);
       if (args.length) assert.match(r.stderr, /^error: .+\n$/, `${args.join(' ')}: ${r.stderr}`);
