@@ -289,7 +289,10 @@ export interface ManifestRevealLine { type: 'mf/revealLine'; line: number }
 /** Manifest table → host: rows `[first, first+count)` of the (filtered) table are in the DOM (tests wait on this). */
 export interface ManifestRendered { type: 'mf/rendered'; first: number; count: number; total: number }
 /** Every message the manifest table sends to the host. */
-export type ManifestFromWebview = ManifestReady | ManifestOpenShard | ManifestVerify | ManifestShowProblems | ManifestRevealLine | ManifestRendered;
+/** Copy the full manifest sha256 of shard `index` to the clipboard (the sha256 column's copy button, Ctrl+C on a row). */
+export interface ManifestCopyHash { type: 'mf/copyHash'; index: number }
+export type ManifestFromWebview = ManifestReady | ManifestOpenShard | ManifestVerify | ManifestShowProblems | ManifestRevealLine | ManifestRendered
+  | ManifestCopyHash;
 
 /** What the manifest table keeps with `setState`: scroll position, selected row, filter. */
 export interface ManifestViewState {

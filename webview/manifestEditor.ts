@@ -44,6 +44,7 @@ const COLUMNS = [
   { key: 'updates', label: 'updates (0-based)', cls: 'num' },
   { key: 'size', label: 'size on disk (bytes)', cls: 'num' },
   { key: 'status', label: 'status', cls: '' },
+  { key: 'sha256', label: 'sha256', cls: 'mf-hash' },
   { key: 'checked', label: 'last checked', cls: '' },
 ] as const;
 
@@ -66,8 +67,11 @@ scroller.append(spacer, emptyEl);
 gridEl.append(headerRow, scroller);
 app.append(h('div', { class: 'mf' }, headEl, gridEl));
 
+/** Hex digits of the short hash shown in the sha256 column (the full one is in its tooltip and copied). */
+const SHORT_HASH = 12;
+
 interface PooledRow {
-  el: HTMLDivElement; cells: HTMLDivElement[]; icon: HTMLSpanElement; statusText: Text;
+  el: HTMLDivElement; cells: HTMLDivElement[]; icon: HTMLSpanElement; statusText: Text; hashText: HTMLSpanElement; copyBtn: HTMLButtonElement;
   /** `ManifestRow.index` shown, -1 when unused. */
   rowIndex: number;
   /** Position in `view` shown, and the data version it was filled with (skip refills when both match). */
@@ -82,8 +86,16 @@ function makeRow(): PooledRow {
   const icon = h('span', { class: 'codicon', 'aria-hidden': 'true' });
   const statusText = document.createTextNode('');
   cells[6].append(icon, statusText);
+  const hashText = h('span', { class: 'mf-hash-text mono' });
+  const copyBtn = h('button', { class: 'mf-copy', type: 'button', tabindex: -1 },
+    h('span', { class: 'codicon codicon-copy', 'aria-hidden': 'true' }));
+  cells[7].append(hashText, copyBtn);
   const el = h('div', { class: 'mf-row', role: 'row' }, ...cells);
-  const pr: PooledRow = { el, cells, icon, statusText, rowIndex: -1, viewPos: -1, version: -1 };
+  const pr: PooledRow = { el, cells, icon, statusText, hashText, copyBtn, rowIndex: -1, viewPos: -1, version: -1 };
+  copyBtn.addEventListener('click', (ev) => {
+    ev.stopPropagation(); // copying is not opening the shard
+    if (pr.rowIndex >= 0) copyHash(pr.rowIndex);
+  });
   el.addEventListener('click', () => {
     if (pr.rowIndex < 0) return;
     select(view.indexOf(pr.rowIndex), false);
@@ -127,7 +139,12 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   pr.icon.className = `codicon codicon-${STATUS_ICON[r.status]}${r.status === 'checking' ? ' codicon-modifier-spin' : ''}`;
   pr.statusText.data = ` ${STATUS_LABEL[r.status]}`;
   c[6].title = r.detail ?? STATUS_LABEL[r.status];
-  c[7].textContent = formatTime(r.checkedAt);
+  pr.hashText.textContent = r.sha256 ? r.sha256.slice(0, SHORT_HASH) : '—';
+  c[7].title = r.sha256 ? `sha256 (shard_manifest.jsonl): ${r.sha256}\nCtrl+C or the copy button copies it` : 'no sha256 in the manifest line';
+  pr.copyBtn.hidden = !r.sha256;
+  pr.copyBtn.setAttribute('aria-label', `Copy the sha256 of ${r.shard}`);
+  pr.copyBtn.title = r.sha256 ? `Copy ${r.sha256}` : '';
+  c[8].textContent = formatTime(r.checkedAt);
 }
 
 let renderQueued = false;
@@ -214,6 +231,11 @@ function open(index: number): void {
   vscode.postMessage({ type: 'mf/open', index });
 }
 
+/** Copies the full manifest sha256 of shard `index` (the host writes the clipboard and confirms). */
+function copyHash(index: number): void {
+  if (rows[index]?.sha256) vscode.postMessage({ type: 'mf/copyHash', index });
+}
+
 gridEl.addEventListener('keydown', (ev) => {
   const page = Math.max(1, Math.floor(scroller.clientHeight / ROW_H) - 1);
   const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
@@ -221,6 +243,7 @@ gridEl.addEventListener('keydown', (ev) => {
   else if (ev.key === 'Home') select(0);
   else if (ev.key === 'End') select(view.length - 1);
   else if ((ev.key === 'Enter' || ev.key === ' ') && view.length) open(view[state.selected]);
+  else if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === 'c' && view.length && !window.getSelection()?.toString()) copyHash(view[state.selected]);
   else return;
   ev.preventDefault();
 });
@@ -268,7 +291,8 @@ function setProgress(text: string | null): void {
 function fieldList(fields: ManifestField[]): HTMLElement {
   return h('dl', { class: 'mf-fields' }, ...fields.flatMap((f) => [
     h('dt', {}, f.key),
-    h('dd', {}, f.nested ? h('pre', { class: 'mono' }, f.value) : h('span', { class: 'mf-value' }, f.value)),
+    // Nested values arrive as JSON.stringify(v, null, 2): shown as text, line breaks and indentation kept (white-space: pre).
+    h('dd', {}, f.nested ? h('pre', { class: 'mono mf-json' }, f.value) : h('span', { class: 'mf-value' }, f.value)),
   ]));
 }
 
@@ -305,14 +329,35 @@ function renderHead(d: ManifestInit): void {
       p.line !== null && p.file === 'shard_manifest.jsonl' ? ': ' : '',
       p.message)),
       d.problems.length > 5 ? h('li', { class: 'muted' }, `… and ${fmt(d.problems.length - 5)} more`) : null)) : null;
+  // Collapsible part: the totals and the two metadata files (scrolls inside its own max height).
+  const body = h('div', { class: 'mf-head-body', id: 'mf-head-body' },
+    totals,
+    h('div', { class: 'mf-sides' },
+      sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true),
+      sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true)));
+  const toggle = h('button', { class: 'mf-head-toggle', type: 'button', 'aria-controls': 'mf-head-body' },
+    h('span', { class: 'codicon', 'aria-hidden': 'true' }), h('span', { class: 'mf-head-toggle-label' }));
+  const applyCollapsed = () => {
+    const collapsed = !!state.headCollapsed;
+    body.hidden = collapsed;
+    headEl.classList.toggle('collapsed', collapsed);
+    toggle.setAttribute('aria-expanded', String(!collapsed));
+    toggle.title = collapsed ? 'Show totals, manifest.json and verification.json' : 'Hide totals, manifest.json and verification.json';
+    toggle.firstElementChild!.className = `codicon codicon-${collapsed ? 'chevron-right' : 'chevron-down'}`;
+    toggle.lastElementChild!.textContent = collapsed ? 'details' : 'hide details';
+  };
+  toggle.addEventListener('click', () => {
+    state.headCollapsed = !state.headCollapsed;
+    applyCollapsed();
+    vscode.setState(state);
+    scheduleRender();
+  });
+  applyCollapsed();
   headEl.replaceChildren(
     h('div', { class: 'mf-title' },
       h('span', { class: 'codicon codicon-table', 'aria-hidden': 'true' }),
-      h('h1', {}, d.name), h('span', { class: 'muted' }, ' · shard_manifest.jsonl')),
-    totals, toolbar, problems ?? '',
-    h('div', { class: 'mf-sides' },
-      sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true),
-      sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true)),
+      h('h1', {}, d.name), h('span', { class: 'muted' }, ' · shard_manifest.jsonl'), toggle),
+    toolbar, problems ?? '', body,
   );
   (filterBox as unknown as { checked: boolean }).checked = state.problemsOnly;
 }

@@ -44,6 +44,7 @@ let cols = 16;
 const ctx: ViewContext = {
   view: preferredView, cols, total: 0, pageTokens: 32768, eos: 100257,
   page: (i) => pageAt(i), numbering, highlights, cursor, selection: undefined,
+  openNeighbour: (next) => post({ type: 'run', command: next ? 'openNextShard' : 'openPrevShard' }),
 };
 
 // ───────────── DOM ─────────────
@@ -120,22 +121,22 @@ function viewKey(): string {
 
 const scroller = new VirtualScroller(viewport, bar, {
   total: () => ctx.total,
-  blockAt(offset: number): ScrollBlock & { kind?: string } {
+  blockAt(offset: number): ScrollBlock & { kind?: string; midLine?: boolean } {
     const p = Math.floor(offset / ctx.pageTokens);
     const page = pageAt(p);
     const start = p * ctx.pageTokens, end = Math.min(ctx.total, start + ctx.pageTokens);
     if (!page) { request(p); return { key: `ph:${p}`, start, end }; }
     const blocks = page.blocks(ctx.view, cols);
     const b = blocks[blockIndexOf(blocks, offset)];
-    return { key: `${viewKey()}:${b.start}`, start: b.start, end: b.end, kind: b.kind };
+    return { key: `${viewKey()}:${b.start}`, start: b.start, end: b.end, kind: b.kind, midLine: b.midLine };
   },
-  render(block: ScrollBlock & { kind?: string }): HTMLElement {
+  render(block: ScrollBlock & { kind?: string; midLine?: boolean }): HTMLElement {
     if (block.key.startsWith('ph:')) {
       const el = renderPlaceholder(block.start, block.end, ctx, pageErrors.get(Math.floor(block.start / ctx.pageTokens)));
       el.style.height = `${Math.max(200, viewport.clientHeight)}px`;
       return el;
     }
-    return renderBlock({ start: block.start, end: block.end, kind: (block.kind ?? 'text') as 'text' }, ctx);
+    return renderBlock({ start: block.start, end: block.end, kind: (block.kind ?? 'text') as 'text', midLine: block.midLine }, ctx);
   },
   tokenElement(blockEl: HTMLElement, offset: number): HTMLElement | undefined {
     for (const el of blockEl.querySelectorAll<HTMLElement>('.tok')) {
@@ -222,20 +223,23 @@ function positionText(o: number): string {
   const parts: string[] = [];
   if (init.globalStart !== undefined) {
     const g = init.globalStart + o;
-    parts.push(`global ${fmt(g)}`, `shard offset ${fmt(o)}`);
+    parts.push(`Token ${fmt(g)} (shard offset ${fmt(o)})`);
     const pos = schedule?.position(g);
     if (pos?.lookAhead) parts.push('look-ahead token (after the last update)');
-    else if (pos) parts.push(`update ${fmt(pos.update!)} (0-based) · sequence ${fmt(pos.sequence!)} · position ${fmt(pos.position!)}`);
+    else if (pos) parts.push(`update ${fmt(pos.update!)} · seq ${fmt(pos.sequence!)} · pos ${fmt(pos.position!)}`);
   } else {
-    parts.push(`offset ${fmt(o)}`);
+    parts.push(`Token ${fmt(o)}`);
   }
   const doc = docInfoAt(o);
-  if (doc.number !== undefined) parts.push(doc.scope === 'shard' ? `document +${fmt(doc.number)} in this shard` : `document ${fmt(doc.number)}`);
+  if (doc.number !== undefined) parts.push(doc.scope === 'shard' ? `doc +${fmt(doc.number)} in this shard` : `doc ${fmt(doc.number)}`);
   return parts.join(' · ');
 }
 
 function updateFooter(): void {
   footPos.textContent = init && init.numTokens > 0 ? `Cursor: ${positionText(cursor)}` : '';
+  footPos.title = init?.globalStart !== undefined
+    ? 'Token: global token offset in the dataset stream. update: optimizer step, 0-based. seq: sequence within the update, 0-based. pos: position within the sequence, 0-based. doc: document number (EOS count before the token).'
+    : 'Token: offset in this file (no shard manifest lists it).';
 }
 
 function updateDocHeader(top: number): void {
@@ -275,6 +279,14 @@ function setHighlights(list: ShardHighlight[]): void {
   scroller.refresh();
 }
 
+/** Hex pairs in lines of 8 bytes (long tokens such as `<|endoftext|>` wrap instead of overflowing). */
+function wrapHex(hex: string): string {
+  const pairs = hex.split(' ').filter(Boolean);
+  const lines: string[] = [];
+  for (let i = 0; i < pairs.length; i += 8) lines.push(pairs.slice(i, i + 8).join(' '));
+  return lines.join('\n');
+}
+
 function tipRows(el: HTMLElement): TipRow[] {
   const o = Number(el.dataset.o), n = Number(el.dataset.n || 1);
   const page = pageAt(Math.floor(o / ctx.pageTokens));
@@ -287,7 +299,7 @@ function tipRows(el: HTMLElement): TipRow[] {
     rows.push(['id', `${id}${kind}`]);
     if (k !== undefined && k !== 'u') {
       rows.push(['piece', JSON.stringify(page.piece(t))]);
-      rows.push(['bytes', page.hexOf(t) || '—']);
+      rows.push(['bytes', wrapHex(page.hexOf(t)) || '—']);
     }
   }
   if (n > 4) rows.push(['', `… ${n - 4} more tokens in this character`]);
@@ -433,6 +445,8 @@ function onInit(m: ShardInitToWebview): void {
   ctx.eos = m.eosId;
   ctx.globalStart = m.globalStart;
   ctx.streamTokens = m.schedule?.storedTokens;
+  ctx.prevShard = m.prevShard;
+  ctx.nextShard = m.nextShard;
   numbering = ctx.numbering = new Numbering(m.pageTokens, m.globalStart ?? 0);
   schedule = m.schedule ? new Schedule({ globalTokensPerUpdate: m.schedule.globalTokensPerUpdate, sequenceLength: m.schedule.sequenceLength, eosTokenId: m.schedule.eosTokenId }, m.schedule.storedTokens) : undefined;
   info.textContent = infoText(m);

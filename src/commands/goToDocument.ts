@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import { CancelledError, fmt } from '../core/errors';
 import { findDocumentBounds } from '../core/documents';
 import { numberArg, validateDocumentInput } from '../core/navigation';
+import { documentCountIfCheap } from '../core/updateModel';
 import { Services } from '../services';
 import type { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
@@ -40,12 +41,27 @@ export async function goToDocument(services: Services, views: UpdateViews | unde
       if (a.error) { void vscode.window.showErrorMessage(a.error); return undefined; }
       n = a.value!;
     } else {
-      n = await promptValidated({
-        title: vscode.l10n.t('Go to Document (0-based) · {0}', path.basename(ds.root)),
-        prompt: vscode.l10n.t('Document number (0-based; document n follows the n-th EOS token)'),
-        placeholder: vscode.l10n.t('e.g. 12345'),
-        validate: (t) => validateDocumentInput(t),
-      });
+      // Live range check when the document count is cheap (memoised EOS counts; the shards still
+      // to scan hold ≤ documentScanLimit tokens): counted in the background while the box is open.
+      const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
+      const countAbort = new AbortController();
+      let count: number | undefined;
+      let counting = true;
+      const counted = documentCountIfCheap(services.documentIndex(ds), limit, countAbort.signal)
+        .then((c) => { count = c; }, (err) => { if (!(err instanceof CancelledError)) services.log.warn(`Go to Document: cannot count documents: ${(err as Error).message}`); })
+        .finally(() => { counting = false; });
+      try {
+        n = await promptValidated({
+          title: vscode.l10n.t('Go to Document (0-based) · {0}', path.basename(ds.root)),
+          prompt: vscode.l10n.t('Document number (0-based; document n follows the n-th EOS token)'),
+          placeholder: vscode.l10n.t('e.g. 12345'),
+          validate: (t) => validateDocumentInput(t, count, counting),
+          revalidateWhen: counted,
+        });
+      } finally {
+        // Dismissed: stop counting. Accepted: let it run, Find Document below shares its scans.
+        if (n === undefined) countAbort.abort();
+      }
       if (n === undefined) return undefined;
     }
     const doc = n;

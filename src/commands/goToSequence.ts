@@ -1,6 +1,7 @@
 /**
  * Token Shards: Go to Sequence… (`tokenShards.goToSequence`): sequence `r` of update `k` (both
- * 0-based; typed as "k r", "k/r" or "k, r"), i.e. inputs `[G·k + L·r, G·k + L·(r+1))`. Reveals
+ * 0-based; typed as "k r", "k:r", "k/r" or "k, r", or "#N" for the global sequence index
+ * N = k·S + r), i.e. inputs `[G·k + L·r, G·k + L·(r+1))`. Reveals
  * its first token in the shard editor with the L inputs highlighted and the (L+1)-th token (the
  * target of the last position) marked; when the update view of that dataset shows update k, its
  * row r is focused too.
@@ -16,7 +17,7 @@ import { checkSequence, numberArg, validateSequenceInput } from '../core/navigat
 import { Services } from '../services';
 import { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
-import { commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
+import { commandArgs, currentSequence, promptValidated, reportError, resolveDataset } from './inputs';
 
 /** Arguments of `tokenShards.goToSequence`. */
 export interface GoToSequenceArgs {
@@ -42,13 +43,18 @@ export async function goToSequence(services: Services, views: UpdateViews, ...ar
       if (!v.ok) { void vscode.window.showErrorMessage(v.error); return undefined; }
       ref = v.value;
     } else {
-      const k = opts.update !== undefined ? numberArg(opts.update, 'update').value : currentUpdate(services, views, ds.root);
+      // Prefill with where the user is ("k r", valid and selected so typing replaces it), else empty.
+      const here = currentSequence(services, views, ds.root);
+      const k = opts.update !== undefined ? numberArg(opts.update, 'update').value : here?.update;
+      const r = opts.update !== undefined && k !== here?.update ? 0 : here?.sequence ?? 0;
+      const prefill = k !== undefined && validateSequenceInput(`${k} ${r}`, ds).ok ? `${k} ${r}` : undefined;
+      const S = ds.schedule.sequencesPerUpdate;
       ref = await promptValidated({
         title: vscode.l10n.t('Go to Sequence (update k, sequence r; both 0-based) · {0}', path.basename(ds.root)),
-        prompt: vscode.l10n.t('"k r", "k/r" or "k, r": update 0..{0}, sequence 0..{1}', fmt(Math.max(0, ds.schedule.numUpdates - 1)), ds.schedule.sequencesPerUpdate - 1),
-        placeholder: vscode.l10n.t('e.g. 55000 17'),
-        value: k !== undefined ? `${k} ` : undefined,
-        cursorAtEnd: true,
+        prompt: vscode.l10n.t('"k r", "k:r", "k/r" or "k, r": update 0..{0}, sequence 0..{1}; or "#N", the global sequence index N = k·{2} + r (0..{3})',
+          fmt(Math.max(0, ds.schedule.numUpdates - 1)), S - 1, S, fmt(Math.max(0, ds.schedule.numUpdates * S - 1))),
+        placeholder: vscode.l10n.t('e.g. 55000 17, 55000:17 or #{0}', fmt(55000 * S + 17).replace(/,/g, '')),
+        value: prefill,
         validate: (t) => validateSequenceInput(t, ds),
       });
       if (!ref) return undefined;

@@ -27,6 +27,8 @@ export interface ValidatedInputOptions<T> {
   cursorAtEnd?: boolean;
   /** Called on every change; must be fast (synchronous). */
   validate(text: string): Validated<T>;
+  /** When this settles, the current text is validated again (e.g. a count the validator uses arrived). */
+  revalidateWhen?: Promise<unknown>;
 }
 
 /**
@@ -68,8 +70,11 @@ export function promptValidated<T>(opts: ValidatedInputOptions<T>): Promise<T | 
     if (opts.value !== undefined) {
       box.value = opts.value;
       box.valueSelection = opts.cursorAtEnd ? [opts.value.length, opts.value.length] : [0, opts.value.length];
-      check(opts.value);
+      // The initial text shows its detail when valid; an error waits until the user types.
+      const v = opts.value.trim() === '' ? undefined : opts.validate(opts.value);
+      if (v?.ok) box.validationMessage = { message: v.detail, severity: vscode.InputBoxValidationSeverity.Info };
     }
+    opts.revalidateWhen?.then(() => { if (!done && box.value.trim() !== '') check(box.value); }, () => undefined);
     box.show();
   });
 }
@@ -122,11 +127,26 @@ export function commandArgs<T extends object>(args: unknown[]): { opts: Partial<
   return { opts, uri };
 }
 
-/** The update the user is looking at in a dataset: the update view's, else the shard editor cursor's. */
+/** The update the user is looking at in a dataset (see {@link currentSequence}). */
 export function currentUpdate(services: Services, views: UpdateViews, root: string): number | undefined {
+  return currentSequence(services, views, root)?.update;
+}
+
+/**
+ * Where the user is in a dataset: the focused update view's update (and its focused row), else
+ * the shard editor cursor's update and sequence, else the last focused update view's. The
+ * shard editor comes before an update view that is open but not focused, so the cursor wins
+ * over an update view showing another update in the background.
+ */
+export function currentSequence(services: Services, views: UpdateViews, root: string): { update: number; sequence?: number } | undefined {
   const a = views.active;
-  if (a && a.dataset.root === root) return a.update;
+  const focused = views.focusedDataset;
+  if (a && focused && a.dataset.root === root && focused.root === root) return { update: a.update, sequence: a.row };
   const s = services.activeShard;
-  if (s?.dataset?.root === root) return s.dataset.schedule.position(s.offset).update;
+  if (s?.dataset?.root === root) {
+    const p = s.dataset.schedule.position(s.offset);
+    if (p.update !== undefined && !p.lookAhead) return { update: p.update, sequence: p.sequence };
+  }
+  if (a && a.dataset.root === root) return { update: a.update, sequence: a.row };
   return undefined;
 }

@@ -26,7 +26,7 @@ import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import {
-  ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, formatBytes, formatDuration, formatGB, formatVerifySummary,
+  ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, formatBytes, formatDone, formatDuration, formatVerifySummary,
   reportAllOk, verifyShards,
 } from '../core/verify';
 import { VERIFY_CACHE_FILE, VerifyCache, VerifyCacheEntry } from '../core/verifyCache';
@@ -247,12 +247,12 @@ export class VerificationStore implements vscode.Disposable {
   }
 }
 
-/** The notification's progress line, localised: "shard i of N · GB done · GB/s · time left". */
+/** The notification's progress line, localised: "shard i of N · GB done · GB/s · time left" (MB below 1 GB done). */
 export function progressMessage(p: VerifyProgress): string {
   const i = Math.max(1, Math.min(p.shardsTotal, p.shardsDone + p.running.length));
   const parts = [
     vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)),
-    vscode.l10n.t('{0} GB done', formatGB(p.bytesDone)),
+    vscode.l10n.t('{0} done', formatDone(p.bytesDone)),
   ];
   if (p.bytesPerSecond > 0) parts.push(vscode.l10n.t('{0} GB/s', (p.bytesPerSecond / 1e9).toFixed(2)));
   if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
@@ -341,7 +341,16 @@ function shardUriFor(services: Services, arg: unknown): vscode.Uri | undefined {
 }
 
 /**
- * Runs a verification under a cancellable notification, then shows the summary notification.
+ * How long the workbench shows a notification progress at least (VS Code's ProgressService:
+ * `Promise.all([timeout(800), task])` before closing it, code-server 4.100 / VS Code 1.100).
+ */
+const PROGRESS_MIN_MS = 800;
+/** Extra wait for the closing notification to leave the screen. */
+const PROGRESS_CLOSE_MARGIN_MS = 200;
+
+/**
+ * Runs a verification under a cancellable notification, then shows the summary notification once
+ * the progress notification has closed (`withProgress` has resolved and its minimum display time passed).
  * @returns the summary, or undefined when there was nothing to run (or it could not start).
  */
 async function verifyWithNotification(services: Services, store: VerificationStore, ds: Dataset, req: VerifyRunRequest, title: string):
@@ -352,6 +361,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
   }
   const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store };
   let summary: VerifyRunSummary;
+  const started = Date.now();
   try {
     summary = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
@@ -362,6 +372,11 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', (err as Error).message));
     return undefined;
   }
+  // The workbench keeps a progress notification up for at least PROGRESS_MIN_MS after it starts,
+  // even when the task resolved sooner (a run answered from the cache): the summary waits until
+  // it is gone, so it never shows next to a stale "… done" line.
+  const linger = PROGRESS_MIN_MS + PROGRESS_CLOSE_MARGIN_MS - (Date.now() - started);
+  if (linger > 0) await new Promise((r) => setTimeout(r, linger));
   const show = vscode.l10n.t('Show');
   const single = summary.total === 1 && summary.results.length === 1 ? summary.results[0] : undefined;
   const showLog = (choice: string | undefined) => { if (choice === show) services.log.show(true); };

@@ -158,9 +158,10 @@ export function validateLocalOffsetInput(text: string, fileTokens: number, fileN
 /**
  * Validates a 0-based document number. Without a full document count only the form can be
  * checked (counting documents scans every shard's EOS tokens); pass `documentCount` when known
- * to check the range too.
+ * to check the range too. `counting` (with no count yet): the count is on its way (small data),
+ * said in the detail; otherwise the detail says the range is known only after counting.
  */
-export function validateDocumentInput(text: string, documentCount?: number): Validated<number> {
+export function validateDocumentInput(text: string, documentCount?: number, counting = false): Validated<number> {
   const p = parseNumberInput(text);
   const range = documentCount === undefined ? 'a document number ≥ 0 (documents are 0-based)' : `a document 0..${fmt(documentCount - 1)} (documents are 0-based)`;
   if (!p.ok) return { ok: false, error: `${capitalise(p.error)}. Enter ${range}.` };
@@ -170,30 +171,47 @@ export function validateDocumentInput(text: string, documentCount?: number): Val
   return {
     ok: true, value: p.value,
     detail: `document ${fmt(p.value)} (0-based: ${p.value === 0 ? 'the first document, at token 0' : `the one after the ${fmt(p.value)}${ordinalSuffix(p.value)} EOS`})`
-      + (documentCount === undefined && p.value > 0 ? ' · finding it counts EOS tokens shard by shard' : ''),
+      + (documentCount !== undefined ? ` · of ${fmt(documentCount)} documents`
+        : p.value === 0 ? ''
+          : counting ? ' · counting documents… (range checked when done)'
+            : ' · range known after counting (finding it counts EOS tokens shard by shard)'),
   };
 }
 
 /**
- * Splits "k r", "k/r", "k, r" (also "k,r" when that is not one number like "55,000") into two
+ * Splits "k r", "k/r", "k:r", "k, r" (also "k,r" when that is not one number like "55,000") into two
  * parts; undefined when the text is not two parts.
  */
 export function splitSequenceInput(text: string): [string, string] | undefined {
   const t = text.trim();
-  let parts = t.split(/\s*\/\s*|\s*,\s+|\s+/).filter((s) => s !== '');
+  let parts = t.split(/\s*[/:]\s*|\s*,\s+|\s+/).filter((s) => s !== '');
   if (parts.length === 1 && /^[^,]+,[^,]+$/.test(t) && !/^\d{1,3},\d{3}$/.test(t)) parts = t.split(',');
   return parts.length === 2 ? [parts[0], parts[1]] : undefined;
 }
 
-/** Validates "k r" / "k/r" / "k, r": update k (0-based) and sequence r (0 ≤ r < G / L). */
+/**
+ * Validates "k r" / "k/r" / "k:r" / "k, r": update k (0-based) and sequence r (0 ≤ r < S = G / L);
+ * or "#N", a global sequence index (0-based, counted from the stream start): N = k·S + r.
+ */
 export function validateSequenceInput(text: string, t: NavigationTarget): Validated<SequenceRef> {
   const rows = t.schedule.sequencesPerUpdate;
+  const trimmed = text.trim();
+  if (trimmed.startsWith('#')) {
+    const total = t.schedule.numUpdates * rows;
+    const p = parseNumberInput(trimmed.slice(1));
+    if (!p.ok) return { ok: false, error: `Global sequence index: ${p.error}. Enter #N with N 0..${fmt(Math.max(0, total - 1))} (N = k·${rows} + r).` };
+    if (p.value >= total) {
+      return { ok: false, error: `Sequence #${fmt(p.value)} is out of range: the stream has ${fmt(total)} sequences, #0..#${fmt(Math.max(0, total - 1))} (${rows} per update; 0-based).` };
+    }
+    const v = checkSequence({ update: Math.floor(p.value / rows), sequence: p.value % rows }, t);
+    return v.ok ? { ...v, detail: `#${fmt(p.value)} = ${v.detail}` } : v;
+  }
   const parts = splitSequenceInput(text);
   if (!parts) {
     const p = parseNumberInput(text);
     return { ok: false, error: p.ok
-      ? `${text.trim()} is one number: enter the update and the sequence, e.g. "${Math.min(p.value, Math.max(0, t.schedule.numUpdates - 1))} 0" or "k/r" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).`
-      : `Enter an update and a sequence as "k r", "k/r" or "k, r" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).` };
+      ? `${trimmed} is one number: enter the update and the sequence, e.g. "${Math.min(p.value, Math.max(0, t.schedule.numUpdates - 1))} 0", "k:r", or a global sequence index "#${trimmed}" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).`
+      : `Enter an update and a sequence as "k r", "k:r", "k/r" or "k, r", or a global sequence index "#N" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).` };
   }
   const k = validateUpdateInput(parts[0], t);
   if (!k.ok) return { ok: false, error: k.error };

@@ -55,6 +55,13 @@ export interface PagePayload {
   joins?: [number, number, string][];
   /** Tokens at the page start that finish the previous page's last group (their text is in that group). */
   cont?: number;
+  /**
+   * True when the page's first token begins a line of decoded text: it is the shard's first
+   * token, or the token before it is EOS or its bytes end with a newline (0x0A). False means the
+   * text before the page edge continues on the same line (the Documents view marks the edge as a
+   * soft break, not a newline). Set only with a tokenizer.
+   */
+  lineStart?: boolean;
 }
 
 /** Per-page document statistics of a whole shard (arrays indexed by page). */
@@ -205,7 +212,21 @@ export function buildPage(index: number, ids: Uint32Array, ctxStart: number, pag
   }
   if (cont) payload.cont = cont;
   if (joins.length) payload.joins = joins;
+  payload.lineStart = lineStartsAt(ids, pre, tok, eos);
   return payload;
+}
+
+/**
+ * True when the token at context index `i` begins a line: `i` is 0 (nothing before it was read,
+ * i.e. the shard's first token), or the id before it is `eos`, or that id's bytes end with `\n`.
+ */
+export function lineStartsAt(ids: ArrayLike<number>, i: number, tok: LoadedTokenizer, eos = -1): boolean {
+  if (i <= 0) return true;
+  const prev = ids[i - 1];
+  if (prev === eos) return true;
+  if (prev < 0 || prev >= tok.vocabSize) return false;
+  const b = tok.bytesOf(prev);
+  return b.length > 0 && b[b.length - 1] === 0x0a;
 }
 
 /** Page reads and document scans over one shard file. */

@@ -265,6 +265,29 @@ export async function documentNumberIfCheap(index: DocumentIndex, offset: number
 }
 
 /**
+ * The number of documents in the whole stream when it is cheap to know: the shards whose EOS
+ * count is not known yet hold at most `budgetTokens` tokens (the `tokenShards.documentScanLimit`
+ * setting); otherwise undefined. Documents are separated by EOS, so the count is the number of
+ * EOS tokens, plus one for a final document not closed by an EOS (the rule of
+ * `DocumentIndex.documentStart`: a stream ending with an EOS has no empty document after it).
+ * Counts are memoised in the index, so a second call is instant.
+ * @throws CancelledError when `signal` fires.
+ */
+export async function documentCountIfCheap(index: DocumentIndex, budgetTokens: number, signal?: AbortSignal): Promise<number | undefined> {
+  const segs = index.stream.segments;
+  const known = index.exportCounts();
+  let unscanned = 0;
+  for (let i = 0; i < segs.length; i++) if (known[i] === undefined) unscanned += segs[i].numTokens;
+  if (unscanned > budgetTokens) return undefined;
+  let eos = 0;
+  for (let i = 0; i < segs.length; i++) eos += await index.segmentCount(i, signal);
+  const total = index.stream.totalTokens;
+  if (total === 0) return 0;
+  const last = await index.stream.read(total - 1, 1);
+  return eos + (last[0] === index.eos ? 0 : 1);
+}
+
+/**
  * The column of the token that produced character `charOffset` of a segment's text (for click →
  * reveal): decodes the segment token by token with a streaming decoder and returns the first
  * token whose output reaches past `charOffset`. Clamped to the segment.

@@ -456,6 +456,17 @@ export function formatGB(bytes: number): string {
   return gb < 10 ? gb.toFixed(2) : gb.toFixed(1);
 }
 
+/**
+ * Bytes hashed so far for a progress line, unit included: decimal MB below 1 GB ("0 MB", "8.00 MB",
+ * "42.5 MB", "812 MB"), else {@link formatGB} GB ("1.20 GB"). Never "0.00 GB" for a small dataset.
+ */
+export function formatDone(bytes: number): string {
+  if (bytes >= 1e9) return `${formatGB(bytes)} GB`;
+  if (bytes <= 0) return '0 MB';
+  const mb = bytes / 1e6;
+  return `${mb >= 100 ? mb.toFixed(0) : mb >= 10 ? mb.toFixed(1) : mb.toFixed(2)} MB`;
+}
+
 /** Bytes for people in decimal units: "812 B", "1.00 MB", "4.97 GB", "210 GB". */
 export function formatBytes(bytes: number): string {
   const units: [number, string][] = [[1e12, 'TB'], [1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
@@ -481,12 +492,12 @@ export function formatDuration(ms: number): string {
 
 /**
  * The one-line progress text shared by the CLI and the notification:
- * "shard 12 of 2,098 · 1.20 GB done · 1.62 GB/s · 2 min 10 s left". `i` counts finished shards
+ * "shard 12 of 2,098 · 1.20 GB done · 1.62 GB/s · 2 min 10 s left" ("… · 8.00 MB done · …" below 1 GB). `i` counts finished shards
  * plus those being hashed now.
  */
 export function formatVerifyProgress(p: VerifyProgress): string {
   const i = Math.min(p.shardsTotal, p.shardsDone + p.running.length);
-  const parts = [`shard ${fmt(Math.max(i, 1))} of ${fmt(p.shardsTotal)}`, `${formatGB(p.bytesDone)} GB done`];
+  const parts = [`shard ${fmt(Math.max(i, 1))} of ${fmt(p.shardsTotal)}`, `${formatDone(p.bytesDone)} done`];
   if (p.bytesPerSecond > 0) parts.push(`${(p.bytesPerSecond / 1e9).toFixed(2)} GB/s`);
   if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(`${formatDuration(p.etaMs)} left`);
   return parts.join(' · ');

@@ -4,7 +4,8 @@
  * - a header: every key of `manifest.json` and `verification.json` (nested values as JSON);
  * - totals: shards, stored tokens, training tokens, updates (0-based), tokens per update;
  * - a virtualised table of the shards (index, file, start_token, num_tokens, updates covered,
- *   size on disk, verification status, last checked); clicking a row opens the shard in the
+ *   size on disk, verification status, the manifest's sha256 (first 12 hex digits; full one in the
+ *   tooltip, copied by the cell's button or Ctrl+C), last checked); clicking a row opens the shard in the
  *   shard editor (`vscode.openWith …, 'tokenShards.shardEditor'`).
  *
  * Also here: the `tokenShards.openManifest` command (title-bar action on the manifest's text
@@ -36,6 +37,12 @@ export const MANIFEST_VIEW_TYPE = 'tokenShards.manifestEditor';
 const SHARD_VIEW_TYPE = 'tokenShards.shardEditor';
 /** `workspaceState` key: the offer to open the table was made in this workspace. */
 export const OFFER_STATE_KEY = 'tokenShards.manifestTableOffered';
+
+/**
+ * Wait after activation before offering the table (ms): the workbench settles, and a person (or a
+ * scripted flow) who goes straight to a file has opened it by then, which cancels the offer.
+ */
+const OFFER_DELAY_MS = 3000;
 
 /** Keys whose integer values are identifiers, not quantities (shown without thousands separators). */
 const ID_LIKE_KEY = /(seed|year|version|_id$|^id$|revision|commit|port)/i;
@@ -224,6 +231,13 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
         await vscode.window.showTextDocument(document.uri, { selection: new vscode.Range(line, 0, line, 0), preview: true });
         return;
       }
+      case 'mf/copyHash': {
+        const e = ds()?.shards[m.index];
+        if (!e?.sha256) return;
+        await vscode.env.clipboard.writeText(e.sha256);
+        vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the sha256 of {0}', e.shard), 3000);
+        return;
+      }
       case 'mf/rendered':
         this.rendered.set(document.uri.toString(), { first: m.first, count: m.count, total: m.total });
         this.services.log.trace(`manifest table ${root}: rows ${m.first}..${m.first + m.count - 1} of ${m.total} rendered`);
@@ -306,10 +320,14 @@ export function registerManifestEditor(context: vscode.ExtensionContext, service
   // Let the workbench settle before offering anything; an editor opened meanwhile means the person
   // (or a scripted flow) is busy, and the offer is skipped.
   let tabsTouched = false;
-  const tabSub = vscode.window.tabGroups.onDidChangeTabs((e) => { if (e.opened.length) tabsTouched = true; });
+  // (Tabs of unknown input, like the Welcome page the workbench opens by itself, do not count.)
+  const tabSub = vscode.window.tabGroups.onDidChangeTabs((e) => {
+    if (e.opened.some((tab) => tab.input instanceof vscode.TabInputText || tab.input instanceof vscode.TabInputCustom
+      || tab.input instanceof vscode.TabInputTextDiff || tab.input instanceof vscode.TabInputNotebook || tab.input instanceof vscode.TabInputWebview)) tabsTouched = true;
+  });
   const t = setTimeout(() => void offerToOpen(context, services, () => tabsTouched)
     .catch((err) => services.log.warn(`manifest offer: ${(err as Error).message}`))
-    .finally(() => tabSub.dispose()), 1500);
+    .finally(() => tabSub.dispose()), OFFER_DELAY_MS);
   context.subscriptions.push(tabSub, { dispose: () => clearTimeout(t) });
   return { lastRendered: (uri) => provider.rendered.get(uri.toString()) };
 }

@@ -398,6 +398,15 @@ export async function revealInShardEditor(services: Services, target: {
     ?.map((hl) => ({ start: Math.max(0, hl.start - base), end: Math.min(n, hl.end - base), label: hl.label }))
     .filter((hl) => hl.end > hl.start);
   session.reveal(Math.max(0, Math.min(local, Math.max(0, n - 1))), highlights);
+  if (highlights && target.dataset) {
+    // New highlights replace the old ones everywhere in the dataset: another shard's editor must
+    // not keep saying "Highlighted: update 3 …" once the user went to another update.
+    const root = target.dataset.root;
+    for (const other of p.sessions) {
+      const ods = other.document.state.dataset;
+      if (other !== session && ods && ods.root === root && other.highlightedUpdate === undefined && other.highlights.length) other.setHighlights([]);
+    }
+  }
   services.log.info(`revealed ${target.dataset ? 'global' : 'local'} offset ${fmt(target.offset)} in ${uri.fsPath}`);
 }
 

@@ -38,12 +38,12 @@ export class ShardStatusBar implements vscode.Disposable {
   show(info: ShardStatusInfo): void {
     this.item.text = statusText(info);
     const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**${escapeMd(info.fileName)}**\n\n`);
+    md.appendMarkdown(`**${escapeMd(info.fileName)}** — ${vscode.l10n.t('shard editor cursor')}\n\n`);
     if (info.global !== undefined) {
       md.appendMarkdown(`- ${vscode.l10n.t('global token offset')}: ${fmt(info.global)}\n- ${vscode.l10n.t('shard offset')}: ${fmt(info.local)}\n`);
       const p = info.position;
       if (p?.lookAhead) md.appendMarkdown(`- ${vscode.l10n.t('look-ahead token: after the last update')}\n`);
-      else if (p) md.appendMarkdown(`- ${vscode.l10n.t('update {0} (0-based), sequence {1}, position {2}', fmt(p.update!), fmt(p.sequence!), fmt(p.position!))}\n`);
+      else if (p) md.appendMarkdown(`- ${vscode.l10n.t('update {0} (0-based: the first optimizer step is update 0)', fmt(p.update!))}\n- ${vscode.l10n.t('sequence {0} within that update (0-based)', fmt(p.sequence!))}\n- ${vscode.l10n.t('position {0} within that sequence (0-based)', fmt(p.position!))}\n`);
     } else {
       md.appendMarkdown(`- ${vscode.l10n.t('offset {0} (local: no shard manifest lists this file)', fmt(info.local))}\n`);
     }
@@ -71,13 +71,20 @@ export class ShardStatusBar implements vscode.Disposable {
   }
 }
 
-/** `$(location) 55,000,123 · u 419 / s 61 / p 123 · doc 12,345` */
+/**
+ * Short, readable status text, the same words as the editor's cursor line:
+ * `Token 55,000,123 · update 419 · seq 61 · pos 123 · doc 12,345` (update 0-based; the token
+ * offset is global for dataset shards, local otherwise; `doc +n` counts from this shard's first document).
+ */
 export function statusText(info: ShardStatusInfo): string {
-  const parts = [`$(location) ${fmt(info.global ?? info.local)}`];
+  const parts = [`$(location) ${vscode.l10n.t('Token {0}', fmt(info.global ?? info.local))}`];
   const p = info.position;
-  if (info.global !== undefined && p) parts.push(p.lookAhead ? 'look-ahead' : `u ${fmt(p.update!)} / s ${fmt(p.sequence!)} / p ${fmt(p.position!)}`);
-  if (info.document !== undefined) parts.push(info.documentScope === 'shard' ? `doc +${fmt(info.document)}` : `doc ${fmt(info.document)}`);
-  if (info.selection) parts.push(`${fmt(info.selection[1] - info.selection[0])} sel`);
+  if (info.global !== undefined && p) {
+    if (p.lookAhead) parts.push(vscode.l10n.t('look-ahead'));
+    else parts.push(vscode.l10n.t('update {0}', fmt(p.update!)), vscode.l10n.t('seq {0}', fmt(p.sequence!)), vscode.l10n.t('pos {0}', fmt(p.position!)));
+  }
+  if (info.document !== undefined) parts.push(info.documentScope === 'shard' ? vscode.l10n.t('doc +{0}', fmt(info.document)) : vscode.l10n.t('doc {0}', fmt(info.document)));
+  if (info.selection) parts.push(vscode.l10n.t('{0} selected', fmt(info.selection[1] - info.selection[0])));
   return parts.join(' · ');
 }
 

@@ -41,32 +41,40 @@ function makeWorkspace(ids: number[], update: number, lone: { eos: number; parti
  * span several token spans: the range is built across text nodes).
  */
 async function pointOf(wb: Workbench, lineText: Locator, text: string): Promise<{ x: number; y: number }> {
-  await lineText.first().waitFor({ state: 'visible', timeout: 15_000 });
-  const handle = await lineText.first().elementHandle();
-  const box = await wb.page.evaluate(({ el, needle }) => {
-    const nodes: Text[] = [];
-    const walker = document.createTreeWalker(el!, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n as Text);
-    const all = nodes.map((n) => (n.textContent ?? '').replace(/\u00a0/g, ' ')).join('');
-    const at = all.indexOf(needle);
-    if (at < 0) return undefined;
-    const locate = (offset: number): [Text, number] => {
-      let o = offset;
-      for (const n of nodes) {
-        const len = (n.textContent ?? '').length;
-        if (o <= len) return [n, o];
-        o -= len;
-      }
-      return [nodes[nodes.length - 1], (nodes[nodes.length - 1].textContent ?? '').length];
-    };
-    const r = document.createRange();
-    r.setStart(...locate(at));
-    r.setEnd(...locate(at + needle.length));
-    const b = r.getBoundingClientRect();
-    return { x: b.left + b.width / 2, y: b.top + b.height / 2 };
-  }, { el: handle, needle: text });
-  assert.ok(box, `${text} is not on screen`);
-  return box;
+  let last: unknown;
+  // Retried until the point lies on the line itself: right after opening, the editor may still be laid out.
+  for (let attempt = 0; attempt < 100; attempt++) {
+    await lineText.first().waitFor({ state: 'visible', timeout: 30_000 });
+    const handle = await lineText.first().elementHandle();
+    last = await wb.page.evaluate(({ el, needle }) => {
+      const nodes: Text[] = [];
+      const walker = document.createTreeWalker(el!, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n as Text);
+      const all = nodes.map((n) => (n.textContent ?? '').replace(/\u00a0/g, ' ')).join('');
+      const at = all.indexOf(needle);
+      if (at < 0) return undefined;
+      const locate = (offset: number): [Text, number] => {
+        let o = offset;
+        for (const n of nodes) {
+          const len = (n.textContent ?? '').length;
+          if (o <= len) return [n, o];
+          o -= len;
+        }
+        return [nodes[nodes.length - 1], (nodes[nodes.length - 1].textContent ?? '').length];
+      };
+      const r = document.createRange();
+      r.setStart(...locate(at));
+      r.setEnd(...locate(at + needle.length));
+      const b = r.getBoundingClientRect();
+      const p = { x: b.left + b.width / 2, y: b.top + b.height / 2 };
+      const under = document.elementFromPoint(p.x, p.y);
+      return { ...p, onLine: !!under && el!.contains(under) && b.width > 0 };
+    }, { el: handle, needle: text });
+    const box = last as { x: number; y: number; onLine: boolean } | undefined;
+    if (box?.onLine) return { x: box.x, y: box.y };
+    await sleep(200);
+  }
+  throw new Error(`${text} is not on screen (last: ${JSON.stringify(last)})`);
 }
 
 /** The extension's own log (its LogOutputChannel's file in the extension host's log folder), '' until it exists. */

@@ -105,7 +105,7 @@ describe('e2e: Go to Update → update view', function () {
     const tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
     let col = 0;
     while ((await tok.libraryDecode(x2.slice(0, col + 1))).length <= 40) col++;
-    const where = `u ${k} / s 2 / p ${col}`;
+    const where = `update ${k} · seq 2 · pos ${col}`; // src/editor/statusBar.ts statusText
     await w.page.locator('.statusbar-item').filter({ hasText: where }).first().waitFor({ state: 'visible', timeout: 60_000 });
     await w.page.waitForTimeout(1_000);
     await w.screenshot('update-view-click-reveal');
@@ -121,7 +121,7 @@ describe('e2e: Go to Update → update view', function () {
     await w.page.keyboard.press('ArrowDown');
     assert.strictEqual(await frame.locator('.rows > .row:focus').getAttribute('data-row'), '6');
     await w.page.keyboard.press('Enter');
-    await w.page.locator('.statusbar-item').filter({ hasText: `u ${k} / s 6 / p 0` }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await w.page.locator('.statusbar-item').filter({ hasText: `update ${k} · seq 6 · pos 0` }).first().waitFor({ state: 'visible', timeout: 60_000 });
   });
 
   it('Next and Previous step through updates in the same view', async () => {
@@ -138,6 +138,87 @@ describe('e2e: Go to Update → update view', function () {
     await frame.locator('vscode-button').filter({ hasText: 'Previous' }).click();
     await frame.locator('h1').filter({ hasText: `Update ${k} (0-based;` }).waitFor({ state: 'visible', timeout: 60_000 });
     assert.strictEqual(await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).count(), 1);
+  });
+
+  it('full rows by default: every EOS inside a row is visible; compact rows elide text but keep every EOS', async () => {
+    const w = wb!;
+    const frame = await w.activeWebviewFrame();
+    assert.strictEqual(await frame.locator('.rows.compact').count(), 0, 'full rows are the default');
+    const ref = pyUpdates(SAMPLE_DIR, [k], G, L).get(k)!;
+    const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
+    const eos = m.eos_token_id ?? 100257;
+    const visibleEos = () => frame.locator('.rows > .row').evaluateAll((rows) => rows.map((r) =>
+      [...r.querySelectorAll<HTMLElement>('.eos')].filter((e) => e.checkVisibility() && e.getClientRects().length > 0).length));
+    const expected = ref.x.map((row) => row.filter((t) => t === eos).length);
+    assert.deepStrictEqual(await visibleEos(), expected);
+    await frame.locator('vscode-checkbox').filter({ hasText: 'Compact rows' }).click();
+    await frame.locator('.rows.compact').waitFor({ state: 'attached' });
+    await frame.locator('h1').click(); // no row focused: every row compact
+    assert.deepStrictEqual(await visibleEos(), expected, 'compact rows show every EOS');
+    assert.ok(await frame.locator('.rows > .row .elide-mark').first().isVisible(), 'compact rows elide long texts');
+    await w.screenshot('update-view-compact');
+    await frame.locator('vscode-checkbox').filter({ hasText: 'Compact rows' }).click();
+    await frame.locator('.rows.compact').waitFor({ state: 'detached' });
+  });
+
+  it('next-token chips draw whitespace like the shard editor (· ↵ ⇥), from the reader\'s y', async () => {
+    const w = wb!;
+    const frame = await w.activeWebviewFrame();
+    const ref = pyUpdates(SAMPLE_DIR, [k], G, L).get(k)!;
+    const tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
+    const chips = await frame.locator('.rows > .row .next .tok').allTextContents();
+    assert.strictEqual(chips.length, G / L);
+    let spaces = 0;
+    for (let r = 0; r < chips.length; r++) {
+      const t = await tok.libraryDecode([ref.y[r][L - 1]]);
+      if (t.includes(' ')) spaces++;
+      const shown = t.replace(/ /g, '·').replace(/\r\n/g, '␍↵').replace(/\n/g, '↵').replace(/\r/g, '␍').replace(/\t/g, '⇥') || '∅';
+      assert.strictEqual(chips[r], shown, `row ${r}`);
+      assert.ok(!chips[r].includes('␣'));
+    }
+    assert.ok(spaces > 0, 'some next token holds a space');
+  });
+
+  it('Go to Update k after scrolling down lands at the top (row 0, header visible)', async () => {
+    const w = wb!;
+    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    let frame = await w.activeWebviewFrame();
+    await frame.locator('.rows > .row[data-row="100"]').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    assert.ok(await frame.locator('body').evaluate(() => window.scrollY) > 1000);
+    await w.runCommand('Token Shards: Go to Update…');
+    const input = w.page.locator('.quick-input-widget .quick-input-box input');
+    await input.fill('1');
+    await w.page.locator('.quick-input-widget .quick-input-message').filter({ hasText: 'update 1 (0-based)' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await input.press('Enter');
+    frame = await w.activeWebviewFrame();
+    await frame.locator('h1').filter({ hasText: 'Update 1 (0-based;' }).waitFor({ state: 'visible', timeout: 60_000 });
+    await frame.locator('.rows > .row[data-row="127"]').waitFor({ state: 'attached', timeout: 60_000 });
+    await w.page.waitForTimeout(300);
+    assert.strictEqual(await frame.locator('body').evaluate(() => window.scrollY), 0);
+    assert.ok(await frame.locator('h1').isVisible());
+    assert.ok(await frame.locator('.rows > .row[data-row="0"]').isVisible());
+    await w.runCommand('Notifications: Clear All Notifications');
+    await w.page.waitForTimeout(500);
+    await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(await w.screenshot('update-view-k1-top')), 'update-view-k1-editor.png') });
+  });
+
+  it('Go to Sequence opens pre-filled with the update shown (valid, no error) and takes "#N"', async () => {
+    const w = wb!;
+    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    await w.runCommand('Token Shards: Go to Sequence…');
+    const box = w.page.locator('.quick-input-widget');
+    await box.locator('.quick-input-title').filter({ hasText: 'Go to Sequence' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const input = box.locator('.quick-input-box input');
+    assert.strictEqual(await input.inputValue(), '1 0');
+    const message = box.locator('.quick-input-message');
+    await message.filter({ hasText: 'update 1 (0-based), sequence 0 · tokens [' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await w.screenshot('go-to-sequence-prefill');
+    const S = G / L;
+    await input.fill(`#${S + 5}`);
+    await message.filter({ hasText: `#${S + 5} = update 1 (0-based), sequence 5` }).waitFor({ state: 'visible', timeout: 15_000 });
+    await input.fill('1:7');
+    await message.filter({ hasText: 'update 1 (0-based), sequence 7' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await input.press('Escape');
   });
 });
 

@@ -124,12 +124,15 @@ describe('navigation input validation', function () {
     it('accepts a document number and says it is 0-based', () => {
       const v = ok(validateDocumentInput('3'));
       assert.strictEqual(v.value, 3);
-      assert.strictEqual(v.detail, 'document 3 (0-based: the one after the 3rd EOS) · finding it counts EOS tokens shard by shard');
+      assert.strictEqual(v.detail, 'document 3 (0-based: the one after the 3rd EOS) · range known after counting (finding it counts EOS tokens shard by shard)');
+      assert.strictEqual(ok(validateDocumentInput('3', undefined, true)).detail, 'document 3 (0-based: the one after the 3rd EOS) · counting documents… (range checked when done)');
       assert.strictEqual(ok(validateDocumentInput('0')).detail, 'document 0 (0-based: the first document, at token 0)');
     });
     it('checks the range when the document count is known', () => {
       assert.strictEqual(err(validateDocumentInput('400', 371)), 'Document 400 is out of range: the stream has 371 documents, 0..370 (documents are 0-based).');
-      assert.strictEqual(ok(validateDocumentInput('370', 371)).value, 370);
+      const last = ok(validateDocumentInput('370', 371));
+      assert.strictEqual(last.value, 370);
+      assert.strictEqual(last.detail, 'document 370 (0-based: the one after the 370th EOS) · of 371 documents');
     });
     it('rejects negatives, decimals and text', () => {
       assert.strictEqual(err(validateDocumentInput('-2')), '-2 is negative; expected a number ≥ 0. Enter a document number ≥ 0 (documents are 0-based).');
@@ -144,18 +147,32 @@ describe('navigation input validation', function () {
       assert.deepStrictEqual(splitSequenceInput(' 5/3 '), ['5', '3']);
       assert.deepStrictEqual(splitSequenceInput('5, 3'), ['5', '3']);
       assert.deepStrictEqual(splitSequenceInput('5,3'), ['5', '3']);
+      assert.deepStrictEqual(splitSequenceInput('5:3'), ['5', '3']);
+      assert.deepStrictEqual(splitSequenceInput('5 : 3'), ['5', '3']);
       assert.deepStrictEqual(splitSequenceInput('55,000 7'), ['55,000', '7']);
       assert.strictEqual(splitSequenceInput('55,000'), undefined);
       assert.strictEqual(splitSequenceInput('1 2 3'), undefined);
     });
     it('accepts each form with the same value and describes the range', () => {
-      for (const t of ['5 3', '5/3', '5, 3', '5,3']) assert.deepStrictEqual(ok(validateSequenceInput(t, ds)).value, { update: 5, sequence: 3 }, t);
+      for (const t of ['5 3', '5/3', '5, 3', '5,3', '5:3', `#${5 * (G / L) + 3}`]) assert.deepStrictEqual(ok(validateSequenceInput(t, ds)).value, { update: 5, sequence: 3 }, t);
       const s = G * 5 + L * 3;
       assert.ok(ok(validateSequenceInput('5 3', ds)).detail.startsWith(`update 5 (0-based), sequence 3 · tokens [${fmt(s)}, ${fmt(s + L)}), targets to ${fmt(s + L)} inclusive`));
     });
     it('rejects a single number, saying how to separate', () => {
       assert.strictEqual(err(validateSequenceInput('7', ds)),
-        `7 is one number: enter the update and the sequence, e.g. "7 0" or "k/r" (update 0..${last} (updates are 0-based), sequence 0..127).`);
+        `7 is one number: enter the update and the sequence, e.g. "7 0", "k:r", or a global sequence index "#7" (update 0..${last} (updates are 0-based), sequence 0..127).`);
+    });
+    it('takes "#N" as the global sequence index N = k·S + r and range-checks it', () => {
+      const S = G / L;
+      const v = ok(validateSequenceInput(`#${S * 5 + 3}`, ds));
+      assert.deepStrictEqual(v.value, { update: 5, sequence: 3 });
+      assert.ok(v.detail.startsWith(`#${fmt(S * 5 + 3)} = update 5 (0-based), sequence 3 · `), v.detail);
+      assert.deepStrictEqual(ok(validateSequenceInput('#0', ds)).value, { update: 0, sequence: 0 });
+      assert.deepStrictEqual(ok(validateSequenceInput(`#${n * S - 1}`, ds)).value, { update: n - 1, sequence: S - 1 });
+      assert.strictEqual(err(validateSequenceInput(`#${n * S}`, ds)),
+        `Sequence #${fmt(n * S)} is out of range: the stream has ${fmt(n * S)} sequences, #0..#${fmt(n * S - 1)} (${S} per update; 0-based).`);
+      assert.strictEqual(err(validateSequenceInput('#x', ds)),
+        `Global sequence index: "x" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter #N with N 0..${fmt(n * S - 1)} (N = k·${S} + r).`);
     });
     it('rejects sequence 128 (sequences are 0..127)', () => {
       assert.strictEqual(err(validateSequenceInput('0 128', ds)), 'Sequence 128 is out of range: each update has 128 sequences, 0..127 (sequences are 0-based).');

@@ -19,7 +19,7 @@ import { openDataset, Dataset } from '../../src/core/dataset';
 import { PAGE_TOKENS, PagePayload, ShardPages, groupEnds } from '../../src/core/pages';
 import { TokenStream } from '../../src/core/stream';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
-import { Numbering, PageData, textBlocks } from '../../webview/shardEditor/model';
+import { BLOCK_LIMITS, Numbering, PageData, textBlocks } from '../../webview/shardEditor/model';
 import { pyTokens } from './pyref';
 import { sampleDir } from './fixtures';
 
@@ -203,6 +203,50 @@ describe('shard editor pages', function () {
     const tiny = textBlocks(pd, { soft: 3, hard: 5 });
     assert.ok(tiny.every((b) => b.end - b.start <= 5 + 8));
     await stream.close();
+  });
+
+  it('Documents view: only real newlines and EOS start lines; every other block edge is a flagged soft break', async () => {
+    // Shards 0 and 1 hold the trial's examples (offset 6,144 of shard 0, "State⏎ and local" in shard 1).
+    for (const e of ds.shards.slice(0, 2)) {
+      const { stream } = await TokenStream.fromFile(e.path);
+      const sp = new ShardPages(stream, stream.totalTokens, tok, eos);
+      const ref = pyTokens(root, e.startToken, e.numTokens);
+      let text = '';
+      let softBreaks = 0;
+      let prevText = ''; // the decoded text of the previous block (or separator marker)
+      let prevKind: string | undefined;
+      let prevLen = 0;
+      for (let p = 0; p < sp.pageCount; p++) {
+        const pl = await sp.page(p);
+        // The host's lineStart flag equals "shard start, or the reader's previous id is EOS or ends with a newline byte".
+        const expectLineStart = pl.start === 0 || ref[pl.start - 1] === eos || tok.bytesOf(ref[pl.start - 1]).at(-1) === 0x0a;
+        assert.strictEqual(pl.lineStart, expectLineStart, `lineStart of page ${p}`);
+        const pd = new PageData(pl, eos);
+        for (const b of pd.blocks('documents', 16)) {
+          let t = '';
+          for (let o = b.start; o < b.end; o++) t += pd.docText(o);
+          if (b.kind === 'text' && b.start > 0) {
+            // A block that does not follow a newline or an EOS must carry the soft-break flag, and vice versa.
+            const realBreak = prevKind === 'sep' || prevText.endsWith('\n');
+            assert.strictEqual(!!b.midLine, !realBreak, `block at local ${b.start} of ${path.basename(e.path)}: midLine=${b.midLine} after ${JSON.stringify(prevText.slice(-20))}`);
+            if (b.midLine) {
+              softBreaks++;
+              // Blocks prefer ending at newlines: a soft break only at a page edge or after a block of ≥ the soft limit.
+              assert.ok(b.start % P === 0 || prevLen >= BLOCK_LIMITS.documents.soft, `soft break at ${b.start} after a block of ${prevLen} tokens`);
+            }
+          }
+          if (b.kind === 'sep') assert.ok(!b.midLine);
+          text += t;
+          prevText = b.kind === 'sep' ? '' : t;
+          prevKind = b.kind;
+          prevLen = b.end - b.start;
+        }
+      }
+      // The blocks' texts concatenated equal the library's decode (no newline inserted anywhere).
+      assert.strictEqual(text, await tok.libraryDecode(ref));
+      assert.ok(softBreaks > 0, 'the sample has long newline-free runs, so some soft breaks are expected');
+      await stream.close();
+    }
   });
 
   it('per-page EOS facts and document numbers equal counts over the reader\'s tokens', async () => {

@@ -12,7 +12,8 @@ import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
 import { readUpdate } from '../../src/core/update';
-import { UpdateModel, buildUpdateModel, readUpdateModel, columnAtChar, toUpdateViewData, formatUpdateModelText } from '../../src/core/updateModel';
+import { UpdateModel, buildUpdateModel, readUpdateModel, columnAtChar, toUpdateViewData, formatUpdateModelText, documentCountIfCheap } from '../../src/core/updateModel';
+import { DocumentIndex } from '../../src/core/documents';
 import { pyUpdates, pyTokens, PyBatch } from './pyref';
 import { runCli, sampleDir } from './fixtures';
 
@@ -52,6 +53,16 @@ describe('update view model equals the dataset card reader', function () {
     for (const k of ks) models.set(k, await readUpdateModel(ds, k, tok, eosBefore[G * k]));
   });
   after(() => ds?.stream.close());
+
+  it('documentCountIfCheap counts the documents of the reference stream, and declines past the budget', async () => {
+    // Documents are separated by EOS; a final document not closed by an EOS counts too.
+    const expected = eosBefore[all.length] + (all[all.length - 1] === eos ? 0 : 1);
+    assert.strictEqual(await documentCountIfCheap(new DocumentIndex(ds.stream, eos), 0), ds.storedTokens > 0 ? undefined : 0);
+    const index = new DocumentIndex(ds.stream, eos);
+    assert.strictEqual(await documentCountIfCheap(index, ds.storedTokens), expected);
+    // Counts are memoised: nothing is left to scan, so even a zero budget answers.
+    assert.strictEqual(await documentCountIfCheap(index, 0), expected);
+  });
 
   it('covers k = 0, the last update and every update spanning a shard edge', () => {
     const edges = manifestEdges(root);

@@ -15,7 +15,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { openDataset } from '../../src/core/dataset';
 import { ShardEntry } from '../../src/core/manifest';
-import { ShardVerifyResult, resolveVerifyWorker, verifyShards } from '../../src/core/verify';
+import { ShardVerifyResult, formatDone, formatVerifyProgress, resolveVerifyWorker, verifyShards } from '../../src/core/verify';
 import { VERIFY_CACHE_VERSION, VerifyCache, defaultCliCacheFile } from '../../src/core/verifyCache';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
 
@@ -72,6 +72,21 @@ describe('verify: shard hashes', function () {
 
   after(() => {
     fs.rmSync(tmpRoot, { recursive: true, force: true });
+  });
+
+  it('progress says MB below 1 GB done (never "0.00 GB"), GB from 1 GB on', () => {
+    assert.strictEqual(formatDone(0), '0 MB');
+    assert.strictEqual(formatDone(1_000_000), '1.00 MB');
+    assert.strictEqual(formatDone(8_000_000), '8.00 MB');
+    assert.strictEqual(formatDone(42_500_000), '42.5 MB');
+    assert.strictEqual(formatDone(812_000_000), '812 MB');
+    assert.strictEqual(formatDone(999_999_999), '1000 MB');
+    assert.strictEqual(formatDone(1_000_000_000), '1.00 GB');
+    assert.strictEqual(formatDone(5_070_000_000), '5.07 GB');
+    assert.strictEqual(formatDone(210_000_000_000), '210.0 GB');
+    const line = formatVerifyProgress({ shardsDone: 3, shardsTotal: 8, shardsFromCache: 0, running: [], bytesDone: 3_000_000, bytesTotal: 8_000_000, elapsedMs: 10, bytesPerSecond: 0 });
+    assert.strictEqual(line, 'shard 3 of 8 · 3.00 MB done');
+    for (let b = 0; b < 2e9; b += 1.7e7) assert.doesNotMatch(formatDone(b), /^0\.00 GB/);
   });
 
   it('finds the worker from a bundled test by walking up to dist/workers', () => {

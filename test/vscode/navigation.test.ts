@@ -144,8 +144,9 @@ describe('navigation: Go to commands, update view, links', function () {
     const o = manifest()[1].start_token + 7;
     await vscode.commands.executeCommand('tokenShards.goToOffset', { offset: o });
     // Wait, as a person would, until the shard editor shows the cursor there (its status bar item).
-    const shown = `$(location) ${o.toLocaleString('en-US')} `;
-    while (!(await shardEditors()).some((s) => s.active && s.statusText?.startsWith(shown))) await new Promise((r) => setTimeout(r, 50));
+    // The status text starts "$(location) Token 55,000,123 · …" (src/editor/statusBar.ts statusText).
+    const shown = new RegExp(`^\\$\\(location\\) (Token )?${o.toLocaleString('en-US')} `);
+    while (!(await shardEditors()).some((s) => s.active && shown.test(s.statusText ?? ''))) await new Promise((r) => setTimeout(r, 50));
     const link = await vscode.commands.executeCommand<string>('tokenShards.copyLink');
     assert.ok(link, 'a link was produced');
     assert.strictEqual(link, `${vscode.env.uriScheme}://${EXTENSION_ID}/offset?o=${o}`);

@@ -150,7 +150,7 @@ describe('shard editor (extension host)', function () {
     assert.deepStrictEqual(reveal, { type: 'reveal', offset: 12_345, highlights: [{ start: 12_335, end: 12_355, label: 'test range' }] });
     const status = await waitSession(file, (x) => x.cursor === 12_345 && x.statusText?.includes(offset.toLocaleString('en-US')) && x.statusText, 30_000, 'status bar with the global offset');
     const k = Math.floor(offset / G);
-    assert.ok(status.includes(`u ${k.toLocaleString('en-US')}`), `status bar "${status}" shows update ${k}`);
+    assert.ok(status.includes(`update ${k.toLocaleString('en-US')} ·`), `status bar "${status}" shows update ${k}`);
   });
 
   it('revealInShardEditor with a file takes a local offset', async () => {

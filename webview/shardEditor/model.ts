@@ -12,17 +12,22 @@ export interface Block {
   end: number;
   /** 'text': decoded text or chips; 'sep': one EOS (document separator); 'row': a row of the IDs grid. */
   kind: 'text' | 'sep' | 'row';
-  /** True when the block continues a line of the previous block (no newline or EOS between them). */
+  /**
+   * True when the block continues a line of the previous block: no newline or EOS between them
+   * (a soft break made for the virtual scroller, or a page edge inside a line). The Documents
+   * view draws such a block on a new visual line but marks the break as NOT a newline.
+   */
   midLine?: boolean;
 }
 
 /**
  * Soft/hard limits (tokens) for text blocks per view: blocks end after a newline, at an EOS, at
  * the soft size before a token that starts with a space, or at the hard size. The Documents view
- * uses large blocks because a cut that is not at a newline shows as an early line break.
+ * uses large limits so that its blocks nearly always end at a real newline (a block that must
+ * be cut inside a very long line is flagged `midLine` and drawn as a marked soft break).
  */
-const BLOCK_LIMITS: Record<'documents' | 'tokens', { soft: number; hard: number }> = {
-  documents: { soft: 2048, hard: 4096 },
+export const BLOCK_LIMITS: Record<'documents' | 'tokens', { soft: number; hard: number }> = {
+  documents: { soft: 6144, hard: 8192 },
   tokens: { soft: 96, hard: 192 },
 };
 
@@ -168,7 +173,8 @@ export function rowBlocks(start: number, end: number, cols: number): Block[] {
 export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard: number }): Block[] {
   const out: Block[] = [];
   let s = page.start;
-  let midLine = false; // the page's first block: unknown, drawn as a new line
+  // The page's first block continues a line unless the host says a line starts there.
+  let midLine = page.hasText && page.payload.lineStart === false;
   const push = (e: number, kind: Block['kind']) => {
     if (e > s) {
       out.push(midLine && kind === 'text' ? { start: s, end: e, kind, midLine } : { start: s, end: e, kind });

@@ -30,6 +30,9 @@ export class TokenTooltip {
   show(anchor: Element, rows: TipRow[]): void {
     this.el.replaceChildren(...rows.map(([k, v]) => h('div', { class: 'tip-row' }, h('span', { class: 'tip-k' }, k), h('span', { class: 'tip-v' }, v))));
     this.el.classList.remove('hidden');
+    // Measure at the left edge so the width is not squeezed by the previous position.
+    this.el.style.left = '0px';
+    this.el.style.top = '0px';
     const r = anchor.getBoundingClientRect();
     const w = this.el.offsetWidth, ht = this.el.offsetHeight;
     let x = Math.min(r.left, window.innerWidth - w - 8);

@@ -26,6 +26,11 @@ export interface ViewContext {
   cursor: number;
   /** Token selection made with shift+click or shift+arrows, `[start, end)`. */
   selection?: [number, number];
+  /** File names of the dataset's previous and next shards (absent at the stream's edges and for a lone shard). */
+  prevShard?: string;
+  nextShard?: string;
+  /** Opens the next (true) or previous shard (the edge markers' buttons). */
+  openNeighbour?(next: boolean): void;
 }
 
 /** Offset as shown to people: global with a dataset, else local. */
@@ -58,17 +63,77 @@ export function renderPlaceholder(start: number, end: number, ctx: ViewContext, 
   return el;
 }
 
-/** A block of the current view. */
+/**
+ * A block of the current view. The shard's first and last blocks come wrapped with a marker
+ * saying where the text continues (previous/next shard, end of the stream or of the file).
+ */
 export function renderBlock(block: Block, ctx: ViewContext): HTMLElement {
   const page = ctx.page(Math.floor(block.start / ctx.pageTokens))!;
-  if (ctx.view === 'ids') return renderRow(block, page, ctx);
-  if (block.kind === 'sep') return renderSeparator(block, page, ctx);
-  return ctx.view === 'documents' ? renderText(block, page, ctx) : renderChips(block, page, ctx);
+  const el = ctx.view === 'ids' ? renderRow(block, page, ctx)
+    : block.kind === 'sep' ? renderSeparator(block, page, ctx)
+    : ctx.view === 'documents' ? renderText(block, page, ctx) : renderChips(block, page, ctx);
+  const head = block.start === 0 && ctx.prevShard ? startMarker(page, ctx) : undefined;
+  const tail = block.end === ctx.total && ctx.total > 0 ? endMarker(page, ctx) : undefined;
+  if (!head && !tail) return el;
+  const wrap = h('div', { class: 'edge-wrap' });
+  if (head) wrap.append(head);
+  wrap.append(el);
+  if (tail) wrap.append(tail);
+  return wrap;
 }
 
+function neighbourButton(ctx: ViewContext, next: boolean, name: string): HTMLElement {
+  const b = document.createElement('vscode-button');
+  b.setAttribute('secondary', '');
+  b.setAttribute('icon', next ? 'arrow-right' : 'arrow-left');
+  b.className = next ? 'open-next' : 'open-prev';
+  b.textContent = next ? `Open ${name} →` : `← Open ${name}`;
+  b.title = next ? `Open ${name} at its first token` : `Open ${name} at its last token`;
+  b.addEventListener('click', (e) => { e.stopPropagation(); ctx.openNeighbour?.(next); });
+  b.addEventListener('mousedown', (e) => e.stopPropagation());
+  return b;
+}
+
+/** Marker above the shard's first token of a dataset shard that has a previous shard. */
+function startMarker(page: PageData, ctx: ViewContext): HTMLElement {
+  const doc = ctx.numbering.docAt(0, page, ctx.page);
+  const prev = ctx.prevShard!;
+  let text: string;
+  if (page.id(0) !== ctx.eos && doc.start !== undefined && doc.start < 0) {
+    text = `↑ Start of shard · this document began in ${prev} at global offset ${showOffset(ctx, doc.start)}${doc.startIsBound ? ' or earlier' : ''}`;
+  } else if (doc.start === 0) {
+    text = `↑ Start of shard · a document starts here; the previous shard is ${prev}`;
+  } else {
+    text = `↑ Start of shard · previous shard: ${prev}`;
+  }
+  const el = h('div', { class: 'edge start', role: 'note', 'data-prev': prev }, h('span', { class: 'edge-text' }, text), neighbourButton(ctx, false, prev));
+  return el;
+}
+
+/** Marker below the shard's last token: where the text continues (next shard), or that the stream or file ends. */
+function endMarker(page: PageData, ctx: ViewContext): HTMLElement {
+  const last = ctx.total - 1;
+  const endsWithEos = page.id(last) === ctx.eos;
+  let text: string;
+  if (ctx.globalStart === undefined) text = '■ End of file' + (endsWithEos ? '' : ' (the last document has no closing EOS here)');
+  else if (!ctx.nextShard) text = `■ End of the stream: global offset ${showOffset(ctx, last)} is the dataset's last token` + (endsWithEos ? '' : ' (the last document has no closing EOS)');
+  else if (endsWithEos) text = `End of shard · the next document starts in ${ctx.nextShard} at global offset ${showOffset(ctx, ctx.total)}`;
+  else text = `End of shard · this document continues in ${ctx.nextShard} at global offset ${showOffset(ctx, ctx.total)} →`;
+  const el = h('div', { class: `edge end${ctx.nextShard ? ' continues' : ''}`, role: 'note' }, h('span', { class: 'edge-text' }, text));
+  if (ctx.nextShard) { el.dataset.next = ctx.nextShard; el.append(neighbourButton(ctx, true, ctx.nextShard)); }
+  return el;
+}
+
+/** Tooltip of the soft-break glyph in the Documents view. */
+export const SOFT_BREAK_TITLE = 'Soft break: not a newline in the data. The text continues from the line above without a break (blocks are cut for display only); copying gives the exact decoded text.';
+
 function renderText(block: Block, page: PageData, ctx: ViewContext): HTMLElement {
-  const first = page.hasText ? page.docText(block.start) : '';
-  const el = h('div', { class: `blk doc${block.midLine && first.startsWith(' ') ? ' hang' : ''}`, 'data-s': block.start });
+  const el = h('div', { class: `blk doc${block.midLine ? ' soft' : ''}`, 'data-s': block.start });
+  if (block.midLine) {
+    // A soft break: the text goes on without a newline. The glyph is a CSS pseudo-element of an
+    // empty element, so it is neither text nor copied, and is hidden from screen readers.
+    el.append(h('span', { class: 'wrap', 'aria-hidden': 'true', title: SOFT_BREAK_TITLE }));
+  }
   let o = block.start;
   while (o < block.end) {
     let n = page.groupSize(o);
