@@ -87,7 +87,10 @@ if (onPath('code') && !args.includes('--code-server')) {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   const cs = await import(path.join(repo, 'scripts', 'code-server.mjs'));
-  server = await cs.startCodeServer({ folder, installVsix: vsix });
+  // One user-data folder per checkout: workspace state (e.g. the manifest-table offer, shown
+  // once per workspace) survives restarts, as it does in a desktop VS Code.
+  const userDataDir = path.join(repo, '.vscode-test', 'start-user-data');
+  server = await cs.startCodeServer({ folder, installVsix: vsix, userDataDir, extensionsDir: path.join(userDataDir, 'extensions') });
   const url = `${server.url}?folder=${encodeURIComponent(folder)}`;
   process.stdout.write(`\nToken Shard Inspector is running in code-server (VS Code in the browser).\n\n  Open ${url}\n\n` +
     `Over SSH, forward the port first: ssh -L ${server.port}:127.0.0.1:${server.port} <host>\n` +
