@@ -2,7 +2,8 @@
  * Token Shards: Decode Selection (Token IDs → Text) (`tokenShards.decodeSelection`): the ids in
  * the selection(s) of the active editor — found with the id-list parser's per-number rules
  * (src/core/idList.ts: negatives, decimals, dates, `uint32`… are not ids) — decoded with the
- * dataset's tokenizer into a new untitled document beside the editor. Its first line says how
+ * dataset's tokenizer into a new read-only document beside the editor (closing it asks
+ * nothing: see {@link DecodedDocuments}). Its first line says how
  * many tokens were decoded, how many ids are not in the vocabulary (shown inline as
  * `⟨unknown N⟩`) and which numbers were skipped. Each bracketed row of a 2-D print is decoded
  * on its own under a `── row r ──` line. With an empty selection, the cursor's line is used.
@@ -19,6 +20,36 @@ import { fmt } from '../core/errors';
 import { ExtractedIds, extractIds } from '../core/idList';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
+
+/**
+ * Read-only documents holding decoded text, served under the `token-shards-decoded:` scheme:
+ * unlike untitled documents they never ask to be saved. A text is dropped when its document closes.
+ */
+export class DecodedDocuments implements vscode.TextDocumentContentProvider {
+  /** URI scheme of decoded documents. */
+  static readonly scheme = 'token-shards-decoded';
+  private readonly texts = new Map<string, string>();
+  private count = 0;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? '';
+  }
+
+  /** Stores a text and returns the URI of its document (`Decoded N · <label>.txt`). */
+  add(text: string, label: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: DecodedDocuments.scheme, path: `/Decoded ${++this.count} · ${label}.txt` });
+    this.texts.set(uri.toString(), text);
+    return uri;
+  }
+
+  /** Forgets the text of a closed document. */
+  forget(uri: vscode.Uri): void {
+    this.texts.delete(uri.toString());
+  }
+}
+
+/** The one store of decoded documents, registered by `registerTokenIds`. */
+export const decodedDocuments = new DecodedDocuments();
 
 /** Arguments of `tokenShards.decodeSelection`. */
 export interface DecodeSelectionArgs {
@@ -132,7 +163,8 @@ export async function decodeSelection(services: Services, ...args: unknown[]): P
   }
   const tok = await tokenizerForCommand(services, vscode.l10n.t('Decode Selection'), editor?.document.uri);
   if (!tok) return undefined;
-  const doc = await vscode.workspace.openTextDocument({ content: decodedDocumentText(tok, found), language: 'plaintext' });
+  const uri = decodedDocuments.add(decodedDocumentText(tok, found), `${fmt(found.ids.length)} tokens`);
+  const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
   services.log.info(`decode selection: ${found.ids.length} ids with ${path.basename(tok.file)}`);
   return doc;

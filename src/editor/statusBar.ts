@@ -1,7 +1,8 @@
 /**
  * The status bar item of the focused shard editor: where the cursor is, as
- * `offset · update/sequence/position · document` (global terms for dataset shards, local
- * offsets for a lone shard). Clicking it runs "Go to Token Offset…".
+ * `Token 257,530 · update 1 · seq 123 · pos 506 · doc 38` (global terms for dataset shards,
+ * local offsets for a lone shard; update/seq/pos 0-based, explained in the tooltip), the same
+ * words as the editor's own cursor line. Clicking it runs "Go to Token Offset…".
  */
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';

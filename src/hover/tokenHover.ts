@@ -35,7 +35,7 @@ import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
-import { decodeForDisplay, decodeSelection } from '../commands/decodeSelection';
+import { DecodedDocuments, decodeForDisplay, decodeSelection, decodedDocuments } from '../commands/decodeSelection';
 import { encodeSelection } from '../commands/encodeSelection';
 import { chooseTokenizer } from '../commands/chooseTokenizer';
 
@@ -288,6 +288,9 @@ type TokState =
   | { status: 'none' }
   | { status: 'failed'; error: string };
 
+/** How long the first hover of a session waits for the datasets and tokenizer to load (ms). */
+export const HOVER_LOAD_WAIT_MS = 3000;
+
 /** The hover provider. See the file comment. */
 export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposable {
   private datasets?: Dataset[];
@@ -365,13 +368,37 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
   }
 
   /**
-   * Synchronous on purpose (never waits on a file read): reads a window of
-   * {@link HOVER_WINDOW_CHARS} characters on each side of the cursor, asks the core parser what
-   * is there, and renders it with whatever tokenizer is loaded (or says it is loading).
+   * The hover. Normally answered at once from the loaded tokenizer. Only while the workspace's
+   * datasets or the tokenizer are still being loaded (once per session) it waits for that load,
+   * at most {@link HOVER_LOAD_WAIT_MS} and never past cancellation, so the first hover shows
+   * the token instead of a "Loading tokenizer…" that VS Code would never refresh.
    */
-  provideHover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
+  async provideHover(doc: vscode.TextDocument, pos: vscode.Position, token?: vscode.CancellationToken): Promise<vscode.Hover | undefined> {
+    const first = this.hoverNow(doc, pos);
+    if (!first.loading) return first.hover;
+    const loaded = (async () => {
+      await this.datasetsLoading;
+      const ds = this.datasets ? this.datasetFor(doc, this.datasets) : undefined;
+      await this.services.tokenizerFor(ds).catch(() => undefined);
+      await Promise.resolve(); // let tokenizerNow's own .then record the state first
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([loaded, new Promise<void>((r) => { timer = setTimeout(r, HOVER_LOAD_WAIT_MS); })]);
+    clearTimeout(timer);
+    if (token?.isCancellationRequested) return undefined;
+    return this.hoverNow(doc, pos).hover;
+  }
+
+  /**
+   * Synchronous (never waits on a file read): reads a window of {@link HOVER_WINDOW_CHARS}
+   * characters on each side of the cursor, asks the core parser what is there, and renders it
+   * with whatever tokenizer is loaded. `loading` says the answer would change once the datasets
+   * or the tokenizer finish loading.
+   */
+  private hoverNow(doc: vscode.TextDocument, pos: vscode.Position): { hover?: vscode.Hover; loading: boolean } {
+    const done = (hover?: vscode.Hover) => ({ hover, loading: false });
     const cfg = vscode.workspace.getConfiguration('tokenShards', doc);
-    if (!cfg.get<boolean>('hover.enabled', true)) return undefined;
+    if (!cfg.get<boolean>('hover.enabled', true)) return done();
     // Cheap early exits: only digits, and the words update/step, can start a hover.
     const line = doc.lineAt(pos.line).text;
     const c = line.charCodeAt(pos.character);
@@ -379,7 +406,7 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
     if (!isDigit) {
       const word = doc.getWordRangeAtPosition(pos, /[A-Za-z]+/);
       const w = word ? doc.getText(word).toLowerCase() : '';
-      if (w !== 'update' && w !== 'step') return undefined;
+      if (w !== 'update' && w !== 'step') return done();
     }
     const offset = doc.offsetAt(pos);
     const winStart = Math.max(0, offset - HOVER_WINDOW_CHARS);
@@ -394,18 +421,18 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
     const tok = tokState.status === 'ready' ? tokState.tok : undefined;
     const minDigits = Math.max(1, cfg.get<number>('hover.minDigits', 3));
     const hit = findIdsAt(text, offset - winStart, { minDigits, vocabSize: tok?.vocabSize, clipped });
-    if (!hit) return undefined;
+    if (!hit) return done();
     const range = new vscode.Range(doc.positionAt(winStart + hit.range.start), doc.positionAt(winStart + hit.range.end));
 
     if (hit.kind === 'update') {
-      if (!all) return undefined; // datasets still being found: an update hover needs one
-      return ds ? new vscode.Hover(renderUpdateHover(ds, hit), range) : undefined;
+      if (!all) return { loading: true }; // datasets still being found: an update hover needs one
+      return done(ds ? new vscode.Hover(renderUpdateHover(ds, hit), range) : undefined);
     }
-    if (tok) return new vscode.Hover(hit.kind === 'list' ? renderListHover(tok, hit) : renderIdHover(tok, hit.id), range);
-    if (tokState.status === 'loading') return new vscode.Hover(loadingHover(), range);
-    if (this.offeredChoice) return undefined;
+    if (tok) return done(new vscode.Hover(hit.kind === 'list' ? renderListHover(tok, hit) : renderIdHover(tok, hit.id), range));
+    if (tokState.status === 'loading') return { hover: new vscode.Hover(loadingHover(), range), loading: true };
+    if (this.offeredChoice) return done();
     this.offeredChoice = true;
-    return new vscode.Hover(chooseTokenizerHover(tokState.status === 'failed' ? tokState.error : undefined), range);
+    return done(new vscode.Hover(chooseTokenizerHover(tokState.status === 'failed' ? tokState.error : undefined), range));
   }
 
   dispose(): void {
@@ -413,7 +440,10 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
   }
 }
 
-/** The document selector for `tokenShards.hover.languages` (`*` = every language). */
+/**
+ * The document selector for `tokenShards.hover.languages`: `*` = every language; an empty list
+ * registers nothing. Schemes: `file`, `untitled` and `vscode-notebook-cell` (notebook cells).
+ */
 export function hoverSelector(languages: readonly string[] | undefined): vscode.DocumentFilter[] {
   const schemes = ['file', 'untitled', 'vscode-notebook-cell'];
   const langs = Array.isArray(languages) ? languages.filter((l) => typeof l === 'string' && l.trim() !== '') : ['*'];
@@ -441,6 +471,8 @@ export function registerTokenIds(context: vscode.ExtensionContext, services: Ser
     { dispose: () => registration?.dispose() },
     vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('tokenShards.hover.languages')) register(); }),
     vscode.commands.registerCommand('tokenShards.decodeSelection', (...args: unknown[]) => decodeSelection(services, ...args)),
+    vscode.workspace.registerTextDocumentContentProvider(DecodedDocuments.scheme, decodedDocuments),
+    vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === DecodedDocuments.scheme) decodedDocuments.forget(d.uri); }),
     vscode.commands.registerCommand('tokenShards.encodeSelection', (...args: unknown[]) => encodeSelection(services, ...args)),
     vscode.commands.registerCommand('tokenShards.chooseTokenizer', (...args: unknown[]) => chooseTokenizer(services, ...args)),
   );

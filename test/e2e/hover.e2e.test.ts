@@ -72,6 +72,9 @@ async function pointOf(wb: Workbench, lineText: Locator, text: string): Promise<
     }, { el: handle, needle: text });
     const box = last as { x: number; y: number; onLine: boolean } | undefined;
     if (box?.onLine) return { x: box.x, y: box.y };
+    // Something covers it (an open hover): close it.
+    await wb.page.mouse.move(5, 5);
+    await wb.page.keyboard.press('Escape');
     await sleep(200);
   }
   throw new Error(`${text} is not on screen (last: ${JSON.stringify(last)})`);

@@ -205,6 +205,9 @@ describe('e2e: Go to Update → update view', function () {
   it('Go to Sequence opens pre-filled with the update shown (valid, no error) and takes "#N"', async () => {
     const w = wb!;
     await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    const frame = await w.activeWebviewFrame();
+    await frame.locator('h1').click(); // focus inside the view, as a person reading it
+    await w.page.waitForTimeout(300);
     await w.runCommand('Token Shards: Go to Sequence…');
     const box = w.page.locator('.quick-input-widget');
     await box.locator('.quick-input-title').filter({ hasText: 'Go to Sequence' }).waitFor({ state: 'visible', timeout: 30_000 });
@@ -219,6 +222,37 @@ describe('e2e: Go to Update → update view', function () {
     await input.fill('1:7');
     await message.filter({ hasText: 'update 1 (0-based), sequence 7' }).waitFor({ state: 'visible', timeout: 15_000 });
     await input.press('Escape');
+  });
+
+  it('Go to Document checks the range live (count from the reader\'s EOS tokens) and reveals the document', async () => {
+    const w = wb!;
+    const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
+    const eos = m.eos_token_id ?? 100257;
+    const stored = fs.readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+      .reduce((n, l) => n + (JSON.parse(l) as ManifestLine).num_tokens, 0);
+    const ids = pyTokens(SAMPLE_DIR, 0, stored);
+    const count = ids.filter((t) => t === eos).length + (ids[ids.length - 1] === eos ? 0 : 1);
+    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    await (await w.activeWebviewFrame()).locator('h1').click();
+    await w.page.waitForTimeout(300);
+    await w.runCommand('Token Shards: Go to Document…');
+    const box = w.page.locator('.quick-input-widget');
+    const input = box.locator('.quick-input-box input');
+    const message = box.locator('.quick-input-message');
+    await input.pressSequentially(String(count), { delay: 40 });
+    const c = count.toLocaleString('en-US');
+    await message.filter({ hasText: `Document ${c} is out of range: the stream has ${c} documents` }).waitFor({ state: 'visible', timeout: 30_000 });
+    await w.screenshot('go-to-document-out-of-range');
+    await input.fill(String(count - 1));
+    await message.filter({ hasText: `of ${c} documents` }).waitFor({ state: 'visible', timeout: 15_000 });
+    await input.fill('21');
+    await message.filter({ hasText: `document 21 (0-based` }).waitFor({ state: 'visible', timeout: 15_000 });
+    await input.press('Enter');
+    let start = 0;
+    for (let i = 0, n = 0; i < ids.length; i++) if (ids[i] === eos && ++n === 21) { start = i + 1; break; }
+    await w.page.locator('.statusbar-item').filter({ hasText: `Token ${start.toLocaleString('en-US')} ` }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await w.page.waitForTimeout(800);
+    await w.screenshot('go-to-document-reveal');
   });
 });
 

@@ -44,7 +44,11 @@ function decorate(el: HTMLElement, ctx: ViewContext, o: number, n: number): void
   const s = ctx.selection;
   if (s && o < s[1] && o + n > s[0]) el.classList.add('sel');
   for (const hl of ctx.highlights) {
-    if (o < hl.end && o + n > hl.start) el.classList.add('hl');
+    if (o < hl.end && o + n > hl.start) {
+      el.classList.add('hl');
+      if (o <= hl.start) el.classList.add('hl-first');
+      if (o + n >= hl.end) el.classList.add('hl-last');
+    }
     const b = hl.boundaries;
     if (b && o >= hl.start && o < hl.end) {
       const rel = o - b.first;
