@@ -140,7 +140,8 @@ async function cmdInfo(args: string[], v: Values): Promise<number> {
       ds.lone ? `shard            ${ds.shards[0].path} (no manifest: local offsets)` : `dataset          ${ds.root}`,
       `shards           ${fmt(ds.shards.length)}`,
       `stored tokens    ${fmt(ds.storedTokens)} (training tokens + look-ahead)`,
-      `updates          ${fmt(ds.schedule.numUpdates)} (0-based: 0..${fmt(Math.max(0, ds.schedule.numUpdates - 1))})`,
+      `updates          ${ds.schedule.numUpdates > 0 ? `${fmt(ds.schedule.numUpdates)} (0-based: 0..${fmt(ds.schedule.numUpdates - 1)})`
+        : `0 (one update needs ${fmt(ds.schedule.G + 1)} tokens: ${fmt(ds.schedule.G)} plus the look-ahead token)`}`,
       `tokens/update    ${fmt(ds.settings.globalTokensPerUpdate)} = ${fmt(ds.schedule.sequencesPerUpdate)} sequences × ${fmt(ds.settings.sequenceLength)}${src('globalTokensPerUpdate', 'sequenceLength')}`,
       `EOS id           ${ds.settings.eosTokenId}${src('eosTokenId')}`,
       `tokenizer        ${ds.tokenizerFile ?? '(none found: pass --tokenizer)'}`,
@@ -161,10 +162,24 @@ async function cmdTokens(args: string[], v: Values): Promise<number> {
   if (start + count > ds.storedTokens) {
     throw new UsageError(`--start ${fmt(start)} --count ${fmt(count)} runs past the stream end (${fmt(ds.storedTokens)} tokens)`);
   }
-  const ids = await ds.stream.read(start, count);
-  if (v.json) out(JSON.stringify({ start, count, ids: Array.from(ids) }));
-  else out(Array.from(ids).join(' '));
+  // Read and print in pieces: any count works in bounded memory (500M ids do not fit in one JS
+  // string, nor 1G tokens in one Buffer), and output starts at once. Same bytes as one JSON.stringify.
+  const sep = v.json ? ',' : ' ';
+  if (v.json) await write(`{"start":${start},"count":${count},"ids":[`);
+  for (let at = 0; at < count; at += TOKENS_PRINT_CHUNK) {
+    const ids = await ds.stream.read(start + at, Math.min(TOKENS_PRINT_CHUNK, count - at));
+    await write((at > 0 ? sep : '') + ids.join(sep));
+  }
+  await write(v.json ? ']}\n' : '\n');
   return 0;
+}
+
+/** Tokens `token-shards tokens` reads and prints at a time. */
+const TOKENS_PRINT_CHUNK = 1 << 20;
+
+/** Writes to stdout, waiting for the pipe to drain when it is full (big outputs stay in bounded memory). */
+async function write(s: string): Promise<void> {
+  if (!process.stdout.write(s)) await new Promise<void>((resolve) => process.stdout.once('drain', resolve));
 }
 
 async function cmdUpdate(args: string[], v: Values): Promise<number> {
@@ -173,9 +188,7 @@ async function cmdUpdate(args: string[], v: Values): Promise<number> {
   if (args[1] === undefined) throw new UsageError('update needs <k>, the 0-based update index');
   const k = parseNumberInput(args[1]);
   if (!k.ok) throw new UsageError(`<k>: ${k.error}`);
-  if (k.value >= ds.schedule.numUpdates) {
-    throw new UsageError(`update ${fmt(k.value)} is outside 0..${fmt(ds.schedule.numUpdates - 1)} (updates are 0-based)`);
-  }
+  ds.schedule.checkUpdate(k.value); // RangeRequestError (exit 2) naming the valid range, or saying there is no complete update
   const seq = intFlag(v.sequence, '--sequence');
   if (seq !== undefined && seq >= ds.schedule.sequencesPerUpdate) {
     throw new UsageError(`--sequence ${seq} is outside 0..${ds.schedule.sequencesPerUpdate - 1}`);
@@ -210,6 +223,7 @@ async function cmdDecode(args: string[], v: Values): Promise<number> {
     if (!r.ok) throw new UsageError(`id ${JSON.stringify(a)}: ${r.error}`);
     return r.value;
   });
+  if (ids.length === 0) throw new UsageError(`decode needs at least one id; got only separators (${rest.map((a) => JSON.stringify(a)).join(' ')})`);
   const tok = await tokenizerFor(target, v);
   const unknown = ids.filter((id) => !tok.isKnown(id));
   if (v.pieces) {

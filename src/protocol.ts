@@ -125,6 +125,8 @@ export interface ShardRevealToWebview {
   offset: number;
   /** Replaces the current highlights when given. */
   highlights?: ShardHighlight[];
+  /** Where the offset lands: 'top' = first visible line (a document's or sequence's start), 'third' (default) = a third down, with context above. */
+  align?: 'top' | 'third';
 }
 
 /** Host → webview: replace the highlights (empty = none). */

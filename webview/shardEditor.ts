@@ -425,7 +425,7 @@ window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
       if (m.highlights) setHighlights(m.highlights);
       setSelection(undefined, true);
       setCursor(m.offset, true);
-      scroller.reveal(m.offset, 'third');
+      scroller.reveal(m.offset, m.align ?? 'third');
       scroller.refresh();
       viewport.focus();
       break;

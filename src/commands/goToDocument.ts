@@ -81,7 +81,7 @@ export async function goToDocument(services: Services, views: UpdateViews | unde
     const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
     const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit);
     await revealInShardEditor(services, {
-      dataset: ds, offset: start,
+      dataset: ds, offset: start, align: 'top',
       highlight: [{ start, end: bounds.end, label: vscode.l10n.t('document {0} (0-based){1}', fmt(doc), bounds.endKnown ? '' : vscode.l10n.t(', continues past {0}', fmt(bounds.end))) }],
     });
     return { document: doc, start, end: bounds.end, endKnown: bounds.endKnown };

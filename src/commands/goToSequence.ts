@@ -62,7 +62,7 @@ export async function goToSequence(services: Services, views: UpdateViews, ...ar
     const [s, e] = ds.schedule.sequenceRange(ref.update, ref.sequence);
     views.focusRow(ds.root, ref.update, ref.sequence);
     await revealInShardEditor(services, {
-      dataset: ds, offset: s,
+      dataset: ds, offset: s, align: 'top',
       highlight: [
         { start: s, end: e, label: vscode.l10n.t('update {0} (0-based) · sequence {1} · inputs', fmt(ref.update), ref.sequence) },
         { start: e, end: e + 1, label: vscode.l10n.t('target of the last position') },

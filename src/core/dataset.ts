@@ -16,7 +16,7 @@ import {
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings } from './schedule';
 import { TokenStream } from './stream';
 import { findDatasetTokenizer } from './tokenizer';
-import { DataError } from './errors';
+import { DataError, fmt } from './errors';
 
 /** Where each schedule setting's value came from. */
 export type SettingSource = 'default' | 'setting' | 'manifest.json';
@@ -82,8 +82,9 @@ export async function openDataset(root: string, userSettings: Partial<ScheduleSe
     else if (userSettings[key] !== undefined) { settings[key] = userSettings[key]!; settingSources[key] = 'setting'; }
     else { settings[key] = DEFAULT_SCHEDULE[key]; settingSources[key] = 'default'; }
   }
+  const scheduleProblems = dropInconsistentOverrides(settings, settingSources, userSettings, prov.side?.file);
   const storedTokens = parsed.entries.reduce((s, e) => s + e.numTokens, 0);
-  const problems = [...parsed.problems, ...files.problems, ...prov.problems, ...verif.problems, ...overrideProblems]
+  const problems = [...parsed.problems, ...files.problems, ...prov.problems, ...verif.problems, ...overrideProblems, ...scheduleProblems]
     .sort((a, b) => (a.severity === b.severity ? (a.line ?? 0) - (b.line ?? 0) : a.severity === 'error' ? -1 : 1));
   return {
     root, manifestFile, shards: parsed.entries, fileStates: files.states,
@@ -92,6 +93,31 @@ export async function openDataset(root: string, userSettings: Partial<ScheduleSe
     stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
     tokenizerFile, problems,
   };
+}
+
+/**
+ * When `manifest.json` sets G and/or L so that G is not a multiple of L (each key valid on its
+ * own, e.g. `global_tokens_per_update: 1000` with the default L of 1,024), the schedule cannot
+ * be built. Rather than refusing the whole dataset, the `manifest.json` values of G and L are
+ * dropped (back to the user's settings or the dataset card's defaults, in place in `settings`
+ * and `sources`) and an error names the file and both numbers. An inconsistency that comes from
+ * the user's settings alone is left for {@link Schedule} to reject.
+ * @returns the problem to report, if any.
+ */
+function dropInconsistentOverrides(settings: ScheduleSettings, sources: Record<keyof ScheduleSettings, SettingSource>,
+  userSettings: Partial<ScheduleSettings>, provenanceFile: string | undefined): ManifestProblem[] {
+  const { globalTokensPerUpdate: G, sequenceLength: L } = settings;
+  const keys = ['globalTokensPerUpdate', 'sequenceLength'] as const;
+  if (G % L === 0 || !provenanceFile || !keys.some((k) => sources[k] === 'manifest.json')) return [];
+  const origin = (k: keyof ScheduleSettings) => (sources[k] === 'manifest.json' ? 'from manifest.json' : sources[k] === 'setting' ? 'from the settings' : 'the dataset card default');
+  const was = `tokens per update ${fmt(G)} (${origin('globalTokensPerUpdate')}) is not a multiple of the sequence length ${fmt(L)} (${origin('sequenceLength')})`;
+  for (const k of keys) {
+    if (sources[k] !== 'manifest.json') continue;
+    if (userSettings[k] !== undefined) { settings[k] = userSettings[k]!; sources[k] = 'setting'; }
+    else { settings[k] = DEFAULT_SCHEDULE[k]; sources[k] = 'default'; }
+  }
+  return [{ code: 'bad-provenance', severity: 'error', file: provenanceFile,
+    message: `${path.basename(provenanceFile)}: ${was}; using ${fmt(settings.globalTokensPerUpdate)} tokens per update and sequence length ${fmt(settings.sequenceLength)} instead.` }];
 }
 
 /** A lone `.u32` file opened without a manifest. Offsets are local to the file. */

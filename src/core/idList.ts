@@ -501,6 +501,8 @@ export function extractIds(text: string): ExtractedIds {
   const skipped: SkippedNumber[] = [];
   let row: number[] = [];
   let depth = 0;
+  /** End of the text already reported as a skipped number (or joined to one); see below. */
+  let floor = 0;
   const flush = () => { if (row.length) { rows.push(row); row = []; } };
   const len = text.length;
   for (let i = 0; i < len;) {
@@ -517,14 +519,20 @@ export function extractIds(text: string): ExtractedIds {
       row.push(v);
     } else if (why !== 'identifier') {
       // Report the number as a person wrote it: sign, fraction, exponent, groups, date parts.
+      // A number inside (or whose written form runs into) the previous report is part of it. The
+      // walks never go left of `floor`, the end of what was already reported or joined to a report,
+      // so each character is walked over a bounded number of times: a selection of
+      // `791,4062,14198,…` or `1.1.1.…` stays linear instead of re-walking the whole run per number.
+      if (i < floor) { i = j; continue; }
       const set = why === 'formatted' ? GROUPED : NUMBERISH;
       let a = i, b = j;
-      while (a > 0 && set.test(text[a - 1])) a--;
+      while (a > floor && set.test(text[a - 1])) a--;
+      if (a === floor && floor > 0 && set.test(text[floor - 1])) { floor = j; i = j; continue; }
       while (b < len && set.test(text[b])) b++;
       while (a < i && /[,.:/eE%]/.test(text[a])) a++;
       while (b > j && /[,.:/+\-eE#]/.test(text[b - 1])) b--;
-      const last = skipped[skipped.length - 1];
-      if (!last || last.start + last.text.length <= a) skipped.push({ text: text.slice(a, b), start: a, reason: why });
+      skipped.push({ text: text.slice(a, b), start: a, reason: why });
+      floor = b;
     }
     i = j;
   }

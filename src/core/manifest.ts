@@ -22,6 +22,8 @@ export const PROVENANCE_MANIFEST = 'manifest.json';
 export const VERIFICATION_FILE = 'verification.json';
 /** Bytes per token: shards are raw little-endian uint32. */
 export const BYTES_PER_TOKEN = 4;
+/** Largest id a uint32 token can hold. */
+export const MAX_TOKEN_ID = 0xffff_ffff;
 
 /** One shard as listed in `shard_manifest.jsonl`. Offsets and counts are in tokens. */
 export interface ShardEntry {
@@ -114,8 +116,12 @@ export function parseShardManifest(text: string, file: string): ParsedShardManif
     const { shard, start_token, num_tokens, sha256, ...extra } = o;
     const bad: string[] = [];
     if (typeof shard !== 'string' || shard === '') bad.push('shard must be a non-empty string');
-    if (!isCount(start_token)) bad.push(`start_token must be a non-negative integer (got ${JSON.stringify(start_token)})`);
-    if (!isCount(num_tokens)) bad.push(`num_tokens must be a non-negative integer (got ${JSON.stringify(num_tokens)})`);
+    else if (shard.length > MAX_SHARD_PATH_CHARS) bad.push(`shard is ${fmt(shard.length)} characters long (${shown(shard)}); expected a path relative to the root of at most ${fmt(MAX_SHARD_PATH_CHARS)}`);
+    if (!isCount(start_token)) bad.push(countFault('start_token', start_token));
+    if (!isCount(num_tokens)) bad.push(countFault('num_tokens', num_tokens));
+    else if (isCount(start_token) && (!Number.isSafeInteger(start_token + num_tokens) || !Number.isSafeInteger(num_tokens * BYTES_PER_TOKEN))) {
+      bad.push(`start_token + num_tokens = ${fmt(start_token + num_tokens)} (or num_tokens × 4 bytes) is past 2^53, where token and byte offsets stop being exact`);
+    }
     if (sha256 !== undefined && (typeof sha256 !== 'string' || !SHA256_RE.test(sha256))) bad.push('sha256 must be 64 hex digits');
     if (bad.length) {
       problems.push({ code: 'bad-field', severity: 'error', file, line,
@@ -147,6 +153,23 @@ export function parseShardManifest(text: string, file: string): ParsedShardManif
   entries.forEach((e, i) => (e.index = i));
   problems.push(...checkContiguity(entries, file));
   return { entries, problems };
+}
+
+/** Longest `shard` path accepted, in characters (Linux's PATH_MAX); longer ones are reported, not opened. */
+export const MAX_SHARD_PATH_CHARS = 4096;
+
+/** A value from the file as JSON for a message, cut to 80 characters so one huge field cannot flood the output. */
+function shown(v: unknown): string {
+  const t = JSON.stringify(v) ?? String(v);
+  return t.length > 80 ? `${t.slice(0, 77)}…` : t;
+}
+
+/** Why `v` is not a usable token count or offset, as a phrase for a manifest message. */
+function countFault(name: string, v: unknown): string {
+  if (typeof v === 'number' && Number.isInteger(v) && v > 0) {
+    return `${name} ${shown(v)} is past 2^53, where token offsets stop being exact (JSON numbers that large are rounded when read)`;
+  }
+  return `${name} must be a non-negative integer (got ${shown(v)})`;
 }
 
 function isCount(v: unknown): v is number {
@@ -292,11 +315,13 @@ export function scheduleOverrides(side: SideFile | undefined): { overrides: Sche
       for (const k of keys) {
         if (!(k in scope)) continue;
         const v = scope[k];
-        if (typeof v === 'number' && Number.isSafeInteger(v) && (v > 0 || (name === 'eosTokenId' && v >= 0))) {
+        const isId = name === 'eosTokenId';
+        // Tokens are uint32, so an EOS id past 2^32 − 1 could never match one.
+        if (typeof v === 'number' && Number.isSafeInteger(v) && (isId ? v >= 0 && v <= MAX_TOKEN_ID : v > 0)) {
           overrides[name] = v;
         } else {
           problems.push({ code: 'bad-provenance', severity: 'warning', file: side.file,
-            message: `${path.basename(side.file)}: ${k} = ${JSON.stringify(v)} is not a positive integer; using the setting instead.` });
+            message: `${path.basename(side.file)}: ${k} = ${shown(v)} is not ${isId ? `a token id (an integer 0..${fmt(MAX_TOKEN_ID)})` : 'a positive integer'}; using the setting instead.` });
         }
         break outer;
       }

@@ -103,7 +103,7 @@ export class Schedule {
   checkUpdate(k: number): void {
     if (!Number.isInteger(k) || k < 0 || k >= this.numUpdates) {
       throw new RangeRequestError(this.numUpdates === 0
-        ? `the stream holds no complete update (needs ${fmt(this.G + 1)} tokens)`
+        ? `the stream holds no complete update: it has ${fmt(this.storedTokens)} tokens and one update needs ${fmt(this.G + 1)} (${fmt(this.G)} tokens per update plus the look-ahead token)`
         : `update ${k} is outside 0..${fmt(this.numUpdates - 1)} (updates are 0-based)`);
     }
   }

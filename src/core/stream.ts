@@ -7,6 +7,7 @@
  * Units: every offset and count in this module is in **tokens** unless the name says bytes.
  * Offsets reach 5.2e10 tokens (2.1e11 bytes): plain JS numbers (exact to 2^53), never 32-bit ints.
  */
+import { constants as bufferConstants } from 'buffer';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -15,6 +16,12 @@ import { DataError, RangeRequestError, fmt } from './errors';
 
 /** How long an unused file handle stays open, in milliseconds. */
 export const HANDLE_IDLE_MS = 5_000;
+
+/**
+ * Most tokens one {@link TokenStream.read} returns: the largest Node `Buffer` (`buffer.constants.MAX_LENGTH`
+ * bytes, 4 GiB on 64-bit Node 20) divided by 4 bytes per token. Bigger ranges are read in pieces.
+ */
+export const MAX_READ_TOKENS = Math.floor(bufferConstants.MAX_LENGTH / BYTES_PER_TOKEN);
 
 /** One file's place in the stream. */
 export interface StreamSegment {
@@ -47,7 +54,8 @@ export class TokenStream {
 
   /**
    * @param segments files sorted by `startToken`, contiguous from 0 (the manifest validation
-   *   reports gaps; a stream over a gapped manifest reads the listed files back to back).
+   *   reports gaps; over a gapped manifest, offsets in a hole throw DataError and the listed
+   *   files still read at their own offsets).
    */
   constructor(readonly segments: readonly StreamSegment[]) {
     this.starts = segments.map((s) => s.startToken);
@@ -58,7 +66,7 @@ export class TokenStream {
   /**
    * A stream over one `.u32` file with no manifest: offsets are the file's own (local).
    * Trailing bytes that do not make a whole token are left out (see {@link trailingBytes}).
-   * @throws DataError when the file cannot be stat'ed.
+   * @throws DataError when the file cannot be stat'ed or is not a regular file (a folder, FIFO or device).
    */
   static async fromFile(file: string): Promise<{ stream: TokenStream; sizeBytes: number; trailingBytes: number }> {
     let st: fs.Stats;
@@ -67,6 +75,7 @@ export class TokenStream {
     } catch (err) {
       throw new DataError(`${file}: cannot open: ${(err as Error).message}`, file);
     }
+    if (!st.isFile()) throw notRegularFile(file, st);
     const numTokens = Math.floor(st.size / BYTES_PER_TOKEN);
     return {
       stream: new TokenStream([{ path: path.resolve(file), startToken: 0, numTokens }]),
@@ -77,7 +86,10 @@ export class TokenStream {
 
   /**
    * Finds the segment holding global token `offset`.
-   * @throws RangeRequestError when `offset` is outside `[0, totalTokens)`.
+   * @throws RangeRequestError when `offset` is outside `[0, totalTokens)`;
+   *   DataError when no segment holds it (a gap in the manifest, or a stream that does not start
+   *   at 0): there is no data at that offset, and reading "the next file" instead would silently
+   *   shift every offset after it.
    */
   locate(offset: number): SegmentLocation {
     if (!Number.isSafeInteger(offset) || offset < 0 || offset >= this.totalTokens) {
@@ -88,41 +100,63 @@ export class TokenStream {
       const mid = (lo + hi + 1) >> 1;
       if (this.starts[mid] <= offset) lo = mid; else hi = mid - 1;
     }
-    return { segment: lo, localToken: offset - this.starts[lo] };
+    // Normally the last segment starting at or before `offset` holds it. In a broken manifest
+    // (empty or overlapping entries) an earlier one may; none at all means a hole.
+    for (let i = lo; i >= 0; i--) {
+      const seg = this.segments[i];
+      if (seg.startToken <= offset && offset < seg.startToken + seg.numTokens) return { segment: i, localToken: offset - seg.startToken };
+    }
+    throw this.holeError(offset, lo);
+  }
+
+  /** The DataError for a global offset no segment holds; `lo` = last segment starting at or before it. */
+  private holeError(offset: number, lo: number): DataError {
+    const before = this.segments.slice(0, lo + 1).filter((s) => s.startToken <= offset);
+    const prev = before.length ? before.reduce((a, b) => (a.startToken + a.numTokens >= b.startToken + b.numTokens ? a : b)) : undefined;
+    const next = this.segments.find((s) => s.startToken > offset);
+    const from = prev ? prev.startToken + prev.numTokens : 0;
+    const to = next ? next.startToken : this.totalTokens;
+    const where = `${prev ? `after ${path.basename(prev.path)}` : 'before the first shard'}${next ? `, before ${path.basename(next.path)}` : ''}`;
+    return new DataError(`token ${fmt(offset)} is in no shard: the manifest lists no file for tokens [${fmt(from)}, ${fmt(to)}) (${where}); ` +
+      'expected shards that tile the stream from token 0 with no gap.', prev?.path ?? next?.path);
   }
 
   /**
    * Reads global tokens `[start, start + count)`, crossing file edges.
    * @param start global token offset (≥ 0).
-   * @param count number of tokens; the range must lie inside the stream.
+   * @param count number of tokens; the range must lie inside the stream, and fit one buffer
+   *   ({@link MAX_READ_TOKENS}).
    * @returns a fresh `Uint32Array` of length `count` (host byte order).
-   * @throws RangeRequestError for a range outside the stream;
-   *   DataError when a file is shorter than the manifest says (short read) or unreadable.
+   * @throws RangeRequestError for a range outside the stream or a count past {@link MAX_READ_TOKENS};
+   *   DataError when a file is shorter than the manifest says (short read), unreadable or not a
+   *   regular file, or when part of the range is in no shard (a gap in the manifest).
    */
   async read(start: number, count: number): Promise<Uint32Array> {
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeRequestError(`token count ${count} is not a non-negative integer`);
     if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
     }
+    if (count > MAX_READ_TOKENS) {
+      throw new RangeRequestError(`${fmt(count)} tokens is more than one read can hold (${fmt(MAX_READ_TOKENS)} tokens = ${fmt(MAX_READ_TOKENS * BYTES_PER_TOKEN)} bytes); read in pieces`);
+    }
     if (count === 0) return new Uint32Array(0);
+    // Plan every piece before starting any read: a hole found halfway must not leave reads running.
+    const pieces: { seg: StreamSegment; local: number; at: number; n: number }[] = [];
+    for (let pos = start; pos < start + count;) {
+      // Located per piece (not "the next segment"), so a hole in the manifest is an error, never a read at a wrong position.
+      const { segment, localToken } = this.locate(pos);
+      const seg = this.segments[segment];
+      const n = Math.min(seg.numTokens - localToken, start + count - pos);
+      pieces.push({ seg, local: localToken, at: pos - start, n });
+      pos += n;
+    }
     // Every element is overwritten by the reads below, so skip zero-filling: a large
     // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
     const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
     const out = raw.byteOffset % BYTES_PER_TOKEN === 0
       ? new Uint32Array(raw.buffer, raw.byteOffset, count)
       : new Uint32Array(count);
-    let { segment } = this.locate(start);
-    let pos = start;
-    const jobs: Promise<void>[] = [];
-    while (pos < start + count) {
-      const seg = this.segments[segment];
-      const local = pos - seg.startToken;
-      const n = Math.min(seg.numTokens - local, start + count - pos);
-      jobs.push(this.readInto(seg, local, out, pos - start, n));
-      pos += n;
-      segment++;
-    }
-    await Promise.all(jobs);
+    await Promise.all(pieces.map((p) => this.readInto(p.seg, p.local, out, p.at, p.n)));
     return out;
   }
 
@@ -162,9 +196,9 @@ export class TokenStream {
   private async withHandle<T>(file: string, fn: (fh: fs.promises.FileHandle) => Promise<T>): Promise<T> {
     let entry = this.pool.get(file);
     if (!entry) {
-      const handle = fs.promises.open(file, 'r').catch((err: Error) => {
+      const handle = openRegularFile(file).catch((err: Error) => {
         this.pool.delete(file);
-        throw new DataError(`${file}: cannot open: ${err.message}`, file);
+        throw err instanceof DataError ? err : new DataError(`${file}: cannot open: ${err.message}`, file);
       });
       entry = { handle, busy: 0 };
       this.pool.set(file, entry);
@@ -203,4 +237,29 @@ export class TokenStream {
       try { await (await e.handle).close(); } catch { /* already reported on open */ }
     }));
   }
+}
+
+/**
+ * Opens a file for reading only if it is a regular file. The open is non-blocking
+ * (`O_NONBLOCK`, where the platform has it) so a FIFO listed as a shard fails at once instead of
+ * waiting forever for a writer; regular files read the same either way.
+ * @throws DataError for a folder, FIFO, socket or device; the fs error (ENOENT, EACCES…) otherwise.
+ */
+async function openRegularFile(file: string): Promise<fs.promises.FileHandle> {
+  const fh = await fs.promises.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw notRegularFile(file, st);
+    return fh;
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The DataError for a path that exists but is not a regular file, naming what it is. */
+function notRegularFile(file: string, st: fs.Stats): DataError {
+  const what = st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket'
+    : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'not a regular file';
+  return new DataError(`${file}: is ${what}; expected a regular file of raw uint32 tokens`, file);
 }

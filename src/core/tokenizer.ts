@@ -117,20 +117,37 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
 
 /**
  * Builds a tokenizer from a parsed `tokenizer.json` object.
- * @throws DataError when it has no BPE vocab or a token uses characters outside the byte-level alphabet.
+ * @throws DataError when it is not an object, its model is not BPE or has no vocab, an id is not an
+ *   integer in `[0, CORRUPT_ID_FLOOR)`, an added token has no content, or a token uses characters
+ *   outside the byte-level alphabet.
  */
 export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokenizer {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new DataError(`${file}: the top level is ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}; expected a Hugging Face tokenizer.json object`, file);
+  }
+  const modelType = json.model?.type;
+  if (modelType !== undefined && modelType !== 'BPE') {
+    throw new DataError(`${file}: model.type is ${JSON.stringify(modelType)}, expected "BPE" (a byte-level BPE tokenizer such as dolma2)`, file);
+  }
   const vocab = json.model?.vocab;
-  if (!vocab || typeof vocab !== 'object') {
-    throw new DataError(`${file}: no model.vocab; expected a byte-level BPE tokenizer.json`, file);
+  if (!vocab || typeof vocab !== 'object' || Array.isArray(vocab)) {
+    throw new DataError(`${file}: no model.vocab object; expected a byte-level BPE tokenizer.json`, file);
   }
   if (json.decoder && json.decoder.type !== 'ByteLevel') {
     throw new DataError(`${file}: decoder is ${json.decoder.type}, expected ByteLevel (byte-level BPE such as dolma2)`, file);
   }
   const added = json.added_tokens ?? [];
+  if (!Array.isArray(added)) throw new DataError(`${file}: added_tokens is not an array`, file);
+  // Ids size the decode tables, so they are checked before anything is allocated: one id of 4e9
+  // would otherwise ask for gigabytes (and freeze the extension host while filling them).
   let vocabSize = 0;
-  for (const id of Object.values(vocab)) vocabSize = Math.max(vocabSize, id + 1);
-  for (const t of added) vocabSize = Math.max(vocabSize, t.id + 1);
+  for (const [tok, id] of Object.entries(vocab)) vocabSize = Math.max(vocabSize, checkedId(id, `model.vocab[${JSON.stringify(tok)}]`, file) + 1);
+  added.forEach((t, i) => {
+    if (typeof t !== 'object' || t === null || typeof t.content !== 'string') {
+      throw new DataError(`${file}: added_tokens[${i}] has no string content; expected { "id": <int>, "content": "<text>" }`, file);
+    }
+    vocabSize = Math.max(vocabSize, checkedId(t.id, `added_tokens[${i}] (${JSON.stringify(t.content)})`, file) + 1);
+  });
 
   const dec = byteLevelDecoderMap();
   const lengths = new Int32Array(vocabSize).fill(-1);
@@ -225,6 +242,16 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
       return (await lib()).decode(ids, { clean_up_tokenization_spaces: false });
     },
   };
+}
+
+/**
+ * Returns `id` when it is a usable token id (an integer in `[0, CORRUPT_ID_FLOOR)`).
+ * @param where the field, for the message (`model.vocab["Ġthe"]`).
+ * @throws DataError naming the file, the field and the value.
+ */
+function checkedId(id: unknown, where: string, file: string): number {
+  if (typeof id === 'number' && Number.isInteger(id) && id >= 0 && id < CORRUPT_ID_FLOOR) return id;
+  throw new DataError(`${file}: ${where} has id ${JSON.stringify(id)}; expected an integer 0..${fmt(CORRUPT_ID_FLOOR - 1)}`, file);
 }
 
 interface LibraryTokenizer {

@@ -155,7 +155,11 @@ export interface VerifyReport {
   unfinished: number[];
   /** Shards answered from the cache. */
   fromCache: number;
-  /** Bytes read and hashed in this run. */
+  /**
+   * Bytes of the shards read and hashed to the end in this run. Shards answered from the cache,
+   * refused without hashing (wrong size, not a regular file, unreadable) or that changed while
+   * read do not count, so `bytesHashed / elapsedMs` is a real throughput.
+   */
   bytesHashed: number;
   /** Wall time of the run in ms. */
   elapsedMs: number;
@@ -271,7 +275,8 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
     });
   }
   const bytesTotal = queue.reduce((s, e) => s + e.numTokens * BYTES_PER_TOKEN, 0);
-  let bytesFinished = 0; // bytes of finished hashed-queue shards (counted in full)
+  let bytesFinished = 0; // bytes of finished hashed-queue shards (counted in full, for progress)
+  let bytesHashed = 0; // bytes of the shards actually hashed to the end (the report's bytesHashed)
   const jobs = Math.max(1, Math.min(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), 64, Math.max(1, queue.length)));
   const hashStart = Date.now();
 
@@ -325,6 +330,7 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
         slot.current = undefined;
         if (outcome.kind !== 'cancelled') {
           bytesFinished += cur.task.expectedSize;
+          if (outcome.kind === 'hashed') bytesHashed += outcome.size;
           const r = makeResult(cur.entry, outcome, false);
           if (outcome.kind === 'hashed' && cache) {
             cache.record(cur.entry.path, { size: outcome.size, mtimeMs: outcome.mtimeMs, sha256: outcome.sha256, checkedAt: r.checkedAt });
@@ -416,7 +422,7 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
   return {
     results: [...results.values()].sort((a, b) => a.index - b.index),
     counts, cancelled: cancelled && unfinished.length > 0, unfinished, fromCache,
-    bytesHashed: bytesFinished, elapsedMs: Date.now() - t0, jobs: queue.length ? jobs : 0, cacheError,
+    bytesHashed, elapsedMs: Date.now() - t0, jobs: queue.length ? jobs : 0, cacheError,
   };
 }
 

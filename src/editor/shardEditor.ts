@@ -29,7 +29,7 @@ export const TEST_COMMAND = 'tokenShards._test.shardEditor';
 export class ShardSession implements vscode.Disposable {
   private ready = false;
   private readyWaiters: (() => void)[] = [];
-  private pendingReveal?: { offset: number; highlights?: ShardHighlight[] };
+  private pendingReveal?: { offset: number; highlights?: ShardHighlight[]; align?: 'top' | 'third' };
   private readonly disposables: vscode.Disposable[] = [];
   /** Local offset of the cursor. */
   cursor = 0;
@@ -83,15 +83,15 @@ export class ShardSession implements vscode.Disposable {
     return Promise.resolve(this.panel.webview.postMessage(msg)).then((ok) => ok, () => false);
   }
 
-  /** Scrolls to local `offset`, puts the cursor there and (when given) replaces the highlights. */
-  reveal(offset: number, highlights?: ShardHighlight[]): void {
+  /** Scrolls to local `offset` (placed per `align`), puts the cursor there and (when given) replaces the highlights. */
+  reveal(offset: number, highlights?: ShardHighlight[], align?: 'top' | 'third'): void {
     if (highlights) { this.highlights = highlights; this.highlightedUpdate = undefined; }
     this.cursor = offset;
     this.provider.focusChanged(this);
-    const pending = { offset, highlights };
+    const pending = { offset, highlights, align };
     this.pendingReveal = pending;
     if (!this.ready) return;
-    void this.post({ type: 'reveal', offset, highlights }).then((ok) => {
+    void this.post({ type: 'reveal', offset, highlights, align }).then((ok) => {
       if (ok && this.pendingReveal === pending) this.pendingReveal = undefined;
     });
   }
@@ -361,12 +361,14 @@ export function registerShardEditor(context: vscode.ExtensionContext, services: 
  * @param target.viewColumn where to open the shard when it is not open yet (default: the active
  *   group; e.g. `ViewColumn.Beside` keeps the caller's view visible). An open editor is revealed where it is.
  * @param target.preserveFocus keep the focus where it is.
+ * @param target.align 'top' puts the offset on the first visible line (for a document's or a
+ *   sequence's start); 'third' (default) a third of the way down, with context above.
  * @throws RangeRequestError when a global offset is outside the dataset's stream; Error when
  *   neither dataset nor file is given, the editor is not registered, or it did not open in 15 s.
  */
 export async function revealInShardEditor(services: Services, target: {
   dataset?: Dataset; file?: vscode.Uri; offset: number; highlight?: { start: number; end: number; label?: string }[];
-  viewColumn?: vscode.ViewColumn; preserveFocus?: boolean;
+  viewColumn?: vscode.ViewColumn; preserveFocus?: boolean; align?: 'top' | 'third';
 }): Promise<void> {
   const p = provider;
   if (!p) throw new Error('The shard editor is not registered (registerShardEditor was not called).');
@@ -397,7 +399,7 @@ export async function revealInShardEditor(services: Services, target: {
   const highlights = target.highlight
     ?.map((hl) => ({ start: Math.max(0, hl.start - base), end: Math.min(n, hl.end - base), label: hl.label }))
     .filter((hl) => hl.end > hl.start);
-  session.reveal(Math.max(0, Math.min(local, Math.max(0, n - 1))), highlights);
+  session.reveal(Math.max(0, Math.min(local, Math.max(0, n - 1))), highlights, target.align);
   if (highlights && target.dataset) {
     // New highlights replace the old ones everywhere in the dataset: another shard's editor must
     // not keep saying "Highlighted: update 3 …" once the user went to another update.

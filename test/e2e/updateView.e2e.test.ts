@@ -239,6 +239,8 @@ describe('e2e: Go to Update → update view', function () {
     const box = w.page.locator('.quick-input-widget');
     const input = box.locator('.quick-input-box input');
     const message = box.locator('.quick-input-message');
+    await box.locator('.quick-input-title').filter({ hasText: 'Go to Document (0-based)' }).waitFor({ state: 'visible', timeout: 30_000 });
+    await input.fill('');
     await input.pressSequentially(String(count), { delay: 40 });
     const c = count.toLocaleString('en-US');
     await message.filter({ hasText: `Document ${c} is out of range: the stream has ${c} documents` }).waitFor({ state: 'visible', timeout: 30_000 });

@@ -40,7 +40,7 @@ export class VirtualScroller {
   px = 0;
   private live: { block: ScrollBlock; el: HTMLElement }[] = [];
   private heights = new Map<string, number>();
-  private revealTarget?: { offset: number; where: 'third' | 'ifHidden' };
+  private revealTarget?: { offset: number; where: 'top' | 'third' | 'ifHidden' };
   private stickToEnd = false;
   private frame = 0;
   private drag?: { offset: number };
@@ -97,8 +97,8 @@ export class VirtualScroller {
     this.schedule();
   }
 
-  /** Scrolls so `offset` is visible: a third down the viewport, or only if it is hidden. */
-  reveal(offset: number, where: 'third' | 'ifHidden' = 'third'): void {
+  /** Scrolls so `offset` is visible: on the first line ('top'), a third down the viewport, or only if it is hidden. */
+  reveal(offset: number, where: 'top' | 'third' | 'ifHidden' = 'third'): void {
     offset = Math.max(0, Math.min(offset, this.source.total() - 1));
     if (where === 'ifHidden' && this.isVisible(offset)) return;
     this.stickToEnd = false;
@@ -197,7 +197,7 @@ export class VirtualScroller {
           let y = 0;
           for (let i = 0; i < idx; i++) y += this.height(i);
           const tokTop = y + relativeTop(tokEl, l.el);
-          this.px = tokTop - Math.round(H / 3);
+          this.px = tokTop - (t.where === 'top' ? 0 : Math.round(H / 3));
           this.revealTarget = undefined;
           continue; // re-normalise
         }

@@ -88,9 +88,11 @@ function fstat(fd: number): Promise<fs.Stats> {
   return new Promise((resolve, reject) => fs.fstat(fd, (err, st) => (err ? reject(err) : resolve(st))));
 }
 
+/** An fs error as one phrase, led by its code once ("EACCES: permission denied, open '…'"; Node's messages usually start with the code already). */
 function errText(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
-  return e.code ? `${e.code}: ${e.message}` : String(e.message ?? err);
+  const message = String(e.message ?? err);
+  return e.code && !message.startsWith(e.code) ? `${e.code}: ${message}` : message;
 }
 
 /** Hashes one file; never throws (every failure becomes an outcome). */
@@ -98,7 +100,10 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
   const file = task.path;
   let fd: number;
   try {
-    fd = await new Promise<number>((resolve, reject) => fs.open(file, 'r', (err, f) => (err ? reject(err) : resolve(f))));
+    // Non-blocking open: a FIFO listed as a shard would otherwise block this worker (and its
+    // libuv thread) until some process writes to it; the fstat below then rejects it.
+    fd = await new Promise<number>((resolve, reject) => fs.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0),
+      (err, f) => (err ? reject(err) : resolve(f))));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'missing', message: `${file} does not exist` };
