@@ -76,8 +76,17 @@ export class ShardSession implements vscode.Disposable {
    */
   post(msg: ShardToWebview): Promise<boolean> {
     if (this.provider.recording) {
+      // Bounded (page messages are large); the non-page messages (reveal, highlights, init…)
+      // are few and are kept, so a burst of pages or scan progress never pushes them out.
       this.recorded.push(msg);
-      if (this.recorded.length > 200) this.recorded.splice(0, this.recorded.length - 200);
+      if (this.recorded.length > 200) {
+        const drop = this.recorded.length - 200;
+        let dropped = 0;
+        for (let i = 0; i < this.recorded.length && dropped < drop;) {
+          if (this.recorded[i].type === 'page' || this.recorded[i].type === 'numbering') { this.recorded.splice(i, 1); dropped++; } else i++;
+        }
+        if (this.recorded.length > 400) this.recorded.splice(0, this.recorded.length - 400);
+      }
     }
     if (!this.ready) return Promise.resolve(false);
     return Promise.resolve(this.panel.webview.postMessage(msg)).then((ok) => ok, () => false);
@@ -88,10 +97,11 @@ export class ShardSession implements vscode.Disposable {
     if (highlights) { this.highlights = highlights; this.highlightedUpdate = undefined; }
     this.cursor = offset;
     this.provider.focusChanged(this);
-    const pending = { offset, highlights, align };
+    // `align` only when asked for, so a plain reveal message stays { type, offset, highlights }.
+    const pending = { offset, highlights, ...(align ? { align } : {}) };
     this.pendingReveal = pending;
     if (!this.ready) return;
-    void this.post({ type: 'reveal', offset, highlights, align }).then((ok) => {
+    void this.post({ type: 'reveal', ...pending }).then((ok) => {
       if (ok && this.pendingReveal === pending) this.pendingReveal = undefined;
     });
   }
