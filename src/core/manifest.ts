@@ -50,7 +50,7 @@ export type ProblemCode =
   | 'empty-manifest' | 'malformed-json' | 'not-an-object' | 'missing-field' | 'bad-field'
   | 'duplicate-shard' | 'gap' | 'overlap' | 'not-from-zero' | 'unsorted'
   | 'missing-file' | 'size-not-multiple-of-4' | 'size-mismatch' | 'unreadable'
-  | 'bad-provenance' | 'bad-verification';
+  | 'bad-provenance' | 'bad-verification' | 'outside-root';
 
 /** A fault found in a dataset's metadata or files. */
 export interface ManifestProblem {
@@ -132,6 +132,11 @@ export function parseShardManifest(text: string, file: string): ParsedShardManif
       problems.push({ code: 'missing-field', severity: 'warning', file, line,
         message: `${path.basename(file)} line ${line}: no sha256; this shard cannot be verified.` });
     }
+    const outside = outsideRoot(shard as string, root);
+    if (outside) {
+      problems.push({ code: 'outside-root', severity: 'warning', file, line,
+        message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${outside}, outside the dataset folder ${root}; expected a path relative to the root (it is read anyway, as the dataset card's reader would).` });
+    }
     const st = start_token as number;
     if (st < prevStart && !unsortedReported) {
       unsortedReported = true;
@@ -153,6 +158,17 @@ export function parseShardManifest(text: string, file: string): ParsedShardManif
   entries.forEach((e, i) => (e.index = i));
   problems.push(...checkContiguity(entries, file));
   return { entries, problems };
+}
+
+/**
+ * Why a `shard` path leads out of the dataset root, or undefined when it stays inside. Only the
+ * path as written is judged (symbolic links inside the root are a normal way to place shards).
+ */
+function outsideRoot(shard: string, root: string): string | undefined {
+  if (path.isAbsolute(shard)) return 'is an absolute path';
+  const rel = path.relative(root, path.resolve(root, shard));
+  if (rel === '..' || rel.startsWith('..' + path.sep) || path.isAbsolute(rel)) return 'climbs out with ..';
+  return undefined;
 }
 
 /** Longest `shard` path accepted, in characters (Linux's PATH_MAX); longer ones are reported, not opened. */
@@ -216,8 +232,9 @@ export interface ShardFileState {
 }
 
 /**
- * Stats every listed shard file and reports missing files, sizes that are not a multiple of 4
- * bytes, and sizes that disagree with `4 × num_tokens`.
+ * Stats every listed shard file and reports missing files, paths that are not regular files or
+ * that this process may not read, sizes that are not a multiple of 4 bytes, and sizes that
+ * disagree with `4 × num_tokens`.
  * @returns one state per entry (same order) plus the problems found, attributed to the manifest line.
  */
 export async function validateShardFiles(entries: ShardEntry[], manifestFile: string):
@@ -228,6 +245,9 @@ export async function validateShardFiles(entries: ShardEntry[], manifestFile: st
     try {
       const st = await fs.promises.stat(e.path);
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' });
+      // stat works on a file we may not read (chmod 000, another owner): ask, so it is reported
+      // here and not first when a view reads it. (Root passes every permission check.)
+      await fs.promises.access(e.path, fs.constants.R_OK);
       return { size: st.size, mtimeMs: st.mtimeMs };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;

@@ -116,7 +116,8 @@ export class TokenStream {
     const next = this.segments.find((s) => s.startToken > offset);
     const from = prev ? prev.startToken + prev.numTokens : 0;
     const to = next ? next.startToken : this.totalTokens;
-    const where = `${prev ? `after ${path.basename(prev.path)}` : 'before the first shard'}${next ? `, before ${path.basename(next.path)}` : ''}`;
+    const where = prev ? `after ${path.basename(prev.path)}${next ? `, before ${path.basename(next.path)}` : ''}`
+      : `before the first shard${next ? `, ${path.basename(next.path)}` : ''}`;
     return new DataError(`token ${fmt(offset)} is in no shard: the manifest lists no file for tokens [${fmt(from)}, ${fmt(to)}) (${where}); ` +
       'expected shards that tile the stream from token 0 with no gap.', prev?.path ?? next?.path);
   }

@@ -192,7 +192,10 @@ export class ShardDocument implements vscode.CustomDocument {
     };
     if (old && old.stream !== stream) void old.stream.close();
     this.stats = undefined;
-    this._numbering = { type: 'numbering', generation: this._generation, state: 'scanning', progress: vscode.l10n.t('Counting documents in this shard…') };
+    // An empty (or unreadable) shard has no page, so the editor never sends one and never starts
+    // the scan: its numbering is final at once instead of "Counting documents…" forever.
+    this._numbering = numTokens === 0 ? emptyNumbering(this._generation)
+      : { type: 'numbering', generation: this._generation, state: 'scanning', progress: vscode.l10n.t('Counting documents in this shard…') };
   }
 
   /** Starts the background document scan once (the editor calls this after the first page is sent). */
@@ -220,7 +223,7 @@ export class ShardDocument implements vscode.CustomDocument {
       this.numberingChanged.fire(this._numbering);
     };
     try {
-      if (s.numTokens === 0) { publish({ state: 'global', docBase: 0, pageEos: [], pageFirstEos: [], pageLastEos: [], headStart: 0, headKnown: true, tailEnd: 0, tailKnown: true }); return; }
+      if (s.numTokens === 0) { publish(emptyNumbering(gen)); return; }
       // 1. This shard, page by page.
       if (!this.stats) {
         let last = 0;
@@ -350,6 +353,11 @@ export class ShardDocument implements vscode.CustomDocument {
 function lastIndexWhere<T>(a: T[], f: (x: T) => boolean): number {
   for (let i = a.length - 1; i >= 0; i--) if (f(a[i])) return i;
   return -1;
+}
+
+/** Numbering of a shard with no tokens: final ('global', nothing to count, no document). */
+function emptyNumbering(generation: number): ShardNumberingToWebview {
+  return { type: 'numbering', generation, state: 'global', docBase: 0, pageEos: [], pageFirstEos: [], pageLastEos: [], headStart: 0, headKnown: true, tailEnd: 0, tailKnown: true };
 }
 
 /** Reads `n` bytes at byte `pos` (for the trailing-bytes banner). */

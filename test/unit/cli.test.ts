@@ -68,10 +68,45 @@ describe('CLI exit codes and messages', function () {
     }
   });
 
+  it('a read reaching into a manifest gap fails with exit 1 naming the hole (no tokens from the next shard)', () => {
+    const root = path.join(out, 'gap');
+    const es = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+      .sort((a, b) => a.start_token - b.start_token);
+    const holeStart = es[1].start_token + es[1].num_tokens;
+    const r = runCli(['tokens', root, '--start', String(holeStart - 2), '--count', '4']);
+    assert.strictEqual(r.code, 1, r.stdout);
+    assert.strictEqual(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`^error: token ${holeStart.toLocaleString('en-US')} is in no shard: .*\\[${holeStart.toLocaleString('en-US')}, ${es[2].start_token.toLocaleString('en-US')}\\)`));
+  });
+
+  it('`update` on a stream without one complete update says so (exit 2), and `info` does not print "0..0"', () => {
+    const root = path.join(out, 'valid');
+    const stored = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').reduce((n, l) => n + JSON.parse(l).num_tokens, 0);
+    const r = runCli(['update', root, '0']);
+    assert.strictEqual(r.code, 2);
+    assert.match(r.stderr, new RegExp(`^error: the stream holds no complete update: it has ${stored.toLocaleString('en-US')} tokens and one update needs 131,073`));
+    const info = runCli(['info', root]);
+    assert.strictEqual(info.code, 0, info.stderr);
+    assert.match(info.stdout, /^updates +0 \(one update needs 131,073 tokens/m);
+  });
+
+  it('`tokens` prints any count in pieces, byte for byte the JSON of the whole range, equal to the reader', () => {
+    const root = sampleDir();
+    const stored = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').reduce((n, l) => n + JSON.parse(l).num_tokens, 0);
+    const start = 3, count = stored - 5; // several 1,048,576-token pieces, not aligned to them
+    const want = pyTokens(root, start, count);
+    const json = runCli(['tokens', root, '--start', String(start), '--count', String(count), '--json']);
+    assert.strictEqual(json.code, 0, json.stderr);
+    assert.strictEqual(json.stdout, JSON.stringify({ start, count, ids: want }) + '\n');
+    const text = runCli(['tokens', root, '--start', String(start), '--count', String(count)]);
+    assert.strictEqual(text.stdout, want.join(' ') + '\n');
+  });
+
   it('usage errors exit 2 with one line', () => {
     for (const args of [[], ['frobnicate'], ['info'], ['tokens', sampleDir()], ['tokens', sampleDir(), '--start', 'abc', '--count', '1'],
       ['update', sampleDir(), '1.5'], ['update', sampleDir(), '0', '--sequence', '128'], ['info', '/nonexistent/dataset'],
-      ['info', sampleDir(), '[--json]'], ['verify', sampleDir(), '[--jobs', '2]'], ['decode', sampleDir(), '791', '[--pieces]']]) {
+      ['info', sampleDir(), '[--json]'], ['verify', sampleDir(), '[--jobs', '2]'], ['decode', sampleDir(), '791', '[--pieces]'],
+      ['decode', sampleDir(), ''], ['decode', sampleDir(), ' , ']]) {
       const r = runCli(args);
       assert.strictEqual(r.code, 2, `${args.join(' ')} → ${r.code}: ${r.stderr}`);
       if (args.length) assert.match(r.stderr, /^error: .+\n$/, `${args.join(' ')}: ${r.stderr}`);

@@ -3,9 +3,12 @@
  * clean_up_tokenization_spaces false) on every document of the sample, plus per-token pieces.
  */
 import * as assert from 'assert';
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
-import { loadTokenizer, LoadedTokenizer, bytesToDisplay, diagnoseIds } from '../../src/core/tokenizer';
+import { DataError } from '../../src/core/errors';
+import { CORRUPT_ID_FLOOR, loadTokenizer, LoadedTokenizer, bytesToDisplay, diagnoseIds } from '../../src/core/tokenizer';
 import { runCli, sampleDir } from './fixtures';
 
 describe('decoding equals the tokenizer library', function () {
@@ -100,5 +103,73 @@ describe('decoding equals the tokenizer library', function () {
     const p = runCli(['decode', path.join(ds.root, 'tokenizer', 'tokenizer.json'), String(tok.vocabSize + 1), '--pieces']);
     assert.strictEqual(p.code, 1, 'unknown ids are a data problem');
     assert.match(p.stderr, /not in the tokenizer's vocabulary/);
+  });
+});
+
+/**
+ * tokenizer.json files that are not what the decoder needs, made from the real dolma2
+ * tokenizer.json of the sample with one thing changed. Each must be a DataError naming the file
+ * and the field: an id of 4e9 used to size the decode tables (the CLI hung, the extension host
+ * would freeze), `null` gave "Cannot read properties of null", string or float ids gave "Invalid
+ * array length", and a WordPiece model without a decoder was accepted as byte-level BPE.
+ */
+describe('tokenizer.json that cannot be used', function () {
+  this.timeout(0);
+  let dir: string;
+  let real: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-badtok-'));
+    real = JSON.parse(fs.readFileSync(path.join(sampleDir(), 'tokenizer', 'tokenizer.json'), 'utf8'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** Writes `json` as `<name>/tokenizer.json` and loads it; returns the DataError's message. */
+  async function loadError(name: string, json: unknown): Promise<string> {
+    const file = path.join(dir, name, 'tokenizer.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(json));
+    try {
+      await loadTokenizer(file);
+    } catch (err) {
+      assert.ok(err instanceof DataError, `${name}: ${(err as Error).stack}`);
+      assert.ok(err.message.startsWith(file + ': '), `${name}: names the file: ${err.message}`);
+      return err.message;
+    }
+    assert.fail(`${name}: loaded without an error`);
+  }
+  const firstToken = () => Object.keys(real.model.vocab)[0];
+  const withVocabId = (id: unknown) => ({ ...real, model: { ...real.model, vocab: { ...real.model.vocab, [firstToken()]: id } } });
+
+  it('an id past any vocabulary is refused before any table is built', async () => {
+    const huge = CORRUPT_ID_FLOOR * 4096; // ~4e9: a uint32-range id
+    assert.match(await loadError('vocab-huge', withVocabId(huge)), new RegExp(`model\\.vocab\\[.*\\] has id ${huge}; expected an integer 0\\.\\.`));
+    const added = real.added_tokens.map((t: { id: number }, i: number) => (i === 0 ? { ...t, id: huge } : t));
+    assert.match(await loadError('added-huge', { ...real, added_tokens: added }), new RegExp(`added_tokens\\[0\\] \\(".+"\\) has id ${huge}`));
+  });
+
+  it('negative, fractional and string ids, and added tokens without content, name the field', async () => {
+    for (const [name, id] of [['negative', -1], ['float', 1.5], ['string', '0']] as const) {
+      assert.match(await loadError(`vocab-${name}`, withVocabId(id)), new RegExp(`has id ${JSON.stringify(id).replace('.', '\\.')};`), name);
+    }
+    assert.match(await loadError('added-no-content', { ...real, added_tokens: [{ id: 0 }] }), /added_tokens\[0\] has no string content/);
+  });
+
+  it('not an object, or a model that is not BPE (WordPiece, Unigram), is named as such', async () => {
+    assert.match(await loadError('null', null), /the top level is null/);
+    assert.match(await loadError('array', [real]), /the top level is an array/);
+    // A WordPiece model (as BERT's tokenizer.json has it) with no decoder section still is not byte-level BPE.
+    const wordPiece = { ...real, decoder: null, model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: real.model.vocab } };
+    assert.match(await loadError('wordpiece', wordPiece), /model\.type is "WordPiece", expected "BPE"/);
+    const unigram = { ...real, model: { type: 'Unigram', vocab: Object.keys(real.model.vocab).slice(0, 10).map((t) => [t, -1]) } };
+    assert.match(await loadError('unigram', unigram), /model\.type is "Unigram"/);
+  });
+
+  it('the real tokenizer still loads and decodes like the library', async () => {
+    const file = path.join(dir, 'real', 'tokenizer.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(real));
+    const tok = await loadTokenizer(file);
+    const ids = await tok.encode('Call me Ishmael.');
+    assert.strictEqual(tok.decode(ids), await tok.libraryDecode(ids));
   });
 });

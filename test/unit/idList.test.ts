@@ -198,6 +198,24 @@ describe('idList: finding ids in real prints', function () {
     assert.strictEqual(findIdsAt(steps, steps.length - 1)?.kind, 'update');
     assert.deepStrictEqual(extractIds(brackets).ids.length, 2);
   });
+
+  it('extractIds stays linear on a 1 MB selection of ids joined by commas or dots, without brackets', () => {
+    // Each rejected number used to re-walk the whole run to report its written form: ~20 minutes
+    // on the extension host for a 1 MB selection of a compact JSON array without its brackets.
+    const ids: number[] = [];
+    while (ids.join(',').length < 1_000_000) ids.push(...corpus.long_ids);
+    const text = ids.join(',');
+    const found = extractIds(text);
+    // Outside brackets a 3-digit number after `<digit>,` (or a ≤ 3-digit one before `,ddd`) reads as a thousands group.
+    const len = (k: number) => String(ids[k]).length;
+    const grouped = (k: number) => (k > 0 && len(k) === 3) || (k + 1 < ids.length && len(k) <= 3 && len(k + 1) === 3);
+    assert.deepStrictEqual(found.ids, ids.filter((_, k) => !grouped(k)));
+    assert.deepStrictEqual(found.skipped.map((s) => [s.start, s.text.length, s.reason]), [[0, text.length, 'formatted']], 'one report: the run as written');
+    assert.deepStrictEqual(extractIds(`[${text}]`).ids, ids, 'inside brackets every element is an id');
+    const dotted = ids.join('.');
+    const d = extractIds(dotted);
+    assert.deepStrictEqual([d.ids, d.skipped.map((s) => [s.start, s.text.length, s.reason])], [[], [[0, dotted.length, 'decimal']]]);
+  });
 });
 
 /** Offset of the first digit of the k-th number (0-based) in a text of numbers. */

@@ -162,6 +162,24 @@ describe('verify: shard hashes', function () {
     assert.match(report.results[gone.index].message, /file not found/);
   });
 
+  it('a folder or a FIFO in place of a shard is unreadable at once (no hang); bytes hashed count only hashed shards', async () => {
+    const root = copySample();
+    const ds = await openDataset(root);
+    const [, folder, fifo] = ds.shards;
+    fs.rmSync(folder.path); fs.mkdirSync(folder.path);
+    fs.rmSync(fifo.path); execFileSync('mkfifo', [fifo.path]); // opening it for reading used to block the worker forever
+    const report = await verifyShards(ds.shards, { jobs: 2 });
+    const st = byStatus(report.results);
+    assert.deepStrictEqual(st.unreadable, [folder.index, fifo.index]);
+    for (const e of [folder, fifo]) assert.match(report.results[e.index].message, new RegExp(`${e.path.replace(/[.]/g, '\\.')} is not a regular file`));
+    const rest = ds.shards.filter((e) => e !== folder && e !== fifo);
+    assert.deepStrictEqual(st.ok, rest.map((e) => e.index));
+    const sums = sha256sum(rest.map((e) => e.path));
+    for (const e of rest) assert.strictEqual(report.results[e.index].actualSha256, sums.get(e.path));
+    // Only what was read to the end counts (they used to add the folder's and the FIFO's expected sizes).
+    assert.strictEqual(report.bytesHashed, rest.reduce((s, e) => s + fs.statSync(e.path).size, 0));
+  });
+
   it('cancel mid-run: finished shards are cached, unfinished ones are not', async () => {
     const root = copySample();
     const ds = await openDataset(root);
