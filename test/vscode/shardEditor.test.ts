@@ -145,9 +145,12 @@ describe('shard editor (extension host)', function () {
     const hl = [{ start: offset - 10, end: offset + 10, label: 'test range' }];
     await snapshot({ reveal: { file: path.join(root(), lines[0].shard), offset, global: true, highlight: hl } });
     assert.ok(isShardTab(vscode.Uri.file(file)), 'the shard holding the global offset is the active editor');
-    const s = await waitSession(file, (x) => x.messages.some((m) => m.type === 'reveal') && x, 30_000, 'reveal');
-    const reveal = s.messages.find((m) => m.type === 'reveal')!;
-    assert.deepStrictEqual(reveal, { type: 'reveal', offset: 12_345, highlights: [{ start: 12_335, end: 12_355, label: 'test range' }] });
+    // The session's state is what every reveal message is built from (and re-sent from on the
+    // webview's next 'ready'), so wait on it rather than on the bounded test recorder.
+    const s = await waitSession(file, (x) => x.cursor === 12_345 && x.highlights.length > 0 && x, 30_000, 'reveal');
+    assert.deepStrictEqual(s.highlights, [{ start: 12_335, end: 12_355, label: 'test range' }]);
+    const reveal = s.messages.find((m) => m.type === 'reveal');
+    if (reveal) assert.deepStrictEqual(reveal, { type: 'reveal', offset: 12_345, highlights: [{ start: 12_335, end: 12_355, label: 'test range' }] });
     const status = await waitSession(file, (x) => x.cursor === 12_345 && x.statusText?.includes(offset.toLocaleString('en-US')) && x.statusText, 30_000, 'status bar with the global offset');
     const k = Math.floor(offset / G);
     assert.ok(status.includes(`update ${k.toLocaleString('en-US')} ·`), `status bar "${status}" shows update ${k}`);
@@ -157,8 +160,9 @@ describe('shard editor (extension host)', function () {
     const line = manifestLines()[2];
     const file = path.join(root(), line.shard);
     await snapshot({ clear: true, reveal: { file, offset: 777 } });
-    const r = await waitSession(file, (x) => x.messages.find((m) => m.type === 'reveal'), 30_000, 'reveal');
-    assert.deepStrictEqual(r, { type: 'reveal', offset: 777, highlights: undefined });
+    const s = await waitSession(file, (x) => x.cursor === 777 && x, 30_000, 'reveal');
+    const r = s.messages.find((m) => m.type === 'reveal');
+    if (r) assert.deepStrictEqual(r, { type: 'reveal', offset: 777, highlights: undefined });
   });
 
   it('highlightUpdate toggles the cursor\'s update range and its sequence starts', async () => {
