@@ -304,3 +304,14 @@ export async function launchWorkbench(options: LaunchOptions = {}): Promise<Work
     throw new Error(`the workbench did not become ready: ${err instanceof Error ? err.message : String(err)}\n----- ${server.logFile} -----\n${tail}`);
   }
 }
+
+/**
+ * `afterEach` body shared by the e2e suites: when the test just run failed, saves a screenshot
+ * named after it and prints the workbench diagnostics (console errors, extension host log tail).
+ */
+export async function reportIfFailed(test: Mocha.Test | undefined, wb: Workbench | undefined): Promise<void> {
+  if (test?.state !== 'failed' || !wb) return;
+  const shot = await wb.screenshot(`FAILED-${test.fullTitle()}`).catch(() => undefined);
+  if (shot) console.error(`    screenshot: ${shot}`);
+  console.error(wb.diagnostics());
+}

@@ -23,7 +23,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { FrameLocator } from 'playwright-core';
-import { REPO_ROOT, SAMPLE_DIR, Workbench, launchWorkbench } from './harness';
+import { REPO_ROOT, SAMPLE_DIR, Workbench, launchWorkbench, reportIfFailed } from './harness';
 
 const SHARDS = 2098;
 const BIG_EVERY = 70;
@@ -103,11 +103,7 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
-      if (shot) console.error(`    screenshot: ${shot}`);
-      console.error(wb.diagnostics());
-    }
+    await reportIfFailed(this.currentTest, wb);
   });
 
   after(async () => {

@@ -14,7 +14,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { FrameLocator } from 'playwright-core';
-import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
+import { launchWorkbench, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
 import { pyTokens } from '../unit/pyref';
 
@@ -77,11 +77,7 @@ describe('e2e: shard editor', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
-      if (shot) console.error(`    screenshot: ${shot}`);
-      console.error(wb.diagnostics());
-    }
+    await reportIfFailed(this.currentTest, wb);
   });
 
   after(async () => {

@@ -12,7 +12,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { loadTokenizer } from '../../src/core/tokenizer';
 import { pyTokens, pyUpdates } from '../unit/pyref';
-import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
+import { launchWorkbench, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
 
 interface ManifestLine { shard: string; start_token: number; num_tokens: number }
 
@@ -35,11 +35,7 @@ describe('e2e: Go to Update → update view', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
-      if (shot) console.error(`    screenshot: ${shot}`);
-      console.error(wb.diagnostics());
-    }
+    await reportIfFailed(this.currentTest, wb);
   });
 
   after(async () => {
@@ -268,11 +264,7 @@ describe('e2e: update view numbers documents on request when counting is not che
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const shot = await wb.screenshot(`FAILED-${this.currentTest.fullTitle()}`).catch(() => undefined);
-      if (shot) console.error(`    screenshot: ${shot}`);
-      console.error(wb.diagnostics());
-    }
+    await reportIfFailed(this.currentTest, wb);
   });
 
   after(async () => {

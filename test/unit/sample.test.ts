@@ -18,25 +18,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
+import { repoRoot } from './fixtures';
 import { parseShardManifest, readSideFile, validateShardFiles, ManifestProblem } from '../../src/core/manifest';
 import { diagnoseIds } from '../../src/core/tokenizer';
 
-/** The repository root: the nearest folder above a start whose package.json is this project's. */
-function findRepoRoot(...starts: string[]): string {
-  for (const start of starts) {
-    let dir = path.resolve(start);
-    for (;;) {
-      const pj = path.join(dir, 'package.json');
-      if (fs.existsSync(pj) && JSON.parse(fs.readFileSync(pj, 'utf8')).name === 'token-shard-inspector') return dir;
-      const up = path.dirname(dir);
-      if (up === dir) break;
-      dir = up;
-    }
-  }
-  throw new Error('cannot find the token-shard-inspector repository root');
-}
-
-const REPO = findRepoRoot(__dirname, process.cwd());
+const REPO = repoRoot();
 const G = 131_072;
 const EOS = 100_257;
 const VOCAB = 100_278;

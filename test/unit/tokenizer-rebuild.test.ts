@@ -12,23 +12,9 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
+import { repoRoot } from './fixtures';
 
-/** The repository root: the nearest folder above `from` whose package.json is this project's. */
-function findRepoRoot(...starts: string[]): string {
-  for (const start of starts) {
-    let dir = path.resolve(start);
-    for (;;) {
-      const pj = path.join(dir, 'package.json');
-      if (fs.existsSync(pj) && JSON.parse(fs.readFileSync(pj, 'utf8')).name === 'token-shard-inspector') return dir;
-      const up = path.dirname(dir);
-      if (up === dir) break;
-      dir = up;
-    }
-  }
-  throw new Error('cannot find the token-shard-inspector repository root');
-}
-
-const REPO = findRepoRoot(__dirname, process.cwd());
+const REPO = repoRoot();
 const REFERENCE = path.resolve(REPO, '..', 'shared', 'data', 'dolma2', 'tokenizer.json');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
