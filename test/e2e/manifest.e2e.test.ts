@@ -270,8 +270,16 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     await w.page.keyboard.press('Control+J'); // hide the panel again
     const grid = frame.locator('.mf-grid');
     await grid.focus();
+    // Each key is handled by the webview asynchronously: wait for its effect before the next
+    // one, so Home cannot land after an arrow (that read row-4 under load).
+    const activeRow = async (want: string) => {
+      const deadline = Date.now() + 10_000;
+      while ((await grid.getAttribute('aria-activedescendant')) !== want && Date.now() < deadline) await w.page.waitForTimeout(50);
+      return grid.getAttribute('aria-activedescendant');
+    };
     await grid.press('Home');
-    for (let i = 0; i < 5; i++) await grid.press('ArrowDown');
+    await activeRow('row-0');
+    for (let i = 1; i <= 5; i++) { await grid.press('ArrowDown'); await activeRow(`row-${i}`); }
     assert.strictEqual(await grid.getAttribute('aria-activedescendant'), 'row-5');
     await grid.press('Enter');
     await w.activeTab('tokens_000005.u32').waitFor({ state: 'visible', timeout: 30_000 });
