@@ -183,6 +183,8 @@ export interface ShardWebviewState {
   cursor: number;
   /** File size when saved: a different size (file replaced) resets the position. */
   sizeBytes: number;
+  /** Invisible characters drawn as boxed marks (the toolbar toggle; default on). */
+  invisibles?: boolean;
 }
 
 // ───────────────────────────── Manifest editor ──────────────────────────

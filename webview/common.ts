@@ -10,6 +10,8 @@ export interface VsCodeApi<ToHost, State> {
   setState(state: State): void;
 }
 
+import { hasInvisibles, visibleRuns, VisibleOptions } from '../src/core/invisibles';
+
 declare function acquireVsCodeApi(): unknown;
 
 /** Acquires the VS Code API once (it may only be called once per page). */
@@ -41,4 +43,23 @@ const NUMBER_FORMAT = new Intl.NumberFormat('en-US');
 /** Formats a count with thousands separators (matches the host's `fmt`); one shared formatter, cheap in hot loops. */
 export function fmt(n: number): string {
   return NUMBER_FORMAT.format(n);
+}
+
+/** `1 token`, `2 tokens`, `1,024 tokens`: a count with its noun, plural unless exactly one (`plural` defaults to noun + "s"). */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${fmt(n)} ${n === 1 ? noun : plural}`;
+}
+
+/**
+ * Text with its invisible characters drawn as boxed marks (src/core/invisibles.ts decides which):
+ * plain runs become strings (text nodes), each invisible character a `span.inv` whose label
+ * (`ZWSP`, `BEL`, `NBSP`, `VS16`) is a CSS pseudo-element fed by `data-mark` (never text, never
+ * copied) with the code point in its `title`, holding the original character hidden (so a text
+ * selection still covers it; the shard editor's copy handler copies the decoded text anyway).
+ * `unicode-bidi: isolate` on the span keeps a bidi control from reordering the text around it.
+ */
+export function visibleNodes(text: string, opts: VisibleOptions = {}): (Node | string)[] {
+  if (!opts.whitespace && (opts.marks === false || !hasInvisibles(text))) return [text];
+  return visibleRuns(text, opts).map((r) => 'text' in r ? r.text
+    : h('span', { class: 'inv', 'data-mark': r.mark, title: r.title }, h('span', { class: 'inv-ch' }, r.char)));
 }

@@ -17,7 +17,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
-import { h, fmt, vscodeApi } from './common';
+import { h, fmt, visibleNodes, vscodeApi } from './common';
 import type {
   UpdateViewData, UpdateViewFromWebview, UpdateViewState, UpdateViewToWebview, UpdateViewSegment,
 } from '../src/protocol';
@@ -250,7 +250,7 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
     class: `next${last ? ' lookahead' : ''}${n.shardChange ? ' shard-next' : ''}`, role: 'button', tabindex: -1,
     'data-next': 1,
     title: `${last ? 'Look-ahead token: target of the last position of the last sequence (first token of the next update)' : 'Target of the last position (the next sequence\'s first token)'} · token ${fmt(n.offset)} · id ${n.id}${n.shardChange ? ` · in ${d.shards[n.shard].name}` : ''}`,
-  }, last ? 'look-ahead →' : '→', h('span', { class: `tok kind-${n.kind}` }, visibleToken(n.text)));
+  }, last ? 'look-ahead →' : '→', h('span', { class: `tok kind-${n.kind}` }, ...(n.text ? visibleNodes(n.text, { whitespace: true }) : ['∅'])));
   const body = h('div', { class: 'body mono' }, text, nextEl);
   // Documents this row touches (its first document + one per EOS, unless the row ends on an EOS).
   const eosInRow = row.segments.filter((s) => s.eos).length;
@@ -300,14 +300,6 @@ function segmentText(text: string): (string | HTMLElement)[] {
   return [text.slice(0, a),
     h('span', { class: 'elide-mark', 'data-label': `… ${fmt(hidden.length)} characters …`, 'aria-hidden': 'true' }),
     h('span', { class: 'elided' }, hidden), text.slice(b)];
-}
-
-/**
- * A single token's text with whitespace made visible exactly as the shard editor's Tokens view
- * does (webview/shardEditor/model.ts `visibleWhitespace`): space "·", newline "↵", CR "␍", tab "⇥".
- */
-function visibleToken(t: string): string {
-  return t.replace(/ /g, '·').replace(/\r\n/g, '␍↵').replace(/\n/g, '↵').replace(/\r/g, '␍').replace(/\t/g, '⇥') || '∅';
 }
 
 function applyDocumentNumbers(): void {

@@ -4,7 +4,8 @@
  * or `update k` / `step k` in a log. What counts as an id is decided by src/core/idList.ts
  * (rules in its module docs); this file only renders.
  *
- * - A lone id: its piece with whitespace made visible (`·` space, `↵` newline, `⇥` tab, `␍` CR),
+ * - A lone id: its piece with whitespace and invisible characters made visible (`·` space, `↵`
+ *   newline, `⇥` tab, `⟨CR⟩`, `⟨ZWSP⟩`…: src/core/invisibles.ts, shared with the webviews),
  *   its bytes in hex when it holds part of a UTF-8 character, special/added flags, the id.
  * - A list: the same for the hovered id, then the decoded text of the whole list (the innermost
  *   row of a 2-D print) with its length in tokens and how many ids are not in the vocabulary
@@ -33,6 +34,7 @@ import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
+import { visibleText } from '../core/invisibles';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
 import { DecodedDocuments, decodeForDisplay, decodeSelection, decodedDocuments } from '../commands/decodeSelection';
@@ -48,32 +50,13 @@ export const HOVER_MAX_TEXT_CHARS = 4_000;
 const LINK_COMMANDS = ['tokenShards.goToUpdate', 'tokenShards.chooseTokenizer'];
 
 /**
- * Makes whitespace visible in a token piece: space `·`, newline `↵`, tab `⇥`, carriage return
- * `␍`, no-break space `⍽`; other control characters as `\xNN`.
- */
-export function visibleWhitespace(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === ' ') out += '·';
-    else if (ch === '\n') out += '↵';
-    else if (ch === '\t') out += '⇥';
-    else if (ch === '\r') out += '␍';
-    else if (c === 0xa0) out += '⍽';
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).toUpperCase().padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out;
-}
-
-/**
  * A token piece for display: whitespace made visible in its text, but not inside the `<F0 9F>`
  * hex groups of a piece holding part of a UTF-8 character; added tokens as they are.
  */
 export function visiblePiece(p: TokenPiece): string {
   if (p.kind === 'special' || p.kind === 'added') return p.text;
-  if (p.kind !== 'partial') return visibleWhitespace(p.text);
-  return p.text.split(/(<[0-9A-F]{2}(?: [0-9A-F]{2})*>)/).map((part, i) => (i % 2 ? part : visibleWhitespace(part))).join('');
+  if (p.kind !== 'partial') return visibleText(p.text);
+  return p.text.split(/(<[0-9A-F]{2}(?: [0-9A-F]{2})*>)/).map((part, i) => (i % 2 ? part : visibleText(part))).join('');
 }
 
 /**

@@ -12,7 +12,8 @@ import * as vscode from 'vscode';
 import { Dataset, openDataset } from '../../src/core/dataset';
 import { fmt } from '../../src/core/errors';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
-import { codeBlock, visiblePiece, visibleWhitespace } from '../../src/hover/tokenHover';
+import { codeBlock, visiblePiece } from '../../src/hover/tokenHover';
+import { visibleText as visibleWhitespace } from '../../src/core/invisibles';
 import { formatIds } from '../../src/commands/encodeSelection';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';

@@ -31,11 +31,6 @@ export const BLOCK_LIMITS: Record<'documents' | 'tokens', { soft: number; hard: 
   tokens: { soft: 96, hard: 192 },
 };
 
-/** Whitespace made visible in the Tokens and IDs views. */
-export function visibleWhitespace(s: string): string {
-  return s.replace(/ /g, '·').replace(/\r\n/g, '␍↵').replace(/\n/g, '↵').replace(/\r/g, '␍').replace(/\t/g, '⇥');
-}
-
 const utf8 = new TextEncoder();
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
 

@@ -29,6 +29,9 @@ export interface ScrollSource {
   onLayout?(first: ScrollBlock, last: ScrollBlock, topOffset: number): void;
 }
 
+/** Where {@link VirtualScroller.reveal} puts a token (a number: pixels below the viewport's top). */
+export type RevealWhere = 'top' | 'third' | 'ifHidden' | number;
+
 const OVERSCAN_PX = 600;
 const MIN_THUMB = 24;
 
@@ -40,7 +43,7 @@ export class VirtualScroller {
   px = 0;
   private live: { block: ScrollBlock; el: HTMLElement }[] = [];
   private heights = new Map<string, number>();
-  private revealTarget?: { offset: number; where: 'top' | 'third' | 'ifHidden' };
+  private revealTarget?: { offset: number; where: RevealWhere };
   private stickToEnd = false;
   private frame = 0;
   private drag?: { offset: number };
@@ -97,8 +100,12 @@ export class VirtualScroller {
     this.schedule();
   }
 
-  /** Scrolls so `offset` is visible: on the first line ('top'), a third down the viewport, or only if it is hidden. */
-  reveal(offset: number, where: 'top' | 'third' | 'ifHidden' = 'third'): void {
+  /**
+   * Scrolls so `offset` is visible: on the first line ('top'), a third down the viewport, only
+   * if it is hidden ('ifHidden'), or with its top `where` pixels below the viewport's top (a
+   * number: keeps a token at the same height across a view switch; clamped to the viewport).
+   */
+  reveal(offset: number, where: RevealWhere = 'third'): void {
     offset = Math.max(0, Math.min(offset, this.source.total() - 1));
     if (where === 'ifHidden' && this.isVisible(offset)) return;
     this.stickToEnd = false;
@@ -197,7 +204,8 @@ export class VirtualScroller {
           let y = 0;
           for (let i = 0; i < idx; i++) y += this.height(i);
           const tokTop = y + relativeTop(tokEl, l.el);
-          this.px = tokTop - (t.where === 'top' ? 0 : Math.round(H / 3));
+          const at = typeof t.where === 'number' ? Math.max(0, Math.min(t.where, H - tokEl.getBoundingClientRect().height)) : t.where === 'top' ? 0 : Math.round(H / 3);
+          this.px = tokTop - at;
           this.revealTarget = undefined;
           continue; // re-normalise
         }
@@ -237,6 +245,18 @@ export class VirtualScroller {
     const topToken = first.start + (this.height(0) > 0 ? (this.px / this.height(0)) * (first.end - first.start) : 0);
     this.updateBar(topToken, total, H);
     this.source.onLayout?.(first, lastBlock, topToken);
+  }
+
+  /** Pixels from the viewport's top to the top of token `offset`, when it is rendered inside the viewport. */
+  tokenY(offset: number): number | undefined {
+    const l = this.live.find((x) => x.block.start <= offset && offset < x.block.end);
+    if (!l || l.block.key.startsWith('ph:')) return undefined;
+    const tok = this.source.tokenElement(l.el, offset);
+    if (!tok) return undefined;
+    const vr = this.viewport.getBoundingClientRect();
+    const r = tok.getBoundingClientRect();
+    if (r.bottom <= vr.top || r.top >= vr.bottom) return undefined;
+    return r.top - vr.top;
   }
 
   /** Offset of the first token visible at the top (fractional blocks rounded down). */

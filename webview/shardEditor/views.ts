@@ -5,9 +5,10 @@
  *
  * Every token's element carries `data-o` (local offset) and `data-n` (tokens it covers).
  */
-import { h, fmt } from '../common';
+import { count, h, fmt, visibleNodes } from '../common';
+import { visibleText } from '../../src/core/invisibles';
 import type { ShardHighlight, ShardView } from '../../src/protocol';
-import { Block, DocInfo, Numbering, PageData, visibleWhitespace } from './model';
+import { Block, DocInfo, Numbering, PageData } from './model';
 
 /** What block rendering needs to know. */
 export interface ViewContext {
@@ -24,8 +25,10 @@ export interface ViewContext {
   numbering: Numbering;
   highlights: ShardHighlight[];
   cursor: number;
-  /** Token selection made with shift+click or shift+arrows, `[start, end)`. */
-  selection?: [number, number];
+  /** Token selection made with shift+click or shift+arrows, `[start, end)` (a text selection is not painted). */
+  readonly paintedSelection?: [number, number];
+  /** Draw invisible characters as boxed marks (Documents and Tokens views). */
+  invisibles: boolean;
   /** File names of the dataset's previous and next shards (absent at the stream's edges and for a lone shard). */
   prevShard?: string;
   nextShard?: string;
@@ -41,7 +44,7 @@ export function showOffset(ctx: ViewContext, local: number): string {
 /** Classes for decorations of token `o` (cursor, selection, highlights, sequence starts). */
 function decorate(el: HTMLElement, ctx: ViewContext, o: number, n: number): void {
   if (o === ctx.cursor || (ctx.cursor > o && ctx.cursor < o + n)) el.classList.add('cur');
-  const s = ctx.selection;
+  const s = ctx.paintedSelection;
   if (s && o < s[1] && o + n > s[0]) el.classList.add('sel');
   for (const hl of ctx.highlights) {
     if (o < hl.end && o + n > hl.start) {
@@ -144,7 +147,8 @@ function renderText(block: Block, page: PageData, ctx: ViewContext): HTMLElement
     if (n === 0) { o++; continue; } // finishes the previous page's character: its text is there
     n = Math.min(n, ctx.total - o);
     const k = page.kind(o) ?? 't';
-    const span = h('span', { class: `tok tx ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': n }, page.docText(o));
+    const text = page.docText(o);
+    const span = h('span', { class: `tok tx ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': n }, ...(k === 't' || k === 'p' ? visibleNodes(text, { marks: ctx.invisibles }) : [text]));
     if (k === 'u') span.dataset.id = String(page.id(o));
     decorate(span, ctx, o, n);
     el.append(span);
@@ -158,8 +162,10 @@ function renderChips(block: Block, page: PageData, ctx: ViewContext): HTMLElemen
   const body = h('span', { class: 'body' });
   for (let o = block.start; o < block.end; o++) {
     const k = page.kind(o) ?? 't';
-    const text = k === 'u' ? `#${page.id(o)}` : k === 'p' ? page.piece(o)! : visibleWhitespace(page.piece(o) ?? '');
-    const chip = h('span', { class: `tok chip ${o % 2 ? 'alt' : ''} ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': 1 }, text || '∅');
+    const piece = page.piece(o) ?? '';
+    const content = k === 'u' ? [`#${page.id(o)}`] : k === 'p' || k === 's' || k === 'a' ? [piece]
+      : piece === '' ? ['∅'] : visibleNodes(piece, { whitespace: true, marks: ctx.invisibles });
+    const chip = h('span', { class: `tok chip ${o % 2 ? 'alt' : ''} ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': 1, dir: 'auto' }, ...content);
     decorate(chip, ctx, o, 1);
     body.append(chip);
   }
@@ -167,10 +173,24 @@ function renderChips(block: Block, page: PageData, ctx: ViewContext): HTMLElemen
   return el;
 }
 
+/**
+ * A document's length in words, saying that the closing EOS is counted separately:
+ * `12 tokens + EOS`, or `empty (just its EOS)`. `withEos` is the length counting the closing EOS.
+ */
+export function lengthText(withEos: number): string {
+  if (withEos <= 1) return 'empty (just its EOS)';
+  return `${count(withEos - 1, 'token')} + EOS`;
+}
+
+/** `document 12` or `document +3 in this shard` (numbered from the shard's first document). */
+export function documentLabel(doc: DocInfo): string {
+  return doc.scope === 'shard' ? `document +${fmt(doc.number!)} in this shard` : `document ${fmt(doc.number!)}`;
+}
+
 /** Sentence for a separator: the next document's number, start and length as far as known. */
 export function separatorLabel(doc: DocInfo, ctx: ViewContext): string {
   const parts: string[] = [];
-  if (doc.number !== undefined) parts.push(doc.scope === 'shard' ? `document +${fmt(doc.number)} in this shard` : `document ${fmt(doc.number)}`);
+  if (doc.number !== undefined) parts.push(documentLabel(doc));
   else parts.push('next document');
   if (doc.start !== undefined && doc.start >= ctx.total) {
     const streamEnds = ctx.globalStart === undefined || ctx.streamTokens === undefined || ctx.globalStart + doc.start >= ctx.streamTokens;
@@ -179,7 +199,7 @@ export function separatorLabel(doc: DocInfo, ctx: ViewContext): string {
   } else if (doc.start !== undefined) {
     parts.push(`starts at ${ctx.globalStart === undefined ? 'offset' : 'global offset'} ${showOffset(ctx, doc.start)}`);
   }
-  if (doc.end !== undefined && doc.start !== undefined) parts.push(`${fmt(doc.end - doc.start)} tokens`);
+  if (doc.end !== undefined && doc.start !== undefined) parts.push(lengthText(doc.end - doc.start));
   else parts.push('length: counting…');
   return parts.join(' · ');
 }
@@ -209,7 +229,7 @@ function renderRow(block: Block, page: PageData, ctx: ViewContext): HTMLElement 
     const cell = h('span', { class: `tok idc ${cls}`, 'data-o': o, 'data-n': 1 }, String(id));
     decorate(cell, ctx, o, 1);
     cells.append(cell);
-    if (page.hasText) preview += k === 'u' ? '�' : visibleWhitespace(page.piece(o) ?? '');
+    if (page.hasText) preview += k === 'u' ? '�' : k === 's' || k === 'a' || k === 'p' ? page.piece(o) ?? '' : visibleText(page.piece(o) ?? '');
   }
   el.append(cells);
   if (page.hasText) el.append(h('span', { class: 'pv', 'aria-hidden': 'true' }, preview));

@@ -1,0 +1,73 @@
+/**
+ * The one whitespace/invisible-character display helper (src/core/invisibles.ts): every character
+ * of the issue-14 list gets a distinct mark whose tooltip names it as Python's `unicodedata` does
+ * (the reference for names; C0/C1 controls have no Unicode name and are checked for distinct
+ * labels), runs give back the original text exactly, and visible text passes through untouched.
+ */
+import * as assert from 'assert';
+import { execFileSync } from 'child_process';
+import { codePointLabel, hasInvisibles, invisibleMark, visibleRuns, visibleText } from '../../src/core/invisibles';
+
+/** The characters issue 14 lists (ranges expanded), as code points. */
+function issueList(): number[] {
+  const out: number[] = [];
+  const range = (a: number, b: number) => { for (let c = a; c <= b; c++) out.push(c); };
+  range(0x200b, 0x200d); out.push(0xfeff, 0x2060);
+  range(0x202a, 0x202e); range(0x2066, 0x2069);
+  range(0x00, 0x08); range(0x0b, 0x1f); out.push(0x7f); range(0x80, 0x9f);
+  out.push(0xa0); range(0x2000, 0x200a); out.push(0x3000);
+  range(0xfe00, 0xfe0f);
+  return out;
+}
+
+/** Unicode names from Python's unicodedata ('' when the character has none, as for controls). */
+function pythonNames(cps: number[]): Map<number, string> {
+  const script = 'import sys, unicodedata\nfor l in sys.stdin:\n  c = int(l)\n  print(c, unicodedata.name(chr(c), ""))';
+  const out = execFileSync('python3', ['-c', script], { input: cps.join('\n') + '\n', encoding: 'utf8' });
+  const m = new Map<number, string>();
+  for (const line of out.trim().split('\n')) {
+    const i = line.indexOf(' ');
+    m.set(Number(line.slice(0, i)), line.slice(i + 1));
+  }
+  return m;
+}
+
+describe('invisible characters: one display helper', () => {
+  const cps = issueList();
+
+  it('marks every character of the issue list, with a distinct label and its code point in the tooltip', () => {
+    const names = pythonNames(cps);
+    const labels = new Map<string, number>();
+    for (const cp of cps) {
+      const m = invisibleMark(cp);
+      assert.ok(m, `${codePointLabel(cp)} has no mark`);
+      assert.ok(m.title.startsWith(codePointLabel(cp) + ' '), m.title);
+      const name = names.get(cp);
+      if (name) assert.ok(m.title.startsWith(`${codePointLabel(cp)} ${name}`), `${m.title} vs unicodedata ${name}`);
+      if (labels.has(m.mark)) assert.fail(`${m.mark} used for ${codePointLabel(labels.get(m.mark)!)} and ${codePointLabel(cp)}`);
+      labels.set(m.mark, cp);
+      assert.ok(hasInvisibles(`a${String.fromCodePoint(cp)}b`), codePointLabel(cp));
+    }
+  });
+
+  it('cuts text into runs that give back the original exactly', () => {
+    const text = 'Hello\u200bworld\u202eevil\u202c \u00a0x\u0007\ufe0f\u3000end\r\n\u0301';
+    const runs = visibleRuns(text);
+    assert.strictEqual(runs.map((r) => 'text' in r ? r.text : r.char).join(''), text);
+    const marks = runs.filter((r) => !('text' in r)).map((r) => 'mark' in r ? r.mark : '');
+    assert.deepStrictEqual(marks, ['ZWSP', 'RLO', 'PDF', 'NBSP', 'BEL', 'VS16', 'IDSP', 'CR', '\u25cc\u0301']);
+  });
+
+  it('leaves visible text, tabs and newlines alone, and combining marks that have a base', () => {
+    const text = 'naïve café e\u0301 \u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627\n\tx';
+    assert.deepStrictEqual(visibleRuns(text), [{ text }]);
+    assert.strictEqual(hasInvisibles('plain ascii text\n\tok'), false);
+  });
+
+  it('plain-text form: whitespace as · ↵ ⇥ and marks in ⟨⟩ (no ␍ glyph)', () => {
+    assert.strictEqual(visibleText(' a\tb\r\n\u200b'), '·a⇥b⟨CR⟩↵⟨ZWSP⟩');
+    assert.strictEqual(visibleText(' a', { whitespace: false }), ' a');
+    assert.strictEqual(visibleText('\u200b', { marks: false }), '\u200b');
+    assert.ok(!visibleText('\r').includes('\u240d'));
+  });
+});
