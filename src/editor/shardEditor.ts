@@ -38,6 +38,14 @@ export class ShardSession implements vscode.Disposable {
   /** Document number at the cursor, as the webview computed it. */
   documentNumber?: number;
   documentScope?: 'global' | 'shard';
+  /**
+   * The last cursor position the webview confirmed, with its document: the status bar shows
+   * only this, so it never shows a half-known state (a revealed offset with the previous
+   * cursor's document number, or a position the view passed on its way).
+   */
+  reported?: { offset: number; document?: number; documentScope?: 'global' | 'shard' };
+  /** Local offset of a reveal the webview has not confirmed yet: cursor reports from before it are stale. */
+  private awaitingReveal?: number;
   view: ShardView = 'documents';
   /** Current highlights (local ranges). */
   highlights: ShardHighlight[] = [];
@@ -96,6 +104,7 @@ export class ShardSession implements vscode.Disposable {
   reveal(offset: number, highlights?: ShardHighlight[], align?: 'top' | 'third'): void {
     if (highlights) { this.highlights = highlights; this.highlightedUpdate = undefined; }
     this.cursor = offset;
+    this.awaitingReveal = offset;
     this.provider.focusChanged(this);
     // `align` only when asked for, so a plain reveal message stays { type, offset, highlights }.
     const pending = { offset, highlights, ...(align ? { align } : {}) };
@@ -141,6 +150,9 @@ export class ShardSession implements vscode.Disposable {
       }
       case 'cancelPage': this.queue.delete(m.index); break;
       case 'cursor': {
+        if (this.awaitingReveal !== undefined && m.offset !== this.awaitingReveal) break; // sent before the reveal arrived
+        this.awaitingReveal = undefined;
+        this.reported = { offset: m.offset, document: m.document, documentScope: m.documentScope };
         this.cursor = m.offset;
         this.documentNumber = m.document;
         this.documentScope = m.documentScope;
@@ -288,13 +300,17 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
     const st = s.document.state;
     const ds = st.entry ? st.dataset : undefined;
     const g = st.globalStart;
-    const global = g !== undefined ? g + s.cursor : undefined;
     const sel = s.selection ? [s.document.toGlobal(s.selection[0]), s.document.toGlobal(s.selection[1])] as [number, number] : undefined;
-    this.statusBar.show({
-      fileName: path.basename(st.file), local: s.cursor, global,
-      position: ds && global !== undefined ? ds.schedule.position(global) : undefined,
-      document: s.documentNumber, documentScope: s.documentScope, selection: sel,
-    });
+    const r = s.reported;
+    // Until the webview confirms a position the item keeps what it showed (no intermediate state).
+    if (r) {
+      const global = g !== undefined ? g + r.offset : undefined;
+      this.statusBar.show({
+        fileName: path.basename(st.file), local: r.offset, global,
+        position: ds && global !== undefined ? ds.schedule.position(global) : undefined,
+        document: r.document, documentScope: r.documentScope, selection: sel,
+      });
+    }
     this.services.setActiveShard({ uri: s.document.uri, dataset: ds, offset: s.document.toGlobal(s.cursor), selection: sel });
   }
 
