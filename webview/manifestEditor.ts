@@ -6,7 +6,8 @@
  * `manifest.json` / `verification.json`. Below it a virtualised grid: only the rows in view
  * (plus a margin) exist in the DOM, recycled on scroll, so 2,098 rows (or 100,000) scroll like
  * 20. Keyboard: the grid is one tab stop; ↑/↓/PageUp/PageDown/Home/End move the selection,
- * Enter or Space opens the selected shard; a click opens the clicked shard.
+ * Enter or Space opens the selected shard; a click selects a row, a double-click opens it (as in
+ * VS Code's lists).
  * All text goes in as text nodes (`h()`, `textContent`); layout via CSSOM properties only (CSP).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
@@ -38,11 +39,11 @@ const SUMMARY_ORDER: ManifestRowStatus[] = ['mismatch', 'missing', 'size-mismatc
 
 const COLUMNS = [
   { key: 'index', label: '#', cls: 'num' },
-  { key: 'file', label: 'file', cls: '' },
+  { key: 'file', label: 'file', cls: 'mf-file' },
   { key: 'start', label: 'start_token', cls: 'num' },
   { key: 'count', label: 'num_tokens', cls: 'num' },
   { key: 'updates', label: 'updates (0-based)', cls: 'num' },
-  { key: 'size', label: 'size on disk (bytes)', cls: 'num' },
+  { key: 'size', label: 'size on disk (bytes)', cls: 'num mf-size' },
   { key: 'status', label: 'status', cls: '' },
   { key: 'sha256', label: 'sha256', cls: 'mf-hash' },
   { key: 'checked', label: 'last checked', cls: '' },
@@ -99,7 +100,9 @@ function makeRow(): PooledRow {
   el.addEventListener('click', () => {
     if (pr.rowIndex < 0) return;
     select(view.indexOf(pr.rowIndex), false);
-    open(pr.rowIndex);
+  });
+  el.addEventListener('dblclick', () => {
+    if (pr.rowIndex >= 0) open(pr.rowIndex);
   });
   spacer.append(el);
   return pr;
@@ -125,7 +128,9 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   pr.el.dataset.status = r.status;
   const c = pr.cells;
   c[0].textContent = String(r.index);
-  c[1].textContent = r.shard;
+  // The path's end (the digits that tell shards apart) stays visible: the cell ellipsizes on the left.
+  (c[1].firstChild as HTMLElement | null)?.remove();
+  c[1].append(h('span', { class: 'mf-path', dir: 'ltr' }, r.shard));
   c[1].title = `${r.shard} (shard_manifest.jsonl line ${r.line})`;
   c[2].textContent = fmt(r.startToken);
   c[3].textContent = fmt(r.numTokens);
@@ -145,6 +150,7 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   pr.copyBtn.setAttribute('aria-label', `Copy the sha256 of ${r.shard}`);
   pr.copyBtn.title = r.sha256 ? `Copy ${r.sha256}` : '';
   c[8].textContent = formatTime(r.checkedAt);
+  c[8].title = r.checkedAt === null ? 'not checked in this workspace' : `checked ${formatTime(r.checkedAt)}`;
 }
 
 let renderQueued = false;

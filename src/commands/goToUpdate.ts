@@ -7,7 +7,9 @@
  * `{ update: number | string, root?: string }`. Hover links use
  * `command:tokenShards.goToUpdate?[{"update":k}]`. An editor-title button passes the shard's URI,
  * whose dataset is then used. Without `update`, an input box validated live against the
- * dataset (0 ≤ k < number of updates; shows the token range and shards while typing).
+ * dataset (0 ≤ k < number of updates; shows the token range and shards while typing). A pasted
+ * `step 55000` (or `update 55000`) is accepted: "step" is ambiguous (the step index k, or "after k
+ * updates", whose last update is k − 1), so the command offers both readings, as the hover does.
  * Resolves with what the update view shows ({@link UpdateViewResult}), or undefined.
  */
 import * as path from 'path';
@@ -31,6 +33,27 @@ export interface GoToUpdateArgs {
   root?: string;
 }
 
+/** Splits a leading `step` / `update` / `k =` from the typed text (case-insensitive). */
+export function splitUpdateKeyword(text: string): { keyword?: 'step' | 'update'; rest: string } {
+  const m = /^\s*(step|update|k)\b\s*[:=#]?\s*(.*)$/is.exec(text);
+  if (!m) return { rest: text };
+  const kw = m[1].toLowerCase();
+  return { keyword: kw === 'step' ? 'step' : 'update', rest: m[2] };
+}
+
+/**
+ * Asks which reading of "step k" is meant: update k (the step's own index) or update k − 1 (the
+ * last update of a checkpoint saved after k updates). Only readings inside the stream are offered.
+ */
+async function chooseStepReading(numUpdates: number, k: number): Promise<number | undefined> {
+  const items: (vscode.QuickPickItem & { k: number })[] = [];
+  if (k < numUpdates) items.push({ k, label: vscode.l10n.t('Update {0}', fmt(k)), description: vscode.l10n.t('"step {0}" is the 0-based index of the update', fmt(k)) });
+  if (k - 1 >= 0 && k - 1 < numUpdates) items.push({ k: k - 1, label: vscode.l10n.t('Update {0}', fmt(k - 1)), description: vscode.l10n.t('"step {0}" counts completed updates (a checkpoint after {0} updates last trained on update {1})', fmt(k), fmt(k - 1)) });
+  if (items.length <= 1) return items[0]?.k;
+  const pick = await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Which update does "step {0}" mean?', fmt(k)), placeHolder: vscode.l10n.t('Training libraries disagree on what "step k" means') });
+  return pick?.k;
+}
+
 /** Runs Go to Update… (see the file comment). */
 export async function goToUpdate(services: Services, views: UpdateViews, ...args: unknown[]): Promise<UpdateViewResult | undefined> {
   const { opts, uri } = commandArgs<GoToUpdateArgs>(args);
@@ -46,13 +69,22 @@ export async function goToUpdate(services: Services, views: UpdateViews, ...args
     } else {
       const none = validateUpdateInput('0', ds);
       if (!none.ok) { void vscode.window.showErrorMessage(none.error); return undefined; } // the stream holds no update
+      let stepTyped = false;
       k = await promptValidated({
+        onAccept: (t: string) => { stepTyped = splitUpdateKeyword(t).keyword === 'step'; },
         title: vscode.l10n.t('Go to Update (0-based) · {0}', path.basename(ds.root)),
         prompt: vscode.l10n.t('Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.', fmt(ds.schedule.numUpdates - 1), fmt(ds.schedule.G)),
         placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, ds.schedule.numUpdates - 1))),
         value: currentUpdate(services, views, ds.root)?.toString(),
-        validate: (t) => validateUpdateInput(t, ds),
+        validate: (t) => {
+          const { keyword, rest } = splitUpdateKeyword(t);
+          const v = validateUpdateInput(rest, ds);
+          if (v.ok && keyword === 'step' && v.value > 0) return { ...v, detail: vscode.l10n.t('"step {0}": you will choose update {0} or update {1} next. {2}', fmt(v.value), fmt(v.value - 1), v.detail ?? '') };
+          return v;
+        },
       });
+      if (k === undefined) return undefined;
+      if (stepTyped) k = await chooseStepReading(ds.schedule.numUpdates, k);
       if (k === undefined) return undefined;
     }
     return await views.show(ds, k);

@@ -29,6 +29,8 @@ export interface ValidatedInputOptions<T> {
   validate(text: string): Validated<T>;
   /** When this settles, the current text is validated again (e.g. a count the validator uses arrived). */
   revalidateWhen?: Promise<unknown>;
+  /** Called with the accepted text just before the promise resolves (e.g. to see how it was written). */
+  onAccept?(text: string): void;
 }
 
 /**
@@ -58,6 +60,7 @@ export function promptValidated<T>(opts: ValidatedInputOptions<T>): Promise<T | 
         if (!v) { box.validationMessage = { message: opts.prompt, severity: vscode.InputBoxValidationSeverity.Error }; return; }
         if (!v.ok) return;
         done = true;
+        opts.onAccept?.(box.value);
         resolve(v.value);
         box.hide();
       }),

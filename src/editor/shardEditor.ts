@@ -416,7 +416,9 @@ export async function revealInShardEditor(services: Services, target: {
     session.panel.reveal(session.panel.viewColumn, target.preserveFocus ?? false);
   } else {
     const waiter = p.waitForSession(uri, 15_000);
-    const options: vscode.TextDocumentShowOptions = { preserveFocus: target.preserveFocus ?? false, viewColumn: target.viewColumn };
+    // Reuse the preview tab, as Go to Definition does (`tokenShards.navigation.openInPreview`).
+    const preview = vscode.workspace.getConfiguration('tokenShards').get<boolean>('navigation.openInPreview', true);
+    const options: vscode.TextDocumentShowOptions = { preserveFocus: target.preserveFocus ?? false, viewColumn: target.viewColumn, preview };
     await vscode.commands.executeCommand('vscode.openWith', uri, SHARD_EDITOR_VIEW_TYPE, options);
     session = p.sessionFor(uri) ?? await waiter;
     waiter.catch(() => undefined);

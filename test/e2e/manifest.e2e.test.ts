@@ -288,7 +288,7 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     // The header stayed collapsed (setState) although the table's webview was hidden and rebuilt.
     await frame.locator('.mf-head-toggle[aria-expanded="false"]').waitFor({ state: 'visible', timeout: 10_000 });
     assert.ok(await frame.locator('.mf-head-body').isHidden(), 'the header is still collapsed');
-    await row(3).click();
+    await row(3).dblclick();
     await w.activeTab('tokens_000003.u32').waitFor({ state: 'visible', timeout: 30_000 });
     const input = await w.page.locator('.tabs-container .tab.active').getAttribute('data-resource-name');
     assert.strictEqual(input, 'tokens_000003.u32');

@@ -115,7 +115,8 @@ describe('e2e: shard editor', function () {
       const label = await sep.innerText();
       assert.ok(label.includes(`global offset ${(firstEos + 1).toLocaleString('en-US')}`), label);
       const second = head.indexOf(eos, firstEos + 1);
-      if (second > 0) assert.ok(label.includes(`${(second - firstEos).toLocaleString('en-US')} tokens`), label);
+      // The length counts the text tokens and says the closing EOS separately (`N tokens + EOS`).
+      if (second > 0) assert.ok(label.includes(`${(second - firstEos - 1).toLocaleString('en-US')} tokens + EOS`), label);
       await w.page.keyboard.press('Home');
       await w.page.mouse.move(700, 880);
       await sleep(800);
