@@ -17,3 +17,4 @@ export * from './idList';
 export * from './pages';
 export * from './verify';
 export * from './verifyCache';
+export * from './search';
