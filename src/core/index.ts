@@ -18,3 +18,4 @@ export * from './pages';
 export * from './verify';
 export * from './verifyCache';
 export * from './fileIdentity';
+export * from './search';
