@@ -18,3 +18,5 @@ export * from './pages';
 export * from './verify';
 export * from './verifyCache';
 export * from './invisibles';
+export * from './fileIdentity';
+export * from './search';
