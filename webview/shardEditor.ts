@@ -153,14 +153,30 @@ function setCursor(o: number, explicit: boolean, reportNow = false): void {
   }
   updateFooter();
   clearTimeout(cursorTimer);
+  cursorSetAt = Date.now();
   if (reportNow) reportCursor();
   else cursorTimer = window.setTimeout(reportCursor, 80);
 }
 
-/** Tells the host where the cursor is, with its document (waits for the cursor's page). */
+/** How long a cursor report waits for the shard's document numbering before going without it (ms). */
+const NUMBERING_WAIT_MS = 1500;
+let cursorSetAt = 0;
+
+/**
+ * Tells the host where the cursor is, with its document: waits for the cursor's page, and (up to
+ * {@link NUMBERING_WAIT_MS}) for the shard's document numbering, so the status bar does not show
+ * the position first and its document a moment later.
+ */
 function reportCursor(): void {
   if (!st.init) return;
   if (!st.page(st.pageOf(st.cursor))) { cursorReportWaits = true; return; }
+  const waited = Date.now() - cursorSetAt;
+  if (!st.numbering.scanned && waited < NUMBERING_WAIT_MS) {
+    cursorReportWaits = true;
+    clearTimeout(cursorTimer);
+    cursorTimer = window.setTimeout(reportCursor, NUMBERING_WAIT_MS - waited);
+    return;
+  }
   cursorReportWaits = false;
   const doc = st.docAt(st.cursor);
   post({ type: 'cursor', offset: st.cursor, document: doc.number, documentScope: doc.scope, view: st.view });
@@ -336,7 +352,7 @@ window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
       updateNumberingFooter(m);
       if (m.state !== 'scanning') scroller.refresh();
       updateFooter();
-      if (st.docAt(st.cursor).number !== before && st.cursorExplicit) reportCursor();
+      if (cursorReportWaits || (st.docAt(st.cursor).number !== before && st.cursorExplicit)) reportCursor();
       break;
     }
     case 'reveal': {
