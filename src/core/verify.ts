@@ -512,7 +512,7 @@ export function formatVerifyProgress(p: VerifyProgress): string {
 
 /**
  * A one-line summary of a report, faults first: "2,098 ok" or "3 mismatched · 1 missing · 2,094 ok"
- * (+ " · cancelled, 12 not checked"); when some shards were answered from the cache it says so
+ * ("Cancelled: 327 ok · 1,771 not checked" when cancelled); when some shards were answered from the cache it says so
  * ("2,098 ok · 2,090 not re-read (cached)"), so nobody mistakes a cache hit for a hash.
  */
 export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled' | 'unfinished'> & { fromCache?: number }): string {
@@ -524,7 +524,8 @@ export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled'
   const order = [...SHARD_STATUSES.filter((s) => s !== 'ok'), 'ok' as const];
   const parts = order.filter((s) => r.counts[s] > 0).map((s) => `${fmt(r.counts[s])} ${labels[s]}`);
   if (r.fromCache) parts.push(`${fmt(r.fromCache)} not re-read (cached)`);
-  if (r.cancelled) parts.push(`cancelled, ${fmt(r.unfinished.length)} not checked`);
+  // Cancelled: say so first, then what was found and what was not checked ("Cancelled: 327 ok · 1,771 not checked").
+  if (r.cancelled) return `Cancelled: ${[...parts, `${fmt(r.unfinished.length)} not checked`].join(' · ')}`;
   return parts.join(' · ') || 'nothing to verify';
 }
 

@@ -141,12 +141,13 @@ export function renderListHover(tok: LoadedTokenizer, hit: IdListHit): vscode.Ma
   const md = new vscode.MarkdownString();
   appendPiece(md, tok, hit.id, vscode.l10n.t('index {0} in a list of {1}', String(hit.index), fmt(hit.ids.length)));
   md.appendMarkdown('\n---\n\n');
-  const { text, unknown } = decodeForDisplay(tok, hit.ids, hit.gaps);
+  const { text, unknown, special } = decodeForDisplay(tok, hit.ids, hit.gaps, true);
   const facts = [
     hit.ids.length === 1 ? vscode.l10n.t('1 token') : vscode.l10n.t('{0} tokens', fmt(hit.ids.length)),
   ];
   if (unknown) facts.push(unknown === 1 ? vscode.l10n.t('1 unknown id') : vscode.l10n.t('{0} unknown ids', fmt(unknown)));
   if (hit.gaps.length) facts.push(vscode.l10n.t('the print elides ids at ⟨…⟩'));
+  if (special) facts.push(vscode.l10n.t('⟨special …⟩ is a real special token (such as EOS); text that only spells one is shown as is'));
   if (hit.row) facts.push(vscode.l10n.t('row {0} (0-based) of {1}', String(hit.row.index), fmt(hit.row.count)));
   md.appendMarkdown(`**${vscode.l10n.t('Decoded list')}** · `);
   appendPlain(md, facts.join(' · '));

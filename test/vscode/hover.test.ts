@@ -127,6 +127,20 @@ describe('token-id hover', function () {
     assert.ok(unescape(eos).includes('special token'), eos);
   });
 
+  it('a real EOS in a decoded list is marked, text that only spells it is not', async () => {
+    const eosId = ds.settings.eosTokenId;
+    const eosText = tok.addedContent(eosId)!;
+    // The text "<|endoftext|>" from ordinary tokens (encoded in parts, so the tokenizer does not match the special token).
+    const spelled = [...await tok.encode(eosText.slice(0, 2)), ...await tok.encode(eosText.slice(2, -2)), ...await tok.encode(eosText.slice(-2))];
+    assert.ok(!spelled.includes(eosId));
+    assert.strictEqual(tok.decode(spelled), eosText);
+    const ids = [...spelled, eosId];
+    const doc = await untitled(`${formatIds(ids)}\n`);
+    const md = await settledHover(doc, posOf(doc, String(ids[1])));
+    assert.ok(md.includes(codeBlock(`${eosText}⟨special ${eosText}⟩`)), md);
+    assert.ok(unescape(md).includes('is a real special token'), md);
+  });
+
   it('a token holding part of a UTF-8 character shows its bytes in hex', async () => {
     const ids = await tok.encode('party 🎉 time');
     const partial = ids.find((id) => tok.pieces([id])[0].kind === 'partial' && String(id).length >= 3)!;
