@@ -33,6 +33,8 @@ export interface ScrollSource {
 export type RevealWhere = 'top' | 'third' | 'ifHidden' | number;
 
 const OVERSCAN_PX = 600;
+/** How long a reveal is re-applied when heights change under it (ms). */
+const PIN_MS = 2000;
 const MIN_THUMB = 24;
 
 /** Virtual scroller; see the module comment. */
@@ -44,6 +46,13 @@ export class VirtualScroller {
   private live: { block: ScrollBlock; el: HTMLElement }[] = [];
   private heights = new Map<string, number>();
   private revealTarget?: { offset: number; where: RevealWhere };
+  /**
+   * The last reveal, re-applied for a short while when heights change under it (a new webview's
+   * font arriving, a button inside a block upgrading, a page arriving, a width change): without it
+   * cached heights go stale and the revealed token drifts out of view. Any scroll by the user ends it.
+   */
+  private pin?: { offset: number; where: RevealWhere; until: number };
+  private readonly sizes: ResizeObserver;
   private stickToEnd = false;
   private frame = 0;
   private drag?: { offset: number };
@@ -81,11 +90,28 @@ export class VirtualScroller {
     });
     window.addEventListener('mouseup', () => { this.drag = undefined; });
     new ResizeObserver(() => { this.invalidate(); }).observe(viewport);
+    // A live block whose height changed after it was measured: forget the stale height, lay out again.
+    this.sizes = new ResizeObserver((entries) => {
+      let changed = false;
+      for (const e of entries) {
+        const l = this.live.find((x) => x.el === e.target);
+        if (!l) continue;
+        const h = this.heights.get(l.block.key);
+        if (h !== undefined && Math.abs(h - (e.target as HTMLElement).getBoundingClientRect().height) > 0.5) { this.heights.delete(l.block.key); changed = true; }
+      }
+      if (changed) { this.applyPin(); this.schedule(); }
+    });
+  }
+
+  private applyPin(): void {
+    if (this.pin && performance.now() < this.pin.until) this.revealTarget = { offset: this.pin.offset, where: this.pin.where };
+    else this.pin = undefined;
   }
 
   /** Scrolls by `dy` pixels (positive = down). */
   scrollBy(dy: number): void {
     if (dy < 0) this.stickToEnd = false;
+    this.pin = undefined;
     this.px += dy;
     this.revealTarget = undefined;
     this.schedule();
@@ -97,6 +123,7 @@ export class VirtualScroller {
     this.px = 0;
     this.stickToEnd = false;
     this.revealTarget = undefined;
+    this.pin = undefined;
     this.schedule();
   }
 
@@ -110,6 +137,7 @@ export class VirtualScroller {
     if (where === 'ifHidden' && this.isVisible(offset)) return;
     this.stickToEnd = false;
     this.revealTarget = { offset, where };
+    this.pin = where === 'ifHidden' ? undefined : { offset, where, until: performance.now() + PIN_MS };
     if (!this.live.some((l) => l.block.start <= offset && offset < l.block.end)) { this.top = offset; this.px = 0; }
     this.schedule();
   }
@@ -120,14 +148,16 @@ export class VirtualScroller {
     this.px = Number.MAX_SAFE_INTEGER;
     this.stickToEnd = true;
     this.revealTarget = undefined;
+    this.pin = undefined;
     this.schedule();
   }
 
   /** Forgets measured heights and DOM (width, view or data changed) and lays out again. */
   invalidate(): void {
     this.heights.clear();
-    for (const l of this.live) l.el.remove();
+    for (const l of this.live) { this.sizes.unobserve(l.el); l.el.remove(); }
     this.live = [];
+    this.applyPin();
     this.schedule();
   }
 
@@ -136,8 +166,10 @@ export class VirtualScroller {
     for (const l of this.live) {
       if (l.block.end > start && l.block.start < end) {
         const el = this.source.render(l.block);
+        this.sizes.unobserve(l.el);
         l.el.replaceWith(el);
         l.el = el;
+        this.sizes.observe(el);
       }
     }
     this.schedule();
@@ -169,7 +201,7 @@ export class VirtualScroller {
     const total = this.source.total();
     const H = this.viewport.clientHeight;
     if (total === 0 || H === 0) {
-      for (const l of this.live) l.el.remove();
+      for (const l of this.live) this.drop(l);
       this.live = [];
       this.updateBar(0, 0, 0);
       return;
@@ -191,7 +223,7 @@ export class VirtualScroller {
       while (this.px >= this.height(0) && first.end < total) {
         this.px -= this.height(0);
         first = this.source.blockAt(first.end);
-        this.live.shift()!.el.remove();
+        this.drop(this.live.shift()!);
         if (this.live.length === 0 || this.live[0].block.key !== first.key) this.anchorAt(first);
       }
       // Reveal a token once its block is real (not a placeholder).
@@ -271,10 +303,10 @@ export class VirtualScroller {
     if (this.live.length && this.live[0].block.key === first.key) return;
     const idx = this.live.findIndex((l) => l.block.key === first.key);
     if (idx > 0) {
-      for (const l of this.live.splice(0, idx)) l.el.remove();
+      for (const l of this.live.splice(0, idx)) this.drop(l);
       return;
     }
-    for (const l of this.live) l.el.remove();
+    for (const l of this.live) this.drop(l);
     this.live = [];
     this.append(first);
   }
@@ -298,16 +330,23 @@ export class VirtualScroller {
     const el = this.source.render(block);
     this.content.prepend(el);
     this.live.unshift({ block, el });
+    this.sizes.observe(el);
   }
 
   private append(block: ScrollBlock): void {
     const el = this.source.render(block);
     this.content.append(el);
     this.live.push({ block, el });
+    this.sizes.observe(el);
+  }
+
+  private drop(l: { el: HTMLElement }): void {
+    this.sizes.unobserve(l.el);
+    l.el.remove();
   }
 
   private truncate(n: number): void {
-    while (this.live.length > n) this.live.pop()!.el.remove();
+    while (this.live.length > n) this.drop(this.live.pop()!);
   }
 
   private height(i: number): number {
