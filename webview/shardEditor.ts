@@ -251,13 +251,16 @@ function setInvisibles(on: boolean): void {
 
 /**
  * Runs `change` (a view switch, a toggle that re-renders) and keeps the cursor token at the same
- * height: when it was on screen it stays at the same pixel row, else the top token stays on top.
+ * height: when it was on screen it stays at the same pixel row; a reveal still waiting for its page
+ * stays pending; else the top token stays on top.
  */
 function keepCursorInPlace(change: () => void): void {
   const y = scroller.tokenY(st.cursor);
   const top = scroller.topToken;
+  const pending = scroller.pendingReveal; // a reveal whose page is still on its way stays wanted
   change();
   if (y !== undefined) scroller.reveal(st.cursor, y);
+  else if (pending) scroller.reveal(pending.offset, pending.where);
   else scroller.jumpTo(top);
 }
 
@@ -271,15 +274,17 @@ function setView(v: ShardView, remember = true): void {
     th.toggleAttribute('aria-disabled', disabled);
     th.title = disabled ? 'Needs a tokenizer' : '';
   }
-  document.body.dataset.view = eff;
   if (st.view !== eff) {
     keepCursorInPlace(() => {
+      // The body's view attribute changes the old view's layout too (padding): set it after measuring.
+      document.body.dataset.view = eff;
       st.view = eff;
       computeCols();
       scroller.invalidate();
     });
     tooltip.hide();
   }
+  document.body.dataset.view = eff;
   saveState();
 }
 

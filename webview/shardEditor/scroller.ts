@@ -279,6 +279,11 @@ export class VirtualScroller {
     this.source.onLayout?.(first, lastBlock, topToken);
   }
 
+  /** The reveal still waiting for its block (its page not loaded yet), if any. */
+  get pendingReveal(): { offset: number; where: RevealWhere } | undefined {
+    return this.revealTarget ? { ...this.revealTarget } : undefined;
+  }
+
   /** Pixels from the viewport's top to the top of token `offset`, when it is rendered inside the viewport. */
   tokenY(offset: number): number | undefined {
     const l = this.live.find((x) => x.block.start <= offset && offset < x.block.end);
