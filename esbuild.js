@@ -63,7 +63,7 @@ const nodeTargets = [
   },
   {
     ...common,
-    entryPoints: entries('webview', /^(?!common).*\.ts$/),
+    entryPoints: entries('webview', /^(?!common\.ts$|channel\.ts$).*\.ts$/),
     outdir: 'dist/webview',
     platform: 'browser', format: 'iife', target: 'es2022',
   },
