@@ -24,6 +24,7 @@ function copyMedia() {
   for (const f of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join(src, f), path.join(dst, f));
 }
 
+/** @type {import('esbuild').BuildOptions} */
 const common = {
   bundle: true,
   sourcemap: production ? false : 'linked',
@@ -32,6 +33,7 @@ const common = {
   legalComments: 'none',
 };
 
+/** @type {import('esbuild').BuildOptions[]} */
 const nodeTargets = [
   {
     ...common,
@@ -69,6 +71,7 @@ const nodeTargets = [
   },
 ];
 
+/** @type {import('esbuild').BuildOptions[]} */
 const testTargets = withTests ? [
   {
     ...common,
@@ -92,7 +95,7 @@ async function main() {
   // A production build (the .vsix) starts from an empty dist/ so no stale source maps ship.
   if (production) fs.rmSync(path.join(__dirname, 'dist'), { recursive: true, force: true });
   copyMedia();
-  const targets = [...nodeTargets, ...testTargets].filter((t) => !t.entryPoints || t.entryPoints.length > 0);
+  const targets = [...nodeTargets, ...testTargets].filter((t) => !Array.isArray(t.entryPoints) || t.entryPoints.length > 0);
   if (watch) {
     const ctxs = await Promise.all(targets.map((t) => esbuild.context(t)));
     await Promise.all(ctxs.map((c) => c.watch()));

@@ -63,7 +63,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const nav: NavigationDeps = { services, views: updateViews, shardEditors };
   const copy = copyCommands(shardEditors);
   const verify = verifyCommands(services, verification);
-  const command = (id: string, run: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, run);
+  const command = (id: string, run: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, run);
 
   context.subscriptions.push(
     log, services, shardEditors, updateViews, verification, diagnostics, hover,

@@ -53,7 +53,7 @@ let data: ManifestInit | undefined;
 let rows: ManifestRow[] = [];
 /** Indices (into `rows`) of the rows shown, after the filter. */
 let view: number[] = [];
-let state: ManifestViewState = vscode.getState() ?? { scrollTop: 0, selected: 0, problemsOnly: false };
+const state: ManifestViewState = vscode.getState() ?? { scrollTop: 0, selected: 0, problemsOnly: false };
 let restoredScroll = false;
 
 // ── static skeleton ──

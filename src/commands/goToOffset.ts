@@ -57,7 +57,6 @@ export async function goToOffset(nav: NavigationDeps, ...args: unknown[]): Promi
 
 /** Go to Token Offset in a lone shard (no manifest): local offsets. */
 async function goToLocalOffset(nav: NavigationDeps, file: vscode.Uri, arg: unknown, current: number): Promise<{ offset: number } | undefined> {
-  const { services } = nav;
   const lone = await openLoneShard(file.fsPath);
   const tokens = lone.stream.totalTokens;
   await lone.stream.close();

@@ -42,9 +42,6 @@ export const HOVER_WINDOW_CHARS = 131_072;
 /** Decoded list text longer than this is cut in the hover (Decode Selection shows it all). */
 export const HOVER_MAX_TEXT_CHARS = 4_000;
 
-/** The commands hover links may run (nothing else is trusted). */
-const LINK_COMMANDS = ['tokenShards.goToUpdate', 'tokenShards.chooseTokenizer'];
-
 /**
  * Makes whitespace visible in a token piece: space `·`, newline `↵`, tab `⇥`, carriage return
  * `␍`, no-break space `⍽`; other control characters as `\xNN`.
@@ -98,7 +95,7 @@ export function commandUri(command: string, args?: unknown[]): string {
  * `MarkdownString.appendText`, spaces stay spaces (it writes `&nbsp;`, which stops line wrapping).
  */
 export function escapeMarkdown(s: string): string {
-  return s.replace(/[\\`*_{}\[\]()#+\-.!|<>~&"']/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~&"']/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
 }
 
 /** Appends plain text, escaped. */
