@@ -16,6 +16,9 @@ import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from '
 import { DocumentIndex } from './core/documents';
 import { parseNumberInput } from './core/numbers';
 import { runVerifyCommand } from './cliVerify';
+import { runStats } from './cli/commands/stats';
+import { runExport } from './cli/commands/export';
+import { CancelledError } from './core/errors';
 
 /** Thrown for bad command lines; exit code 2. */
 class UsageError extends Error {}
@@ -32,6 +35,8 @@ Usage:
   token-shards decode <root|tokenizer.json> <id…> [--pieces] [--json]
   token-shards encode <root|tokenizer.json> <text> [--json]
   token-shards verify <root> [--jobs N] [--json] [--no-cache]
+  token-shards stats <root> <K | K1..K2> [--json | --csv]
+  token-shards export <root> <K | K1..K2> --format jsonl|txt|npz [--out FILE]
 
 <root> is a dataset folder holding shard_manifest.jsonl. Updates are 0-based: update k trained
 on global tokens [G·k, G·(k+1)). Numbers accept 55_000, 5.5e4 and 0x… forms.
@@ -44,6 +49,9 @@ Exit codes: 0 ok, 1 the data has a problem, 2 bad usage.`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
+  csv: { type: 'boolean' },
+  format: { type: 'string' },
+  out: { type: 'string' },
   text: { type: 'boolean' },
   pieces: { type: 'boolean' },
   start: { type: 'string' },
@@ -253,6 +261,14 @@ async function cmdEncode(args: string[], v: Values): Promise<number> {
   return 0;
 }
 
+/** Runs `fn` with a signal that fires on Ctrl-C (SIGINT), so long commands stop cleanly (exit 130). */
+async function withInterrupt<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  const onInt = () => ac.abort();
+  process.once('SIGINT', onInt);
+  try { return await fn(ac.signal); } finally { process.off('SIGINT', onInt); }
+}
+
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -277,12 +293,30 @@ export async function main(argv: string[]): Promise<number> {
         maxArgs(args, 1, 'verify <root> [--jobs N] [--json] [--no-cache]');
         return await runVerifyCommand(args[0], { jobs: intFlag(v.jobs, '--jobs'), json: !!v.json, noCache: !!v['no-cache'] });
       }
+      case 'stats': {
+        maxArgs(args, 2, 'stats <root> <K | K1..K2> [--json | --csv]');
+        const ds = await open(args[0], v);
+        const tok = v.tokenizer || ds.tokenizerFile ? await tokenizerFor(undefined, v, ds) : undefined;
+        return await withInterrupt((signal) => runStats(ds, args[1], v.json ? 'json' : v.csv ? 'csv' : 'table', { write, err: (s) => process.stderr.write(s + '\n') }, tok, signal));
+      }
+      case 'export': {
+        maxArgs(args, 2, 'export <root> <K | K1..K2> --format jsonl|txt|npz [--out FILE]');
+        const ds = await open(args[0], v);
+        return await withInterrupt((signal) => runExport(ds, args[1], {
+          format: v.format, out: v.out, stdout: process.stdout, stderr: process.stderr, signal,
+          tokenizer: async () => (v.tokenizer || ds.tokenizerFile ? tokenizerFor(undefined, v, ds) : undefined),
+        }));
+      }
       default: throw new UsageError(`unknown command ${JSON.stringify(cmd)}; run token-shards help`);
     }
   } catch (err) {
     if (err instanceof UsageError || err instanceof RangeRequestError) {
       process.stderr.write(`error: ${err.message}\n`);
       return 2;
+    }
+    if (err instanceof CancelledError) {
+      process.stderr.write('\ninterrupted\n');
+      return 130;
     }
     if (err instanceof DataError) {
       process.stderr.write(`error: ${err.message}\n`);
