@@ -20,3 +20,4 @@ export * from './verifyCache';
 export * from './stats';
 export * from './export';
 export * from './trainingLog';
+export * from './search';

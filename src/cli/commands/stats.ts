@@ -4,11 +4,29 @@
  * of {@link UpdateStats}; CSV: a header and one row per update; default: an aligned table.
  * Records stream out as they are computed (any range in bounded memory).
  */
+import type { Command } from 'commander';
 import { Dataset } from '../../core/dataset';
 import { RangeRequestError, fmt } from '../../core/errors';
 import { parseNumberInput } from '../../core/numbers';
 import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, statsToCsvRow } from '../../core/stats';
 import type { LoadedTokenizer } from '../../core/tokenizer';
+import type { CliContext } from '../context';
+
+/** Registers `stats`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('stats')
+    .description('per-update statistics (EOS, documents, distinct ids, duplicates, 13-gram repeats, …); definitions in the README')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
+    .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
+    .option('--json', 'a JSON array of records (field names as in the README)')
+    .option('--csv', 'CSV: a header and one row per update')
+    .action(ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
+      const ds = await ctx.open(root, cmd);
+      const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
+      return runStats(ds, range, opts.json ? 'json' : opts.csv ? 'csv' : 'table', { write: (s) => ctx.write(s), err: (s) => ctx.err(s) }, tok, ctx.cancellable());
+    }));
+}
 
 /** A range of updates typed as `K` or `K1..K2` (inclusive, 0-based). */
 export interface UpdateRangeArg { first: number; last: number }
