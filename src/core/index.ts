@@ -20,4 +20,5 @@ export * from './verifyCache';
 export * from './stats';
 export * from './export';
 export * from './trainingLog';
+export * from './fileIdentity';
 export * from './search';
