@@ -8,6 +8,7 @@ import type { Dataset } from './core/dataset';
 import type { ShardEntry } from './core/manifest';
 import type { ShardStatus, ShardVerifyResult } from './core/verify';
 import { VerifyCache, VerifyCacheEntry } from './core/verifyCache';
+import type { FileIdentity } from './core/fileIdentity';
 
 /** Per-root verification state shown by the table and Problems. */
 interface RootState {
@@ -89,7 +90,7 @@ export class VerificationStore implements vscode.Disposable {
   /**
    * What to show for each shard of a dataset: "checking…" while a worker hashes it, "queued" while
    * it waits in a run, else this session's result, else the
-   * cache's verdict when the file's size and mtime still match it, else "not checked".
+   * cache's verdict when the file's identity (device, inode, size, mtime, ctime) still matches it, else "not checked".
    */
   async displayStates(ds: Dataset): Promise<ShardDisplayState[]> {
     const cache = await this.cache();
@@ -98,14 +99,13 @@ export class VerificationStore implements vscode.Disposable {
   }
 
   /** Display state of one shard (see {@link displayStates}). */
-  displayState(root: string, e: ShardEntry, cache: VerifyCache | undefined, file?: { size?: number; mtimeMs?: number },
+  displayState(root: string, e: ShardEntry, cache: VerifyCache | undefined, file?: { identity?: FileIdentity },
     s: RootState | undefined = this.roots.get(root)): ShardDisplayState {
     if (s?.hashing.has(e.index)) return { status: 'checking' };
     if (s?.pending.has(e.index)) return { status: 'queued' };
     const r = s?.results.get(e.index);
     if (r) return { status: r.status, checkedAt: r.checkedAt, detail: r.message, actualSize: r.actualSize };
-    const c: VerifyCacheEntry | undefined = cache && file?.size !== undefined && file.mtimeMs !== undefined
-      ? cache.lookup(e.path, file.size, file.mtimeMs) : undefined;
+    const c: VerifyCacheEntry | undefined = cache && file?.identity ? cache.lookup(e.path, file.identity) : undefined;
     if (c && e.sha256) {
       return c.sha256 === e.sha256
         ? { status: 'ok', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 matched when last checked (file unchanged since).` }

@@ -16,21 +16,25 @@ export interface WebviewChannel<P extends ViewProtocol> {
    */
   request<M extends keyof P['hostRequests'] & string>(method: M, params: P['hostRequests'][M]['params'], opts?: RequestOptions):
     Promise<P['hostRequests'][M]['result']>;
+  /** Says `ready` (only needed with `{ ready: false }`; the host then sends the view's state). */
+  ready(): void;
 }
 
 /**
  * Connects a page to its host: installs the `message` listener, routes the host's events to
- * `handlers.onEvent` and its requests to `handlers.requests`, then says `ready`. Call it once,
- * after the page's DOM and state are set up.
+ * `handlers.onEvent` and its requests to `handlers.requests`, then says `ready` (unless
+ * `opts.ready` is false: then call `ready()` yourself). Call it once per page, after its DOM and
+ * state are set up.
  */
 export function connect<P extends ViewProtocol>(api: VsCodeApi<unknown, unknown>,
-  handlers: ChannelHandlers<P['hostEvents'], P['webviewRequests']>): WebviewChannel<P> {
+  handlers: ChannelHandlers<P['hostEvents'], P['webviewRequests']>, opts: { ready?: boolean } = {}): WebviewChannel<P> {
   const channel = new Channel<P['webviewEvents'], P['hostEvents'], P['hostRequests'], P['webviewRequests']>(
     (env) => { api.postMessage(env); return true; }, handlers);
   window.addEventListener('message', (e: MessageEvent<unknown>) => channel.receive(e.data));
-  void channel.ready();
+  if (opts.ready !== false) void channel.ready();
   return {
     notify: (event) => { void channel.notify(event); },
-    request: (method, params, opts) => channel.request(method, params, opts),
+    request: (method, params, o) => channel.request(method, params, o),
+    ready: () => { void channel.ready(); },
   };
 }

@@ -149,7 +149,7 @@ export async function runVerification(
     };
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
     const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s)` : '';
-    deps.log.info(`verify ${ds.root}: ${text}; ${fmt(report.fromCache)} from the cache; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
+    deps.log.info(`verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
     if (report.cacheError) deps.log.warn(report.cacheError);
     return summary;
   } finally {
@@ -223,8 +223,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', name));
     else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', name, singleStatusText(single.status)), show).then(showLog);
   } else if (summary.allOk) {
-    const cached = summary.fromCache ? vscode.l10n.t(' ({0} known good from the cache)', fmt(summary.fromCache)) : '';
-    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}{1}', summary.text, cached));
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}', summary.text));
   } else {
     void vscode.window.showWarningMessage(vscode.l10n.t('Shard hashes: {0}', summary.text), show).then(showLog);
   }

@@ -5,7 +5,7 @@
  * events and requests, and an optional {@link ChannelTaps} that sees every envelope (tests).
  */
 import * as vscode from 'vscode';
-import { Channel, ChannelHandlers, Envelope, RequestOptions, ViewProtocol } from '../shared/channel';
+import { Channel, ChannelError, ChannelHandlers, Envelope, RequestOptions, ViewProtocol } from '../shared/channel';
 
 /** One envelope crossing a host channel, as seen by a tap. */
 export interface TappedMessage {
@@ -53,6 +53,7 @@ export class HostChannel<P extends ViewProtocol> implements vscode.Disposable {
   private readonly channel: Channel<P['hostEvents'], P['webviewEvents'], P['webviewRequests'], P['hostRequests']>;
   private readonly subscription: vscode.Disposable;
   private isReady = false;
+  private disposed = false;
   private readyWaiters: (() => void)[] = [];
 
   /**
@@ -99,7 +100,7 @@ export class HostChannel<P extends ViewProtocol> implements vscode.Disposable {
    * hidden and unloaded: its next `ready` is when to send the state again).
    */
   notify(event: P['hostEvents']): Promise<boolean> {
-    if (!this.isReady) return Promise.resolve(false);
+    if (!this.isReady || this.disposed) return Promise.resolve(false);
     return this.channel.notify(event);
   }
 
@@ -111,6 +112,7 @@ export class HostChannel<P extends ViewProtocol> implements vscode.Disposable {
   async request<M extends keyof P['webviewRequests'] & string>(method: M, params: P['webviewRequests'][M]['params'], opts?: RequestOptions):
     Promise<P['webviewRequests'][M]['result']> {
     await this.whenReady();
+    if (this.disposed) throw new ChannelError(`${method}: the view was closed`, true);
     return this.channel.request(method, params, opts);
   }
 
@@ -119,8 +121,12 @@ export class HostChannel<P extends ViewProtocol> implements vscode.Disposable {
     if (taps?.active) taps.emit({ view: this.opts.view, resource: this.opts.resource, direction, envelope });
   }
 
+  /** Stops listening; requests in flight are cancelled, `whenReady` waiters are released. */
   dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
     this.subscription.dispose();
     this.channel.reset('the view was closed');
+    for (const w of this.readyWaiters.splice(0)) w();
   }
 }
