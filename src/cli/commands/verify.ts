@@ -21,9 +21,8 @@ import type { Command } from 'commander';
 import { openDataset } from '../../core/dataset';
 import { DataError, fmt } from '../../core/errors';
 import { ManifestProblem } from '../../core/manifest';
-import {
-  ShardVerifyResult, VerifyReport, formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary, reportAllOk, verifyShards,
-} from '../../core/verify';
+import { ShardVerifyResult, VerifyReport, reportAllOk, verifyShards } from '../../core/verify';
+import { formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary } from '../../core/verifyFormat';
 import { VerifyCache, defaultCliCacheFile } from '../../core/verifyCache';
 import { terminalSafe } from '../../text/untrusted';
 import { CliContext } from '../context';
