@@ -288,6 +288,7 @@ export async function runVerification(
       cache,
       ignoreCache: req.ignoreCache,
       workerPath: deps.workerPath,
+      schedule: ds.lone ? undefined : ds.schedule,
       progressIntervalMs: 250,
       onResult: (r) => {
         store?.record(ds.root, r);

@@ -42,7 +42,8 @@ import { fmt } from './errors';
 import { FileIdentity, identityOfStats } from './fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
 import { ReadJob, ShardReadPool } from './shardPool';
-import { IndexStore, ShardLook, scanParamsKey } from './streamIndex';
+import { Schedule } from './schedule';
+import { IndexStore, ShardLook, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
 import { ScanParams, ShardScan } from './streamIndexScan';
 import { diagnoseIds } from './tokenizer';
 import { VerifyCache } from './verifyCache';
@@ -94,8 +95,13 @@ export interface ShardVerifyResult {
   checkedAt: number;
   /** True when the digest came from the cache (the file was not read in this run). */
   fromCache: boolean;
-  /** One sentence naming the shard, its manifest line and what was expected. */
+  /**
+   * One sentence naming the shard, its manifest line and what was expected; for a shard that is
+   * not ok (with `schedule`), a second one naming the updates it feeds.
+   */
   message: string;
+  /** For a shard that is not ok (with `schedule`): the updates that read it, first and last (0-based, inclusive). */
+  updates?: [number, number];
 }
 
 /** A progress snapshot. `bytes…` count only the files hashed in this run (cache hits are free). */
@@ -150,6 +156,8 @@ export interface VerifyOptions {
   /** Interval of `onProgress` calls in ms (default 200). */
   progressIntervalMs?: number;
   hooks?: VerifyHooks;
+  /** The training schedule: shards that are not ok then name the updates they feed (`updates`, message). */
+  schedule?: Schedule;
   /**
    * Build the stream index in the same read (each hashed buffer is scanned too; shards answered
    * from the cache but not indexed yet are read for the index only).
@@ -339,6 +347,13 @@ class VerifyRun {
   }
 
   private finish(r: ShardVerifyResult): void {
+    const schedule = this.opts.schedule;
+    if (schedule && r.status !== 'ok') {
+      const e = this.byIndex.get(r.index)!;
+      const u = updatesTouching(schedule, e.startToken, e.startToken + e.numTokens);
+      if (u) r.updates = u;
+      r.message += ` ${u ? `It feeds ${describeUpdates(u)}` : 'It feeds no update (look-ahead tokens only)'}.`;
+    }
     this.results.set(r.index, r);
     this.counts[r.status]++;
     if (r.fromCache) this.fromCache++;

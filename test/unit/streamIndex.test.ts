@@ -221,6 +221,37 @@ describe('stream index', function () {
     assert.deepStrictEqual(ix.records.map((x) => x!.eosCount), pyIndex(root).eos_per_shard);
   });
 
+  it('verify of a corrupted copy names exactly the updates of that shard (text and --json)', () => {
+    const root = path.join(tmp, 'corrupt');
+    fs.cpSync(sampleDir(), root, { recursive: true });
+    const victim = 4;
+    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const f = path.join(root, lines[victim].shard);
+    const b = fs.readFileSync(f);
+    b[1001] ^= 0x10;
+    fs.writeFileSync(f, b);
+    // The updates a shard feeds, computed in Python from the manifest and G (floor division, as the dataset card).
+    const want = JSON.parse(execFileSync('python3', ['-c', `
+import json, sys
+root = sys.argv[1]
+meta = json.load(open(f"{root}/manifest.json"))
+G = meta.get("global_tokens_per_update", 131072)
+shards = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
+stored = sum(e["num_tokens"] for e in shards)
+U = (stored - 1) // G
+e = shards[int(sys.argv[2])]
+print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_tokens"] - 1) // G)]))
+`, root, String(victim)], { encoding: 'utf8' }));
+    const cacheHome = path.join(tmp, 'xdg-corrupt');
+    const r = cli(['verify', root, '--json'], cacheHome);
+    assert.strictEqual(r.code, 1);
+    const j = JSON.parse(r.stdout);
+    for (const res of j.results) assert.deepStrictEqual(res.updates, res.shard === lines[victim].shard ? want : null, res.shard);
+    const text = cli(['verify', root, '--no-cache'], cacheHome);
+    const n = want[1] - want[0] + 1;
+    assert.match(text.stdout, new RegExp(`MISMATCH .*${lines[victim].shard.replace(/[.]/g, '\\.')}.*It feeds updates ${want[0]}–${want[1]} \\(${n} updates\\)`));
+  });
+
   it('CLI: locate equals numpy for random offsets (with and without the index); index --json reports the same numbers', () => {
     const root = path.join(fixtures, 'anomalies');
     const cacheHome = path.join(tmp, 'xdg');
