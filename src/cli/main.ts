@@ -19,6 +19,8 @@ import * as locate from './commands/locate';
 import * as tokens from './commands/tokens';
 import * as update from './commands/update';
 import * as verify from './commands/verify';
+import * as stats from './commands/stats';
+import * as exportCmd from './commands/export';
 
 /** A subcommand module: `src/cli/commands/<name>.ts`. Add yours to {@link COMMANDS}. */
 export interface CommandModule {
@@ -35,6 +37,8 @@ export const COMMANDS: CommandModule[] = [
   verify,
   index,
   locate,
+  stats,
+  exportCmd,
 ];
 
 /** The package version, read from the package.json next to `dist/` (or "unknown"). */
