@@ -171,6 +171,55 @@ export class TokenStream {
     return this.read(s, e - s);
   }
 
+  /**
+   * Synchronous {@link read} for worker threads and small look-ups inside a synchronous scan
+   * (search reads a few tokens of context around a match). Opens and closes the files itself
+   * (no pooling); same range rules and errors as {@link read}.
+   */
+  readSync(start: number, count: number): Uint32Array {
+    if (!Number.isSafeInteger(count) || count < 0) throw new RangeRequestError(`token count ${count} is not a non-negative integer`);
+    if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
+      throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
+    }
+    if (count > MAX_READ_TOKENS) throw new RangeRequestError(`${fmt(count)} tokens is more than one read can hold; read in pieces`);
+    const out = new Uint32Array(count);
+    for (let pos = start; pos < start + count;) {
+      const { segment, localToken } = this.locate(pos);
+      const seg = this.segments[segment];
+      const n = Math.min(seg.numTokens - localToken, start + count - pos);
+      const bytes = Buffer.from(out.buffer, out.byteOffset + (pos - start) * BYTES_PER_TOKEN, n * BYTES_PER_TOKEN);
+      let fd: number;
+      try {
+        fd = fs.openSync(seg.path, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+      } catch (err) {
+        throw new DataError(`${seg.path}: cannot open: ${(err as Error).message}`, seg.path);
+      }
+      try {
+        const st = fs.fstatSync(fd);
+        if (!st.isFile()) throw notRegularFile(seg.path, st);
+        let done = 0;
+        const position = localToken * BYTES_PER_TOKEN;
+        while (done < bytes.length) {
+          const got = fs.readSync(fd, bytes, done, bytes.length - done, position + done);
+          if (got === 0) {
+            throw new DataError(`${seg.path}: short read at byte ${fmt(position + done)}: the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`, seg.path);
+          }
+          done += got;
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+      if (!LITTLE_ENDIAN_HOST) {
+        for (let i = pos - start; i < pos - start + n; i++) {
+          const v = out[i];
+          out[i] = ((v & 0xff) << 24 | (v & 0xff00) << 8 | (v >>> 8) & 0xff00 | v >>> 24) >>> 0;
+        }
+      }
+      pos += n;
+    }
+    return out;
+  }
+
   private async readInto(seg: StreamSegment, localToken: number, out: Uint32Array, outToken: number, n: number): Promise<void> {
     const bytes = Buffer.from(out.buffer, out.byteOffset + outToken * BYTES_PER_TOKEN, n * BYTES_PER_TOKEN);
     const position = localToken * BYTES_PER_TOKEN;
