@@ -42,7 +42,7 @@ const nodeTargets = [
   },
   {
     ...common,
-    entryPoints: ['src/cli.ts'],
+    entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.js',
     platform: 'node', format: 'cjs', target: 'node20',
     banner: { js: '#!/usr/bin/env node' },

@@ -113,3 +113,37 @@ describe('CLI exit codes and messages', function () {
     }
   });
 });
+
+describe('CLI on commander: help, version, one-line errors', function () {
+  this.timeout(0);
+  it('`--help` for the program and every subcommand, `--version` from package.json', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot(), 'package.json'), 'utf8'));
+    const v = runCli(['--version']);
+    assert.strictEqual(v.code, 0);
+    assert.strictEqual(v.stdout.trim(), pkg.version);
+    const top = runCli(['--help']);
+    assert.strictEqual(top.code, 0);
+    const names = [...top.stdout.matchAll(/^ {2}(\w+) /gm)].map((m) => m[1]).filter((n) => n !== 'help');
+    assert.ok(names.length >= 6, top.stdout);
+    for (const name of names) {
+      const h = runCli([name, '--help']);
+      assert.strictEqual(h.code, 0, `${name} --help: ${h.stderr}`);
+      assert.match(h.stdout, new RegExp(`^Usage: token-shards ${name} `), h.stdout);
+    }
+  });
+
+  it('numbers people type: "update must be ≥ 0", "too large", global options after the subcommand', () => {
+    const neg = runCli(['update', sampleDir(), '-1']);
+    assert.strictEqual(neg.code, 2);
+    assert.match(neg.stderr, /^error: update must be ≥ 0 \(got -1\)\n$/);
+    const big = runCli(['update', sampleDir(), '1e309']);
+    assert.strictEqual(big.code, 2);
+    assert.match(big.stderr, /^error: update: 1e309 is too large/);
+    const shard = path.join(sampleDir(), 'shards', fs.readdirSync(path.join(sampleDir(), 'shards')).sort()[0]);
+    const g = runCli(['info', shard, '--json', '--sequence-length', '512']);
+    assert.strictEqual(g.code, 0, g.stderr);
+    assert.strictEqual(JSON.parse(g.stdout).sequence_length, 512);
+    const before = runCli(['--sequence-length', '512', 'info', shard, '--json']);
+    assert.strictEqual(JSON.parse(before.stdout).sequence_length, 512);
+  });
+});

@@ -17,16 +17,39 @@
  * verified); 2 bad usage or a manifest that cannot be read at all (or lists no shard).
  */
 import * as fs from 'fs';
-import { openDataset } from './core/dataset';
-import { DataError, fmt } from './core/errors';
-import { ManifestProblem } from './core/manifest';
+import type { Command } from 'commander';
+import { openDataset } from '../../core/dataset';
+import { DataError, fmt } from '../../core/errors';
+import { ManifestProblem } from '../../core/manifest';
 import {
   ShardVerifyResult, VerifyReport, formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary, reportAllOk, verifyShards,
-} from './core/verify';
-import { VerifyCache, defaultCliCacheFile } from './core/verifyCache';
+} from '../../core/verify';
+import { VerifyCache, defaultCliCacheFile } from '../../core/verifyCache';
+import { terminalSafe } from '../../text/untrusted';
+import { CliContext } from '../context';
+
+/** Registers `verify`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('verify')
+    .description('check every shard\'s sha256 against the manifest (worker threads, cached, Ctrl-C cancels)')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl')
+    .option('--jobs <N>', 'hashing threads (default: number of CPU cores)')
+    .option('--json', 'machine-readable output')
+    .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
+    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean }) => {
+      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, signal: ctx.cancellable() });
+    }));
+}
 
 /** Options of `token-shards verify`. `jobs` undefined or 0 = number of CPU cores. */
-export interface VerifyCommandOptions { jobs?: number; json: boolean; noCache: boolean }
+export interface VerifyCommandOptions {
+  jobs?: number;
+  json: boolean;
+  noCache: boolean;
+  /** Aborted on Ctrl-C (the CLI context's signal); without it the command listens to SIGINT itself. */
+  signal?: AbortSignal;
+}
 
 /** Manifest problem codes that verification itself re-reports per shard (not repeated). */
 const PER_SHARD_CODES = new Set<ManifestProblem['code']>(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable']);
@@ -42,27 +65,27 @@ const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
  */
 export async function runVerifyCommand(root: string, opts: VerifyCommandOptions): Promise<number> {
   const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : s + '\n');
-  if (!fs.existsSync(root)) { err(`error: ${root}: no such folder`); return 2; }
+  if (!fs.existsSync(root)) { err(`error: ${terminalSafe(root)}: no such folder`); return 2; }
   if (opts.jobs !== undefined && (!Number.isSafeInteger(opts.jobs) || opts.jobs > 256)) { err(`error: --jobs ${opts.jobs}: expected 1..256 (0 = number of cores)`); return 2; }
   let ds;
   try {
     ds = await openDataset(root);
   } catch (e) {
-    if (e instanceof DataError) { err(`error: ${e.message}`); return 2; }
+    if (e instanceof DataError) { err(`error: ${terminalSafe(e.message)}`); return 2; }
     throw e;
   }
   const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !PER_SHARD_CODES.has(p.code));
   if (ds.shards.length === 0) {
-    for (const p of ds.problems) err(`${p.severity}: ${p.message}`);
-    err(`error: ${ds.manifestFile}: no readable shard line; nothing to verify`);
+    for (const p of ds.problems) err(`${p.severity}: ${terminalSafe(p.message)}`);
+    err(`error: ${terminalSafe(ds.manifestFile)}: no readable shard line; nothing to verify`);
     return 2;
   }
-  if (!opts.json) for (const p of ds.problems.filter((q) => !PER_SHARD_CODES.has(q.code))) err(`${p.severity}: ${p.message}`);
+  if (!opts.json) for (const p of ds.problems.filter((q) => !PER_SHARD_CODES.has(q.code))) err(`${p.severity}: ${terminalSafe(p.message)}`);
 
   let cache: VerifyCache | undefined;
   if (!opts.noCache) {
     cache = await VerifyCache.load(defaultCliCacheFile());
-    if (cache.warning) err(`warning: ${cache.warning}`);
+    if (cache.warning) err(`warning: ${terminalSafe(cache.warning)}`);
   }
 
   const tty = !opts.json && process.stderr.isTTY === true;
@@ -70,7 +93,8 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   let lastLen = 0;
   const ac = new AbortController();
   const onSigint = () => { if (!ac.signal.aborted) { err(progressShown ? '\ncancelling…' : 'cancelling…'); ac.abort(); } };
-  process.on('SIGINT', onSigint);
+  if (opts.signal) opts.signal.addEventListener('abort', onSigint, { once: true });
+  else process.on('SIGINT', onSigint);
   let report: VerifyReport;
   try {
     report = await verifyShards(ds.shards, {
@@ -86,10 +110,11 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
       } : undefined,
     });
   } finally {
-    process.off('SIGINT', onSigint);
+    if (opts.signal) opts.signal.removeEventListener('abort', onSigint);
+    else process.off('SIGINT', onSigint);
   }
   if (progressShown) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
-  if (report.cacheError) err(`warning: ${report.cacheError}`);
+  if (report.cacheError) err(`warning: ${terminalSafe(report.cacheError)}`);
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;
   if (opts.json) {
@@ -115,7 +140,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     }, null, 2) + '\n');
   } else {
     const out: string[] = [];
-    for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${r.message}`);
+    for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${terminalSafe(r.message)}`);
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
     const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
     out.push(`${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +

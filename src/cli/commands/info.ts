@@ -1,0 +1,58 @@
+/** `token-shards info <root> [--json]`: shards, stored tokens, updates, G, L, EOS, tokenizer, problems. */
+import type { Command } from 'commander';
+import { fmt } from '../../core/errors';
+import { ScheduleSettings } from '../../core/schedule';
+import { CliContext } from '../context';
+
+/** Registers `info`. Exit 1 when the dataset has an error-level problem. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('info')
+    .description('summarise a dataset: shards, stored tokens, updates, G, L, EOS, tokenizer, problems')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
+    .option('--json', 'machine-readable output')
+    .action(ctx.run(async (root: string, opts: { json?: boolean }, cmd: Command) => {
+      const ds = await ctx.open(root, cmd);
+      const errors = ds.problems.filter((p) => p.severity === 'error');
+      if (opts.json) {
+        const info = {
+          root: ds.root,
+          lone_shard: ds.lone ? ds.shards[0].path : null,
+          shards: ds.shards.length,
+          stored_tokens: ds.storedTokens,
+          training_tokens: ds.schedule.numUpdates * ds.schedule.G,
+          updates: ds.schedule.numUpdates,
+          global_tokens_per_update: ds.settings.globalTokensPerUpdate,
+          sequence_length: ds.settings.sequenceLength,
+          sequences_per_update: ds.schedule.sequencesPerUpdate,
+          eos_token_id: ds.settings.eosTokenId,
+          setting_sources: ds.settingSources,
+          tokenizer: ds.tokenizerFile ?? null,
+          manifest_json: ds.provenance ? ds.provenance.data : null,
+          verification_json: ds.verification ? ds.verification.data : null,
+          problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, line: p.line ?? null, message: p.message })),
+        };
+        ctx.out(JSON.stringify(info, null, 2));
+      } else {
+        const t = ctx.term;
+        const src = (...keys: (keyof ScheduleSettings)[]) => {
+          const from = [...new Set(keys.map((k) => ds.settingSources[k]).filter((s) => s !== 'default'))];
+          return from.length ? ` (from ${from.join(' and ')})` : ' (dataset card defaults)';
+        };
+        ctx.out([
+          ds.lone ? `shard            ${t(ds.shards[0].path)} (no manifest: local offsets)` : `dataset          ${t(ds.root)}`,
+          `shards           ${fmt(ds.shards.length)}`,
+          `stored tokens    ${fmt(ds.storedTokens)} (training tokens + look-ahead)`,
+          `updates          ${ds.schedule.numUpdates > 0 ? `${fmt(ds.schedule.numUpdates)} (0-based: 0..${fmt(ds.schedule.numUpdates - 1)})`
+            : `0 (one update needs ${fmt(ds.schedule.G + 1)} tokens: ${fmt(ds.schedule.G)} plus the look-ahead token)`}`,
+          `tokens/update    ${fmt(ds.settings.globalTokensPerUpdate)} = ${fmt(ds.schedule.sequencesPerUpdate)} sequences × ${fmt(ds.settings.sequenceLength)}${src('globalTokensPerUpdate', 'sequenceLength')}`,
+          `EOS id           ${ds.settings.eosTokenId}${src('eosTokenId')}`,
+          `tokenizer        ${ds.tokenizerFile ? t(ds.tokenizerFile) : '(none found: pass --tokenizer)'}`,
+          `manifest.json    ${ds.provenance ? t(Object.keys(ds.provenance.data).join(', ')) : '(absent)'}`,
+          `verification     ${ds.verification ? t(Object.keys(ds.verification.data).join(', ')) : '(absent)'}`,
+          ds.problems.length ? `problems (${ds.problems.length}):\n${ds.problems.map((p) => `  ${p.severity}: ${t(p.message)}`).join('\n')}` : 'problems         none',
+        ].join('\n'));
+      }
+      return errors.length ? 1 : 0;
+    }));
+}

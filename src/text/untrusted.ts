@@ -1,0 +1,103 @@
+/**
+ * Text that came from data — shard names, paths and values from a manifest, decoded token text,
+ * parameters of a `vscode://` link — is never markup and never terminal control. This module is
+ * the ONE place that makes such text safe for each place it is shown. It imports nothing from
+ * `vscode`, so it runs in the CLI, the extension host and unit tests alike.
+ *
+ * - {@link terminalSafe}: for terminals (the CLI). Control characters (C0 except newline/tab when
+ *   asked to keep them, DEL, C1 such as U+009B "CSI", bidi overrides/isolates) become visible marks
+ *   such as `⟨ESC⟩`, `⟨CR⟩`, `⟨U+009B⟩`, so no byte from data can move the cursor, recolour,
+ *   retitle the window or reorder what is shown.
+ * - {@link plainText}: for notification and message text (`showInformationMessage` & co.). VS Code
+ *   turns `[label](command:…)` / `(https:…)` / `(file:…)` inside those into clickable links; a word
+ *   joiner between `]` and `(` stops that, and control characters are marked as above.
+ * - {@link iconSafe}: for quick pick labels/descriptions/details and status bar text, where
+ *   `$(name)` renders a codicon: escaped as `\$(name)` (VS Code's own escape), plus {@link plainText}.
+ * - {@link markdownText}: for Markdown (hovers, MarkdownString): every Markdown punctuation
+ *   character backslash-escaped (what `MarkdownString.appendText` does), `<`/`>`/`&` as entities,
+ *   `$(` escaped, control characters marked.
+ * - {@link shortText}: any of the above, cut to a length with `…` so a 4,096-character shard path
+ *   cannot fill a notification.
+ */
+
+/** Names of the C0 control characters, as shown in marks (`⟨ESC⟩`). */
+const C0_NAMES = [
+  'NUL', 'SOH', 'STX', 'ETX', 'EOT', 'ENQ', 'ACK', 'BEL', 'BS', 'TAB', 'LF', 'VT', 'FF', 'CR', 'SO', 'SI',
+  'DLE', 'DC1', 'DC2', 'DC3', 'DC4', 'NAK', 'SYN', 'ETB', 'CAN', 'EM', 'SUB', 'ESC', 'FS', 'GS', 'RS', 'US',
+];
+
+/**
+ * Characters that are not shown as themselves: C0 controls, DEL, C1 controls, the bidi
+ * embedding/override/isolate characters (U+202A–U+202E, U+2066–U+2069), line/paragraph separators.
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+/** Same without newline and tab (decoded text keeps its line structure). */
+// eslint-disable-next-line no-control-regex
+const CONTROL_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+/** The visible mark for one control character: `⟨ESC⟩`, `⟨DEL⟩`, `⟨U+009B⟩`. */
+export function controlMark(ch: string): string {
+  const c = ch.codePointAt(0)!;
+  if (c < 0x20) return `⟨${C0_NAMES[c]}⟩`;
+  if (c === 0x7f) return '⟨DEL⟩';
+  return `⟨U+${c.toString(16).toUpperCase().padStart(4, '0')}⟩`;
+}
+
+/** Options of {@link terminalSafe}. */
+export interface TerminalSafeOptions {
+  /** Keep newline and tab as they are (decoded text, multi-line listings). Default false: they are marked too. */
+  keepLayout?: boolean;
+}
+
+/**
+ * Makes text from data safe to print on a terminal: every control character becomes a visible
+ * mark (`⟨ESC⟩`, `⟨CR⟩`, `⟨U+009B⟩`, `⟨U+202E⟩`). Printable text is unchanged.
+ */
+export function terminalSafe(s: string, opts: TerminalSafeOptions = {}): string {
+  return s.replace(opts.keepLayout ? CONTROL_KEEP_LAYOUT : CONTROL_ALL, controlMark);
+}
+
+/** U+2060 WORD JOINER: invisible, breaks the `](` of a link without changing what is read. */
+const WORD_JOINER = '\u2060';
+
+/**
+ * Text for a notification or message (`window.show*Message`, progress titles, modal details):
+ * `[label](target)` can no longer become a link, and control characters (newlines included) are
+ * marked. Use it on every piece of data-derived text inserted into such a message.
+ */
+export function plainText(s: string): string {
+  return terminalSafe(s).replace(/\]\(/g, `]${WORD_JOINER}(`).replace(/\[/g, `[${WORD_JOINER}`);
+}
+
+/** Text for quick pick items, input box prompts and the status bar: `$(icon)` shown literally, plus {@link plainText}. */
+export function iconSafe(s: string): string {
+  return plainText(s).replace(/\$\(/g, '\\$(');
+}
+
+/**
+ * Text for Markdown (hovers, `MarkdownString`): Markdown punctuation escaped with backslashes (as
+ * `MarkdownString.appendText` does), HTML special characters as entities, `$(` escaped, control
+ * characters marked. The result shows exactly the input's characters and nothing is a link.
+ */
+export function markdownText(s: string): string {
+  return terminalSafe(s, { keepLayout: false })
+    .replace(/[\\`*_{}[\]()#+\-.!|~:]/g, '\\$&')
+    .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+    .replace(/\$/g, '\\$');
+}
+
+/**
+ * Cuts `s` to at most `max` characters (default 160), keeping the start and the end with `…`
+ * between (a path's file name stays visible). Apply before escaping.
+ */
+export function shortText(s: string, max = 160): string {
+  if (s.length <= max) return s;
+  const tail = Math.floor((max - 1) / 3);
+  return s.slice(0, max - 1 - tail) + '…' + s.slice(s.length - tail);
+}
+
+/** `JSON.stringify`-like quoting for messages: `"name"` with control characters marked; for showing an untrusted value. */
+export function quoted(s: string, max = 80): string {
+  return `"${terminalSafe(shortText(s, max))}"`;
+}
