@@ -81,7 +81,7 @@ export async function makeSearchFixtures({ out, tokenizer = path.join(REPO, 'sam
   const filler = tok.encode(' Ben and Lily walk.').ids;
   const lily = tok.encode(' Lily').ids;
   if (lily.length !== 1) throw new Error('expected " Lily" to be one token');
-  while ((ids.length + 1) % G !== 0 || ids.length < 6 * G) ids.push(filler[ids.length % filler.length]);
+  while (ids.length % G !== 0 || ids.length < 6 * G) ids.push(filler[ids.length % filler.length]);
   ids.push(lily[0]);
   // Shards: SHARD tokens each, plus the cuts inside split terms.
   const bounds = new Set([0, ids.length]);

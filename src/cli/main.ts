@@ -17,6 +17,9 @@ import * as info from './commands/info';
 import * as tokens from './commands/tokens';
 import * as update from './commands/update';
 import * as verify from './commands/verify';
+import * as count from './commands/count';
+import * as find from './commands/find';
+import * as merge from './commands/merge';
 
 /** A subcommand module: `src/cli/commands/<name>.ts`. Add yours to {@link COMMANDS}. */
 export interface CommandModule {
@@ -31,6 +34,9 @@ export const COMMANDS: CommandModule[] = [
   decode,
   encode,
   verify,
+  count,
+  find,
+  merge,
 ];
 
 /** The package version, read from the package.json next to `dist/` (or "unknown"). */

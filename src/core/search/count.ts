@@ -205,29 +205,31 @@ function isCountResult(x: unknown): x is CountResult {
  * bucket tokens are summed. The parts' ranges must tile one contiguous range `[A, B)`, which the
  * result names in `shards` (compare with a whole-stream count ignoring `shards`).
  * @throws SearchInputError when parts overlap or leave a gap, differ in terms, options, per or
- *   updates, or a part is not a count result (the message names the part by its 1-based number).
+ *   updates, or a part is not a count result (the message names the part by `labels[i]`, e.g. its
+ *   file, else `part N`, 1-based).
  */
-export function mergeCounts(parts: CountResult[]): CountResult {
+export function mergeCounts(parts: CountResult[], labels?: string[]): CountResult {
   if (parts.length === 0) throw new SearchInputError('nothing to merge');
+  const name = (i: number) => labels?.[i] ?? `part ${i + 1}`;
   parts.forEach((p, i) => {
-    if (!isCountResult(p)) throw new SearchInputError(`part ${i + 1} is not a count result (expected the JSON of \`count --json\`)`);
-    if (!p.shards) throw new SearchInputError(`part ${i + 1} has no "shards" range; only results of \`count --shards A:B\` can be merged`);
+    if (!isCountResult(p)) throw new SearchInputError(`${name(i)} is not a count result (expected the JSON of \`count --json\`)`);
+    if (!p.shards) throw new SearchInputError(`${name(i)} has no "shards" range; only results of \`count --shards A:B\` can be merged`);
   });
   const first = parts[0];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   parts.forEach((p, i) => {
-    if (!same(p.terms, first.terms)) throw new SearchInputError(`part ${i + 1} counts other terms (${JSON.stringify(p.terms)}) than part 1 (${JSON.stringify(first.terms)})`);
-    if (!same(p.options, first.options)) throw new SearchInputError(`part ${i + 1} has other options (${JSON.stringify(p.options)}) than part 1 (${JSON.stringify(first.options)})`);
-    if (p.per !== first.per) throw new SearchInputError(`part ${i + 1} has --per ${p.per}, part 1 has ${first.per}`);
+    if (!same(p.terms, first.terms)) throw new SearchInputError(`${name(i)} counts other terms (${JSON.stringify(p.terms)}) than ${name(0)} (${JSON.stringify(first.terms)})`);
+    if (!same(p.options, first.options)) throw new SearchInputError(`${name(i)} has other options (${JSON.stringify(p.options)}) than ${name(0)} (${JSON.stringify(first.options)})`);
+    if (p.per !== first.per) throw new SearchInputError(`${name(i)} has --per ${p.per}, ${name(0)} has ${first.per}`);
     if (p.updates !== first.updates || p.buckets.length !== first.buckets.length) {
-      throw new SearchInputError(`part ${i + 1} covers ${p.updates} updates, part 1 ${first.updates}: parts of different datasets or schedules`);
+      throw new SearchInputError(`${name(i)} covers ${p.updates} updates, ${name(0)} ${first.updates}: parts of different datasets or schedules`);
     }
   });
   const order = parts.map((p, i) => ({ i, s: p.shards! })).sort((x, y) => x.s[0] - y.s[0]);
   for (let k = 1; k < order.length; k++) {
     const a = order[k - 1], b = order[k];
-    if (b.s[0] < a.s[1]) throw new SearchInputError(`parts ${a.i + 1} (shards ${a.s[0]}:${a.s[1]}) and ${b.i + 1} (shards ${b.s[0]}:${b.s[1]}) overlap`);
-    if (b.s[0] > a.s[1]) throw new SearchInputError(`shards ${a.s[1]}:${b.s[0]} are in no part (between parts ${a.i + 1} and ${b.i + 1})`);
+    if (b.s[0] < a.s[1]) throw new SearchInputError(`${name(a.i)} (shards ${a.s[0]}:${a.s[1]}) and ${name(b.i)} (shards ${b.s[0]}:${b.s[1]}) overlap`);
+    if (b.s[0] > a.s[1]) throw new SearchInputError(`shards ${a.s[1]}:${b.s[0]} are in no part (between ${name(a.i)} and ${name(b.i)})`);
   }
   const out = cloneResult(first);
   out.shards = [order[0].s[0], order[order.length - 1].s[1]];

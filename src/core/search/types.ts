@@ -1,11 +1,13 @@
 /**
  * Types and limits of the search (see `./index.ts` for the match definition).
  */
+import { RangeRequestError } from '../errors';
+
 /** Most terms one search accepts. */
 export const MAX_TERMS = 64;
 /** Longest term in UTF-8 bytes (for `ids` terms: in ids). */
 export const MAX_TERM_BYTES = 1000;
-/** Buckets {@link defaultPer} aims at. */
+/** Buckets `defaultPer` aims at. */
 export const DEFAULT_BUCKETS = 400;
 /** Worker bundle name, found next to the bundle or in `<package>/dist/workers/`. */
 export const SEARCH_WORKER_FILE = 'searchWorker.js';
@@ -23,9 +25,10 @@ export interface SearchOptions {
 /**
  * Bad search input (empty term, whitespace-only term, term over {@link MAX_TERM_BYTES} bytes,
  * more than {@link MAX_TERMS} terms, non-uint32 ids, `per` 0, shard range outside the manifest,
- * mismatched parts in {@link mergeCounts}). The message is one line; the CLI exits 2.
+ * mismatched parts in `mergeCounts`). The message is one line; the CLI exits 2. A kind of
+ * {@link RangeRequestError} (bad request, not bad data).
  */
-export class SearchInputError extends Error {
+export class SearchInputError extends RangeRequestError {
   constructor(message: string) {
     super(message);
     this.name = 'SearchInputError';
@@ -46,11 +49,11 @@ export interface CountBucket {
 }
 
 /**
- * The result of {@link countTerms}: exactly the CLI's `count --json` shape.
+ * The result of `countTerms`: exactly the CLI's `count --json` shape.
  * `buckets` cover updates `0..updates−1` in order, `per` updates each (the last may be shorter).
  */
 export interface CountResult {
-  /** The terms as parsed by {@link parseTerms} (ids terms as `"791,4062"`). */
+  /** The terms as parsed by `parseTerms` (ids terms as `"791,4062"`). */
   terms: string[];
   options: { word: boolean; ignore_case: boolean; ids: boolean };
   /** Updates per bucket (≥ 1). */
@@ -80,9 +83,9 @@ export interface CountProgress {
   partial: CountResult;
 }
 
-/** Options of {@link countTerms}. */
+/** Options of `countTerms`. */
 export interface CountOptions {
-  /** Updates per bucket (default {@link defaultPer}). */
+  /** Updates per bucket (default `defaultPer`). */
   per?: number;
   /** Manifest entries `[A, B)` to scan (default all). */
   shards?: [number, number];
@@ -96,7 +99,7 @@ export interface CountOptions {
   workerFile?: string;
 }
 
-/** One occurrence, as listed by {@link findTerms} (stream order). */
+/** One occurrence, as listed by `findTerms` (stream order). */
 export interface Occurrence {
   /** The term as parsed. */
   term: string;
@@ -118,7 +121,7 @@ export interface Occurrence {
   matchEnd: number;
 }
 
-/** Options of {@link findTerms}. */
+/** Options of `findTerms`. */
 export interface FindOptions {
   /** Most occurrences to yield (default 100). */
   limit?: number;
