@@ -127,12 +127,14 @@ export class TokenStream {
    * @param start global token offset (≥ 0).
    * @param count number of tokens; the range must lie inside the stream, and fit one buffer
    *   ({@link MAX_READ_TOKENS}).
-   * @returns a fresh `Uint32Array` of length `count` (host byte order).
+   * @param into optional buffer of at least `count` tokens to read into (long scans reuse their
+   *   buffers instead of allocating one per read).
+   * @returns a fresh `Uint32Array` of length `count` (host byte order), or `into.subarray(0, count)`.
    * @throws RangeRequestError for a range outside the stream or a count past {@link MAX_READ_TOKENS};
    *   DataError when a file is shorter than the manifest says (short read), unreadable or not a
    *   regular file, or when part of the range is in no shard (a gap in the manifest).
    */
-  async read(start: number, count: number): Promise<Uint32Array> {
+  async read(start: number, count: number, into?: Uint32Array): Promise<Uint32Array> {
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeRequestError(`token count ${count} is not a non-negative integer`);
     if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
@@ -151,12 +153,17 @@ export class TokenStream {
       pieces.push({ seg, local: localToken, at: pos - start, n });
       pos += n;
     }
-    // Every element is overwritten by the reads below, so skip zero-filling: a large
-    // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
-    const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
-    const out = raw.byteOffset % BYTES_PER_TOKEN === 0
-      ? new Uint32Array(raw.buffer, raw.byteOffset, count)
-      : new Uint32Array(count);
+    let out: Uint32Array;
+    if (into && into.length >= count) {
+      out = into.subarray(0, count);
+    } else {
+      // Every element is overwritten by the reads below, so skip zero-filling: a large
+      // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
+      const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
+      out = raw.byteOffset % BYTES_PER_TOKEN === 0
+        ? new Uint32Array(raw.buffer, raw.byteOffset, count)
+        : new Uint32Array(count);
+    }
     await Promise.all(pieces.map((p) => this.readInto(p.seg, p.local, out, p.at, p.n)));
     return out;
   }

@@ -18,7 +18,7 @@ import { decodeOneChar, isWordCodePoint, utf8LeadLength } from './terms';
 /** What the scanner needs from a token stream (a `TokenStream` satisfies it). */
 export interface TokenSource {
   readonly totalTokens: number;
-  read(start: number, count: number): Promise<Uint32Array>;
+  read(start: number, count: number, into?: Uint32Array): Promise<Uint32Array>;
   readSync(start: number, count: number): Uint32Array;
 }
 
@@ -54,6 +54,7 @@ export class RangeScanner {
   private prev: Uint32Array = new Uint32Array(0);
   private prevBase = 0;
   private aux: Uint32Array = new Uint32Array(0);
+  private bufs: Uint32Array[] = [];
   private auxBase = 0;
   private readonly ids: boolean;
   private readonly tb: TokenBytes;
@@ -130,8 +131,15 @@ export class RangeScanner {
     const c = this.contEnd(b);
     let pos = w;
     let state = 0;
+    // Three buffers in rotation: the chunk being scanned, the one before it (walks back into it),
+    // and the one being read ahead.
+    const size = Math.min(C, c - w);
+    if (size >= 65536 && (this.bufs.length !== 3 || this.bufs[0].length < size)) this.bufs = [0, 1, 2].map(() => new Uint32Array(size));
+    let nextBuf = 0;
     const readAt = (p: number) => {
-      const r = this.src.read(p, Math.min(C, c - p));
+      const into = this.bufs.length ? this.bufs[nextBuf] : undefined;
+      nextBuf = (nextBuf + 1) % 3;
+      const r = this.src.read(p, Math.min(C, c - p), into);
       r.catch(() => undefined); // awaited below; this only keeps an abandoned read from being "unhandled"
       return r;
     };
