@@ -20,6 +20,8 @@ import * as verify from './commands/verify';
 import * as count from './commands/count';
 import * as find from './commands/find';
 import * as merge from './commands/merge';
+import * as stats from './commands/stats';
+import * as exportCmd from './commands/export';
 
 /** A subcommand module: `src/cli/commands/<name>.ts`. Add yours to {@link COMMANDS}. */
 export interface CommandModule {
@@ -37,6 +39,8 @@ export const COMMANDS: CommandModule[] = [
   count,
   find,
   merge,
+  stats,
+  exportCmd,
 ];
 
 /** The package version, read from the package.json next to `dist/` (or "unknown"). */

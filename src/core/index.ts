@@ -17,5 +17,8 @@ export * from './idList';
 export * from './pages';
 export * from './verify';
 export * from './verifyCache';
+export * from './stats';
+export * from './export';
+export * from './trainingLog';
 export * from './fileIdentity';
 export * from './search';
