@@ -13,7 +13,9 @@ import { Command, CommanderError } from 'commander';
 import { CliContext, CliStreams, EXIT, createContext } from './context';
 import * as decode from './commands/decode';
 import * as encode from './commands/encode';
+import * as index from './commands/index';
 import * as info from './commands/info';
+import * as locate from './commands/locate';
 import * as tokens from './commands/tokens';
 import * as update from './commands/update';
 import * as verify from './commands/verify';
@@ -39,6 +41,8 @@ export const COMMANDS: CommandModule[] = [
   count,
   find,
   merge,
+  index,
+  locate,
   stats,
   exportCmd,
 ];
