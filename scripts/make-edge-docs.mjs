@@ -167,9 +167,14 @@ async function main() {
   const encode = (s) => (s ? tokenizer.encode(s, { add_special_tokens: false }).ids : []);
 
   // Content: documents, each line encoded on its own, EOS after every document.
+  /** @typedef {{ start: number, text?: string, chars: number[] }} EdgeLine */
+  /** @typedef {{ name: string, start: number, end?: number, lines: EdgeLine[] }} EdgeDoc */
+  /** @type {number[]} */
   const ids = [];
+  /** @type {EdgeDoc[]} */
   const docs = [];
   for (const d of edgeDocuments()) {
+    /** @type {EdgeDoc} */
     const doc = { name: d.name, start: ids.length, lines: [] };
     d.lines.forEach((line, i) => {
       const text = i < d.lines.length - 1 ? line.text + '\n' : line.text;
@@ -180,6 +185,7 @@ async function main() {
     doc.end = ids.length;
     docs.push(doc);
   }
+  /** @type {EdgeDoc} */
   const long = { name: 'long-line', start: ids.length, lines: [] };
   const longIds = encode(longLineText());
   if (longIds.length < LONG_LINE_TOKENS) throw new Error(`long line has only ${longIds.length} tokens`);

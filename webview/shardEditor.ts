@@ -15,7 +15,12 @@ import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-toolbar-button/index.js';
 import { h, vscodeApi } from './common';
-import type { ShardBanner, ShardFromWebview, ShardHighlight, ShardInitToWebview, ShardNumberingToWebview, ShardToWebview, ShardView, ShardWebviewState } from '../src/protocol';
+import { connect } from './channel';
+import type {
+  ShardBanner, ShardEditorProtocol, ShardFromWebview, ShardHighlight, ShardInitToWebview, ShardNumberingToWebview, ShardPageReply,
+  ShardToWebview, ShardView, ShardWebviewState,
+} from '../src/protocol';
+import type { PageData } from './shardEditor/model';
 import { blockIndexOf } from './shardEditor/model';
 import { PageCache } from './shardEditor/pageCache';
 import { ScrollBlock, VirtualScroller } from './shardEditor/scroller';
@@ -30,10 +35,14 @@ const VIEWS: ShardView[] = ['documents', 'tokens', 'ids'];
 const VIEW_LABELS: Record<ShardView, string> = { documents: 'Documents', tokens: 'Tokens', ids: 'IDs' };
 
 function post(msg: ShardFromWebview): void {
-  vscode.postMessage(msg);
+  channel.notify(msg);
 }
 
-const cache = new PageCache(post);
+const cache = new PageCache({
+  fetch: (generation, index, signal) => channel.request('page', { generation, index }, { signal }),
+  loaded: onPage,
+  failed: () => scroller.invalidate(),
+});
 const st = new ShardState(cache, vscode.getState());
 st.openNeighbour = (next) => post({ type: 'run', command: next ? 'openNextShard' : 'openPrevShard' });
 
@@ -179,7 +188,7 @@ function reportCursor(): void {
   }
   cursorReportWaits = false;
   const doc = st.docAt(st.cursor);
-  post({ type: 'cursor', offset: st.cursor, document: doc.number, documentScope: doc.scope, view: st.view });
+  post({ type: 'cursor', offset: st.cursor, document: doc.number, documentScope: doc.scope, documentPending: doc.number === undefined && !st.numbering.scanned ? true : undefined, view: st.view });
 }
 
 function tokenEl(o: number): HTMLElement | undefined {
@@ -327,29 +336,23 @@ function showBanners(list: ShardBanner[]): void {
 }
 
 // ───────────── messages ─────────────
-window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
-  const m = e.data;
+/** A page arrived (the cache stored it). */
+function onPage(_page: PageData, m: ShardPageReply): void {
+  if (!st.init) return;
+  for (const id of m.ids) if (id > st.maxIdSeen) st.maxIdSeen = id;
+  if (st.view === 'ids' && String(st.maxIdSeen).length + 1 > Number(getComputedStyle(document.body).getPropertyValue('--id-cell').replace('ch', '') || 7)) computeCols();
+  const affected = scroller.rendered.some((r) => r.block.key === `ph:${m.index}`);
+  if (affected) scroller.invalidate();
+  else scroller.refresh((m.index - 1) * st.pageTokens, m.index * st.pageTokens); // separators of the previous page learn lengths
+  evict();
+  updateFooter();
+  if (cursorReportWaits && st.pageOf(st.cursor) === m.index) reportCursor();
+}
+
+/** Events from the host (the channel routes them here). */
+function onEvent(m: ShardToWebview): void {
   switch (m.type) {
     case 'init': onInit(m); break;
-    case 'page': {
-      if (!st.init) return;
-      const page = cache.received(m, st.init.eosId);
-      if (!page) return;
-      for (const id of m.ids) if (id > st.maxIdSeen) st.maxIdSeen = id;
-      if (st.view === 'ids' && String(st.maxIdSeen).length + 1 > Number(getComputedStyle(document.body).getPropertyValue('--id-cell').replace('ch', '') || 7)) computeCols();
-      const affected = scroller.rendered.some((r) => r.block.key === `ph:${m.index}`);
-      if (affected) scroller.invalidate();
-      else scroller.refresh((m.index - 1) * st.pageTokens, m.index * st.pageTokens); // separators of the previous page learn lengths
-      evict();
-      updateFooter();
-      if (cursorReportWaits && st.pageOf(st.cursor) === m.index) reportCursor();
-      break;
-    }
-    case 'pageError': {
-      if (!st.init || !cache.failed(m.generation, m.index, m.message)) return;
-      scroller.invalidate();
-      break;
-    }
     case 'numbering': {
       if (!st.init || m.generation !== st.init.generation) return;
       const before = st.docAt(st.cursor).number;
@@ -357,7 +360,7 @@ window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
       updateNumberingFooter(m);
       if (m.state !== 'scanning') scroller.refresh();
       updateFooter();
-      if (cursorReportWaits || (st.docAt(st.cursor).number !== before && st.cursorExplicit)) reportCursor();
+      if (cursorReportWaits || st.docAt(st.cursor).number !== before) reportCursor();
       break;
     }
     case 'reveal': {
@@ -372,13 +375,13 @@ window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
     case 'highlights': setHighlights(m.highlights); break;
     case 'setView': setView(m.view); break;
   }
-});
+}
 
 function onInit(m: ShardInitToWebview): void {
   const first = !st.init;
   const sameFile = st.init && st.init.sizeBytes === m.sizeBytes;
   st.setInit(m);
-  cache.reset(m.generation, st.pageCount);
+  cache.reset(m.generation, st.pageCount, m.eosId);
   info.textContent = infoText(m);
   info.title = infoText(m);
   hlButton.toggleAttribute('disabled', m.globalStart === undefined);
@@ -482,4 +485,4 @@ viewport.addEventListener('keydown', (e) => {
   if (handled) { e.preventDefault(); tooltip.hide(); }
 });
 
-post({ type: 'ready' });
+const channel = connect<ShardEditorProtocol>(vscode, { onEvent, requests: {} });

@@ -168,7 +168,8 @@ export function visibleRuns(s: string, opts: VisibleOptions = {}): VisibleRun[] 
 
 /** True when `s` holds a character {@link visibleRuns} would mark (fast path for the views). */
 export function hasInvisibles(s: string): boolean {
-  // eslint-disable-next-line no-control-regex
+  // The class lists single invisible code points on purpose, controls and combining ones included.
+  // eslint-disable-next-line no-control-regex, no-misleading-character-class
   return /[\x00-\x08\x0b-\x1f\x7f-\x9f\xa0\xad\u034f\u061c\u115f\u1160\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{E0000}-\u{E01EF}\p{M}]/u.test(s);
 }
 

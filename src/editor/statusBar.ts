@@ -21,6 +21,8 @@ export interface ShardStatusInfo {
   /** Document number at the cursor, when known; `documentScope` 'shard' = counted from this shard's first document. */
   document?: number;
   documentScope?: 'global' | 'shard';
+  /** True while the document number is still being counted: shown as `doc …`. */
+  documentPending?: boolean;
   /** Selected range `[start, end)` in the same terms as `global ?? local`. */
   selection?: [number, number];
 }
@@ -85,6 +87,7 @@ export function statusText(info: ShardStatusInfo): string {
     else parts.push(vscode.l10n.t('update {0}', fmt(p.update!)), vscode.l10n.t('seq {0}', fmt(p.sequence!)), vscode.l10n.t('pos {0}', fmt(p.position!)));
   }
   if (info.document !== undefined) parts.push(info.documentScope === 'shard' ? vscode.l10n.t('doc +{0}', fmt(info.document)) : vscode.l10n.t('doc {0}', fmt(info.document)));
+  else if (info.documentPending) parts.push(vscode.l10n.t('doc …'));
   if (info.selection) parts.push(vscode.l10n.t('{0} selected', fmt(info.selection[1] - info.selection[0])));
   return parts.join(' · ');
 }

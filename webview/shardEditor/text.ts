@@ -26,6 +26,7 @@ export function positionText(st: ShardState, o: number): string {
   }
   const doc = st.docAt(o);
   if (doc.number !== undefined) parts.push(doc.scope === 'shard' ? `doc +${fmt(doc.number)} in this shard` : `doc ${fmt(doc.number)}`);
+  else if (!st.numbering.scanned) parts.push('doc …'); // still counting: the same words as the status bar
   return parts.join(' · ');
 }
 
