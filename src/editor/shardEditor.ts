@@ -55,7 +55,7 @@ export class ShardSession implements vscode.Disposable {
    */
   reported?: { offset: number; document?: number; documentScope?: 'global' | 'shard'; documentPending?: boolean };
   /** Local offset of a reveal the webview has not confirmed yet: cursor reports from before it are stale. */
-  private awaitingReveal?: number;
+  awaitingReveal?: number;
   view: ShardView = 'documents';
   /** Current highlights (local ranges). */
   highlights: ShardHighlight[] = [];
@@ -316,9 +316,10 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
     const ds = st.entry ? st.dataset : undefined;
     const g = st.globalStart;
     const sel = s.selection ? [s.document.toGlobal(s.selection[0]), s.document.toGlobal(s.selection[1])] as [number, number] : undefined;
-    const r = s.reported;
-    // Until the webview confirms a position the item keeps what it showed (no intermediate state).
-    if (r) {
+    // The webview's confirmed position, or (while a reveal is on its way) the revealed offset with its
+    // document still being worked out (`doc …`): never a stale document number beside a new offset.
+    const r = s.awaitingReveal !== undefined || !s.reported ? { offset: s.cursor, document: undefined, documentScope: undefined, documentPending: true } : s.reported;
+    {
       const global = g !== undefined ? g + r.offset : undefined;
       this.statusBar.show({
         fileName: path.basename(st.file), local: r.offset, global,
