@@ -13,6 +13,7 @@
  */
 import { SearchInputError } from './types';
 import { caseFoldClasses, codePoints, parseIdTerm, utf8Of } from './terms';
+import type { SkipMemory } from './wasmSkip';
 
 /**
  * Terms compiled to symbol sequences with alternatives: `terms[t][k]` is the list of
@@ -225,7 +226,9 @@ export class TokenTable {
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
   /** Bit per id < V: set when, in state 0, the id leads anywhere but back to state 0 without a match. */
-  private readonly rootBits: Int32Array;
+  readonly rootBits: Int32Array;
+  /** The WebAssembly state-0 loop, used for arrays that live in its memory (see `./wasmSkip.ts`). */
+  skipper?: SkipMemory;
 
   /**
    * @param eos the EOS id: in text mode it ends the document (back to state 0, no bytes).
@@ -370,7 +373,9 @@ export class TokenTable {
         // The hottest loop: in state 0 (nothing in progress) a 12.5 KB bit set says which ids
         // can start or complete something; all others are skipped.
         if (text) {
-          for (; i < to; i++) {
+          const sk = this.skipper;
+          if (sk && ids.buffer === sk.buffer) i = sk.skip(ids.byteOffset, i, to, V, 0);
+          else for (; i < to; i++) {
             const id = ids[i];
             if (id < V && (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
           }
