@@ -356,21 +356,14 @@ export interface UpdateViewRow {
   next: NextToken;
 }
 
-/** The model as sent to the webview: plain JSON, no paths, no typed arrays. */
-export interface UpdateViewData {
-  update: number;
-  numUpdates: number;
-  tokenRange: [number, number];
-  G: number;
-  seqLen: number;
-  eos: number;
-  eosText: string;
+/**
+ * The model as sent to the webview: plain JSON, no paths, no typed arrays (the scalar fields are
+ * {@link UpdateModel}'s).
+ */
+export interface UpdateViewData extends Pick<UpdateModel,
+  'update' | 'numUpdates' | 'tokenRange' | 'G' | 'seqLen' | 'eos' | 'eosText' | 'firstDocument' | 'decoded' | 'anomaly'> {
   shards: { name: string; startToken: number; numTokens: number }[];
   rows: UpdateViewRow[];
-  firstDocument?: number;
-  decoded: boolean;
-  /** See {@link UpdateModel.anomaly}. */
-  anomaly?: string;
   /** One line: "update 55,000 (0-based; the 55,001st update)". */
   title: string;
 }
