@@ -71,6 +71,14 @@ export class Services implements vscode.Disposable {
     };
   }
 
+  /**
+   * `tokenShards.allowShardsOutsideRoot`, honoured only in a trusted workspace (restricted mode
+   * ignores it, as declared in package.json's `restrictedConfigurations`).
+   */
+  allowShardsOutsideRoot(): boolean {
+    return vscode.workspace.isTrusted && this.setting<boolean>('allowShardsOutsideRoot') === true;
+  }
+
   /** The configured value of a `tokenShards.*` setting (default from package.json). */
   setting<T>(key: string): T {
     return vscode.workspace.getConfiguration('tokenShards').get<T>(key) as T;
@@ -84,7 +92,7 @@ export class Services implements vscode.Disposable {
     root = path.resolve(root);
     let p = this.datasets.get(root);
     if (!p) {
-      p = openDataset(root, this.scheduleSettings());
+      p = openDataset(root, this.scheduleSettings(), { allowOutsideRoot: this.allowShardsOutsideRoot() });
       p.then((ds) => this.log.info(`opened dataset ${root}: ${ds.shards.length} shards, ${ds.storedTokens} tokens, ${ds.problems.length} problems`),
         (err) => { this.datasets.delete(root); this.log.warn(`cannot open dataset ${root}: ${(err as Error).message}`); });
       this.datasets.set(root, p);

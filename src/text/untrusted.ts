@@ -16,6 +16,8 @@
  * - {@link markdownText}: for Markdown (hovers, MarkdownString): every Markdown punctuation
  *   character backslash-escaped (what `MarkdownString.appendText` does), `<`/`>`/`&` as entities,
  *   `$(` escaped, control characters marked.
+ * - {@link jsonSafe}: for JSON printed on a terminal: `JSON.stringify`, with the control
+ *   characters it leaves raw (DEL, C1, bidi, U+2028/9) written as `\uXXXX` escapes (same value).
  * - {@link shortText}: any of the above, cut to a length with `…` so a 4,096-character shard path
  *   cannot fill a notification.
  */
@@ -100,4 +102,16 @@ export function shortText(s: string, max = 160): string {
 /** `JSON.stringify`-like quoting for messages: `"name"` with control characters marked; for showing an untrusted value. */
 export function quoted(s: string, max = 80): string {
   return `"${terminalSafe(shortText(s, max))}"`;
+}
+
+/** Characters `JSON.stringify` leaves raw that a terminal or viewer may act on. */
+const JSON_RAW_CONTROL = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+/**
+ * `JSON.stringify(value, null, indent)` with every control character escaped (`\u009b`): the same
+ * JSON value, safe to print on a terminal. Such characters can only occur inside JSON strings, so
+ * the escapes keep the text valid JSON.
+ */
+export function jsonSafe(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(JSON_RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

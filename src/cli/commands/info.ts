@@ -2,7 +2,9 @@
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
 import { ScheduleSettings } from '../../core/schedule';
+import { limitDepth } from '../../core/safeJson';
 import { CliContext } from '../context';
+import { diagnoseDataset } from '../diagnose';
 
 /** Registers `info`. Exit 1 when the dataset has an error-level problem. */
 export function register(program: Command, ctx: CliContext): void {
@@ -13,6 +15,14 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'machine-readable output')
     .action(ctx.run(async (root: string, opts: { json?: boolean }, cmd: Command) => {
       const ds = await ctx.open(root, cmd);
+      // uint16 data read as uint32 (or the reverse) decodes to nothing: a problem, found by the editor's diagnosis.
+      const tok = ds.tokenizerFile || ctx.globals(cmd).tokenizer ? await ctx.tokenizerFor(undefined, cmd, ds).catch((e: Error) => e) : undefined;
+      if (tok instanceof Error) {
+        ds.problems.push({ code: 'bad-tokenizer', severity: 'error', file: ds.tokenizerFile ?? '', message: tok.message });
+      } else if (tok) {
+        const anomaly = await diagnoseDataset(ds, tok.vocabSize);
+        if (anomaly) ds.problems.push({ code: 'id-anomaly', severity: anomaly.kind === 'out-of-vocab' ? 'warning' : 'error', file: ds.manifestFile || ds.shards[0]?.path || '', message: `ids: ${anomaly.message}` });
+      }
       const errors = ds.problems.filter((p) => p.severity === 'error');
       if (opts.json) {
         const info = {
@@ -28,11 +38,12 @@ export function register(program: Command, ctx: CliContext): void {
           eos_token_id: ds.settings.eosTokenId,
           setting_sources: ds.settingSources,
           tokenizer: ds.tokenizerFile ?? null,
-          manifest_json: ds.provenance ? ds.provenance.data : null,
-          verification_json: ds.verification ? ds.verification.data : null,
+          // Depth-limited: a deeply nested value prints as a note, not a stack overflow.
+          manifest_json: ds.provenance ? limitDepth(ds.provenance.data) : null,
+          verification_json: ds.verification ? limitDepth(ds.verification.data) : null,
           problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, line: p.line ?? null, message: p.message })),
         };
-        ctx.out(JSON.stringify(info, null, 2));
+        ctx.out(ctx.json(info, 2));
       } else {
         const t = ctx.term;
         const src = (...keys: (keyof ScheduleSettings)[]) => {

@@ -18,15 +18,15 @@
  */
 import * as fs from 'fs';
 import type { Command } from 'commander';
-import { openDataset } from '../../core/dataset';
+import { OpenDatasetOptions, openDataset } from '../../core/dataset';
 import { DataError, fmt } from '../../core/errors';
 import { ManifestProblem } from '../../core/manifest';
 import {
   ShardVerifyResult, VerifyReport, formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary, reportAllOk, verifyShards,
 } from '../../core/verify';
 import { VerifyCache, defaultCliCacheFile } from '../../core/verifyCache';
-import { terminalSafe } from '../../text/untrusted';
-import { CliContext } from '../context';
+import { jsonSafe, terminalSafe } from '../../text/untrusted';
+import { CliContext, UsageError, requireDatasetFolder } from '../context';
 
 /** Registers `verify`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -37,8 +37,12 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--jobs <N>', 'hashing threads (default: number of CPU cores)')
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
-    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean }) => {
-      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, signal: ctx.cancellable() });
+    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean }, cmd: Command) => {
+      if (fs.existsSync(root) && fs.statSync(root).isFile()) {
+        throw new UsageError(`${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`);
+      }
+      if (fs.existsSync(root)) await requireDatasetFolder(root);
+      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, signal: ctx.cancellable(), open: ctx.openOptions(cmd) });
     }));
 }
 
@@ -49,6 +53,8 @@ export interface VerifyCommandOptions {
   noCache: boolean;
   /** Aborted on Ctrl-C (the CLI context's signal); without it the command listens to SIGINT itself. */
   signal?: AbortSignal;
+  /** Options for opening the dataset (`--allow-outside-root`). */
+  open?: OpenDatasetOptions;
 }
 
 /** Manifest problem codes that verification itself re-reports per shard (not repeated). */
@@ -69,7 +75,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   if (opts.jobs !== undefined && (!Number.isSafeInteger(opts.jobs) || opts.jobs > 256)) { err(`error: --jobs ${opts.jobs}: expected 1..256 (0 = number of cores)`); return 2; }
   let ds;
   try {
-    ds = await openDataset(root);
+    ds = await openDataset(root, {}, opts.open);
   } catch (e) {
     if (e instanceof DataError) { err(`error: ${terminalSafe(e.message)}`); return 2; }
     throw e;
@@ -118,7 +124,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;
   if (opts.json) {
-    process.stdout.write(JSON.stringify({
+    process.stdout.write(jsonSafe({
       root: ds.root,
       shards: ds.shards.length,
       all_ok: allOk,
@@ -137,7 +143,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
         from_cache: r.fromCache, checked_at: new Date(r.checkedAt).toISOString(), message: r.message,
       })),
       manifest_problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, file: p.file, line: p.line ?? null, message: p.message })),
-    }, null, 2) + '\n');
+    }, 2) + '\n');
   } else {
     const out: string[] = [];
     for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${terminalSafe(r.message)}`);
