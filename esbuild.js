@@ -22,6 +22,8 @@ function copyMedia() {
   const dst = path.join(__dirname, 'dist', 'media');
   fs.mkdirSync(dst, { recursive: true });
   for (const f of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join(src, f), path.join(dst, f));
+  // uPlot's stylesheet, loaded as a file by the chart panels (the strict CSP allows no inline <style>).
+  fs.copyFileSync(path.join(__dirname, 'node_modules', 'uplot', 'dist', 'uPlot.min.css'), path.join(dst, 'uPlot.min.css'));
 }
 
 const common = {

@@ -30,6 +30,7 @@ import {
   reportAllOk, verifyShards,
 } from '../core/verify';
 import { VERIFY_CACHE_FILE, VerifyCache, VerifyCacheEntry } from '../core/verifyCache';
+import { FileIdentity } from '../core/fileIdentity';
 import { ManifestDiagnostics } from '../diagnostics';
 import { registerManifestEditor } from '../editor/manifestEditor';
 import { Services, activeTabUri } from '../services';
@@ -165,7 +166,7 @@ export class VerificationStore implements vscode.Disposable {
   /**
    * What to show for each shard of a dataset: "checking…" while a worker hashes it, "queued" while
    * it waits in a run, else this session's result, else the
-   * cache's verdict when the file's size and mtime still match it, else "not checked".
+   * cache's verdict when the file's identity (device, inode, size, mtime, ctime) still matches it, else "not checked".
    */
   async displayStates(ds: Dataset): Promise<ShardDisplayState[]> {
     const cache = await this.cache();
@@ -174,14 +175,13 @@ export class VerificationStore implements vscode.Disposable {
   }
 
   /** Display state of one shard (see {@link displayStates}). */
-  displayState(root: string, e: ShardEntry, cache: VerifyCache | undefined, file?: { size?: number; mtimeMs?: number },
+  displayState(root: string, e: ShardEntry, cache: VerifyCache | undefined, file?: { identity?: FileIdentity },
     s: RootState | undefined = this.roots.get(root)): ShardDisplayState {
     if (s?.hashing.has(e.index)) return { status: 'checking' };
     if (s?.pending.has(e.index)) return { status: 'queued' };
     const r = s?.results.get(e.index);
     if (r) return { status: r.status, checkedAt: r.checkedAt, detail: r.message, actualSize: r.actualSize };
-    const c: VerifyCacheEntry | undefined = cache && file?.size !== undefined && file.mtimeMs !== undefined
-      ? cache.lookup(e.path, file.size, file.mtimeMs) : undefined;
+    const c: VerifyCacheEntry | undefined = cache && file?.identity ? cache.lookup(e.path, file.identity) : undefined;
     if (c && e.sha256) {
       return c.sha256 === e.sha256
         ? { status: 'ok', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 matched when last checked (file unchanged since).` }
@@ -313,7 +313,7 @@ export async function runVerification(
     };
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
     const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s)` : '';
-    deps.log.info(`verify ${ds.root}: ${text}; ${fmt(report.fromCache)} from the cache; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
+    deps.log.info(`verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
     if (report.cacheError) deps.log.warn(report.cacheError);
     return summary;
   } finally {
@@ -387,8 +387,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', name));
     else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', name, singleStatusText(single.status)), show).then(showLog);
   } else if (summary.allOk) {
-    const cached = summary.fromCache ? vscode.l10n.t(' ({0} known good from the cache)', fmt(summary.fromCache)) : '';
-    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}{1}', summary.text, cached));
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}', summary.text));
   } else {
     void vscode.window.showWarningMessage(vscode.l10n.t('Shard hashes: {0}', summary.text), show).then(showLog);
   }

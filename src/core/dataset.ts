@@ -16,6 +16,7 @@ import {
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './schedule';
 import { TokenStream } from './stream';
 import { findDatasetTokenizer } from './tokenizer';
+import { identityOfStats } from './fileIdentity';
 import { DataError, SettingError, fmt } from './errors';
 
 /** Where each schedule setting's value came from. */
@@ -204,7 +205,7 @@ export async function openShardFileAsDataset(file: string, userSettings: Partial
   checkUserSettings(userSettings, opts);
   const lone = await openLoneShard(file);
   const numTokens = lone.stream.totalTokens;
-  const st = await fs.promises.stat(lone.file);
+  const st = await fs.promises.stat(lone.file, { bigint: true });
   const problems: ManifestProblem[] = [];
   if (lone.trailingBytes) {
     problems.push({ code: 'size-not-multiple-of-4', severity: 'error', file: lone.file,
@@ -226,7 +227,7 @@ export async function openShardFileAsDataset(file: string, userSettings: Partial
   }
   const entry: ShardEntry = { index: 0, shard: path.basename(lone.file), path: lone.file, startToken: 0, numTokens, line: 0, extra: {} };
   return {
-    root: path.dirname(lone.file), manifestFile: '', shards: [entry], fileStates: [{ size: st.size, mtimeMs: st.mtimeMs }],
+    root: path.dirname(lone.file), manifestFile: '', shards: [entry], fileStates: [{ size: Number(st.size), mtimeMs: Number(st.mtimeNs) / 1e6, identity: identityOfStats(st) }],
     settings, settingSources, storedTokens: numTokens, schedule: new Schedule(settings, numTokens), stream: lone.stream,
     tokenizerFile, problems, lone: true,
   };

@@ -17,4 +17,5 @@ export * from './idList';
 export * from './pages';
 export * from './verify';
 export * from './verifyCache';
+export * from './fileIdentity';
 export * from './search';

@@ -15,6 +15,7 @@ import * as path from 'path';
 import { fmt } from './errors';
 import { lineColumnAt, parseJson } from './safeJson';
 import { scheduleValueFault } from './schedule';
+import { FileIdentity, identityOfStats } from './fileIdentity';
 
 /** File name of the shard manifest inside a dataset root. */
 export const SHARD_MANIFEST = 'shard_manifest.jsonl';
@@ -274,6 +275,8 @@ export interface ShardFileState {
   size?: number;
   /** Modification time in ms since the epoch. */
   mtimeMs?: number;
+  /** The file's identity (device, inode, size, mtime, ctime) from the same stat, for caches. */
+  identity?: FileIdentity;
 }
 
 /**
@@ -288,12 +291,12 @@ export async function validateShardFiles(entries: ShardEntry[], manifestFile: st
   const problems: ManifestProblem[] = [];
   const states = await Promise.all(entries.map(async (e): Promise<ShardFileState> => {
     try {
-      const st = await fs.promises.stat(e.path);
+      const st = await fs.promises.stat(e.path, { bigint: true });
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' });
       // stat works on a file we may not read (chmod 000, another owner): ask, so it is reported
       // here and not first when a view reads it. (Root passes every permission check.)
       await fs.promises.access(e.path, fs.constants.R_OK);
-      return { size: st.size, mtimeMs: st.mtimeMs };
+      return { size: Number(st.size), mtimeMs: Number(st.mtimeNs) / 1e6, identity: identityOfStats(st) };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       problems.push(code === 'ENOENT'

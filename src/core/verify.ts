@@ -6,7 +6,7 @@
  *
  * What one run does, per shard (a {@link ShardEntry}):
  * 1. `stat` on this thread: a missing file or a size other than `4 × num_tokens` is reported at
- *    once (not hashed); a file whose (path, size, mtime) has a cached digest equal to the
+ *    once (not hashed); a file whose identity (device, inode, size, mtime, ctime; `fileIdentity.ts`) has a cached digest equal to the
  *    manifest's is reported ok without reading it (unless `ignoreCache`).
  * 2. Everything else is queued to the pool (`jobs` workers, default the number of CPU cores):
  *    each worker reads one file at a time with large sequential reads (8 MiB), hashes it, and
@@ -34,6 +34,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
 import { fmt } from './errors';
+import { identityOfStats } from './fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
 import { VerifyCache } from './verifyCache';
 import type { VerifyOutcome, VerifyTask, VerifyWorkerData, VerifyWorkerReply } from './workers/verifyWorker';
@@ -249,7 +250,7 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
   // 1. stat + cache lookup on this thread (cheap), queue the rest.
   const queue: ShardEntry[] = [];
   if (!signal?.aborted) {
-    const stats = await Promise.all(shards.map((e) => fs.promises.stat(e.path).then((st) => st, (err: NodeJS.ErrnoException) => err)));
+    const stats = await Promise.all(shards.map((e) => fs.promises.stat(e.path, { bigint: true }).then((st) => st, (err: NodeJS.ErrnoException) => err)));
     shards.forEach((e, i) => {
       const st = stats[i];
       const expectedSize = e.numTokens * BYTES_PER_TOKEN;
@@ -262,13 +263,13 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
         }
         return;
       }
-      if (st.isFile() && st.size !== expectedSize) {
-        finish(makeResult(e, { kind: 'size-mismatch', size: st.size, mtimeMs: st.mtimeMs }, false));
+      if (st.isFile() && Number(st.size) !== expectedSize) {
+        finish(makeResult(e, { kind: 'size-mismatch', size: Number(st.size) }, false));
         return;
       }
-      const hit = !opts.ignoreCache && e.sha256 && st.isFile() ? cache?.lookup(e.path, st.size, st.mtimeMs) : undefined;
+      const hit = !opts.ignoreCache && e.sha256 && st.isFile() ? cache?.lookup(e.path, identityOfStats(st)) : undefined;
       if (hit && hit.sha256 === e.sha256) {
-        finish({ ...makeResult(e, { kind: 'hashed', sha256: hit.sha256, size: hit.size, mtimeMs: hit.mtimeMs }, true), checkedAt: hit.checkedAt });
+        finish({ ...makeResult(e, { kind: 'hashed', sha256: hit.sha256, size: hit.identity.size, identity: hit.identity }, true), checkedAt: hit.checkedAt });
         return;
       }
       queue.push(e);
@@ -333,7 +334,7 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
           if (outcome.kind === 'hashed') bytesHashed += outcome.size;
           const r = makeResult(cur.entry, outcome, false);
           if (outcome.kind === 'hashed' && cache) {
-            cache.record(cur.entry.path, { size: outcome.size, mtimeMs: outcome.mtimeMs, sha256: outcome.sha256, checkedAt: r.checkedAt });
+            cache.record(cur.entry.path, { identity: outcome.identity, sha256: outcome.sha256, checkedAt: r.checkedAt });
           } else if (outcome.kind === 'missing') {
             cache?.delete(cur.entry.path);
           }
@@ -511,9 +512,10 @@ export function formatVerifyProgress(p: VerifyProgress): string {
 
 /**
  * A one-line summary of a report, faults first: "2,098 ok" or "3 mismatched · 1 missing · 2,094 ok"
- * (+ " · cancelled, 12 not checked").
+ * (+ " · cancelled, 12 not checked"); when some shards were answered from the cache it says so
+ * ("2,098 ok · 2,090 not re-read (cached)"), so nobody mistakes a cache hit for a hash.
  */
-export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled' | 'unfinished'>): string {
+export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled' | 'unfinished'> & { fromCache?: number }): string {
   const labels: Record<ShardStatus, string> = {
     ok: 'ok', mismatch: 'mismatched', missing: 'missing', 'size-mismatch': 'wrong size',
     changed: 'changed while read', unreadable: 'unreadable', 'no-hash': 'without a manifest hash',
@@ -521,6 +523,7 @@ export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled'
   // Faults first ("3 mismatched · 2,095 ok"): they are what the reader must act on.
   const order = [...SHARD_STATUSES.filter((s) => s !== 'ok'), 'ok' as const];
   const parts = order.filter((s) => r.counts[s] > 0).map((s) => `${fmt(r.counts[s])} ${labels[s]}`);
+  if (r.fromCache) parts.push(`${fmt(r.fromCache)} not re-read (cached)`);
   if (r.cancelled) parts.push(`cancelled, ${fmt(r.unfinished.length)} not checked`);
   return parts.join(' · ') || 'nothing to verify';
 }

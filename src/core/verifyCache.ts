@@ -1,18 +1,21 @@
 /**
- * The verification cache: the sha256 of each shard file that was read to the end, keyed by the
- * file's absolute path and valid only while the file's size and mtime are unchanged. A second
- * "Verify Shard Hashes" skips shards whose cached digest still equals the manifest's; touching
- * or rewriting a file changes its mtime and so invalidates its entry.
+ * The verification cache: the sha256 of each shard file that was read to the end, stored under the
+ * file's absolute path and valid only while the file's identity (device, inode, size, mtime, ctime;
+ * `fileIdentity.ts`) is unchanged. A second "Verify Shard Hashes" skips shards whose cached digest
+ * still equals the manifest's, and says so ("not re-read (cached)"). Any write, `touch`, a restored
+ * mtime (`touch -d`, `os.utime`: the kernel still moves ctime), a replacement by `mv` (new inode)
+ * invalidates the entry.
  *
  * One JSON file for every dataset, at a location the caller chooses:
  * - the extension: `<context.globalStorageUri>/verify-cache.json`;
  * - the CLI: {@link defaultCliCacheFile} (`$XDG_CACHE_HOME/token-shard-inspector/verify-cache.json`,
  *   else `~/.cache/token-shard-inspector/verify-cache.json`).
  *
- * Format (version 1):
+ * Format (version 2; version-1 files, keyed on path, size and mtime only, are ignored):
  * ```json
- * { "version": 1, "entries": { "/abs/shards/tokens_000000.u32":
- *     { "size": 100000000, "mtimeMs": 1722300000123.45, "sha256": "<64 hex>", "checkedAt": 1722400000000 } } }
+ * { "version": 2, "entries": { "/abs/shards/tokens_000000.u32":
+ *     { "identity": { "dev": "2049", "ino": "1234", "size": 100000000, "mtimeNs": "1722300000123456789",
+ *       "ctimeNs": "1722300000123456789" }, "sha256": "<64 hex>", "checkedAt": 1722400000000 } } }
  * ```
  * Writes are atomic (temporary file in the same folder, fsync, rename) and merge with what is on
  * disk, so the CLI and the extension can share one file: entries this process recorded win,
@@ -23,18 +26,17 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { FileIdentity, isFileIdentity, sameIdentity } from './fileIdentity';
 
 /** Cache format version; files with another version are ignored (treated as empty). */
-export const VERIFY_CACHE_VERSION = 1;
+export const VERIFY_CACHE_VERSION = 2;
 /** File name of the cache inside the folder the caller chooses. */
 export const VERIFY_CACHE_FILE = 'verify-cache.json';
 
 /** What is known about one shard file. */
 export interface VerifyCacheEntry {
-  /** File size in bytes when it was hashed. */
-  size: number;
-  /** File mtime (ms since the epoch, sub-ms precision as `fs.Stats.mtimeMs`) when it was hashed. */
-  mtimeMs: number;
+  /** The file's identity when it was opened for hashing (size in bytes, times in ns). */
+  identity: FileIdentity;
   /** Lower-case hex sha256 of the whole file (what the file hashed to, not what the manifest says). */
   sha256: string;
   /** When the hash was computed (ms since the epoch). */
@@ -48,7 +50,7 @@ interface CacheFileShape {
 
 function isEntry(v: unknown): v is VerifyCacheEntry {
   const e = v as VerifyCacheEntry;
-  return typeof e === 'object' && e !== null && typeof e.size === 'number' && typeof e.mtimeMs === 'number'
+  return typeof e === 'object' && e !== null && isFileIdentity(e.identity)
     && typeof e.sha256 === 'string' && /^[0-9a-f]{64}$/.test(e.sha256) && typeof e.checkedAt === 'number';
 }
 
@@ -66,8 +68,10 @@ async function readCacheFile(file: string): Promise<{ entries: Map<string, Verif
   try {
     const data = JSON.parse(text) as CacheFileShape;
     if (typeof data !== 'object' || data === null || typeof data.entries !== 'object' || data.entries === null) {
-      throw new Error('expected {"version": 1, "entries": {...}}');
+      throw new Error(`expected {"version": ${VERIFY_CACHE_VERSION}, "entries": {...}}`);
     }
+    // An older format (version 1: path, size and mtime only) is not trustworthy: start empty, quietly.
+    if (typeof data.version === 'number' && data.version < VERIFY_CACHE_VERSION) return { entries: new Map() };
     if (data.version !== VERIFY_CACHE_VERSION) {
       return { entries: new Map(), warning: `${file}: verification cache version ${data.version} is not ${VERIFY_CACHE_VERSION}; starting empty.` };
     }
@@ -79,7 +83,7 @@ async function readCacheFile(file: string): Promise<{ entries: Map<string, Verif
   }
 }
 
-/** Per-shard digests keyed by (absolute path, size, mtime); see the file header. */
+/** Per-shard digests stored by absolute path, valid for one file identity; see the file header. */
 export class VerifyCache {
   private readonly entries: Map<string, VerifyCacheEntry>;
   /** Paths recorded or deleted by this process since the last save (they win over the disk on merge). */
@@ -117,12 +121,13 @@ export class VerifyCache {
   }
 
   /**
-   * The entry for `file` if it is still valid for a file of this size and mtime, else undefined.
+   * The entry for `file` if it was recorded for a file of exactly this identity, else undefined.
    * @param file absolute path (as in `ShardEntry.path`).
+   * @param identity the file's identity now (`statIdentity`).
    */
-  lookup(file: string, size: number, mtimeMs: number): VerifyCacheEntry | undefined {
+  lookup(file: string, identity: FileIdentity | undefined): VerifyCacheEntry | undefined {
     const e = this.entries.get(file);
-    return e && e.size === size && e.mtimeMs === mtimeMs ? e : undefined;
+    return e && sameIdentity(e.identity, identity) ? e : undefined;
   }
 
   /** The entry for `file` whatever its validity (for display: "last checked"). */
@@ -132,7 +137,7 @@ export class VerifyCache {
 
   /** Records the digest of a file read to the end (in memory; {@link save} writes it). */
   record(file: string, entry: VerifyCacheEntry): void {
-    this.entries.set(file, { ...entry });
+    this.entries.set(file, { ...entry, identity: { ...entry.identity } });
     this.dirty.add(file);
   }
 

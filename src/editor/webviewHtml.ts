@@ -15,6 +15,11 @@ export interface WebviewPageOptions {
   title: string;
   /** Extra stylesheet in `media/` (e.g. `shardEditor.css`); `media/common.css` is always included. */
   style?: string;
+  /**
+   * More stylesheets, in order after `style`: `media/<name>`, or a path under `dist/` when the
+   * name starts with `dist/` (e.g. `dist/media/uPlot.min.css`, copied there by esbuild.js).
+   */
+  styles?: string[];
 }
 
 /** Webview options shared by all our webviews: scripts on, resources limited to `dist/` and `media/`. */
@@ -42,8 +47,8 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, o
     `script-src 'nonce-${nonce}'`,
   ].join('; ');
   const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  const styles = ['common.css', ...(opts.style ? [opts.style] : [])]
-    .map((s) => `<link rel="stylesheet" nonce="${nonce}" href="${uri('media', s)}">`).join('\n  ');
+  const styles = ['common.css', ...(opts.style ? [opts.style] : []), ...(opts.styles ?? [])]
+    .map((s) => `<link rel="stylesheet" nonce="${nonce}" href="${s.startsWith('dist/') ? uri(...s.split('/')) : uri('media', s)}">`).join('\n  ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

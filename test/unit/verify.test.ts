@@ -15,8 +15,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { openDataset } from '../../src/core/dataset';
 import { ShardEntry } from '../../src/core/manifest';
-import { ShardVerifyResult, formatDone, formatVerifyProgress, resolveVerifyWorker, verifyShards } from '../../src/core/verify';
+import { ShardVerifyResult, formatDone, formatVerifyProgress, formatVerifySummary, resolveVerifyWorker, verifyShards } from '../../src/core/verify';
 import { VERIFY_CACHE_VERSION, VerifyCache, defaultCliCacheFile } from '../../src/core/verifyCache';
+import { FileIdentity, statIdentity } from '../../src/core/fileIdentity';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
 
 /** sha256sum of each file (absolute paths), in one call. */
@@ -236,17 +237,46 @@ describe('verify: shard hashes', function () {
     const later = new Date(before.mtimeMs + 60_000);
     fs.utimesSync(touched.path, later, later);
     const cache3 = await VerifyCache.load(cacheFile);
-    assert.strictEqual(cache3.lookup(touched.path, before.size, fs.statSync(touched.path).mtimeMs), undefined, 'entry no longer valid');
+    assert.strictEqual(cache3.lookup(touched.path, await statIdentity(touched.path)), undefined, 'entry no longer valid');
     const third = await verifyShards(ds.shards, { jobs: 2, cache: cache3 });
     assert.strictEqual(third.counts.ok, ds.shards.length);
     assert.deepStrictEqual(third.results.filter((r) => !r.fromCache).map((r) => r.index), [touched.index]);
     assert.strictEqual(third.bytesHashed, touched.numTokens * 4);
     const entry = (await VerifyCache.load(cacheFile)).get(touched.path)!;
-    assert.strictEqual(entry.mtimeMs, fs.statSync(touched.path).mtimeMs, 'the entry was re-recorded with the new mtime');
+    assert.deepStrictEqual(entry.identity, await statIdentity(touched.path), 'the entry was re-recorded with the new identity');
 
     const fourth = await verifyShards(ds.shards, { jobs: 2, cache: await VerifyCache.load(cacheFile), ignoreCache: true });
     assert.strictEqual(fourth.fromCache, 0);
     assert.strictEqual(fourth.counts.ok, ds.shards.length);
+  });
+
+  it('a flipped byte with a restored mtime is not a cache hit (identity includes ctime); summaries name cached shards', async () => {
+    const root = copySample();
+    const ds = await openDataset(root);
+    const cacheFile = path.join(tmpRoot, 'flip-cache.json');
+    const first = await verifyShards(ds.shards, { jobs: 1, cache: await VerifyCache.load(cacheFile) });
+    assert.strictEqual(first.counts.ok, ds.shards.length);
+    const victim = ds.shards[3];
+    const before = fs.statSync(victim.path, { bigint: true });
+    const bytes = fs.readFileSync(victim.path);
+    bytes[17] ^= 0x01;
+    // Let the clock move so that ctime surely changes (ctime resolution is the kernel tick).
+    await new Promise((r) => setTimeout(r, 20));
+    fs.writeFileSync(victim.path, bytes);
+    // Restore the mtime to the nanosecond (what an attacker or a careless copy tool does): touch -d @s.ns.
+    const ns = before.mtimeNs;
+    execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, victim.path]);
+    const after = fs.statSync(victim.path, { bigint: true });
+    assert.strictEqual(after.mtimeNs, before.mtimeNs, 'mtime restored');
+    assert.strictEqual(after.size, before.size, 'same size');
+    const second = await verifyShards(ds.shards, { jobs: 1, cache: await VerifyCache.load(cacheFile) });
+    const expected = sha256sum([victim.path]).get(victim.path);
+    const r = second.results.find((x) => x.index === victim.index)!;
+    assert.strictEqual(r.fromCache, false, 'the flipped shard was re-read');
+    assert.strictEqual(r.status, 'mismatch');
+    assert.strictEqual(r.actualSha256, expected);
+    assert.strictEqual(second.fromCache, ds.shards.length - 1);
+    assert.match(formatVerifySummary(second), new RegExp(`1 mismatched · ${ds.shards.length - 1} ok · ${ds.shards.length - 1} not re-read \\(cached\\)`));
   });
 
   it('a cached mismatch is re-hashed, a repaired file then verifies ok', async () => {
@@ -351,6 +381,8 @@ describe('verify: shard hashes', function () {
       const again = JSON.parse(cli(['verify', sample, '--json'], cacheHome).stdout);
       assert.strictEqual(again.from_cache, shards.length);
       assert.strictEqual(again.bytes_hashed, 0);
+      const againText = cli(['verify', sample], cacheHome);
+      assert.match(againText.stdout, new RegExp(`${shards.length} not re-read \\(cached\\)`));
       const noCache = cli(['verify', sample, '--json', '--no-cache'], path.join(tmpRoot, 'xdg-none'));
       assert.strictEqual(noCache.code, 0);
       assert.strictEqual(JSON.parse(noCache.stdout).from_cache, 0);
@@ -401,7 +433,8 @@ describe('verify: shard hashes', function () {
       fs.writeFileSync(file, '{ not json');
       const a = await VerifyCache.load(file);
       assert.match(a.warning ?? '', /verify-cache\.json: the verification cache is not valid JSON/);
-      const entry = (n: number) => ({ size: n, mtimeMs: n + 0.5, sha256: 'a'.repeat(63) + String(n % 10), checkedAt: n });
+      const id = (n: number): FileIdentity => ({ dev: '1', ino: String(n), size: n, mtimeNs: String(n * 1000), ctimeNs: String(n * 1000 + 1) });
+      const entry = (n: number) => ({ identity: id(n), sha256: 'a'.repeat(63) + String(n % 10), checkedAt: n });
       a.record('/p/one', entry(1));
       await a.save();
       const b = await VerifyCache.load(file);
@@ -414,8 +447,9 @@ describe('verify: shard hashes', function () {
       assert.deepStrictEqual(c.get('/p/one'), entry(1));
       assert.deepStrictEqual(c.get('/p/two'), entry(2));
       assert.deepStrictEqual(c.get('/p/three'), entry(3));
-      assert.strictEqual(c.lookup('/p/two', 2, 2.5)?.sha256, entry(2).sha256);
-      assert.strictEqual(c.lookup('/p/two', 2, 3), undefined);
+      assert.strictEqual(c.lookup('/p/two', id(2))?.sha256, entry(2).sha256);
+      assert.strictEqual(c.lookup('/p/two', { ...id(2), ctimeNs: '1' }), undefined);
+      assert.strictEqual(c.lookup('/p/two', { ...id(2), ino: '99' }), undefined);
       assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ['verify-cache.json'], 'no temporary files left');
     });
 

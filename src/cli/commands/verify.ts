@@ -5,7 +5,7 @@
  * - Verifies every shard listed in `<root>/shard_manifest.jsonl` with the core's worker pool
  *   (`--jobs`, default the number of CPU cores; 0 means the default too).
  * - Cache: `$XDG_CACHE_HOME/token-shard-inspector/verify-cache.json` (else `~/.cache/…`); shards
- *   whose (path, size, mtime) has a cached digest equal to the manifest's are not re-read.
+ *   whose identity (device, inode, size, mtime, ctime) has a cached digest equal to the manifest's are not re-read.
  *   `--no-cache` neither reads nor writes it.
  * - Progress goes to stderr as one rewritten line, only when stderr is a TTY.
  * - Output on stdout: one line per shard that is not ok plus a summary, or with `--json` one
@@ -150,7 +150,6 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
     const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
     out.push(`${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +
-      (report.fromCache ? ` (${fmt(report.fromCache)} known good from the cache)` : '') +
       ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`);
     if (lineFaults.length) out.push(`${fmt(lineFaults.length)} manifest problem${lineFaults.length === 1 ? '' : 's'} (listed above on stderr): lines that could not be read are not verified.`);
     process.stdout.write(out.join('\n') + '\n');

@@ -19,6 +19,7 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
+import { FileIdentity, identityOfStats } from '../fileIdentity';
 
 /** Data given to each verify worker at creation. */
 export interface VerifyWorkerData {
@@ -41,14 +42,14 @@ export interface VerifyTask {
   hold?: boolean;
 }
 
-/** How a task ended. Sizes in bytes; `mtimeMs` in ms since the epoch (as `fs.Stats.mtimeMs`). */
+/** How a task ended. Sizes in bytes; `identity` is the file's (device, inode, size, mtime, ctime) when it was opened. */
 export type VerifyOutcome =
   /** The whole file was read and hashed and did not change meanwhile. */
-  | { kind: 'hashed'; sha256: string; size: number; mtimeMs: number }
+  | { kind: 'hashed'; sha256: string; size: number; identity: FileIdentity }
   /** The file does not exist. */
   | { kind: 'missing'; message: string }
   /** The file exists but its size differs from the expected size (not hashed). */
-  | { kind: 'size-mismatch'; size: number; mtimeMs: number }
+  | { kind: 'size-mismatch'; size: number }
   /** The file changed while it was read (grew, shrank, modified, deleted, replaced). */
   | { kind: 'changed'; message: string; size?: number }
   /** The file could not be opened or read (permissions, I/O error, not a regular file). */
@@ -84,8 +85,8 @@ function readAt(fd: number, buf: Buffer, length: number, position: number): Prom
   });
 }
 
-function fstat(fd: number): Promise<fs.Stats> {
-  return new Promise((resolve, reject) => fs.fstat(fd, (err, st) => (err ? reject(err) : resolve(st))));
+function fstat(fd: number): Promise<fs.BigIntStats> {
+  return new Promise((resolve, reject) => fs.fstat(fd, { bigint: true }, (err, st) => (err ? reject(err) : resolve(st))));
 }
 
 /** An fs error as one phrase, led by its code once ("EACCES: permission denied, open '…'"; Node's messages usually start with the code already). */
@@ -112,7 +113,7 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
   try {
     const st0 = await fstat(fd);
     if (!st0.isFile()) return { kind: 'unreadable', message: `${file} is not a regular file` };
-    if (st0.size !== task.expectedSize) return { kind: 'size-mismatch', size: st0.size, mtimeMs: st0.mtimeMs };
+    if (Number(st0.size) !== task.expectedSize) return { kind: 'size-mismatch', size: Number(st0.size) };
     const hash = crypto.createHash('sha256');
     const size = task.expectedSize;
     let pos = 0;
@@ -150,9 +151,9 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     // Did the file change while we read it? Compare the open handle with its state at open time,
     // and the path with the handle (deleted or replaced by a new file under the same name).
     const st1 = await fstat(fd);
-    let st2: fs.Stats;
+    let st2: fs.BigIntStats;
     try {
-      st2 = await fs.promises.stat(file);
+      st2 = await fs.promises.stat(file, { bigint: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
         return { kind: 'changed', message: `${file} was deleted while it was being verified` };
@@ -160,16 +161,16 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
       return { kind: 'unreadable', message: `cannot stat ${file} after reading it: ${errText(err)}` };
     }
     if (st2.ino !== st0.ino || st2.dev !== st0.dev) {
-      return { kind: 'changed', message: `${file} was replaced by another file while it was being verified`, size: st2.size };
+      return { kind: 'changed', message: `${file} was replaced by another file while it was being verified`, size: Number(st2.size) };
     }
     if (st1.size !== st0.size) {
       const verb = st1.size > st0.size ? 'grew' : 'shrank';
-      return { kind: 'changed', message: `${file} ${verb} from ${st0.size} to ${st1.size} bytes while it was being verified`, size: st1.size };
+      return { kind: 'changed', message: `${file} ${verb} from ${st0.size} to ${st1.size} bytes while it was being verified`, size: Number(st1.size) };
     }
-    if (st1.mtimeMs !== st0.mtimeMs) {
-      return { kind: 'changed', message: `${file} was modified while it was being verified (mtime changed)`, size: st1.size };
+    if (st1.mtimeNs !== st0.mtimeNs || st1.ctimeNs !== st0.ctimeNs) {
+      return { kind: 'changed', message: `${file} was modified while it was being verified (${st1.mtimeNs !== st0.mtimeNs ? 'mtime' : 'ctime'} changed)`, size: Number(st1.size) };
     }
-    return { kind: 'hashed', sha256: digest, size: st0.size, mtimeMs: st0.mtimeMs };
+    return { kind: 'hashed', sha256: digest, size: Number(st0.size), identity: identityOfStats(st0) };
   } catch (err) {
     return { kind: 'unreadable', message: `cannot read ${file}: ${errText(err)}` };
   } finally {

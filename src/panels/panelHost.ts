@@ -1,0 +1,222 @@
+/**
+ * The panel pattern shared by the search panel and the loss-spike workbench: a small host class
+ * around one `vscode.WebviewPanel`.
+ *
+ * What it does for a panel:
+ * - builds the page through {@link webviewHtml} (strict CSP with a nonce; scripts and styles only
+ *   from `dist/` and `media/`; uPlot's stylesheet is `dist/media/uPlot.min.css`);
+ * - the typed message channel: `post()` (host → webview) waits for the webview's one `ready`
+ *   message, then sends in order; `request`s from the webview are answered with a `response`
+ *   carrying the same id (or the error's message), and `cancel` aborts the handler's
+ *   `AbortSignal`; other messages go to `onMessage`;
+ * - saving exports (PNG from a canvas data URL, CSV/JSON text) through a save dialog
+ *   ({@link PanelHost.saveExport}) — the webview never sees paths or writes files;
+ * - disposal: everything registered with {@link PanelHost.track} is disposed with the panel.
+ *
+ * State restore: the webview keeps what it needs to redraw with `vscode.setState` (see
+ * webview/shared/panel.ts); {@link registerPanelSerializer} revives panels after a window reload
+ * from that state, so panels do not need `retainContextWhenHidden`.
+ *
+ * The wire format (every message is plain JSON) is declared in src/panels/panelProtocol.ts.
+ */
+import * as vscode from 'vscode';
+import { webviewHtml, webviewOptions } from '../editor/webviewHtml';
+import {
+  PanelCancel, PanelEnvelopeFromWebview, PanelEnvelopeToWebview, PanelExport, PanelRequest, PanelRequestMap,
+} from './panelProtocol';
+
+/** What a panel looks like: its view type, title and the bundle/styles of its page. */
+export interface PanelSpec {
+  /** `WebviewPanel` view type (also an `onWebviewPanel:` activation event when it has a serializer). */
+  viewType: string;
+  /** Tab title. */
+  title: string;
+  /** Bundle name in `dist/webview/` without `.js`. */
+  script: string;
+  /** Stylesheets: `media/<name>` unless the name starts with `dist/` (e.g. `dist/media/uPlot.min.css`). */
+  styles?: string[];
+  /** Tab icon (a codicon is not possible for panels; a file under `media/`). */
+  iconPath?: vscode.Uri;
+}
+
+/** A request handler: gets the request's payload and an `AbortSignal` that fires on `cancel` or disposal. */
+export type RequestHandler<Req, Res> = (payload: Req, signal: AbortSignal) => Promise<Res> | Res;
+
+/**
+ * The host side of one webview panel.
+ * @typeParam ToWebview  union of the messages the host sends (each with a `type`).
+ * @typeParam FromWebview union of the plain messages the webview sends (each with a `type`).
+ * @typeParam Requests   map of request type → `{ req, res }` the webview may ask for.
+ */
+export class PanelHost<ToWebview extends { type: string }, FromWebview extends { type: string }, Requests extends PanelRequestMap = PanelRequestMap>
+implements vscode.Disposable {
+  private readyFlag = false;
+  private queue: ToWebview[] = [];
+  private readyWaiters: (() => void)[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly handlers = new Map<string, RequestHandler<unknown, unknown>>();
+  private readonly running = new Map<number, AbortController>();
+  private readonly messageEmitter = new vscode.EventEmitter<FromWebview>();
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  private readonly disposeEmitter = new vscode.EventEmitter<void>();
+  private disposed = false;
+
+  /** Plain (non-request) messages from the webview. */
+  readonly onMessage = this.messageEmitter.event;
+  /** Fires on every `ready` from the webview (first load and every reload of the page). */
+  readonly onReady = this.readyEmitter.event;
+  /** Fires once when the panel closes. */
+  readonly onDidDispose = this.disposeEmitter.event;
+
+  /**
+   * Opens a new panel.
+   * @param column where to open it (default: the active group).
+   */
+  static create<T extends { type: string }, F extends { type: string }, R extends PanelRequestMap = PanelRequestMap>(
+    extensionUri: vscode.Uri, spec: PanelSpec, column: vscode.ViewColumn = vscode.ViewColumn.Active, preserveFocus = false,
+  ): PanelHost<T, F, R> {
+    const panel = vscode.window.createWebviewPanel(spec.viewType, spec.title, { viewColumn: column, preserveFocus }, webviewOptions(extensionUri));
+    return new PanelHost<T, F, R>(panel, extensionUri, spec);
+  }
+
+  /** Adopts a panel VS Code hands back to a serializer (or one created elsewhere) and loads the page into it. */
+  constructor(readonly panel: vscode.WebviewPanel, readonly extensionUri: vscode.Uri, spec: PanelSpec) {
+    panel.webview.options = webviewOptions(extensionUri);
+    if (spec.iconPath) panel.iconPath = spec.iconPath;
+    panel.webview.html = webviewHtml(panel.webview, extensionUri, { script: spec.script, title: spec.title, styles: spec.styles });
+    this.disposables.push(
+      panel.webview.onDidReceiveMessage((m: PanelEnvelopeFromWebview<FromWebview>) => this.receive(m)),
+      panel.onDidDispose(() => this.dispose()),
+      this.messageEmitter, this.readyEmitter,
+    );
+  }
+
+  /** True once the webview said `ready` (and until its page reloads). */
+  get isReady(): boolean {
+    return this.readyFlag;
+  }
+
+  /** Resolves when the webview is ready (at once when it is). */
+  whenReady(): Promise<void> {
+    return this.readyFlag ? Promise.resolve() : new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  /** Sends a message; queued (in order) until the webview is ready. Dropped after disposal. */
+  post(msg: ToWebview): void {
+    if (this.disposed) return;
+    if (!this.readyFlag) { this.queue.push(msg); return; }
+    void this.panel.webview.postMessage({ kind: 'msg', msg } satisfies PanelEnvelopeToWebview<ToWebview>);
+  }
+
+  /**
+   * Answers requests of `type` from the webview. The handler's result is sent back as the
+   * response; a thrown error's message is sent as the response's error (and not logged here).
+   */
+  handle<K extends keyof Requests & string>(type: K, handler: RequestHandler<Requests[K]['req'], Requests[K]['res']>): void {
+    this.handlers.set(type, handler as RequestHandler<unknown, unknown>);
+  }
+
+  /** Disposes `d` with the panel. */
+  track<T extends vscode.Disposable>(d: T): T {
+    this.disposables.push(d);
+    return d;
+  }
+
+  /**
+   * Asks where to save an export from the webview and writes it. PNG data comes as a
+   * `data:image/png;base64,…` URL; text as UTF-8. Resolves with the file written, or undefined
+   * when the user cancelled the dialog.
+   * @throws Error when the data URL is not a PNG, or the write fails.
+   */
+  async saveExport(e: PanelExport): Promise<vscode.Uri | undefined> {
+    const filters: Record<string, string[]> = e.format === 'png' ? { 'PNG image': ['png'] } : e.format === 'csv' ? { CSV: ['csv'] } : { JSON: ['json'] };
+    const base = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const safeName = e.fileName.replace(/[^\w.,+-]+/g, '_').slice(0, 120) || 'export';
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: base ? vscode.Uri.joinPath(base, safeName) : undefined, filters,
+      title: vscode.l10n.t('Save {0}', e.format.toUpperCase()),
+    });
+    if (!target) return undefined;
+    await vscode.workspace.fs.writeFile(target, exportBytes(e));
+    return target;
+  }
+
+  private receive(m: PanelEnvelopeFromWebview<FromWebview>): void {
+    if (!m || typeof m !== 'object') return;
+    switch (m.kind) {
+      case 'ready': {
+        this.readyFlag = true;
+        // Requests of a previous page load can no longer be answered.
+        for (const c of this.running.values()) c.abort();
+        this.running.clear();
+        const q = this.queue;
+        this.queue = [];
+        for (const msg of q) void this.panel.webview.postMessage({ kind: 'msg', msg } satisfies PanelEnvelopeToWebview<ToWebview>);
+        const w = this.readyWaiters;
+        this.readyWaiters = [];
+        for (const f of w) f();
+        this.readyEmitter.fire();
+        break;
+      }
+      case 'request': void this.serve(m); break;
+      case 'cancel': this.cancel(m); break;
+      case 'msg': this.messageEmitter.fire(m.msg); break;
+    }
+  }
+
+  private async serve(m: PanelRequest): Promise<void> {
+    const handler = this.handlers.get(m.type);
+    const controller = new AbortController();
+    this.running.set(m.id, controller);
+    let reply: PanelEnvelopeToWebview<ToWebview>;
+    try {
+      if (!handler) throw new Error(`no handler for request ${m.type}`);
+      const result = await handler(m.payload, controller.signal);
+      reply = { kind: 'response', id: m.id, result };
+    } catch (err) {
+      reply = { kind: 'response', id: m.id, error: err instanceof Error ? err.message : String(err), cancelled: controller.signal.aborted || undefined };
+    } finally {
+      this.running.delete(m.id);
+    }
+    if (!this.disposed) void this.panel.webview.postMessage(reply);
+  }
+
+  private cancel(m: PanelCancel): void {
+    this.running.get(m.id)?.abort();
+  }
+
+  /** Closes the panel (if open) and releases everything tracked. Safe to call twice. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const c of this.running.values()) c.abort();
+    this.running.clear();
+    for (const f of this.readyWaiters) f();
+    this.readyWaiters = [];
+    this.disposeEmitter.fire();
+    this.disposeEmitter.dispose();
+    for (const d of this.disposables.splice(0)) d.dispose();
+    this.panel.dispose();
+  }
+}
+
+/** The bytes of an export (see {@link PanelHost.saveExport}). @throws Error for a PNG that is not a PNG data URL. */
+export function exportBytes(e: PanelExport): Uint8Array {
+  if (e.format === 'png') {
+    const m = /^data:image\/png;base64,([A-Za-z0-9+/=]+)$/.exec(e.data);
+    if (!m) throw new Error('the chart image is not a PNG data URL');
+    return Buffer.from(m[1], 'base64');
+  }
+  return Buffer.from(e.data, 'utf8');
+}
+
+/**
+ * Registers a serializer that revives panels of `viewType` after a window reload. `revive` gets
+ * the panel and the state the webview last saved with `setState` (undefined when none); it
+ * should adopt the panel with `new PanelHost(panel, …)` or dispose it.
+ */
+export function registerPanelSerializer<S>(viewType: string, revive: (panel: vscode.WebviewPanel, state: S | undefined) => Promise<void> | void): vscode.Disposable {
+  return vscode.window.registerWebviewPanelSerializer(viewType, {
+    deserializeWebviewPanel: async (panel, state) => { await revive(panel, (state ?? undefined) as S | undefined); },
+  });
+}
