@@ -13,6 +13,7 @@ import { DocumentIndex } from './core/documents';
 import { SHARD_MANIFEST } from './core/manifest';
 import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
+import { iconSafe } from './text/untrusted';
 
 /** Where the user is in the focused shard editor (updated by the shard editor). */
 export interface ActiveShardPosition {
@@ -138,7 +139,7 @@ export class Services implements vscode.Disposable {
     }
     let root = roots[0];
     if (roots.length > 1) {
-      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: path.basename(r), description: r, root: r })),
+      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: iconSafe(path.basename(r)), description: iconSafe(r), root: r })),
         { title: purpose, placeHolder: vscode.l10n.t('Several datasets are open: which one?') });
       if (!pick) return undefined;
       root = pick.root;

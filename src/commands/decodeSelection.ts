@@ -20,6 +20,7 @@ import { fmt } from '../core/errors';
 import { ExtractedIds, extractIds } from '../core/idList';
 import { LoadedTokenizer, decodeForDisplay } from '../core/tokenizer';
 import { Services } from '../services';
+import { plainText } from '../text/untrusted';
 
 /**
  * Read-only documents holding decoded text, served under the `token-shards-decoded:` scheme:
@@ -79,7 +80,7 @@ export async function tokenizerForCommand(services: Services, purpose: string, u
     const file = await vscode.commands.executeCommand<string | undefined>('tokenShards.chooseTokenizer');
     return file ? await services.tokenizerFor(undefined) : undefined;
   } catch (err) {
-    void vscode.window.showErrorMessage(vscode.l10n.t('{0}: {1}', purpose, (err as Error).message));
+    void vscode.window.showErrorMessage(vscode.l10n.t('{0}: {1}', purpose, plainText((err as Error).message)));
     return undefined;
   }
 }

@@ -17,6 +17,7 @@ import { Services } from '../services';
 import type { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
 import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToDocument`. */
 export interface GoToDocumentArgs {
@@ -52,7 +53,7 @@ export async function goToDocument(services: Services, views: UpdateViews | unde
         .finally(() => { counting = false; });
       try {
         n = await promptValidated({
-          title: vscode.l10n.t('Go to Document (0-based) · {0}', path.basename(ds.root)),
+          title: vscode.l10n.t('Go to Document (0-based) · {0}', iconSafe(path.basename(ds.root))),
           prompt: vscode.l10n.t('Document number (0-based; document n follows the n-th EOS token)'),
           placeholder: vscode.l10n.t('e.g. 12345'),
           validate: (t) => validateDocumentInput(t, count, counting),

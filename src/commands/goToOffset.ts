@@ -16,6 +16,7 @@ import { Services } from '../services';
 import type { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
 import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToOffset`. */
 export interface GoToOffsetArgs {
@@ -42,7 +43,7 @@ export async function goToOffset(services: Services, views: UpdateViews | undefi
     } else {
       const cur = services.activeShard?.dataset?.root === ds.root ? services.activeShard.offset : undefined;
       offset = await promptValidated({
-        title: vscode.l10n.t('Go to Token Offset (global) · {0}', path.basename(ds.root)),
+        title: vscode.l10n.t('Go to Token Offset (global) · {0}', iconSafe(path.basename(ds.root))),
         prompt: vscode.l10n.t('Global token offset, 0..{0} (55_000_000, 5.5e7 and 0x… accepted)', fmt(ds.storedTokens - 1)),
         placeholder: vscode.l10n.t('e.g. 55_000_000'),
         value: cur?.toString(),
@@ -70,7 +71,7 @@ async function goToLocalOffset(services: Services, file: vscode.Uri, arg: unknow
     offset = v.value;
   } else {
     offset = await promptValidated({
-      title: vscode.l10n.t('Go to Token Offset in {0} (local: no manifest)', name),
+      title: vscode.l10n.t('Go to Token Offset in {0} (local: no manifest)', iconSafe(name)),
       prompt: vscode.l10n.t('Token offset in this file, 0..{0}', fmt(Math.max(0, tokens - 1))),
       value: String(current),
       validate: (t) => validateLocalOffsetInput(t, tokens, name),

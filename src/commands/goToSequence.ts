@@ -18,6 +18,7 @@ import { Services } from '../services';
 import { UpdateViews } from '../editor/updateView';
 import { revealInShardEditor } from '../editor/shardEditor';
 import { commandArgs, currentSequence, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToSequence`. */
 export interface GoToSequenceArgs {
@@ -50,7 +51,7 @@ export async function goToSequence(services: Services, views: UpdateViews, ...ar
       const prefill = k !== undefined && validateSequenceInput(`${k} ${r}`, ds).ok ? `${k} ${r}` : undefined;
       const S = ds.schedule.sequencesPerUpdate;
       ref = await promptValidated({
-        title: vscode.l10n.t('Go to Sequence (update k, sequence r; both 0-based) · {0}', path.basename(ds.root)),
+        title: vscode.l10n.t('Go to Sequence (update k, sequence r; both 0-based) · {0}', iconSafe(path.basename(ds.root))),
         prompt: vscode.l10n.t('"k r", "k:r", "k/r" or "k, r": update 0..{0}, sequence 0..{1}; or "#N", the global sequence index N = k·{2} + r (0..{3})',
           fmt(Math.max(0, ds.schedule.numUpdates - 1)), S - 1, S, fmt(Math.max(0, ds.schedule.numUpdates * S - 1))),
         placeholder: vscode.l10n.t('e.g. 55000 17, 55000:17 or #{0}', fmt(55000 * S + 17).replace(/,/g, '')),

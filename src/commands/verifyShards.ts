@@ -34,6 +34,7 @@ import { FileIdentity } from '../core/fileIdentity';
 import { ManifestDiagnostics } from '../diagnostics';
 import { registerManifestEditor } from '../editor/manifestEditor';
 import { Services, activeTabUri } from '../services';
+import { plainText, shortText } from '../text/untrusted';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
 export interface VerifyLog {
@@ -356,7 +357,7 @@ const PROGRESS_CLOSE_MARGIN_MS = 200;
 async function verifyWithNotification(services: Services, store: VerificationStore, ds: Dataset, req: VerifyRunRequest, title: string):
   Promise<VerifyRunSummary | undefined> {
   if (store.isRunning(ds.root)) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', path.basename(ds.root)));
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', plainText(path.basename(ds.root))));
     return undefined;
   }
   const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store };
@@ -369,7 +370,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     );
   } catch (err) {
     services.log.error(`verify ${ds.root}: ${(err as Error).message}`);
-    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', (err as Error).message));
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', plainText((err as Error).message)));
     return undefined;
   }
   // The workbench keeps a progress notification up for at least PROGRESS_MIN_MS after it starts,
@@ -384,8 +385,8 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     void vscode.window.showInformationMessage(vscode.l10n.t('Verification cancelled: {0}.', summary.text));
   } else if (single) {
     const name = path.basename(single.shard);
-    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', name));
-    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', name, singleStatusText(single.status)), show).then(showLog);
+    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', plainText(shortText(name))));
+    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', plainText(shortText(name)), singleStatusText(single.status)), show).then(showLog);
   } else if (summary.allOk) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}', summary.text));
   } else {

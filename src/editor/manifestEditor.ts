@@ -30,6 +30,7 @@ import type {
 } from '../protocol';
 import type { Services } from '../services';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { iconSafe, plainText, shortText } from '../text/untrusted';
 
 /** View type contributed in package.json. */
 export const MANIFEST_VIEW_TYPE = 'tokenShards.manifestEditor';
@@ -216,7 +217,7 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
         try {
           await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(e.path), SHARD_VIEW_TYPE);
         } catch (err) {
-          void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}: {1}', e.shard, (err as Error).message));
+          void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}: {1}', plainText(shortText(e.shard)), plainText((err as Error).message)));
         }
         return;
       }
@@ -235,7 +236,7 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
         const e = ds()?.shards[m.index];
         if (!e?.sha256) return;
         await vscode.env.clipboard.writeText(e.sha256);
-        vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the sha256 of {0}', e.shard), 3000);
+        vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the sha256 of {0}', iconSafe(shortText(e.shard))), 3000);
         return;
       }
       case 'mf/rendered':

@@ -24,6 +24,7 @@ import { UpdateViewFromWebview, UpdateViewState, UpdateViewToWebview } from '../
 import { Services } from '../services';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 import { revealInShardEditor } from './shardEditor';
+import { plainText } from '../text/untrusted';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -200,7 +201,7 @@ class UpdatePanel {
     try {
       tok = await this.owner.services.tokenizerFor(d);
     } catch (err) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', (err as Error).message));
+      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', plainText((err as Error).message)));
     }
     // Read while the webview page loads (first show of a new panel).
     const t1 = performance.now();

@@ -77,16 +77,24 @@ export function iconSafe(s: string): string {
   return plainText(s).replace(/\$\(/g, '\\$(');
 }
 
+/** Options of {@link markdownText}. */
+export interface MarkdownTextOptions {
+  /** What a newline becomes: `space` (one-line contexts, the default) or a hard Markdown line break (`break`). */
+  newlines?: 'space' | 'break';
+}
+
 /**
- * Text for Markdown (hovers, `MarkdownString`): Markdown punctuation escaped with backslashes (as
- * `MarkdownString.appendText` does), HTML special characters as entities, `$(` escaped, control
- * characters marked. The result shows exactly the input's characters and nothing is a link.
+ * Text for Markdown (hovers, `MarkdownString`, tooltips): every ASCII punctuation character that
+ * Markdown or HTML could act on is backslash-escaped (CommonMark: a backslash before ASCII
+ * punctuation makes it literal; `$(` can no longer be a codicon, `[x](command:…)` no link,
+ * `<img>` no HTML), control characters other than tab and newline are marked (`⟨ESC⟩`). The
+ * result renders as exactly the input's characters.
  */
-export function markdownText(s: string): string {
-  return terminalSafe(s, { keepLayout: false })
-    .replace(/[\\`*_{}[\]()#+\-.!|~:]/g, '\\$&')
-    .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-    .replace(/\$/g, '\\$');
+export function markdownText(s: string, opts: MarkdownTextOptions = {}): string {
+  const nl = opts.newlines === 'break' ? '\\\n' : ' ';
+  return terminalSafe(s.replace(/\r?\n/g, '\n'), { keepLayout: true })
+    .replace(/[\\`*_{}[\]()#+\-.!|<>~&"':$=@^%;?,/]/g, '\\$&')
+    .replace(/\n/g, nl);
 }
 
 /**
