@@ -34,7 +34,12 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
   const all = new Uint32Array(parts.reduce((a, p) => a + p.length, 0));
   let o = 0;
   for (const p of parts) { all.set(p, o); o += p.length; }
-  return diagnoseIds(all, vocabSize);
+  const found = diagnoseIds(all, vocabSize);
+  if (!found) return undefined;
+  // Name the files the sample came from (the first few ids of each).
+  const names = picks.map((i) => ds.shards[i].shard);
+  const where = names.length === 1 ? names[0] : `${names[0]} and ${names.length - 1} more shard${names.length > 2 ? 's' : ''} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
+  return { ...found, message: `${where}: ${found.message}` };
 }
 
 /** Counts ids ≥ `vocabSize` or unknown per `isKnown`. */

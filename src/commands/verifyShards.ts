@@ -440,11 +440,11 @@ export function registerVerifyShards(context: vscode.ExtensionContext, services:
       const entry = ds && shardOfFile(ds, uri.fsPath);
       if (!ds || !entry) {
         void vscode.window.showWarningMessage(vscode.l10n.t(
-          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', path.basename(uri.fsPath)));
+          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', plainText(shortText(path.basename(uri.fsPath)))));
         return undefined;
       }
       return verifyWithNotification(services, store, ds, { indices: [entry.index], ignoreCache: true },
-        vscode.l10n.t('Verifying {0} ({1} bytes)', entry.shard, fmt(entry.numTokens * BYTES_PER_TOKEN)));
+        vscode.l10n.t('Verifying {0} ({1} bytes)', plainText(shortText(entry.shard)), fmt(entry.numTokens * BYTES_PER_TOKEN)));
     }),
   );
   const diagnostics = new ManifestDiagnostics(services, store);

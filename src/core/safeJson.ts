@@ -44,7 +44,9 @@ export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): JsonResult {
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     const m = /position (\d+)/.exec(msg);
-    return { ok: false, error: msg, offset: m ? Number(m[1]) : undefined };
+    // V8 names no position for input that ends too early: the fault is at the end.
+    const offset = m ? Number(m[1]) : /end of JSON input/.test(msg) ? text.length : undefined;
+    return { ok: false, error: msg.replace(/\s*\n\s*/g, ' '), offset };
   }
 }
 

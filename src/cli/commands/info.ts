@@ -25,7 +25,7 @@ export function register(program: Command, ctx: CliContext): void {
         ds.problems.push({ code: 'bad-tokenizer', severity: 'error', file: ds.tokenizerFile ?? '', message: tok.message });
       } else if (tok) {
         const anomaly = await diagnoseDataset(ds, tok.vocabSize);
-        if (anomaly) ds.problems.push({ code: 'id-anomaly', severity: anomaly.kind === 'out-of-vocab' ? 'warning' : 'error', file: ds.manifestFile || ds.shards[0]?.path || '', message: `ids: ${anomaly.message}` });
+        if (anomaly) ds.problems.push({ code: 'id-anomaly', severity: anomaly.kind === 'out-of-vocab' ? 'warning' : 'error', file: ds.manifestFile || ds.shards[0]?.path || '', message: anomaly.message });
       }
       const errors = ds.problems.filter((p) => p.severity === 'error');
       // The stream index, when built (`token-shards index`): documents, longest run, anomalies (faults exit 1).
