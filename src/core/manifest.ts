@@ -355,6 +355,15 @@ export async function readSideFile(file: string, code: 'bad-provenance' | 'bad-v
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { problems: [] };
     return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: cannot read: ${(err as Error).message}.` }] };
   }
+  return parseSideFile(text, file, code);
+}
+
+/**
+ * Parses the text of an optional JSON object file (`manifest.json`, `verification.json`). Never
+ * throws: a fault becomes a problem naming the file (and the line, when known).
+ */
+export function parseSideFile(text: string, file: string, code: 'bad-provenance' | 'bad-verification'):
+  { side?: SideFile; problems: ManifestProblem[] } {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const r = parseJson(text);
   if (!r.ok) {

@@ -27,12 +27,19 @@ export const DEFAULT_SCHEDULE = {
  * 300 MB budget (issue 10 item 6).
  */
 export const MAX_TOKENS_PER_UPDATE = 16_777_216;
+/**
+ * Largest L accepted (tokens per sequence): 1,048,576 = 2^20. One sequence is the unit the update
+ * view and the CLI's text form decode at once, so this bounds their memory (a row of 2^20 tokens
+ * is ~4 MB of ids and a few MB of text).
+ */
+export const MAX_SEQUENCE_LENGTH = 1_048_576;
 /** Largest EOS id: tokens are uint32. */
 export const MAX_EOS_ID = 0xffff_ffff;
 
 /**
  * Why one schedule value is not acceptable, or undefined when it is: G and L positive integers
- * with G ≤ {@link MAX_TOKENS_PER_UPDATE} (and L ≤ G), the EOS id an integer 0..2^32−1.
+ * with G ≤ {@link MAX_TOKENS_PER_UPDATE} and L ≤ {@link MAX_SEQUENCE_LENGTH}, the EOS id an
+ * integer 0..2^32−1.
  */
 export function scheduleValueFault(key: keyof ScheduleSettings, v: unknown): string | undefined {
   if (key === 'eosTokenId') {
@@ -41,6 +48,7 @@ export function scheduleValueFault(key: keyof ScheduleSettings, v: unknown): str
   }
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return `${show(v)} is not a positive integer`;
   if (v > MAX_TOKENS_PER_UPDATE) return `${fmt(v)} is more than ${fmt(MAX_TOKENS_PER_UPDATE)} tokens (the largest update this tool reads)`;
+  if (key === 'sequenceLength' && v > MAX_SEQUENCE_LENGTH) return `${fmt(v)} is more than ${fmt(MAX_SEQUENCE_LENGTH)} tokens (the longest sequence this tool reads)`;
   return undefined;
 }
 
@@ -106,6 +114,9 @@ export class Schedule {
     }
     if (!Number.isSafeInteger(G) || G > MAX_TOKENS_PER_UPDATE) {
       throw new RangeRequestError(`tokens per update (${fmt(G)}) is more than ${fmt(MAX_TOKENS_PER_UPDATE)}`);
+    }
+    if (L > MAX_SEQUENCE_LENGTH) {
+      throw new RangeRequestError(`the sequence length (${fmt(L)}) is more than ${fmt(MAX_SEQUENCE_LENGTH)}`);
     }
     this.sequencesPerUpdate = G / L;
     this.numUpdates = storedTokens > 0 ? Math.max(0, Math.floor((storedTokens - 1) / G)) : 0;
