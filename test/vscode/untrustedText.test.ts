@@ -11,7 +11,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { handleNavigationUri } from '../../src/uriHandler';
-import type { Services } from '../../src/services';
+import type { TokenShardsApi } from '../../src/extension';
 
 /** The pattern VS Code's notification renderer makes clickable (linkedText.ts). */
 const LINK = /\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^)\s]+)(?: (["'])(.+?)(\3))?\)/i;
@@ -67,13 +67,14 @@ describe('data-derived text in notifications is plain text (issue 10)', function
 
   it('a link whose parameter is a command link is rejected without echoing it', async () => {
     const ext = vscode.extensions.all.find((e) => e.packageJSON?.name === 'token-shard-inspector')!;
-    const services = (ext.isActive ? ext.exports : await ext.activate()) as Services;
+    const api = (ext.isActive ? ext.exports : await ext.activate()) as TokenShardsApi;
+    const nav = { services: api.services, views: api.updateViews, shardEditors: api.shardEditors };
     const before = shown.length;
     for (const q of [`k=${encodeURIComponent(HOSTILE)}`, `k=1&sequence=${encodeURIComponent(HOSTILE)}`, `o=${encodeURIComponent(HOSTILE)}`]) {
       const what = q.startsWith('o=') ? 'offset' : 'update';
-      await handleNavigationUri(services, undefined as never, vscode.Uri.parse(`${vscode.env.uriScheme}://token-shards.token-shard-inspector/${what}?${q}`));
+      await handleNavigationUri(nav, vscode.Uri.parse(`${vscode.env.uriScheme}://token-shards.token-shard-inspector/${what}?${q}`));
     }
-    await handleNavigationUri(services, undefined as never, vscode.Uri.parse(`${vscode.env.uriScheme}://token-shards.token-shard-inspector/${encodeURIComponent(HOSTILE)}?k=1`));
+    await handleNavigationUri(nav, vscode.Uri.parse(`${vscode.env.uriScheme}://token-shards.token-shard-inspector/${encodeURIComponent(HOSTILE)}?k=1`));
     const mine = shown.slice(before);
     assert.strictEqual(mine.length, 4, JSON.stringify(mine));
     for (const s of mine) {
