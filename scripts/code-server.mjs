@@ -314,8 +314,8 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
   // A temporary folder only when the caller gives no folders of its own (npm start gives both:
   // it used to leave an empty tsi-code-server-* folder behind on every run).
   const tmpRoot = userDataDir && extensionsDir ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-code-server-'));
-  userDataDir = path.resolve(userDataDir ?? path.join(tmpRoot, 'user-data'));
-  extensionsDir = path.resolve(extensionsDir ?? path.join(tmpRoot, 'extensions'));
+  userDataDir = path.resolve(userDataDir ?? path.join(/** @type {string} */ (tmpRoot), 'user-data'));
+  extensionsDir = path.resolve(extensionsDir ?? path.join(/** @type {string} */ (tmpRoot), 'extensions'));
   fs.mkdirSync(userDataDir, { recursive: true });
   fs.mkdirSync(extensionsDir, { recursive: true });
   writeUserSettings(userDataDir, settings);

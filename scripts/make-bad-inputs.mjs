@@ -36,7 +36,6 @@ function u32le(ids) {
   return b;
 }
 const sha = (b) => crypto.createHash('sha256').update(b).digest('hex');
-const reEsc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const nest = (n, open = '[', close = ']') => open.repeat(n) + close.repeat(n);
 
 /** A small byte-level BPE tokenizer.json: the 256 byte tokens, no merges, EOS as id 256. */
@@ -88,7 +87,7 @@ export async function makeBadInputs(options = {}) {
    * @param {string} name
    * @param {string} description
    * @param {{ args: string[], code: number, expect: string, core?: string }} check
-   * @param {(dir: string) => void} [mutate] changes the copy of the base
+   * @param {((dir: string) => void) | null} [mutate] changes the copy of the base
    * @param {{ manifest?: string, prov?: string|null, tokenizer?: object|string|null, files?: Record<string, Buffer|string> }} [base]
    */
   const add = (name, description, check, mutate, base = {}) => {
@@ -123,7 +122,9 @@ export async function makeBadInputs(options = {}) {
   add('line-null', 'Line 2 is null.', info(lineMsg(2) + '.*expected a JSON object'), null, { manifest: withLine(2, 'null') });
   add('line-binary', 'Line 2 is binary garbage.', info(lineMsg(2) + '.*not valid JSON'), null, { manifest: withLine(2, '\u0000\u00ff\u0001{]') });
   for (const f of ['shard', 'start_token', 'num_tokens']) {
-    const { [f]: _, ...rest } = entries[1];
+    /** @type {Record<string, unknown>} */
+    const rest = { ...entries[1] };
+    delete rest[f];
     add(`missing-${f.replace('_', '-')}`, `Line 2 has no ${f}.`, info(lineMsg(2) + `.*missing field.*${f}`), null, { manifest: withLine(2, JSON.stringify(rest)) });
   }
   const badField = (name, desc, patch, what) => add(name, desc, info(lineMsg(2) + `.*${what}`), null, { manifest: withLine(2, JSON.stringify({ ...entries[1], ...patch })) });

@@ -80,6 +80,7 @@ describe('bad-input corpus (issue 10): exit code, a message naming file/line/off
       if (c.code !== 0 && c.args[0] !== 'info' && r.stderr.split('\n').filter((l) => l.startsWith('error:')).length !== 1) {
         failures.push(`${c.name}: expected exactly one "error:" line on stderr: ${r.stderr.slice(0, 400)}`);
       }
+      // eslint-disable-next-line no-control-regex
       if (/\u001b|\u009b/.test(r.stdout + r.stderr)) failures.push(`${c.name}: a raw control character reached the terminal`);
       assert.deepStrictEqual(hashTree(root), before, `${c.name}: the case folder changed`);
     }
