@@ -241,7 +241,7 @@ parentPort!.on('message', (task: VerifyTask) => {
   void hashFile(task).then((outcome) => {
     // Hand the scan's arrays over without copying them.
     const transfer = outcome.kind === 'read' && outcome.scan
-      ? [outcome.scan.blockEos.buffer, outcome.scan.innerDocHashes.buffer, outcome.scan.lookSample.buffer] as ArrayBuffer[] : [];
+      ? [outcome.scan.blockEos.buffer, outcome.scan.blockFirstEos.buffer, outcome.scan.blockLastEos.buffer, outcome.scan.innerDocHashes.buffer, outcome.scan.lookSample.buffer] as ArrayBuffer[] : [];
     parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transfer);
   }, (err: unknown) => post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }));
 });
