@@ -10,12 +10,18 @@ import { registerNavigation } from './commands/goToUpdate';
 import { registerShardEditor } from './editor/shardEditor';
 import { registerTokenIds } from './hover/tokenHover';
 import { registerVerifyShards } from './commands/verifyShards';
+import { StreamIndexService, indexStreamCommand } from './streamIndexService';
 
 /** Called by VS Code on the first contribution used (activation events are implied by contributions). */
 export function activate(context: vscode.ExtensionContext): Services {
   const log = vscode.window.createOutputChannel('Token Shard Inspector', { log: true });
   const services = new Services(context, log);
   context.subscriptions.push(log, services);
+  // The stream index: one service; every DocumentIndex (document numbers) and verify run use it.
+  const streamIndex = new StreamIndexService(services, context.globalStorageUri.fsPath);
+  services.streamIndex = streamIndex;
+  context.subscriptions.push(streamIndex,
+    vscode.commands.registerCommand('tokenShards.indexStream', (arg?: unknown) => indexStreamCommand(services, streamIndex, arg)));
   // Feature registrations (one call each):
   registerNavigation(context, services);
   registerShardEditor(context, services);

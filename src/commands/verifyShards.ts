@@ -26,12 +26,12 @@ import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
-import { formatBytes, formatDone, formatDuration, formatVerifySummary } from '../core/verifyFormat';
+import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatVerifySummary } from '../core/verifyFormat';
 import { VERIFY_CACHE_FILE, VerifyCache, VerifyCacheEntry } from '../core/verifyCache';
 import { FileIdentity } from '../core/fileIdentity';
 import { ManifestDiagnostics } from '../diagnostics';
 import { registerManifestEditor } from '../editor/manifestEditor';
-import { Services, activeTabUri } from '../services';
+import { StreamIndexHooks, Services, activeTabUri } from '../services';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
 export interface VerifyLog {
@@ -52,6 +52,8 @@ export interface VerifyDeps {
   store?: VerificationStore;
   /** Explicit worker script (tests); default rule in `src/core/verify.ts`. */
   workerPath?: string;
+  /** The stream index: built in the same read when given (`streamIndexService.ts`). */
+  streamIndex?: StreamIndexHooks;
 }
 
 /** What to verify. */
@@ -289,6 +291,7 @@ export async function runVerification(
       ignoreCache: req.ignoreCache,
       workerPath: deps.workerPath,
       schedule: ds.lone ? undefined : ds.schedule,
+      index: await deps.streamIndex?.verifyOption(ds),
       progressIntervalMs: 250,
       onResult: (r) => {
         store?.record(ds.root, r);
@@ -304,7 +307,10 @@ export async function runVerification(
         store?.progress(ds.root, message, p.running);
       },
     });
-    const text = formatVerifySummary(report);
+    if (report.indexError) deps.log.warn(report.indexError);
+    if (report.indexed > 0) await deps.streamIndex?.reload(ds).catch((e: Error) => deps.log.warn(`stream index: ${e.message}`));
+    const failedUpdates = formatFailedUpdates(report.results);
+    const text = formatVerifySummary(report) + (failedUpdates ? ` — ${failedUpdates}` : '');
     const summary: VerifyRunSummary = {
       root: ds.root, total: shards.length, counts: report.counts, cancelled: report.cancelled, unfinished: report.unfinished.length,
       fromCache: report.fromCache, bytesHashed: report.bytesHashed, elapsedMs: report.elapsedMs, jobs: report.jobs, text,
@@ -358,7 +364,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', path.basename(ds.root)));
     return undefined;
   }
-  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store };
+  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store, streamIndex: services.streamIndex };
   let summary: VerifyRunSummary;
   const started = Date.now();
   try {

@@ -102,6 +102,8 @@ export class DocumentIndex {
   private readonly pending = new Map<number, Promise<number>>();
   private index?: StreamIndex;
   private attachListeners = new Set<() => void>();
+  /** A stream index being loaded: numbering waits for it, so no caller ever sees a number from before it. */
+  private attaching?: Promise<void>;
 
   constructor(readonly stream: TokenStream, readonly eos: number) {
     this.counts = new Array(stream.segments.length).fill(undefined);
@@ -119,6 +121,21 @@ export class DocumentIndex {
     this.index = index;
     if (index) index.records.forEach((r, i) => { if (r) this.counts[i] = r.eosCount; });
     for (const f of [...this.attachListeners]) f();
+  }
+
+  /**
+   * Attaches the stream index `loading` resolves to (undefined: none). Until it settles, every
+   * numbering call waits for it (so every front end gets the same, final number).
+   */
+  attachWhenLoaded(loading: Promise<StreamIndex | undefined>): void {
+    const p = loading.then((ix) => this.attachStreamIndex(ix), () => undefined);
+    this.attaching = p;
+    void p.finally(() => { if (this.attaching === p) this.attaching = undefined; });
+  }
+
+  /** Resolves once a stream index being loaded is attached (at once when none is loading). */
+  async ready(): Promise<void> {
+    if (this.attaching) await this.attaching;
   }
 
   /** The attached stream index, if any. */
@@ -195,6 +212,7 @@ export class DocumentIndex {
    * @throws RangeRequestError for an offset outside the stream; CancelledError on abort.
    */
   async documentNumberAt(offset: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
+    if (this.attaching) await this.attaching;
     if (this.index?.covers(offset)) {
       const n = await this.index.documentNumberAt(offset);
       if (n !== undefined) return n;
@@ -217,6 +235,7 @@ export class DocumentIndex {
   async documentStart(n: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
     if (!Number.isInteger(n) || n < 0) throw new RangeRequestError(`document ${n} is not a non-negative integer`);
     if (n === 0) return 0;
+    if (this.attaching) await this.attaching;
     if (this.index) {
       const info = await this.index.documentInfo(n); // throws RangeRequestError past a complete index's last document
       if (info) return info.start;
