@@ -188,6 +188,12 @@ export class Services implements vscode.Disposable {
    */
   streamIndexLoader?: (ds: Dataset, index: DocumentIndex) => void;
 
+  /**
+   * Shards of a dataset root that failed verification (this session's results or the cache's
+   * verdict; set by the verify registration), for the update view and the `update k` hover.
+   */
+  failedShards?: (root: string) => { index: number; shard: string; status: string }[];
+
   /** The stream-index service (set by the composition root): verify runs build the index in the same read. */
   streamIndex?: StreamIndexHooks;
 

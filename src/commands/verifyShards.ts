@@ -425,6 +425,7 @@ export function verifyJobs(services: Services): number {
 export function registerVerifyShards(context: vscode.ExtensionContext, services: Services): VerificationStore {
   const store = new VerificationStore(path.join(context.globalStorageUri.fsPath, VERIFY_CACHE_FILE));
   context.subscriptions.push(store);
+  services.failedShards = (root) => store.results(root).filter((r) => r.status !== 'ok').map((r) => ({ index: r.index, shard: r.shard, status: r.status }));
   const title = vscode.l10n.t('Verifying shard hashes');
   context.subscriptions.push(
     vscode.commands.registerCommand('tokenShards.verifyShards', async (arg?: unknown) => {

@@ -26,6 +26,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { CancelledError, RangeRequestError, fmt } from './errors';
+import { mapLimit } from './concurrency';
 import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
 import { Schedule } from './schedule';
 import { TokenStream } from './stream';
@@ -693,10 +694,10 @@ class DocTable {
 export async function openStreamIndex(stream: TokenStream, segments: readonly IndexSegment[], store: IndexStore, params: ScanParams,
   identities?: readonly (FileIdentity | undefined)[]): Promise<StreamIndex> {
   const key = scanParamsKey(params);
-  const records = await Promise.all(segments.map(async (seg, i) => {
+  const records = await mapLimit(segments, async (seg, i) => {
     const id = identities?.[i] ?? await statIdentity(seg.path).catch(() => undefined);
     if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
     return store.load(id, key);
-  }));
+  });
   return new StreamIndex(stream, segments, records, params.eos);
 }

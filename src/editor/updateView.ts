@@ -224,6 +224,12 @@ class UpdatePanel {
       void this.post({ type: 'uv/show', key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow });
       this.log.info(`update view: update ${k} of ${this.root}: tokenizer ${(t1 - t0).toFixed(1)} ms, read + model ${modelMs.toFixed(1)} ms, posted after ${(performance.now() - t0).toFixed(1)} ms`);
       void this.numberDocuments(false);
+      // A shard this update reads (targets included) that failed verification: say so in the view.
+      const failed = (this.owner.services.failedShards?.(this.root) ?? []).filter((f) => model.shards.some((s) => s.index === f.index));
+      if (failed.length) {
+        this.showError(vscode.l10n.t('Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset\'s.', fmt(k),
+          failed.map((f) => f.shard).join(', '), failed.map((f) => f.status).join(', ')));
+      }
     }
     return { root: this.root, update: k, rows: model.rows.length, shards: model.shards.map((s) => s.shard), rendered };
   }
