@@ -92,7 +92,9 @@ export async function run(ctx) {
   ctx.log(`${files.length} shards, ${core.formatBytes(tokens * 4)}; load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; ${os.cpus().length} cores`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-index-'));
   const best = { idx2: Infinity, idx1: Infinity, np: Infinity, ver: Infinity, verIdx: Infinity, coldVer: Infinity, coldVerIdx: Infinity };
-  let check;
+  /** @type {{ eos: number[], entry: { json: number, docs: number }, summary: unknown }} */
+  let check = { eos: [], entry: { json: 0, docs: 0 }, summary: undefined };
+  let checked = false;
   try {
     for (let round = 0; round < 3; round++) {
       for (const jobs of [2, 1]) {
@@ -102,7 +104,8 @@ export async function run(ctx) {
         const s = secs(t0);
         if (rep.built !== files.length) throw new Error(`index built ${rep.built} of ${files.length}`);
         best[jobs === 2 ? 'idx2' : 'idx1'] = Math.min(best[jobs === 2 ? 'idx2' : 'idx1'], s);
-        if (!check) {
+        if (!checked) {
+          checked = true;
           const ix = await core.openDatasetIndex(ds, store, params);
           check = { eos: ix.records.map((r) => r.eosCount), entry: await store.entrySize(ix.records[0]), summary: ix.summary() };
         }
