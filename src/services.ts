@@ -9,7 +9,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
-import { DocumentIndex } from './core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
 import type { VerifyOptions } from './core/verify';
 import type { StreamIndex } from './core/streamIndex';
 
@@ -81,6 +81,11 @@ export class Services implements vscode.Disposable {
       sequenceLength: get('sequenceLength'),
       eosTokenId: get('eosTokenId'),
     };
+  }
+
+  /** `tokenShards.documentScanLimit`: tokens that may be scanned to number documents without asking. */
+  documentScanLimit(): number {
+    return this.setting<number>('documentScanLimit') || DEFAULT_DOCUMENT_SCAN_LIMIT;
   }
 
   /** The configured value of a `tokenShards.*` setting (default from package.json). */

@@ -14,6 +14,12 @@ import { CancelledError, RangeRequestError, fmt } from './errors';
 /** Tokens read per chunk while scanning (4 MiB). */
 export const SCAN_CHUNK_TOKENS = 1 << 20;
 
+/**
+ * Tokens a front end may scan (counting EOS tokens) to number documents without asking: the
+ * default of the `tokenShards.documentScanLimit` setting (package.json) and the CLI's budget.
+ */
+export const DEFAULT_DOCUMENT_SCAN_LIMIT = 25_000_000;
+
 /** The document around an offset. `start`/`end` are global token offsets, `end` exclusive (the EOS is inside). */
 export interface DocumentBounds {
   /** First token of the document, or the scan bound when `startKnown` is false. */
@@ -69,21 +75,6 @@ export async function findDocumentBounds(stream: TokenStream, offset: number, eo
   }
   if (!endKnown) end = highBound;
   return { start, end, startKnown, endKnown };
-}
-
-/** A document boundary inside a window of ids: the document that starts right after an EOS. */
-export interface BoundaryInWindow {
-  /** Index in the window of the EOS token. */
-  eosIndex: number;
-  /** Global offset where the next document starts (EOS offset + 1). */
-  nextStart: number;
-}
-
-/** EOS positions in a window that starts at global offset `windowStart`. */
-export function boundariesInWindow(ids: ArrayLike<number>, windowStart: number, eos: number): BoundaryInWindow[] {
-  const out: BoundaryInWindow[] = [];
-  for (let i = 0; i < ids.length; i++) if (ids[i] === eos) out.push({ eosIndex: i, nextStart: windowStart + i + 1 });
-  return out;
 }
 
 /**

@@ -292,7 +292,7 @@ export class ShardDocument implements vscode.CustomDocument {
       }
       const entry = s.entry;
       const base = entry.startToken;
-      const limit = this.services.setting<number>('documentScanLimit') || 25_000_000;
+      const limit = this.services.documentScanLimit();
       const index = this.services.documentIndex(ds);
       // Seed the shared index with this shard's count when the file matches the manifest.
       if (entry.numTokens === s.numTokens) {
