@@ -8,14 +8,12 @@
  */
 import type { Command } from 'commander';
 import { Dataset } from '../../core/dataset';
-import { DocumentIndex } from '../../core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from '../../core/documents';
 import { UpdateBatch } from '../../core/update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateHeaderText, formatUpdateRowsText } from '../../core/updateModel';
 import { CliContext, UsageError } from '../context';
 import { diagnoseDataset, unknownWarning } from '../diagnose';
 
-/** Tokens the text form of `update` may scan to number documents (the extension's documentScanLimit default). */
-const DEFAULT_DOCUMENT_SCAN_LIMIT = 25_000_000;
 /** About how many tokens the text form decodes at a time, and `--json` prints at a time. */
 const CHUNK_TOKENS = 1 << 20;
 
