@@ -11,6 +11,7 @@ export interface VsCodeApi<ToHost, State> {
 }
 
 import { hasInvisibles, visibleRuns, VisibleOptions } from '../src/core/invisibles';
+import { fmt } from '../src/core/errors';
 
 declare function acquireVsCodeApi(): unknown;
 
@@ -38,12 +39,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-const NUMBER_FORMAT = new Intl.NumberFormat('en-US');
-
-/** Formats a count with thousands separators (matches the host's `fmt`); one shared formatter, cheap in hot loops. */
-export function fmt(n: number): string {
-  return NUMBER_FORMAT.format(n);
-}
+/** Formats a count with thousands separators: the host's and CLI's `fmt` (src/core/errors.ts), one formatter for all. */
+export { fmt } from '../src/core/errors';
 
 /** `1 token`, `2 tokens`, `1,024 tokens`: a count with its noun, plural unless exactly one (`plural` defaults to noun + "s"). */
 export function count(n: number, noun: string, plural = `${noun}s`): string {
