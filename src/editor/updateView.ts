@@ -26,6 +26,7 @@ import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import type { ShardEditorProvider } from './shardEditor';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { plainText } from '../text/untrusted';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -224,7 +225,7 @@ class UpdatePanel {
     try {
       tok = await this.owner.services.tokenizerFor(d);
     } catch (err) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', (err as Error).message));
+      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', plainText((err as Error).message)));
     }
     // Read while the webview page loads (first show of a new panel).
     const t1 = performance.now();
