@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { Services } from './services';
 // Feature registrations (one line each; keep alphabetical within the block):
 import { registerNavigation } from './commands/goToUpdate';
+import { registerSearch } from './commands/searchStream';
 import { registerShardEditor } from './editor/shardEditor';
 import { registerTokenIds } from './hover/tokenHover';
 import { registerVerifyShards } from './commands/verifyShards';
@@ -18,6 +19,7 @@ export function activate(context: vscode.ExtensionContext): Services {
   context.subscriptions.push(log, services);
   // Feature registrations (one call each):
   registerNavigation(context, services);
+  registerSearch(context, services);
   registerShardEditor(context, services);
   registerTokenIds(context, services);
   registerVerifyShards(context, services);
