@@ -8,7 +8,7 @@
  * its occurrences. Expected values always come from the CLI, never typed by hand.
  */
 import * as assert from 'assert';
-import { execFileSync } from 'child_process';
+import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -16,7 +16,7 @@ import * as vscode from 'vscode';
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 
 interface CountResult { terms: string[]; options: Record<string, boolean>; per: number; updates: number; buckets: { first_update: number; last_update: number; tokens: number; counts: number[] }[]; totals: number[] }
-interface SearchOutcome { root: string; terms: string[]; result?: CountResult; cached: boolean; status: string; error?: string; drawn: Promise<{ buckets: number; series: number }> }
+interface SearchOutcome { root: string; terms: string[]; result?: CountResult; cached: boolean; status: string; error?: string; ms: number; firstPartialMs?: number; drawn: Promise<{ buckets: number; series: number }> }
 interface TestHandle { searchId?: number; select?(b: number, t: number): void; whenListed?(s: number, t: number, b: number): Promise<number>; cancelOnFirstProgress?(): void; cacheDir: string }
 
 function root(): string {
@@ -25,12 +25,17 @@ function root(): string {
   return folder.uri.fsPath;
 }
 
-/** `token-shards count ROOT …args --json` run by the extension's own CLI bundle in a separate Node process. */
-function cliCount(args: string[]): CountResult {
+/**
+ * `token-shards count ROOT …args --json` run by the extension's own CLI bundle in a separate Node
+ * process (asynchronously: the extension host must stay responsive).
+ */
+function cliCount(args: string[]): Promise<CountResult> {
   const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
-  const out = execFileSync(process.execPath, [path.join(ext.extensionPath, 'dist', 'cli.js'), 'count', root(), ...args, '--json'],
-    { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, maxBuffer: 1 << 26 });
-  return JSON.parse(out) as CountResult;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(ext.extensionPath, 'dist', 'cli.js'), 'count', root(), ...args, '--json'],
+      { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, maxBuffer: 1 << 26 },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as CountResult)));
+  });
 }
 
 async function search(args: Record<string, unknown>): Promise<SearchOutcome> {
@@ -62,35 +67,37 @@ describe('search: Search Stream command and panel', function () {
     const o = await search({ terms: ['whale', 'Ahab'] });
     assert.strictEqual(o.status, 'done', o.error);
     assert.strictEqual(o.cached, false);
-    const want = cliCount(['whale', 'Ahab']);
+    const want = await cliCount(['whale', 'Ahab']);
     assert.deepStrictEqual(o.result, want);
     assert.ok(want.totals[0] > 0 && want.totals[1] > 0, 'the sample mentions both terms');
     assert.deepStrictEqual(await o.drawn, { buckets: want.buckets.length, series: 2 });
+    console.log(`      (measured: scan ${o.ms.toFixed(0)} ms, first partial counts posted after ${o.firstPartialMs?.toFixed(0) ?? '—'} ms)`);
   });
 
   it('reopens the same search from the cache with identical counts', async () => {
     const o = await search({ terms: ['whale', 'Ahab'] });
     assert.strictEqual(o.status, 'done');
     assert.strictEqual(o.cached, true);
-    assert.deepStrictEqual(o.result, cliCount(['whale', 'Ahab']));
+    assert.deepStrictEqual(o.result, await cliCount(['whale', 'Ahab']));
+    console.log(`      (measured: reopened from the cache in ${o.ms.toFixed(1)} ms)`);
   });
 
   it('a coarser bucket size (string terms form) equals the CLI with --per', async () => {
-    const auto = cliCount(['whale']).per;
+    const auto = (await cliCount(['whale'])).per;
     const per = auto * 3;
     const o = await search({ terms: 'whale, Ahab', per });
     assert.strictEqual(o.status, 'done', o.error);
-    assert.deepStrictEqual(o.result, cliCount(['whale', 'Ahab', '--per', String(per)]));
+    assert.deepStrictEqual(o.result, await cliCount(['whale', 'Ahab', '--per', String(per)]));
   });
 
   it('passes whole word and ignore case through', async () => {
     const o = await search({ terms: ['the', 'SEA'], word: true, ignoreCase: true });
     assert.strictEqual(o.status, 'done', o.error);
-    assert.deepStrictEqual(o.result, cliCount(['the', 'SEA', '--word', '--ignore-case']));
+    assert.deepStrictEqual(o.result, await cliCount(['the', 'SEA', '--word', '--ignore-case']));
   });
 
   it('searches token-id runs with ids: true', async () => {
-    const eos = cliCount(['--ids', '100257']);
+    const eos = await cliCount(['--ids', '100257']);
     const o = await search({ terms: ['100257'], ids: true });
     assert.strictEqual(o.status, 'done', o.error);
     assert.deepStrictEqual(o.result, eos);
@@ -112,7 +119,7 @@ describe('search: Search Stream command and panel', function () {
     const again = await search({ terms: ['Starbuck'] });
     assert.strictEqual(again.status, 'done');
     assert.strictEqual(again.cached, false, 'the next run scans');
-    assert.deepStrictEqual(again.result, cliCount(['Starbuck']));
+    assert.deepStrictEqual(again.result, await cliCount(['Starbuck']));
   });
 
   it('selecting a bucket lists its occurrences in the panel', async () => {
