@@ -67,7 +67,8 @@ app.append(
   h('div', { class: 'search-form', role: 'search' }, termsField, wordBox, caseBox, idsBox, searchBtn, cancelBtn),
   progressBar, statusEl, errorBox,
   h('div', { class: 'chart-toolbar', role: 'toolbar', 'aria-label': 'Chart options and exports' },
-    rawBox, h('label', { class: 'per-label' }, 'Updates per bucket ', perField), perBtn, h('span', { class: 'spacer' }), csvBtn, jsonBtn, pngBtn),
+    rawBox, h('label', { class: 'per-label' }, 'Updates per bucket ', perField), perBtn, h('span', { class: 'spacer' }),
+    h('span', { class: 'exports', role: 'group', 'aria-label': 'Export' }, csvBtn, jsonBtn, pngBtn)),
   emptyEl, chartHost, totalsEl, listSection,
 );
 
@@ -328,7 +329,7 @@ function renderRows(): void {
     if (r) {
       const where = r.update === null ? 'look-ahead' : `update ${fmt(r.update)} · seq ${r.sequence} · pos ${r.position}`;
       el.append(h('span', { class: 'occ-where' }, where), h('span', { class: 'occ-offset' }, fmt(r.offset)),
-        h('span', { class: 'occ-ctx' }, h('span', { class: 'occ-before' }, show(r.before)), h('mark', {}, show(r.match)), h('span', { class: 'occ-after' }, show(r.after))));
+        h('span', { class: 'occ-ctx' }, h('span', { class: 'occ-before' }, h('span', {}, show(r.before))), h('mark', {}, show(r.match)), h('span', { class: 'occ-after' }, show(r.after))));
       el.title = `Global token offset ${fmt(r.offset)}: open in the shard editor`;
     } else {
       el.append(h('span', { class: 'muted' }, 'loading…'));

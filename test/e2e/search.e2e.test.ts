@@ -6,7 +6,8 @@
  * that bucket's occurrences in context; clicking one opens the shard editor at that token (the
  * status bar names the same update, sequence and position) with the match highlighted.
  * Screenshots (test-results/screenshots/): search-input.png, search-panel.png,
- * search-panel-editor.png (the editor area: the README's), search-occurrences.png, search-reveal.png.
+ * search-occurrences.png, search-panel-editor.png (the editor area with a bucket's occurrences: the
+ * README's), search-reveal.png.
  */
 import * as assert from 'assert';
 import * as path from 'path';
@@ -65,8 +66,7 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     await w.runCommand('Notifications: Clear All Notifications');
     await w.runCommand('View: Close Primary Side Bar');
     await w.page.waitForTimeout(800);
-    const shot = await w.screenshot('search-panel');
-    await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(shot), 'search-panel-editor.png') });
+    await w.screenshot('search-panel');
   });
 
   it('keyboard: the chart cursor moves between buckets, Enter lists the bucket\'s occurrences', async () => {
@@ -86,7 +86,9 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     const marks = await frame.locator('.occ-row mark').allTextContents();
     assert.ok(marks.length > 0 && marks.every((m) => m === 'whale'), `every listed match reads "whale": ${marks.slice(0, 5).join(' | ')}`);
     await w.page.waitForTimeout(300);
-    await w.screenshot('search-occurrences');
+    const shot = await w.screenshot('search-occurrences');
+    // The README picture: the editor area with the chart, a bucket selected and its occurrences.
+    await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(shot), 'search-panel-editor.png') });
   });
 
   it('clicking an occurrence opens the shard editor at its token with the match highlighted', async () => {
