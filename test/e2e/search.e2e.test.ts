@@ -63,6 +63,8 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     });
     assert.ok(painted > 1000, `the chart canvas is drawn on (${painted} pixels differ)`);
     assert.deepStrictEqual(w.errors.filter((e) => /Content Security Policy|Refused to/i.test(e)), [], 'no CSP violations');
+    const heap = await frame.locator('body').evaluate(() => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize);
+    if (heap) console.log(`      (measured: search panel JS heap ${(heap / 1e6).toFixed(1)} MB with ${want.buckets.length} buckets × ${want.terms.length} terms)`);
     await w.runCommand('Notifications: Clear All Notifications');
     await w.runCommand('View: Close Primary Side Bar');
     await w.page.waitForTimeout(800);
