@@ -205,8 +205,9 @@ ch.onMessage((m) => {
       final = false;
       errorBox.hidden = true;
       fillForm(m.form);
-      ch.setState({ form: m.form });
-      if (selBucket !== null && ch.state?.form?.text !== m.form.text) selBucket = null;
+      // A page reload gets the search it showed again: keep its selected bucket; a new search starts without one.
+      if (ch.state?.searchId !== m.searchId) { selBucket = null; ch.setState({ bucket: null }); }
+      ch.setState({ form: m.form, searchId: m.searchId });
       closeList();
       setBusy(true);
       statusEl.textContent = `Searching ${m.terms.length} term${m.terms.length === 1 ? '' : 's'} in buckets of ${fmt(m.per)} update${m.per === 1 ? '' : 's'}…`;

@@ -113,4 +113,6 @@ export interface SearchPanelState {
   perMillion?: boolean;
   bucket?: number | null;
   termIndex?: number;
+  /** The search shown (to keep the selected bucket when the page reloads). */
+  searchId?: number;
 }
