@@ -13,10 +13,17 @@ import { Command, CommanderError } from 'commander';
 import { CliContext, CliStreams, EXIT, createContext } from './context';
 import * as decode from './commands/decode';
 import * as encode from './commands/encode';
+import * as index from './commands/index';
 import * as info from './commands/info';
+import * as locate from './commands/locate';
 import * as tokens from './commands/tokens';
 import * as update from './commands/update';
 import * as verify from './commands/verify';
+import * as count from './commands/count';
+import * as find from './commands/find';
+import * as merge from './commands/merge';
+import * as stats from './commands/stats';
+import * as exportCmd from './commands/export';
 
 /** A subcommand module: `src/cli/commands/<name>.ts`. Add yours to {@link COMMANDS}. */
 export interface CommandModule {
@@ -31,6 +38,13 @@ export const COMMANDS: CommandModule[] = [
   decode,
   encode,
   verify,
+  count,
+  find,
+  merge,
+  index,
+  locate,
+  stats,
+  exportCmd,
 ];
 
 /** The package version, read from the package.json next to `dist/` (or "unknown"). */

@@ -1,0 +1,85 @@
+/**
+ * `token-shards export <root> <K | K1..K2> --format jsonl|txt|npz [--out FILE]` (issue 15): the
+ * updates in a format people load (see src/core/export.ts). Without `--out` the export goes to
+ * stdout (npz only when stdout is not a terminal). Progress on stderr; Ctrl-C removes the partial file.
+ */
+import type { Command } from 'commander';
+import { Writable } from 'stream';
+import { Dataset } from '../../core/dataset';
+import { DocumentIndex } from '../../core/documents';
+import { RangeRequestError, fmt } from '../../core/errors';
+import { EXPORT_FORMATS, ExportFormat, ExportProgress, exportUpdates, exportUpdatesToFile } from '../../core/export';
+import type { LoadedTokenizer } from '../../core/tokenizer';
+import { terminalSafe } from '../../text/untrusted';
+import { parseUpdateRange } from './stats';
+import type { CliContext } from '../context';
+
+/** Registers `export`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('export')
+    .description('write updates as jsonl (one line per sequence), txt (as `update` prints) or npz (input_ids, target_ids: uint32 [n, S, L])')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
+    .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
+    .requiredOption('--format <format>', 'jsonl | txt | npz')
+    .option('--out <file>', 'write to FILE (via FILE.partial, renamed when complete) instead of stdout')
+    .action(ctx.run(async (root: string, range: string, opts: { format?: string; out?: string }, cmd: Command) => {
+      const ds = await ctx.open(root, cmd);
+      return runExport(ds, range, {
+        format: opts.format, out: opts.out, stdout: process.stdout, stderr: process.stderr, signal: ctx.cancellable(),
+        tokenizer: async () => (ctx.globals(cmd).tokenizer || ds.tokenizerFile ? ctx.tokenizerFor(undefined, cmd, ds) : undefined),
+      });
+    }));
+}
+
+/** Options of {@link runExport}. */
+export interface ExportCliOptions {
+  format?: string;
+  out?: string;
+  /** Loads the tokenizer (txt needs it; jsonl's text is null without it). */
+  tokenizer: () => Promise<LoadedTokenizer | undefined>;
+  stdout: Writable & { isTTY?: boolean };
+  stderr: { write(s: string): unknown; isTTY?: boolean };
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs `export`.
+ * @returns the exit code (0).
+ * @throws RangeRequestError for a bad format, range or a binary export to a terminal; DataError on
+ *   a short read; CancelledError on `signal`.
+ */
+export async function runExport(ds: Dataset, rangeText: string | undefined, o: ExportCliOptions): Promise<number> {
+  const format = o.format as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format)) throw new RangeRequestError(`--format ${o.format === undefined ? '(missing)' : JSON.stringify(o.format)}: expected one of ${EXPORT_FORMATS.join(', ')}`);
+  const { first, last } = parseUpdateRange(rangeText);
+  ds.schedule.checkUpdate(first);
+  ds.schedule.checkUpdate(last);
+  if (!o.out && format === 'npz' && o.stdout.isTTY) throw new RangeRequestError('npz is binary: pass --out FILE (or redirect stdout)');
+  const tok = await o.tokenizer();
+  if (!tok && format === 'jsonl') o.stderr.write('warning: no tokenizer: "text" is null (pass --tokenizer FILE)\n');
+  const n = last - first + 1;
+  let lastShown = -1;
+  const started = Date.now();
+  const onProgress = (p: ExportProgress) => {
+    const pct = Math.floor((100 * p.done) / p.total);
+    if (o.stderr.isTTY) {
+      o.stderr.write(`\rexport ${format}: ${pct}% (${fmt(p.bytes)} bytes)${p.done === p.total ? '\n' : ''}`);
+    } else if (pct >= lastShown + 10 || p.done === p.total) {
+      lastShown = pct;
+      o.stderr.write(`export ${format}: ${pct}% (${fmt(p.bytes)} bytes)\n`);
+    }
+  };
+  const opts = { tokenizer: tok, documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId), signal: o.signal, onProgress };
+  if (o.out) {
+    const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, opts);
+    o.stderr.write(`wrote ${o.out}: ${fmt(n)} update(s), ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  } else {
+    // Text for a terminal gets its control characters marked (as `update` prints); files and pipes get the data as is.
+    const sink = format === 'txt' && o.stdout.isTTY
+      ? new Writable({ write: (chunk: Buffer, _enc, cb) => { o.stdout.write(terminalSafe(chunk.toString('utf8'), { keepLayout: true }), cb); } })
+      : o.stdout;
+    await exportUpdates(ds, first, last, format, sink, opts);
+  }
+  return 0;
+}

@@ -1,0 +1,107 @@
+/**
+ * `token-shards stats <root> <K | K1..K2> [--json | --csv]`: per-update statistics (issue 15;
+ * definitions in src/core/stats.ts and the README). JSON: an array of records with the field names
+ * of {@link UpdateStats}; CSV: a header and one row per update; default: an aligned table.
+ * Records stream out as they are computed (any range in bounded memory).
+ */
+import type { Command } from 'commander';
+import { Dataset } from '../../core/dataset';
+import { RangeRequestError, fmt } from '../../core/errors';
+import { parseNumberInput } from '../../core/numbers';
+import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, statsToCsvRow } from '../../core/stats';
+import type { LoadedTokenizer } from '../../core/tokenizer';
+import type { CliContext } from '../context';
+
+/** Registers `stats`. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('stats')
+    .description('per-update statistics (EOS, documents, distinct ids, duplicates, 13-gram repeats, …); definitions in the README')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
+    .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
+    .option('--json', 'a JSON array of records (field names as in the README)')
+    .option('--csv', 'CSV: a header and one row per update')
+    .action(ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
+      const ds = await ctx.open(root, cmd);
+      const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
+      return runStats(ds, range, opts.json ? 'json' : opts.csv ? 'csv' : 'table', { write: (s) => ctx.write(s), err: (s) => ctx.err(s) }, tok, ctx.cancellable());
+    }));
+}
+
+/** A range of updates typed as `K` or `K1..K2` (inclusive, 0-based). */
+export interface UpdateRangeArg { first: number; last: number }
+
+/**
+ * Parses `K` or `K1..K2` (numbers in the CLI's forms: 55_000, 5.5e4, 0x…).
+ * @throws RangeRequestError naming the text when it is not such a range or K2 < K1.
+ */
+export function parseUpdateRange(text: string | undefined): UpdateRangeArg {
+  if (text === undefined) throw new RangeRequestError('missing the updates: K or K1..K2 (0-based, inclusive)');
+  const parts = text.split('..');
+  if (parts.length > 2 || parts.some((p) => p.trim() === '')) throw new RangeRequestError(`${JSON.stringify(text)} is not an update range; expected K or K1..K2 (0-based, inclusive)`);
+  const nums = parts.map((p) => {
+    const r = parseNumberInput(p.trim());
+    if (!r.ok) throw new RangeRequestError(`${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`);
+    return r.value;
+  });
+  const first = nums[0], last = nums[nums.length - 1];
+  if (last < first) throw new RangeRequestError(`${JSON.stringify(text)}: the last update (${fmt(last)}) comes before the first (${fmt(first)})`);
+  return { first, last };
+}
+
+/** Output sinks of a CLI command. */
+export interface CliIo {
+  /** Writes to stdout with backpressure. */
+  write(s: string): Promise<void>;
+  /** Writes a line to stderr. */
+  err(s: string): void;
+}
+
+/** Text table columns: name and value. */
+const TABLE: [string, (s: UpdateStats) => string][] = [
+  ['update', (s) => String(s.update)],
+  ['eos', (s) => String(s.eos)],
+  ['docs', (s) => String(s.documents_started)],
+  ['distinct', (s) => String(s.distinct_tokens)],
+  ['max_id', (s) => String(s.max_id)],
+  ['unknown', (s) => (s.unknown_ids ?? '—').toString()],
+  ['special', (s) => (s.special_ids ?? '—').toString()],
+  ['eos_free_run', (s) => String(s.longest_eos_free_run)],
+  ['dup_seqs', (s) => String(s.duplicate_sequences)],
+  ['top_id', (s) => String(s.top_token.id)],
+  ['top_count', (s) => String(s.top_token.count)],
+  ['rep13', (s) => (s.repeat_13gram_share === null ? '—' : s.repeat_13gram_share.toFixed(4))],
+  ['mean_doc_len', (s) => (s.mean_complete_document_length === null ? '—' : s.mean_complete_document_length.toFixed(1))],
+];
+
+/**
+ * Runs `stats`: validates the range against the dataset, computes and prints.
+ * @param format `json`, `csv` or `table`.
+ * @returns the exit code (0).
+ * @throws RangeRequestError for updates outside the stream; DataError on a short read; CancelledError on `signal`.
+ */
+export async function runStats(ds: Dataset, rangeText: string | undefined, format: 'json' | 'csv' | 'table', io: CliIo,
+  tok: LoadedTokenizer | undefined, signal?: AbortSignal): Promise<number> {
+  const { first, last } = parseUpdateRange(rangeText);
+  ds.schedule.checkUpdate(first);
+  ds.schedule.checkUpdate(last);
+  if (!tok) io.err('warning: no tokenizer: unknown_ids and special_ids are null (pass --tokenizer FILE)');
+  let pending: Promise<void> = Promise.resolve();
+  let n = 0;
+  if (format === 'json') await io.write('[');
+  if (format === 'csv') await io.write(STATS_CSV_HEADER + '\n');
+  if (format === 'table') await io.write(TABLE.map(([h]) => h).join('\t') + '\n');
+  await computeUpdateStats(ds, first, last, {
+    tokenizer: tok, signal,
+    onRecord: (s) => {
+      const line = format === 'json' ? `${n ? ',' : ''}\n${JSON.stringify(s)}`
+        : format === 'csv' ? statsToCsvRow(s) + '\n'
+          : TABLE.map(([, f]) => f(s)).join('\t') + '\n';
+      n++;
+      pending = pending.then(() => io.write(line));
+    },
+  });
+  await pending;
+  if (format === 'json') await io.write('\n]\n');
+  return 0;
+}

@@ -1,0 +1,219 @@
+/**
+ * Export of updates in the formats people load (issue 15):
+ * - `jsonl`: one line per sequence, `{"update","sequence","token_range","input_ids","target_ids","text"}`
+ *   (`token_range` = the sequence's global input range `[G·k + L·r, G·k + L·(r+1))`, `input_ids` =
+ *   the card's `x[r]`, `target_ids` = `y[r]`, `text` = the decoded `input_ids`, or null without a tokenizer);
+ * - `txt`: each update as `token-shards update ROOT k` prints it (the update view's text model),
+ *   updates separated by one blank line;
+ * - `npz`: an uncompressed zip (what `np.savez` writes) of `input_ids.npy` and `target_ids.npy`,
+ *   uint32 little-endian, shape `[updates, S, L]` (S = G/L; [n, 128, 1024] for the card), equal to
+ *   the card's `x` and `y` stacked. Written with yazl (ZIP64 when an entry passes 4 GiB).
+ *
+ * Memory is bounded: one update (G + 1 ids) is read at a time and written with backpressure
+ * (for npz the updates are read twice, once per array). Units: counts in updates unless named bytes.
+ */
+import * as fs from 'fs';
+import * as os from 'os';
+import { Readable, Writable } from 'stream';
+import * as yazl from 'yazl';
+import type { Dataset } from './dataset';
+import type { DocumentIndex } from './documents';
+import { CancelledError, RangeRequestError, fmt } from './errors';
+import type { LoadedTokenizer } from './tokenizer';
+import { readUpdate, inputRow, targetRow } from './update';
+import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './updateModel';
+
+/** Export formats. */
+export const EXPORT_FORMATS = ['jsonl', 'txt', 'npz'] as const;
+/** One of {@link EXPORT_FORMATS}. */
+export type ExportFormat = typeof EXPORT_FORMATS[number];
+
+/** Progress: `done` of `total` update passes (npz makes two passes: x, then y). */
+export interface ExportProgress {
+  done: number;
+  total: number;
+  /** Bytes handed to the sink so far (npz: entry payloads, before the zip's own headers). */
+  bytes: number;
+}
+
+/** Options of {@link exportUpdates}. */
+export interface ExportOptions {
+  /** Decodes `text` (jsonl) and the txt form; required for `txt`. */
+  tokenizer?: LoadedTokenizer;
+  /** Numbers documents in the txt form when cheap (as `update` does). */
+  documentIndex?: DocumentIndex;
+  /** Budget (tokens) for that numbering; the extension's documentScanLimit default. */
+  documentScanLimit?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: ExportProgress) => void;
+}
+
+const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
+
+/**
+ * The `.npy` (format 1.0) header for a C-order little-endian uint32 array: magic, version, header
+ * length, the dict padded with spaces and a newline so the data starts at a multiple of 64 bytes.
+ */
+export function npyHeader(shape: number[]): Buffer {
+  const dict = `{'descr': '<u4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+  const unpadded = 10 + dict.length + 1;
+  const text = dict + ' '.repeat((64 - (unpadded % 64)) % 64) + '\n';
+  const head = Buffer.alloc(10);
+  head.write('\x93NUMPY', 0, 'latin1');
+  head[6] = 1; head[7] = 0;
+  head.writeUInt16LE(text.length, 8);
+  return Buffer.concat([head, Buffer.from(text, 'latin1')]);
+}
+
+/** Little-endian bytes of ids (a view on little-endian hosts, a swapped copy otherwise). */
+function leBytes(ids: Uint32Array): Buffer {
+  if (LITTLE_ENDIAN_HOST) return Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
+  const b = Buffer.allocUnsafe(ids.byteLength);
+  for (let i = 0; i < ids.length; i++) b.writeUInt32LE(ids[i], 4 * i);
+  return b;
+}
+
+/** Writes a chunk, waiting for `drain` when the sink is full; rejects on a sink error. */
+function writeChunk(sink: Writable, chunk: string | Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (sink.destroyed) { reject(new Error('the output was closed')); return; }
+    const ok = sink.write(chunk, (err) => { if (err) reject(err); });
+    if (ok) resolve();
+    else {
+      const onDrain = () => { sink.off('error', onError); resolve(); };
+      const onError = (err: Error) => { sink.off('drain', onDrain); reject(err); };
+      sink.once('drain', onDrain);
+      sink.once('error', onError);
+    }
+  });
+}
+
+/**
+ * Writes updates `first..last` (inclusive, 0-based) in `format` to `sink` (not ended: the caller
+ * owns it; npz output is piped and finished before this resolves).
+ * @throws RangeRequestError for updates outside the stream or `txt` without a tokenizer;
+ *   DataError on a short read; CancelledError when `signal` fires (the output is then incomplete).
+ */
+export async function exportUpdates(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>, first: number, last: number,
+  format: ExportFormat, sink: Writable, opts: ExportOptions = {}): Promise<void> {
+  ds.schedule.checkUpdate(first);
+  ds.schedule.checkUpdate(last);
+  if (last < first) throw new RangeRequestError(`the range ${first}..${last} is empty (the last update comes before the first)`);
+  if (format === 'txt' && !opts.tokenizer) throw new RangeRequestError('the txt export decodes text and needs a tokenizer');
+  const n = last - first + 1;
+  const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
+  const progress: ExportProgress = { done: 0, total: format === 'npz' ? 2 * n : n, bytes: 0 };
+  if (format === 'npz') return writeNpz(ds, first, last, sink, opts, progress);
+  const { G, L } = ds.schedule;
+  const tok = opts.tokenizer;
+  for (let k = first; k <= last; k++) {
+    check();
+    const batch = await readUpdate(ds as Dataset, k);
+    let text: string;
+    if (format === 'jsonl') {
+      const lines: string[] = [];
+      for (let r = 0; r < batch.rows; r++) {
+        const x = inputRow(batch, r), y = targetRow(batch, r);
+        const s = G * k + L * r;
+        lines.push(`{"update":${k},"sequence":${r},"token_range":[${s},${s + L}],"input_ids":[${x.join(',')}],"target_ids":[${y.join(',')}],"text":${tok ? JSON.stringify(tok.decode(x)) : 'null'}}\n`);
+      }
+      text = lines.join('');
+    } else {
+      const prev = k > 0 ? (await ds.stream.read(G * k - 1, 1))[0] : undefined;
+      const firstDocument = opts.documentIndex
+        ? await documentNumberIfCheap(opts.documentIndex, G * k, opts.documentScanLimit ?? 25_000_000, opts.signal)
+        : undefined;
+      const model = buildUpdateModel(batch, tok, { previousId: prev, firstDocument, numUpdates: ds.schedule.numUpdates, eos: ds.settings.eosTokenId });
+      text = (k > first ? '\n' : '') + formatUpdateModelText(model) + '\n';
+    }
+    const buf = Buffer.from(text, 'utf8');
+    await writeChunk(sink, buf);
+    progress.done++;
+    progress.bytes += buf.length;
+    opts.onProgress?.({ ...progress });
+  }
+}
+
+async function writeNpz(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>, first: number, last: number,
+  sink: Writable, opts: ExportOptions, progress: ExportProgress): Promise<void> {
+  const { G, L } = ds.schedule;
+  const S = G / L;
+  const n = last - first + 1;
+  const zip = new yazl.ZipFile();
+  const streams: Readable[] = [];
+  let failed: Error | undefined;
+  let fail: (err: Error) => void = (err) => { failed ??= err; };
+  const entry = (which: 'x' | 'y'): Readable => {
+    const header = npyHeader([n, S, L]);
+    async function* gen(): AsyncGenerator<Buffer> {
+      yield header;
+      for (let k = first; k <= last; k++) {
+        if (opts.signal?.aborted) throw new CancelledError();
+        const ids = await ds.stream.read(G * k + (which === 'x' ? 0 : 1), G);
+        const b = leBytes(ids);
+        progress.done++;
+        progress.bytes += b.length;
+        opts.onProgress?.({ ...progress });
+        yield b;
+      }
+    }
+    const r = Readable.from(gen(), { objectMode: false, highWaterMark: 1 });
+    r.on('error', (err) => fail(err));
+    streams.push(r);
+    return r;
+  };
+  const size = npyHeader([n, S, L]).length + n * G * 4;
+  const mtime = new Date(1980, 0, 1); // fixed: the same updates give the same bytes
+  zip.addReadStreamLazy('input_ids.npy', { compress: false, size, mtime }, (cb) => cb(null, entry('x')));
+  zip.addReadStreamLazy('target_ids.npy', { compress: false, size, mtime }, (cb) => cb(null, entry('y')));
+  zip.end();
+  const onAbort = () => { for (const s of streams) s.destroy(new CancelledError()); };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const out = zip.outputStream as Readable;
+      fail = (err: Error) => { failed ??= err; out.unpipe(sink); for (const st of streams) st.destroy(); reject(failed); };
+      if (failed) { fail(failed); return; }
+      (zip as unknown as NodeJS.EventEmitter).on('error', fail);
+      out.on('error', fail);
+      sink.on('error', fail);
+      out.on('end', () => (failed ? reject(failed) : resolve()));
+      out.pipe(sink, { end: false });
+    });
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * {@link exportUpdates} into a file: written to `<file>.partial` and renamed when complete, so a
+ * cancelled or failed export never leaves a truncated file under the chosen name.
+ * @returns bytes written.
+ */
+export async function exportUpdatesToFile(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>, first: number, last: number,
+  format: ExportFormat, file: string, opts: ExportOptions = {}): Promise<number> {
+  const tmp = `${file}.partial`;
+  const ws = fs.createWriteStream(tmp);
+  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  try {
+    await exportUpdates(ds, first, last, format, ws, opts);
+    await new Promise<void>((resolve, reject) => { ws.end(() => resolve()); ws.once('error', reject); });
+    await fs.promises.rename(tmp, file);
+    return (await fs.promises.stat(file)).size;
+  } catch (err) {
+    ws.destroy();
+    await fs.promises.rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Bytes an npz export of `n` updates takes on disk, roughly (payload plus zip headers); for the UI's confirmation of big exports. */
+export function npzSizeEstimate(n: number, G: number, L: number): number {
+  return 2 * (npyHeader([n, G / L, L]).length + n * G * 4) + 512;
+}
+
+/** "12 updates (1.5 MB)"-style text for progress and confirmations. */
+export function describeExport(n: number, bytes: number): string {
+  const mb = bytes / 1e6;
+  return `${fmt(n)} update${n === 1 ? '' : 's'} (${mb >= 1000 ? `${(mb / 1000).toFixed(1)} GB` : `${mb.toFixed(1)} MB`})`;
+}

@@ -1,0 +1,334 @@
+/**
+ * Per-update statistics for the loss-spike workbench (issue 15). One {@link UpdateStats} record
+ * per update `k` (0-based), computed over the update's **G input tokens** `t[0..G)` = global
+ * tokens `[G·k, G·(k+1))` — the dataset card's `x` flattened row by row (the look-ahead token is
+ * not part of the update's inputs and is never counted). Exact definitions (the README repeats them):
+ *
+ * | field | definition |
+ * |---|---|
+ * | `update` | k |
+ * | `token_range` | `[G·k, G·(k+1))`, global token offsets, end exclusive |
+ * | `eos` | positions i in [0, G) with `t[i] = EOS` |
+ * | `documents_started` | positions i whose token is the first token of a document: global offset 0, or the token at global offset `G·k + i − 1` is EOS (for i = 0 that is the last token of update k − 1) |
+ * | `distinct_tokens` | number of distinct ids among the G tokens |
+ * | `max_id` | largest id among the G tokens |
+ * | `unknown_ids` | positions whose id has no token in the tokenizer (id ≥ vocabulary size, or a hole); `null` without a tokenizer |
+ * | `special_ids` | positions holding an added token marked special other than the EOS id (e.g. a pad or FIM token inside the text); `null` without a tokenizer |
+ * | `longest_eos_free_run` | longest run of consecutive positions in [0, G) none of which is EOS (clipped to the update: a run does not continue into the neighbours) |
+ * | `duplicate_sequences` | rows r of `x` (S = G/L rows of L ids) for which some r' < r has `x[r'] = x[r]` element for element |
+ * | `top_token` | `{id, count}`: the id occurring most often among the G tokens, the lowest id on a tie |
+ * | `repeated_13grams` | positions i with 12 ≤ i < G whose 13-gram `t[i−12..i]` equals `t[j−12..j]` for some 12 ≤ j < i (both n-grams lie inside the update; they may cross row edges, since the update is read as one run) |
+ * | `repeat_13gram_share` | `repeated_13grams / (G − 12)`: the denominator counts every position that ends a 13-gram inside the update; `null` when G < 13 |
+ * | `complete_documents` | documents that begin and end inside the update: a first token (as in `documents_started`) at i and the closing EOS at j ≥ i, both in [0, G) |
+ * | `mean_complete_document_length` | mean of `j − i + 1` (tokens, EOS included) over those documents; `null` when there are none |
+ *
+ * Speed: one pass for counts, EOS, runs and documents over a reusable id-count array (ids below
+ * {@link DENSE_ID_LIMIT} or the vocabulary size, a `Map` above: corrupt data can hold any uint32);
+ * 13-grams through a rolling polynomial hash into an open-addressing table of positions, every
+ * hash match verified id by id (collisions never count as repeats); rows hashed and verified the same way.
+ *
+ * Storage dtype knowledge stays in `TokenStream`: this module sees ids only.
+ */
+import type { Dataset } from './dataset';
+import { CancelledError } from './errors';
+import type { LoadedTokenizer } from './tokenizer';
+
+/** N of the repetition measure (13-grams, the usual contamination/dedup window). */
+export const NGRAM = 13;
+
+/** Ids below this are counted in a dense array even without a tokenizer (dolma2 has 100,278 ids). */
+export const DENSE_ID_LIMIT = 1 << 17;
+
+/** One update's statistics; field names are the JSON/CSV names (see the module doc for definitions). */
+export interface UpdateStats {
+  update: number;
+  token_range: [number, number];
+  eos: number;
+  documents_started: number;
+  distinct_tokens: number;
+  max_id: number;
+  unknown_ids: number | null;
+  special_ids: number | null;
+  longest_eos_free_run: number;
+  duplicate_sequences: number;
+  top_token: { id: number; count: number };
+  repeated_13grams: number;
+  repeat_13gram_share: number | null;
+  complete_documents: number;
+  mean_complete_document_length: number | null;
+}
+
+/** The numeric columns of {@link UpdateStats} in display order, with `top_token` split in two (CSV, the inspect table). */
+export const STAT_COLUMNS = [
+  'eos', 'documents_started', 'distinct_tokens', 'max_id', 'unknown_ids', 'special_ids', 'longest_eos_free_run',
+  'duplicate_sequences', 'top_token_id', 'top_token_count', 'repeated_13grams', 'repeat_13gram_share',
+  'complete_documents', 'mean_complete_document_length',
+] as const;
+
+/** A numeric column name of {@link STAT_COLUMNS}. */
+export type StatColumn = typeof STAT_COLUMNS[number];
+
+/** The value of a column of a record (`top_token_id`/`top_token_count` from `top_token`). */
+export function statValue(s: UpdateStats, c: StatColumn): number | null {
+  if (c === 'top_token_id') return s.top_token.id;
+  if (c === 'top_token_count') return s.top_token.count;
+  return s[c];
+}
+
+/** What the calculator needs besides the ids. */
+export interface StatsOptions {
+  /** Tokens per update (G). */
+  G: number;
+  /** Tokens per sequence (L); G must be a multiple. */
+  L: number;
+  /** EOS id. */
+  eos: number;
+  /** For `unknown_ids` / `special_ids`; without one those fields are null. */
+  tokenizer?: Pick<LoadedTokenizer, 'vocabSize' | 'isKnown' | 'isSpecial'>;
+}
+
+/** fmix32 of MurmurHash3: spreads the rolling hash over the table's low bits. */
+function fmix32(h: number): number {
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+const BASE = 0x01000193; // FNV prime: odd, so multiplication mod 2^32 is invertible
+
+/**
+ * Computes {@link UpdateStats} for one update at a time, reusing its buffers (create one per
+ * thread, not per update). Synchronous and pure: the I/O is in {@link computeUpdateStats}.
+ */
+export class StatsCalculator {
+  private readonly counts: Uint32Array;
+  /** 0 unknown, 1 known, 2 special (not EOS); undefined without a tokenizer. */
+  private readonly kinds?: Uint8Array;
+  private readonly table: Int32Array;
+  private readonly tableHash: Uint32Array;
+  private readonly mask: number;
+  private readonly basePow: number;
+
+  constructor(readonly opts: StatsOptions) {
+    const { G, L, tokenizer } = opts;
+    if (!(G > 0 && L > 0 && G % L === 0)) throw new RangeError(`G (${G}) must be a positive multiple of L (${L})`);
+    this.counts = new Uint32Array(Math.max(DENSE_ID_LIMIT, tokenizer?.vocabSize ?? 0));
+    if (tokenizer) {
+      this.kinds = new Uint8Array(tokenizer.vocabSize);
+      for (let id = 0; id < tokenizer.vocabSize; id++) {
+        this.kinds[id] = !tokenizer.isKnown(id) ? 0 : tokenizer.isSpecial(id) && id !== opts.eos ? 2 : 1;
+      }
+    }
+    let size = 1;
+    while (size < 2 * G) size <<= 1;
+    this.table = new Int32Array(size);
+    this.tableHash = new Uint32Array(size);
+    this.mask = size - 1;
+    let p = 1;
+    for (let i = 0; i < NGRAM; i++) p = Math.imul(p, BASE);
+    this.basePow = p >>> 0;
+  }
+
+  /**
+   * Statistics of update `k`.
+   * @param t the update's G input ids (`x` flattened); a longer array is cut to G.
+   * @param previousId the id at global offset `G·k − 1`; `undefined` only for k = 0 (the stream's first token starts a document).
+   * @throws RangeError when `t` holds fewer than G ids.
+   */
+  compute(k: number, t: Uint32Array, previousId: number | undefined): UpdateStats {
+    const { G, L, eos } = this.opts;
+    if (t.length < G) throw new RangeError(`update ${k}: ${t.length} ids, expected ${G}`);
+    if (t.length > G) t = t.subarray(0, G);
+    const counts = this.counts, dense = counts.length, kinds = this.kinds;
+    const sparse = new Map<number, number>();
+    let nEos = 0, started = 0, distinct = 0, maxId = 0, unknown = 0, special = 0;
+    let run = 0, longest = 0, topId = 0, topCount = 0;
+    let completeDocs = 0, completeLen = 0;
+    let docStart = -1; // position of the first token of a document begun inside the update, or −1
+    let afterEos = previousId === undefined || previousId === eos;
+    for (let i = 0; i < G; i++) {
+      const id = t[i];
+      if (afterEos) { started++; docStart = i; }
+      let c: number;
+      if (id < dense) {
+        c = ++counts[id];
+      } else {
+        c = (sparse.get(id) ?? 0) + 1;
+        sparse.set(id, c);
+      }
+      if (c === 1) distinct++;
+      if (c > topCount || (c === topCount && id < topId)) { topCount = c; topId = id; }
+      if (id > maxId) maxId = id;
+      if (kinds) {
+        const kind = id < kinds.length ? kinds[id] : 0;
+        if (kind === 0) unknown++;
+        else if (kind === 2) special++;
+      }
+      if (id === eos) {
+        nEos++;
+        if (run > longest) longest = run;
+        run = 0;
+        if (docStart >= 0) { completeDocs++; completeLen += i - docStart + 1; }
+        docStart = -1;
+        afterEos = true;
+      } else {
+        run++;
+        afterEos = false;
+      }
+    }
+    if (run > longest) longest = run;
+    for (let i = 0; i < G; i++) { const id = t[i]; if (id < dense) counts[id] = 0; }
+
+    const repeated = this.repeatedNgrams(t);
+    return {
+      update: k,
+      token_range: [G * k, G * (k + 1)],
+      eos: nEos,
+      documents_started: started,
+      distinct_tokens: distinct,
+      max_id: maxId,
+      unknown_ids: kinds ? unknown : null,
+      special_ids: kinds ? special : null,
+      longest_eos_free_run: longest,
+      duplicate_sequences: duplicateRows(t, G / L, L),
+      top_token: { id: topId, count: topCount },
+      repeated_13grams: repeated,
+      repeat_13gram_share: G >= NGRAM ? repeated / (G - (NGRAM - 1)) : null,
+      complete_documents: completeDocs,
+      mean_complete_document_length: completeDocs ? completeLen / completeDocs : null,
+    };
+  }
+
+  /** Positions i ≥ 12 whose 13-gram occurred ending at an earlier j ≥ 12 (hash table of first positions, verified). */
+  private repeatedNgrams(t: Uint32Array): number {
+    const n = t.length;
+    if (n < NGRAM) return 0;
+    const table = this.table, hashes = this.tableHash, mask = this.mask, pow = this.basePow;
+    table.fill(0);
+    let h = 0;
+    for (let i = 0; i < NGRAM - 1; i++) h = (Math.imul(h, BASE) + t[i]) | 0;
+    let repeats = 0;
+    for (let i = NGRAM - 1; i < n; i++) {
+      // h = Σ t[i−12+m]·BASE^(12−m) mod 2^32 over the window ending at i.
+      h = (Math.imul(h, BASE) + t[i]) | 0;
+      if (i >= NGRAM) h = (h - Math.imul(t[i - NGRAM], pow)) | 0;
+      const hu = h >>> 0;
+      let slot = fmix32(hu) & mask;
+      for (;;) {
+        const stored = table[slot];
+        if (stored === 0) { table[slot] = i + 1; hashes[slot] = hu; break; }
+        if (hashes[slot] === hu && sameNgram(t, stored - 1, i)) { repeats++; break; }
+        slot = (slot + 1) & mask;
+      }
+    }
+    return repeats;
+  }
+}
+
+/** True when the 13-grams ending at a and b are equal id for id. */
+function sameNgram(t: Uint32Array, a: number, b: number): boolean {
+  for (let m = 0; m < NGRAM; m++) if (t[a - m] !== t[b - m]) return false;
+  return true;
+}
+
+/** Rows r (of `rows` rows of L ids) equal to some earlier row, verified element by element. */
+function duplicateRows(t: Uint32Array, rows: number, L: number): number {
+  const seen = new Map<number, number[]>();
+  let dup = 0;
+  for (let r = 0; r < rows; r++) {
+    const row = t.subarray(r * L, (r + 1) * L);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < L; i++) h = Math.imul(h ^ row[i], BASE);
+    const list = seen.get(h);
+    if (!list) { seen.set(h, [r]); continue; }
+    if (list.some((q) => equalRows(t.subarray(q * L, (q + 1) * L), row))) dup++;
+    else list.push(r);
+  }
+  return dup;
+}
+
+function equalRows(a: Uint32Array, b: Uint32Array): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Progress of a multi-update computation. */
+export interface StatsProgress {
+  /** Updates done so far. */
+  done: number;
+  /** Updates asked for. */
+  total: number;
+}
+
+/** Updates read per `TokenStream.read` in {@link computeUpdateStats} (8 × 512 KiB). */
+const UPDATES_PER_READ = 8;
+
+/**
+ * Statistics for updates `first..last` (inclusive, 0-based), in order. Reads a few updates per
+ * read (plus the one token before), computes synchronously per update and yields to the event
+ * loop between updates, so a caller on the extension host stays responsive.
+ * @param onRecord called with each record as soon as it is ready (streaming output).
+ * @throws RangeRequestError for updates outside the stream; DataError on a short read;
+ *   CancelledError when `signal` fires.
+ */
+export async function computeUpdateStats(
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'>, first: number, last: number,
+  opts: { tokenizer?: StatsOptions['tokenizer']; signal?: AbortSignal; onProgress?: (p: StatsProgress) => void; onRecord?: (s: UpdateStats) => void; calculator?: StatsCalculator } = {},
+): Promise<UpdateStats[]> {
+  ds.schedule.checkUpdate(first);
+  ds.schedule.checkUpdate(last);
+  const { G, L } = ds.schedule;
+  const calc = opts.calculator ?? new StatsCalculator({ G, L, eos: ds.settings.eosTokenId, tokenizer: opts.tokenizer });
+  const out: UpdateStats[] = [];
+  const total = Math.max(0, last - first + 1);
+  for (let k0 = first; k0 <= last; k0 += UPDATES_PER_READ) {
+    if (opts.signal?.aborted) throw new CancelledError();
+    const n = Math.min(UPDATES_PER_READ, last - k0 + 1);
+    const from = G * k0 - (k0 > 0 ? 1 : 0);
+    const ids = await ds.stream.read(from, G * n + (k0 > 0 ? 1 : 0));
+    const base = k0 > 0 ? 1 : 0;
+    for (let j = 0; j < n; j++) {
+      const k = k0 + j;
+      const at = base + j * G;
+      const s = calc.compute(k, ids.subarray(at, at + G), at > 0 ? ids[at - 1] : undefined);
+      out.push(s);
+      opts.onRecord?.(s);
+      opts.onProgress?.({ done: k - first + 1, total });
+      if (opts.signal?.aborted) throw new CancelledError();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  return out;
+}
+
+/** CSV header of {@link statsToCsvRow}: `update,token_start,token_end,` then {@link STAT_COLUMNS}. */
+export const STATS_CSV_HEADER = ['update', 'token_start', 'token_end', ...STAT_COLUMNS].join(',');
+
+/** One CSV row (no newline): numbers as JavaScript prints them, null as an empty field. */
+export function statsToCsvRow(s: UpdateStats): string {
+  return [s.update, s.token_range[0], s.token_range[1], ...STAT_COLUMNS.map((c) => statValue(s, c) ?? '')].join(',');
+}
+
+/** Median of finite values (NaN for none). */
+export function median(values: number[]): number {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+/**
+ * Robust z-scores of a column: `(x − median) / (1.4826 · MAD)`, MAD = median of `|x − median|`
+ * (1.4826 makes MAD estimate σ for normal data). When MAD is 0 (most values equal), values equal
+ * to the median score 0 and others ±Infinity. Nulls stay null.
+ */
+export function robustZ(values: (number | null)[]): (number | null)[] {
+  const xs = values.filter((x): x is number => x !== null);
+  const med = median(xs);
+  const mad = median(xs.map((x) => Math.abs(x - med))) * 1.4826;
+  return values.map((x) => {
+    if (x === null) return null;
+    if (x === med) return 0;
+    return mad > 0 ? (x - med) / mad : (x > med ? Infinity : -Infinity);
+  });
+}
