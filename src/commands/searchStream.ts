@@ -138,24 +138,3 @@ function promptSearch(ds: Dataset, initial: SearchForm): Promise<SearchForm | un
     box.show();
   });
 }
-
-/** Registers the search commands and the search panels (with their serializer). */
-export function registerSearch(context: vscode.ExtensionContext, services: Services): SearchPanels {
-  const panels = new SearchPanels(services);
-  context.subscriptions.push(
-    panels,
-    vscode.commands.registerCommand('tokenShards.searchStream', (...a: unknown[]) => searchStream(services, panels, ...a)),
-    vscode.commands.registerCommand('tokenShards.searchSelection', (...a: unknown[]) => searchSelection(services, panels, ...a)),
-    vscode.commands.registerCommand('tokenShards._test.searchPanel', (root: string) => {
-      const p = panels.panelFor(root);
-      return p ? {
-        searchId: p.currentSearchId,
-        select: (b: number, t: number) => p.select(b, t),
-        whenListed: (s: number, t: number, b: number) => p.whenListed(s, t, b),
-        cancelOnFirstProgress: () => { p.cancelOnFirstProgress = true; },
-        cacheDir: panels.cache.dir,
-      } : { cacheDir: panels.cache.dir };
-    }),
-  );
-  return panels;
-}

@@ -27,9 +27,10 @@ import type { LoadedTokenizer } from '../core/tokenizer';
 import {
   CountResult, Occurrence, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, parseTerms,
 } from '../core/search';
-import { revealInShardEditor } from '../editor/shardEditor';
+import type { ChannelTaps } from '../editor/hostChannel';
+import type { ShardEditorProvider } from '../editor/shardEditor';
 import type { Services } from '../services';
-import { PanelHost, registerPanelSerializer } from './panelHost';
+import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
 import { matchTokenRange, rebucket, splitTerms } from './searchModel';
 import type {
@@ -74,16 +75,22 @@ function datasetKey(root: string): string {
   return crypto.createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 16);
 }
 
-/** Owns every search panel (one per dataset root), the result cache and the panel serializer. */
-export class SearchPanels implements vscode.Disposable {
+/**
+ * Owns every search panel (one per dataset root) and the result cache; it is also the panel
+ * serializer (registered by the composition root for {@link SEARCH_VIEW_TYPE}).
+ */
+export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelState>, vscode.Disposable {
   private readonly panels = new Map<string, SearchPanel>();
   private readonly disposables: vscode.Disposable[] = [];
   readonly cache: SearchCache;
 
-  constructor(readonly services: Services) {
+  /**
+   * @param shardEditors reveals occurrences in the shard editor.
+   * @param taps the channel taps (the extension-host tests record the panel's messages).
+   */
+  constructor(readonly services: Services, readonly shardEditors: ShardEditorProvider, private readonly taps?: ChannelTaps) {
     this.cache = new SearchCache(vscode.Uri.joinPath(services.context.globalStorageUri, 'search-cache').fsPath);
     this.disposables.push(
-      registerPanelSerializer<SearchPanelState>(SEARCH_VIEW_TYPE, (panel, state) => this.revive(panel, state)),
       services.onDidChangeDataset((root) => {
         for (const p of this.panels.values()) if (root === '*' || p.root === root) p.datasetChanged();
       }),
@@ -97,7 +104,8 @@ export class SearchPanels implements vscode.Disposable {
   async show(ds: Dataset, form?: SearchForm): Promise<SearchOutcome | undefined> {
     let p = this.panels.get(ds.root);
     if (!p) {
-      const host = PanelHost.create<SearchToWebview, SearchFromWebview, SearchRequests>(this.services.context.extensionUri, panelSpec(ds.root));
+      const host = PanelHost.create<SearchToWebview, SearchFromWebview, SearchRequests>(this.services.context.extensionUri, panelSpec(ds.root),
+        vscode.ViewColumn.Active, false, this.taps);
       p = this.adopt(host, ds.root, ds);
     } else {
       p.host.panel.reveal(undefined, false);
@@ -119,11 +127,12 @@ export class SearchPanels implements vscode.Disposable {
     return p;
   }
 
-  private async revive(panel: vscode.WebviewPanel, state: SearchPanelState | undefined): Promise<void> {
+  /** Restores a panel after a window reload (VS Code calls this): its cached result, or the form; never a scan. */
+  async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: SearchPanelState | undefined): Promise<void> {
     const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
     const root = state?.key ? roots[state.key] : undefined;
     if (!root || this.panels.has(root)) { panel.dispose(); return; }
-    const host = new PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>(panel, this.services.context.extensionUri, panelSpec(root));
+    const host = new PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>(panel, this.services.context.extensionUri, panelSpec(root), this.taps);
     const p = this.adopt(host, root);
     try {
       const ds = await this.services.openRoot(root);
@@ -188,11 +197,7 @@ export class SearchPanel {
   private current?: CurrentSearch;
   private list?: OccurrenceList;
   private form?: SearchForm;
-  /** Test hook: the next scan cancels itself on its first progress report. */
-  cancelOnFirstProgress = false;
   private readonly drawnWaiters = new Map<number, ((d: { buckets: number; series: number }) => void)[]>();
-  /** Resolved per (searchId:termIndex:bucket) when the webview listed rows (tests). */
-  private readonly listedWaiters = new Map<string, ((rows: number) => void)[]>();
 
   constructor(private readonly owner: SearchPanels, readonly host: PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>, readonly root: string, public dataset?: Dataset) {
     host.track(host.onMessage((m) => void this.onMessage(m)));
@@ -320,7 +325,6 @@ export class SearchPanel {
       const result = await countTerms(ds, tok, terms, options, {
         per, signal: controller.signal,
         onProgress: (p) => {
-          if (this.cancelOnFirstProgress) { this.cancelOnFirstProgress = false; controller.abort(); return; }
           const now = performance.now();
           if (this.current !== cur || (now - lastPost < PROGRESS_MS && p.shardsDone < p.shardsTotal)) return;
           lastPost = now;
@@ -364,31 +368,26 @@ export class SearchPanel {
     for (const f of list ?? []) f(d);
   }
 
-  /** Resolves when the webview lists rows for (search, term, bucket) (tests). */
-  whenListed(searchId: number, termIndex: number, bucket: number): Promise<number> {
-    return new Promise((resolve) => {
-      const k = `${searchId}:${termIndex}:${bucket}`;
-      const list = this.listedWaiters.get(k) ?? [];
-      list.push(resolve);
-      this.listedWaiters.set(k, list);
-    });
-  }
-
-  /** The id of the search shown (tests). */
+  /** The id of the search shown. */
   get currentSearchId(): number | undefined {
     return this.current?.id;
   }
 
-  /** Selects a bucket and term in the webview (tests; the webview then lists its occurrences). */
+  /** Selects a bucket and term in the webview, which then lists its occurrences (as a click on the chart does). */
   select(bucket: number, termIndex: number): void {
     this.host.post({ type: 'select', bucket, termIndex });
+  }
+
+  /** Cancels the running scan (the Cancel button): its partial counts stay on screen, nothing is cached. */
+  cancel(): void {
+    this.current?.controller.abort();
   }
 
   private async onMessage(m: SearchFromWebview): Promise<void> {
     try {
       switch (m.type) {
         case 'run': await this.run(m.form); break;
-        case 'cancel': this.current?.controller.abort(); break;
+        case 'cancel': this.cancel(); break;
         case 'openUpdate': {
           const ds = await this.ds();
           await vscode.commands.executeCommand('tokenShards.goToUpdate', { update: m.update, root: ds.root });
@@ -403,13 +402,9 @@ export class SearchPanel {
         case 'drawn':
           if (m.final) this.resolveDrawn(m.searchId, { buckets: m.buckets, series: m.series });
           break;
-        case 'listed': {
-          const k = `${m.searchId}:${m.termIndex}:${m.bucket}`;
-          const list = this.listedWaiters.get(k);
-          this.listedWaiters.delete(k);
-          for (const f of list ?? []) f(m.rows);
+        case 'listed':
+          this.services.log.debug(`search ${m.searchId}: ${m.rows} occurrences of term ${m.termIndex} in bucket ${m.bucket} listed`);
           break;
-        }
       }
     } catch (err) {
       this.services.log.error(`search panel: ${(err as Error).message}`);
@@ -474,7 +469,7 @@ export class SearchPanel {
     const tok = await this.services.tokenizerFor(ds);
     const [start, end] = await matchTokenRange(ds, tok, occ, cur.options.ids);
     const where = occ.update === null ? vscode.l10n.t('look-ahead token') : vscode.l10n.t('update {0} · seq {1} · pos {2}', fmt(occ.update), occ.sequence ?? 0, occ.position ?? 0);
-    await revealInShardEditor(this.services, {
+    await this.owner.shardEditors.reveal({
       dataset: ds, offset: start, viewColumn: vscode.ViewColumn.Beside,
       highlight: [{ start, end, label: vscode.l10n.t('match of “{0}” · {1}', occ.term, where) }],
     });
@@ -485,8 +480,6 @@ export class SearchPanel {
     this.closeList();
     for (const list of this.drawnWaiters.values()) for (const f of list) f({ buckets: 0, series: 0 });
     this.drawnWaiters.clear();
-    for (const list of this.listedWaiters.values()) for (const f of list) f(0);
-    this.listedWaiters.clear();
   }
 }
 

@@ -12,12 +12,13 @@ import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import type { Envelope } from '../../src/shared/channel';
+import { EXTENSION_ID, api } from './probe';
 
-const EXTENSION_ID = 'token-shards.token-shard-inspector';
+const SEARCH_VIEW = 'tokenShards.searchPanel';
 
 interface CountResult { terms: string[]; options: Record<string, boolean>; per: number; updates: number; buckets: { first_update: number; last_update: number; tokens: number; counts: number[] }[]; totals: number[] }
 interface SearchOutcome { root: string; terms: string[]; result?: CountResult; cached: boolean; status: string; error?: string; ms: number; firstPartialMs?: number; drawn: Promise<{ buckets: number; series: number }> }
-interface TestHandle { searchId?: number; select?(b: number, t: number): void; whenListed?(s: number, t: number, b: number): Promise<number>; cancelOnFirstProgress?(): void; cacheDir: string }
 
 function root(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -44,8 +45,24 @@ async function search(args: Record<string, unknown>): Promise<SearchOutcome> {
   return o;
 }
 
-async function handle(): Promise<TestHandle> {
-  return (await vscode.commands.executeCommand<TestHandle>('tokenShards._test.searchPanel', root()))!;
+/**
+ * Resolves with the first event of the search panel's channel (either direction) that `pick`
+ * accepts, seen through the API's channel taps (`then` runs synchronously inside the tap).
+ */
+async function nextPanelEvent<T>(pick: (e: { direction: string; body: { type: string } & Record<string, unknown> }) => T | undefined, then?: (v: T) => void): Promise<T> {
+  const a = await api();
+  return new Promise<T>((resolve) => {
+    const sub = a.tapMessages((m) => {
+      if (m.view !== SEARCH_VIEW) return;
+      const env = m.envelope as Envelope;
+      if (env.kind !== 'event') return;
+      const v = pick({ direction: m.direction, body: env.body as { type: string } & Record<string, unknown> });
+      if (v === undefined) return;
+      sub.dispose();
+      then?.(v);
+      resolve(v);
+    });
+  });
 }
 
 function cacheFiles(dir: string): string[] {
@@ -57,7 +74,7 @@ describe('search: Search Stream command and panel', function () {
   before(async () => {
     await vscode.extensions.getExtension(EXTENSION_ID)!.activate();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    fs.rmSync((await handle()).cacheDir, { recursive: true, force: true });
+    fs.rmSync((await api()).searchPanels.cache.dir, { recursive: true, force: true });
   });
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
@@ -110,12 +127,16 @@ describe('search: Search Stream command and panel', function () {
   });
 
   it('a cancelled scan caches nothing', async () => {
-    const h = await handle();
-    const before = cacheFiles(h.cacheDir);
-    h.cancelOnFirstProgress!();
+    const a = await api();
+    const dir = a.searchPanels.cache.dir;
+    const before = cacheFiles(dir);
+    // Cancel (as the Cancel button does) when the first partial counts go to the chart.
+    const cancelled = nextPanelEvent((e) => (e.direction === 'toWebview' && e.body.type === 'progress' ? true : undefined),
+      () => a.searchPanels.panelFor(root())!.cancel());
     const o = await search({ terms: ['Starbuck'] });
+    await cancelled;
     assert.strictEqual(o.status, 'cancelled');
-    assert.deepStrictEqual(cacheFiles(h.cacheDir), before, 'no cache file was written');
+    assert.deepStrictEqual(cacheFiles(dir), before, 'no cache file was written');
     const again = await search({ terms: ['Starbuck'] });
     assert.strictEqual(again.status, 'done');
     assert.strictEqual(again.cached, false, 'the next run scans');
@@ -127,9 +148,10 @@ describe('search: Search Stream command and panel', function () {
     const b = o.result!.buckets.findIndex((x) => x.counts[0] > 0);
     assert.ok(b >= 0);
     await o.drawn;
-    const h = await handle();
-    const listed = h.whenListed!(h.searchId!, 0, b);
-    h.select!(b, 0);
+    const panel = (await api()).searchPanels.panelFor(root())!;
+    const id = panel.currentSearchId;
+    const listed = nextPanelEvent((e) => (e.direction === 'fromWebview' && e.body.type === 'listed' && e.body.searchId === id && e.body.bucket === b ? e.body.rows as number : undefined));
+    panel.select(b, 0);
     const rows = await listed;
     assert.strictEqual(rows, Math.min(o.result!.buckets[b].counts[0], 200), 'the first page of occurrences is listed');
   });
