@@ -64,7 +64,7 @@ export interface SearchOutcome {
   error?: string;
   /** Milliseconds from the request to the final result. */
   ms: number;
-  /** Milliseconds from the request to the first partial counts posted to the chart (scans only). */
+  /** Milliseconds from the request to the first partial counts with a finished shard posted to the chart (scans only). */
   firstPartialMs?: number;
   /** Resolves when the webview has drawn the final result (series × buckets). */
   drawn: Promise<{ buckets: number; series: number }>;
@@ -319,16 +319,18 @@ export class SearchPanel {
       return outcome({ terms, cached: false, status: 'cancelled' });
     }
     // 3. Scan.
-    let lastPost = 0;
+    let lastPost = 0, lastShards = 0;
     let firstPartialMs: number | undefined;
     try {
       const result = await countTerms(ds, tok, terms, options, {
         per, signal: controller.signal,
         onProgress: (p) => {
           const now = performance.now();
-          if (this.current !== cur || (now - lastPost < PROGRESS_MS && p.shardsDone < p.shardsTotal)) return;
+          // Post at most every PROGRESS_MS, but at once when a shard finished (new counts for the curve).
+          if (this.current !== cur || (now - lastPost < PROGRESS_MS && p.shardsDone === lastShards)) return;
           lastPost = now;
-          firstPartialMs ??= now - t0;
+          lastShards = p.shardsDone;
+          if (p.shardsDone > 0) firstPartialMs ??= now - t0;
           this.host.post({
             type: 'progress', searchId: id, partial: p.partial,
             progress: { shardsDone: p.shardsDone, shardsTotal: p.shardsTotal, tokensDone: p.tokensDone, tokensTotal: p.tokensTotal, bytesPerSecond: p.bytesPerSecond, etaMs: p.etaMs },
