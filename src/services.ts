@@ -9,7 +9,19 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
-import { DocumentIndex } from './core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
+import type { VerifyOptions } from './core/verify';
+import type { StreamIndex } from './core/streamIndex';
+
+/** What verify needs from the stream-index service (`streamIndexService.ts`). */
+export interface StreamIndexHooks {
+  /** The `index` option of `verifyShards` for a dataset (undefined: do not index). */
+  verifyOption(ds: Dataset): Promise<VerifyOptions['index']>;
+  /** Reloads a dataset's index after entries were written. */
+  reload(ds: Dataset): Promise<StreamIndex>;
+  /** The loaded index of a dataset root, if any (synchronous, for hovers). */
+  peek(root: string): StreamIndex | undefined;
+}
 import { SHARD_MANIFEST } from './core/manifest';
 import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
@@ -69,6 +81,11 @@ export class Services implements vscode.Disposable {
       sequenceLength: get('sequenceLength'),
       eosTokenId: get('eosTokenId'),
     };
+  }
+
+  /** `tokenShards.documentScanLimit`: tokens that may be scanned to number documents without asking. */
+  documentScanLimit(): number {
+    return this.setting<number>('documentScanLimit') || DEFAULT_DOCUMENT_SCAN_LIMIT;
   }
 
   /** The configured value of a `tokenShards.*` setting (default from package.json). */
@@ -170,12 +187,28 @@ export class Services implements vscode.Disposable {
     return path.isAbsolute(p) || !base ? p : path.join(base, p);
   }
 
-  /** The document index of a dataset (one per dataset, counts memoised). */
+  /**
+   * Loads a dataset's stream index for its new `DocumentIndex` (set by the stream-index service,
+   * `streamIndexService.ts`); numbering waits for it, so every view gets the index's numbers.
+   */
+  streamIndexLoader?: (ds: Dataset, index: DocumentIndex) => void;
+
+  /**
+   * Shards of a dataset root that failed verification (this session's results or the cache's
+   * verdict; set by the verify registration), for the update view and the `update k` hover.
+   */
+  failedShards?: (root: string) => { index: number; shard: string; status: string }[];
+
+  /** The stream-index service (set by the composition root): verify runs build the index in the same read. */
+  streamIndex?: StreamIndexHooks;
+
+  /** The document index of a dataset (one per dataset, counts memoised; the stream index attached when there is one). */
   documentIndex(ds: Dataset): DocumentIndex {
     let idx = this.indexes.get(ds);
     if (!idx) {
       idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
       this.indexes.set(ds, idx);
+      this.streamIndexLoader?.(ds, idx);
     }
     return idx;
   }

@@ -389,6 +389,19 @@ function showBanners(list: ShardBanner[]): void {
       btn.addEventListener('click', () => post({ type: 'run', command: 'chooseTokenizer' }));
       el.append(' ', btn);
     }
+    for (const place of b.places ?? []) {
+      const btn = document.createElement('vscode-button');
+      btn.textContent = place.label;
+      btn.setAttribute('secondary', '');
+      btn.addEventListener('click', () => {
+        setSelection(undefined, true);
+        setCursor(place.offset, true);
+        scroller.reveal(place.offset, 'top');
+        scroller.refresh();
+        viewport.focus();
+      });
+      el.append(' ', btn);
+    }
     return el;
   }));
 }

@@ -41,7 +41,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
     } else {
       // Live range check when the document count is cheap (memoised EOS counts; the shards still
       // to scan hold ≤ documentScanLimit tokens): counted in the background while the box is open.
-      const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
+      const limit = services.documentScanLimit();
       const countAbort = new AbortController();
       let count: number | undefined;
       let counting = true;
@@ -76,7 +76,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
         if (pct - last >= 1) { progress.report({ increment: pct - last, message: vscode.l10n.t('counted EOS in {0} of {1} shards', fmt(done), fmt(total)) }); last = pct; }
       });
     });
-    const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
+    const limit = services.documentScanLimit();
     const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit);
     await nav.shardEditors.reveal({
       dataset: ds, offset: start, align: 'top',

@@ -12,7 +12,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
-import { checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
+import { UpdateIndex, checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
 import type { UpdateViewResult } from '../editor/updateView';
 import { NavigationDeps, commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
 
@@ -31,7 +31,7 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri, views.focusedDataset);
     if (!ds) return undefined;
-    let k: number | undefined;
+    let k: UpdateIndex | undefined;
     if (opts.update !== undefined) {
       const n = numberArg(opts.update, 'update');
       const v = n.error ? { ok: false as const, error: n.error } : checkUpdate(n.value!, ds);

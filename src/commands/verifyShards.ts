@@ -25,9 +25,9 @@ import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
-import { formatBytes, formatDone, formatDuration, formatVerifySummary } from '../core/verifyFormat';
+import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatVerifySummary } from '../core/verifyFormat';
 import { VerifyCache } from '../core/verifyCache';
-import { Services, activeTabUri } from '../services';
+import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
@@ -49,6 +49,8 @@ export interface VerifyDeps {
   store?: VerificationStore;
   /** Explicit worker script (tests); default rule in `src/core/verify.ts`. */
   workerPath?: string;
+  /** The stream index: built in the same read when given (`streamIndexService.ts`). */
+  streamIndex?: StreamIndexHooks;
 }
 
 /** What to verify. */
@@ -125,6 +127,7 @@ export async function runVerification(
       ignoreCache: req.ignoreCache,
       workerPath: deps.workerPath,
       schedule: ds.lone ? undefined : ds.schedule,
+      index: await deps.streamIndex?.verifyOption(ds),
       progressIntervalMs: 250,
       onResult: (r) => {
         store?.record(ds.root, r);
@@ -140,7 +143,10 @@ export async function runVerification(
         store?.progress(ds.root, message, p.running);
       },
     });
-    const text = formatVerifySummary(report);
+    if (report.indexError) deps.log.warn(report.indexError);
+    if (report.indexed > 0) await deps.streamIndex?.reload(ds).catch((e: Error) => deps.log.warn(`stream index: ${e.message}`));
+    const failedUpdates = formatFailedUpdates(report.results);
+    const text = formatVerifySummary(report) + (failedUpdates ? ` — ${failedUpdates}` : '');
     const summary: VerifyRunSummary = {
       root: ds.root, total: shards.length, counts: report.counts, cancelled: report.cancelled, unfinished: report.unfinished.length,
       fromCache: report.fromCache, bytesHashed: report.bytesHashed, elapsedMs: report.elapsedMs, jobs: report.jobs, text,
@@ -194,7 +200,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', path.basename(ds.root)));
     return undefined;
   }
-  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store };
+  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store, streamIndex: services.streamIndex };
   let summary: VerifyRunSummary;
   const started = Date.now();
   try {
@@ -254,6 +260,8 @@ export function verifyCommands(services: Services, store: VerificationStore): {
   verifyShardsIgnoreCache(arg?: unknown): Promise<VerifyRunSummary | undefined>;
   verifyThisShard(arg?: unknown): Promise<VerifyRunSummary | undefined>;
 } {
+  // Shards that failed verification, for the update view and the `update k` hover.
+  services.failedShards = (root) => store.results(root).filter((r) => r.status !== 'ok').map((r) => ({ index: r.index, shard: r.shard, status: r.status }));
   return {
     verifyShards: async (arg) => {
       const ds = await datasetFor(services, arg);

@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import {
   ManifestProblem, PROVENANCE_MANIFEST, SHARD_MANIFEST, ShardEntry, ShardFileState, SideFile,
-  VERIFICATION_FILE, parseShardManifest, readSideFile, scheduleOverrides, validateShardFiles, BYTES_PER_TOKEN,
+  VERIFICATION_FILE, parseShardManifest, readSideFile, scheduleOverrides, validateShardFiles,
 } from './manifest';
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings } from './schedule';
 import { TokenStream } from './stream';
@@ -201,9 +201,4 @@ export async function findDatasetRoot(from: string, maxLevels = 4): Promise<stri
 export function shardOfFile(ds: Dataset, file: string): ShardEntry | undefined {
   const abs = path.resolve(file);
   return ds.shards.find((s) => s.path === abs);
-}
-
-/** Bytes a shard should have according to the manifest. */
-export function expectedBytes(e: ShardEntry): number {
-  return e.numTokens * BYTES_PER_TOKEN;
 }

@@ -91,7 +91,7 @@ export function describeUpdateRange(t: NavigationTarget, k: number): string {
  * Rejects empty text, words, negatives, fractions and `k ≥ numUpdates`, each with a message
  * naming the valid range.
  */
-export function validateUpdateInput(text: string, t: NavigationTarget): Validated<number> {
+export function validateUpdateInput(text: string, t: NavigationTarget): Validated<UpdateIndex> {
   const range = updateRangeText(t);
   if (t.schedule.numUpdates === 0) return { ok: false, error: `This dataset holds ${range}.` };
   const p = parseNumberInput(text);
@@ -99,8 +99,14 @@ export function validateUpdateInput(text: string, t: NavigationTarget): Validate
   return checkUpdate(p.value, t);
 }
 
-/** Range check of an already-parsed update index (command arguments, links). */
-export function checkUpdate(k: number, t: NavigationTarget): Validated<number> {
+/**
+ * An update index checked against a dataset by {@link checkUpdate} (or {@link validateUpdateInput}):
+ * the type says the check was done, so what receives one (the update view) does not check again.
+ */
+export type UpdateIndex = number & { readonly __checked: 'UpdateIndex' };
+
+/** Range check of an already-parsed update index (command arguments, links, the update view's box). */
+export function checkUpdate(k: number, t: NavigationTarget): Validated<UpdateIndex> {
   const range = updateRangeText(t);
   if (!Number.isSafeInteger(k) || k < 0) return { ok: false, error: `Update ${String(k)} is not a whole number ≥ 0. Enter an update ${range}.` };
   if (k >= t.schedule.numUpdates) {
@@ -108,7 +114,7 @@ export function checkUpdate(k: number, t: NavigationTarget): Validated<number> {
       ? `This dataset holds ${range}.`
       : `Update ${fmt(k)} is out of range: this dataset has ${fmt(t.schedule.numUpdates)} updates, ${range}.` };
   }
-  return { ok: true, value: k, detail: describeUpdateRange(t, k) };
+  return { ok: true, value: k as UpdateIndex, detail: describeUpdateRange(t, k) };
 }
 
 /** Describes a global token offset: its shard and local offset, and its update/sequence/position or look-ahead role. */

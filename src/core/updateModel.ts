@@ -287,30 +287,59 @@ export async function documentCountIfCheap(index: DocumentIndex, budgetTokens: n
   return eos + (last[0] === index.eos ? 0 : 1);
 }
 
+/** Per row, the characters of its segment's text produced up to and including each column (see {@link columnAtChar}). */
+const rowCharEnds = new WeakMap<UpdateRow, Int32Array>();
+
+/**
+ * For each column of row `row`, how many characters of its segment's text the tokens up to and
+ * including it produce: one streaming decode of the row, flushed where the model's text is
+ * (after an EOS and at the row end), so the counts match `UpdateSegment.text` exactly (a
+ * character split by a shard edge counts in the later segment). Computed once per row, on the
+ * first click in it.
+ */
+function charEndsOf(model: UpdateModel, row: UpdateRow, tok: LoadedTokenizer): Int32Array {
+  let ends = rowCharEnds.get(row);
+  if (ends) return ends;
+  ends = new Int32Array(model.seqLen);
+  const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  for (const seg of row.segments) {
+    const lastBody = seg.end - (seg.eos ? 1 : 0);
+    let produced = 0;
+    for (let c = seg.start; c < lastBody; c++) {
+      produced += decoder.decode(tok.bytesOf(row.x[c]), { stream: true }).length;
+      ends[c] = produced;
+    }
+    // Where the model's decode flushes, an incomplete character ("�") belongs to the last body token.
+    if (seg.eos || seg.end === model.seqLen) {
+      produced += decoder.decode().length;
+      if (lastBody > seg.start) ends[lastBody - 1] = produced;
+    }
+    for (let c = lastBody; c < seg.end; c++) ends[c] = produced;
+  }
+  rowCharEnds.set(row, ends);
+  return ends;
+}
+
 /**
  * The column of the token that produced character `charOffset` of a segment's text (for click →
- * reveal): decodes the segment token by token with a streaming decoder and returns the first
- * token whose output reaches past `charOffset`. Clamped to the segment.
+ * reveal): the first token of the segment whose output reaches past `charOffset` (per-token
+ * character counts of the row are computed once, {@link charEndsOf}). Clamped to the segment.
  */
 export function columnAtChar(model: UpdateModel, row: number, segment: number, charOffset: number, tok: LoadedTokenizer | undefined): number {
-  const seg = model.rows[row]?.segments[segment];
+  const r = model.rows[row];
+  const seg = r?.segments[segment];
   if (!seg) return 0;
-  const x = model.rows[row].x;
   const lastBody = seg.end - (seg.eos ? 1 : 0);
   if (!tok || charOffset < 0) return seg.start;
   if (charOffset >= seg.text.length) return Math.max(seg.start, seg.end - 1);
-  const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-  let produced = 0;
-  for (let c = seg.start; c < lastBody; c++) {
-    produced += decoder.decode(tok.bytesOf(x[c]), { stream: true }).length;
-    if (produced > charOffset) return c;
+  const ends = charEndsOf(model, r, tok);
+  // Binary search: the first column in [seg.start, lastBody) with ends[c] > charOffset.
+  let lo = seg.start, hi = lastBody;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ends[mid] > charOffset) hi = mid; else lo = mid + 1;
   }
-  return Math.max(seg.start, lastBody - 1);
-}
-
-/** Column and global offset of a row/segment position for reveals. */
-export function offsetOf(model: UpdateModel, row: number, column: number): number {
-  return model.tokenRange[0] + row * model.seqLen + column;
+  return lo < lastBody ? lo : Math.max(seg.start, lastBody - 1);
 }
 
 // ───────────── the webview's copy (no ids: the view only needs text) ─────────────

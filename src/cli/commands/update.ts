@@ -1,12 +1,10 @@
 /** `token-shards update <root> <k> [--sequence r] [--json | --text]`: update k as the training loop saw it. */
 import type { Command } from 'commander';
-import { DocumentIndex } from '../../core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from '../../core/documents';
 import { inputRow, readUpdate, targetRow } from '../../core/update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from '../../core/updateModel';
 import { CliContext, UsageError } from '../context';
 
-/** Tokens the text form of `update` may scan to number documents (the extension's documentScanLimit default). */
-const DEFAULT_DOCUMENT_SCAN_LIMIT = 25_000_000;
 
 /** Registers `update`. */
 export function register(program: Command, ctx: CliContext): void {
