@@ -25,6 +25,7 @@ export interface StreamIndexHooks {
 import { SHARD_MANIFEST } from './core/manifest';
 import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
+import { iconSafe } from './text/untrusted';
 
 /** Where the user is in the focused shard editor (updated by the shard editor). */
 export interface ActiveShardPosition {
@@ -83,6 +84,14 @@ export class Services implements vscode.Disposable {
     };
   }
 
+  /**
+   * `tokenShards.allowShardsOutsideRoot`, honoured only in a trusted workspace (restricted mode
+   * ignores it, as declared in package.json's `restrictedConfigurations`).
+   */
+  allowShardsOutsideRoot(): boolean {
+    return vscode.workspace.isTrusted && this.setting<boolean>('allowShardsOutsideRoot') === true;
+  }
+
   /** `tokenShards.documentScanLimit`: tokens that may be scanned to number documents without asking. */
   documentScanLimit(): number {
     return this.setting<number>('documentScanLimit') || DEFAULT_DOCUMENT_SCAN_LIMIT;
@@ -101,7 +110,7 @@ export class Services implements vscode.Disposable {
     root = path.resolve(root);
     let p = this.datasets.get(root);
     if (!p) {
-      p = openDataset(root, this.scheduleSettings());
+      p = openDataset(root, this.scheduleSettings(), { allowOutsideRoot: this.allowShardsOutsideRoot() });
       p.then((ds) => this.log.info(`opened dataset ${root}: ${ds.shards.length} shards, ${ds.storedTokens} tokens, ${ds.problems.length} problems`),
         (err) => { this.datasets.delete(root); this.log.warn(`cannot open dataset ${root}: ${(err as Error).message}`); });
       this.datasets.set(root, p);
@@ -147,7 +156,7 @@ export class Services implements vscode.Disposable {
     }
     let root = roots[0];
     if (roots.length > 1) {
-      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: path.basename(r), description: r, root: r })),
+      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: iconSafe(path.basename(r)), description: iconSafe(r), root: r })),
         { title: purpose, placeHolder: vscode.l10n.t('Several datasets are open: which one?') });
       if (!pick) return undefined;
       root = pick.root;

@@ -14,6 +14,7 @@ import { findDocumentBounds } from '../core/documents';
 import { numberArg, validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
 import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToDocument`. */
 export interface GoToDocumentArgs {
@@ -50,7 +51,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
         .finally(() => { counting = false; });
       try {
         n = await promptValidated({
-          title: vscode.l10n.t('Go to Document (0-based) · {0}', path.basename(ds.root)),
+          title: vscode.l10n.t('Go to Document (0-based) · {0}', iconSafe(path.basename(ds.root))),
           prompt: vscode.l10n.t('Document number (0-based; document n follows the n-th EOS token)'),
           placeholder: vscode.l10n.t('e.g. 12345'),
           validate: (t) => validateDocumentInput(t, count, counting),

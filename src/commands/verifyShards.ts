@@ -29,6 +29,7 @@ import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatVer
 import { VerifyCache } from '../core/verifyCache';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';
+import { plainText, shortText } from '../text/untrusted';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
 export interface VerifyLog {
@@ -197,7 +198,7 @@ const PROGRESS_CLOSE_MARGIN_MS = 200;
 async function verifyWithNotification(services: Services, store: VerificationStore, ds: Dataset, req: VerifyRunRequest, title: string):
   Promise<VerifyRunSummary | undefined> {
   if (store.isRunning(ds.root)) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', path.basename(ds.root)));
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', plainText(path.basename(ds.root))));
     return undefined;
   }
   const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store, streamIndex: services.streamIndex };
@@ -210,7 +211,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     );
   } catch (err) {
     services.log.error(`verify ${ds.root}: ${(err as Error).message}`);
-    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', (err as Error).message));
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', plainText((err as Error).message)));
     return undefined;
   }
   // The workbench keeps a progress notification up for at least PROGRESS_MIN_MS after it starts,
@@ -225,8 +226,8 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     void vscode.window.showInformationMessage(vscode.l10n.t('Verification cancelled: {0}.', summary.text));
   } else if (single) {
     const name = path.basename(single.shard);
-    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', name));
-    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', name, singleStatusText(single.status)), show).then(showLog);
+    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', plainText(shortText(name))));
+    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', plainText(shortText(name)), singleStatusText(single.status)), show).then(showLog);
   } else if (summary.allOk) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}', summary.text));
   } else {
@@ -281,11 +282,11 @@ export function verifyCommands(services: Services, store: VerificationStore): {
       const entry = ds && shardOfFile(ds, uri.fsPath);
       if (!ds || !entry) {
         void vscode.window.showWarningMessage(vscode.l10n.t(
-          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', path.basename(uri.fsPath)));
+          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', plainText(shortText(path.basename(uri.fsPath)))));
         return undefined;
       }
       return verifyWithNotification(services, store, ds, { indices: [entry.index], ignoreCache: true },
-        vscode.l10n.t('Verifying {0} ({1} bytes)', entry.shard, fmt(entry.numTokens * BYTES_PER_TOKEN)));
+        vscode.l10n.t('Verifying {0} ({1} bytes)', plainText(shortText(entry.shard)), fmt(entry.numTokens * BYTES_PER_TOKEN)));
     },
   };
 }

@@ -26,6 +26,7 @@ import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import type { ShardEditorProvider } from './shardEditor';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { plainText } from '../text/untrusted';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -224,7 +225,7 @@ class UpdatePanel {
     try {
       tok = await this.owner.services.tokenizerFor(d);
     } catch (err) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', (err as Error).message));
+      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', plainText((err as Error).message)));
     }
     // Read while the webview page loads (first show of a new panel).
     const t1 = performance.now();
@@ -246,10 +247,18 @@ class UpdatePanel {
       void this.numberDocuments(false);
       // A shard this update reads (targets included) that failed verification: say so in the view.
       const failed = (this.owner.services.failedShards?.(this.root) ?? []).filter((f) => model.shards.some((s) => s.index === f.index));
+      const notes: string[] = [];
       if (failed.length) {
-        this.showError(vscode.l10n.t('Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset\'s.', fmt(k),
+        notes.push(vscode.l10n.t('Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset\'s.', fmt(k),
           failed.map((f) => f.shard).join(', '), failed.map((f) => f.status).join(', ')));
       }
+      // Stream-index anomalies that touch this update (when the index is loaded).
+      const ix = this.owner.services.streamIndex?.peek(this.root);
+      if (ix) {
+        const threshold = Math.max(16_384, this.owner.services.setting<number>('index.eosFreeRunThreshold') || 100_000);
+        for (const a of ix.anomalies(d.schedule, threshold)) if (a.updates && a.updates[0] <= k && k <= a.updates[1]) notes.push(a.message);
+      }
+      if (notes.length) this.showError(notes.slice(0, 4).join(' '));
     }
     return { root: this.root, update: k, rows: model.rows.length, shards: model.shards.map((s) => s.shard), rendered };
   }

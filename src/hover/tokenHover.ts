@@ -36,6 +36,7 @@ import { describeUpdate } from '../core/schedule';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
 import { decodeForDisplay } from '../commands/decodeSelection';
+import { markdownText } from '../text/untrusted';
 
 /** Characters of the document read on each side of the cursor (a 4,096-id JSON array one id per line is ~45,000). */
 export const HOVER_WINDOW_CHARS = 131_072;
@@ -95,7 +96,7 @@ export function commandUri(command: string, args?: unknown[]): string {
  * `MarkdownString.appendText`, spaces stay spaces (it writes `&nbsp;`, which stops line wrapping).
  */
 export function escapeMarkdown(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~&"']/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+  return markdownText(s);
 }
 
 /** Appends plain text, escaped. */
