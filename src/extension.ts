@@ -22,6 +22,7 @@ import { goToOffset } from './commands/goToOffset';
 import { goToSequence } from './commands/goToSequence';
 import { goToUpdate } from './commands/goToUpdate';
 import { highlightUpdate } from './commands/highlightUpdate';
+import { searchSelection, searchStream } from './commands/searchStream';
 import type { NavigationDeps } from './commands/inputs';
 import { verifyCommands } from './commands/verifyShards';
 import { ManifestDiagnostics } from './diagnostics';
@@ -33,6 +34,7 @@ import { TokenHoverProvider, registerTokenHover } from './hover/tokenHover';
 import { Services } from './services';
 import { StreamIndexService, indexStreamCommand } from './streamIndexService';
 import { handleNavigationUri } from './uriHandler';
+import { SEARCH_VIEW_TYPE, SearchPanels } from './panels/searchPanel';
 import { VerificationStore } from './verificationStore';
 
 /**
@@ -45,6 +47,7 @@ export interface TokenShardsApi {
   readonly shardEditors: ShardEditorProvider;
   readonly updateViews: UpdateViews;
   readonly verification: VerificationStore;
+  readonly searchPanels: SearchPanels;
   /** Calls `listener` with every envelope of every webview channel until the result is disposed. */
   tapMessages(listener: (m: TappedMessage) => void): vscode.Disposable;
 }
@@ -63,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const diagnostics = new ManifestDiagnostics(services, verification);
   const manifestEditor = new ManifestEditorProvider(services, verification, diagnostics, taps);
   const hover = new TokenHoverProvider(services);
+  const searchPanels = new SearchPanels(services, shardEditors, taps);
   const decoded = new DecodedDocuments();
   const nav: NavigationDeps = { services, views: updateViews, shardEditors };
   const copy = copyCommands(shardEditors);
@@ -70,7 +74,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const command = (id: string, run: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, run);
 
   context.subscriptions.push(
-    log, services, streamIndex, shardEditors, updateViews, verification, diagnostics, hover,
+    log, services, streamIndex, shardEditors, updateViews, verification, diagnostics, hover, searchPanels,
     // Editors, panels, providers.
     vscode.window.registerCustomEditorProvider(SHARD_EDITOR_VIEW_TYPE, shardEditors, {
       supportsMultipleEditorsPerDocument: true,
@@ -78,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     }),
     vscode.window.registerCustomEditorProvider(MANIFEST_VIEW_TYPE, manifestEditor, { supportsMultipleEditorsPerDocument: true }),
     vscode.window.registerWebviewPanelSerializer(UPDATE_VIEW_TYPE, updateViews),
+    vscode.window.registerWebviewPanelSerializer(SEARCH_VIEW_TYPE, searchPanels),
     registerTokenHover(hover),
     vscode.workspace.registerTextDocumentContentProvider(DecodedDocuments.scheme, decoded),
     vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === DecodedDocuments.scheme) decoded.forget(d.uri); }),
@@ -99,11 +104,13 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     command('tokenShards.decodeSelection', (...a: unknown[]) => decodeSelection(services, decoded, ...a)),
     command('tokenShards.encodeSelection', (...a: unknown[]) => encodeSelection(services, ...a)),
     command('tokenShards.chooseTokenizer', (...a: unknown[]) => chooseTokenizer(services, ...a)),
+    command('tokenShards.searchStream', (...a: unknown[]) => searchStream(services, searchPanels, ...a)),
+    command('tokenShards.searchSelection', (...a: unknown[]) => searchSelection(services, searchPanels, ...a)),
     offerManifestTable(context, services),
   );
   log.info(`activated (${context.extension.id} ${context.extension.packageJSON.version})`);
   return {
-    services, shardEditors, updateViews, verification,
+    services, shardEditors, updateViews, verification, searchPanels,
     tapMessages: (listener) => taps.add(listener),
   };
 }
