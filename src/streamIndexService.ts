@@ -27,7 +27,7 @@ import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '
 import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, IndexStore, StreamIndex } from './core/streamIndex';
 import { LONG_RUN_FLOOR, ScanParams } from './core/streamIndexScan';
 import { VerifyOptions } from './core/verify';
-import { formatBytes, formatDone, formatDuration } from './core/verifyFormat';
+import { formatBytes, formatDone, formatDuration, formatRate } from './core/verifyFormat';
 import { Services } from './services';
 import { plainText } from './text/untrusted';
 
@@ -180,7 +180,7 @@ export class StreamIndexService implements vscode.Disposable {
           onProgress: (p) => {
             const i = Math.max(1, Math.min(p.shardsTotal, p.shardsDone + p.running.length));
             const parts = [vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)), vscode.l10n.t('{0} read', formatDone(p.bytesDone))];
-            if (p.bytesPerSecond > 0) parts.push(vscode.l10n.t('{0} GB/s', (p.bytesPerSecond / 1e9).toFixed(2)));
+            if (p.bytesPerSecond > 0) parts.push(formatRate(p.bytesPerSecond));
             if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
             const pct = p.bytesTotal > 0 ? (100 * p.bytesDone) / p.bytesTotal : 100;
             progress.report({ message: parts.join(' · '), increment: Math.max(0, pct - reported) });

@@ -13,6 +13,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
+import { formatRate } from '../src/core/units';
 import { fmt, h } from './common';
 import { Chart } from './shared/chart';
 import { RequestCancelled, panelChannel } from './shared/panel';
@@ -178,7 +179,7 @@ function draw(): void {
 }
 
 function describeProgress(p: { shardsDone: number; shardsTotal: number; bytesPerSecond: number; etaMs: number | null }): string {
-  const rate = p.bytesPerSecond >= 1e9 ? `${(p.bytesPerSecond / 1e9).toFixed(2)} GB/s` : `${(p.bytesPerSecond / 1e6).toFixed(0)} MB/s`;
+  const rate = formatRate(p.bytesPerSecond);
   const eta = p.etaMs === null ? 'estimating time left' : p.etaMs < 1000 ? 'under a second left' : `${fmtDuration(p.etaMs)} left`;
   return `Scanning: ${fmt(p.shardsDone)} of ${fmt(p.shardsTotal)} shards · ${rate} · ${eta}`;
 }

@@ -25,7 +25,7 @@ import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
-import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatVerifySummary } from '../core/verifyFormat';
+import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatRate, formatVerifySummary } from '../core/verifyFormat';
 import { VerifyCache } from '../core/verifyCache';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';
@@ -91,7 +91,7 @@ export function progressMessage(p: VerifyProgress): string {
     vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)),
     vscode.l10n.t('{0} done', formatDone(p.bytesDone)),
   ];
-  if (p.bytesPerSecond > 0) parts.push(vscode.l10n.t('{0} GB/s', (p.bytesPerSecond / 1e9).toFixed(2)));
+  if (p.bytesPerSecond > 0) parts.push(formatRate(p.bytesPerSecond));
   if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
   return parts.join(' · ');
 }
@@ -154,7 +154,7 @@ export async function runVerification(
       allOk: reportAllOk(report), results: report.results,
     };
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
-    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s)` : '';
+    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)})` : '';
     deps.log.info(`verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
     if (report.cacheError) deps.log.warn(report.cacheError);
     return summary;

@@ -4,6 +4,9 @@
  * kept apart from the hashing engine (`verify.ts`).
  */
 import { fmt } from './errors';
+import { formatRate } from './units';
+
+export { formatRate } from './units';
 import { SHARD_STATUSES, ShardStatus, ShardVerifyResult, VerifyProgress, VerifyReport } from './verify';
 
 /** Decimal gigabytes with 2 decimals below 10 GB, 1 above ("0.42", "12.3"). */
@@ -54,7 +57,7 @@ export function formatDuration(ms: number): string {
 export function formatVerifyProgress(p: VerifyProgress): string {
   const i = Math.min(p.shardsTotal, p.shardsDone + p.running.length);
   const parts = [`shard ${fmt(Math.max(i, 1))} of ${fmt(p.shardsTotal)}`, `${formatDone(p.bytesDone)} done`];
-  if (p.bytesPerSecond > 0) parts.push(`${(p.bytesPerSecond / 1e9).toFixed(2)} GB/s`);
+  if (p.bytesPerSecond > 0) parts.push(formatRate(p.bytesPerSecond));
   if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(`${formatDuration(p.etaMs)} left`);
   return parts.join(' · ');
 }

@@ -14,6 +14,7 @@ import { countTerms } from '../../core/search/count';
 import { countCsv, countJson, countText } from '../../core/search/format';
 import { parseShardRange, parseTerms } from '../../core/search/terms';
 import { CountProgress, SearchOptions } from '../../core/search/types';
+import { formatRate } from '../../core/verifyFormat';
 import { CliContext, UsageError } from '../context';
 
 /** Options shared by `count` and `find`. */
@@ -40,7 +41,7 @@ function duration(ms: number): string {
 
 /** The one-line progress text: `count: 12/2,098 shards · 3.21 GB/s · 0:41 left`. */
 export function progressLine(p: CountProgress): string {
-  return `count: ${fmt(p.shardsDone)}/${fmt(p.shardsTotal)} shards · ${(p.bytesPerSecond / 1e9).toFixed(2)} GB/s · ` +
+  return `count: ${fmt(p.shardsDone)}/${fmt(p.shardsTotal)} shards · ${formatRate(p.bytesPerSecond)} · ` +
     (p.etaMs === null ? 'estimating…' : `${duration(p.etaMs)} left`);
 }
 

@@ -13,7 +13,7 @@ import { fmt } from '../../core/errors';
 import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/indexShards';
 import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex';
 import { LONG_RUN_FLOOR } from '../../core/streamIndexScan';
-import { formatBytes, formatDuration, formatVerifyProgress } from '../../core/verifyFormat';
+import { formatBytes, formatDuration, formatRate, formatVerifyProgress } from '../../core/verifyFormat';
 import { CliContext, UsageError } from '../context';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 
@@ -83,7 +83,7 @@ export function register(program: Command, ctx: CliContext): void {
           index_bytes: { entries, json, docs, json_per_entry: entries ? Math.round(json / entries) : 0 },
         }, null, 2));
       } else {
-        const rate = report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${(report.bytesRead / report.elapsedMs / 1e6).toFixed(2)} GB/s)` : '';
+        const rate = report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${formatRate((report.bytesRead / report.elapsedMs) * 1000)})` : '';
         const lines = [
           `indexed          ${fmt(ds.shards.length)} shards: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
           ...describeIndex(ds, ix, anomalies, ctx.term),

@@ -28,7 +28,7 @@ import { indexParamsFor } from '../../core/indexShards';
 import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex';
 import { loadTokenizer } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify';
-import { formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary } from '../../core/verifyFormat';
+import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verifyFormat';
 import { VerifyCache, defaultCliCacheFile } from '../../core/verifyCache';
 import { jsonSafe, terminalSafe } from '../../text/untrusted';
 import { CliContext, UsageError, requireDatasetFolder } from '../context';
@@ -166,7 +166,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     const out: string[] = [];
     for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${terminalSafe(r.message)}`);
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
-    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${(report.bytesHashed / report.elapsedMs / 1e6).toFixed(2)} GB/s, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
+    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)}, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
     out.push(`${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +
       ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`);
     if (lineFaults.length) out.push(`${fmt(lineFaults.length)} manifest problem${lineFaults.length === 1 ? '' : 's'} (listed above on stderr): lines that could not be read are not verified.`);
