@@ -10,6 +10,7 @@ import { registerNavigation } from './commands/goToUpdate';
 import { registerShardEditor } from './editor/shardEditor';
 import { registerTokenIds } from './hover/tokenHover';
 import { registerVerifyShards } from './commands/verifyShards';
+import { registerWorkbench } from './panels/workbench';
 
 /** Called by VS Code on the first contribution used (activation events are implied by contributions). */
 export function activate(context: vscode.ExtensionContext): Services {
@@ -17,10 +18,11 @@ export function activate(context: vscode.ExtensionContext): Services {
   const services = new Services(context, log);
   context.subscriptions.push(log, services);
   // Feature registrations (one call each):
-  registerNavigation(context, services);
+  const updateViews = registerNavigation(context, services);
   registerShardEditor(context, services);
   registerTokenIds(context, services);
   registerVerifyShards(context, services);
+  registerWorkbench(context, services, updateViews);
   log.info(`activated (${context.extension.id} ${context.extension.packageJSON.version})`);
   return services;
 }

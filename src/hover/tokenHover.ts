@@ -45,7 +45,7 @@ export const HOVER_WINDOW_CHARS = 131_072;
 export const HOVER_MAX_TEXT_CHARS = 4_000;
 
 /** The commands hover links may run (nothing else is trusted). */
-const LINK_COMMANDS = ['tokenShards.goToUpdate', 'tokenShards.chooseTokenizer'];
+const LINK_COMMANDS = ['tokenShards.goToUpdate', 'tokenShards.chooseTokenizer', 'tokenShards.inspectUpdates'];
 
 /**
  * Makes whitespace visible in a token piece: space `·`, newline `↵`, tab `⇥`, carriage return
@@ -201,8 +201,9 @@ function shortPath(file: string): string {
 /** Hover content for `update k` / `step k` against a dataset. */
 export function renderUpdateHover(ds: Dataset, hit: UpdateHit): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate'] };
+  md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate', 'tokenShards.inspectUpdates'] };
   const k = hit.update;
+  const inspect = (u: number) => `[${linkLabel(vscode.l10n.t('Inspect updates around {0}', fmt(u)))}](${commandUri('tokenShards.inspectUpdates', [{ update: u, root: ds.root }])})`;
   const name = path.basename(ds.root);
   const link = (u: number) => `[${linkLabel(vscode.l10n.t('Open update {0}', fmt(u)))}](${commandUri('tokenShards.goToUpdate', [{ update: u, root: ds.root }])})`;
   const inRange = (u: number) => Number.isSafeInteger(u) && u >= 0 && u < ds.schedule.numUpdates;
@@ -219,7 +220,7 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit): vscode.MarkdownS
     return md;
   }
   appendUpdateFacts(md, ds, k);
-  md.appendMarkdown(`\n\n${link(k)}`);
+  md.appendMarkdown(`\n\n${link(k)} · ${inspect(k)}`);
   if (hit.keyword === 'step') {
     md.appendMarkdown('\n\n---\n\n');
     appendPlain(md, vscode.l10n.t(
