@@ -65,7 +65,8 @@ describe('e2e: loss-spike workbench', function () {
     await box.waitFor({ state: 'visible', timeout: 30_000 });
     const input = box.locator('.quick-input-box input');
     await input.fill(path.join(fixtures, 'wandb.csv'));
-    await input.press('Enter');
+    const ok = box.locator('.monaco-button').filter({ hasText: /^OK$/ });
+    if (await ok.count()) await ok.first().click(); else await input.press('Enter');
     const frame = await w.waitForWebview('body[data-ready="true"] .wb-spikes li', 90_000);
     await frame.locator('.chart-plot canvas').first().waitFor({ state: 'visible', timeout: 30_000 });
     assert.match(await frame.locator('.wb-axis-note').innerText(), /logged step s = loss of update s − 1/);
@@ -74,6 +75,10 @@ describe('e2e: loss-spike workbench', function () {
     assert.strictEqual(await spike.getAttribute('data-update'), String(exp.spikeStep - 1));
     assert.match(await frame.locator('.wb-spike.non-finite').first().innerText(), /NaN/);
     assert.match(await frame.locator('.wb-summary').innerText(), /restart/);
+    // One statistic on the second axis (EOS per update, numpy-checked in the unit tests).
+    await frame.locator('select.wb-select').selectOption('eos');
+    await frame.locator('.chart-legend-item').nth(1).waitFor({ state: 'visible', timeout: 60_000 });
+    assert.match(await frame.locator('.chart-legend').innerText(), /EOS/);
     await w.screenshot('training-log');
     await spike.click();
     const inspect = await w.waitForWebview('body[data-done="true"] .wb-table tbody tr.center', 90_000);
