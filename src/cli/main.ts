@@ -13,7 +13,9 @@ import { Command, CommanderError } from 'commander';
 import { CliContext, CliStreams, EXIT, createContext } from './context';
 import * as decode from './commands/decode';
 import * as encode from './commands/encode';
+import * as index from './commands/index';
 import * as info from './commands/info';
+import * as locate from './commands/locate';
 import * as tokens from './commands/tokens';
 import * as update from './commands/update';
 import * as verify from './commands/verify';
@@ -33,6 +35,8 @@ export const COMMANDS: CommandModule[] = [
   decode,
   encode,
   verify,
+  index,
+  locate,
   stats,
   exportCmd,
 ];

@@ -25,10 +25,8 @@ import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
-import {
-  ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, formatBytes, formatDone, formatDuration, formatVerifySummary,
-  reportAllOk, verifyShards,
-} from '../core/verify';
+import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
+import { formatBytes, formatDone, formatDuration, formatVerifySummary } from '../core/verifyFormat';
 import { VERIFY_CACHE_FILE, VerifyCache, VerifyCacheEntry } from '../core/verifyCache';
 import { FileIdentity } from '../core/fileIdentity';
 import { ManifestDiagnostics } from '../diagnostics';
@@ -290,6 +288,7 @@ export async function runVerification(
       cache,
       ignoreCache: req.ignoreCache,
       workerPath: deps.workerPath,
+      schedule: ds.lone ? undefined : ds.schedule,
       progressIntervalMs: 250,
       onResult: (r) => {
         store?.record(ds.root, r);

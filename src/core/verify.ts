@@ -6,12 +6,16 @@
  *
  * What one run does, per shard (a {@link ShardEntry}):
  * 1. `stat` on this thread: a missing file or a size other than `4 × num_tokens` is reported at
- *    once (not hashed); a file whose identity (device, inode, size, mtime, ctime; `fileIdentity.ts`) has a cached digest equal to the
- *    manifest's is reported ok without reading it (unless `ignoreCache`).
- * 2. Everything else is queued to the pool (`jobs` workers, default the number of CPU cores):
- *    each worker reads one file at a time with large sequential reads (8 MiB), hashes it, and
- *    checks that it did not grow, shrink, change, vanish or get replaced meanwhile
- *    (see `src/core/workers/verifyWorker.ts`).
+ *    once (not hashed); a file whose identity (device, inode, size, mtime, ctime;
+ *    `fileIdentity.ts`) has a cached digest equal to the manifest's is reported ok without
+ *    reading it (unless `ignoreCache`). Stats run 256 at a time (bounded memory for 100,000
+ *    shards).
+ * 2. Everything else is queued to the worker pool (`shardPool.ts`; `jobs` workers, default the
+ *    number of CPU cores): each worker reads one file at a time with large sequential reads
+ *    (8 MiB), hashes it (and, with `index`, scans the same buffer for the stream index,
+ *    `streamIndex.ts`), and checks that it did not grow, shrink, change, vanish or get replaced
+ *    meanwhile (see `src/core/workers/verifyWorker.ts`). With `index`, shards answered from the
+ *    cache but not indexed yet are read once more for the index only.
  * 3. Results arrive through `onResult` as shards finish; progress (bytes hashed, rate, time left)
  *    through `onProgress` every `progressIntervalMs`. Digests of fully read files go to the
  *    {@link VerifyCache} given, which is saved at the end (and every 30 s of a long run).
@@ -21,6 +25,8 @@
  * (workers that do not reply within {@link CANCEL_GRACE_MS} — e.g. stuck in a read on a dead
  * network disk — are terminated). Nothing is recorded for a shard that was not finished: it is
  * listed in {@link VerifyReport.unfinished}, never in `results` or the cache.
+ *
+ * Text for people (units, progress line, summary) lives in `verifyFormat.ts`.
  *
  * Finding the worker script (the rule; `workerPath` overrides it):
  * 1. `<dir of this bundle>/workers/verifyWorker.js`: `dist/extension.js`, `dist/cli.js` and
@@ -32,19 +38,22 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Worker } from 'worker_threads';
 import { fmt } from './errors';
-import { identityOfStats } from './fileIdentity';
+import { FileIdentity, identityOfStats } from './fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
+import { ReadJob, ShardReadPool } from './shardPool';
+import { Schedule } from './schedule';
+import { IndexStore, ShardLook, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
+import { ScanParams, ShardScan } from './streamIndexScan';
+import { diagnoseIds } from './tokenizer';
 import { VerifyCache } from './verifyCache';
-import type { VerifyOutcome, VerifyTask, VerifyWorkerData, VerifyWorkerReply } from './workers/verifyWorker';
+import type { VerifyOutcome } from './workers/verifyWorker';
 
 /** File name of the worker bundle inside `dist/workers/`. */
 export const VERIFY_WORKER_FILE = 'verifyWorker.js';
 /** Default bytes per sequential read in a worker: 8 MiB. */
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
-/** How long a cancelled run waits for a worker's reply before terminating it (ms). */
-export const CANCEL_GRACE_MS = 750;
+export { CANCEL_GRACE_MS } from './shardPool';
 /** How often a long run saves the cache while it runs (ms). */
 export const CACHE_SAVE_INTERVAL_MS = 30_000;
 
@@ -86,8 +95,13 @@ export interface ShardVerifyResult {
   checkedAt: number;
   /** True when the digest came from the cache (the file was not read in this run). */
   fromCache: boolean;
-  /** One sentence naming the shard, its manifest line and what was expected. */
+  /**
+   * One sentence naming the shard, its manifest line and what was expected; for a shard that is
+   * not ok (with `schedule`), a second one naming the updates it feeds.
+   */
   message: string;
+  /** For a shard that is not ok (with `schedule`): the updates that read it, first and last (0-based, inclusive). */
+  updates?: [number, number];
 }
 
 /** A progress snapshot. `bytes…` count only the files hashed in this run (cache hits are free). */
@@ -142,6 +156,18 @@ export interface VerifyOptions {
   /** Interval of `onProgress` calls in ms (default 200). */
   progressIntervalMs?: number;
   hooks?: VerifyHooks;
+  /** The training schedule: shards that are not ok then name the updates they feed (`updates`, message). */
+  schedule?: Schedule;
+  /**
+   * Build the stream index in the same read (each hashed buffer is scanned too; shards answered
+   * from the cache but not indexed yet are read for the index only).
+   */
+  index?: {
+    store: IndexStore;
+    params: ScanParams;
+    /** Called when a shard's index entry was written (by `ShardEntry.index`). */
+    onIndexed?(index: number): void;
+  };
 }
 
 /** What a run found. */
@@ -168,6 +194,10 @@ export interface VerifyReport {
   jobs: number;
   /** Set when the cache could not be saved (one sentence); the results are still valid. */
   cacheError?: string;
+  /** Shards whose stream-index entry was written in this run (with `index`). */
+  indexed: number;
+  /** The first index write error (one sentence), when any. */
+  indexError?: string;
 }
 
 /** Default pool size: the number of CPU cores (`os.availableParallelism()`). */
@@ -207,14 +237,6 @@ export function emptyCounts(): Record<ShardStatus, number> {
   return Object.fromEntries(SHARD_STATUSES.map((s) => [s, 0])) as Record<ShardStatus, number>;
 }
 
-interface Slot {
-  worker: Worker;
-  control: Int32Array;
-  /** The task in hand. */
-  current?: { task: VerifyTask; entry: ShardEntry; bytes: number };
-  dead: boolean;
-}
-
 /**
  * Verifies shards against their manifest hashes (see the file header).
  * @param shards manifest entries to verify (any subset, e.g. one shard).
@@ -223,208 +245,178 @@ interface Slot {
  *   every per-shard problem is a result.
  */
 export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOptions = {}): Promise<VerifyReport> {
-  const t0 = Date.now();
-  const signal = opts.signal;
-  const cache = opts.cache;
-  const results = new Map<number, ShardVerifyResult>();
-  const counts = emptyCounts();
-  let fromCache = 0;
-  let lastSave = Date.now();
-  let cacheError: string | undefined;
-  const saveCache = async () => {
+  return new VerifyRun(shards, opts).run();
+}
+
+/** One verification run: the stat/cache pass, the hashing loop on the pool, progress and the report. */
+class VerifyRun {
+  private readonly t0 = Date.now();
+  private readonly results = new Map<number, ShardVerifyResult>();
+  private readonly counts = emptyCounts();
+  private fromCache = 0;
+  private indexed = 0;
+  private indexErrors: string[] = [];
+  private lastSave = Date.now();
+  private cacheError?: string;
+  /** Queued reads: hash (+ scan when indexing) for shards to verify, scan only for cached shards without an index. */
+  private readonly jobs: ReadJob[] = [];
+  private bytesTotal = 0;
+  private bytesFinished = 0;
+  private bytesHashed = 0;
+  private hashStart = Date.now();
+  private pool?: ShardReadPool;
+  private readonly byIndex = new Map<number, ShardEntry>();
+  private readonly pendingSaves: Promise<void>[] = [];
+
+  constructor(private readonly shards: readonly ShardEntry[], private readonly opts: VerifyOptions) {
+    for (const e of shards) this.byIndex.set(e.index, e);
+  }
+
+  async run(): Promise<VerifyReport> {
+    const { opts } = this;
+    const signal = opts.signal;
+    if (!signal?.aborted) await this.triage();
+    this.bytesTotal = this.jobs.reduce((n, j) => n + j.expectedSize, 0);
+    this.hashStart = Date.now();
+    let cancelled = !!signal?.aborted;
+    if (this.jobs.length > 0 && !cancelled) {
+      const jobs = Math.max(1, Math.min(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), 64, this.jobs.length));
+      this.pool = new ShardReadPool({
+        jobs, workerFile: resolveVerifyWorker(opts.workerPath), chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal,
+        onFirstChunk: opts.hooks?.onFirstChunk ? (key) => opts.hooks!.onFirstChunk!(key) : undefined,
+      });
+      opts.onProgress?.(this.snapshot());
+      const timer = opts.onProgress ? setInterval(() => opts.onProgress!(this.snapshot()), opts.progressIntervalMs ?? 200) : undefined;
+      try {
+        cancelled = (await this.pool.run(this.jobs, (job, outcome) => this.done(job, outcome))).cancelled;
+      } finally {
+        if (timer) clearInterval(timer);
+      }
+    }
+    await Promise.all(this.pendingSaves);
+    // Shards neither finished nor (when not cancelled) left: only possible when cancelled.
+    const unfinished = cancelled ? this.shards.map((e) => e.index).filter((i) => !this.results.has(i)) : [];
+    opts.onProgress?.(this.snapshot());
+    await this.saveCache();
+    return {
+      results: [...this.results.values()].sort((a, b) => a.index - b.index),
+      counts: this.counts, cancelled: cancelled && unfinished.length > 0, unfinished, fromCache: this.fromCache,
+      bytesHashed: this.bytesHashed, elapsedMs: Date.now() - this.t0, jobs: this.pool?.size ?? 0, cacheError: this.cacheError,
+      indexed: this.indexed, indexError: this.indexErrors[0],
+    };
+  }
+
+  /** 1. stat + cache lookup on this thread (cheap); queue the rest. Stats run a bounded number at a time. */
+  private async triage(): Promise<void> {
+    const { opts } = this;
+    const ix = opts.index;
+    const paramsKey = ix ? scanParamsKey(ix.params) : '';
+    const STAT_BATCH = 256;
+    for (let b = 0; b < this.shards.length; b += STAT_BATCH) {
+      const batch = this.shards.slice(b, b + STAT_BATCH);
+      const stats = await Promise.all(batch.map((e) => fs.promises.stat(e.path, { bigint: true }).then((st) => st, (err: NodeJS.ErrnoException) => err)));
+      for (let i = 0; i < batch.length; i++) {
+        const e = batch[i];
+        const st = stats[i];
+        const expectedSize = e.numTokens * BYTES_PER_TOKEN;
+        const scan = ix ? { ...ix.params, numTokens: e.numTokens } : undefined;
+        if (st instanceof Error) {
+          if (st.code === 'ENOENT') {
+            opts.cache?.delete(e.path);
+            this.finish(makeResult(e, { kind: 'missing', message: `${e.path} does not exist` }, false));
+          } else {
+            this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: true, scan }); // let the worker produce the exact error
+          }
+          continue;
+        }
+        if (st.isFile() && Number(st.size) !== expectedSize) {
+          this.finish(makeResult(e, { kind: 'size-mismatch', size: Number(st.size) }, false));
+          continue;
+        }
+        const identity = identityOfStats(st);
+        const hit = !opts.ignoreCache && e.sha256 && st.isFile() ? opts.cache?.lookup(e.path, identity) : undefined;
+        if (hit && hit.sha256 === e.sha256) {
+          this.finish({ ...makeResult(e, { kind: 'read', sha256: hit.sha256, size: hit.identity.size, identity: hit.identity }, true), checkedAt: hit.checkedAt });
+          // Known good, but not indexed yet: read it for the index only (no hash).
+          if (ix && !(await ix.store.load(identity, paramsKey))) this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: false, scan });
+          continue;
+        }
+        this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: true, scan });
+      }
+    }
+  }
+
+  private finish(r: ShardVerifyResult): void {
+    const schedule = this.opts.schedule;
+    if (schedule && r.status !== 'ok') {
+      const e = this.byIndex.get(r.index)!;
+      const u = updatesTouching(schedule, e.startToken, e.startToken + e.numTokens);
+      if (u) r.updates = u;
+      r.message += ` ${u ? `It feeds ${describeUpdates(u)}` : 'It feeds no update (look-ahead tokens only)'}.`;
+    }
+    this.results.set(r.index, r);
+    this.counts[r.status]++;
+    if (r.fromCache) this.fromCache++;
+    this.opts.onResult?.(r);
+  }
+
+  /** A job finished (any outcome but cancelled). */
+  private done(job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>): void {
+    const { opts } = this;
+    const entry = this.byIndex.get(job.key)!;
+    this.bytesFinished += job.expectedSize;
+    if (outcome.kind === 'read' && outcome.scan && opts.index) this.saveIndex(entry, outcome.identity, outcome.scan);
+    if (!job.hash) return; // an index-only read of a shard already verified from the cache
+    if (outcome.kind === 'read') this.bytesHashed += outcome.size;
+    const r = makeResult(entry, outcome, false);
+    if (outcome.kind === 'read' && outcome.sha256 && opts.cache) {
+      opts.cache.record(entry.path, { identity: outcome.identity, sha256: outcome.sha256, checkedAt: r.checkedAt });
+    } else if (outcome.kind === 'missing') {
+      opts.cache?.delete(entry.path);
+    }
+    this.finish(r);
+    if (opts.cache && Date.now() - this.lastSave > CACHE_SAVE_INTERVAL_MS) {
+      this.lastSave = Date.now();
+      void this.saveCache();
+    }
+  }
+
+  private saveIndex(entry: ShardEntry, identity: FileIdentity, scan: ShardScan): void {
+    const ix = this.opts.index!;
+    const look = lookOf(scan.lookSample, ix.params.vocabSize);
+    this.pendingSaves.push(ix.store.save(identity, scanParamsKey(ix.params), scan, look).then(() => {
+      this.indexed++;
+      ix.onIndexed?.(entry.index);
+    }, (err: Error) => { this.indexErrors.push(`cannot write the stream index in ${ix.store.dir}: ${err.message}`); }));
+  }
+
+  private async saveCache(): Promise<void> {
+    const cache = this.opts.cache;
     if (!cache) return;
     try {
       await cache.save();
     } catch (err) {
-      cacheError = `cannot save the verification cache ${cache.file}: ${(err as Error).message}`;
+      this.cacheError = `cannot save the verification cache ${cache.file}: ${(err as Error).message}`;
     }
-  };
-
-  const finish = (r: ShardVerifyResult) => {
-    results.set(r.index, r);
-    counts[r.status]++;
-    if (r.fromCache) fromCache++;
-    opts.onResult?.(r);
-  };
-
-  // 1. stat + cache lookup on this thread (cheap), queue the rest.
-  const queue: ShardEntry[] = [];
-  if (!signal?.aborted) {
-    const stats = await Promise.all(shards.map((e) => fs.promises.stat(e.path, { bigint: true }).then((st) => st, (err: NodeJS.ErrnoException) => err)));
-    shards.forEach((e, i) => {
-      const st = stats[i];
-      const expectedSize = e.numTokens * BYTES_PER_TOKEN;
-      if (st instanceof Error) {
-        if (st.code === 'ENOENT') {
-          cache?.delete(e.path);
-          finish(makeResult(e, { kind: 'missing', message: `${e.path} does not exist` }, false));
-        } else {
-          queue.push(e); // let the worker produce the exact error
-        }
-        return;
-      }
-      if (st.isFile() && Number(st.size) !== expectedSize) {
-        finish(makeResult(e, { kind: 'size-mismatch', size: Number(st.size) }, false));
-        return;
-      }
-      const hit = !opts.ignoreCache && e.sha256 && st.isFile() ? cache?.lookup(e.path, identityOfStats(st)) : undefined;
-      if (hit && hit.sha256 === e.sha256) {
-        finish({ ...makeResult(e, { kind: 'hashed', sha256: hit.sha256, size: hit.identity.size, identity: hit.identity }, true), checkedAt: hit.checkedAt });
-        return;
-      }
-      queue.push(e);
-    });
   }
-  const bytesTotal = queue.reduce((s, e) => s + e.numTokens * BYTES_PER_TOKEN, 0);
-  let bytesFinished = 0; // bytes of finished hashed-queue shards (counted in full, for progress)
-  let bytesHashed = 0; // bytes of the shards actually hashed to the end (the report's bytesHashed)
-  const jobs = Math.max(1, Math.min(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), 64, Math.max(1, queue.length)));
-  const hashStart = Date.now();
 
-  const slots: Slot[] = [];
-  const snapshot = (): VerifyProgress => {
-    const running = slots.filter((s) => s.current).map((s) => s.current!.entry.index);
-    const inFlight = slots.reduce((s, sl) => s + (sl.current?.bytes ?? 0), 0);
-    const bytesDone = Math.min(bytesTotal, bytesFinished + inFlight);
-    const elapsed = Date.now() - hashStart;
+  private snapshot(): VerifyProgress {
+    const running = this.pool?.running() ?? [];
+    const bytesDone = Math.min(this.bytesTotal, this.bytesFinished + (this.pool?.bytesInFlight() ?? 0));
+    const elapsed = Date.now() - this.hashStart;
     const rate = elapsed > 0 && bytesDone > 0 ? (bytesDone / elapsed) * 1000 : 0;
     return {
-      shardsTotal: shards.length, shardsDone: results.size, shardsFromCache: fromCache, running,
-      bytesTotal, bytesDone, elapsedMs: Date.now() - t0, bytesPerSecond: rate,
-      etaMs: rate > 0 ? ((bytesTotal - bytesDone) / rate) * 1000 : undefined,
+      shardsTotal: this.shards.length, shardsDone: this.results.size, shardsFromCache: this.fromCache, running,
+      bytesTotal: this.bytesTotal, bytesDone, elapsedMs: Date.now() - this.t0, bytesPerSecond: rate,
+      etaMs: rate > 0 ? ((this.bytesTotal - bytesDone) / rate) * 1000 : undefined,
     };
-  };
-
-  let cancelled = !!signal?.aborted;
-  if (queue.length > 0 && !cancelled) {
-    const workerFile = resolveVerifyWorker(opts.workerPath);
-    const chunkBytes = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-    let nextTask = 0;
-    let taskId = 0;
-    opts.onProgress?.(snapshot());
-    const timer = opts.onProgress ? setInterval(() => opts.onProgress!(snapshot()), opts.progressIntervalMs ?? 200) : undefined;
-    let detachAbort = () => { /* set below */ };
-
-    await new Promise<void>((resolveRun) => {
-      let settled = false;
-      let graceTimer: NodeJS.Timeout | undefined;
-      const maybeDone = () => {
-        if (settled) return;
-        const busy = slots.some((s) => s.current && !s.dead);
-        if (busy) return;
-        if (!cancelled && nextTask < queue.length) return;
-        settled = true;
-        if (graceTimer) clearTimeout(graceTimer);
-        resolveRun();
-      };
-      const dispatch = (slot: Slot) => {
-        if (cancelled || slot.dead || nextTask >= queue.length) { maybeDone(); return; }
-        const entry = queue[nextTask++];
-        const task: VerifyTask = { type: 'hash', id: ++taskId, path: entry.path, expectedSize: entry.numTokens * BYTES_PER_TOKEN,
-          hold: !!opts.hooks?.onFirstChunk };
-        slot.current = { task, entry, bytes: 0 };
-        slot.worker.postMessage(task);
-      };
-      const complete = (slot: Slot, outcome: VerifyOutcome) => {
-        const cur = slot.current;
-        if (!cur) return;
-        slot.current = undefined;
-        if (outcome.kind !== 'cancelled') {
-          bytesFinished += cur.task.expectedSize;
-          if (outcome.kind === 'hashed') bytesHashed += outcome.size;
-          const r = makeResult(cur.entry, outcome, false);
-          if (outcome.kind === 'hashed' && cache) {
-            cache.record(cur.entry.path, { identity: outcome.identity, sha256: outcome.sha256, checkedAt: r.checkedAt });
-          } else if (outcome.kind === 'missing') {
-            cache?.delete(cur.entry.path);
-          }
-          finish(r);
-          if (cache && Date.now() - lastSave > CACHE_SAVE_INTERVAL_MS) {
-            lastSave = Date.now();
-            void saveCache();
-          }
-        }
-        dispatch(slot);
-        maybeDone();
-      };
-      const onAbort = () => {
-        if (cancelled) return;
-        cancelled = true;
-        for (const s of slots) {
-          Atomics.store(s.control, 0, 1);
-          Atomics.add(s.control, 1, 1);
-          Atomics.notify(s.control, 1);
-        }
-        graceTimer = setTimeout(() => {
-          for (const s of slots) if (s.current) { s.dead = true; s.current = undefined; void s.worker.terminate(); }
-          maybeDone();
-        }, CANCEL_GRACE_MS);
-        maybeDone();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      detachAbort = () => signal?.removeEventListener('abort', onAbort);
-
-      const spawn = (): Slot => {
-        const shared = new SharedArrayBuffer(8);
-        const data: VerifyWorkerData = { control: shared, chunkBytes };
-        const slot: Slot = { worker: new Worker(workerFile, { workerData: data }), control: new Int32Array(shared), dead: false };
-        if (cancelled) Atomics.store(slot.control, 0, 1);
-        slot.worker.on('message', (msg: VerifyWorkerReply) => {
-          if (!slot.current || msg.id !== slot.current.task.id) return;
-          if (msg.type === 'progress') slot.current.bytes = msg.bytes;
-          else if (msg.type === 'held') {
-            const index = slot.current.entry.index;
-            void Promise.resolve().then(() => opts.hooks?.onFirstChunk?.(index)).catch(() => undefined).then(() => {
-              Atomics.add(slot.control, 1, 1);
-              Atomics.notify(slot.control, 1);
-            });
-          } else if (msg.type === 'done') complete(slot, msg.outcome);
-        });
-        const crashed = (why: string) => {
-          if (slot.dead) return;
-          slot.dead = true;
-          const cur = slot.current;
-          if (cur && !cancelled) {
-            complete(slot, { kind: 'unreadable', message: `the hash worker stopped while reading ${cur.entry.path}: ${why}` });
-            // Replace the worker so the queue keeps draining.
-            const fresh = spawn();
-            slots.push(fresh);
-            dispatch(fresh);
-          } else {
-            slot.current = undefined;
-            maybeDone();
-          }
-        };
-        slot.worker.on('error', (err) => crashed(err.message));
-        slot.worker.on('exit', (code) => { if (!settled) crashed(`exit code ${code}`); });
-        return slot;
-      };
-      try {
-        for (let i = 0; i < jobs; i++) slots.push(spawn());
-      } catch (err) {
-        // Worker creation failed (e.g. the script is not valid): report every queued shard.
-        for (const e of queue) finish(makeResult(e, { kind: 'unreadable', message: `cannot start a hash worker: ${(err as Error).message}` }, false));
-        nextTask = queue.length;
-        settled = true;
-        resolveRun();
-        return;
-      }
-      for (const s of [...slots]) dispatch(s);
-      if (signal?.aborted) onAbort();
-    });
-    if (timer) clearInterval(timer);
-    detachAbort();
-    for (const s of slots) { s.dead = true; void s.worker.terminate(); }
   }
-  // Shards neither finished nor (when not cancelled) left: only possible when cancelled.
-  const unfinished = cancelled ? shards.map((e) => e.index).filter((i) => !results.has(i)) : [];
-  opts.onProgress?.(snapshot());
-  await saveCache();
-  return {
-    results: [...results.values()].sort((a, b) => a.index - b.index),
-    counts, cancelled: cancelled && unfinished.length > 0, unfinished, fromCache,
-    bytesHashed, elapsedMs: Date.now() - t0, jobs: queue.length ? jobs : 0, cacheError,
-  };
+}
+
+/** The dtype look of a shard's first ids (`diagnoseIds`), or undefined when they look normal. */
+export function lookOf(sample: Uint32Array, vocabSize: number): ShardLook | undefined {
+  const a = diagnoseIds(sample, vocabSize);
+  return a ? { kind: a.kind, message: a.message } : undefined;
 }
 
 /** Builds the result of one shard from a worker outcome (never `cancelled`). */
@@ -436,7 +428,8 @@ function makeResult(e: ShardEntry, o: Exclude<VerifyOutcome, { kind: 'cancelled'
     checkedAt: Date.now(), fromCache: cached,
   };
   switch (o.kind) {
-    case 'hashed': {
+    case 'read': {
+      if (!o.sha256) return { ...base, status: 'unreadable', message: `${where}: the file was read but not hashed.` };
       const common = { ...base, actualSha256: o.sha256, actualSize: o.size };
       if (!e.sha256) return { ...common, status: 'no-hash', message: `${where}: the manifest line has no sha256, so the file cannot be checked; it hashes to ${o.sha256}.` };
       if (o.sha256 === e.sha256) return { ...common, status: 'ok', message: `${where}: sha256 matches (${o.sha256.slice(0, 12)}…).` };
@@ -455,77 +448,6 @@ function makeResult(e: ShardEntry, o: Exclude<VerifyOutcome, { kind: 'cancelled'
     case 'unreadable':
       return { ...base, status: 'unreadable', message: `${where}: ${o.message}.` };
   }
-}
-
-/** Decimal gigabytes with 2 decimals below 10 GB, 1 above ("0.42", "12.3"). */
-export function formatGB(bytes: number): string {
-  const gb = bytes / 1e9;
-  return gb < 10 ? gb.toFixed(2) : gb.toFixed(1);
-}
-
-/**
- * Bytes hashed so far for a progress line, unit included: decimal MB below 1 GB ("0 MB", "8.00 MB",
- * "42.5 MB", "812 MB"), else {@link formatGB} GB ("1.20 GB"). Never "0.00 GB" for a small dataset.
- */
-export function formatDone(bytes: number): string {
-  if (bytes >= 1e9) return `${formatGB(bytes)} GB`;
-  if (bytes <= 0) return '0 MB';
-  const mb = bytes / 1e6;
-  return `${mb >= 100 ? mb.toFixed(0) : mb >= 10 ? mb.toFixed(1) : mb.toFixed(2)} MB`;
-}
-
-/** Bytes for people in decimal units: "812 B", "1.00 MB", "4.97 GB", "210 GB". */
-export function formatBytes(bytes: number): string {
-  const units: [number, string][] = [[1e12, 'TB'], [1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
-  for (const [u, name] of units) {
-    if (bytes >= u) {
-      const v = bytes / u;
-      return `${v >= 100 ? v.toFixed(0) : v.toFixed(2)} ${name}`;
-    }
-  }
-  return `${bytes} B`;
-}
-
-/** A duration for people: "640 ms", "6.3 s", "45 s", "3 min 20 s", "1 h 05 min". */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
-}
-
-/**
- * The one-line progress text shared by the CLI and the notification:
- * "shard 12 of 2,098 · 1.20 GB done · 1.62 GB/s · 2 min 10 s left" ("… · 8.00 MB done · …" below 1 GB). `i` counts finished shards
- * plus those being hashed now.
- */
-export function formatVerifyProgress(p: VerifyProgress): string {
-  const i = Math.min(p.shardsTotal, p.shardsDone + p.running.length);
-  const parts = [`shard ${fmt(Math.max(i, 1))} of ${fmt(p.shardsTotal)}`, `${formatDone(p.bytesDone)} done`];
-  if (p.bytesPerSecond > 0) parts.push(`${(p.bytesPerSecond / 1e9).toFixed(2)} GB/s`);
-  if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(`${formatDuration(p.etaMs)} left`);
-  return parts.join(' · ');
-}
-
-/**
- * A one-line summary of a report, faults first: "2,098 ok" or "3 mismatched · 1 missing · 2,094 ok"
- * (+ " · cancelled, 12 not checked"); when some shards were answered from the cache it says so
- * ("2,098 ok · 2,090 not re-read (cached)"), so nobody mistakes a cache hit for a hash.
- */
-export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled' | 'unfinished'> & { fromCache?: number }): string {
-  const labels: Record<ShardStatus, string> = {
-    ok: 'ok', mismatch: 'mismatched', missing: 'missing', 'size-mismatch': 'wrong size',
-    changed: 'changed while read', unreadable: 'unreadable', 'no-hash': 'without a manifest hash',
-  };
-  // Faults first ("3 mismatched · 2,095 ok"): they are what the reader must act on.
-  const order = [...SHARD_STATUSES.filter((s) => s !== 'ok'), 'ok' as const];
-  const parts = order.filter((s) => r.counts[s] > 0).map((s) => `${fmt(r.counts[s])} ${labels[s]}`);
-  if (r.fromCache) parts.push(`${fmt(r.fromCache)} not re-read (cached)`);
-  if (r.cancelled) parts.push(`cancelled, ${fmt(r.unfinished.length)} not checked`);
-  return parts.join(' · ') || 'nothing to verify';
 }
 
 /** True when every finished shard is ok and nothing was left unfinished. */

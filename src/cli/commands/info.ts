@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
 import { ScheduleSettings } from '../../core/schedule';
 import { CliContext } from '../context';
+import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
+import { runThreshold } from './index';
 
 /** Registers `info`. Exit 1 when the dataset has an error-level problem. */
 export function register(program: Command, ctx: CliContext): void {
@@ -11,9 +13,16 @@ export function register(program: Command, ctx: CliContext): void {
     .description('summarise a dataset: shards, stored tokens, updates, G, L, EOS, tokenizer, problems')
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
     .option('--json', 'machine-readable output')
-    .action(ctx.run(async (root: string, opts: { json?: boolean }, cmd: Command) => {
+    .option('--run-threshold <tokens>', 'with the stream index: report EOS-free runs longer than this (default 100000)')
+    .action(ctx.run(async (root: string, opts: { json?: boolean; runThreshold?: string }, cmd: Command) => {
+      const threshold = runThreshold(ctx, opts.runThreshold);
       const ds = await ctx.open(root, cmd);
       const errors = ds.problems.filter((p) => p.severity === 'error');
+      // The stream index, when built (`token-shards index`): documents, longest run, anomalies (faults exit 1).
+      const { index: ix } = await openCliIndex(ctx, ds, cmd);
+      const indexed = ix.indexedCount > 0;
+      const anomalies = indexed ? ix.anomalies(ds.schedule, threshold) : [];
+      const anomalyFaults = anomalies.filter((a) => a.severity === 'error').length;
       if (opts.json) {
         const info = {
           root: ds.root,
@@ -31,6 +40,11 @@ export function register(program: Command, ctx: CliContext): void {
           manifest_json: ds.provenance ? ds.provenance.data : null,
           verification_json: ds.verification ? ds.verification.data : null,
           problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, line: p.line ?? null, message: p.message })),
+          stream_index: indexed ? {
+            shards_indexed: ix.indexedCount, complete: ix.complete, documents: ix.documentCount ?? null,
+            longest_run: ix.summary().longestRun, run_threshold: threshold,
+            anomalies: anomalies.map((a) => anomalyJson(ds, a)),
+          } : null,
         };
         ctx.out(JSON.stringify(info, null, 2));
       } else {
@@ -51,8 +65,9 @@ export function register(program: Command, ctx: CliContext): void {
           `manifest.json    ${ds.provenance ? t(Object.keys(ds.provenance.data).join(', ')) : '(absent)'}`,
           `verification     ${ds.verification ? t(Object.keys(ds.verification.data).join(', ')) : '(absent)'}`,
           ds.problems.length ? `problems (${ds.problems.length}):\n${ds.problems.map((p) => `  ${p.severity}: ${t(p.message)}`).join('\n')}` : 'problems         none',
+          ...(indexed ? describeIndex(ds, ix, anomalies, t) : [`stream index     (not built: \`token-shards index ${t(root)}\` gives documents, EOS-free runs and anomalies)`]),
         ].join('\n'));
       }
-      return errors.length ? 1 : 0;
+      return errors.length || anomalyFaults ? 1 : 0;
     }));
 }

@@ -7,6 +7,9 @@
  * - Cache: `$XDG_CACHE_HOME/token-shard-inspector/verify-cache.json` (else `~/.cache/…`); shards
  *   whose identity (device, inode, size, mtime, ctime) has a cached digest equal to the manifest's are not re-read.
  *   `--no-cache` neither reads nor writes it.
+ * - The stream index (`token-shards index`) is built in the same read, into the CLI's cache folder
+ *   (`--no-index` skips it; `--no-cache` too).
+ * - A shard that is not ok names the updates it feeds (text: its message; JSON: `"updates": [first, last]`).
  * - Progress goes to stderr as one rewritten line, only when stderr is a TTY.
  * - Output on stdout: one line per shard that is not ok plus a summary, or with `--json` one
  *   object `{ root, shards, all_ok, counts, results[], manifest_problems[], … }`.
@@ -21,9 +24,11 @@ import type { Command } from 'commander';
 import { openDataset } from '../../core/dataset';
 import { DataError, fmt } from '../../core/errors';
 import { ManifestProblem } from '../../core/manifest';
-import {
-  ShardVerifyResult, VerifyReport, formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary, reportAllOk, verifyShards,
-} from '../../core/verify';
+import { indexParamsFor } from '../../core/indexShards';
+import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex';
+import { loadTokenizer } from '../../core/tokenizer';
+import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify';
+import { formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary } from '../../core/verifyFormat';
 import { VerifyCache, defaultCliCacheFile } from '../../core/verifyCache';
 import { terminalSafe } from '../../text/untrusted';
 import { CliContext } from '../context';
@@ -37,8 +42,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--jobs <N>', 'hashing threads (default: number of CPU cores)')
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
-    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean }) => {
-      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, signal: ctx.cancellable() });
+    .option('--no-index', 'do not build the stream index in the same read')
+    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean }) => {
+      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, noIndex: !opts.index, signal: ctx.cancellable() });
     }));
 }
 
@@ -47,6 +53,8 @@ export interface VerifyCommandOptions {
   jobs?: number;
   json: boolean;
   noCache: boolean;
+  /** Do not build the stream index in the same read (default: build it, in the CLI's cache folder). */
+  noIndex?: boolean;
   /** Aborted on Ctrl-C (the CLI context's signal); without it the command listens to SIGINT itself. */
   signal?: AbortSignal;
 }
@@ -95,11 +103,18 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   const onSigint = () => { if (!ac.signal.aborted) { err(progressShown ? '\ncancelling…' : 'cancelling…'); ac.abort(); } };
   if (opts.signal) opts.signal.addEventListener('abort', onSigint, { once: true });
   else process.on('SIGINT', onSigint);
+  let index: VerifyOptions['index'];
+  if (!opts.noIndex && !opts.noCache) {
+    const tok = ds.tokenizerFile ? await loadTokenizer(ds.tokenizerFile).catch(() => undefined) : undefined;
+    index = { store: new IndexStore(defaultCliIndexDir()), params: indexParamsFor(ds, tok) };
+  }
   let report: VerifyReport;
   try {
     report = await verifyShards(ds.shards, {
       jobs: opts.jobs || undefined,
       cache,
+      schedule: ds.schedule,
+      index,
       signal: ac.signal,
       onProgress: tty ? (p) => {
         progressShown = true;
@@ -115,6 +130,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   }
   if (progressShown) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
   if (report.cacheError) err(`warning: ${terminalSafe(report.cacheError)}`);
+  if (report.indexError) err(`warning: ${terminalSafe(report.indexError)}`);
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;
   if (opts.json) {
@@ -135,7 +151,9 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
         expected_sha256: r.expectedSha256 ?? null, actual_sha256: r.actualSha256 ?? null,
         expected_size: r.expectedSize, actual_size: r.actualSize ?? null,
         from_cache: r.fromCache, checked_at: new Date(r.checkedAt).toISOString(), message: r.message,
+        updates: r.updates ?? null,
       })),
+      indexed: report.indexed,
       manifest_problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, file: p.file, line: p.line ?? null, message: p.message })),
     }, null, 2) + '\n');
   } else {

@@ -1,13 +1,14 @@
 /**
- * `worker_threads` entry of shard hash verification, built by esbuild to
- * `dist/workers/verifyWorker.js` and driven by `src/core/verify.ts` (see its header for how the
- * core finds this file).
+ * `worker_threads` entry of shard hash verification and of the stream index, built by esbuild to
+ * `dist/workers/verifyWorker.js` and driven by the pool in `src/core/shardPool.ts` (used by
+ * `verify.ts` and `indexShards.ts`; see `verify.ts` for how the core finds this file).
  *
- * One worker hashes one shard at a time: it opens the file, checks its size against the
- * manifest's `4 × num_tokens`, streams it through sha256 with large sequential reads
- * (`chunkBytes`, 8 MiB by default; two buffers so the next read runs in libuv's thread pool while
- * this thread hashes the previous chunk), then checks that the file was not grown, truncated,
- * modified, deleted or replaced while it was read.
+ * One worker reads one shard at a time: it opens the file, checks its size against the expected
+ * size (`4 × num_tokens`), streams it with large sequential reads (`chunkBytes`, 8 MiB by default;
+ * two buffers so the next read runs in libuv's thread pool while this thread works on the previous
+ * chunk) through sha256 (`hash`) and/or the stream-index scanner (`scan`, `streamIndexScan.ts`) —
+ * one buffer, both consumers — then checks that the file was not grown, truncated, modified,
+ * deleted or replaced while it was read.
  *
  * Control (no message round trip, so it works while the worker is busy): `workerData.control`
  * is a `SharedArrayBuffer` seen as an `Int32Array`:
@@ -20,6 +21,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
+import { ScanParams, ShardScan, ShardScanner } from '../streamIndexScan';
 
 /** Data given to each verify worker at creation. */
 export interface VerifyWorkerData {
@@ -29,7 +31,7 @@ export interface VerifyWorkerData {
   chunkBytes: number;
 }
 
-/** Parent → worker: hash one file. */
+/** Parent → worker: read one file, hashing it and/or scanning it for the stream index. */
 export interface VerifyTask {
   type: 'hash';
   /** Task id chosen by the parent, echoed in every reply. */
@@ -38,14 +40,18 @@ export interface VerifyTask {
   path: string;
   /** Bytes the manifest promises (`4 × num_tokens`); any other size is reported without hashing. */
   expectedSize: number;
+  /** Compute the sha256 (default true). */
+  hash?: boolean;
+  /** Scan the first `numTokens` tokens for the stream index (absent: no scan). */
+  scan?: ScanParams & { numTokens: number };
   /** Test hook: pause after the first chunk until the parent releases the gate. */
   hold?: boolean;
 }
 
 /** How a task ended. Sizes in bytes; `identity` is the file's (device, inode, size, mtime, ctime) when it was opened. */
 export type VerifyOutcome =
-  /** The whole file was read and hashed and did not change meanwhile. */
-  | { kind: 'hashed'; sha256: string; size: number; identity: FileIdentity }
+  /** The whole file was read (hashed when asked, scanned when asked) and did not change meanwhile. */
+  | { kind: 'read'; sha256?: string; scan?: ShardScan; size: number; identity: FileIdentity }
   /** The file does not exist. */
   | { kind: 'missing'; message: string }
   /** The file exists but its size differs from the expected size (not hashed). */
@@ -69,7 +75,9 @@ export type VerifyWorkerReply =
 const data = workerData as VerifyWorkerData;
 const control = new Int32Array(data.control);
 const chunkBytes = Math.max(4096, data.chunkBytes | 0);
-const buffers = [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)];
+// Whole multiples of 4 bytes, each buffer its own ArrayBuffer (offset 0), so a chunk is a Uint32Array view.
+const chunkSize = Math.floor(chunkBytes / 4) * 4;
+const buffers = [Buffer.allocUnsafeSlow(chunkSize), Buffer.allocUnsafeSlow(chunkSize)];
 
 function aborted(): boolean {
   return Atomics.load(control, 0) !== 0;
@@ -96,7 +104,50 @@ function errText(err: unknown): string {
   return e.code && !message.startsWith(e.code) ? `${e.code}: ${message}` : message;
 }
 
-/** Hashes one file; never throws (every failure becomes an outcome). */
+/**
+ * Feeds byte chunks to a scanner as whole little-endian uint32 tokens, carrying the 1–3 bytes of a
+ * token split by a short read, and stopping after `numTokens` tokens (trailing bytes of a lone
+ * file are not tokens).
+ */
+class TokenFeeder {
+  private carry = Buffer.alloc(4);
+  private carried = 0;
+  private fed = 0;
+  constructor(private readonly scanner: ShardScanner, private readonly numTokens: number) {}
+
+  push(buf: Buffer, n: number): void {
+    let off = 0;
+    if (this.carried > 0) {
+      const take = Math.min(4 - this.carried, n);
+      buf.copy(this.carry, this.carried, 0, take);
+      this.carried += take;
+      off = take;
+      if (this.carried < 4) return;
+      this.carried = 0;
+      this.emit(new Uint32Array(this.carry.buffer.slice(this.carry.byteOffset, this.carry.byteOffset + 4)));
+    }
+    const whole = Math.floor((n - off) / 4);
+    if (whole > 0) {
+      const ids = off === 0 ? new Uint32Array(buf.buffer, buf.byteOffset, whole) : new Uint32Array(buf.buffer.slice(buf.byteOffset + off, buf.byteOffset + off + whole * 4));
+      this.emit(ids);
+    }
+    const rest = n - off - whole * 4;
+    if (rest > 0) {
+      buf.copy(this.carry, 0, off + whole * 4, n);
+      this.carried = rest;
+    }
+  }
+
+  private emit(ids: Uint32Array): void {
+    const room = this.numTokens - this.fed;
+    if (room <= 0) return;
+    const part = ids.length > room ? ids.subarray(0, room) : ids;
+    this.scanner.push(part);
+    this.fed += part.length;
+  }
+}
+
+/** Reads (hashes and/or scans) one file; never throws (every failure becomes an outcome). */
 async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
   const file = task.path;
   let fd: number;
@@ -114,11 +165,13 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     const st0 = await fstat(fd);
     if (!st0.isFile()) return { kind: 'unreadable', message: `${file} is not a regular file` };
     if (Number(st0.size) !== task.expectedSize) return { kind: 'size-mismatch', size: Number(st0.size) };
-    const hash = crypto.createHash('sha256');
+    const hash = task.hash === false ? undefined : crypto.createHash('sha256');
+    const scanner = task.scan ? new ShardScanner(task.scan, task.scan.numTokens) : undefined;
+    const feeder = scanner ? new TokenFeeder(scanner, task.scan!.numTokens) : undefined;
     const size = task.expectedSize;
     let pos = 0;
     let which = 0;
-    let pending: Promise<number> | undefined = size > 0 ? readAt(fd, buffers[0], Math.min(chunkBytes, size), 0) : undefined;
+    let pending: Promise<number> | undefined = size > 0 ? readAt(fd, buffers[0], Math.min(chunkSize, size), 0) : undefined;
     let first = true;
     while (pending) {
       const n = await pending;
@@ -131,9 +184,10 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
       // Start the next read into the other buffer before hashing this one.
       if (next < size && !aborted()) {
         which ^= 1;
-        pending = readAt(fd, buffers[which], Math.min(chunkBytes, size - next), next);
+        pending = readAt(fd, buffers[which], Math.min(chunkSize, size - next), next);
       }
-      hash.update(n === buf.length ? buf : buf.subarray(0, n));
+      hash?.update(n === buf.length ? buf : buf.subarray(0, n));
+      feeder?.push(buf, n);
       pos = next;
       post({ type: 'progress', id: task.id, bytes: pos });
       if (first && task.hold) {
@@ -147,7 +201,7 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
         return { kind: 'cancelled' };
       }
     }
-    const digest = hash.digest('hex');
+    const digest = hash?.digest('hex');
     // Did the file change while we read it? Compare the open handle with its state at open time,
     // and the path with the handle (deleted or replaced by a new file under the same name).
     const st1 = await fstat(fd);
@@ -170,7 +224,7 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     if (st1.mtimeNs !== st0.mtimeNs || st1.ctimeNs !== st0.ctimeNs) {
       return { kind: 'changed', message: `${file} was modified while it was being verified (${st1.mtimeNs !== st0.mtimeNs ? 'mtime' : 'ctime'} changed)`, size: Number(st1.size) };
     }
-    return { kind: 'hashed', sha256: digest, size: Number(st0.size), identity: identityOfStats(st0) };
+    return { kind: 'read', sha256: digest, scan: scanner?.finish(), size: Number(st0.size), identity: identityOfStats(st0) };
   } catch (err) {
     return { kind: 'unreadable', message: `cannot read ${file}: ${errText(err)}` };
   } finally {
@@ -184,5 +238,10 @@ parentPort!.on('message', (task: VerifyTask) => {
     post({ type: 'done', id: task.id, outcome: { kind: 'cancelled' } });
     return;
   }
-  void hashFile(task).then((outcome) => post({ type: 'done', id: task.id, outcome }));
+  void hashFile(task).then((outcome) => {
+    // Hand the scan's arrays over without copying them.
+    const transfer = outcome.kind === 'read' && outcome.scan
+      ? [outcome.scan.blockEos.buffer, outcome.scan.innerDocHashes.buffer, outcome.scan.lookSample.buffer] as ArrayBuffer[] : [];
+    parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transfer);
+  }, (err: unknown) => post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }));
 });

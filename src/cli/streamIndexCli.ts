@@ -1,0 +1,75 @@
+/**
+ * What the `index`, `locate`, `info` and `verify` subcommands share about the stream index: where
+ * the CLI keeps it (`defaultCliIndexDir`: `$XDG_CACHE_HOME/token-shard-inspector/stream-index`, else
+ * `~/.cache/…`; never the dataset folder), the scan parameters of a dataset (EOS from its
+ * settings, vocabulary and special ids from its tokenizer), the progress line, and the text
+ * describing the index (documents, longest EOS-free run, anomalies).
+ */
+import type { Command } from 'commander';
+import { Dataset } from '../core/dataset';
+import { fmt } from '../core/errors';
+import { indexParamsFor, openDatasetIndex } from '../core/indexShards';
+import { Anomaly, IndexStore, StreamIndex, defaultCliIndexDir, describeUpdates, updatesTouching } from '../core/streamIndex';
+import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndexScan';
+import { LoadedTokenizer } from '../core/tokenizer';
+import { CliContext } from './context';
+
+/** The dataset's index as the CLI sees it. */
+export interface CliIndex {
+  store: IndexStore;
+  params: ScanParams;
+  index: StreamIndex;
+  /** Set when no tokenizer was found: unknown and special ids are not checked. */
+  noTokenizer?: string;
+}
+
+/** The tokenizer of a dataset when it has one (never throws; a note instead). */
+export async function optionalTokenizer(ctx: CliContext, ds: Dataset, cmd: Command): Promise<{ tok?: LoadedTokenizer; note?: string }> {
+  try {
+    return { tok: await ctx.tokenizerFor(ds.root, cmd, ds) };
+  } catch (e) {
+    return { note: `no tokenizer (${(e as Error).message}): ids are checked against 2^20 only and special ids are not recognised` };
+  }
+}
+
+/** Opens the store and the dataset's index (records loaded; nothing built). */
+export async function openCliIndex(ctx: CliContext, ds: Dataset, cmd: Command, env: NodeJS.ProcessEnv = process.env): Promise<CliIndex> {
+  const { tok, note } = await optionalTokenizer(ctx, ds, cmd);
+  const params = indexParamsFor(ds, tok);
+  const store = new IndexStore(defaultCliIndexDir(env));
+  return { store, params, index: await openDatasetIndex(ds, store, params), noTokenizer: note };
+}
+
+/** Median bucket of a length histogram as "a–b" tokens. */
+function medianBucket(hist: number[], count: number): string {
+  let acc = 0;
+  for (let b = 0; b < LENGTH_BUCKETS; b++) {
+    acc += hist[b];
+    if (acc * 2 >= count) return b === 0 ? '0' : `${fmt(2 ** (b - 1))}–${fmt(2 ** b - 1)}`;
+  }
+  return '?';
+}
+
+/** The lines `info` and `index` print about an index (documents, longest run, anomalies). */
+export function describeIndex(ds: Dataset, ix: StreamIndex, anomalies: Anomaly[], term: (s: string) => string): string[] {
+  const s = ix.summary();
+  const lines: string[] = [];
+  if (!ix.complete) {
+    lines.push(`stream index     ${fmt(ix.indexedCount)} of ${fmt(ds.shards.length)} shards indexed (document numbers instant for global offsets < ${fmt(s.coveredTokens)}); run \`token-shards index ${term(ds.root)}\``);
+  }
+  const d = s.documents;
+  const count = ix.documentCount;
+  lines.push(`documents        ${count !== undefined ? `${fmt(count)} (0..${fmt(count - 1)})` : `${fmt(d.count)} in the indexed part`}; length mean ${fmt(Math.round(d.count ? d.sum / d.count : 0))}, median ${medianBucket(d.hist, d.count)}, max ${fmt(d.max)} tokens (EOS excluded)`);
+  const r = s.longestRun;
+  const u = updatesTouching(ds.schedule, r.start, r.start + r.length);
+  lines.push(`longest run      ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)}${r.closed ? '' : ' to the end of the stream'}; touches ${describeUpdates(u)}`);
+  const errors = anomalies.filter((a) => a.severity === 'error').length;
+  lines.push(anomalies.length ? `anomalies (${fmt(anomalies.length)}, ${fmt(errors)} fault${errors === 1 ? '' : 's'}):\n${anomalies.map((a) => `  ${a.severity}: ${term(a.message)}`).join('\n')}` : 'anomalies        none');
+  return lines;
+}
+
+/** An anomaly as JSON (snake_case, global offsets, updates as [first, last]). */
+export function anomalyJson(ds: Dataset, a: Anomaly): Record<string, unknown> {
+  return { kind: a.kind, severity: a.severity, shard: ds.shards[a.segment].shard, line: ds.shards[a.segment].line, offsets: a.offsets,
+    count: a.count, id: a.id ?? null, updates: a.updates ?? null, message: a.message };
+}

@@ -1,0 +1,174 @@
+/**
+ * Builds the stream index (`streamIndex.ts`) without hashing: "Index Stream" in the extension,
+ * `token-shards index` in the CLI. Verify Shard Hashes builds it too, in the same read as the hash
+ * (`verify.ts`, option `index`).
+ *
+ * Per shard: stat (identity); a valid entry in the store → reused (resumable: a cancelled run
+ * keeps every finished shard); another shard of this run with the same identity (a hard link) →
+ * read once; else queued to the worker pool (`shardPool.ts`), which reads the file once in big
+ * sequential chunks and scans it (`streamIndexScan.ts`). Stale entries are never used: the
+ * identity is part of the entry's key.
+ *
+ * Progress (bytes read, rate, time left) uses the verify progress shape ({@link VerifyProgress}) so
+ * one formatter serves both (`verifyFormat.ts`).
+ */
+import * as fs from 'fs';
+import { FileIdentity, identityKey, identityOfStats } from './fileIdentity';
+import { Dataset } from './dataset';
+import { ShardReadPool, ReadJob } from './shardPool';
+import { IndexSegment, IndexStore, openStreamIndex, scanParamsKey, StreamIndex } from './streamIndex';
+import { ScanParams } from './streamIndexScan';
+import { LoadedTokenizer, CORRUPT_ID_FLOOR } from './tokenizer';
+import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, lookOf, resolveVerifyWorker } from './verify';
+
+/** Options of {@link indexShards}. */
+export interface IndexShardsOptions {
+  /** Worker threads (default: the number of CPU cores). */
+  jobs?: number;
+  signal?: AbortSignal;
+  /** Rebuild entries even when valid ones exist. */
+  force?: boolean;
+  workerPath?: string;
+  chunkBytes?: number;
+  /** Called at the start, every `progressIntervalMs` (default 200), and at the end. */
+  onProgress?(p: VerifyProgress): void;
+  progressIntervalMs?: number;
+  /** Called when a segment's entry is available (built or reused), by segment index. */
+  onShard?(segment: number): void;
+}
+
+/** What an index run did. */
+export interface IndexReport {
+  /** Segments whose entry was built in this run. */
+  built: number;
+  /** Segments whose valid entry was already stored. */
+  reused: number;
+  /** Segments that share a file (hard links) with another segment of the run: read once. */
+  shared: number;
+  /** Segments that could not be indexed, with one sentence each. */
+  failed: { segment: number; message: string }[];
+  cancelled: boolean;
+  /** Segments not finished (cancelled). */
+  unfinished: number[];
+  /** Bytes read in this run. */
+  bytesRead: number;
+  elapsedMs: number;
+  /** Worker threads used. */
+  jobs: number;
+}
+
+/**
+ * The scan parameters of a dataset: EOS from its settings; vocabulary size, special ids and holes
+ * from the tokenizer (without one: vocabulary size {@link CORRUPT_ID_FLOOR}, no special ids — the
+ * index then cannot tell unknown or special ids, and says so through its parameters key).
+ */
+export function indexParamsFor(ds: Pick<Dataset, 'settings'>, tok?: LoadedTokenizer): ScanParams {
+  const eos = ds.settings.eosTokenId;
+  if (!tok) return { eos, vocabSize: CORRUPT_ID_FLOOR, specialIds: [] };
+  const specialIds: number[] = [];
+  const holeIds: number[] = [];
+  for (let id = 0; id < tok.vocabSize; id++) {
+    if (!tok.isKnown(id)) holeIds.push(id);
+    else if (id !== eos && tok.isSpecial(id)) specialIds.push(id);
+  }
+  return { eos, vocabSize: tok.vocabSize, specialIds, holeIds };
+}
+
+/** The index segments of a dataset (manifest order, global offsets). */
+export function indexSegmentsOf(ds: Pick<Dataset, 'shards'>): IndexSegment[] {
+  return ds.shards.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line, shard: e.shard }));
+}
+
+/** Opens the stream index of a dataset from a store (see `openStreamIndex`). */
+export function openDatasetIndex(ds: Dataset, store: IndexStore, params: ScanParams): Promise<StreamIndex> {
+  return openStreamIndex(ds.stream, indexSegmentsOf(ds), store, params, ds.fileStates.map((f) => f.identity));
+}
+
+/**
+ * Builds (or completes) the index of `segments` into `store`.
+ * @returns the report; cancellation resolves with `cancelled: true` (finished shards are kept).
+ * @throws Error only when the worker script cannot be found.
+ */
+export async function indexShards(segments: readonly IndexSegment[], store: IndexStore, params: ScanParams, opts: IndexShardsOptions = {}): Promise<IndexReport> {
+  const t0 = Date.now();
+  const key = scanParamsKey(params);
+  const report: IndexReport = { built: 0, reused: 0, shared: 0, failed: [], cancelled: false, unfinished: [], bytesRead: 0, elapsedMs: 0, jobs: 0 };
+  const done = new Set<number>();
+  const jobs: ReadJob[] = [];
+  /** Segments waiting for a job reading the same file (hard links), by the job's key. */
+  const followers = new Map<number, number[]>();
+  const byIdentity = new Map<string, number>();
+  const BATCH = 256;
+  for (let b = 0; b < segments.length && !opts.signal?.aborted; b += BATCH) {
+    const batch = segments.slice(b, b + BATCH);
+    const stats = await Promise.all(batch.map((s) => fs.promises.stat(s.path, { bigint: true }).then((st) => st, (err: Error) => err)));
+    for (let i = 0; i < batch.length; i++) {
+      const seg = b + i;
+      const st = stats[i];
+      if (st instanceof Error) { report.failed.push({ segment: seg, message: `${segments[seg].shard}: cannot stat ${segments[seg].path}: ${st.message}` }); done.add(seg); continue; }
+      if (!st.isFile()) { report.failed.push({ segment: seg, message: `${segments[seg].shard}: ${segments[seg].path} is not a regular file` }); done.add(seg); continue; }
+      const id: FileIdentity = identityOfStats(st);
+      if (Math.floor(id.size / 4) !== segments[seg].numTokens) {
+        report.failed.push({ segment: seg, message: `${segments[seg].shard}: ${id.size} bytes on disk, but the manifest's ${segments[seg].numTokens} tokens need ${segments[seg].numTokens * 4}` });
+        done.add(seg);
+        continue;
+      }
+      if (!opts.force && await store.load(id, key)) { report.reused++; done.add(seg); opts.onShard?.(seg); continue; }
+      const k = identityKey(id);
+      const leader = byIdentity.get(k);
+      if (leader !== undefined) { followers.get(leader)!.push(seg); continue; }
+      byIdentity.set(k, seg);
+      followers.set(seg, []);
+      jobs.push({ key: seg, path: segments[seg].path, expectedSize: id.size, hash: false, scan: { ...params, numTokens: segments[seg].numTokens } });
+    }
+  }
+  const bytesTotal = jobs.reduce((n, j) => n + j.expectedSize, 0);
+  let bytesFinished = 0;
+  const hashStart = Date.now();
+  let pool: ShardReadPool | undefined;
+  const saves: Promise<void>[] = [];
+  const snapshot = (): VerifyProgress => {
+    const bytesDone = Math.min(bytesTotal, bytesFinished + (pool?.bytesInFlight() ?? 0));
+    const elapsed = Date.now() - hashStart;
+    const rate = elapsed > 0 && bytesDone > 0 ? (bytesDone / elapsed) * 1000 : 0;
+    return { shardsTotal: segments.length, shardsDone: done.size, shardsFromCache: report.reused, running: pool?.running() ?? [],
+      bytesTotal, bytesDone, elapsedMs: Date.now() - t0, bytesPerSecond: rate, etaMs: rate > 0 ? ((bytesTotal - bytesDone) / rate) * 1000 : undefined };
+  };
+  let cancelled = !!opts.signal?.aborted;
+  if (jobs.length > 0 && !cancelled) {
+    const n = Math.max(1, Math.min(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), 64, jobs.length));
+    pool = new ShardReadPool({ jobs: n, workerFile: resolveVerifyWorker(opts.workerPath), chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal: opts.signal });
+    report.jobs = n;
+    opts.onProgress?.(snapshot());
+    const timer = opts.onProgress ? setInterval(() => opts.onProgress!(snapshot()), opts.progressIntervalMs ?? 200) : undefined;
+    try {
+      cancelled = (await pool.run(jobs, (job, outcome) => {
+        bytesFinished += job.expectedSize;
+        const group = [job.key, ...(followers.get(job.key) ?? [])];
+        if (outcome.kind === 'read' && outcome.scan) {
+          report.bytesRead += outcome.size;
+          const scan = outcome.scan;
+          saves.push(store.save(outcome.identity, key, scan, lookOf(scan.lookSample, params.vocabSize)).then(() => {
+            report.built++;
+            report.shared += group.length - 1;
+            for (const g of group) { done.add(g); opts.onShard?.(g); }
+          }, (err: Error) => {
+            for (const g of group) { done.add(g); report.failed.push({ segment: g, message: `${segments[g].shard}: cannot write the stream index in ${store.dir}: ${err.message}` }); }
+          }));
+        } else {
+          const why = outcome.kind === 'read' ? 'nothing scanned' : outcome.kind === 'size-mismatch' ? `size ${outcome.size} bytes changed` : outcome.message;
+          for (const g of group) { done.add(g); report.failed.push({ segment: g, message: `${segments[g].shard}: ${why}` }); }
+        }
+      })).cancelled;
+    } finally {
+      if (timer) clearInterval(timer);
+    }
+  }
+  await Promise.all(saves);
+  report.failed.sort((a, b) => a.segment - b.segment);
+  report.unfinished = cancelled ? segments.map((_, i) => i).filter((i) => !done.has(i)) : [];
+  report.cancelled = cancelled && report.unfinished.length > 0;
+  opts.onProgress?.(snapshot());
+  report.elapsedMs = Date.now() - t0;
+  return report;
+}

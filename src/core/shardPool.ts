@@ -1,0 +1,211 @@
+/**
+ * A small pool of `worker_threads` that read shard files (sha256 and/or the stream-index scan, see
+ * `workers/verifyWorker.ts`), shared by shard verification (`verify.ts`) and the stream index
+ * (`indexShards.ts`).
+ *
+ * - {@link ShardReadPool.run} takes a list of jobs and feeds them to `jobs` workers, one file per
+ *   worker at a time; each finished job is reported through `onDone` in completion order.
+ * - Progress: {@link ShardReadPool.bytesInFlight} (bytes of the files in hand read so far) and
+ *   {@link ShardReadPool.running} (keys of the jobs in hand).
+ * - Cancellation: abort the `signal`. Workers see a shared flag before every chunk (a few ms of
+ *   work), drop the file in hand and reply `cancelled`; `run` resolves once every worker has
+ *   replied, or after {@link CANCEL_GRACE_MS} for a worker stuck in a read (it is terminated).
+ *   Jobs not finished are not reported.
+ * - A worker that dies (crash, `exit`) reports its job as `unreadable` and is replaced, so the
+ *   queue keeps draining.
+ */
+import { Worker } from 'worker_threads';
+import type { VerifyOutcome, VerifyTask, VerifyWorkerData, VerifyWorkerReply } from './workers/verifyWorker';
+
+/** How long a cancelled run waits for a worker's reply before terminating it (ms). */
+export const CANCEL_GRACE_MS = 750;
+
+/** One file to read. */
+export interface ReadJob {
+  /** The caller's key (e.g. the shard's index); reported back in `running` and `onDone`. */
+  key: number;
+  path: string;
+  /** Size the file must have (bytes); any other size is reported without reading. */
+  expectedSize: number;
+  /** What to do with the bytes (see `VerifyTask`): hash, scan, or both. */
+  hash: boolean;
+  scan?: VerifyTask['scan'];
+}
+
+/** Options of a pool. */
+export interface ShardReadPoolOptions {
+  /** Worker threads (at least 1; capped by the number of jobs of a run). */
+  jobs: number;
+  /** The worker script (`dist/workers/verifyWorker.js`). */
+  workerFile: string;
+  /** Bytes per read. */
+  chunkBytes: number;
+  signal?: AbortSignal;
+  /** Test hook: after the first chunk of each job, the worker waits until the returned promise settles. */
+  onFirstChunk?(key: number): void | Promise<void>;
+}
+
+interface Slot {
+  worker: Worker;
+  control: Int32Array;
+  current?: { job: ReadJob; id: number; bytes: number };
+  dead: boolean;
+}
+
+/** The pool; one {@link run} at a time. */
+export class ShardReadPool {
+  private readonly slots: Slot[] = [];
+  private queue: readonly ReadJob[] = [];
+  private next = 0;
+  private taskId = 0;
+  private cancelled = false;
+  private settled = false;
+  private graceTimer?: NodeJS.Timeout;
+  private resolveRun?: () => void;
+  private onDone?: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void;
+
+  constructor(private readonly opts: ShardReadPoolOptions) {
+    this.cancelled = !!opts.signal?.aborted;
+  }
+
+  /** True once the signal fired. */
+  get isCancelled(): boolean {
+    return this.cancelled;
+  }
+
+  /** Keys of the jobs being read now. */
+  running(): number[] {
+    return this.slots.filter((s) => s.current).map((s) => s.current!.job.key);
+  }
+
+  /** Bytes read so far of the jobs in hand. */
+  bytesInFlight(): number {
+    return this.slots.reduce((n, s) => n + (s.current?.bytes ?? 0), 0);
+  }
+
+  /** Workers started by the last run. */
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /**
+   * Reads every job (or until cancelled), calling `onDone` for each finished one. Never rejects:
+   * a worker that cannot start turns every job into an `unreadable` outcome.
+   * @returns whether the signal fired during the run (jobs not reported through `onDone` did not finish).
+   */
+  async run(jobs: readonly ReadJob[], onDone: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void): Promise<{ cancelled: boolean }> {
+    this.queue = jobs;
+    this.next = 0;
+    this.onDone = onDone;
+    this.settled = false;
+    if (jobs.length === 0 || this.cancelled) return { cancelled: this.cancelled && jobs.length > 0 };
+    const signal = this.opts.signal;
+    const onAbort = () => this.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await new Promise<void>((resolve) => {
+        this.resolveRun = resolve;
+        const n = Math.max(1, Math.min(this.opts.jobs, jobs.length));
+        try {
+          for (let i = 0; i < n; i++) this.slots.push(this.spawn());
+        } catch (err) {
+          for (const j of jobs) onDone(j, { kind: 'unreadable', message: `cannot start a read worker: ${(err as Error).message}` });
+          this.next = jobs.length;
+          this.finishRun();
+          return;
+        }
+        for (const s of [...this.slots]) this.dispatch(s);
+        if (signal?.aborted) this.abort();
+      });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      for (const s of this.slots) { s.dead = true; void s.worker.terminate(); }
+    }
+    return { cancelled: this.cancelled };
+  }
+
+  private finishRun(): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.resolveRun?.();
+  }
+
+  private maybeDone(): void {
+    if (this.settled) return;
+    if (this.slots.some((s) => s.current && !s.dead)) return;
+    if (!this.cancelled && this.next < this.queue.length) return;
+    this.finishRun();
+  }
+
+  private dispatch(slot: Slot): void {
+    if (this.cancelled || slot.dead || this.next >= this.queue.length) { this.maybeDone(); return; }
+    const job = this.queue[this.next++];
+    const id = ++this.taskId;
+    const task: VerifyTask = { type: 'hash', id, path: job.path, expectedSize: job.expectedSize, hash: job.hash, scan: job.scan, hold: !!this.opts.onFirstChunk };
+    slot.current = { job, id, bytes: 0 };
+    slot.worker.postMessage(task);
+  }
+
+  private complete(slot: Slot, outcome: VerifyOutcome): void {
+    const cur = slot.current;
+    if (!cur) return;
+    slot.current = undefined;
+    if (outcome.kind !== 'cancelled') this.onDone?.(cur.job, outcome);
+    this.dispatch(slot);
+    this.maybeDone();
+  }
+
+  private abort(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    for (const s of this.slots) {
+      Atomics.store(s.control, 0, 1);
+      Atomics.add(s.control, 1, 1);
+      Atomics.notify(s.control, 1);
+    }
+    this.graceTimer = setTimeout(() => {
+      for (const s of this.slots) if (s.current) { s.dead = true; s.current = undefined; void s.worker.terminate(); }
+      this.maybeDone();
+    }, CANCEL_GRACE_MS);
+    this.maybeDone();
+  }
+
+  private spawn(): Slot {
+    const shared = new SharedArrayBuffer(8);
+    const data: VerifyWorkerData = { control: shared, chunkBytes: this.opts.chunkBytes };
+    const slot: Slot = { worker: new Worker(this.opts.workerFile, { workerData: data }), control: new Int32Array(shared), dead: false };
+    if (this.cancelled) Atomics.store(slot.control, 0, 1);
+    slot.worker.on('message', (msg: VerifyWorkerReply) => this.onMessage(slot, msg));
+    slot.worker.on('error', (err) => this.crashed(slot, err.message));
+    slot.worker.on('exit', (code) => { if (!this.settled) this.crashed(slot, `exit code ${code}`); });
+    return slot;
+  }
+
+  private onMessage(slot: Slot, msg: VerifyWorkerReply): void {
+    const cur = slot.current;
+    if (!cur || msg.id !== cur.id) return;
+    if (msg.type === 'progress') cur.bytes = msg.bytes;
+    else if (msg.type === 'held') {
+      void Promise.resolve().then(() => this.opts.onFirstChunk?.(cur.job.key)).catch(() => undefined).then(() => {
+        Atomics.add(slot.control, 1, 1);
+        Atomics.notify(slot.control, 1);
+      });
+    } else if (msg.type === 'done') this.complete(slot, msg.outcome);
+  }
+
+  private crashed(slot: Slot, why: string): void {
+    if (slot.dead) return;
+    slot.dead = true;
+    const cur = slot.current;
+    if (cur && !this.cancelled) {
+      this.complete(slot, { kind: 'unreadable', message: `the read worker stopped while reading ${cur.job.path}: ${why}` });
+      const fresh = this.spawn();
+      this.slots.push(fresh);
+      this.dispatch(fresh);
+    } else {
+      slot.current = undefined;
+      this.maybeDone();
+    }
+  }
+}

@@ -1,0 +1,646 @@
+/**
+ * The stream index: what one sequential pass per shard learns (`streamIndexScan.ts`), kept on disk
+ * per shard and combined into answers about the whole stream: global document numbers at any
+ * offset, the valid document range, document-length statistics, the longest EOS-free run,
+ * anomalies (long EOS-free runs, special ids inside documents, unknown ids, a dtype mix-up look)
+ * with the global offsets and updates they touch, and an exact-duplicate-document summary.
+ *
+ * Storage ({@link IndexStore}): one folder chosen by the caller, never the dataset folder — the
+ * extension's `globalStorageUri/stream-index/`, the CLI's `$XDG_CACHE_HOME/token-shard-inspector/
+ * stream-index/` (else `~/.cache/…`). Per shard two files named by a hash of the shard's file
+ * identity (device, inode, size, mtime, ctime; `fileIdentity.ts`) and of the scan parameters
+ * (EOS, vocabulary size, special ids, holes): `<key>.json` (everything but the document hashes;
+ * a few KiB) and `<key>.docs` (16 bytes per document, for the duplicate summary). A shard whose
+ * identity changed (written, touched, replaced) has another key, so a stale entry is never found:
+ * it is rebuilt. The JSON also holds the identity and parameters, checked again on load. Hard links
+ * to one file share an identity and so one entry.
+ *
+ * Numbering convention (as `documents.ts`): document n (0-based) at global offset o = the number of
+ * EOS ids in [0, o). A document's length is in tokens and **excludes** its closing EOS; the last
+ * document of a stream that does not end with EOS has no EOS and runs to the end of the stream.
+ *
+ * Units: offsets and lengths in tokens; global unless the name says local.
+ */
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { CancelledError, RangeRequestError, fmt } from './errors';
+import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
+import { Schedule } from './schedule';
+import { TokenStream } from './stream';
+import {
+  INDEX_BLOCK_TOKENS, IdOccurrences, LONG_RUN_FLOOR, LengthStats, LocalRun, RunHash, ScanParams, ShardScan, addLength, combineHash,
+  emptyLengthStats, mergeLengthStats,
+} from './streamIndexScan';
+import { writeFileAtomic } from './verifyCache';
+
+/** Format version of the per-shard files; other versions are ignored (rebuilt). */
+export const STREAM_INDEX_VERSION = 1;
+/** Default threshold of the "EOS-free run" anomaly (tokens), the `tokenShards.index.eosFreeRunThreshold` setting's default. */
+export const DEFAULT_EOS_FREE_RUN_THRESHOLD = 100_000;
+/** Distinct documents the duplicate summary remembers at most (memory ≈ 32 bytes each); past it, the summary says where it stopped. */
+export const DEFAULT_DUPLICATE_CAP = 1 << 21;
+/** Pairs the duplicate summary lists. */
+export const DUPLICATE_PAIRS_LISTED = 20;
+
+/** The dtype look of a shard's first ids (`diagnoseIds` in `tokenizer.ts`). */
+export interface ShardLook {
+  kind: 'uint16-as-uint32' | 'uint32-as-uint16' | 'out-of-vocab';
+  message: string;
+}
+
+/** What the index keeps about one shard (the on-disk JSON, with the block counts decoded). Local offsets. */
+export interface ShardIndexRecord extends Omit<ShardScan, 'innerDocHashes' | 'lookSample'> {
+  /** The file identity the scan read. */
+  identity: FileIdentity;
+  /** {@link scanParamsKey} of the parameters used. */
+  params: string;
+  /** When the scan finished (ms since the epoch). */
+  builtAt: number;
+  /** Documents in `<key>.docs`. */
+  innerDocCount: number;
+  look?: ShardLook;
+}
+
+interface RecordFile extends Omit<ShardIndexRecord, 'blockEos'> {
+  format: 'token-shard-inspector stream index';
+  version: number;
+  /** Base64 of the little-endian uint32 block counts. */
+  blockEos: string;
+}
+
+/** A stable key of scan parameters (EOS, vocabulary size, special ids, holes). */
+export function scanParamsKey(p: ScanParams): string {
+  const specials = [...new Set(p.specialIds)].sort((a, b) => a - b);
+  const holes = [...new Set(p.holeIds ?? [])].sort((a, b) => a - b);
+  const h = crypto.createHash('sha256').update(JSON.stringify({ specials, holes })).digest('hex').slice(0, 16);
+  return `eos=${p.eos};vocab=${p.vocabSize};ids=${h}`;
+}
+
+/**
+ * Where the CLI keeps the stream index: `$XDG_CACHE_HOME/token-shard-inspector/stream-index` when
+ * `XDG_CACHE_HOME` is absolute, else `~/.cache/token-shard-inspector/stream-index`.
+ */
+export function defaultCliIndexDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_CACHE_HOME;
+  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
+  return path.join(base, 'token-shard-inspector', 'stream-index');
+}
+
+/** The per-shard files of the index in one folder (see the file header). */
+export class IndexStore {
+  /** Records loaded in this process, by file base name (hard links share them). */
+  private readonly memo = new Map<string, ShardIndexRecord>();
+
+  /** @param dir absolute folder (created on the first save). */
+  constructor(readonly dir: string) {}
+
+  /** File base name (no extension) of a shard's entry: a hash of its identity and the parameters. */
+  baseName(identity: FileIdentity, params: string): string {
+    return crypto.createHash('sha256').update(`${identityKey(identity)}|${params}|v${STREAM_INDEX_VERSION}`).digest('hex').slice(0, 32);
+  }
+
+  /**
+   * The record of the file with this identity, or undefined when none is stored (or it is
+   * unreadable, of another version, or not for this identity and parameters: never trusted).
+   */
+  async load(identity: FileIdentity, params: string): Promise<ShardIndexRecord | undefined> {
+    const base = this.baseName(identity, params);
+    const memo = this.memo.get(base);
+    if (memo) return memo;
+    let data: RecordFile;
+    try {
+      data = JSON.parse(await fs.promises.readFile(path.join(this.dir, `${base}.json`), 'utf8')) as RecordFile;
+    } catch {
+      return undefined;
+    }
+    if (!data || data.version !== STREAM_INDEX_VERSION || data.params !== params || !isFileIdentity(data.identity) || !sameIdentity(data.identity, identity)
+      || typeof data.blockEos !== 'string' || data.numTokens !== Math.floor(identity.size / 4)) return undefined;
+    const bytes = Buffer.from(data.blockEos, 'base64');
+    const blocks = Math.ceil(data.numTokens / INDEX_BLOCK_TOKENS);
+    if (bytes.length !== blocks * 4) return undefined;
+    const blockEos = new Uint32Array(blocks);
+    for (let i = 0; i < blocks; i++) blockEos[i] = bytes.readUInt32LE(4 * i);
+    const { format: _f, version: _v, ...rest } = data;
+    const rec: ShardIndexRecord = { ...rest, blockEos };
+    this.memo.set(base, rec);
+    return rec;
+  }
+
+  /** The document hashes of a record (4 uint32 per document), or undefined when the `.docs` file is missing or short. */
+  async loadDocHashes(rec: ShardIndexRecord): Promise<Uint32Array | undefined> {
+    try {
+      const buf = await fs.promises.readFile(path.join(this.dir, `${this.baseName(rec.identity, rec.params)}.docs`));
+      if (buf.length !== rec.innerDocCount * 16) return undefined;
+      const out = new Uint32Array(rec.innerDocCount * 4);
+      for (let i = 0; i < out.length; i++) out[i] = buf.readUInt32LE(4 * i);
+      return out;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Stores a scan (atomically: `.docs` first, then the `.json` that makes the entry visible).
+   * @returns the record as {@link load} would return it.
+   * @throws the file-system error when the folder cannot be written.
+   */
+  async save(identity: FileIdentity, params: string, scan: ShardScan, look: ShardLook | undefined): Promise<ShardIndexRecord> {
+    const base = this.baseName(identity, params);
+    await fs.promises.mkdir(this.dir, { recursive: true });
+    const docs = Buffer.alloc(scan.innerDocHashes.length * 4);
+    scan.innerDocHashes.forEach((v, i) => docs.writeUInt32LE(v, 4 * i));
+    const tmp = path.join(this.dir, `.${base}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.docs`);
+    await fs.promises.writeFile(tmp, docs);
+    await fs.promises.rename(tmp, path.join(this.dir, `${base}.docs`));
+    const blocks = Buffer.alloc(scan.blockEos.length * 4);
+    scan.blockEos.forEach((v, i) => blocks.writeUInt32LE(v, 4 * i));
+    const { innerDocHashes, lookSample: _s, blockEos: _b, ...rest } = scan;
+    const rec: ShardIndexRecord = { ...rest, blockEos: scan.blockEos, identity, params, builtAt: Date.now(), innerDocCount: innerDocHashes.length / 4, look };
+    const file: RecordFile = { format: 'token-shard-inspector stream index', version: STREAM_INDEX_VERSION, ...rec, blockEos: blocks.toString('base64') };
+    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file));
+    this.memo.set(base, rec);
+    return rec;
+  }
+
+  /** Bytes of a shard's entry on disk (`.json`, `.docs`), for size reports. */
+  async entrySize(rec: ShardIndexRecord): Promise<{ json: number; docs: number }> {
+    const base = path.join(this.dir, this.baseName(rec.identity, rec.params));
+    const size = async (f: string) => (await fs.promises.stat(f).catch(() => undefined))?.size ?? 0;
+    return { json: await size(`${base}.json`), docs: await size(`${base}.docs`) };
+  }
+}
+
+/** One segment of the stream as the index needs it. */
+export interface IndexSegment {
+  path: string;
+  startToken: number;
+  numTokens: number;
+  /** Manifest line (1-based), 0 for a lone file. */
+  line: number;
+  /** The manifest's `shard` field (relative path) or the file name. */
+  shard: string;
+}
+
+/** An EOS-free run in the stream: `start` global offset, `length` tokens. */
+export interface GlobalRun {
+  start: number;
+  length: number;
+  /** True when an EOS ends it; false when it runs to the end of the stream. */
+  closed: boolean;
+}
+
+/** Kinds of anomalies. */
+export type AnomalyKind = 'eos-free-run' | 'special-in-document' | 'unknown-ids' | 'dtype-look';
+
+/** One anomaly, attributed to the shard where it starts. Offsets global; `updates` 0-based, inclusive. */
+export interface Anomaly {
+  kind: AnomalyKind;
+  /** 'error' = a data fault (`info` exits 1); 'warning' = worth a look. */
+  severity: 'error' | 'warning';
+  /** Index of the segment (shard) it is attributed to. */
+  segment: number;
+  /** Global offsets to show (the run's start, the first occurrences). */
+  offsets: number[];
+  /** Tokens involved: the run length, or the occurrence count. */
+  count: number;
+  /** For 'special-in-document': the id. */
+  id?: number;
+  /** Updates touched, first and last (absent when only look-ahead tokens are touched). */
+  updates?: [number, number];
+  /** One sentence naming the shard, the offsets and the updates. */
+  message: string;
+}
+
+/** The duplicate-document summary. */
+export interface DuplicateSummary {
+  /** Documents compared (every non-empty document of the covered range). */
+  documents: number;
+  /** Documents whose content (64-bit hash and length) equals an earlier document's. */
+  duplicates: number;
+  /** The first pairs: a document and the earlier one it repeats. */
+  pairs: { document: number; start: number; length: number; earlierDocument: number; earlierStart: number }[];
+  /** When the memory cap stopped it: the global offset up to which documents were compared. */
+  stoppedAt?: number;
+  /** Segments whose `.docs` file was missing (not compared). */
+  missingSegments: number;
+}
+
+/** Where a document lies: number (0-based), global start, length (tokens, EOS excluded), whether an EOS closes it. */
+export interface DocumentInfo {
+  document: number;
+  start: number;
+  /** Tokens, EOS excluded; absent when the index ends before the document does (incomplete index). */
+  length?: number;
+  /** True when an EOS ends it; false for the last document of a stream that does not end with EOS. */
+  closed: boolean;
+}
+
+/** Updates touching the global range [start, end): inclusive pair, or undefined when none. */
+export function updatesTouching(schedule: Schedule, start: number, end: number): [number, number] | undefined {
+  if (schedule.numUpdates === 0 || end <= start) return undefined;
+  const first = Math.floor(start / schedule.G);
+  const last = Math.min(schedule.numUpdates - 1, Math.floor((end - 1) / schedule.G));
+  return first <= last ? [first, last] : undefined;
+}
+
+/** "update 12", "updates 12–40 (29 updates)", or "no update (look-ahead tokens only)". */
+export function describeUpdates(u: [number, number] | undefined): string {
+  if (!u) return 'no update (look-ahead tokens only)';
+  return u[0] === u[1] ? `update ${fmt(u[0])}` : `updates ${fmt(u[0])}–${fmt(u[1])} (${fmt(u[1] - u[0] + 1)} updates)`;
+}
+
+/**
+ * The index of a whole stream, built from per-shard records (some may be missing: numbering then
+ * works up to the first missing shard, see {@link readyUpTo}).
+ */
+export class StreamIndex {
+  /** EOS before each segment (valid for segments ≤ readyUpTo). */
+  private readonly eosBefore: number[];
+  /** Number of leading segments that are indexed: offsets in them have instant document numbers. */
+  readonly readyUpTo: number;
+  /** Block prefix sums per record (shared by hard links). */
+  private readonly prefixes = new WeakMap<ShardIndexRecord, Float64Array>();
+  private summaryMemo?: StreamSummary;
+
+  /**
+   * @param records one per segment, undefined where not indexed (or stale).
+   */
+  constructor(readonly stream: TokenStream, readonly segments: readonly IndexSegment[], readonly records: readonly (ShardIndexRecord | undefined)[],
+    readonly eos: number) {
+    let ready = 0;
+    while (ready < records.length && records[ready]) ready++;
+    this.readyUpTo = ready;
+    this.eosBefore = new Array(ready + 1);
+    let n = 0;
+    for (let i = 0; i <= ready; i++) {
+      this.eosBefore[i] = n;
+      if (i < ready) n += records[i]!.eosCount;
+    }
+  }
+
+  /** True when every segment is indexed. */
+  get complete(): boolean {
+    return this.readyUpTo === this.segments.length;
+  }
+
+  /** Segments indexed (anywhere). */
+  get indexedCount(): number {
+    return this.records.filter((r) => r).length;
+  }
+
+  /** EOS ids in the whole stream (complete index only). */
+  get totalEos(): number | undefined {
+    return this.complete ? this.eosBefore[this.readyUpTo] : undefined;
+  }
+
+  /**
+   * Documents in the stream: EOS count, plus one when the stream does not end with EOS (complete index only).
+   * Valid document numbers are 0..documentCount−1.
+   */
+  get documentCount(): number | undefined {
+    if (!this.complete) return undefined;
+    const total = this.eosBefore[this.readyUpTo];
+    const last = this.records[this.records.length - 1];
+    if (!last) return total > 0 ? total : 1;
+    const endsWithEos = last.numTokens > 0 && last.lastEos === last.numTokens - 1;
+    return total + (endsWithEos ? 0 : 1);
+  }
+
+  /** True when document numbers at `offset` are instant (its segment and all before it are indexed). */
+  covers(offset: number): boolean {
+    if (offset < 0 || offset >= this.stream.totalTokens) return false;
+    return this.segmentOf(offset) < this.readyUpTo;
+  }
+
+  private segmentOf(offset: number): number {
+    const segs = this.segments;
+    let lo = 0, hi = segs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (segs[mid].startToken <= offset) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private prefix(rec: ShardIndexRecord): Float64Array {
+    let p = this.prefixes.get(rec);
+    if (!p) {
+      p = new Float64Array(rec.blockEos.length + 1);
+      for (let i = 0; i < rec.blockEos.length; i++) p[i + 1] = p[i] + rec.blockEos[i];
+      this.prefixes.set(rec, p);
+    }
+    return p;
+  }
+
+  /**
+   * The 0-based document number at `offset` (= EOS ids before it), reading at most one block
+   * ({@link INDEX_BLOCK_TOKENS} tokens).
+   * @returns undefined when the offset's segment (or one before it) is not indexed.
+   * @throws RangeRequestError for an offset outside the stream.
+   */
+  async documentNumberAt(offset: number): Promise<number | undefined> {
+    this.stream.locate(offset);
+    const s = this.segmentOf(offset);
+    if (s >= this.readyUpTo) return undefined;
+    const rec = this.records[s]!;
+    const local = offset - this.segments[s].startToken;
+    const blk = Math.floor(local / INDEX_BLOCK_TOKENS);
+    const blockStart = blk * INDEX_BLOCK_TOKENS;
+    let n = this.eosBefore[s] + this.prefix(rec)[blk];
+    if (local > blockStart && rec.blockEos[blk] > 0) {
+      const ids = await this.stream.read(this.segments[s].startToken + blockStart, local - blockStart);
+      for (let i = 0; i < ids.length; i++) if (ids[i] === this.eos) n++;
+    }
+    return n;
+  }
+
+  /**
+   * Global offset of the k-th EOS of the stream (1-based), or undefined when there are fewer than
+   * k in the indexed segments.
+   */
+  async nthEos(k: number): Promise<number | undefined> {
+    if (k < 1 || k > this.eosBefore[this.readyUpTo]) return undefined;
+    let lo = 0, hi = this.readyUpTo - 1;
+    while (lo < hi) { // last segment with eosBefore < k
+      const mid = (lo + hi + 1) >> 1;
+      if (this.eosBefore[mid] < k) lo = mid; else hi = mid - 1;
+    }
+    const s = lo;
+    const rec = this.records[s]!;
+    let need = k - this.eosBefore[s];
+    const p = this.prefix(rec);
+    let blo = 0, bhi = rec.blockEos.length - 1;
+    while (blo < bhi) { // last block with prefix < need
+      const mid = (blo + bhi + 1) >> 1;
+      if (p[mid] < need) blo = mid; else bhi = mid - 1;
+    }
+    need -= p[blo];
+    const start = this.segments[s].startToken + blo * INDEX_BLOCK_TOKENS;
+    const ids = await this.stream.read(start, Math.min(INDEX_BLOCK_TOKENS, rec.numTokens - blo * INDEX_BLOCK_TOKENS));
+    for (let i = 0; i < ids.length; i++) if (ids[i] === this.eos && --need === 0) return start + i;
+    throw new Error(`stream index out of date: block ${blo} of ${this.segments[s].shard} holds fewer EOS than indexed; rebuild the index`);
+  }
+
+  /**
+   * Start, length and closing of document `n`.
+   * @returns undefined when the index does not reach it (fewer EOS indexed than needed).
+   * @throws RangeRequestError when `n` is not a valid document number of a completely indexed stream.
+   */
+  async documentInfo(n: number): Promise<DocumentInfo | undefined> {
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeRequestError(`document ${n} is not a non-negative integer`);
+    const count = this.documentCount;
+    if (count !== undefined && n >= count) throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${fmt(count)} documents (0..${fmt(count - 1)})`);
+    let start = 0;
+    if (n > 0) {
+      const e = await this.nthEos(n);
+      if (e === undefined) return undefined;
+      start = e + 1;
+    }
+    const end = await this.nthEos(n + 1);
+    if (end !== undefined) return { document: n, start, length: end - start, closed: true };
+    if (!this.complete) return undefined;
+    return { document: n, start, length: this.stream.totalTokens - start, closed: false };
+  }
+
+  /**
+   * The document containing `offset`.
+   * @returns undefined when the index does not cover it.
+   * @throws RangeRequestError for an offset outside the stream.
+   */
+  async documentAt(offset: number): Promise<DocumentInfo | undefined> {
+    const n = await this.documentNumberAt(offset);
+    if (n === undefined) return undefined;
+    const start = n === 0 ? 0 : (await this.nthEos(n))! + 1;
+    const end = await this.nthEos(n + 1);
+    if (end !== undefined) return { document: n, start, length: end - start, closed: true };
+    // No EOS after it in the indexed segments: it ends at the stream end (complete) or beyond the index.
+    if (!this.complete) return { document: n, start, closed: false };
+    return { document: n, start, length: this.stream.totalTokens - start, closed: false };
+  }
+
+  /** Whole-stream facts (complete or not: covers the indexed prefix, `coveredTokens`). */
+  summary(): StreamSummary {
+    if (!this.summaryMemo) this.summaryMemo = this.computeSummary();
+    return this.summaryMemo;
+  }
+
+  private computeSummary(): StreamSummary {
+    const docs = emptyLengthStats();
+    const longRuns: GlobalRun[] = [];
+    let longest: GlobalRun = { start: 0, length: 0, closed: true };
+    let longRunCount = 0;
+    let open = { start: 0, length: 0 };
+    const consider = (r: GlobalRun, keep: boolean) => {
+      if (r.length > longest.length) longest = r;
+      if (keep && r.length >= LONG_RUN_FLOOR) { longRunCount++; longRuns.push(r); }
+    };
+    const n = this.readyUpTo;
+    for (let s = 0; s < n; s++) {
+      const rec = this.records[s]!;
+      const g = this.segments[s].startToken;
+      if (rec.eosCount === 0) { open.length += rec.numTokens; continue; }
+      const lead: GlobalRun = { start: open.start, length: open.length + rec.firstEos, closed: true };
+      consider(lead, true);
+      addLength(docs, lead.length);
+      mergeLengthStats(docs, rec.innerDocs);
+      if (rec.longestInner.length > longest.length) longest = { start: g + rec.longestInner.start, length: rec.longestInner.length, closed: true };
+      for (const r of rec.longRuns) longRuns.push({ start: g + r.start, length: r.length, closed: true });
+      longRunCount += rec.longRunCount;
+      open = { start: g + rec.lastEos + 1, length: rec.numTokens - rec.lastEos - 1 };
+    }
+    const coveredTokens = n > 0 ? this.segments[n - 1].startToken + this.segments[n - 1].numTokens : 0;
+    if (this.complete && open.length > 0) {
+      const last: GlobalRun = { start: open.start, length: open.length, closed: false };
+      consider(last, true);
+      addLength(docs, last.length);
+    }
+    longRuns.sort((a, b) => a.start - b.start);
+    return { documents: docs, longestRun: longest, longRuns, longRunCount, coveredTokens, complete: this.complete,
+      openRunAtEnd: this.complete ? undefined : open };
+  }
+
+  /**
+   * The anomalies of the indexed segments (see {@link AnomalyKind}).
+   * @param threshold EOS-free runs longer than this many tokens are reported (at least {@link LONG_RUN_FLOOR}).
+   */
+  anomalies(schedule: Schedule, threshold: number = DEFAULT_EOS_FREE_RUN_THRESHOLD): Anomaly[] {
+    const t = Math.max(LONG_RUN_FLOOR, threshold);
+    const out: Anomaly[] = [];
+    const where = (s: number) => `${this.segments[s].shard}${this.segments[s].line ? ` (manifest line ${this.segments[s].line})` : ''}`;
+    for (const r of this.summary().longRuns) {
+      if (r.length <= t) continue;
+      const s = this.segmentOf(r.start);
+      const e = this.segmentOf(r.start + r.length - 1);
+      const updates = updatesTouching(schedule, r.start, r.start + r.length);
+      const span = e > s ? `, spanning ${fmt(e - s + 1)} shards to ${this.segments[e].shard}` : '';
+      out.push({ kind: 'eos-free-run', severity: 'warning', segment: s, offsets: [r.start], count: r.length, updates,
+        message: `${where(s)}: ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)} to ${fmt(r.start + r.length - 1)}${span}${r.closed ? '' : ' (to the end of the stream)'} — longer than ${fmt(t)}; documents glued by a lost EOS? Touches ${describeUpdates(updates)}.` });
+    }
+    for (let s = 0; s < this.segments.length; s++) {
+      const rec = this.records[s];
+      if (!rec) continue;
+      const g = this.segments[s].startToken;
+      const occ = (o: IdOccurrences) => o.first.map((x) => g + x);
+      const touched = (offs: number[]) => {
+        const us = offs.map((o) => schedule.position(o).update).filter((u): u is number => u !== undefined);
+        return us.length ? [Math.min(...us), Math.max(...us)] as [number, number] : undefined;
+      };
+      const firstText = (offs: number[], count: number) => `first at global offset${offs.length > 1 ? 's' : ''} ${offs.map(fmt).join(', ')}${count > offs.length ? ', …' : ''}`;
+      for (const [idText, o] of Object.entries(rec.specials)) {
+        const offs = occ(o);
+        const updates = touched(offs);
+        out.push({ kind: 'special-in-document', severity: 'warning', segment: s, offsets: offs, count: o.count, id: Number(idText), updates,
+          message: `${where(s)}: special token id ${idText} inside documents ${fmt(o.count)} time${o.count === 1 ? '' : 's'}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.` });
+      }
+      // A dtype look explains the unknown ids of its shard: one line, not two.
+      if (rec.unknown.count > 0 && !rec.look) {
+        const offs = occ(rec.unknown);
+        const updates = touched(offs);
+        out.push({ kind: 'unknown-ids', severity: 'error', segment: s, offsets: offs, count: rec.unknown.count, updates,
+          message: `${where(s)}: ${fmt(rec.unknown.count)} unknown id${rec.unknown.count === 1 ? '' : 's'} (≥ the vocabulary size or in a vocabulary hole; max id ${fmt(rec.maxId)}), ${firstText(offs, rec.unknown.count)}; ${rec.unknown.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.` });
+      }
+      if (rec.look) {
+        const updates = updatesTouching(schedule, g, g + rec.numTokens);
+        out.push({ kind: 'dtype-look', severity: 'error', segment: s, offsets: [g], count: rec.numTokens, updates,
+          message: `${where(s)}: ${rec.look.message} ${fmt(rec.unknown.count)} ids are unknown, the first at global offset ${fmt(g + (rec.unknown.first[0] ?? 0))}; the shard (from global offset ${fmt(g)}) feeds ${describeUpdates(updates)}.` });
+      }
+    }
+    return out.sort((a, b) => a.segment - b.segment || a.offsets[0] - b.offsets[0]);
+  }
+
+  /**
+   * The exact-duplicate summary over the indexed prefix: documents whose (64-bit content hash,
+   * length) equals an earlier document's. Reads every `.docs` file once (16 bytes per document)
+   * and keeps one table entry per distinct document (≈ 32 bytes), up to `cap` distinct documents.
+   * @throws CancelledError when `signal` fires (checked between shards).
+   */
+  async duplicates(store: IndexStore, opts: { cap?: number; signal?: AbortSignal } = {}): Promise<DuplicateSummary> {
+    const cap = opts.cap ?? DEFAULT_DUPLICATE_CAP;
+    const table = new DocTable(cap);
+    const out: DuplicateSummary = { documents: 0, duplicates: 0, pairs: [], missingSegments: 0 };
+    let docNo = 0;
+    let openHash: RunHash = { h1: 0, h2: 0, length: 0 };
+    let openStart = 0;
+    const add = (h: RunHash, start: number): boolean => {
+      // Empty documents (EOS right after EOS) are not compared: they would all "repeat" each other.
+      if (h.length === 0) { docNo++; return true; }
+      const prev = table.insert(h.h1, h.h2, h.length, docNo, start);
+      if (prev === FULL) { out.stoppedAt = start; return false; }
+      out.documents++;
+      if (prev) {
+        out.duplicates++;
+        if (out.pairs.length < DUPLICATE_PAIRS_LISTED) out.pairs.push({ document: docNo, start, length: h.length, earlierDocument: prev.doc, earlierStart: prev.start });
+      }
+      docNo++;
+      return true;
+    };
+    outer: for (let s = 0; s < this.readyUpTo; s++) {
+      if (opts.signal?.aborted) throw new CancelledError();
+      const rec = this.records[s]!;
+      const g = this.segments[s].startToken;
+      if (rec.eosCount === 0) { openHash = combineHash(openHash, rec.leadHash); continue; }
+      if (!add(combineHash(openHash, rec.leadHash), openStart)) break;
+      const docs = await store.loadDocHashes(rec);
+      if (!docs) {
+        out.missingSegments++;
+        docNo += rec.eosCount - 1;
+      } else {
+        for (let i = 0; i < docs.length; i += 4) {
+          if (!add({ h1: docs[i], h2: docs[i + 1], length: docs[i + 3] }, g + docs[i + 2])) break outer;
+        }
+      }
+      openHash = rec.trailHash;
+      openStart = g + rec.lastEos + 1;
+      await new Promise((r) => setImmediate(r));
+    }
+    if (out.stoppedAt === undefined && this.complete && openHash.length > 0) add(openHash, openStart);
+    return out;
+  }
+}
+
+/** Whole-stream facts from {@link StreamIndex.summary}. */
+export interface StreamSummary {
+  /** Lengths of every document in the covered range (tokens, EOS excluded). */
+  documents: LengthStats;
+  longestRun: GlobalRun;
+  /** Runs of at least {@link LONG_RUN_FLOOR} tokens (per shard only the longest 256 are kept), by start. */
+  longRuns: GlobalRun[];
+  /** How many runs reached {@link LONG_RUN_FLOOR}. */
+  longRunCount: number;
+  /** Tokens covered (the indexed prefix of the stream). */
+  coveredTokens: number;
+  complete: boolean;
+  /** Incomplete index: the run still open at the end of the covered range. */
+  openRunAtEnd?: { start: number; length: number };
+}
+
+const FULL = Symbol('full');
+
+/** Open-addressing table of document keys (hash lanes + length) → first (document, start). */
+class DocTable {
+  private keys: Uint32Array;
+  private vals: Float64Array;
+  private mask: number;
+  private size = 0;
+  constructor(private readonly cap: number) {
+    const slots = 1 << 12;
+    this.keys = new Uint32Array(slots * 3);
+    this.vals = new Float64Array(slots * 2);
+    this.mask = slots - 1;
+  }
+
+  /** Inserts a key; returns the earlier entry when present, FULL when the cap is reached, else undefined. */
+  insert(h1: number, h2: number, len: number, doc: number, start: number): { doc: number; start: number } | undefined | typeof FULL {
+    let i = (Math.imul(h1 ^ (h2 >>> 7) ^ len, 0x9e3779b1) >>> 0) & this.mask;
+    for (;;) {
+      const k = i * 3;
+      if (this.vals[2 * i] === 0) break;
+      if (this.keys[k] === h1 && this.keys[k + 1] === h2 && this.keys[k + 2] === len) return { doc: this.vals[2 * i] - 1, start: this.vals[2 * i + 1] };
+      i = (i + 1) & this.mask;
+    }
+    if (this.size >= this.cap) return FULL;
+    const k = i * 3;
+    this.keys[k] = h1; this.keys[k + 1] = h2; this.keys[k + 2] = len;
+    this.vals[2 * i] = doc + 1; this.vals[2 * i + 1] = start;
+    this.size++;
+    if (this.size * 2 > this.mask + 1) this.grow();
+    return undefined;
+  }
+
+  private grow(): void {
+    const oldK = this.keys, oldV = this.vals, oldSlots = this.mask + 1;
+    const slots = oldSlots * 2;
+    this.keys = new Uint32Array(slots * 3);
+    this.vals = new Float64Array(slots * 2);
+    this.mask = slots - 1;
+    this.size = 0;
+    for (let j = 0; j < oldSlots; j++) {
+      if (oldV[2 * j] === 0) continue;
+      const h1 = oldK[3 * j], h2 = oldK[3 * j + 1], len = oldK[3 * j + 2];
+      let i = (Math.imul(h1 ^ (h2 >>> 7) ^ len, 0x9e3779b1) >>> 0) & this.mask;
+      while (this.vals[2 * i] !== 0) i = (i + 1) & this.mask;
+      this.keys[3 * i] = h1; this.keys[3 * i + 1] = h2; this.keys[3 * i + 2] = len;
+      this.vals[2 * i] = oldV[2 * j]; this.vals[2 * i + 1] = oldV[2 * j + 1];
+      this.size++;
+    }
+  }
+}
+
+/**
+ * Loads the records of every segment from the store (stat + one small JSON read each; records of
+ * hard links are shared) and returns the stream index.
+ * @param identities optional known identities per segment (e.g. `Dataset.fileStates[i].identity`),
+ *   re-stat'ed when absent. A file that cannot be stat'ed has no record.
+ */
+export async function openStreamIndex(stream: TokenStream, segments: readonly IndexSegment[], store: IndexStore, params: ScanParams,
+  identities?: readonly (FileIdentity | undefined)[]): Promise<StreamIndex> {
+  const key = scanParamsKey(params);
+  const records = await Promise.all(segments.map(async (seg, i) => {
+    const id = identities?.[i] ?? await statIdentity(seg.path).catch(() => undefined);
+    if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
+    return store.load(id, key);
+  }));
+  return new StreamIndex(stream, segments, records, params.eos);
+}

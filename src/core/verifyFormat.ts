@@ -1,0 +1,79 @@
+/**
+ * Text for people about verification and index runs, shared by the CLI, the notifications and the
+ * output channel: byte and duration units, the one-line progress, the one-line summary. No I/O;
+ * kept apart from the hashing engine (`verify.ts`).
+ */
+import { fmt } from './errors';
+import { SHARD_STATUSES, ShardStatus, VerifyProgress, VerifyReport } from './verify';
+
+/** Decimal gigabytes with 2 decimals below 10 GB, 1 above ("0.42", "12.3"). */
+export function formatGB(bytes: number): string {
+  const gb = bytes / 1e9;
+  return gb < 10 ? gb.toFixed(2) : gb.toFixed(1);
+}
+
+/**
+ * Bytes hashed so far for a progress line, unit included: decimal MB below 1 GB ("0 MB", "8.00 MB",
+ * "42.5 MB", "812 MB"), else {@link formatGB} GB ("1.20 GB"). Never "0.00 GB" for a small dataset.
+ */
+export function formatDone(bytes: number): string {
+  if (bytes >= 1e9) return `${formatGB(bytes)} GB`;
+  if (bytes <= 0) return '0 MB';
+  const mb = bytes / 1e6;
+  return `${mb >= 100 ? mb.toFixed(0) : mb >= 10 ? mb.toFixed(1) : mb.toFixed(2)} MB`;
+}
+
+/** Bytes for people in decimal units: "812 B", "1.00 MB", "4.97 GB", "210 GB". */
+export function formatBytes(bytes: number): string {
+  const units: [number, string][] = [[1e12, 'TB'], [1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
+  for (const [u, name] of units) {
+    if (bytes >= u) {
+      const v = bytes / u;
+      return `${v >= 100 ? v.toFixed(0) : v.toFixed(2)} ${name}`;
+    }
+  }
+  return `${bytes} B`;
+}
+
+/** A duration for people: "640 ms", "6.3 s", "45 s", "3 min 20 s", "1 h 05 min". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
+
+/**
+ * The one-line progress text shared by the CLI and the notification:
+ * "shard 12 of 2,098 · 1.20 GB done · 1.62 GB/s · 2 min 10 s left" ("… · 8.00 MB done · …" below 1 GB). `i` counts finished shards
+ * plus those being hashed now.
+ */
+export function formatVerifyProgress(p: VerifyProgress): string {
+  const i = Math.min(p.shardsTotal, p.shardsDone + p.running.length);
+  const parts = [`shard ${fmt(Math.max(i, 1))} of ${fmt(p.shardsTotal)}`, `${formatDone(p.bytesDone)} done`];
+  if (p.bytesPerSecond > 0) parts.push(`${(p.bytesPerSecond / 1e9).toFixed(2)} GB/s`);
+  if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(`${formatDuration(p.etaMs)} left`);
+  return parts.join(' · ');
+}
+
+/**
+ * A one-line summary of a report, faults first: "2,098 ok" or "3 mismatched · 1 missing · 2,094 ok"
+ * (+ " · cancelled, 12 not checked"); when some shards were answered from the cache it says so
+ * ("2,098 ok · 2,090 not re-read (cached)"), so nobody mistakes a cache hit for a hash.
+ */
+export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled' | 'unfinished'> & { fromCache?: number }): string {
+  const labels: Record<ShardStatus, string> = {
+    ok: 'ok', mismatch: 'mismatched', missing: 'missing', 'size-mismatch': 'wrong size',
+    changed: 'changed while read', unreadable: 'unreadable', 'no-hash': 'without a manifest hash',
+  };
+  // Faults first ("3 mismatched · 2,095 ok"): they are what the reader must act on.
+  const order = [...SHARD_STATUSES.filter((s) => s !== 'ok'), 'ok' as const];
+  const parts = order.filter((s) => r.counts[s] > 0).map((s) => `${fmt(r.counts[s])} ${labels[s]}`);
+  if (r.fromCache) parts.push(`${fmt(r.fromCache)} not re-read (cached)`);
+  if (r.cancelled) parts.push(`cancelled, ${fmt(r.unfinished.length)} not checked`);
+  return parts.join(' · ') || 'nothing to verify';
+}
+

@@ -1,0 +1,283 @@
+/**
+ * The stream index (src/core/streamIndexScan.ts, streamIndex.ts, indexShards.ts, the `index` and
+ * `locate` CLI) against numpy (scripts/index_reference.py over the dataset card's reference reader)
+ * on the sample and on datasets with planted anomalies made by scripts/make-index-fixtures.mjs:
+ * EOS counts per shard, document numbers/starts/lengths at many random offsets, the longest
+ * EOS-free run and its place, the anomaly list, the duplicate summary; a stale entry (file
+ * rewritten with the same size) is rebuilt, never trusted; verify builds the index in the same read.
+ */
+import * as assert from 'assert';
+import { execFileSync, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { openDataset, Dataset } from '../../src/core/dataset';
+import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/indexShards';
+import { loadTokenizer } from '../../src/core/tokenizer';
+import { IndexStore, StreamIndex } from '../../src/core/streamIndex';
+import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS } from '../../src/core/streamIndexScan';
+import { verifyShards } from '../../src/core/verify';
+import { VerifyCache } from '../../src/core/verifyCache';
+import { cliPath, repoRoot, sampleDir } from './fixtures';
+
+interface PyIndex {
+  eos: number; vocab: number; tokens: number; eos_per_shard: number[]; documents: number;
+  longest_run: { start: number; length: number }; long_runs: { start: number; length: number }[];
+  specials: Record<string, Record<string, { count: number; first: number[] }>>;
+  unknown: Record<string, { count: number; first: number[] }>;
+  duplicates: { count: number; pairs: number[][] };
+  locate: { offset: number; shard: string; local_offset: number; document: number; document_start: number; document_length: number }[];
+}
+
+function pyIndex(root: string, offsets: number[] = [], threshold = 100_000): PyIndex {
+  const out = execFileSync('python3', [path.join(repoRoot(), 'scripts', 'index_reference.py'), root, '--threshold', String(threshold), '--offsets', ...offsets.map(String)],
+    { encoding: 'utf8', maxBuffer: 1 << 28 });
+  return JSON.parse(out) as PyIndex;
+}
+
+/** Deterministic offsets (mulberry32), plus every shard edge and its neighbours. */
+function offsetsFor(ds: Dataset, n: number, seed = 13): number[] {
+  let a = seed >>> 0;
+  const rnd = () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  const out = new Set<number>([0, ds.storedTokens - 1]);
+  for (const e of ds.shards) for (const d of [-1, 0, 1]) { const o = e.startToken + d; if (o >= 0 && o < ds.storedTokens) out.add(o); }
+  while (out.size < n) out.add(Math.floor(rnd() * ds.storedTokens));
+  return [...out].sort((x, y) => x - y);
+}
+
+async function buildIndex(root: string, store: IndexStore): Promise<{ ds: Dataset; ix: StreamIndex; params: ReturnType<typeof indexParamsFor> }> {
+  const ds = await openDataset(root);
+  const params = indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!));
+  const r = await indexShards(indexSegmentsOf(ds), store, params, { jobs: 2 });
+  assert.deepStrictEqual(r.failed, []);
+  return { ds, ix: await openDatasetIndex(ds, store, params), params };
+}
+
+function cli(args: string[], cacheHome: string): { stdout: string; stderr: string; code: number } {
+  const r = spawnSync(process.execPath, [cliPath(), ...args], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: cacheHome }, maxBuffer: 1 << 28 });
+  return { stdout: r.stdout, stderr: r.stderr, code: r.status ?? -1 };
+}
+
+describe('stream index', function () {
+  this.timeout(120_000);
+  let tmp: string;
+  let fixtures: string;
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-index-'));
+    fixtures = path.join(tmp, 'fixtures');
+    execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-index-fixtures.mjs'), '--sample', sampleDir(), '--out', fixtures], { stdio: 'ignore' });
+  });
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  describe('scanner', () => {
+    it('any chunking gives the same scan; polynomial hashes combine exactly', () => {
+      const eos = 7;
+      let x = 99;
+      const ids = new Uint32Array(3 * INDEX_BLOCK_TOKENS + 123);
+      for (let i = 0; i < ids.length; i++) { x = (Math.imul(x, 1103515245) + 12345) >>> 0; ids[i] = (x >>> 16) % 50 === 0 ? eos : (x >>> 8) % 1000; }
+      const params = { eos, vocabSize: 1000, specialIds: [11], holeIds: [5] };
+      const whole = new ShardScanner(params, ids.length);
+      whole.push(ids);
+      const a = whole.finish();
+      for (const chunk of [1, 3, 1000, INDEX_BLOCK_TOKENS + 1]) {
+        const s = new ShardScanner(params, ids.length);
+        for (let o = 0; o < ids.length; o += chunk) s.push(ids.subarray(o, Math.min(ids.length, o + chunk)));
+        assert.deepStrictEqual(s.finish(), a, `chunk ${chunk}`);
+      }
+      let eosCount = 0, hole = 0;
+      for (const v of ids) { if (v === eos) eosCount++; if (v === 5) hole++; }
+      assert.strictEqual(a.eosCount, eosCount);
+      assert.strictEqual(a.unknown.count, hole);
+      assert.strictEqual(a.specials[11]?.count ?? 0, ids.filter((v) => v === 11).length);
+      const p = ids.indexOf(eos);
+      assert.deepStrictEqual(a.leadHash, hashIds(ids.subarray(0, p)));
+      const left = ids.subarray(0, 777), right = ids.subarray(777, 5000);
+      assert.deepStrictEqual(combineHash(hashIds(left), hashIds(right)), hashIds(ids.subarray(0, 5000)));
+    });
+  });
+
+  for (const name of ['sample', 'anomalies']) {
+    it(`${name}: EOS per shard, documents, longest run, anomalies, duplicates and 300 document lookups equal numpy`, async () => {
+      const root = name === 'sample' ? sampleDir() : path.join(fixtures, 'anomalies');
+      const store = new IndexStore(path.join(tmp, `store-${name}`));
+      const { ds, ix } = await buildIndex(root, store);
+      const offsets = offsetsFor(ds, 300);
+      const py = pyIndex(root, offsets);
+      assert.ok(ix.complete);
+      assert.deepStrictEqual(ix.records.map((r) => r!.eosCount), py.eos_per_shard);
+      assert.strictEqual(ix.documentCount, py.documents);
+      const s = ix.summary();
+      assert.deepStrictEqual({ start: s.longestRun.start, length: s.longestRun.length }, py.longest_run);
+      assert.deepStrictEqual(s.documents.count, py.documents);
+      for (let i = 0; i < offsets.length; i++) {
+        const d = await ix.documentAt(offsets[i]);
+        const want = py.locate[i];
+        assert.deepStrictEqual({ document: d!.document, start: d!.start, length: d!.length }, { document: want.document, start: want.document_start, length: want.document_length }, `offset ${offsets[i]}`);
+      }
+      // Document n → start: the inverse of the lookup.
+      for (const want of py.locate.slice(0, 50)) assert.strictEqual((await ix.documentInfo(want.document))!.start, want.document_start);
+      await assert.rejects(ix.documentInfo(py.documents), /does not exist: the stream has/);
+      const anomalies = ix.anomalies(ds.schedule);
+      const runs = anomalies.filter((a) => a.kind === 'eos-free-run').map((a) => ({ start: a.offsets[0], length: a.count }));
+      assert.deepStrictEqual(runs, py.long_runs);
+      const specials = anomalies.filter((a) => a.kind === 'special-in-document').map((a) => [String(a.segment), String(a.id), a.count, a.offsets]);
+      assert.deepStrictEqual(specials, Object.entries(py.specials).flatMap(([seg, per]) => Object.entries(per).map(([id, o]) => [seg, id, o.count, o.first])));
+      const looks = new Set(anomalies.filter((a) => a.kind === 'dtype-look').map((a) => a.segment));
+      const unknown = anomalies.filter((a) => a.kind === 'unknown-ids').map((a) => [String(a.segment), a.count, a.offsets]);
+      assert.deepStrictEqual(unknown, Object.entries(py.unknown).filter(([seg]) => !looks.has(Number(seg))).map(([seg, o]) => [seg, o.count, o.first]));
+      for (const seg of looks) assert.strictEqual(ix.records[seg]!.unknown.count, py.unknown[String(seg)].count);
+      const dups = await ix.duplicates(store);
+      assert.strictEqual(dups.duplicates, py.duplicates.count);
+      assert.deepStrictEqual(dups.pairs.map((p) => [p.document, p.start, p.length, p.earlierDocument, p.earlierStart]), py.duplicates.pairs);
+      if (name === 'anomalies') {
+        const planted = JSON.parse(fs.readFileSync(path.join(root, 'fixture.json'), 'utf8')).planted;
+        assert.ok(runs.some((r) => r.start <= planted.removed_eos.removed[0] && r.start + r.length > planted.removed_eos.removed.at(-1)), 'the glued run is found');
+        assert.deepStrictEqual(looks, new Set([9]), 'shard 9 looks like uint16 data');
+        assert.strictEqual(py.duplicates.count >= 1, true);
+        assert.ok(anomalies.every((a) => a.updates === undefined || a.updates[0] <= a.updates[1]));
+      } else {
+        assert.deepStrictEqual(anomalies, [], 'the sample has no anomaly');
+      }
+    });
+  }
+
+  it('a uint16 dataset gets the dtype look as a fault', async () => {
+    const { ds, ix } = await buildIndex(path.join(fixtures, 'uint16'), new IndexStore(path.join(tmp, 'store-u16')));
+    const a = ix.anomalies(ds.schedule);
+    const look = a.filter((x) => x.kind === 'dtype-look');
+    assert.deepStrictEqual(look.map((x) => x.severity), ['error']);
+    assert.match(look[0].message, /uint16 data read as uint32/);
+    assert.deepStrictEqual(a.filter((x) => x.kind === 'unknown-ids'), [], 'the look explains the unknown ids: one line');
+  });
+
+  it('a shard rewritten with the same size (and its mtime put back) is stale: rebuilt, never trusted', async () => {
+    const root = path.join(tmp, 'stale');
+    fs.cpSync(sampleDir(), root, { recursive: true });
+    const store = new IndexStore(path.join(tmp, 'store-stale'));
+    const { ds } = await buildIndex(root, store);
+    const victim = ds.shards[4];
+    const before = fs.statSync(victim.path, { bigint: true });
+    const bytes = fs.readFileSync(victim.path);
+    const ids = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+    const p = ids.indexOf(ds.settings.eosTokenId);
+    ids[p] = 42; // one EOS fewer
+    await new Promise((r) => setTimeout(r, 20));
+    fs.writeFileSync(victim.path, bytes);
+    const ns = before.mtimeNs;
+    execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, victim.path]);
+    const ds2 = await openDataset(root);
+    const params = indexParamsFor(ds2, await loadTokenizer(ds2.tokenizerFile!));
+    const stale = await openDatasetIndex(ds2, new IndexStore(store.dir), params);
+    assert.strictEqual(stale.readyUpTo, 4, 'the rewritten shard has no valid entry');
+    assert.strictEqual(stale.records[5]?.eosCount !== undefined, true, 'later shards keep theirs');
+    const r = await indexShards(indexSegmentsOf(ds2), new IndexStore(store.dir), params, { jobs: 1 });
+    assert.deepStrictEqual([r.built, r.reused], [1, ds2.shards.length - 1]);
+    const fresh = await openDatasetIndex(ds2, new IndexStore(store.dir), params);
+    assert.deepStrictEqual(fresh.records.map((x) => x!.eosCount), pyIndex(root).eos_per_shard);
+  });
+
+  it('hard links to one file are read once and share one entry', async () => {
+    const root = path.join(tmp, 'links');
+    fs.mkdirSync(path.join(root, 'shards'), { recursive: true });
+    fs.cpSync(path.join(sampleDir(), 'tokenizer'), path.join(root, 'tokenizer'), { recursive: true });
+    fs.copyFileSync(path.join(sampleDir(), 'manifest.json'), path.join(root, 'manifest.json'));
+    const src = path.join(sampleDir(), 'shards', 'tokens_000000.u32');
+    const n = fs.statSync(src).size / 4;
+    fs.copyFileSync(src, path.join(root, 'shards', 'base.u32'));
+    const lines: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const f = `shards/tokens_${String(i).padStart(6, '0')}.u32`;
+      fs.linkSync(path.join(root, 'shards', 'base.u32'), path.join(root, f));
+      lines.push(JSON.stringify({ shard: f, start_token: i * n, num_tokens: n }));
+    }
+    fs.writeFileSync(path.join(root, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
+    const store = new IndexStore(path.join(tmp, 'store-links'));
+    const ds = await openDataset(root);
+    const params = indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!));
+    const r = await indexShards(indexSegmentsOf(ds), store, params, { jobs: 2 });
+    assert.deepStrictEqual([r.built, r.shared, r.bytesRead], [1, 5, n * 4]);
+    const ix = await openDatasetIndex(ds, store, params);
+    const py = pyIndex(root, offsetsFor(ds, 40));
+    assert.strictEqual(ix.documentCount, py.documents);
+    const dups = await ix.duplicates(store);
+    assert.strictEqual(dups.duplicates, py.duplicates.count);
+    assert.deepStrictEqual(dups.pairs.map((p) => [p.document, p.start, p.length, p.earlierDocument, p.earlierStart]), py.duplicates.pairs);
+  });
+
+  it('verify builds the index in the same read; a cached shard without an entry is read for the index only', async () => {
+    const root = path.join(tmp, 'verify-index');
+    fs.cpSync(sampleDir(), root, { recursive: true });
+    const ds = await openDataset(root);
+    const params = indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!));
+    const store = new IndexStore(path.join(tmp, 'store-verify'));
+    const cache = VerifyCache.inMemory();
+    await verifyShards(ds.shards.slice(0, 3), { jobs: 2, cache });
+    const rep = await verifyShards(ds.shards, { jobs: 2, cache, index: { store, params } });
+    assert.strictEqual(rep.counts.ok, ds.shards.length);
+    assert.strictEqual(rep.fromCache, 3);
+    assert.strictEqual(rep.indexed, ds.shards.length);
+    const ix = await openDatasetIndex(ds, store, params);
+    assert.ok(ix.complete);
+    assert.deepStrictEqual(ix.records.map((x) => x!.eosCount), pyIndex(root).eos_per_shard);
+  });
+
+  it('verify of a corrupted copy names exactly the updates of that shard (text and --json)', () => {
+    const root = path.join(tmp, 'corrupt');
+    fs.cpSync(sampleDir(), root, { recursive: true });
+    const victim = 4;
+    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const f = path.join(root, lines[victim].shard);
+    const b = fs.readFileSync(f);
+    b[1001] ^= 0x10;
+    fs.writeFileSync(f, b);
+    // The updates a shard feeds, computed in Python from the manifest and G (floor division, as the dataset card).
+    const want = JSON.parse(execFileSync('python3', ['-c', `
+import json, sys
+root = sys.argv[1]
+meta = json.load(open(f"{root}/manifest.json"))
+G = meta.get("global_tokens_per_update", 131072)
+shards = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
+stored = sum(e["num_tokens"] for e in shards)
+U = (stored - 1) // G
+e = shards[int(sys.argv[2])]
+print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_tokens"] - 1) // G)]))
+`, root, String(victim)], { encoding: 'utf8' }));
+    const cacheHome = path.join(tmp, 'xdg-corrupt');
+    const r = cli(['verify', root, '--json'], cacheHome);
+    assert.strictEqual(r.code, 1);
+    const j = JSON.parse(r.stdout);
+    for (const res of j.results) assert.deepStrictEqual(res.updates, res.shard === lines[victim].shard ? want : null, res.shard);
+    const text = cli(['verify', root, '--no-cache'], cacheHome);
+    const n = want[1] - want[0] + 1;
+    assert.match(text.stdout, new RegExp(`MISMATCH .*${lines[victim].shard.replace(/[.]/g, '\\.')}.*It feeds updates ${want[0]}–${want[1]} \\(${n} updates\\)`));
+  });
+
+  it('CLI: locate equals numpy for random offsets (with and without the index); index --json reports the same numbers', () => {
+    const root = path.join(fixtures, 'anomalies');
+    const cacheHome = path.join(tmp, 'xdg');
+    const offs = [0, 515_987, 1_200_000, 1_751_000, 2_359_296];
+    const py = pyIndex(root, offs);
+    const want = py.locate.map((l) => ({ offset: l.offset, shard: l.shard, local_offset: l.local_offset, document: l.document, document_start: l.document_start, document_length: l.document_length }));
+    const strip = (o: Record<string, unknown>) => { const { update: _u, sequence: _s, position: _p, ...rest } = o; return rest; };
+    const noIndex = cli(['locate', root, String(offs[2]), '--json'], cacheHome);
+    assert.strictEqual(noIndex.code, 0, noIndex.stderr);
+    assert.deepStrictEqual(strip(JSON.parse(noIndex.stdout)), want[2]);
+    assert.match(noIndex.stderr, /token-shards index/);
+    const built = cli(['index', root, '--json', '--jobs', '2'], cacheHome);
+    assert.strictEqual(built.code, 0, built.stderr);
+    const j = JSON.parse(built.stdout);
+    assert.deepStrictEqual(j.eos_per_shard, py.eos_per_shard);
+    assert.strictEqual(j.documents, py.documents);
+    assert.ok(j.index_bytes.json_per_entry <= 64 * 1024);
+    assert.ok(j.index_dir.startsWith(cacheHome), 'the index lives in the cache folder, not the dataset');
+    for (let i = 0; i < offs.length; i++) {
+      const r = cli(['locate', root, String(offs[i]), '--json'], cacheHome);
+      assert.strictEqual(r.code, 0, r.stderr);
+      assert.strictEqual(r.stderr, '', 'indexed: no fallback note');
+      const got = JSON.parse(r.stdout);
+      assert.deepStrictEqual(strip(got), want[i]);
+      assert.deepStrictEqual(Object.keys(got), ['offset', 'shard', 'local_offset', 'update', 'sequence', 'position', 'document', 'document_start', 'document_length']);
+    }
+    assert.strictEqual(cli(['locate', root, String(py.tokens)], cacheHome).code, 2);
+  });
+});
