@@ -170,7 +170,11 @@ ch.onMessage((m) => {
       render();
       break;
     case 'rows':
-      rows.push(...m.rows);
+      // Keyed by update: after a page reload the host re-sends what it had, so a row may come twice.
+      for (const r of m.rows) {
+        const at = rows.findIndex((x) => x.update === r.update);
+        if (at >= 0) rows[at] = r; else rows.push(r);
+      }
       status.textContent = m.done < m.total ? `computing ${fmt(m.done)} / ${fmt(m.total)} updates…`
         : `${fmt(m.total)} updates${init && !init.tokenizer ? ' · no tokenizer: unknown and special ids are empty' : ''}`;
       document.body.dataset.done = m.done === m.total ? 'true' : 'false';

@@ -20,7 +20,7 @@ import { STAT_COLUMNS, STAT_DEFINITIONS, UpdateStats, computeUpdateStats } from 
 import type { Services } from '../services';
 import { commandArgs, promptValidated, reportError, resolveDataset } from '../commands/inputs';
 import { PanelHost, registerPanelSerializer } from './panelHost';
-import type { InspectFromWebview, InspectState, InspectToWebview, StatColumnInfo } from './workbenchProtocol';
+import type { InspectFromWebview, InspectInit, InspectState, InspectToWebview, StatColumnInfo } from './workbenchProtocol';
 
 /** The panel's view type (and `onWebviewPanel:` activation event). */
 export const INSPECT_VIEW_TYPE = 'tokenShards.inspectUpdates';
@@ -112,6 +112,8 @@ function spec() {
 /** One panel: the window on screen and the computation filling it. */
 export class InspectPanel {
   private running?: AbortController;
+  /** What the page shows (re-sent when the page reloads, e.g. a hidden panel revealed again). */
+  private shown?: { init: InspectInit; rows: UpdateStats[]; done: number; total: number };
   /** Resolves when the current window's records are all computed (tests). */
   current?: Promise<InspectResult>;
 
@@ -127,6 +129,14 @@ export class InspectPanel {
       }
     });
     host.onDidDispose(() => this.running?.abort());
+    // A hidden webview is discarded (no retainContextWhenHidden) and reloads when shown again:
+    // messages posted meanwhile are lost, so every `ready` gets the whole picture again.
+    host.onReady(() => {
+      const v = this.shown;
+      if (!v) return;
+      host.post(v.init);
+      if (v.rows.length) host.post({ type: 'rows', rows: v.rows, done: v.done, total: v.total });
+    });
   }
 
   /** Computes and shows updates `[center − radius, center + radius]` ∩ the stream. */
@@ -141,10 +151,14 @@ export class InspectPanel {
     this.host.panel.title = vscode.l10n.t('Updates {0}–{1}', fmt(first), fmt(last));
     const run = async (): Promise<InspectResult> => {
       const tok = await this.services.tokenizerFor(this.ds).catch(() => undefined);
-      this.host.post({
+      const init: InspectInit = {
         type: 'init', dataset: path.basename(this.ds.root), numUpdates: n, center, radius, first, last,
         columns: statColumnInfo(), tokenizer: !!tok,
-      });
+      };
+      const shown = { init, rows: [] as UpdateStats[], done: 0, total: last - first + 1 };
+      if (ac.signal.aborted) throw new CancelledError();
+      this.shown = shown;
+      this.host.post(init);
       let batch: UpdateStats[] = [];
       let lastPost = 0;
       const total = last - first + 1;
@@ -152,7 +166,9 @@ export class InspectPanel {
         tokenizer: tok, signal: ac.signal,
         onRecord: (s) => {
           batch.push(s);
+          shown.rows.push(s);
           const done = s.update - first + 1;
+          shown.done = done;
           if (done === total || Date.now() - lastPost > 100) {
             this.host.post({ type: 'rows', rows: batch, done, total });
             batch = [];
