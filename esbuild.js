@@ -26,6 +26,7 @@ function copyMedia() {
   fs.copyFileSync(path.join(__dirname, 'node_modules', 'uplot', 'dist', 'uPlot.min.css'), path.join(dst, 'uPlot.min.css'));
 }
 
+/** @type {import('esbuild').BuildOptions} */
 const common = {
   bundle: true,
   sourcemap: production ? false : 'linked',
@@ -34,6 +35,7 @@ const common = {
   legalComments: 'none',
 };
 
+/** @type {import('esbuild').BuildOptions[]} */
 const nodeTargets = [
   {
     ...common,
@@ -65,12 +67,13 @@ const nodeTargets = [
   },
   {
     ...common,
-    entryPoints: entries('webview', /^(?!common).*\.ts$/),
+    entryPoints: entries('webview', /^(?!common\.ts$|channel\.ts$).*\.ts$/),
     outdir: 'dist/webview',
     platform: 'browser', format: 'iife', target: 'es2022',
   },
 ];
 
+/** @type {import('esbuild').BuildOptions[]} */
 const testTargets = withTests ? [
   {
     ...common,
@@ -94,7 +97,7 @@ async function main() {
   // A production build (the .vsix) starts from an empty dist/ so no stale source maps ship.
   if (production) fs.rmSync(path.join(__dirname, 'dist'), { recursive: true, force: true });
   copyMedia();
-  const targets = [...nodeTargets, ...testTargets].filter((t) => !t.entryPoints || t.entryPoints.length > 0);
+  const targets = [...nodeTargets, ...testTargets].filter((t) => !Array.isArray(t.entryPoints) || t.entryPoints.length > 0);
   if (watch) {
     const ctxs = await Promise.all(targets.map((t) => esbuild.context(t)));
     await Promise.all(ctxs.map((c) => c.watch()));

@@ -212,7 +212,7 @@ export function freePort() {
     srv.unref();
     srv.on('error', reject);
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
   });
@@ -247,7 +247,7 @@ function childEnv() {
  * Installs a packaged extension with `code-server --install-extension` (a bare folder copied into
  * the extensions dir is not picked up). Resolves when done; rejects with the command's output.
  */
-export async function installExtension(vsixPath, extensionsDir, { userDataDir } = {}) {
+export async function installExtension(vsixPath, extensionsDir, { userDataDir } = /** @type {{ userDataDir?: string }} */ ({})) {
   await ensureCodeServer();
   if (!fs.existsSync(vsixPath)) throw new Error(`no such .vsix: ${vsixPath}`);
   fs.mkdirSync(extensionsDir, { recursive: true });
@@ -284,7 +284,7 @@ process.on('exit', () => {
 });
 /** On Ctrl+C / SIGTERM (when the caller has no handler of its own) exit, so the 'exit' handler above runs. */
 function exitOnSignals() {
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  for (const [sig, code] of /** @type {[NodeJS.Signals, number][]} */ ([['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]])) {
     if (process.listenerCount(sig) === 0) process.once(sig, () => process.exit(code));
   }
 }
@@ -304,7 +304,7 @@ function exitOnSignals() {
  * @returns {Promise<{url: string, port: number, folder: string, userDataDir: string, extensionsDir: string,
  *   logFile: string, pid: number, stop: () => Promise<void>, exited: Promise<number|null>}>}
  */
-export async function startCodeServer({ folder, extensionsDir, userDataDir, installVsix, settings, logFile, startTimeoutMs = 60_000 } = {}) {
+export async function startCodeServer({ folder, extensionsDir, userDataDir, installVsix, settings, logFile, startTimeoutMs = 60_000 } = /** @type {{ folder: string }} */ ({ folder: '' })) {
   if (!folder) throw new Error('startCodeServer: folder is required');
   exitOnSignals();
   await ensureCodeServer();
@@ -341,6 +341,7 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
     fs.writeSync(out, `\n### ${new Date().toISOString()} node ${args.join(' ')}\n`);
     // detached: its own process group, so stop() ends code-server and every host it spawned.
     const child = spawn(process.execPath, args, { cwd: absFolder, env: childEnv(), stdio: ['ignore', out, out], detached: true });
+    const pid = /** @type {number} */ (child.pid);
     fs.closeSync(out);
     running.add(child.pid);
     let exitCode;
@@ -363,14 +364,14 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
     }
     const stop = async () => {
       if (exitCode !== undefined) return;
-      try { process.kill(-child.pid, 'SIGTERM'); } catch { return; }
-      const t = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+      try { process.kill(-pid, 'SIGTERM'); } catch { return; }
+      const t = setTimeout(() => { try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
       await exited;
       clearTimeout(t);
       // Hosts that outlived the server in the same group.
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+      try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
     };
-    if (up) return { url, port, folder: absFolder, userDataDir, extensionsDir, logFile, pid: child.pid, stop, exited };
+    if (up) return { url, port, folder: absFolder, userDataDir, extensionsDir, logFile, pid, stop, exited };
     await stop();
     const tail = tailFile(logFile, 30);
     lastError = new Error(exitCode !== undefined

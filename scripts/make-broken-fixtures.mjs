@@ -27,7 +27,6 @@
  * The output folder is replaced on every run; a folder without our cases.json is never deleted.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -39,7 +38,6 @@ const CREATED_BY = 'scripts/make-broken-fixtures.mjs';
 export const FIXTURES_VERSION = 1;
 /** Tokens per shard in the small cases. */
 const SMALL = 1000;
-const LE = os.endianness() === 'LE';
 
 /**
  * Reads global tokens [start, start + count) of a dataset root (via its shard_manifest.jsonl).

@@ -308,7 +308,10 @@ class ShardWriter {
     /** @type {{ shard: string, start_token: number, num_tokens: number, sha256: string }[]} */
     this.entries = [];
     this.fd = -1;
-    this.hash = null;
+    /** @type {import('node:crypto').Hash} sha256 of the shard being written (set when it is opened) */
+    this.hash = /** @type {any} */ (null);
+    /** @type {string} manifest path of the shard being written */
+    this.current = '';
     this.shardStart = 0;
     this.shardEnd = Math.min(shardTokens, storedTokens);
     fs.mkdirSync(path.join(root, 'shards'), { recursive: true });
@@ -481,8 +484,9 @@ export async function makeSample(options = {}) {
     // 3. stream length
     let stored;
     if (fullSize) {
-      stored = storedLength((o.shards - 1) * o.shardTokens + o.lastShardTokens, G);
-      if (stored <= (o.shards - 1) * o.shardTokens) throw new Error('--last-shard-tokens is too small to hold the look-ahead token');
+      const shards = /** @type {number} */ (o.shards), lastShardTokens = /** @type {number} */ (o.lastShardTokens);
+      stored = storedLength((shards - 1) * o.shardTokens + lastShardTokens, G);
+      if (stored <= (shards - 1) * o.shardTokens) throw new Error('--last-shard-tokens is too small to hold the look-ahead token');
     } else {
       if (docTokens < DEFAULTS.minTokens) throw new Error(`only ${n(docTokens)} tokens of text; the sample needs ≥ ${n(DEFAULTS.minTokens)}`);
       stored = storedLength(docTokens, G);

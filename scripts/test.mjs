@@ -1,20 +1,21 @@
 #!/usr/bin/env node
 // `npm test`: every test tier, in order, with one summary at the end.
+//   0. lint      type checks (project + scripts), ESLint, import cycles (scripts/lint.mjs)
 //   1. unit      mocha over out/test/unit/**/*.test.js (plain Node, no VS Code)
 //   2. vscode    the extension-host suite inside code-server (scripts/test-vscode.mjs)
 //   3. e2e       the packaged .vsix driven through Chromium (scripts/test-e2e.mjs)
-// Flags --unit / --vscode / --e2e run only the named tiers (combinable). Every tier runs even when
-// an earlier one failed; the exit code is nonzero when any failed.
+// Flags --lint / --unit / --vscode / --e2e run only the named tiers (combinable). Every tier runs
+// even when an earlier one failed; the exit code is nonzero when any failed (a lint error too).
 
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { REPO_ROOT } from './code-server.mjs';
 
 const argv = new Set(process.argv.slice(2));
-const known = ['--unit', '--vscode', '--e2e'];
+const known = ['--lint', '--unit', '--vscode', '--e2e'];
 for (const a of argv) {
   if (!known.includes(a)) {
-    console.error(`unknown flag ${a}; usage: node scripts/test.mjs [--unit] [--vscode] [--e2e]`);
+    console.error(`unknown flag ${a}; usage: node scripts/test.mjs [--lint] [--unit] [--vscode] [--e2e]`);
     process.exit(2);
   }
 }
@@ -25,6 +26,7 @@ const mochaBin = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'
 
 /** Tiers in running order. */
 const tiers = [
+  { flag: '--lint', name: 'lint (tsc, eslint, import cycles)', cmd: ['scripts/lint.mjs'], noCounts: true },
   { flag: '--unit', name: 'unit', cmd: [mochaBin, '--ui', 'bdd', '--reporter', 'spec', '--timeout', '60000', 'out/test/unit/**/*.test.js'] },
   { flag: '--vscode', name: 'vscode (extension host in code-server)', cmd: ['scripts/test-vscode.mjs', '--no-build'] },
   { flag: '--e2e', name: 'e2e (packaged .vsix in Chromium)', cmd: ['scripts/test-e2e.mjs', '--no-build'] },
@@ -93,7 +95,7 @@ async function main() {
   let skipped = 0;
   for (const r of results) {
     const ok = r.code === 0;
-    const counts = r.counts.seen
+    const counts = r.noCounts ? (ok ? 'clean' : 'errors (see above)') : r.counts.seen
       ? `${r.counts.passing} passing, ${r.counts.failing} failing${r.counts.pending ? `, ${r.counts.pending} pending` : ''}`
       : 'no test counts (the tier stopped before its tests ran)';
     console.log(`${ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(40)} ${r.seconds.toFixed(1).padStart(6)} s   ${counts}${ok ? '' : `   (exit ${r.code})`}`);

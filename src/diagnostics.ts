@@ -21,7 +21,7 @@ import * as vscode from 'vscode';
 import type { Dataset } from './core/dataset';
 import { ManifestProblem, SHARD_MANIFEST, parseShardManifest } from './core/manifest';
 import type { ShardStatus, ShardVerifyResult } from './core/verify';
-import type { VerificationStore } from './commands/verifyShards';
+import type { VerificationStore } from './verificationStore';
 import type { Services } from './services';
 
 /** `source` of our diagnostics in the Problems panel. */

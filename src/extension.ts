@@ -1,30 +1,118 @@
 /**
- * Extension entry point: wiring only. Each feature lives in its own module and exposes a
- * `register…(context, services)` function; nothing here does work at activation beyond
- * creating the shared services (datasets and the tokenizer load lazily).
+ * Extension entry point and the one composition root: builds the shared services, the shard
+ * editor registry, the update views, the verification store and the diagnostics once, and
+ * registers every command, custom editor, panel serializer, hover provider, content provider
+ * and the URI handler here, handing each its dependencies explicitly. Feature modules export
+ * classes and command functions; none registers anything itself and none keeps module-level
+ * state. Nothing here does work at activation beyond building these objects (datasets and the
+ * tokenizer load lazily).
+ *
+ * How to add a command: CONTRIBUTING.md ("How to add a command").
  */
+import * as path from 'path';
 import * as vscode from 'vscode';
+import { VERIFY_CACHE_FILE } from './core/verifyCache';
+import { chooseTokenizer } from './commands/chooseTokenizer';
+import { copyCommands } from './commands/copyIds';
+import { copyLink } from './commands/copyLink';
+import { DecodedDocuments, decodeSelection } from './commands/decodeSelection';
+import { encodeSelection } from './commands/encodeSelection';
+import { goToDocument } from './commands/goToDocument';
+import { goToOffset } from './commands/goToOffset';
+import { goToSequence } from './commands/goToSequence';
+import { goToUpdate } from './commands/goToUpdate';
+import { highlightUpdate } from './commands/highlightUpdate';
+import type { NavigationDeps } from './commands/inputs';
+import { verifyCommands } from './commands/verifyShards';
+import { ManifestDiagnostics } from './diagnostics';
+import { ChannelTaps, TappedMessage } from './editor/hostChannel';
+import { MANIFEST_VIEW_TYPE, ManifestEditorProvider, offerManifestTable, openManifest } from './editor/manifestEditor';
+import { SHARD_EDITOR_VIEW_TYPE, ShardEditorProvider } from './editor/shardEditor';
+import { UPDATE_VIEW_TYPE, UpdateViews } from './editor/updateView';
+import { TokenHoverProvider, registerTokenHover } from './hover/tokenHover';
 import { Services } from './services';
-// Feature registrations (one line each; keep alphabetical within the block):
-import { registerNavigation } from './commands/goToUpdate';
-import { registerShardEditor } from './editor/shardEditor';
-import { registerTokenIds } from './hover/tokenHover';
-import { registerVerifyShards } from './commands/verifyShards';
-import { registerWorkbench } from './panels/workbench';
+import { handleNavigationUri } from './uriHandler';
+import { exportUpdatesCommand } from './commands/exportUpdates';
+import { INSPECT_VIEW_TYPE, InspectPanels, inspectUpdates } from './panels/inspectUpdates';
+import { registerPanelSerializer } from './panels/panelHost';
+import { openTrainingLog } from './panels/trainingLogPanel';
+import type { InspectState } from './panels/workbenchProtocol';
+import { workbenchFocus } from './panels/workbench';
+import { VerificationStore } from './verificationStore';
+
+/**
+ * What `activate` returns (`vscode.extensions.getExtension(id).exports`): the objects the
+ * composition root built, for the extension-host tests (they observe the editors through it and
+ * record webview messages with {@link tapMessages}); not a stable public API.
+ */
+export interface TokenShardsApi {
+  readonly services: Services;
+  readonly shardEditors: ShardEditorProvider;
+  readonly updateViews: UpdateViews;
+  readonly verification: VerificationStore;
+  /** Calls `listener` with every envelope of every webview channel until the result is disposed. */
+  tapMessages(listener: (m: TappedMessage) => void): vscode.Disposable;
+}
 
 /** Called by VS Code on the first contribution used (activation events are implied by contributions). */
-export function activate(context: vscode.ExtensionContext): Services {
+export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const log = vscode.window.createOutputChannel('Token Shard Inspector', { log: true });
   const services = new Services(context, log);
-  context.subscriptions.push(log, services);
-  // Feature registrations (one call each):
-  const updateViews = registerNavigation(context, services);
-  registerShardEditor(context, services);
-  registerTokenIds(context, services);
-  registerVerifyShards(context, services);
-  registerWorkbench(context, services, updateViews);
+  const taps = new ChannelTaps();
+  const shardEditors = new ShardEditorProvider(services, taps);
+  const updateViews = new UpdateViews(services, shardEditors, taps);
+  const verification = new VerificationStore(path.join(context.globalStorageUri.fsPath, VERIFY_CACHE_FILE));
+  const diagnostics = new ManifestDiagnostics(services, verification);
+  const manifestEditor = new ManifestEditorProvider(services, verification, diagnostics, taps);
+  const hover = new TokenHoverProvider(services);
+  const decoded = new DecodedDocuments();
+  const nav: NavigationDeps = { services, views: updateViews, shardEditors };
+  const copy = copyCommands(shardEditors);
+  const verify = verifyCommands(services, verification);
+  const command = (id: string, run: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, run);
+  const inspectPanels = new InspectPanels(services);
+  const here = workbenchFocus(services, updateViews);
+
+  context.subscriptions.push(
+    log, services, shardEditors, updateViews, verification, diagnostics, hover, inspectPanels,
+    // Editors, panels, providers.
+    vscode.window.registerCustomEditorProvider(SHARD_EDITOR_VIEW_TYPE, shardEditors, {
+      supportsMultipleEditorsPerDocument: true,
+      webviewOptions: { retainContextWhenHidden: false },
+    }),
+    vscode.window.registerCustomEditorProvider(MANIFEST_VIEW_TYPE, manifestEditor, { supportsMultipleEditorsPerDocument: true }),
+    vscode.window.registerWebviewPanelSerializer(UPDATE_VIEW_TYPE, updateViews),
+    registerPanelSerializer<InspectState>(INSPECT_VIEW_TYPE, (panel, state) => inspectPanels.revive(panel, state)),
+    registerTokenHover(hover),
+    vscode.workspace.registerTextDocumentContentProvider(DecodedDocuments.scheme, decoded),
+    vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === DecodedDocuments.scheme) decoded.forget(d.uri); }),
+    vscode.window.registerUriHandler({ handleUri: (uri) => handleNavigationUri(nav, uri) }),
+    // Commands (package.json `contributes.commands`, plus the internal `_copyShardText`).
+    command('tokenShards.goToUpdate', (...a: unknown[]) => goToUpdate(nav, ...a)),
+    command('tokenShards.goToOffset', (...a: unknown[]) => goToOffset(nav, ...a)),
+    command('tokenShards.goToDocument', (...a: unknown[]) => goToDocument(nav, ...a)),
+    command('tokenShards.goToSequence', (...a: unknown[]) => goToSequence(nav, ...a)),
+    command('tokenShards.copyLink', () => copyLink(services, updateViews)),
+    command('tokenShards.copyIds', copy.copyIds),
+    command('tokenShards._copyShardText', copy.copyShardText),
+    command('tokenShards.highlightUpdate', () => highlightUpdate(shardEditors.commandTarget())),
+    command('tokenShards.verifyShards', verify.verifyShards),
+    command('tokenShards.verifyShardsIgnoreCache', verify.verifyShardsIgnoreCache),
+    command('tokenShards.verifyThisShard', verify.verifyThisShard),
+    command('tokenShards.openManifest', (arg?: unknown) => openManifest(services, arg)),
+    command('tokenShards.decodeSelection', (...a: unknown[]) => decodeSelection(services, decoded, ...a)),
+    command('tokenShards.encodeSelection', (...a: unknown[]) => encodeSelection(services, ...a)),
+    command('tokenShards.chooseTokenizer', (...a: unknown[]) => chooseTokenizer(services, ...a)),
+    command('tokenShards.inspectUpdates', (...a: unknown[]) => inspectUpdates(services, inspectPanels, here, ...a)),
+    command('tokenShards.openTrainingLog', (...a: unknown[]) => openTrainingLog(services, () => here().ds, ...a)),
+    command('tokenShards.exportUpdates', (...a: unknown[]) => exportUpdatesCommand(services, here, ...a)),
+    offerManifestTable(context, services),
+  );
   log.info(`activated (${context.extension.id} ${context.extension.packageJSON.version})`);
-  return services;
+  return {
+    services, shardEditors, updateViews, verification,
+    tapMessages: (listener) => taps.add(listener),
+  };
 }
 
 /** Nothing to do: every resource is disposed through `context.subscriptions`. */

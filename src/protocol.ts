@@ -1,24 +1,28 @@
 /**
- * The typed messages between the extension host and the webviews, shared by both sides.
- * One section per webview; every message is a plain JSON-serialisable object with a `type`.
+ * The typed messages between the extension host and the webviews, shared by both sides: one
+ * {@link ViewProtocol} per webview (events each way, requests each way), carried by the one
+ * message channel of `src/shared/channel.ts` (envelope, request ids, responses, errors,
+ * cancellation, the ready handshake). Every message is a plain JSON-serialisable object.
  * Units: `offset`/`start`/`count` fields are in tokens; "global" means a global token offset
  * in the dataset's stream (for a lone shard without a manifest, local offsets are used and
  * `global` flags say so).
  *
- * Naming: `…ToWebview` messages are sent by the host, `…FromWebview` by the webview.
+ * Naming: event `type`s and request methods are camelCase, without a view prefix (the protocol
+ * type scopes them); `…ToWebview` types are sent by the host, `…FromWebview` by the webview.
+ * How to add a message: CONTRIBUTING.md ("How to add a webview panel / a message").
  */
+import type { PagePayload } from './core/pages';
 import type { TokenPiece } from './core/tokenizer';
+import type { UpdateViewData } from './core/updateModel';
+import type { ViewProtocol } from './shared/channel';
 
-export type { TokenPiece };
+export type { PagePayload, TokenPiece, ViewProtocol };
+export type { UpdateViewData, UpdateViewRow, UpdateViewSegment, NextToken } from './core/updateModel';
 
 // ───────────────────────────── Shard editor ─────────────────────────────
 // (owned by src/editor/shardEditor.ts and webview/shardEditor.ts)
 // Offsets in these messages are LOCAL token offsets in the shard file; the webview adds
 // `ShardInit.globalStart` (when the shard belongs to a dataset) to show global offsets.
-
-import type { PagePayload } from './core/pages';
-
-export type { PagePayload };
 
 /** The three views of the shard editor. */
 export type ShardView = 'documents' | 'tokens' | 'ids';
@@ -34,7 +38,7 @@ export interface ShardBanner {
   action?: 'chooseTokenizer';
 }
 
-/** Host → webview: everything the webview needs before asking for pages. Sent on ready and after every reload. */
+/** Host → webview: everything the webview needs before asking for pages. Sent on `ready` and after every reload of the file. */
 export interface ShardInitToWebview {
   type: 'init';
   /** Increments on every reload of the document; page requests and replies carry it. */
@@ -64,19 +68,13 @@ export interface ShardInitToWebview {
   nextShard?: string;
 }
 
-/** Host → webview: one page of tokens (see {@link PagePayload}). */
-export interface ShardPageToWebview extends PagePayload {
-  type: 'page';
+/**
+ * Host's answer to the webview's `page` request: one page of tokens (see {@link PagePayload}) of
+ * the document's `generation`. A page that cannot be read is an error response whose message
+ * names the file and offset; a stale generation is answered with a cancelled error.
+ */
+export interface ShardPageReply extends PagePayload {
   generation: number;
-}
-
-/** Host → webview: a page could not be read. */
-export interface ShardPageErrorToWebview {
-  type: 'pageError';
-  generation: number;
-  index: number;
-  /** Sentence naming the file and offset. */
-  message: string;
 }
 
 /**
@@ -141,16 +139,10 @@ export interface ShardSetViewToWebview {
   view: ShardView;
 }
 
-/** Everything the shard editor host sends. */
-export type ShardToWebview = ShardInitToWebview | ShardPageToWebview | ShardPageErrorToWebview | ShardNumberingToWebview
-  | ShardRevealToWebview | ShardHighlightsToWebview | ShardSetViewToWebview;
+/** Every event the shard editor host sends (the pages are answers to `page` requests). */
+export type ShardToWebview = ShardInitToWebview | ShardNumberingToWebview | ShardRevealToWebview | ShardHighlightsToWebview
+  | ShardSetViewToWebview;
 
-/** Webview → host: the page script is running (the host answers with `init`). */
-export interface ShardReadyFromWebview { type: 'ready' }
-/** Webview → host: please send page `index` of `generation` (newest requests are served first). */
-export interface ShardRequestPageFromWebview { type: 'requestPage'; generation: number; index: number }
-/** Webview → host: page `index` is no longer needed (scrolled past before it arrived). */
-export interface ShardCancelPageFromWebview { type: 'cancelPage'; index: number }
 /** Webview → host: the cursor moved (local offset), with the document number the webview computed. */
 export interface ShardCursorFromWebview {
   type: 'cursor';
@@ -168,9 +160,23 @@ export interface ShardRunFromWebview {
   command: 'chooseTokenizer' | 'copyIds' | 'highlightUpdate' | 'countEarlierDocuments' | 'copyText' | 'openNextShard' | 'openPrevShard';
 }
 
-/** Everything the shard editor webview sends. */
-export type ShardFromWebview = ShardReadyFromWebview | ShardRequestPageFromWebview | ShardCancelPageFromWebview | ShardCursorFromWebview
-  | ShardSelectionFromWebview | ShardRunFromWebview;
+/** Every event the shard editor webview sends. */
+export type ShardFromWebview = ShardCursorFromWebview | ShardSelectionFromWebview | ShardRunFromWebview;
+
+/**
+ * The shard editor's channel. The webview asks for pages with the `page` request (newest requests
+ * are served first; cancel a request when the page scrolled away before it arrived); the host
+ * answers `ready` with `init`, `numbering`, the highlights and any pending `reveal`.
+ */
+export interface ShardEditorProtocol extends ViewProtocol {
+  hostEvents: ShardToWebview;
+  webviewEvents: ShardFromWebview;
+  hostRequests: {
+    /** Page `index` of the document's `generation`. */
+    page: { params: { generation: number; index: number }; result: ShardPageReply };
+  };
+  webviewRequests: Record<never, never>;
+}
 
 /** What the shard webview keeps with `setState` (restored when the tab comes back). */
 export interface ShardWebviewState {
@@ -253,7 +259,7 @@ export interface ManifestProblemItem { severity: 'error' | 'warning'; message: s
 
 /** Host → manifest table: everything to show (replaces what is shown). */
 export interface ManifestInit {
-  type: 'mf/init';
+  type: 'init';
   /** Dataset folder name (not the path). */
   name: string;
   /** `manifest.json` keys, null when the file is absent or invalid. */
@@ -268,33 +274,36 @@ export interface ManifestInit {
 }
 /** Host → manifest table: some rows changed (status, last checked, size). */
 export interface ManifestRowsChanged {
-  type: 'mf/rows';
+  type: 'rowsChanged';
   rows: Pick<ManifestRow, 'index' | 'status' | 'checkedAt' | 'detail' | 'sizeOnDisk'>[];
 }
 /** Host → manifest table: a verification is running (progress line) or ended (null). */
-export interface ManifestVerifying { type: 'mf/verifying'; text: string | null }
+export interface ManifestVerifying { type: 'verifying'; text: string | null }
 /** Host → manifest table: the dataset could not be opened; `message` names the file and what was expected. */
-export interface ManifestLoadError { type: 'mf/error'; message: string }
+export interface ManifestLoadError { type: 'loadError'; message: string }
 /** Every message the host sends to the manifest table. */
 export type ManifestToWebview = ManifestInit | ManifestRowsChanged | ManifestVerifying | ManifestLoadError;
 
-/** Manifest table → host: the page is listening (the host then sends `mf/init`). */
-export interface ManifestReady { type: 'mf/ready' }
 /** Manifest table → host: open shard `index` in the shard editor. */
-export interface ManifestOpenShard { type: 'mf/open'; index: number }
+export interface ManifestOpenShard { type: 'openShard'; index: number }
 /** Manifest table → host: verify every shard (`ignoreCache`: re-hash shards known good). */
-export interface ManifestVerify { type: 'mf/verify'; ignoreCache: boolean }
+export interface ManifestVerify { type: 'verify'; ignoreCache: boolean }
 /** Manifest table → host: show the Problems panel. */
-export interface ManifestShowProblems { type: 'mf/showProblems' }
+export interface ManifestShowProblems { type: 'showProblems' }
 /** Manifest table → host: show line `line` of `shard_manifest.jsonl` as text. */
-export interface ManifestRevealLine { type: 'mf/revealLine'; line: number }
-/** Manifest table → host: rows `[first, first+count)` of the (filtered) table are in the DOM (tests wait on this). */
-export interface ManifestRendered { type: 'mf/rendered'; first: number; count: number; total: number }
+export interface ManifestRevealLine { type: 'revealLine'; line: number }
+/** Manifest table → host: copy the full manifest sha256 of shard `index` to the clipboard (the sha256 column's copy button, Ctrl+C on a row). */
+export interface ManifestCopyHash { type: 'copyHash'; index: number }
 /** Every message the manifest table sends to the host. */
-/** Copy the full manifest sha256 of shard `index` to the clipboard (the sha256 column's copy button, Ctrl+C on a row). */
-export interface ManifestCopyHash { type: 'mf/copyHash'; index: number }
-export type ManifestFromWebview = ManifestReady | ManifestOpenShard | ManifestVerify | ManifestShowProblems | ManifestRevealLine | ManifestRendered
-  | ManifestCopyHash;
+export type ManifestFromWebview = ManifestOpenShard | ManifestVerify | ManifestShowProblems | ManifestRevealLine | ManifestCopyHash;
+
+/** The manifest table's channel: events only; the host answers `ready` with `init`. */
+export interface ManifestProtocol extends ViewProtocol {
+  hostEvents: ManifestToWebview;
+  webviewEvents: ManifestFromWebview;
+  hostRequests: Record<never, never>;
+  webviewRequests: Record<never, never>;
+}
 
 /** What the manifest table keeps with `setState`: scroll position, selected row, filter. */
 export interface ManifestViewState {
@@ -306,12 +315,12 @@ export interface ManifestViewState {
 // ───────────────────────────── Update view ──────────────────────────────
 // (owned by src/editor/updateView.ts and webview/updateView.ts)
 
-export type { UpdateViewData, UpdateViewRow, UpdateViewSegment, NextToken } from './core/updateModel';
-import type { UpdateViewData } from './core/updateModel';
-
-/** Host → update view: show update `data.update` (replaces what is shown); scroll to `focusRow` when given. */
+/**
+ * Host → update view, the `show` request: show update `data.update` (replaces what is shown);
+ * scroll to `focusRow` when given. Answered once every row is in the DOM ({@link UpdateViewShown});
+ * a `show` superseded by a newer one is answered with a cancelled error.
+ */
 export interface UpdateViewShow {
-  type: 'uv/show';
   /** Opaque dataset key for {@link UpdateViewState} (a hash, not a path). */
   key: string;
   /** Dataset folder name, for the header. */
@@ -324,33 +333,47 @@ export interface UpdateViewShow {
  * document holding the first input token (the view counts on from there, one per EOS); when
  * undefined, `note` says why (too many shards to scan) and the view offers "Number documents".
  */
-export interface UpdateViewDocuments { type: 'uv/documents'; update: number; firstDocument?: number; note?: string; busy?: boolean }
+export interface UpdateViewDocuments { type: 'documents'; update: number; firstDocument?: number; note?: string; busy?: boolean }
 /** Host → update view: update `update` is being read (keep the old rows, show a progress bar). */
-export interface UpdateViewLoading { type: 'uv/loading'; update: number }
+export interface UpdateViewLoading { type: 'loading'; update: number }
 /** Host → update view: reading or validating failed; `message` names the offset/file and the valid range. */
-export interface UpdateViewError { type: 'uv/error'; message: string }
+export interface UpdateViewError { type: 'error'; message: string }
 /** Host → update view: scroll to and focus row `row` of the update shown. */
-export interface UpdateViewFocusRow { type: 'uv/focusRow'; row: number }
-/** Every message the host sends to the update view. */
-export type UpdateViewToWebview = UpdateViewShow | UpdateViewDocuments | UpdateViewLoading | UpdateViewError | UpdateViewFocusRow;
+export interface UpdateViewFocusRow { type: 'focusRow'; row: number }
+/** Every event the host sends to the update view (`show` is a request). */
+export type UpdateViewToWebview = UpdateViewDocuments | UpdateViewLoading | UpdateViewError | UpdateViewFocusRow;
 
-/** Update view → host: the page is loaded and listening (the host then sends `uv/show`). */
-export interface UpdateViewReady { type: 'uv/ready' }
 /** Update view → host: show update `update` (prev/next buttons, the k box). */
-export interface UpdateViewGo { type: 'uv/go'; update: number }
+export interface UpdateViewGo { type: 'go'; update: number }
 /**
  * Update view → host: reveal a token in its shard editor. `segment` + `char` (character offset in
  * the segment's text) for a click in text; `next` for the row's (L+1)-th token; row only = row start.
  */
-export interface UpdateViewReveal { type: 'uv/reveal'; update: number; row: number; segment?: number; char?: number; next?: boolean }
+export interface UpdateViewReveal { type: 'reveal'; update: number; row: number; segment?: number; char?: number; next?: boolean }
 /** Update view → host: number the documents (count EOS tokens in every shard before the update, with progress). */
-export interface UpdateViewCountDocuments { type: 'uv/countDocuments' }
+export interface UpdateViewCountDocuments { type: 'countDocuments' }
 /** Update view → host: copy a `vscode://…/update?k=…` link to this update. */
-export interface UpdateViewCopyLink { type: 'uv/copyLink' }
-/** Update view → host: `rows` row elements are in the DOM for `update` (tests wait on this). */
-export interface UpdateViewRendered { type: 'uv/rendered'; update: number; rows: number; /** From the show message to the last row in the DOM, in ms. */ ms?: number }
-/** Every message the update view sends to the host. */
-export type UpdateViewFromWebview = UpdateViewReady | UpdateViewGo | UpdateViewReveal | UpdateViewCountDocuments | UpdateViewCopyLink | UpdateViewRendered;
+export interface UpdateViewCopyLink { type: 'copyLink' }
+/** Every event the update view sends to the host. */
+export type UpdateViewFromWebview = UpdateViewGo | UpdateViewReveal | UpdateViewCountDocuments | UpdateViewCopyLink;
+
+/** The update view's answer to `show`: `rows` row elements are in the DOM for `update`. */
+export interface UpdateViewShown {
+  update: number;
+  rows: number;
+  /** From the request's arrival to the last row in the DOM, in ms. */
+  ms: number;
+}
+
+/** The update view's channel: the host answers `ready` by sending `show` again (when it shows an update). */
+export interface UpdateViewProtocol extends ViewProtocol {
+  hostEvents: UpdateViewToWebview;
+  webviewEvents: UpdateViewFromWebview;
+  hostRequests: Record<never, never>;
+  webviewRequests: {
+    show: { params: UpdateViewShow; result: UpdateViewShown };
+  };
+}
 
 /**
  * What the update view keeps with `setState` (restored after reloads by the panel serializer):

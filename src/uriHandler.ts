@@ -4,17 +4,18 @@
  * editor) links from logs and notebooks. `&root=<dataset folder>` picks the dataset; without it
  * (or when that folder holds no dataset), the focused shard editor's dataset, the only one in the
  * workspace, or a quick pick when there are several. Bad links get a message naming what was
- * expected; range errors name the valid range (core/navigation.ts).
+ * expected; range errors name the valid range (core/navigation.ts). Registered by the composition
+ * root (`src/extension.ts`).
  */
 import * as vscode from 'vscode';
 import { parseNavigationLink } from './core/navigation';
-import { Services } from './services';
-import { UpdateViews } from './editor/updateView';
+import type { NavigationDeps } from './commands/inputs';
 import { goToUpdate } from './commands/goToUpdate';
 import { goToOffset } from './commands/goToOffset';
 
 /** Handles one link; resolves when the target is shown (or the link was rejected). */
-export async function handleNavigationUri(services: Services, views: UpdateViews, uri: vscode.Uri): Promise<void> {
+export async function handleNavigationUri(nav: NavigationDeps, uri: vscode.Uri): Promise<void> {
+  const { services, views } = nav;
   services.log.info(`opening link ${uri.toString(true)}`);
   const link = parseNavigationLink(uri.path, uri.query);
   if ('error' in link) {
@@ -22,7 +23,7 @@ export async function handleNavigationUri(services: Services, views: UpdateViews
     return;
   }
   if (link.kind === 'update') {
-    const shown = await goToUpdate(services, views, { update: link.update, root: link.root });
+    const shown = await goToUpdate(nav, { update: link.update, root: link.root });
     if (shown && link.sequence !== undefined) {
       if (link.sequence >= shown.rows) {
         void vscode.window.showWarningMessage(vscode.l10n.t('Sequence {0} is out of range: each update has {1} sequences, 0..{2}.', link.sequence, shown.rows, shown.rows - 1));
@@ -32,11 +33,6 @@ export async function handleNavigationUri(services: Services, views: UpdateViews
       }
     }
   } else {
-    await goToOffset(services, views, { offset: link.offset, root: link.root });
+    await goToOffset(nav, { offset: link.offset, root: link.root });
   }
-}
-
-/** Registers the URI handler (one per extension). */
-export function registerUriHandler(services: Services, views: UpdateViews): vscode.Disposable {
-  return vscode.window.registerUriHandler({ handleUri: (uri) => handleNavigationUri(services, views, uri) });
 }

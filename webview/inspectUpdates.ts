@@ -166,7 +166,7 @@ ch.onMessage((m) => {
       radiusField.value = String(m.radius);
       title.textContent = `Updates ${fmt(m.first)}–${fmt(m.last)} around update ${fmt(m.center)} (0-based) · ${m.dataset}`;
       status.textContent = `computing 0 / ${fmt(m.last - m.first + 1)} updates…`;
-      ch.setState({ center: m.center, radius: m.radius });
+      ch.setState({ datasetKey: m.datasetKey, center: m.center, radius: m.radius });
       render();
       break;
     case 'rows':

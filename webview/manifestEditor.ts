@@ -12,8 +12,9 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import { fmt, h, vscodeApi } from './common';
+import { connect } from './channel';
 import type {
-  ManifestField, ManifestFromWebview, ManifestInit, ManifestRow, ManifestRowStatus, ManifestToWebview, ManifestViewState,
+  ManifestField, ManifestFromWebview, ManifestInit, ManifestProtocol, ManifestRow, ManifestRowStatus, ManifestToWebview, ManifestViewState,
 } from '../src/protocol';
 
 const vscode = vscodeApi<ManifestFromWebview, ManifestViewState>();
@@ -52,7 +53,7 @@ let data: ManifestInit | undefined;
 let rows: ManifestRow[] = [];
 /** Indices (into `rows`) of the rows shown, after the filter. */
 let view: number[] = [];
-let state: ManifestViewState = vscode.getState() ?? { scrollTop: 0, selected: 0, problemsOnly: false };
+const state: ManifestViewState = vscode.getState() ?? { scrollTop: 0, selected: 0, problemsOnly: false };
 let restoredScroll = false;
 
 // ── static skeleton ──
@@ -148,7 +149,6 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
 }
 
 let renderQueued = false;
-let lastReported = '';
 function scheduleRender(): void {
   if (renderQueued) return;
   renderQueued = true;
@@ -185,20 +185,7 @@ function render(): void {
   gridEl.setAttribute('aria-rowcount', String(view.length + 1));
   if (view.length) gridEl.setAttribute('aria-activedescendant', `row-${Math.min(state.selected, view.length - 1)}`);
   else gridEl.removeAttribute('aria-activedescendant');
-  const firstVisible = Math.min(view.length, Math.floor(top / ROW_H));
-  const visibleCount = Math.min(view.length - firstVisible, Math.ceil(height / ROW_H));
-  const key = `${firstVisible}:${visibleCount}:${view.length}`;
-  if (key !== lastReported) {
-    lastReported = key;
-    // Told once scrolling settles, not every frame (each message crosses to the extension host).
-    if (reportTimer) clearTimeout(reportTimer);
-    reportTimer = setTimeout(() => {
-      reportTimer = undefined;
-      vscode.postMessage({ type: 'mf/rendered', first: firstVisible, count: visibleCount, total: view.length });
-    }, 150);
-  }
 }
-let reportTimer: ReturnType<typeof setTimeout> | undefined;
 
 let saveTimer: ReturnType<typeof setTimeout> | undefined;
 /** Saves the view state, at most every 200 ms (scrolling calls it every frame). */
@@ -228,12 +215,12 @@ function select(pos: number, reveal = true): void {
 }
 
 function open(index: number): void {
-  vscode.postMessage({ type: 'mf/open', index });
+  post({ type: 'openShard', index });
 }
 
 /** Copies the full manifest sha256 of shard `index` (the host writes the clipboard and confirms). */
 function copyHash(index: number): void {
-  if (rows[index]?.sha256) vscode.postMessage({ type: 'mf/copyHash', index });
+  if (rows[index]?.sha256) post({ type: 'copyHash', index });
 }
 
 gridEl.addEventListener('keydown', (ev) => {
@@ -256,8 +243,8 @@ const verifyAgainBtn = h('vscode-button', { secondary: true, 'aria-label': 'Veri
 const filterBox = h('vscode-checkbox', { label: 'Only problems', 'aria-label': 'Show only shards with problems' });
 verifyBtn.setAttribute('icon', 'verified');
 verifyAgainBtn.setAttribute('icon', 'refresh');
-verifyBtn.addEventListener('click', () => vscode.postMessage({ type: 'mf/verify', ignoreCache: false }));
-verifyAgainBtn.addEventListener('click', () => vscode.postMessage({ type: 'mf/verify', ignoreCache: true }));
+verifyBtn.addEventListener('click', () => post({ type: 'verify', ignoreCache: false }));
+verifyAgainBtn.addEventListener('click', () => post({ type: 'verify', ignoreCache: true }));
 filterBox.addEventListener('change', () => {
   state.problemsOnly = (filterBox as unknown as { checked: boolean }).checked;
   state.selected = 0;
@@ -322,10 +309,10 @@ function renderHead(d: ManifestInit): void {
   const toolbar = h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
   const problems = d.problems.length ? h('div', { class: `banner ${d.problems.some((p) => p.severity === 'error') ? 'error' : ''} mf-problems`, role: 'alert' },
     h('div', {}, h('strong', {}, `${fmt(d.problems.length)} problem${d.problems.length === 1 ? '' : 's'} in the dataset's metadata`),
-      ' · ', linkButton('Show in Problems', () => vscode.postMessage({ type: 'mf/showProblems' }))),
+      ' · ', linkButton('Show in Problems', () => post({ type: 'showProblems' }))),
     h('ul', {}, ...d.problems.slice(0, 5).map((p) => h('li', {},
       p.line !== null && p.file === 'shard_manifest.jsonl'
-        ? linkButton(`line ${p.line}`, () => vscode.postMessage({ type: 'mf/revealLine', line: p.line! })) : null,
+        ? linkButton(`line ${p.line}`, () => post({ type: 'revealLine', line: p.line! })) : null,
       p.line !== null && p.file === 'shard_manifest.jsonl' ? ': ' : '',
       p.message)),
       d.problems.length > 5 ? h('li', { class: 'muted' }, `… and ${fmt(d.problems.length - 5)} more`) : null)) : null;
@@ -368,10 +355,14 @@ function linkButton(text: string, onClick: () => void): HTMLElement {
   return b;
 }
 
-window.addEventListener('message', (ev: MessageEvent<ManifestToWebview>) => {
-  const m = ev.data;
+/** Sends an event to the host. */
+function post(msg: ManifestFromWebview): void {
+  channel.notify(msg);
+}
+
+function onEvent(m: ManifestToWebview): void {
   switch (m.type) {
-    case 'mf/init':
+    case 'init':
       data = m;
       rows = m.rows;
       renderHead(m);
@@ -383,7 +374,7 @@ window.addEventListener('message', (ev: MessageEvent<ManifestToWebview>) => {
         requestAnimationFrame(() => { scroller.scrollTop = state.scrollTop; scheduleRender(); });
       }
       break;
-    case 'mf/rows': {
+    case 'rowsChanged': {
       let filterChanged = false;
       for (const u of m.rows) {
         const r = rows[u.index];
@@ -397,15 +388,15 @@ window.addEventListener('message', (ev: MessageEvent<ManifestToWebview>) => {
       else scheduleRender();
       break;
     }
-    case 'mf/verifying':
+    case 'verifying':
       setProgress(m.text);
       break;
-    case 'mf/error':
+    case 'loadError':
       headEl.replaceChildren(h('p', { class: 'banner error', role: 'alert' }, m.message));
       rows = [];
       applyFilter();
       break;
   }
-});
+}
 
-vscode.postMessage({ type: 'mf/ready' });
+const channel = connect<ManifestProtocol>(vscode, { onEvent, requests: {} });

@@ -9,10 +9,12 @@ import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-toolbar-button/index.js';
 import { fmt, h, vscodeApi } from './common';
+import { connect } from './channel';
 import type {
-  ShardBanner, ShardFromWebview, ShardHighlight, ShardInitToWebview, ShardNumberingToWebview, ShardToWebview, ShardView,
-  ShardWebviewState,
+  ShardBanner, ShardEditorProtocol, ShardFromWebview, ShardHighlight, ShardInitToWebview, ShardNumberingToWebview, ShardPageReply,
+  ShardToWebview, ShardView, ShardWebviewState,
 } from '../src/protocol';
+import type { ChannelError } from '../src/shared/channel';
 import { Schedule } from '../src/core/schedule';
 import { PageData, blockIndexOf, Numbering } from './shardEditor/model';
 import { ScrollBlock, VirtualScroller } from './shardEditor/scroller';
@@ -32,7 +34,8 @@ const saved = vscode.getState();
 let preferredView: ShardView = saved?.view ?? 'documents';
 let restored = false;
 const pages = new Map<number, PageData>();
-const pending = new Set<number>();
+/** Page requests in flight, by page index (abort = withdraw the request). */
+const pending = new Map<number, AbortController>();
 const pageErrors = new Map<number, string>();
 let numbering = new Numbering(32768, 0);
 let highlights: ShardHighlight[] = [];
@@ -88,7 +91,7 @@ const tooltip = new TokenTooltip(document.body);
 
 // ───────────── pages ─────────────
 function post(msg: ShardFromWebview): void {
-  vscode.postMessage(msg);
+  channel.notify(msg);
 }
 
 function pageAt(i: number): PageData | undefined {
@@ -103,8 +106,11 @@ function pageCount(): number {
 
 function request(i: number): void {
   if (!init || i < 0 || i >= pageCount() || pages.has(i) || pending.has(i) || pageErrors.has(i)) return;
-  pending.add(i);
-  post({ type: 'requestPage', generation: init.generation, index: i });
+  const ac = new AbortController();
+  pending.set(i, ac);
+  const generation = init.generation;
+  channel.request('page', { generation, index: i }, { signal: ac.signal })
+    .then(onPage, (err: ChannelError) => { if (!err.cancelled) onPageError(generation, i, err.message); });
 }
 
 function evict(): void {
@@ -151,8 +157,8 @@ const scroller = new VirtualScroller(viewport, bar, {
     // Requests for pages the view no longer shows are withdrawn (a drag of the scrollbar passes many).
     const needed = new Set<number>();
     for (let p = pf - 1; p <= pl + 1; p++) needed.add(p);
-    for (const p of [...pending]) {
-      if (!needed.has(p)) { pending.delete(p); post({ type: 'cancelPage', index: p }); }
+    for (const [p, ac] of [...pending]) {
+      if (!needed.has(p)) { ac.abort(); pending.delete(p); }
     }
     // Prefetch the neighbouring pages when the view nears a page edge (not while still loading).
     if (!first.key.startsWith('ph:') && first.start - pf * P < P / 4) request(pf - 1);
@@ -388,31 +394,30 @@ function showBanners(list: ShardBanner[]): void {
 }
 
 // ───────────── messages ─────────────
-window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
-  const m = e.data;
+function onPage(m: ShardPageReply): void {
+  if (!init || m.generation !== init.generation) return;
+  pending.delete(m.index);
+  const page = new PageData(m, init.eosId);
+  for (const id of m.ids) if (id > maxIdSeen) maxIdSeen = id;
+  pages.set(m.index, page);
+  if (ctx.view === 'ids' && String(maxIdSeen).length + 1 > Number(getComputedStyle(document.body).getPropertyValue('--id-cell').replace('ch', '') || 7)) computeCols();
+  const affected = scroller.rendered.some((r) => r.block.key === `ph:${m.index}`);
+  if (affected) scroller.invalidate();
+  else scroller.refresh((m.index - 1) * ctx.pageTokens, m.index * ctx.pageTokens); // separators of the previous page learn lengths
+  evict();
+  updateFooter();
+}
+
+function onPageError(generation: number, index: number, message: string): void {
+  if (!init || generation !== init.generation) return;
+  pending.delete(index);
+  pageErrors.set(index, message);
+  scroller.invalidate();
+}
+
+function onEvent(m: ShardToWebview): void {
   switch (m.type) {
     case 'init': onInit(m); break;
-    case 'page': {
-      if (!init || m.generation !== init.generation) return;
-      pending.delete(m.index);
-      const page = new PageData(m, init.eosId);
-      for (const id of m.ids) if (id > maxIdSeen) maxIdSeen = id;
-      pages.set(m.index, page);
-      if (ctx.view === 'ids' && String(maxIdSeen).length + 1 > Number(getComputedStyle(document.body).getPropertyValue('--id-cell').replace('ch', '') || 7)) computeCols();
-      const affected = scroller.rendered.some((r) => r.block.key === `ph:${m.index}`);
-      if (affected) scroller.invalidate();
-      else scroller.refresh((m.index - 1) * ctx.pageTokens, m.index * ctx.pageTokens); // separators of the previous page learn lengths
-      evict();
-      updateFooter();
-      break;
-    }
-    case 'pageError': {
-      if (!init || m.generation !== init.generation) return;
-      pending.delete(m.index);
-      pageErrors.set(m.index, m.message);
-      scroller.invalidate();
-      break;
-    }
     case 'numbering': {
       if (!init || m.generation !== init.generation) return;
       numbering.update(m);
@@ -433,7 +438,7 @@ window.addEventListener('message', (e: MessageEvent<ShardToWebview>) => {
     case 'highlights': setHighlights(m.highlights); break;
     case 'setView': setView(m.view); break;
   }
-});
+}
 
 function onInit(m: ShardInitToWebview): void {
   const first = !init;
@@ -584,4 +589,4 @@ viewport.addEventListener('keydown', (e) => {
   if (handled) { e.preventDefault(); tooltip.hide(); }
 });
 
-post({ type: 'ready' });
+const channel = connect<ShardEditorProtocol>(vscode, { onEvent, requests: {} });

@@ -6,8 +6,8 @@
  * decoded text of its inputs, EOS tokens included as `<|endoftext|>`.
  *
  * Rendering: the first rows synchronously, the rest in animation-frame chunks; rows use
- * `content-visibility: auto`, so off-screen rows cost no layout. When every row is in the DOM the
- * view tells the host (`uv/rendered`).
+ * `content-visibility: auto`, so off-screen rows cost no layout. The host's `show` request is
+ * answered once every row is in the DOM (a `show` superseded by a newer one is cancelled).
  *
  * Keyboard: rows form a list with one tab stop (↑/↓, Page Up/Down, Home/End move; Enter opens
  * the row start in its shard editor; →/← step through the row's segments, Enter opens that
@@ -18,9 +18,12 @@ import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { h, fmt, vscodeApi } from './common';
+import { connect } from './channel';
 import type {
-  UpdateViewData, UpdateViewFromWebview, UpdateViewState, UpdateViewToWebview, UpdateViewSegment,
+  UpdateViewData, UpdateViewFromWebview, UpdateViewProtocol, UpdateViewShow, UpdateViewShown, UpdateViewState, UpdateViewToWebview,
+  UpdateViewSegment,
 } from '../src/protocol';
+import { ChannelError } from '../src/shared/channel';
 
 interface State extends UpdateViewState { compact?: boolean }
 
@@ -95,7 +98,7 @@ function saveState(patch: Partial<State>): void {
 
 function go(k: number): void {
   if (!data || !Number.isInteger(k) || k < 0 || k >= data.numUpdates || k === data.update) return;
-  vscode.postMessage({ type: 'uv/go', update: k });
+  post({ type: 'go', update: k });
 }
 
 prevBtn.addEventListener('click', () => data && go(data.update - 1));
@@ -112,7 +115,7 @@ const submitK = () => {
 };
 goBtn.addEventListener('click', submitK);
 kField.addEventListener('keydown', (e) => { if ((e as KeyboardEvent).key === 'Enter') submitK(); });
-copyBtn.addEventListener('click', () => vscode.postMessage({ type: 'uv/copyLink' }));
+copyBtn.addEventListener('click', () => post({ type: 'copyLink' }));
 compactBox.addEventListener('change', () => {
   const on = (compactBox as unknown as { checked: boolean }).checked;
   setCompact(on);
@@ -130,6 +133,25 @@ function showError(message: string): void {
 }
 
 // ───────────── rendering ─────────────
+
+/** Sends an event to the host. */
+function post(msg: UpdateViewFromWebview): void {
+  channel.notify(msg);
+}
+
+/** The `show` request being rendered: answered when its last row is in the DOM, cancelled by the next one. */
+let showing: { resolve(r: UpdateViewShown): void; reject(e: Error): void } | undefined;
+
+/** Answers the host's `show` request once every row is in the DOM. */
+function show(m: UpdateViewShow): Promise<UpdateViewShown> {
+  showing?.reject(new ChannelError('superseded by a newer show', true));
+  return new Promise<UpdateViewShown>((resolve, reject) => {
+    showing = { resolve, reject };
+    datasetName = m.datasetName;
+    saveState({ key: m.key });
+    render(m.data, m.focusRow);
+  });
+}
 
 function render(d: UpdateViewData, focusRow: number | undefined): void {
   const seq = ++renderSeq;
@@ -168,7 +190,9 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   const finish = () => {
     applyDocumentNumbers();
     if (focusRow !== undefined) focusRowEl(focusRow, false, 'start');
-    vscode.postMessage({ type: 'uv/rendered', update: d.update, rows: rowsEl.querySelectorAll(':scope > .row').length, ms: performance.now() - t0 });
+    const done = showing;
+    showing = undefined;
+    done?.resolve({ update: d.update, rows: rowsEl.querySelectorAll(':scope > .row').length, ms: performance.now() - t0 });
   };
   const step = () => {
     if (seq !== renderSeq) return;
@@ -213,7 +237,7 @@ function renderDocsLine(note: string | undefined, busy = false): void {
   docsLine.append(note ?? 'Document numbers: counting…');
   if (note && !busy) {
     const btn = h('vscode-button', { secondary: true, icon: 'list-ordered', class: 'count-docs' }, 'Number documents');
-    btn.addEventListener('click', () => vscode.postMessage({ type: 'uv/countDocuments' }));
+    btn.addEventListener('click', () => post({ type: 'countDocuments' }));
     docsLine.append(' ', btn);
   }
 }
@@ -381,7 +405,7 @@ rowsEl.addEventListener('click', (e) => {
   focusRowEl(row, !target.closest('.seg, [data-next]'));
   saveState({ row });
   if (target.closest('[data-next]')) {
-    vscode.postMessage({ type: 'uv/reveal', update: data.update, row, next: true });
+    post({ type: 'reveal', update: data.update, row, next: true });
     return;
   }
   const seg = target.closest<HTMLElement>('.seg');
@@ -390,7 +414,7 @@ rowsEl.addEventListener('click', (e) => {
   const char = target.classList.contains('eos') ? data.rows[row].segments[segment].text.length
     : pressed?.seg === seg ? pressed.char : charAt(seg, e.clientX, e.clientY);
   pressed = undefined;
-  vscode.postMessage({ type: 'uv/reveal', update: data.update, row, segment, char });
+  post({ type: 'reveal', update: data.update, row, segment, char });
 });
 
 rowsEl.addEventListener('keydown', (e) => {
@@ -421,40 +445,34 @@ rowsEl.addEventListener('keydown', (e) => {
     case 'Enter':
     case ' ': {
       e.preventDefault();
-      if (target.hasAttribute('data-next')) vscode.postMessage({ type: 'uv/reveal', update: data.update, row, next: true });
-      else if (target.classList.contains('seg')) vscode.postMessage({ type: 'uv/reveal', update: data.update, row, segment: Number(target.dataset.seg) });
-      else vscode.postMessage({ type: 'uv/reveal', update: data.update, row });
+      if (target.hasAttribute('data-next')) post({ type: 'reveal', update: data.update, row, next: true });
+      else if (target.classList.contains('seg')) post({ type: 'reveal', update: data.update, row, segment: Number(target.dataset.seg) });
+      else post({ type: 'reveal', update: data.update, row });
       saveState({ row });
       break;
     }
   }
 });
 
-window.addEventListener('message', (event: MessageEvent<UpdateViewToWebview>) => {
-  const m = event.data;
+function onEvent(m: UpdateViewToWebview): void {
   switch (m.type) {
-    case 'uv/show':
-      datasetName = m.datasetName;
-      saveState({ key: m.key });
-      render(m.data, m.focusRow);
-      break;
-    case 'uv/documents':
+    case 'documents':
       if (!data || m.update !== data.update) break;
       firstDocument = m.firstDocument;
       applyDocumentNumbers();
       renderDocsLine(m.note, m.busy);
       break;
-    case 'uv/loading':
+    case 'loading':
       progress.hidden = false;
       break;
-    case 'uv/error':
+    case 'error':
       progress.hidden = true;
       showError(m.message);
       break;
-    case 'uv/focusRow':
+    case 'focusRow':
       focusRowEl(m.row, true, 'start');
       break;
   }
-});
+}
 
-vscode.postMessage({ type: 'uv/ready' });
+const channel = connect<UpdateViewProtocol>(vscode, { onEvent, requests: { show } });

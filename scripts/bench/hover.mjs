@@ -44,7 +44,7 @@ export async function run(ctx) {
   const opts = { minDigits: 3, vocabSize: tok.vocabSize };
 
   /** The hover's core work at the k-th number of `text` (the middle of the list). */
-  const cursor = (text, k) => { const re = /\d+/g; let m; for (let i = 0; i <= k; i++) m = re.exec(text); return m.index; };
+  const cursor = (text, k) => { const re = /\d+/g; let m; for (let i = 0; i <= k; i++) m = re.exec(text); return /** @type {RegExpExecArray} */ (m).index; };
   const hoverWork = (text, at) => {
     const hit = core.findIdsAt(text, at, opts);
     let unknown = 0;
@@ -55,7 +55,7 @@ export async function run(ctx) {
   };
 
   const rows = [];
-  for (const [label, text, k] of [['JSON, one id per line', json, 2048], ['numpy repr, every id printed', numpy, 2048]]) {
+  for (const [label, text, k] of /** @type {[string, string, number][]} */ ([['JSON, one id per line', json, 2048], ['numpy repr, every id printed', numpy, 2048]])) {
     const at = cursor(text, k); // neither print has other digits before the list
     const check = hoverWork(text, at);
     if (check.hit.kind !== 'list' || check.hit.ids.length !== 4096 || check.hit.ids.some((x, i) => x !== ids[i])) throw new Error(`${label}: the list was not found whole`);

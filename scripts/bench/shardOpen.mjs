@@ -77,7 +77,7 @@ export async function run(ctx) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-open-'));
   const rows = [];
   try {
-    const sizes = [['1 MB', 1_000_000], ['100 MB', 100_000_000], ['1 GB', 1_000_000_000]];
+    const sizes = /** @type {[string, number][]} */ ([['1 MB', 1_000_000], ['100 MB', 100_000_000], ['1 GB', 1_000_000_000]]);
     const files = sizes.map(([label, bytes]) => {
       if (bytes === 100_000_000 && fs.statSync(big.path).size === bytes) return [label, big.path];
       const f = path.join(tmp, `open_${label.replace(' ', '')}.u32`);

@@ -19,6 +19,9 @@ import * as locate from './commands/locate';
 import * as tokens from './commands/tokens';
 import * as update from './commands/update';
 import * as verify from './commands/verify';
+import * as count from './commands/count';
+import * as find from './commands/find';
+import * as merge from './commands/merge';
 import * as stats from './commands/stats';
 import * as exportCmd from './commands/export';
 
@@ -35,6 +38,9 @@ export const COMMANDS: CommandModule[] = [
   decode,
   encode,
   verify,
+  count,
+  find,
+  merge,
   index,
   locate,
   stats,

@@ -25,8 +25,8 @@ export function formatIds(ids: ArrayLike<number>): string {
   return `[${Array.from(ids).join(', ')}]`;
 }
 
-/** Registers `tokenShards.copyIds` and `tokenShards._copyShardText`. */
-export function registerCopyIds(context: vscode.ExtensionContext, provider: ShardEditorProvider): void {
+/** The commands `tokenShards.copyIds` and `tokenShards._copyShardText` on the shard editors of `provider`. */
+export function copyCommands(provider: ShardEditorProvider): { copyIds(): Promise<string | undefined>; copyShardText(): Promise<string | undefined> } {
   const target = (): { s: ShardSession; range: [number, number] } | undefined => {
     const s = provider.commandTarget();
     if (!s) {
@@ -50,8 +50,8 @@ export function registerCopyIds(context: vscode.ExtensionContext, provider: Shar
       ? vscode.l10n.t('offsets {0}–{1}', fmt(a), fmt(b - 1))
       : vscode.l10n.t('global offsets {0}–{1}', fmt(g + a), fmt(g + b - 1));
   };
-  context.subscriptions.push(
-    vscode.commands.registerCommand('tokenShards.copyIds', async (): Promise<string | undefined> => {
+  return {
+    copyIds: async (): Promise<string | undefined> => {
       const t = target();
       if (!t) return undefined;
       const ids = await t.s.document.state.pages.read(t.range[0], t.range[1] - t.range[0]);
@@ -59,8 +59,8 @@ export function registerCopyIds(context: vscode.ExtensionContext, provider: Shar
       await vscode.env.clipboard.writeText(text);
       vscode.window.setStatusBarMessage(vscode.l10n.t('Copied {0} token ids ({1})', fmt(ids.length), where(t.s, t.range)), 4000);
       return text;
-    }),
-    vscode.commands.registerCommand('tokenShards._copyShardText', async (): Promise<string | undefined> => {
+    },
+    copyShardText: async (): Promise<string | undefined> => {
       const t = target();
       if (!t) return undefined;
       const tok = t.s.document.state.tokenizer;
@@ -69,6 +69,6 @@ export function registerCopyIds(context: vscode.ExtensionContext, provider: Shar
       await vscode.env.clipboard.writeText(text);
       vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the text of {0} tokens ({1})', fmt(ids.length), where(t.s, t.range)), 4000);
       return text;
-    }),
-  );
+    },
+  };
 }

@@ -24,6 +24,7 @@ import { Services } from '../services';
 /**
  * Read-only documents holding decoded text, served under the `token-shards-decoded:` scheme:
  * unlike untitled documents they never ask to be saved. A text is dropped when its document closes.
+ * One per activation, built and registered by the composition root (`src/extension.ts`).
  */
 export class DecodedDocuments implements vscode.TextDocumentContentProvider {
   /** URI scheme of decoded documents. */
@@ -47,9 +48,6 @@ export class DecodedDocuments implements vscode.TextDocumentContentProvider {
     this.texts.delete(uri.toString());
   }
 }
-
-/** The one store of decoded documents, registered by `registerTokenIds`. */
-export const decodedDocuments = new DecodedDocuments();
 
 /** Arguments of `tokenShards.decodeSelection`. */
 export interface DecodeSelectionArgs {
@@ -139,7 +137,7 @@ export function decodedDocumentText(tok: LoadedTokenizer, found: ExtractedIds): 
 }
 
 /** Runs Decode Selection (see the file comment). */
-export async function decodeSelection(services: Services, ...args: unknown[]): Promise<vscode.TextDocument | undefined> {
+export async function decodeSelection(services: Services, decodedDocuments: DecodedDocuments, ...args: unknown[]): Promise<vscode.TextDocument | undefined> {
   const opts = (args[0] && typeof args[0] === 'object' && !(args[0] instanceof vscode.Uri) ? args[0] : {}) as DecodeSelectionArgs;
   const editor = vscode.window.activeTextEditor;
   let text: string;

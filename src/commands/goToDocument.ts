@@ -13,10 +13,7 @@ import { CancelledError, fmt } from '../core/errors';
 import { findDocumentBounds } from '../core/documents';
 import { numberArg, validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
-import { Services } from '../services';
-import type { UpdateViews } from '../editor/updateView';
-import { revealInShardEditor } from '../editor/shardEditor';
-import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
 
 /** Arguments of `tokenShards.goToDocument`. */
 export interface GoToDocumentArgs {
@@ -30,7 +27,8 @@ export interface GoToDocumentArgs {
 export interface GoToDocumentResult { document: number; start: number; end: number; endKnown: boolean }
 
 /** Runs Go to Document… (see the file comment). */
-export async function goToDocument(services: Services, views: UpdateViews | undefined, ...args: unknown[]): Promise<GoToDocumentResult | undefined> {
+export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Promise<GoToDocumentResult | undefined> {
+  const { services, views } = nav;
   const { opts, uri } = commandArgs<GoToDocumentArgs>(args);
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Document: choose a dataset'), opts.root, uri, views?.focusedDataset);
@@ -80,7 +78,7 @@ export async function goToDocument(services: Services, views: UpdateViews | unde
     });
     const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
     const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit);
-    await revealInShardEditor(services, {
+    await nav.shardEditors.reveal({
       dataset: ds, offset: start, align: 'top',
       highlight: [{ start, end: bounds.end, label: vscode.l10n.t('document {0} (0-based){1}', fmt(doc), bounds.endKnown ? '' : vscode.l10n.t(', continues past {0}', fmt(bounds.end))) }],
     });

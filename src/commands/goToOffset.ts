@@ -12,10 +12,7 @@ import * as vscode from 'vscode';
 import { openLoneShard } from '../core/dataset';
 import { checkOffset, numberArg, validateLocalOffsetInput, validateOffsetInput } from '../core/navigation';
 import { fmt } from '../core/errors';
-import { Services } from '../services';
-import type { UpdateViews } from '../editor/updateView';
-import { revealInShardEditor } from '../editor/shardEditor';
-import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
 
 /** Arguments of `tokenShards.goToOffset`. */
 export interface GoToOffsetArgs {
@@ -26,11 +23,12 @@ export interface GoToOffsetArgs {
 }
 
 /** Runs Go to Token Offset… (see the file comment). */
-export async function goToOffset(services: Services, views: UpdateViews | undefined, ...args: unknown[]): Promise<{ offset: number } | undefined> {
+export async function goToOffset(nav: NavigationDeps, ...args: unknown[]): Promise<{ offset: number } | undefined> {
+  const { services, views } = nav;
   const { opts, uri } = commandArgs<GoToOffsetArgs>(args);
   try {
     const lone = services.activeShard && !services.activeShard.dataset && opts.root === undefined ? services.activeShard : undefined;
-    if (lone) return await goToLocalOffset(services, lone.uri, opts.offset, lone.offset);
+    if (lone) return await goToLocalOffset(nav, lone.uri, opts.offset, lone.offset);
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Token Offset: choose a dataset'), opts.root, uri, views?.focusedDataset);
     if (!ds) return undefined;
     let offset: number | undefined;
@@ -50,7 +48,7 @@ export async function goToOffset(services: Services, views: UpdateViews | undefi
       });
       if (offset === undefined) return undefined;
     }
-    await revealInShardEditor(services, { dataset: ds, offset, highlight: [{ start: offset, end: offset + 1, label: vscode.l10n.t('token {0}', fmt(offset)) }] });
+    await nav.shardEditors.reveal({ dataset: ds, offset, highlight: [{ start: offset, end: offset + 1, label: vscode.l10n.t('token {0}', fmt(offset)) }] });
     return { offset };
   } catch (err) {
     return reportError(services, vscode.l10n.t('Go to Token Offset'), err);
@@ -58,7 +56,7 @@ export async function goToOffset(services: Services, views: UpdateViews | undefi
 }
 
 /** Go to Token Offset in a lone shard (no manifest): local offsets. */
-async function goToLocalOffset(services: Services, file: vscode.Uri, arg: unknown, current: number): Promise<{ offset: number } | undefined> {
+async function goToLocalOffset(nav: NavigationDeps, file: vscode.Uri, arg: unknown, current: number): Promise<{ offset: number } | undefined> {
   const lone = await openLoneShard(file.fsPath);
   const tokens = lone.stream.totalTokens;
   await lone.stream.close();
@@ -77,6 +75,6 @@ async function goToLocalOffset(services: Services, file: vscode.Uri, arg: unknow
     });
     if (offset === undefined) return undefined;
   }
-  await revealInShardEditor(services, { file, offset, highlight: [{ start: offset, end: offset + 1 }] });
+  await nav.shardEditors.reveal({ file, offset, highlight: [{ start: offset, end: offset + 1 }] });
   return { offset };
 }

@@ -14,10 +14,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { checkSequence, numberArg, validateSequenceInput } from '../core/navigation';
-import { Services } from '../services';
-import { UpdateViews } from '../editor/updateView';
-import { revealInShardEditor } from '../editor/shardEditor';
-import { commandArgs, currentSequence, promptValidated, reportError, resolveDataset } from './inputs';
+import { NavigationDeps, commandArgs, currentSequence, promptValidated, reportError, resolveDataset } from './inputs';
 
 /** Arguments of `tokenShards.goToSequence`. */
 export interface GoToSequenceArgs {
@@ -30,7 +27,8 @@ export interface GoToSequenceArgs {
 }
 
 /** Runs Go to Sequence… (see the file comment). */
-export async function goToSequence(services: Services, views: UpdateViews, ...args: unknown[]): Promise<{ update: number; sequence: number; offset: number } | undefined> {
+export async function goToSequence(nav: NavigationDeps, ...args: unknown[]): Promise<{ update: number; sequence: number; offset: number } | undefined> {
+  const { services, views } = nav;
   const { opts, uri } = commandArgs<GoToSequenceArgs>(args);
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Sequence: choose a dataset'), opts.root, uri, views.focusedDataset);
@@ -61,7 +59,7 @@ export async function goToSequence(services: Services, views: UpdateViews, ...ar
     }
     const [s, e] = ds.schedule.sequenceRange(ref.update, ref.sequence);
     views.focusRow(ds.root, ref.update, ref.sequence);
-    await revealInShardEditor(services, {
+    await nav.shardEditors.reveal({
       dataset: ds, offset: s, align: 'top',
       highlight: [
         { start: s, end: e, label: vscode.l10n.t('update {0} (0-based) · sequence {1} · inputs', fmt(ref.update), ref.sequence) },

@@ -1,7 +1,6 @@
 /**
- * Token Shards: Go to Update… (`tokenShards.goToUpdate`, ctrl+alt+u) and the registration of
- * every navigation feature (the four Go to commands, Copy Link, the update view and the URI
- * handler) through {@link registerNavigation}.
+ * Token Shards: Go to Update… (`tokenShards.goToUpdate`, ctrl+alt+u), registered by the
+ * composition root (`src/extension.ts`).
  *
  * Arguments (all optional; with `update` the command does not prompt):
  * `{ update: number | string, root?: string }`. Hover links use
@@ -14,14 +13,8 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
-import { Services } from '../services';
-import { UpdateViewResult, UpdateViews } from '../editor/updateView';
-import { commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
-import { goToOffset } from './goToOffset';
-import { goToDocument } from './goToDocument';
-import { goToSequence } from './goToSequence';
-import { copyLink } from './copyLink';
-import { registerUriHandler } from '../uriHandler';
+import type { UpdateViewResult } from '../editor/updateView';
+import { NavigationDeps, commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
 
 /** Arguments of `tokenShards.goToUpdate`. */
 export interface GoToUpdateArgs {
@@ -32,7 +25,8 @@ export interface GoToUpdateArgs {
 }
 
 /** Runs Go to Update… (see the file comment). */
-export async function goToUpdate(services: Services, views: UpdateViews, ...args: unknown[]): Promise<UpdateViewResult | undefined> {
+export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promise<UpdateViewResult | undefined> {
+  const { services, views } = nav;
   const { opts, uri } = commandArgs<GoToUpdateArgs>(args);
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri, views.focusedDataset);
@@ -59,22 +53,4 @@ export async function goToUpdate(services: Services, views: UpdateViews, ...args
   } catch (err) {
     return reportError(services, vscode.l10n.t('Go to Update'), err);
   }
-}
-
-/**
- * Registers the navigation commands, the update view (and its panel serializer) and the
- * `vscode://token-shards.token-shard-inspector/update?k=…` URI handler.
- */
-export function registerNavigation(context: vscode.ExtensionContext, services: Services): UpdateViews {
-  const views = new UpdateViews(services);
-  context.subscriptions.push(
-    views,
-    vscode.commands.registerCommand('tokenShards.goToUpdate', (...a: unknown[]) => goToUpdate(services, views, ...a)),
-    vscode.commands.registerCommand('tokenShards.goToOffset', (...a: unknown[]) => goToOffset(services, views, ...a)),
-    vscode.commands.registerCommand('tokenShards.goToDocument', (...a: unknown[]) => goToDocument(services, views, ...a)),
-    vscode.commands.registerCommand('tokenShards.goToSequence', (...a: unknown[]) => goToSequence(services, views, ...a)),
-    vscode.commands.registerCommand('tokenShards.copyLink', () => copyLink(services, views)),
-    registerUriHandler(services, views),
-  );
-  return views;
 }

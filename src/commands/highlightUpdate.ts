@@ -7,7 +7,17 @@
 import * as vscode from 'vscode';
 import { describeUpdate } from '../core/schedule';
 import type { ShardHighlight } from '../protocol';
-import type { ShardEditorProvider, ShardSession } from '../editor/shardEditor';
+import type { ShardDocument } from '../editor/shardDocument';
+
+/** What the update highlight needs of a shard editor session (a `ShardSession` is one). */
+export interface HighlightableSession {
+  readonly document: ShardDocument;
+  /** Local offset of the cursor. */
+  readonly cursor: number;
+  /** Update highlighted now (follows the cursor), or undefined when off. */
+  highlightedUpdate?: number;
+  setHighlights(highlights: ShardHighlight[]): void;
+}
 
 /**
  * The highlight of update `k` in a shard: its range clipped to the shard (local offsets) and
@@ -30,7 +40,7 @@ export function updateHighlight(k: number, G: number, L: number, base: number, n
  * Recomputes the update highlight of a session for its cursor. With `toggle`, switches it on or
  * off first. Returns the update highlighted, or undefined (off, lone shard, look-ahead token).
  */
-export function updateHighlights(s: ShardSession, toggle: boolean): number | undefined {
+export function updateHighlights(s: HighlightableSession, toggle: boolean): number | undefined {
   const st = s.document.state;
   const ds = st.entry ? st.dataset : undefined;
   if (toggle && s.highlightedUpdate !== undefined) {
@@ -55,14 +65,14 @@ export function updateHighlights(s: ShardSession, toggle: boolean): number | und
   return pos.update;
 }
 
-/** Registers `tokenShards.highlightUpdate` (returns the update now highlighted, or undefined). */
-export function registerHighlightUpdate(context: vscode.ExtensionContext, provider: ShardEditorProvider): void {
-  context.subscriptions.push(vscode.commands.registerCommand('tokenShards.highlightUpdate', (): number | undefined => {
-    const s = provider.commandTarget();
-    if (!s) {
-      void vscode.window.showInformationMessage(vscode.l10n.t('Open a .u32 shard of a dataset in the shard editor first.'));
-      return undefined;
-    }
-    return updateHighlights(s, true);
-  }));
+/**
+ * `tokenShards.highlightUpdate` on the shard editor commands act on (`ShardEditorProvider.commandTarget`):
+ * returns the update now highlighted, or undefined.
+ */
+export function highlightUpdate(s: HighlightableSession | undefined): number | undefined {
+  if (!s) {
+    void vscode.window.showInformationMessage(vscode.l10n.t('Open a .u32 shard of a dataset in the shard editor first.'));
+    return undefined;
+  }
+  return updateHighlights(s, true);
 }

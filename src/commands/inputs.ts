@@ -14,6 +14,14 @@ import { Dataset } from '../core/dataset';
 import { Validated } from '../core/navigation';
 import { Services } from '../services';
 import type { UpdateViews } from '../editor/updateView';
+import type { ShardEditorProvider } from '../editor/shardEditor';
+
+/** What the navigation commands work with (built once by the composition root, `src/extension.ts`). */
+export interface NavigationDeps {
+  services: Services;
+  views: UpdateViews;
+  shardEditors: ShardEditorProvider;
+}
 
 /** Options of {@link promptValidated}. */
 export interface ValidatedInputOptions<T> {

@@ -9,16 +9,15 @@
  * Each run shows a cancellable `window.withProgress` notification
  * ("shard i of N · GB done · GB/s · time left"), then a summary notification ("2,098 ok", or
  * "3 mismatched" with a "Show" button that opens the log where every fault is listed). Results
- * go to the {@link VerificationStore}, which the manifest table and the Problems diagnostics
- * follow. Hashing itself is `src/core/verify.ts` (worker threads; the host thread only routes
+ * go to the {@link VerificationStore} (`src/verificationStore.ts`), which the manifest table and
+ * the Problems diagnostics follow. Hashing itself is `src/core/verify.ts` (worker threads; the host thread only routes
  * messages). Digests are cached in `<globalStorage>/verify-cache.json`.
  *
  * Test seam: {@link runVerification} is the whole run minus the notifications; it takes the
  * `Progress`/`CancellationToken` pair that `withProgress` would give, so a test can drive it with
  * its own token and record what it reports. The commands return their {@link VerifyRunSummary}.
  *
- * This module's {@link registerVerifyShards} also wires the manifest table
- * (`src/editor/manifestEditor.ts`) and the diagnostics (`src/diagnostics.ts`), which share the store.
+ * The commands are registered by the composition root (`src/extension.ts`) from {@link verifyCommands}.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -27,11 +26,9 @@ import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
 import { formatBytes, formatDone, formatDuration, formatVerifySummary } from '../core/verifyFormat';
-import { VERIFY_CACHE_FILE, VerifyCache, VerifyCacheEntry } from '../core/verifyCache';
-import { FileIdentity } from '../core/fileIdentity';
-import { ManifestDiagnostics } from '../diagnostics';
-import { registerManifestEditor } from '../editor/manifestEditor';
+import { VerifyCache } from '../core/verifyCache';
 import { Services, activeTabUri } from '../services';
+import type { VerificationStore } from '../verificationStore';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
 export interface VerifyLog {
@@ -82,167 +79,6 @@ export interface VerifyRunSummary {
   allOk: boolean;
   /** Every finished shard's result, by index. */
   results: ShardVerifyResult[];
-}
-
-/** Per-root verification state shown by the table and Problems. */
-interface RootState {
-  results: Map<number, ShardVerifyResult>;
-  /** Shards of the run in progress that have not finished (queued or being hashed). */
-  pending: Set<number>;
-  /** Of those, the ones a worker is hashing right now. */
-  hashing: Set<number>;
-  running: boolean;
-  progressText?: string;
-}
-
-/** Row state of one shard for display (table status column). */
-export interface ShardDisplayState {
-  status: ShardStatus | 'not-checked' | 'queued' | 'checking';
-  checkedAt?: number;
-  detail?: string;
-  actualSize?: number;
-}
-
-/** A change in the store: which root, and which shard indices (all when undefined). */
-export interface VerificationChange {
-  root: string;
-  indices?: number[];
-  /** True when only the progress text/running flag changed. */
-  progressOnly?: boolean;
-}
-
-/**
- * Results of this session's verification runs per dataset root, plus the shards being hashed
- * right now, and the cache of past runs (for "last checked" of shards not verified this session).
- */
-export class VerificationStore implements vscode.Disposable {
-  private readonly roots = new Map<string, RootState>();
-  private readonly changed = new vscode.EventEmitter<VerificationChange>();
-  private cachePromise?: Promise<VerifyCache>;
-  /** Fires when results, the checking set or the progress text of a root change. */
-  readonly onDidChange = this.changed.event;
-
-  /** @param cacheFile absolute path of the cache JSON file (the extension: `<globalStorage>/verify-cache.json`). */
-  constructor(readonly cacheFile: string) {}
-
-  private state(root: string): RootState {
-    let s = this.roots.get(root);
-    if (!s) {
-      s = { results: new Map(), pending: new Set(), hashing: new Set(), running: false };
-      this.roots.set(root, s);
-    }
-    return s;
-  }
-
-  /** The cache as last loaded (re-read from disk after every run, since the CLI may share it). */
-  cache(): Promise<VerifyCache> {
-    if (!this.cachePromise) this.cachePromise = VerifyCache.load(this.cacheFile);
-    return this.cachePromise;
-  }
-
-  /** Forgets the loaded cache so the next {@link cache} call re-reads the file. */
-  reloadCache(): void {
-    this.cachePromise = undefined;
-  }
-
-  /** True while a run on `root` is in progress. */
-  isRunning(root: string): boolean {
-    return this.roots.get(root)?.running ?? false;
-  }
-
-  /** The progress line of the run on `root`, while one runs. */
-  progressText(root: string): string | undefined {
-    const s = this.roots.get(root);
-    return s?.running ? s.progressText : undefined;
-  }
-
-  /** Results of this session for `root` (finished shards only). */
-  results(root: string): ShardVerifyResult[] {
-    return [...(this.roots.get(root)?.results.values() ?? [])].sort((a, b) => a.index - b.index);
-  }
-
-  /**
-   * What to show for each shard of a dataset: "checking…" while a worker hashes it, "queued" while
-   * it waits in a run, else this session's result, else the
-   * cache's verdict when the file's identity (device, inode, size, mtime, ctime) still matches it, else "not checked".
-   */
-  async displayStates(ds: Dataset): Promise<ShardDisplayState[]> {
-    const cache = await this.cache();
-    const s = this.roots.get(ds.root);
-    return ds.shards.map((e, i) => this.displayState(ds.root, e, cache, ds.fileStates[i], s));
-  }
-
-  /** Display state of one shard (see {@link displayStates}). */
-  displayState(root: string, e: ShardEntry, cache: VerifyCache | undefined, file?: { identity?: FileIdentity },
-    s: RootState | undefined = this.roots.get(root)): ShardDisplayState {
-    if (s?.hashing.has(e.index)) return { status: 'checking' };
-    if (s?.pending.has(e.index)) return { status: 'queued' };
-    const r = s?.results.get(e.index);
-    if (r) return { status: r.status, checkedAt: r.checkedAt, detail: r.message, actualSize: r.actualSize };
-    const c: VerifyCacheEntry | undefined = cache && file?.identity ? cache.lookup(e.path, file.identity) : undefined;
-    if (c && e.sha256) {
-      return c.sha256 === e.sha256
-        ? { status: 'ok', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 matched when last checked (file unchanged since).` }
-        : { status: 'mismatch', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 ${c.sha256} ≠ manifest ${e.sha256} when last checked (file unchanged since).` };
-    }
-    return { status: 'not-checked' };
-  }
-
-  /** Drops this session's results of a root (its manifest changed, so indices may have moved). */
-  clear(root: string): void {
-    const s = this.roots.get(root);
-    if (s && !s.running) {
-      this.roots.delete(root);
-      this.changed.fire({ root });
-    }
-  }
-
-  /** @internal run bookkeeping */
-  begin(root: string, indices: number[]): boolean {
-    const s = this.state(root);
-    if (s.running) return false;
-    s.running = true;
-    s.progressText = undefined;
-    for (const i of indices) s.pending.add(i);
-    s.hashing.clear();
-    this.changed.fire({ root, indices });
-    return true;
-  }
-
-  /** @internal a shard finished */
-  record(root: string, r: ShardVerifyResult): void {
-    const s = this.state(root);
-    s.pending.delete(r.index);
-    s.hashing.delete(r.index);
-    s.results.set(r.index, r);
-    this.changed.fire({ root, indices: [r.index] });
-  }
-
-  /** @internal progress text of the run and the shards being hashed now */
-  progress(root: string, text: string, hashing: readonly number[] = []): void {
-    const s = this.state(root);
-    s.progressText = text;
-    const now = new Set(hashing.filter((i) => s.pending.has(i)));
-    const changed = [...now].filter((i) => !s.hashing.has(i)).concat([...s.hashing].filter((i) => !now.has(i)));
-    s.hashing = now;
-    this.changed.fire(changed.length ? { root, indices: changed } : { root, progressOnly: true });
-  }
-
-  /** @internal the run ended; shards still marked checking (cancelled) go back to their previous state */
-  end(root: string): void {
-    const s = this.state(root);
-    const left = [...s.pending];
-    s.pending.clear();
-    s.hashing.clear();
-    s.running = false;
-    s.progressText = undefined;
-    this.reloadCache();
-    this.changed.fire({ root, indices: left });
-  }
-
-  dispose(): void {
-    this.changed.dispose();
-  }
 }
 
 /** The notification's progress line, localised: "shard i of N · GB done · GB/s · time left" (MB below 1 GB done). */
@@ -412,24 +248,22 @@ export function verifyJobs(services: Services): number {
   return n && n > 0 ? Math.floor(n) : defaultJobs();
 }
 
-/**
- * Registers the three verify commands, the manifest table (custom editor, `openManifest`, the
- * offer to open it) and the Problems diagnostics; they share one {@link VerificationStore}.
- */
-export function registerVerifyShards(context: vscode.ExtensionContext, services: Services): VerificationStore {
-  const store = new VerificationStore(path.join(context.globalStorageUri.fsPath, VERIFY_CACHE_FILE));
-  context.subscriptions.push(store);
-  const title = vscode.l10n.t('Verifying shard hashes');
-  context.subscriptions.push(
-    vscode.commands.registerCommand('tokenShards.verifyShards', async (arg?: unknown) => {
+/** The three verify commands (see the file comment), sharing one {@link VerificationStore}. */
+export function verifyCommands(services: Services, store: VerificationStore): {
+  verifyShards(arg?: unknown): Promise<VerifyRunSummary | undefined>;
+  verifyShardsIgnoreCache(arg?: unknown): Promise<VerifyRunSummary | undefined>;
+  verifyThisShard(arg?: unknown): Promise<VerifyRunSummary | undefined>;
+} {
+  return {
+    verifyShards: async (arg) => {
       const ds = await datasetFor(services, arg);
-      return ds && verifyWithNotification(services, store, ds, {}, title);
-    }),
-    vscode.commands.registerCommand('tokenShards.verifyShardsIgnoreCache', async (arg?: unknown) => {
+      return ds && verifyWithNotification(services, store, ds, {}, vscode.l10n.t('Verifying shard hashes'));
+    },
+    verifyShardsIgnoreCache: async (arg) => {
       const ds = await datasetFor(services, arg);
       return ds && verifyWithNotification(services, store, ds, { ignoreCache: true }, vscode.l10n.t('Verifying shard hashes (ignoring the cache)'));
-    }),
-    vscode.commands.registerCommand('tokenShards.verifyThisShard', async (arg?: unknown) => {
+    },
+    verifyThisShard: async (arg) => {
       const uri = shardUriFor(services, arg);
       if (!uri) {
         void vscode.window.showWarningMessage(vscode.l10n.t('Open a shard (.u32) first, or pass its URI to this command.'));
@@ -444,10 +278,6 @@ export function registerVerifyShards(context: vscode.ExtensionContext, services:
       }
       return verifyWithNotification(services, store, ds, { indices: [entry.index], ignoreCache: true },
         vscode.l10n.t('Verifying {0} ({1} bytes)', entry.shard, fmt(entry.numTokens * BYTES_PER_TOKEN)));
-    }),
-  );
-  const diagnostics = new ManifestDiagnostics(services, store);
-  context.subscriptions.push(diagnostics);
-  registerManifestEditor(context, services, store, diagnostics);
-  return store;
+    },
+  };
 }

@@ -127,12 +127,14 @@ export class TokenStream {
    * @param start global token offset (≥ 0).
    * @param count number of tokens; the range must lie inside the stream, and fit one buffer
    *   ({@link MAX_READ_TOKENS}).
-   * @returns a fresh `Uint32Array` of length `count` (host byte order).
+   * @param into optional buffer of at least `count` tokens to read into (long scans reuse their
+   *   buffers instead of allocating one per read).
+   * @returns a fresh `Uint32Array` of length `count` (host byte order), or `into.subarray(0, count)`.
    * @throws RangeRequestError for a range outside the stream or a count past {@link MAX_READ_TOKENS};
    *   DataError when a file is shorter than the manifest says (short read), unreadable or not a
    *   regular file, or when part of the range is in no shard (a gap in the manifest).
    */
-  async read(start: number, count: number): Promise<Uint32Array> {
+  async read(start: number, count: number, into?: Uint32Array): Promise<Uint32Array> {
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeRequestError(`token count ${count} is not a non-negative integer`);
     if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
@@ -151,12 +153,17 @@ export class TokenStream {
       pieces.push({ seg, local: localToken, at: pos - start, n });
       pos += n;
     }
-    // Every element is overwritten by the reads below, so skip zero-filling: a large
-    // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
-    const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
-    const out = raw.byteOffset % BYTES_PER_TOKEN === 0
-      ? new Uint32Array(raw.buffer, raw.byteOffset, count)
-      : new Uint32Array(count);
+    let out: Uint32Array;
+    if (into && into.length >= count) {
+      out = into.subarray(0, count);
+    } else {
+      // Every element is overwritten by the reads below, so skip zero-filling: a large
+      // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
+      const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
+      out = raw.byteOffset % BYTES_PER_TOKEN === 0
+        ? new Uint32Array(raw.buffer, raw.byteOffset, count)
+        : new Uint32Array(count);
+    }
     await Promise.all(pieces.map((p) => this.readInto(p.seg, p.local, out, p.at, p.n)));
     return out;
   }
@@ -169,6 +176,55 @@ export class TokenStream {
     const s = Math.max(0, Math.min(start, this.totalTokens));
     const e = Math.max(s, Math.min(start + count, this.totalTokens));
     return this.read(s, e - s);
+  }
+
+  /**
+   * Synchronous {@link read} for worker threads and small look-ups inside a synchronous scan
+   * (search reads a few tokens of context around a match). Opens and closes the files itself
+   * (no pooling); same range rules and errors as {@link read}.
+   */
+  readSync(start: number, count: number): Uint32Array {
+    if (!Number.isSafeInteger(count) || count < 0) throw new RangeRequestError(`token count ${count} is not a non-negative integer`);
+    if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
+      throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
+    }
+    if (count > MAX_READ_TOKENS) throw new RangeRequestError(`${fmt(count)} tokens is more than one read can hold; read in pieces`);
+    const out = new Uint32Array(count);
+    for (let pos = start; pos < start + count;) {
+      const { segment, localToken } = this.locate(pos);
+      const seg = this.segments[segment];
+      const n = Math.min(seg.numTokens - localToken, start + count - pos);
+      const bytes = Buffer.from(out.buffer, out.byteOffset + (pos - start) * BYTES_PER_TOKEN, n * BYTES_PER_TOKEN);
+      let fd: number;
+      try {
+        fd = fs.openSync(seg.path, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+      } catch (err) {
+        throw new DataError(`${seg.path}: cannot open: ${(err as Error).message}`, seg.path);
+      }
+      try {
+        const st = fs.fstatSync(fd);
+        if (!st.isFile()) throw notRegularFile(seg.path, st);
+        let done = 0;
+        const position = localToken * BYTES_PER_TOKEN;
+        while (done < bytes.length) {
+          const got = fs.readSync(fd, bytes, done, bytes.length - done, position + done);
+          if (got === 0) {
+            throw new DataError(`${seg.path}: short read at byte ${fmt(position + done)}: the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`, seg.path);
+          }
+          done += got;
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+      if (!LITTLE_ENDIAN_HOST) {
+        for (let i = pos - start; i < pos - start + n; i++) {
+          const v = out[i];
+          out[i] = ((v & 0xff) << 24 | (v & 0xff00) << 8 | (v >>> 8) & 0xff00 | v >>> 24) >>> 0;
+        }
+      }
+      pos += n;
+    }
+    return out;
   }
 
   private async readInto(seg: StreamSegment, localToken: number, out: Uint32Array, outToken: number, n: number): Promise<void> {

@@ -30,7 +30,7 @@ import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity }
 import { Schedule } from './schedule';
 import { TokenStream } from './stream';
 import {
-  INDEX_BLOCK_TOKENS, IdOccurrences, LONG_RUN_FLOOR, LengthStats, LocalRun, RunHash, ScanParams, ShardScan, addLength, combineHash,
+  INDEX_BLOCK_TOKENS, IdOccurrences, LONG_RUN_FLOOR, LengthStats, RunHash, ScanParams, ShardScan, addLength, combineHash,
   emptyLengthStats, mergeLengthStats,
 } from './streamIndexScan';
 import { writeFileAtomic } from './verifyCache';

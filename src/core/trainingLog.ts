@@ -293,7 +293,7 @@ function parseJsonLine(text: string): Record<string, unknown> | undefined {
   if (!t) return undefined;
   let v: unknown;
   try { v = JSON.parse(t); } catch {
-    v = JSON.parse(t.replace(/([:\[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g, '$1"$2"'));
+    v = JSON.parse(t.replace(/([:[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g, '$1"$2"'));
   }
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
 }

@@ -8,9 +8,9 @@
  *   tooltip, copied by the cell's button or Ctrl+C), last checked); clicking a row opens the shard in the
  *   shard editor (`vscode.openWith …, 'tokenShards.shardEditor'`).
  *
- * Also here: the `tokenShards.openManifest` command (title-bar action on the manifest's text
- * editor; argument: a `shard_manifest.jsonl`, a dataset folder or any file inside a dataset) and
- * the one-time offer (per workspace, remembered in `workspaceState` as soon as it is shown; never
+ * Also here: the `tokenShards.openManifest` command ({@link openManifest}; title-bar action on the
+ * manifest's text editor; argument: a `shard_manifest.jsonl`, a dataset folder or any file inside
+ * a dataset) and the one-time offer ({@link offerManifestTable}) (per workspace, remembered in `workspaceState` as soon as it is shown; never
  * while a table or shard editor is open or an editor was opened since activation) to open the
  * table when the workspace holds a dataset.
  *
@@ -23,18 +23,18 @@ import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
-import type { ShardDisplayState, VerificationStore } from '../commands/verifyShards';
+import type { ShardDisplayState, VerificationStore } from '../verificationStore';
 import type { ManifestDiagnostics } from '../diagnostics';
 import type {
-  ManifestField, ManifestFromWebview, ManifestInit, ManifestRow, ManifestRowsChanged, ManifestToWebview, ManifestTotals,
+  ManifestField, ManifestFromWebview, ManifestInit, ManifestProtocol, ManifestRow, ManifestRowsChanged, ManifestTotals,
 } from '../protocol';
 import type { Services } from '../services';
+import { ChannelTaps, HostChannel } from './hostChannel';
+import { SHARD_EDITOR_VIEW_TYPE } from './shardEditor';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 
 /** View type contributed in package.json. */
 export const MANIFEST_VIEW_TYPE = 'tokenShards.manifestEditor';
-/** View type of the shard editor (opened when a row is clicked). */
-const SHARD_VIEW_TYPE = 'tokenShards.shardEditor';
 /** `workspaceState` key: the offer to open the table was made in this workspace. */
 export const OFFER_STATE_KEY = 'tokenShards.manifestTableOffered';
 
@@ -97,13 +97,14 @@ class ManifestDocument implements vscode.CustomDocument {
   dispose(): void { /* nothing held */ }
 }
 
-/** Provider of the manifest table. */
-class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<ManifestDocument> {
-  /** Last `mf/rendered` report per panel (for tests, see {@link lastRendered}). */
-  readonly rendered = new Map<string, { first: number; count: number; total: number }>();
-
-  constructor(private readonly context: vscode.ExtensionContext, private readonly services: Services,
-    private readonly store: VerificationStore, private readonly diagnostics?: ManifestDiagnostics) {}
+/** Provider of the manifest table (built and registered by the composition root, `src/extension.ts`). */
+export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<ManifestDocument> {
+  /**
+   * @param diagnostics Problems of the datasets shown (the table tracks its dataset there).
+   * @param taps sees every message of every table's channel (tests).
+   */
+  constructor(private readonly services: Services, private readonly store: VerificationStore,
+    private readonly diagnostics?: ManifestDiagnostics, private readonly taps?: ChannelTaps) {}
 
   openCustomDocument(uri: vscode.Uri): ManifestDocument {
     return new ManifestDocument(uri);
@@ -111,15 +112,20 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
 
   resolveCustomEditor(document: ManifestDocument, panel: vscode.WebviewPanel): void {
     const webview = panel.webview;
-    webview.options = webviewOptions(this.context.extensionUri);
-    webview.html = webviewHtml(webview, this.context.extensionUri, {
-      script: 'manifestEditor', title: vscode.l10n.t('Shard manifest table'), style: 'manifestEditor.css',
-    });
+    const extensionUri = this.services.context.extensionUri;
     const root = path.dirname(document.uri.fsPath);
     this.diagnostics?.track(root);
-    const post = (m: ManifestToWebview) => void webview.postMessage(m);
     let ds: Dataset | undefined;
-    let ready = false;
+    const channel = new HostChannel<ManifestProtocol>(webview, {
+      onReady: () => void sendInit(),
+      onEvent: (m) => void this.onMessage(document, () => ds, m),
+      requests: {},
+    }, { view: MANIFEST_VIEW_TYPE, resource: document.uri.toString(), taps: this.taps });
+    const post = channel.notify.bind(channel);
+    webview.options = webviewOptions(extensionUri);
+    webview.html = webviewHtml(webview, extensionUri, {
+      script: 'manifestEditor', title: vscode.l10n.t('Shard manifest table'), style: 'manifestEditor.css',
+    });
     let generation = 0;
     const pending = new Set<number>();
     let flushTimer: NodeJS.Timeout | undefined;
@@ -145,14 +151,14 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
         });
         const problems = [...opened.problems.filter((p) => !(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable'] as string[]).includes(p.code)), ...files.problems];
         const init: ManifestInit = {
-          type: 'mf/init', name: path.basename(root), provenance: fieldsOf(opened.provenance), verification: fieldsOf(opened.verification),
+          type: 'init', name: path.basename(root), provenance: fieldsOf(opened.provenance), verification: fieldsOf(opened.verification),
           totals: totalsOf(opened), rows,
           problems: problems.map((p) => ({ severity: p.severity, message: p.message, line: p.line ?? null, file: path.basename(p.file) })),
           verifying: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
         };
-        post(init);
+        void post(init);
       } catch (err) {
-        if (gen === generation) post({ type: 'mf/error', message: (err as Error).message });
+        if (gen === generation) void post({ type: 'loadError', message: (err as Error).message });
       }
     };
 
@@ -170,19 +176,19 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
         const st = this.store.displayState(root, e, cache, ds.fileStates[i]);
         rows.push({ index: i, ...rowState(st), sizeOnDisk: st.actualSize ?? (st.status === 'missing' ? null : ds.fileStates[i]?.size ?? null) });
       }
-      if (rows.length) post({ type: 'mf/rows', rows });
+      if (rows.length) void post({ type: 'rowsChanged', rows });
     };
 
     const postProgress = () => {
       progressTimer = undefined;
       lastProgressPost = Date.now();
-      post({ type: 'mf/verifying', text: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null) });
+      void post({ type: 'verifying', text: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null) });
     };
 
     const subs: vscode.Disposable[] = [
-      webview.onDidReceiveMessage((m: ManifestFromWebview) => this.onMessage(document, root, () => ds, m, () => { ready = true; void sendInit(); })),
+      channel,
       this.store.onDidChange((c) => {
-        if (c.root !== root || !ready) return;
+        if (c.root !== root || !channel.ready) return;
         if (c.indices === undefined && !c.progressOnly) { void sendInit(); return; }
         for (const i of c.indices ?? []) pending.add(i);
         if (pending.size && !flushTimer) flushTimer = setTimeout(() => void flushRows(), 100);
@@ -194,54 +200,46 @@ class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvider<Mani
         }
       }),
       this.services.onDidChangeDataset((r) => {
-        if ((r === '*' || r === root) && ready) void sendInit();
+        if ((r === '*' || r === root) && channel.ready) void sendInit();
       }),
     ];
     panel.onDidDispose(() => {
       if (flushTimer) clearTimeout(flushTimer);
       if (progressTimer) clearTimeout(progressTimer);
-      this.rendered.delete(document.uri.toString());
       for (const s of subs) s.dispose();
     });
   }
 
-  private async onMessage(document: ManifestDocument, root: string, ds: () => Dataset | undefined, m: ManifestFromWebview, onReady: () => void): Promise<void> {
+  private async onMessage(document: ManifestDocument, ds: () => Dataset | undefined, m: ManifestFromWebview): Promise<void> {
     switch (m.type) {
-      case 'mf/ready':
-        onReady();
-        return;
-      case 'mf/open': {
+      case 'openShard': {
         const e = ds()?.shards[m.index];
         if (!e) return;
         try {
-          await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(e.path), SHARD_VIEW_TYPE);
+          await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(e.path), SHARD_EDITOR_VIEW_TYPE);
         } catch (err) {
           void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}: {1}', e.shard, (err as Error).message));
         }
         return;
       }
-      case 'mf/verify':
+      case 'verify':
         await vscode.commands.executeCommand(m.ignoreCache ? 'tokenShards.verifyShardsIgnoreCache' : 'tokenShards.verifyShards', document.uri);
         return;
-      case 'mf/showProblems':
+      case 'showProblems':
         await vscode.commands.executeCommand('workbench.actions.view.problems');
         return;
-      case 'mf/revealLine': {
+      case 'revealLine': {
         const line = Math.max(0, m.line - 1);
         await vscode.window.showTextDocument(document.uri, { selection: new vscode.Range(line, 0, line, 0), preview: true });
         return;
       }
-      case 'mf/copyHash': {
+      case 'copyHash': {
         const e = ds()?.shards[m.index];
         if (!e?.sha256) return;
         await vscode.env.clipboard.writeText(e.sha256);
         vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the sha256 of {0}', e.shard), 3000);
         return;
       }
-      case 'mf/rendered':
-        this.rendered.set(document.uri.toString(), { first: m.first, count: m.count, total: m.total });
-        this.services.log.trace(`manifest table ${root}: rows ${m.first}..${m.first + m.count - 1} of ${m.total} rendered`);
-        return;
     }
   }
 }
@@ -262,8 +260,8 @@ async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri
   return ds && vscode.Uri.file(ds.manifestFile);
 }
 
-/** Opens the table of the given (or chosen) dataset; returns the manifest's URI. */
-async function openManifest(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
+/** `tokenShards.openManifest`: opens the table of the given (or chosen) dataset; returns the manifest's URI. */
+export async function openManifest(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
   const uri = await manifestFor(services, arg);
   if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, MANIFEST_VIEW_TYPE);
   return uri;
@@ -272,7 +270,7 @@ async function openManifest(services: Services, arg: unknown): Promise<vscode.Ur
 /** True when a manifest table or a shard editor is open (in any tab group, shown or not). */
 function inspectorEditorOpen(): boolean {
   return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputCustom
-    && (t.input.viewType === MANIFEST_VIEW_TYPE || t.input.viewType === SHARD_VIEW_TYPE)));
+    && (t.input.viewType === MANIFEST_VIEW_TYPE || t.input.viewType === SHARD_EDITOR_VIEW_TYPE)));
 }
 
 /**
@@ -306,19 +304,11 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services,
 }
 
 /**
- * Registers the manifest table (custom editor), `tokenShards.openManifest`, and the one-time
- * offer to open it. Called by `registerVerifyShards` (it shares the verification store).
- * @returns the test API: the last rows range each open table reported as rendered (by manifest URI).
+ * Schedules the one-time offer to open the table ({@link offerToOpen}) once the workbench has
+ * settled; an editor opened meanwhile means the person (or a scripted flow) is busy, and the
+ * offer is skipped. Dispose the result to cancel it.
  */
-export function registerManifestEditor(context: vscode.ExtensionContext, services: Services, store: VerificationStore,
-  diagnostics?: ManifestDiagnostics): { lastRendered(uri: vscode.Uri): { first: number; count: number; total: number } | undefined } {
-  const provider = new ManifestEditorProvider(context, services, store, diagnostics);
-  context.subscriptions.push(
-    vscode.window.registerCustomEditorProvider(MANIFEST_VIEW_TYPE, provider, { supportsMultipleEditorsPerDocument: true }),
-    vscode.commands.registerCommand('tokenShards.openManifest', (arg?: unknown) => openManifest(services, arg)),
-  );
-  // Let the workbench settle before offering anything; an editor opened meanwhile means the person
-  // (or a scripted flow) is busy, and the offer is skipped.
+export function offerManifestTable(context: vscode.ExtensionContext, services: Services): vscode.Disposable {
   let tabsTouched = false;
   // (Tabs of unknown input, like the Welcome page the workbench opens by itself, do not count.)
   const tabSub = vscode.window.tabGroups.onDidChangeTabs((e) => {
@@ -328,6 +318,5 @@ export function registerManifestEditor(context: vscode.ExtensionContext, service
   const t = setTimeout(() => void offerToOpen(context, services, () => tabsTouched)
     .catch((err) => services.log.warn(`manifest offer: ${(err as Error).message}`))
     .finally(() => tabSub.dispose()), OFFER_DELAY_MS);
-  context.subscriptions.push(tabSub, { dispose: () => clearTimeout(t) });
-  return { lastRendered: (uri) => provider.rendered.get(uri.toString()) };
+  return vscode.Disposable.from(tabSub, { dispose: () => clearTimeout(t) });
 }

@@ -2,33 +2,43 @@
  * The `.u32` shard custom editor (`tokenShards.shardEditor`, read-only, priority default).
  * The host side of the webview: serves pages on request (ranged reads, decoded with the core
  * tokenizer), forwards document numbering, tracks the focused editor's cursor for the status
- * bar and for other features ({@link Services.setActiveShard}), and exposes
- * {@link revealInShardEditor} for navigation commands.
+ * bar and for other features ({@link Services.setActiveShard}), and reveals offsets for the
+ * navigation commands ({@link ShardEditorProvider.reveal}). Built once by the composition root
+ * (`src/extension.ts`), which registers it and the commands acting on it.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
 import type {
-  ShardFromWebview, ShardHighlight, ShardToWebview, ShardView,
+  ShardEditorProtocol, ShardFromWebview, ShardHighlight, ShardPageReply, ShardToWebview, ShardView,
 } from '../protocol';
 import type { Services } from '../services';
+import { ChannelError } from '../shared/channel';
+import { updateHighlights } from '../commands/highlightUpdate';
+import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
 import { ShardStatusBar } from './statusBar';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { registerCopyIds } from '../commands/copyIds';
-import { registerHighlightUpdate, updateHighlights } from '../commands/highlightUpdate';
 
 /** The custom editor's view type (package.json `customEditors`). */
 export const SHARD_EDITOR_VIEW_TYPE = 'tokenShards.shardEditor';
 
-/** Test-only command: snapshot of the open shard editors and (when recording) the messages posted to them. */
-export const TEST_COMMAND = 'tokenShards._test.shardEditor';
+/** Where {@link ShardEditorProvider.reveal} goes (see there). */
+export interface ShardRevealTarget {
+  dataset?: Dataset;
+  file?: vscode.Uri;
+  offset: number;
+  highlight?: { start: number; end: number; label?: string }[];
+  viewColumn?: vscode.ViewColumn;
+  preserveFocus?: boolean;
+  align?: 'top' | 'third';
+}
 
 /** One shard editor tab: a webview panel on a {@link ShardDocument}. */
 export class ShardSession implements vscode.Disposable {
-  private ready = false;
-  private readyWaiters: (() => void)[] = [];
+  /** The channel to the webview (events, page requests, the ready handshake). */
+  readonly channel: HostChannel<ShardEditorProtocol>;
   private pendingReveal?: { offset: number; highlights?: ShardHighlight[]; align?: 'top' | 'third' };
   private readonly disposables: vscode.Disposable[] = [];
   /** Local offset of the cursor. */
@@ -43,20 +53,23 @@ export class ShardSession implements vscode.Disposable {
   highlights: ShardHighlight[] = [];
   /** Update highlighted by `tokenShards.highlightUpdate` (follows the cursor), or undefined when off. */
   highlightedUpdate?: number;
-  /** Messages posted, newest last (only while the provider records, for tests). */
-  readonly recorded: ShardToWebview[] = [];
-  /** Pages posted since the last init. */
+  /** Pages sent since the last init. */
   pagesSent = 0;
   /** Page requests not started yet, oldest first (served newest first: the view moved on). */
-  private readonly queue = new Map<number, number>();
+  private readonly queue = new Map<number, { generation: number; signal: AbortSignal; done(r: Promise<ShardPageReply>): void }>();
   private serving = 0;
 
   constructor(readonly provider: ShardEditorProvider, readonly document: ShardDocument, readonly panel: vscode.WebviewPanel) {
     const ext = provider.services.context.extensionUri;
     panel.webview.options = webviewOptions(ext);
     panel.webview.html = webviewHtml(panel.webview, ext, { script: 'shardEditor', title: vscode.l10n.t('Token shard {0}', path.basename(document.uri.fsPath)), style: 'shardEditor.css' });
+    this.channel = new HostChannel<ShardEditorProtocol>(panel.webview, {
+      onReady: () => this.onReady(),
+      onEvent: (m) => this.onMessage(m),
+      requests: { page: (p, signal) => this.requestPage(p.generation, p.index, signal) },
+    }, { view: SHARD_EDITOR_VIEW_TYPE, resource: document.uri.toString(), taps: provider.taps });
     this.disposables.push(
-      panel.webview.onDidReceiveMessage((m: ShardFromWebview) => this.onMessage(m)),
+      this.channel,
       // A hidden webview loses its page (no retainContextWhenHidden); posts to it fail and it
       // sends 'ready' again when shown, which re-sends everything.
       panel.onDidChangeViewState(() => provider.focusChanged(this)),
@@ -67,29 +80,15 @@ export class ShardSession implements vscode.Disposable {
 
   /** Resolves once the webview script has said it is ready. */
   whenReady(): Promise<void> {
-    return this.ready ? Promise.resolve() : new Promise((r) => this.readyWaiters.push(r));
+    return this.channel.whenReady();
   }
 
   /**
-   * Posts a message; resolves false when it was not delivered (webview not ready yet, or hidden
-   * and unloaded: the next 'ready' re-sends the state).
+   * Sends an event; resolves false when it was not delivered (webview not ready yet, or hidden
+   * and unloaded: the next `ready` re-sends the state).
    */
   post(msg: ShardToWebview): Promise<boolean> {
-    if (this.provider.recording) {
-      // Bounded (page messages are large); the non-page messages (reveal, highlights, init…)
-      // are few and are kept, so a burst of pages or scan progress never pushes them out.
-      this.recorded.push(msg);
-      if (this.recorded.length > 200) {
-        const drop = this.recorded.length - 200;
-        let dropped = 0;
-        for (let i = 0; i < this.recorded.length && dropped < drop;) {
-          if (this.recorded[i].type === 'page' || this.recorded[i].type === 'numbering') { this.recorded.splice(i, 1); dropped++; } else i++;
-        }
-        if (this.recorded.length > 400) this.recorded.splice(0, this.recorded.length - 400);
-      }
-    }
-    if (!this.ready) return Promise.resolve(false);
-    return Promise.resolve(this.panel.webview.postMessage(msg)).then((ok) => ok, () => false);
+    return this.channel.notify(msg);
   }
 
   /** Scrolls to local `offset` (placed per `align`), puts the cursor there and (when given) replaces the highlights. */
@@ -100,7 +99,7 @@ export class ShardSession implements vscode.Disposable {
     // `align` only when asked for, so a plain reveal message stays { type, offset, highlights }.
     const pending = { offset, highlights, ...(align ? { align } : {}) };
     this.pendingReveal = pending;
-    if (!this.ready) return;
+    if (!this.channel.ready) return;
     void this.post({ type: 'reveal', ...pending }).then((ok) => {
       if (ok && this.pendingReveal === pending) this.pendingReveal = undefined;
     });
@@ -109,7 +108,7 @@ export class ShardSession implements vscode.Disposable {
   /** Replaces the highlights. */
   setHighlights(highlights: ShardHighlight[]): void {
     this.highlights = highlights;
-    this.post({ type: 'highlights', highlights });
+    void this.post({ type: 'highlights', highlights });
   }
 
   /** Global offset of the cursor (local for a lone shard). */
@@ -117,29 +116,37 @@ export class ShardSession implements vscode.Disposable {
     return this.document.toGlobal(this.cursor);
   }
 
+  /** The webview (re)loaded: send it the whole state. */
+  private onReady(): void {
+    this.pagesSent = 0;
+    this.queue.clear();
+    void this.post(this.document.initMessage());
+    void this.post(this.document.numbering);
+    if (this.highlights.length) void this.post({ type: 'highlights', highlights: this.highlights });
+    if (this.pendingReveal) {
+      const r = this.pendingReveal;
+      void this.post({ type: 'reveal', ...r }).then((ok) => { if (ok && this.pendingReveal === r) this.pendingReveal = undefined; });
+    }
+  }
+
+  /** Queues a page request; resolves with the page (newest requests are served first, two at a time). */
+  private requestPage(generation: number, index: number, signal: AbortSignal): Promise<ShardPageReply> {
+    return new Promise<ShardPageReply>((resolve, reject) => {
+      const prev = this.queue.get(index);
+      this.queue.delete(index);
+      prev?.done(Promise.reject(new ChannelError('superseded', true)));
+      this.queue.set(index, { generation, signal, done: (r) => r.then(resolve, reject) });
+      // A cancelled request leaves the queue (scrolled past before it was served).
+      signal.addEventListener('abort', () => {
+        if (this.queue.get(index)?.signal === signal) this.queue.delete(index);
+        reject(new ChannelError('cancelled', true));
+      }, { once: true });
+      this.pump();
+    });
+  }
+
   private onMessage(m: ShardFromWebview): void {
     switch (m.type) {
-      case 'ready': {
-        this.ready = true;
-        this.pagesSent = 0;
-        this.queue.clear();
-        this.post(this.document.initMessage());
-        this.post(this.document.numbering);
-        if (this.highlights.length) this.post({ type: 'highlights', highlights: this.highlights });
-        if (this.pendingReveal) {
-          const r = this.pendingReveal;
-          void this.post({ type: 'reveal', ...r }).then((ok) => { if (ok && this.pendingReveal === r) this.pendingReveal = undefined; });
-        }
-        for (const w of this.readyWaiters.splice(0)) w();
-        break;
-      }
-      case 'requestPage': {
-        this.queue.delete(m.index);
-        this.queue.set(m.index, m.generation);
-        this.pump();
-        break;
-      }
-      case 'cancelPage': this.queue.delete(m.index); break;
       case 'cursor': {
         this.cursor = m.offset;
         this.documentNumber = m.document;
@@ -179,7 +186,7 @@ export class ShardSession implements vscode.Disposable {
     if (!ds || st.globalStart === undefined) return;
     const offset = next ? st.globalStart + st.numTokens : st.globalStart - 1;
     if (offset < 0 || offset >= ds.storedTokens) return;
-    void revealInShardEditor(this.provider.services, { dataset: ds, offset }).then(undefined, (err: Error) => {
+    void this.provider.reveal({ dataset: ds, offset }).then(undefined, (err: Error) => {
       void vscode.window.showErrorMessage(vscode.l10n.t('Could not open the {0} shard: {1}', next ? vscode.l10n.t('next') : vscode.l10n.t('previous'), err.message));
     });
   }
@@ -187,26 +194,32 @@ export class ShardSession implements vscode.Disposable {
   /** Serves queued page requests, newest first, two at a time. */
   private pump(): void {
     while (this.serving < 2 && this.queue.size > 0) {
-      const [index, generation] = [...this.queue.entries()].pop()!;
+      const [index, req] = [...this.queue.entries()].pop()!;
       this.queue.delete(index);
       this.serving++;
-      void this.servePage(generation, index).finally(() => { this.serving--; this.pump(); });
+      const served = this.servePage(req.generation, index);
+      req.done(served);
+      void served.then(() => undefined, () => undefined).finally(() => { this.serving--; this.pump(); });
     }
   }
 
-  private async servePage(generation: number, index: number): Promise<void> {
+  /**
+   * Reads page `index` of `generation`.
+   * @throws ChannelError (cancelled) for a stale generation; the read's error (naming the file and offset) otherwise.
+   */
+  private async servePage(generation: number, index: number): Promise<ShardPageReply> {
     const doc = this.document;
-    if (generation !== doc.generation) return;
+    if (generation !== doc.generation) throw new ChannelError('stale generation', true);
     try {
       const payload = await doc.state.pages.page(index);
-      if (generation !== doc.generation) return;
-      this.post({ type: 'page', generation, ...payload });
+      if (generation !== doc.generation) throw new ChannelError('stale generation', true);
       this.pagesSent++;
       doc.startNumbering();
+      return { generation, ...payload };
     } catch (err) {
-      if (generation !== doc.generation) return;
+      if (err instanceof ChannelError || generation !== doc.generation) throw new ChannelError('stale generation', true);
       this.provider.services.log.warn(`page ${index} of ${doc.uri.fsPath}: ${(err as Error).message}`);
-      this.post({ type: 'pageError', generation, index, message: (err as Error).message });
+      throw err;
     }
   }
 
@@ -215,19 +228,21 @@ export class ShardSession implements vscode.Disposable {
   }
 }
 
-/** The custom editor provider; one per extension activation. */
+/**
+ * The custom editor provider and the registry of open shard editors; one per extension
+ * activation, built and registered by the composition root (`src/extension.ts`).
+ */
 export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<ShardDocument>, vscode.Disposable {
   readonly sessions = new Set<ShardSession>();
   /** The focused shard editor, if any. */
   active?: ShardSession;
   /** The shard editor focused last (commands run from the palette use it when focus moved). */
   lastActive?: ShardSession;
-  /** When true, sessions keep the messages they post (tests only). */
-  recording = false;
   readonly statusBar = new ShardStatusBar();
   private readonly sessionOpened = new vscode.EventEmitter<ShardSession>();
 
-  constructor(readonly services: Services) {}
+  /** @param taps sees every message of every shard editor's channel (tests). */
+  constructor(readonly services: Services, readonly taps?: ChannelTaps) {}
 
   async openCustomDocument(uri: vscode.Uri): Promise<ShardDocument> {
     return ShardDocument.open(uri, this.services);
@@ -298,6 +313,11 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
     this.services.setActiveShard({ uri: s.document.uri, dataset: ds, offset: s.document.toGlobal(s.cursor), selection: sel });
   }
 
+  /** Reveals an offset in its shard editor: see {@link revealInShardEditor}. */
+  reveal(target: ShardRevealTarget): Promise<void> {
+    return revealInShardEditor(this, target);
+  }
+
   /** The session commands act on: the focused shard editor, else the one focused last. */
   commandTarget(): ShardSession | undefined {
     return this.active ?? (this.lastActive && this.sessions.has(this.lastActive) ? this.lastActive : undefined);
@@ -307,56 +327,6 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
     this.statusBar.dispose();
     this.sessionOpened.dispose();
   }
-}
-
-let provider: ShardEditorProvider | undefined;
-
-/** Argument of the test-only command {@link TEST_COMMAND}; every field optional. */
-export interface TestCommandArg {
-  /** Start/stop keeping posted messages. */
-  record?: boolean;
-  /** Forget kept messages. */
-  clear?: boolean;
-  /** Call {@link revealInShardEditor}: `global` = offset is global in the file's dataset. */
-  reveal?: { file: string; offset: number; global?: boolean; highlight?: { start: number; end: number; label?: string }[] };
-  /** Switch the focused shard editor's view. */
-  setView?: ShardView;
-}
-
-/**
- * Registers the shard editor, its status bar item, `tokenShards.copyIds`,
- * `tokenShards.highlightUpdate`, and the test-only command {@link TEST_COMMAND}.
- */
-export function registerShardEditor(context: vscode.ExtensionContext, services: Services): ShardEditorProvider {
-  const p = new ShardEditorProvider(services);
-  provider = p;
-  context.subscriptions.push(
-    p,
-    vscode.window.registerCustomEditorProvider(SHARD_EDITOR_VIEW_TYPE, p, {
-      supportsMultipleEditorsPerDocument: true,
-      webviewOptions: { retainContextWhenHidden: false },
-    }),
-    vscode.commands.registerCommand(TEST_COMMAND, async (arg?: TestCommandArg) => {
-      if (arg?.record !== undefined) p.recording = arg.record;
-      if (arg?.clear) for (const s of p.sessions) s.recorded.length = 0;
-      if (arg?.reveal) {
-        const file = vscode.Uri.file(arg.reveal.file);
-        const dataset = arg.reveal.global ? await services.datasetForFile(file) : undefined;
-        await revealInShardEditor(services, { dataset, file: dataset ? undefined : file, offset: arg.reveal.offset, highlight: arg.reveal.highlight });
-      }
-      if (arg?.setView) p.commandTarget()?.post({ type: 'setView', view: arg.setView });
-      return [...p.sessions].map((s) => ({
-        uri: s.document.uri.toString(), fileName: path.basename(s.document.uri.fsPath), active: s === p.active,
-        generation: s.document.generation, cursor: s.cursor, selection: s.selection, view: s.view,
-        highlights: s.highlights, highlightedUpdate: s.highlightedUpdate, numbering: s.document.numbering,
-        init: s.document.initMessage(),
-        statusText: s === p.active ? p.statusBar.text : undefined, messages: [...s.recorded],
-      }));
-    }),
-  );
-  registerCopyIds(context, p);
-  registerHighlightUpdate(context, p);
-  return p;
 }
 
 /**
@@ -374,14 +344,9 @@ export function registerShardEditor(context: vscode.ExtensionContext, services: 
  * @param target.align 'top' puts the offset on the first visible line (for a document's or a
  *   sequence's start); 'third' (default) a third of the way down, with context above.
  * @throws RangeRequestError when a global offset is outside the dataset's stream; Error when
- *   neither dataset nor file is given, the editor is not registered, or it did not open in 15 s.
+ *   neither dataset nor file is given, or the editor did not open in 15 s.
  */
-export async function revealInShardEditor(services: Services, target: {
-  dataset?: Dataset; file?: vscode.Uri; offset: number; highlight?: { start: number; end: number; label?: string }[];
-  viewColumn?: vscode.ViewColumn; preserveFocus?: boolean; align?: 'top' | 'third';
-}): Promise<void> {
-  const p = provider;
-  if (!p) throw new Error('The shard editor is not registered (registerShardEditor was not called).');
+async function revealInShardEditor(p: ShardEditorProvider, target: ShardRevealTarget): Promise<void> {
   let uri: vscode.Uri, local: number, base = 0;
   if (target.dataset) {
     const loc = target.dataset.stream.locate(target.offset);
@@ -419,10 +384,5 @@ export async function revealInShardEditor(services: Services, target: {
       if (other !== session && ods && ods.root === root && other.highlightedUpdate === undefined && other.highlights.length) other.setHighlights([]);
     }
   }
-  services.log.info(`revealed ${target.dataset ? 'global' : 'local'} offset ${fmt(target.offset)} in ${uri.fsPath}`);
-}
-
-/** The registered provider (for the commands in src/commands/ and tests). */
-export function shardEditorProvider(): ShardEditorProvider | undefined {
-  return provider;
+  p.services.log.info(`revealed ${target.dataset ? 'global' : 'local'} offset ${fmt(target.offset)} in ${uri.fsPath}`);
 }

@@ -6,8 +6,9 @@
  * `WebviewPanelSerializer` from the webview's state (an opaque dataset key + the update; the
  * key → root map lives in workspace state, so the webview never sees a path).
  *
- * Clicking a token in the view reveals it in its shard editor (`revealInShardEditor`, owned by
- * the shard editor), with the sequence's range highlighted.
+ * Clicking a token in the view reveals it in its shard editor ({@link ShardEditorProvider.reveal}),
+ * with the sequence's range highlighted. Built and registered (panel serializer included) by the
+ * composition root (`src/extension.ts`).
  *
  * Document numbers follow the first paint: they are counted only when cheap
  * ({@link documentNumberIfCheap}; `tokenShards.documentScanLimit`), otherwise the view offers
@@ -20,10 +21,11 @@ import { Dataset } from '../core/dataset';
 import { CancelledError, RangeRequestError, fmt } from '../core/errors';
 import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
 import { checkUpdate } from '../core/navigation';
-import { UpdateViewFromWebview, UpdateViewState, UpdateViewToWebview } from '../protocol';
-import { Services } from '../services';
+import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, UpdateViewToWebview } from '../protocol';
+import type { Services } from '../services';
+import { ChannelTaps, HostChannel } from './hostChannel';
+import type { ShardEditorProvider } from './shardEditor';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { revealInShardEditor } from './shardEditor';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -50,18 +52,22 @@ export function datasetKey(root: string): string {
   return crypto.createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 16);
 }
 
-/** Owns every update view panel (one per dataset root). */
-export class UpdateViews implements vscode.Disposable {
+/**
+ * Owns every update view panel (one per dataset root); also the panel serializer that restores
+ * them after a window reload (registered by the composition root).
+ */
+export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerializer<UpdateViewState> {
   private readonly panels = new Map<string, UpdatePanel>();
   private readonly disposables: vscode.Disposable[] = [];
   /** The panel that was focused last (for "copy link" and Go to Sequence defaults). */
   private lastActive?: UpdatePanel;
 
-  constructor(readonly services: Services) {
+  /**
+   * @param shardEditors where clicked tokens are revealed.
+   * @param taps sees every message of every update view's channel (tests).
+   */
+  constructor(readonly services: Services, readonly shardEditors: ShardEditorProvider, readonly taps?: ChannelTaps) {
     this.disposables.push(
-      vscode.window.registerWebviewPanelSerializer(UPDATE_VIEW_TYPE, {
-        deserializeWebviewPanel: (panel, state) => this.revive(panel, state as UpdateViewState | undefined),
-      }),
       services.onDidChangeDataset((root) => {
         for (const p of this.panels.values()) if (root === '*' || p.root === root) void p.reloadDataset();
       }),
@@ -121,7 +127,8 @@ export class UpdateViews implements vscode.Disposable {
     return p;
   }
 
-  private async revive(panel: vscode.WebviewPanel, state: UpdateViewState | undefined): Promise<void> {
+  /** Restores a panel after a window reload from its webview state (`vscode.WebviewPanelSerializer`). */
+  async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: UpdateViewState | undefined): Promise<void> {
     panel.webview.options = webviewOptions(this.services.context.extensionUri);
     const roots = this.services.context.workspaceState.get<Record<string, string>>(ROOTS_KEY, {});
     const root = state && roots[state.key];
@@ -147,7 +154,7 @@ export class UpdateViews implements vscode.Disposable {
     }
   }
 
-  /** Closes every update view and unregisters the serializer. */
+  /** Closes every update view. */
   dispose(): void {
     for (const p of this.panels.values()) p.panel.dispose();
     this.panels.clear();
@@ -161,26 +168,43 @@ class UpdatePanel {
   model?: UpdateModel;
   focusedRow?: number;
   private readonly key: string;
-  private ready: Promise<void>;
-  private markReady!: () => void;
+  private readonly channel: HostChannel<UpdateViewProtocol>;
   private loadSeq = 0;
   private docAbort?: AbortController;
-  private readonly waiters = new Map<number, ((rows: number) => void)[]>();
-  private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly owner: UpdateViews, readonly panel: vscode.WebviewPanel, readonly root: string, ds?: Dataset) {
     this.dataset = ds;
     this.key = datasetKey(root);
-    this.ready = new Promise((resolve) => { this.markReady = resolve; });
+    this.channel = new HostChannel<UpdateViewProtocol>(panel.webview, {
+      onReady: () => this.onReady(),
+      onEvent: (m) => void this.onMessage(m),
+      requests: {},
+    }, { view: UPDATE_VIEW_TYPE, resource: root, taps: owner.taps });
     panel.webview.html = webviewHtml(panel.webview, owner.services.context.extensionUri,
       { script: 'updateView', title: vscode.l10n.t('Update view'), style: 'updateView.css' });
-    this.subscriptions.push(panel.webview.onDidReceiveMessage((m: UpdateViewFromWebview) => this.onMessage(m)));
   }
 
   private get log() { return this.owner.services.log; }
 
-  private post(msg: UpdateViewToWebview): Thenable<boolean> {
-    return this.panel.webview.postMessage(msg);
+  /** Sends an event once the page is ready. */
+  private post(msg: UpdateViewToWebview): Promise<boolean> {
+    return this.channel.whenReady().then(() => this.channel.notify(msg));
+  }
+
+  /** Shows the model in the webview; resolves with the number of row elements it rendered (0 when superseded or closed). */
+  private show(model: UpdateModel, focusRow: number | undefined): Promise<number> {
+    return this.channel.request('show', { key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow })
+      .then((r) => {
+        this.log.info(`update view: update ${r.update} rendered (${r.rows} rows in the DOM) in ${r.ms.toFixed(1)} ms`);
+        return r.rows;
+      }, () => 0);
+  }
+
+  /** The webview (re)loaded: a reloaded page (the panel became visible again) gets the current update again. */
+  private onReady(): void {
+    if (!this.model) return;
+    void this.show(this.model, this.focusedRow);
+    void this.numberDocuments(false);
   }
 
   /**
@@ -194,7 +218,7 @@ class UpdatePanel {
     const valid = checkUpdate(k, d);
     if (!valid.ok) throw new RangeRequestError(valid.error);
     this.docAbort?.abort();
-    void this.ready.then(() => this.post({ type: 'uv/loading', update: k }));
+    void this.post({ type: 'loading', update: k });
     const t0 = performance.now();
     let tok;
     try {
@@ -207,21 +231,17 @@ class UpdatePanel {
     let modelMs = 0;
     let model: UpdateModel;
     try {
-      [model] = await Promise.all([readUpdateModel(d, k, tok).then((m) => { modelMs = performance.now() - t1; return m; }), this.ready]);
+      [model] = await Promise.all([readUpdateModel(d, k, tok).then((m) => { modelMs = performance.now() - t1; return m; }), this.channel.whenReady()]);
     } catch (err) {
       if (seq === this.loadSeq) this.showError((err as Error).message);
       throw err;
     }
-    const rendered = new Promise<number>((resolve) => {
-      const list = this.waiters.get(k) ?? [];
-      list.push(resolve);
-      this.waiters.set(k, list);
-    });
+    let rendered = Promise.resolve(0);
     if (seq === this.loadSeq) {
       this.model = model;
       this.focusedRow = focusRow;
       this.panel.title = vscode.l10n.t('Update {0} · {1}', fmt(k), path.basename(this.root));
-      void this.post({ type: 'uv/show', key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow });
+      rendered = this.show(model, focusRow);
       this.log.info(`update view: update ${k} of ${this.root}: tokenizer ${(t1 - t0).toFixed(1)} ms, read + model ${modelMs.toFixed(1)} ms, posted after ${(performance.now() - t0).toFixed(1)} ms`);
       void this.numberDocuments(false);
     }
@@ -244,7 +264,7 @@ class UpdatePanel {
     try {
       let first = await documentNumberIfCheap(index, start, budget, abort.signal);
       if (first === undefined && force) {
-        void this.post({ type: 'uv/documents', update: m.update, busy: true, note: vscode.l10n.t('Counting documents…') });
+        void this.post({ type: 'documents', update: m.update, busy: true, note: vscode.l10n.t('Counting documents…') });
         first = await vscode.window.withProgress({
           location: vscode.ProgressLocation.Notification, cancellable: true,
           title: vscode.l10n.t('Numbering documents before update {0}', fmt(m.update)),
@@ -260,15 +280,15 @@ class UpdatePanel {
       }
       if (abort.signal.aborted || this.model !== m) return;
       const shardsBefore = d.stream.locate(start).segment;
-      void this.post({ type: 'uv/documents', update: m.update, firstDocument: first,
+      void this.post({ type: 'documents', update: m.update, firstDocument: first,
         note: first === undefined ? vscode.l10n.t('Document numbers need the EOS count of the {0} shards before this update.', fmt(shardsBefore)) : undefined });
     } catch (err) {
       if (err instanceof CancelledError) {
-        if (this.model === m) void this.post({ type: 'uv/documents', update: m.update, note: vscode.l10n.t('Counting cancelled.') });
+        if (this.model === m) void this.post({ type: 'documents', update: m.update, note: vscode.l10n.t('Counting cancelled.') });
         return;
       }
       this.log.warn(`cannot number documents for update ${m.update}: ${(err as Error).message}`);
-      void this.post({ type: 'uv/documents', update: m.update, note: (err as Error).message });
+      void this.post({ type: 'documents', update: m.update, note: (err as Error).message });
     }
   }
 
@@ -286,26 +306,18 @@ class UpdatePanel {
   /** Scrolls the webview to row `row` of the update shown. */
   focusRowInView(row: number): void {
     this.focusedRow = row;
-    void this.post({ type: 'uv/focusRow', row });
+    void this.post({ type: 'focusRow', row });
   }
 
   /** Shows `message` in the view's error banner (once the page is ready). */
   showError(message: string): void {
-    void this.ready.then(() => this.post({ type: 'uv/error', message }));
+    void this.post({ type: 'error', message });
   }
 
   private async onMessage(m: UpdateViewFromWebview): Promise<void> {
     try {
       switch (m.type) {
-        case 'uv/ready':
-          this.markReady();
-          // A reloaded webview (the panel became visible again) gets the current update again.
-          if (this.model) {
-            void this.post({ type: 'uv/show', key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(this.model), focusRow: this.focusedRow });
-            void this.numberDocuments(false);
-          }
-          break;
-        case 'uv/go': {
+        case 'go': {
           const d = this.dataset;
           if (!d) break;
           const v = checkUpdate(m.update, d);
@@ -313,22 +325,15 @@ class UpdatePanel {
           await this.load(m.update, undefined);
           break;
         }
-        case 'uv/reveal':
+        case 'reveal':
           await this.reveal(m.update, m.row, m.segment, m.char, m.next);
           break;
-        case 'uv/countDocuments':
+        case 'countDocuments':
           await this.numberDocuments(true);
           break;
-        case 'uv/copyLink':
+        case 'copyLink':
           await vscode.commands.executeCommand('tokenShards.copyLink');
           break;
-        case 'uv/rendered': {
-          if (m.ms !== undefined) this.log.info(`update view: update ${m.update} rendered (${m.rows} rows in the DOM) in ${m.ms.toFixed(1)} ms`);
-          const list = this.waiters.get(m.update);
-          this.waiters.delete(m.update);
-          for (const w of list ?? []) w(m.rows);
-          break;
-        }
       }
     } catch (err) {
       this.log.error(`update view: ${(err as Error).message}`);
@@ -350,7 +355,7 @@ class UpdatePanel {
     }
     const offset = r.offset + column;
     // Keep the update view visible: a shard not open yet opens beside it (an open one is revealed where it is).
-    await revealInShardEditor(this.owner.services, {
+    await this.owner.shardEditors.reveal({
       dataset: d, offset, viewColumn: vscode.ViewColumn.Beside,
       highlight: [
         { start: r.offset, end: r.offset + m.seqLen, label: vscode.l10n.t('update {0} (0-based) · sequence {1}', fmt(update), row) },
@@ -361,8 +366,6 @@ class UpdatePanel {
 
   dispose(): void {
     this.docAbort?.abort();
-    for (const s of this.subscriptions) s.dispose();
-    for (const list of this.waiters.values()) for (const w of list) w(0);
-    this.waiters.clear();
+    this.channel.dispose();
   }
 }

@@ -35,17 +35,12 @@ import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
-import { DecodedDocuments, decodeForDisplay, decodeSelection, decodedDocuments } from '../commands/decodeSelection';
-import { encodeSelection } from '../commands/encodeSelection';
-import { chooseTokenizer } from '../commands/chooseTokenizer';
+import { decodeForDisplay } from '../commands/decodeSelection';
 
 /** Characters of the document read on each side of the cursor (a 4,096-id JSON array one id per line is ~45,000). */
 export const HOVER_WINDOW_CHARS = 131_072;
 /** Decoded list text longer than this is cut in the hover (Decode Selection shows it all). */
 export const HOVER_MAX_TEXT_CHARS = 4_000;
-
-/** The commands hover links may run (nothing else is trusted). */
-const LINK_COMMANDS = ['tokenShards.goToUpdate', 'tokenShards.chooseTokenizer', 'tokenShards.inspectUpdates'];
 
 /**
  * Makes whitespace visible in a token piece: space `·`, newline `↵`, tab `⇥`, carriage return
@@ -100,7 +95,7 @@ export function commandUri(command: string, args?: unknown[]): string {
  * `MarkdownString.appendText`, spaces stay spaces (it writes `&nbsp;`, which stops line wrapping).
  */
 export function escapeMarkdown(s: string): string {
-  return s.replace(/[\\`*_{}\[\]()#+\-.!|<>~&"']/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~&"']/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
 }
 
 /** Appends plain text, escaped. */
@@ -453,12 +448,10 @@ export function hoverSelector(languages: readonly string[] | undefined): vscode.
 }
 
 /**
- * Registers the token-id features: the hover, for the languages in `tokenShards.hover.languages`
- * (again whenever that setting changes), and the commands Decode Selection, Encode Selection
- * and Choose Tokenizer….
+ * Registers `provider` for the languages in `tokenShards.hover.languages`, again whenever that
+ * setting changes. Dispose the result to unregister.
  */
-export function registerTokenIds(context: vscode.ExtensionContext, services: Services): void {
-  const provider = new TokenHoverProvider(services);
+export function registerTokenHover(provider: TokenHoverProvider): vscode.Disposable {
   let registration: vscode.Disposable | undefined;
   const register = () => {
     registration?.dispose();
@@ -467,14 +460,8 @@ export function registerTokenIds(context: vscode.ExtensionContext, services: Ser
     registration = selector.length ? vscode.languages.registerHoverProvider(selector, provider) : undefined;
   };
   register();
-  context.subscriptions.push(
-    provider,
+  return vscode.Disposable.from(
     { dispose: () => registration?.dispose() },
     vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('tokenShards.hover.languages')) register(); }),
-    vscode.commands.registerCommand('tokenShards.decodeSelection', (...args: unknown[]) => decodeSelection(services, ...args)),
-    vscode.workspace.registerTextDocumentContentProvider(DecodedDocuments.scheme, decodedDocuments),
-    vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === DecodedDocuments.scheme) decodedDocuments.forget(d.uri); }),
-    vscode.commands.registerCommand('tokenShards.encodeSelection', (...args: unknown[]) => encodeSelection(services, ...args)),
-    vscode.commands.registerCommand('tokenShards.chooseTokenizer', (...args: unknown[]) => chooseTokenizer(services, ...args)),
   );
 }

@@ -19,7 +19,7 @@ import { checkUpdate, numberArg } from '../core/navigation';
 import { STAT_COLUMNS, STAT_DEFINITIONS, UpdateStats, computeUpdateStats } from '../core/stats';
 import type { Services } from '../services';
 import { commandArgs, promptValidated, reportError, resolveDataset } from '../commands/inputs';
-import { PanelHost, registerPanelSerializer } from './panelHost';
+import { PanelHost } from './panelHost';
 import type { InspectFromWebview, InspectInit, InspectState, InspectToWebview, StatColumnInfo } from './workbenchProtocol';
 
 /** The panel's view type (and `onWebviewPanel:` activation event). */
@@ -57,20 +57,19 @@ type Host = PanelHost<InspectToWebview, InspectFromWebview | { type: 'export'; e
 /** One inspect panel per dataset root. */
 export class InspectPanels implements vscode.Disposable {
   private readonly panels = new Map<string, InspectPanel>();
-  private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly services: Services) {
-    this.disposables.push(registerPanelSerializer<InspectState>(INSPECT_VIEW_TYPE, async (panel, state) => {
-      const roots = services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
-      const root = state?.datasetKey ? roots[state.datasetKey] : undefined;
-      if (!root || state?.center === undefined) { panel.dispose(); return; }
-      try {
-        const ds = await services.openRoot(root);
-        const host: Host = new PanelHost(panel, services.context.extensionUri, spec());
-        const p = this.adopt(ds, host);
-        void p.show(state.center, state.radius ?? DEFAULT_RADIUS);
-      } catch { panel.dispose(); }
-    }));
+  constructor(private readonly services: Services) {}
+
+  /** Revives a panel after a window reload from the webview's saved state (the serializer, registered by the composition root). */
+  async revive(panel: vscode.WebviewPanel, state: InspectState | undefined): Promise<void> {
+    const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
+    const root = state?.datasetKey ? roots[state.datasetKey] : undefined;
+    if (!root || state?.center === undefined) { panel.dispose(); return; }
+    try {
+      const ds = await this.services.openRoot(root);
+      const host: Host = new PanelHost(panel, this.services.context.extensionUri, spec());
+      void this.adopt(ds, host).show(state.center, state.radius ?? DEFAULT_RADIUS).catch(() => undefined);
+    } catch { panel.dispose(); }
   }
 
   /** Opens (or reuses) the panel of `ds` and computes the window around `center`. */
@@ -101,7 +100,6 @@ export class InspectPanels implements vscode.Disposable {
 
   dispose(): void {
     for (const p of this.panels.values()) p.host.dispose();
-    for (const d of this.disposables) d.dispose();
   }
 }
 
@@ -152,7 +150,7 @@ export class InspectPanel {
     const run = async (): Promise<InspectResult> => {
       const tok = await this.services.tokenizerFor(this.ds).catch(() => undefined);
       const init: InspectInit = {
-        type: 'init', dataset: path.basename(this.ds.root), numUpdates: n, center, radius, first, last,
+        type: 'init', dataset: path.basename(this.ds.root), datasetKey: datasetKey(this.ds.root), numUpdates: n, center, radius, first, last,
         columns: statColumnInfo(), tokenizer: !!tok,
       };
       const shown = { init, rows: [] as UpdateStats[], done: 0, total: last - first + 1 };

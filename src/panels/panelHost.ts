@@ -5,10 +5,11 @@
  * What it does for a panel:
  * - builds the page through {@link webviewHtml} (strict CSP with a nonce; scripts and styles only
  *   from `dist/` and `media/`; uPlot's stylesheet is `dist/media/uPlot.min.css`);
- * - the typed message channel: `post()` (host → webview) waits for the webview's one `ready`
- *   message, then sends in order; `request`s from the webview are answered with a `response`
- *   carrying the same id (or the error's message), and `cancel` aborts the handler's
- *   `AbortSignal`; other messages go to `onMessage`;
+ * - the typed message channel — the one channel of every webview (`src/shared/channel.ts`, host
+ *   end `src/editor/hostChannel.ts`): `post()` (host → webview) waits for the webview's `ready`,
+ *   then sends in order; `request`s from the webview are answered with a response carrying the
+ *   same id (or the error's message), and a cancel aborts the handler's `AbortSignal`; other
+ *   messages go to `onMessage`;
  * - saving exports (PNG from a canvas data URL, CSV/JSON text) through a save dialog
  *   ({@link PanelHost.saveExport}) — the webview never sees paths or writes files;
  * - disposal: everything registered with {@link PanelHost.track} is disposed with the panel.
@@ -17,13 +18,13 @@
  * webview/shared/panel.ts); {@link registerPanelSerializer} revives panels after a window reload
  * from that state, so panels do not need `retainContextWhenHidden`.
  *
- * The wire format (every message is plain JSON) is declared in src/panels/panelProtocol.ts.
+ * The panel-level types (request map, exports) are in src/panels/panelProtocol.ts; the envelope
+ * is the channel's.
  */
 import * as vscode from 'vscode';
+import { ChannelTaps, HostChannel } from '../editor/hostChannel';
 import { webviewHtml, webviewOptions } from '../editor/webviewHtml';
-import {
-  PanelCancel, PanelEnvelopeFromWebview, PanelEnvelopeToWebview, PanelExport, PanelRequest, PanelRequestMap,
-} from './panelProtocol';
+import { PanelExport, PanelRequestMap, PanelViewProtocol } from './panelProtocol';
 
 /** What a panel looks like: its view type, title and the bundle/styles of its page. */
 export interface PanelSpec {
@@ -50,12 +51,10 @@ export type RequestHandler<Req, Res> = (payload: Req, signal: AbortSignal) => Pr
  */
 export class PanelHost<ToWebview extends { type: string }, FromWebview extends { type: string }, Requests extends PanelRequestMap = PanelRequestMap>
 implements vscode.Disposable {
-  private readyFlag = false;
   private queue: ToWebview[] = [];
-  private readyWaiters: (() => void)[] = [];
+  private readonly channel: HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>;
+  private readonly handlers: Record<string, RequestHandler<unknown, unknown>> = {};
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly handlers = new Map<string, RequestHandler<unknown, unknown>>();
-  private readonly running = new Map<number, AbortController>();
   private readonly messageEmitter = new vscode.EventEmitter<FromWebview>();
   private readonly readyEmitter = new vscode.EventEmitter<void>();
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
@@ -73,19 +72,28 @@ implements vscode.Disposable {
    * @param column where to open it (default: the active group).
    */
   static create<T extends { type: string }, F extends { type: string }, R extends PanelRequestMap = PanelRequestMap>(
-    extensionUri: vscode.Uri, spec: PanelSpec, column: vscode.ViewColumn = vscode.ViewColumn.Active, preserveFocus = false,
+    extensionUri: vscode.Uri, spec: PanelSpec, column: vscode.ViewColumn = vscode.ViewColumn.Active, preserveFocus = false, taps?: ChannelTaps,
   ): PanelHost<T, F, R> {
     const panel = vscode.window.createWebviewPanel(spec.viewType, spec.title, { viewColumn: column, preserveFocus }, webviewOptions(extensionUri));
-    return new PanelHost<T, F, R>(panel, extensionUri, spec);
+    return new PanelHost<T, F, R>(panel, extensionUri, spec, taps);
   }
 
-  /** Adopts a panel VS Code hands back to a serializer (or one created elsewhere) and loads the page into it. */
-  constructor(readonly panel: vscode.WebviewPanel, readonly extensionUri: vscode.Uri, spec: PanelSpec) {
+  /**
+   * Adopts a panel VS Code hands back to a serializer (or one created elsewhere) and loads the page into it.
+   * @param taps sees every message of the panel's channel (tests; the composition root's `ChannelTaps`).
+   */
+  constructor(readonly panel: vscode.WebviewPanel, readonly extensionUri: vscode.Uri, spec: PanelSpec, taps?: ChannelTaps) {
     panel.webview.options = webviewOptions(extensionUri);
     if (spec.iconPath) panel.iconPath = spec.iconPath;
+    this.channel = new HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>(panel.webview, {
+      onReady: () => this.onPageReady(),
+      onEvent: (m) => this.messageEmitter.fire(m),
+      // Looked up per request, so handlers registered later with `handle` are found.
+      requests: this.handlers as never,
+    }, { view: spec.viewType, taps });
     panel.webview.html = webviewHtml(panel.webview, extensionUri, { script: spec.script, title: spec.title, styles: spec.styles });
     this.disposables.push(
-      panel.webview.onDidReceiveMessage((m: PanelEnvelopeFromWebview<FromWebview>) => this.receive(m)),
+      this.channel,
       panel.onDidDispose(() => this.dispose()),
       this.messageEmitter, this.readyEmitter,
     );
@@ -93,19 +101,19 @@ implements vscode.Disposable {
 
   /** True once the webview said `ready` (and until its page reloads). */
   get isReady(): boolean {
-    return this.readyFlag;
+    return this.channel.ready;
   }
 
   /** Resolves when the webview is ready (at once when it is). */
   whenReady(): Promise<void> {
-    return this.readyFlag ? Promise.resolve() : new Promise((resolve) => this.readyWaiters.push(resolve));
+    return this.channel.whenReady();
   }
 
   /** Sends a message; queued (in order) until the webview is ready. Dropped after disposal. */
   post(msg: ToWebview): void {
     if (this.disposed) return;
-    if (!this.readyFlag) { this.queue.push(msg); return; }
-    void this.panel.webview.postMessage({ kind: 'msg', msg } satisfies PanelEnvelopeToWebview<ToWebview>);
+    if (!this.channel.ready) { this.queue.push(msg); return; }
+    void this.channel.notify(msg);
   }
 
   /**
@@ -113,7 +121,7 @@ implements vscode.Disposable {
    * response; a thrown error's message is sent as the response's error (and not logged here).
    */
   handle<K extends keyof Requests & string>(type: K, handler: RequestHandler<Requests[K]['req'], Requests[K]['res']>): void {
-    this.handlers.set(type, handler as RequestHandler<unknown, unknown>);
+    this.handlers[type] = handler as RequestHandler<unknown, unknown>;
   }
 
   /** Disposes `d` with the panel. */
@@ -141,58 +149,18 @@ implements vscode.Disposable {
     return target;
   }
 
-  private receive(m: PanelEnvelopeFromWebview<FromWebview>): void {
-    if (!m || typeof m !== 'object') return;
-    switch (m.kind) {
-      case 'ready': {
-        this.readyFlag = true;
-        // Requests of a previous page load can no longer be answered.
-        for (const c of this.running.values()) c.abort();
-        this.running.clear();
-        const q = this.queue;
-        this.queue = [];
-        for (const msg of q) void this.panel.webview.postMessage({ kind: 'msg', msg } satisfies PanelEnvelopeToWebview<ToWebview>);
-        const w = this.readyWaiters;
-        this.readyWaiters = [];
-        for (const f of w) f();
-        this.readyEmitter.fire();
-        break;
-      }
-      case 'request': void this.serve(m); break;
-      case 'cancel': this.cancel(m); break;
-      case 'msg': this.messageEmitter.fire(m.msg); break;
-    }
-  }
-
-  private async serve(m: PanelRequest): Promise<void> {
-    const handler = this.handlers.get(m.type);
-    const controller = new AbortController();
-    this.running.set(m.id, controller);
-    let reply: PanelEnvelopeToWebview<ToWebview>;
-    try {
-      if (!handler) throw new Error(`no handler for request ${m.type}`);
-      const result = await handler(m.payload, controller.signal);
-      reply = { kind: 'response', id: m.id, result };
-    } catch (err) {
-      reply = { kind: 'response', id: m.id, error: err instanceof Error ? err.message : String(err), cancelled: controller.signal.aborted || undefined };
-    } finally {
-      this.running.delete(m.id);
-    }
-    if (!this.disposed) void this.panel.webview.postMessage(reply);
-  }
-
-  private cancel(m: PanelCancel): void {
-    this.running.get(m.id)?.abort();
+  /** The page (re)loaded: send what was queued, then tell the panel (it re-sends its state). */
+  private onPageReady(): void {
+    const q = this.queue;
+    this.queue = [];
+    for (const msg of q) void this.channel.notify(msg);
+    this.readyEmitter.fire();
   }
 
   /** Closes the panel (if open) and releases everything tracked. Safe to call twice. */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    for (const c of this.running.values()) c.abort();
-    this.running.clear();
-    for (const f of this.readyWaiters) f();
-    this.readyWaiters = [];
     this.disposeEmitter.fire();
     this.disposeEmitter.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();

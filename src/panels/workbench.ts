@@ -1,29 +1,19 @@
 /**
- * Registration of the loss-spike workbench (issue 15): Inspect Updates Around…, Open Training
- * Log…, Export Updates… and the inspect panel's serializer. One call from the composition root.
+ * Where the loss-spike workbench commands (issue 15) start from: the dataset and update the user
+ * is on. The commands themselves are registered by the composition root (src/extension.ts).
  */
-import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
 import type { UpdateViews } from '../editor/updateView';
 import type { Services } from '../services';
 import { currentUpdate } from '../commands/inputs';
-import { exportUpdatesCommand } from '../commands/exportUpdates';
-import { InspectPanels, inspectUpdates } from './inspectUpdates';
-import { openTrainingLog } from './trainingLogPanel';
 
-/** Registers the workbench commands; returns the inspect panels (tests reach them through the command results). */
-export function registerWorkbench(context: vscode.ExtensionContext, services: Services, views: UpdateViews): InspectPanels {
-  const panels = new InspectPanels(services);
-  /** The dataset and update the user is on: the focused update view, else the shard editor's cursor. */
-  const here = (): { ds?: Dataset; update?: number } => {
+/** The focused update view's dataset and update, else the shard editor cursor's (either may be undefined). */
+export type WorkbenchFocus = () => { ds?: Dataset; update?: number };
+
+/** Builds the {@link WorkbenchFocus} of the workbench commands. */
+export function workbenchFocus(services: Services, views: UpdateViews): WorkbenchFocus {
+  return () => {
     const ds = views.focusedDataset ?? services.activeShard?.dataset;
     return { ds, update: ds ? currentUpdate(services, views, ds.root) : undefined };
   };
-  context.subscriptions.push(
-    panels,
-    vscode.commands.registerCommand('tokenShards.inspectUpdates', (...a: unknown[]) => inspectUpdates(services, panels, here, ...a)),
-    vscode.commands.registerCommand('tokenShards.openTrainingLog', (...a: unknown[]) => openTrainingLog(services, () => here().ds, ...a)),
-    vscode.commands.registerCommand('tokenShards.exportUpdates', (...a: unknown[]) => exportUpdatesCommand(services, here, ...a)),
-  );
-  return panels;
 }

@@ -23,6 +23,8 @@ export interface InspectInit {
   type: 'init';
   /** Dataset folder name (display only). */
   dataset: string;
+  /** Opaque key of the dataset (kept in the webview's state; the host maps it back to the root). */
+  datasetKey: string;
   numUpdates: number;
   center: number;
   radius: number;

@@ -157,7 +157,7 @@ describe('e2e: token-id hover', function () {
     update = ds.schedule.numUpdates - 3;
     const [start, end] = ds.schedule.updateRange(update);
     updateFacts = { start, end, shard: ds.shards[ds.stream.locate(start).segment].shard };
-    ds.stream.close();
+    await ds.stream.close();
     const emoji = await tok.encode('party 🎉');
     lone = {
       eos: ds.settings.eosTokenId,
@@ -254,7 +254,7 @@ describe('e2e: token-id hover without any tokenizer', function () {
   before(async () => {
     const ds = await openDataset(SAMPLE_DIR);
     id = (await ds.stream.read(10, 1))[0];
-    ds.stream.close();
+    await ds.stream.close();
     workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-hover-none-'));
     fs.writeFileSync(path.join(workspace, 'ids.json'), JSON.stringify([id, id + 1, id + 2]) + '\n');
     wb = await launchWorkbench({ folder: workspace, viewport: { width: 1400, height: 900 } });

@@ -24,7 +24,7 @@ const importScript = (rel: string): Promise<Mod> => import(pathToFileURL(path.jo
 describe('dolma2 tokenizer rebuild (scripts/lib/dolma2-tokenizer.mjs)', function () {
   this.timeout(120_000);
   let lib: Mod;
-  let built: { json: Record<string, any>; vocabEntries: [string, number][]; stats: { ms: number; merges: number } };
+  let built: { json: Record<string, Mod>; vocabEntries: [string, number][]; stats: { ms: number; merges: number } };
   let text: string;
   let ms: number;
 

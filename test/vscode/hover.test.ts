@@ -83,7 +83,7 @@ describe('token-id hover', function () {
     assert.ok(eosAt > 20, 'the sample has an EOS after its first tokens');
   });
   after(async () => {
-    ds?.stream.close();
+    await ds?.stream.close();
     for (const k of ['hover.enabled', 'hover.languages', 'hover.minDigits', 'tokenizerPath']) await setSetting(k, undefined);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
@@ -247,7 +247,7 @@ describe('token-id commands', function () {
   it('Decode Selection decodes each row of a selected tensor print into a new document', async () => {
     const ds = await openDataset(root);
     const ids = Array.from(await ds.stream.read(2_000, 24));
-    ds.stream.close();
+    await ds.stream.close();
     const rows = [ids.slice(0, 12), ids.slice(12)];
     const text = `tensor([${rows.map((r) => `[${r.join(', ')}]`).join(',\n        ')}], device='cuda:0')\nlabels [-100, ${ids[3]}]`;
     const doc = await untitled(text);
@@ -283,7 +283,7 @@ describe('token-id commands', function () {
     // Real long text: the decoded sample stream (several documents, > 64K characters).
     const ds = await openDataset(root);
     const ids = Array.from(await ds.stream.read(0, 60_000)).filter((id) => !tok.isSpecial(id));
-    ds.stream.close();
+    await ds.stream.close();
     const text = tok.decode(ids);
     assert.ok(text.length > 65_536 * 2, `long enough: ${text.length}`);
     const doc = await untitled(text);

@@ -12,6 +12,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { pyTokens, pyUpdates } from '../unit/pyref';
+import { snapshot } from './probe';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -43,7 +44,7 @@ function updateViewTabs(): vscode.Tab[] {
 }
 
 async function shardEditors(): Promise<ShardSnapshot[]> {
-  return (await vscode.commands.executeCommand<ShardSnapshot[]>('tokenShards._test.shardEditor')) ?? [];
+  return snapshot();
 }
 
 /** The shard holding global offset `o` and the local offset in it, from the manifest file. */

@@ -5,7 +5,8 @@
  * - the page messages the host posts equal the Python reader's ids and the core's decode;
  * - document numbers, reveal (global and local), highlight of an update, copy of ids;
  * - bad input banners and reload when the file changes on disk.
- * The editor is observed through the test-only command `tokenShards._test.shardEditor`.
+ * The editor is observed through the API `activate` returns (`./probe`: snapshots of the sessions
+ * and a recorder of the messages the host sends to the webviews).
  */
 import * as assert from 'assert';
 import * as fs from 'fs';
@@ -15,25 +16,14 @@ import * as vscode from 'vscode';
 import { ShardPages } from '../../src/core/pages';
 import { TokenStream } from '../../src/core/stream';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
-import type { ShardInitToWebview, ShardNumberingToWebview, ShardPageToWebview, ShardToWebview, ShardHighlight } from '../../src/protocol';
+import type { ShardInitToWebview } from '../../src/protocol';
 import { PageData } from '../../webview/shardEditor/model';
 import { pyTokens } from '../unit/pyref';
+import { SessionSnapshot, ShardPageMessage as ShardPageToWebview, api, snapshot } from './probe';
 
-const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const VIEW_TYPE = 'tokenShards.shardEditor';
-const TEST_COMMAND = 'tokenShards._test.shardEditor';
-
-interface SessionSnapshot {
-  uri: string; fileName: string; active: boolean; generation: number; cursor: number;
-  selection?: [number, number]; view: string; highlights: ShardHighlight[]; highlightedUpdate?: number;
-  numbering: ShardNumberingToWebview; init: ShardInitToWebview; statusText?: string; messages: ShardToWebview[];
-}
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function snapshot(arg: object = {}): Promise<SessionSnapshot[]> {
-  return (await vscode.commands.executeCommand<SessionSnapshot[]>(TEST_COMMAND, arg)) ?? [];
-}
 
 /** Polls the snapshot of the session on `file` until `check` returns a value (or fails after `ms`). */
 async function waitSession<T>(file: string, check: (s: SessionSnapshot) => T | undefined | false, ms = 30_000, what = 'condition'): Promise<T> {
@@ -70,7 +60,7 @@ describe('shard editor (extension host)', function () {
   let G: number;
 
   before(async () => {
-    await vscode.extensions.getExtension(EXTENSION_ID)!.activate();
+    await api();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await snapshot({ record: true, clear: true });
     tok = await loadTokenizer(path.join(root(), 'tokenizer', 'tokenizer.json'));

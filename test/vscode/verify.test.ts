@@ -15,7 +15,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { VerificationStore, VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
+import { VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
+import { VerificationStore } from '../../src/verificationStore';
 import { openDataset } from '../../src/core/dataset';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';

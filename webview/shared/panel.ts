@@ -1,6 +1,6 @@
 /**
- * The webview side of the panel channel (host side: src/panels/panelHost.ts; wire format:
- * src/panels/panelProtocol.ts). One per page:
+ * The webview side of a panel (host side: src/panels/panelHost.ts; types:
+ * src/panels/panelProtocol.ts), on the one message channel (`webview/channel.ts`). One per page:
  * ```ts
  * const ch = panelChannel<FromHost, ToHost, Requests, State>();
  * ch.onMessage((m) => …);                     // host → webview messages
@@ -11,9 +11,9 @@
  * the tab is hidden and across window reloads via the panel's serializer).
  */
 import { vscodeApi } from '../common';
-import type {
-  PanelEnvelopeFromWebview, PanelEnvelopeToWebview, PanelExport, PanelRequestMap, PanelResponse,
-} from '../../src/panels/panelProtocol';
+import { connect } from '../channel';
+import type { PanelExport, PanelRequestMap, PanelViewProtocol } from '../../src/panels/panelProtocol';
+import { ChannelError } from '../../src/shared/channel';
 
 /** Rejection reason of a request cancelled with its `AbortSignal`. */
 export class RequestCancelled extends Error {
@@ -46,42 +46,17 @@ export interface ExportMessage { type: 'export'; export: PanelExport }
 
 /** Creates the page's channel (acquires the VS Code API: call once per page). */
 export function panelChannel<FromHost, ToHost, Requests extends PanelRequestMap, State>(): PanelChannel<FromHost, ToHost | ExportMessage, Requests, State> {
-  const api = vscodeApi<PanelEnvelopeFromWebview<ToHost | ExportMessage>, State>();
+  type P = PanelViewProtocol<FromHost & { type: string }, (ToHost | ExportMessage) & { type: string }, Requests>;
+  const api = vscodeApi<unknown, State>();
   let state = api.getState();
-  let nextId = 1;
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let handler: ((m: FromHost) => void) | undefined;
-
-  window.addEventListener('message', (ev: MessageEvent) => {
-    const m = ev.data as PanelEnvelopeToWebview<FromHost>;
-    if (!m || typeof m !== 'object') return;
-    if (m.kind === 'response') settle(m);
-    else if (m.kind === 'msg') handler?.(m.msg);
-  });
-
-  function settle(r: PanelResponse): void {
-    const p = pending.get(r.id);
-    if (!p) return;
-    pending.delete(r.id);
-    if (r.cancelled) p.reject(new RequestCancelled());
-    else if (r.error !== undefined) p.reject(new Error(r.error));
-    else p.resolve(r.result);
-  }
+  const channel = connect<P>(api, { onEvent: (m) => handler?.(m), requests: {} }, { ready: false });
 
   return {
-    ready: () => api.postMessage({ kind: 'ready' }),
-    post: (msg) => api.postMessage({ kind: 'msg', msg }),
-    request: (type, payload, signal) => new Promise((resolve, reject) => {
-      if (signal?.aborted) { reject(new RequestCancelled()); return; }
-      const id = nextId++;
-      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      api.postMessage({ kind: 'request', id, type, payload });
-      signal?.addEventListener('abort', () => {
-        if (!pending.has(id)) return;
-        pending.delete(id);
-        api.postMessage({ kind: 'cancel', id });
-        reject(new RequestCancelled());
-      }, { once: true });
+    ready: () => channel.ready(),
+    post: (msg) => channel.notify(msg as P['webviewEvents']),
+    request: (type, payload, signal) => channel.request(type, payload, { signal }).catch((err: unknown) => {
+      throw err instanceof ChannelError && err.cancelled ? new RequestCancelled() : err;
     }),
     onMessage: (h) => { handler = h; },
     get state() { return state; },
@@ -89,6 +64,6 @@ export function panelChannel<FromHost, ToHost, Requests extends PanelRequestMap,
       state = { ...(state ?? {}), ...patch } as State;
       api.setState(state);
     },
-    exportFile: (e) => api.postMessage({ kind: 'msg', msg: { type: 'export', export: e } }),
+    exportFile: (e) => channel.notify({ type: 'export', export: e } as P['webviewEvents']),
   };
 }

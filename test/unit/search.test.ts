@@ -1,0 +1,218 @@
+/**
+ * Stream search (issue 12) judged by the byte-level Python reference (scripts/reference_search.py:
+ * the card's reader + numpy, tokenizer.json's byte table decoded on its own, the `regex` module over
+ * each document's text): per-update counts and `find` offsets exactly equal, on the sample and on
+ * the dataset made by scripts/make-search-fixtures.mjs (names, whole words, case folding, emoji
+ * ZWJ, CJK, shard edges, EOS, overlaps, odd tokenizations, invalid UTF-8, --ids runs).
+ */
+import * as assert from 'assert';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { pathToFileURL } from 'url';
+import { Dataset, openDataset } from '../../src/core/dataset';
+import { CancelledError, DataError } from '../../src/core/errors';
+import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
+import {
+  CountResult, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, mergeCounts, parseShardRange, parseTerms,
+} from '../../src/core/search';
+import { repoRoot, runCli, sampleDir } from './fixtures';
+
+interface RefCounts { updates: number; counts: Record<string, number[]> }
+
+function reference(root: string, terms: string[], o: SearchOptions, mode: 'counts' | 'offsets', G: number): unknown {
+  const flags = [o.word && '--word', o.ignoreCase && '--ignore-case', o.ids && '--ids'].filter(Boolean) as string[];
+  const out = execFileSync('python3', [path.join(repoRoot(), 'scripts', 'reference_search.py'), root, '--terms', JSON.stringify(terms),
+    ...flags, '--G', String(G), '--mode', mode], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  return JSON.parse(out);
+}
+
+/** Per-update counts of a `per: 1` result, only updates with a non-zero count (the reference's shape). */
+function perUpdate(r: CountResult): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const b of r.buckets) if (b.counts.some((c) => c > 0)) out[String(b.first_update)] = b.counts;
+  return out;
+}
+
+async function findAll(ds: Dataset, tok: LoadedTokenizer, terms: string[], o: SearchOptions): Promise<[number, number][]> {
+  const out: [number, number][] = [];
+  for await (const occ of findTerms(ds, tok, terms, o, { limit: 1e9 })) out.push([occ.offset, occ.termIndex]);
+  return out;
+}
+
+const PLAIN: SearchOptions = { word: false, ignoreCase: false, ids: false };
+const COMBOS: SearchOptions[] = [PLAIN, { ...PLAIN, word: true }, { ...PLAIN, ignoreCase: true }, { ...PLAIN, word: true, ignoreCase: true }];
+const label = (o: SearchOptions) => [o.word && 'word', o.ignoreCase && 'ignore-case', o.ids && 'ids'].filter(Boolean).join('+') || 'plain';
+
+describe('stream search (count / find / merge) against the Python reference', function () {
+  this.timeout(0);
+  let sample: Dataset, sampleTok: LoadedTokenizer;
+  let fx: Dataset, fxTok: LoadedTokenizer, fxRoot: string, tmp: string;
+  let fxInfo: { shard_edge_matches: number[]; look_ahead_offset: number };
+
+  before(async () => {
+    sample = await openDataset(sampleDir());
+    sampleTok = await loadTokenizer(sample.tokenizerFile!);
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-search-'));
+    const mod = await import(pathToFileURL(path.join(repoRoot(), 'scripts', 'make-search-fixtures.mjs')).href);
+    fxRoot = path.join(tmp, 'fixture');
+    await mod.makeSearchFixtures({ out: fxRoot, tokenizer: sample.tokenizerFile });
+    fx = await openDataset(fxRoot);
+    fxTok = await loadTokenizer(fx.tokenizerFile!);
+    fxInfo = JSON.parse(fs.readFileSync(path.join(fxRoot, 'manifest.json'), 'utf8')).search_fixture;
+  });
+  after(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
+
+  it('sample: names per update (worker threads) equal the reference', async () => {
+    const terms = ['Lily', 'whale', 'Ahab', 'Queequeg', 'the United States', 'the'];
+    const r = await countTerms(sample, sampleTok, terms, PLAIN, { per: 1, jobs: 2 });
+    const ref = reference(sample.root, terms, PLAIN, 'counts', sample.schedule.G) as RefCounts;
+    assert.strictEqual(r.updates, ref.updates);
+    assert.deepStrictEqual(perUpdate(r), ref.counts);
+    assert.ok(r.totals[1] > 0 && r.totals[5] > 0, 'the sample has whales');
+  });
+
+  it('sample: --word --ignore-case per update and find offsets equal the reference', async () => {
+    const terms = ['whale', 'god', 'ing', 'Mr.'];
+    const o = { word: true, ignoreCase: true, ids: false };
+    const r = await countTerms(sample, sampleTok, terms, o, { per: 1, jobs: 2 });
+    assert.deepStrictEqual(perUpdate(r), (reference(sample.root, terms, o, 'counts', sample.schedule.G) as RefCounts).counts);
+    assert.deepStrictEqual(await findAll(sample, sampleTok, terms, o), reference(sample.root, terms, o, 'offsets', sample.schedule.G));
+  });
+
+  const FX_TERMS = ['Lily', 'the', '👨‍👩‍👧', '東京', 'aa', 'ana', 'Straße', 'strasse', 'kelvin', 'stop', 'σίσυφος', 'ΣΊΣΥΦΟΣ', 'ǆemal',
+    'fim_prefix', '<|fim_prefix|>', 'Lily and', 'ⅻ', 'ς', 'Li', 'ly', 'dog.'];
+  for (const o of COMBOS) {
+    it(`fixture (${label(o)}): counts per update and find offsets equal the reference`, async () => {
+      const r = await countTerms(fx, fxTok, FX_TERMS, o, { per: 1, jobs: 2 });
+      const ref = reference(fxRoot, FX_TERMS, o, 'counts', fx.schedule.G) as RefCounts;
+      assert.strictEqual(r.updates, ref.updates);
+      assert.deepStrictEqual(perUpdate(r), ref.counts);
+      const offs = await findAll(fx, fxTok, FX_TERMS, o);
+      assert.deepStrictEqual(offs, reference(fxRoot, FX_TERMS, o, 'offsets', fx.schedule.G));
+      // the same on the calling thread
+      assert.deepStrictEqual(await countTerms(fx, fxTok, FX_TERMS, o, { per: 1, jobs: 0 }), r);
+    });
+  }
+
+  it('fixture: a match across a shard edge is found; one across an EOS is not; one in the look-ahead token has no update', async () => {
+    const offs = reference(fxRoot, ['Lily'], PLAIN, 'offsets', fx.schedule.G) as [number, number][];
+    const found = await findAll(fx, fxTok, ['Lily'], PLAIN);
+    assert.deepStrictEqual(found, offs);
+    for (const at of fxInfo.shard_edge_matches) {
+      const shard = fx.shards.find((s) => s.startToken <= at && at < s.startToken + s.numTokens)!;
+      assert.ok(at + 4 > shard.startToken + shard.numTokens, 'the fixture cuts a shard inside this match');
+      assert.ok(found.some(([o]) => o === at), `occurrence at ${at} (crossing a shard edge) found`);
+    }
+    const last: { update: number | null }[] = [];
+    for await (const occ of findTerms(fx, fxTok, ['Lily'], PLAIN, { fromOffset: fxInfo.look_ahead_offset, limit: 5 })) last.push(occ);
+    assert.deepStrictEqual(last.map((x) => x.update), [null]);
+    const r = await countTerms(fx, fxTok, ['Lily'], PLAIN, { per: 1, jobs: 0 });
+    assert.strictEqual(r.totals[0], found.length - 1, 'the look-ahead occurrence is not counted');
+    // "…Li" EOS "ly…": the byte sequence exists only across the EOS
+    const decoded = fxTok.decode(Array.from(await fx.stream.read(0, fx.storedTokens)));
+    assert.ok(decoded.includes('with Li<|endoftext|>ly was'));
+  });
+
+  it('fixture: --ids runs (EOS included when named) equal the reference', async () => {
+    const ids = Array.from(await fx.stream.read(0, 200));
+    const eos = fx.settings.eosTokenId;
+    const afterEos = ids[ids.indexOf(eos) + 1];
+    const terms = [`${ids[0]},${ids[1]}`, String(eos), `${ids[0]}`, `${eos},${afterEos}`, '105277', '1,2,3'];
+    const o = { word: false, ignoreCase: false, ids: true };
+    const r = await countTerms(fx, fxTok, terms, o, { per: 1, jobs: 2 });
+    assert.deepStrictEqual(perUpdate(r), (reference(fxRoot, terms, o, 'counts', fx.schedule.G) as RefCounts).counts);
+    assert.deepStrictEqual(await findAll(fx, fxTok, terms, o), reference(fxRoot, terms, o, 'offsets', fx.schedule.G));
+    assert.ok(r.totals[1] > 0 && r.totals[3] > 0);
+  });
+
+  it('find: context holds the match at matchStart..matchEnd, within one document', async () => {
+    for await (const occ of findTerms(fx, fxTok, ['lily'], { word: false, ignoreCase: true, ids: false }, { limit: 50, context: 20 })) {
+      assert.strictEqual(occ.context.slice(occ.matchStart, occ.matchEnd).toLowerCase(), 'lily');
+      assert.ok(!occ.context.includes('<|endoftext|>'));
+      assert.ok(occ.matchStart <= 20 && occ.context.length - occ.matchEnd <= 20);
+    }
+  });
+
+  it('merge of two halves equals the whole (CLI count --shards --json, merge --json)', () => {
+    const n = sample.shards.length, h = Math.floor(n / 2);
+    const args = ['whale', 'Lily', 'the sea', '--word'];
+    const whole = runCli(['count', sample.root, ...args, '--json']);
+    assert.strictEqual(whole.code, 0, whole.stderr);
+    const p1 = runCli(['count', sample.root, ...args, '--shards', `0:${h}`, '--json']);
+    const p2 = runCli(['count', sample.root, ...args, '--shards', `${h}:${n}`, '--json']);
+    assert.deepStrictEqual(JSON.parse(p1.stdout).shards, [0, h]);
+    const f1 = path.join(tmp, 'p1.json'), f2 = path.join(tmp, 'p2.json');
+    fs.writeFileSync(f1, p1.stdout); fs.writeFileSync(f2, p2.stdout);
+    const merged = runCli(['merge', f2, f1, '--json']);
+    assert.strictEqual(merged.code, 0, merged.stderr);
+    const m = JSON.parse(merged.stdout), w = JSON.parse(whole.stdout);
+    assert.deepStrictEqual(m.shards, [0, n]);
+    delete m.shards;
+    assert.deepStrictEqual(m, w);
+    assert.deepStrictEqual(Object.keys(w), ['terms', 'options', 'per', 'updates', 'buckets', 'totals']);
+    assert.strictEqual(w.per, defaultPer(sample.schedule.numUpdates));
+    const overlap = runCli(['merge', f1, f1]);
+    assert.strictEqual(overlap.code, 2);
+    assert.match(overlap.stderr, /overlap/);
+    assert.throws(() => mergeCounts([JSON.parse(p1.stdout), { ...JSON.parse(p2.stdout), per: 2 }]), SearchInputError);
+  });
+
+  it('bad input: one-line errors, exit 2', () => {
+    const root = sample.root;
+    const cases: [string[], RegExp][] = [
+      [['count', root, ''], /term 1 is empty/],
+      [['count', root, '  \t'], /only whitespace/],
+      [['count', root, 'x'.repeat(1001)], /1,001 bytes.*at most 1,000/],
+      [['count', root, ...Array.from({ length: 65 }, (_, i) => `t${i}`)], /65 terms given; at most 64/],
+      [['count', root, '12,-3', '--ids'], /"-3" is not a token id/],
+      [['count', root, '4294967296', '--ids'], /not a token id/],
+      [['count', root, 'whale', '--per', '0'], /--per/],
+      [['count', root, 'whale', '--shards', `0:${sample.shards.length + 1}`], /--shards .*at most/],
+      [['count', path.join(root, 'no-such-folder'), 'whale'], /no such/],
+      [['find', root, ''], /term 1 is empty/],
+    ];
+    for (const [args, re] of cases) {
+      const r = runCli(args);
+      assert.strictEqual(r.code, 2, `${args.join(' ').slice(0, 80)}: exit ${r.code} ${r.stderr}`);
+      assert.match(r.stderr, re);
+      assert.strictEqual(r.stderr.trim().split('\n').length, 1, r.stderr);
+    }
+    assert.throws(() => parseShardRange('3:2', 10), SearchInputError);
+    assert.deepStrictEqual(parseTerms(['791, 4062'], { word: false, ignoreCase: false, ids: true }), ['791,4062']);
+  });
+
+  it('a shard that changes during the scan is reported (as verify does); cancellation rejects', async () => {
+    const copy = path.join(tmp, 'changing');
+    fs.cpSync(fxRoot, copy, { recursive: true });
+    const ds = await openDataset(copy);
+    const read = ds.stream.read.bind(ds.stream);
+    let touched = false;
+    ds.stream.read = async (s: number, n: number) => {
+      const out = await read(s, n);
+      if (!touched) { touched = true; const f = ds.shards[0].path; const t = new Date(Date.now() + 5000); fs.utimesSync(f, t, t); }
+      return out;
+    };
+    await assert.rejects(countTerms(ds, fxTok, ['Lily'], PLAIN, { jobs: 0, shards: [0, 1] }),
+      (e: Error) => e instanceof DataError && /tokens_000000\.u32 was modified while it was being searched/.test(e.message));
+    const ac = new AbortController();
+    ac.abort();
+    await assert.rejects(countTerms(sample, sampleTok, ['whale'], PLAIN, { signal: ac.signal }), CancelledError);
+    const ac2 = new AbortController();
+    const p = countTerms(sample, sampleTok, ['whale'], PLAIN, { signal: ac2.signal, jobs: 1, onProgress: () => ac2.abort() });
+    await assert.rejects(p, CancelledError);
+  });
+
+  it('CLI find prints keyword-in-context lines and NDJSON in stream order', () => {
+    const t = runCli(['find', sample.root, 'whale', '--limit', '3', '--context', '20']);
+    assert.strictEqual(t.code, 0, t.stderr);
+    const lines = t.stdout.trim().split('\n');
+    assert.strictEqual(lines.length, 3);
+    assert.match(lines[0], /^update [\d,]+ · seq [\d,]+ · pos [\d,]+ · [\d,]+ │ ….*\[whale\].*…$/);
+    const j = runCli(['find', sample.root, 'whale', '--limit', '5', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const ref = (reference(sample.root, ['whale'], PLAIN, 'offsets', sample.schedule.G) as [number, number][]).slice(0, 5).map(([o]) => o);
+    assert.deepStrictEqual(j.map((x) => x.offset), ref);
+    assert.deepStrictEqual(Object.keys(j[0]), ['term', 'offset', 'update', 'sequence', 'position', 'context']);
+  });
+});
