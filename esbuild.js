@@ -26,6 +26,24 @@ function copyMedia() {
   fs.copyFileSync(path.join(__dirname, 'node_modules', 'uplot', 'dist', 'uPlot.min.css'), path.join(dst, 'uPlot.min.css'));
 }
 
+/**
+ * In watch mode, says when each rebuild starts and ends and prints errors as `file:line:col: message`,
+ * the lines the "npm: watch" task's problem matcher reads (.vscode/tasks.json).
+ * @type {import('esbuild').Plugin}
+ */
+const watchReporter = {
+  name: 'watch-reporter',
+  setup(build) {
+    build.onStart(() => { console.log('[watch] build started'); });
+    build.onEnd((result) => {
+      for (const { text, location } of result.errors) {
+        console.error(`✘ [ERROR] ${location ? `${location.file}:${location.line}:${location.column}: ` : ''}${text}`);
+      }
+      console.log('[watch] build finished');
+    });
+  },
+};
+
 /** @type {import('esbuild').BuildOptions} */
 const common = {
   bundle: true,
@@ -33,6 +51,7 @@ const common = {
   minify: production,
   logLevel: 'info',
   legalComments: 'none',
+  plugins: watch ? [watchReporter] : [],
 };
 
 /** @type {import('esbuild').BuildOptions[]} */

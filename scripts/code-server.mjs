@@ -301,18 +301,21 @@ function exitOnSignals() {
  * @param {object} [o.settings]      extra user settings
  * @param {string} [o.logFile]       where code-server's stdout/stderr go (default: <userDataDir>/code-server.log)
  * @param {number} [o.startTimeoutMs] default 60 s
+ * @param {boolean} [o.quiet]        fewer log lines while installing
  * @returns {Promise<{url: string, port: number, folder: string, userDataDir: string, extensionsDir: string,
  *   logFile: string, pid: number, stop: () => Promise<void>, exited: Promise<number|null>}>}
  */
-export async function startCodeServer({ folder, extensionsDir, userDataDir, installVsix, settings, logFile, startTimeoutMs = 60_000 } = /** @type {{ folder: string }} */ ({ folder: '' })) {
+export async function startCodeServer({ folder, extensionsDir, userDataDir, installVsix, settings, logFile, startTimeoutMs = 60_000, quiet = false } = /** @type {{ folder: string }} */ ({ folder: '' })) {
   if (!folder) throw new Error('startCodeServer: folder is required');
   exitOnSignals();
-  await ensureCodeServer();
+  await ensureCodeServer({ quiet });
   const absFolder = path.resolve(folder);
   if (!fs.existsSync(absFolder)) throw new Error(`startCodeServer: folder ${absFolder} does not exist`);
-  const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-code-server-'));
-  userDataDir = path.resolve(userDataDir ?? path.join(tmpRoot, 'user-data'));
-  extensionsDir = path.resolve(extensionsDir ?? path.join(tmpRoot, 'extensions'));
+  // A temporary folder only when the caller gives no folders of its own (npm start gives both:
+  // it used to leave an empty tsi-code-server-* folder behind on every run).
+  const tmpRoot = userDataDir && extensionsDir ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-code-server-'));
+  userDataDir = path.resolve(userDataDir ?? path.join(/** @type {string} */ (tmpRoot), 'user-data'));
+  extensionsDir = path.resolve(extensionsDir ?? path.join(/** @type {string} */ (tmpRoot), 'extensions'));
   fs.mkdirSync(userDataDir, { recursive: true });
   fs.mkdirSync(extensionsDir, { recursive: true });
   writeUserSettings(userDataDir, settings);

@@ -13,6 +13,9 @@ Prints one JSON object:
   special ids other than EOS; unknown: {count, first} per shard (ids >= vocabulary size or holes);
 - duplicates: {count, pairs: [[doc, start, length, earlier_doc, earlier_start], ...20 first]} over
   non-empty documents (length excludes the EOS);
+- pages / numbering (with --page-tokens P): per shard, per page [EOS count, first, last local
+  EOS offset or -1]; per shard the EOS count before it, the start of the document holding its
+  first token, and the end (one past the EOS) of the document after its last EOS;
 - locate: for each offset {offset, shard, local_offset, document, document_start, document_length}
   (document = EOS ids before the offset; length excludes the closing EOS).
 """
@@ -31,6 +34,7 @@ ap.add_argument("root")
 ap.add_argument("--threshold", type=int, default=100_000)
 ap.add_argument("--offsets", type=int, nargs="*", default=[])
 ap.add_argument("--eos", type=int, default=None)
+ap.add_argument("--page-tokens", type=int, default=0)
 a = ap.parse_args()
 root = a.root
 
@@ -103,6 +107,24 @@ for o in a.offsets:
     loc.append({"offset": o, "shard": shards[si]["shard"], "local_offset": o - shards[si]["start_token"], "document": n,
                 "document_start": start, "document_length": end - start})
 
-print(json.dumps({"eos": EOS, "vocab": vocab, "tokens": N, "eos_per_shard": eos_per_shard, "documents": documents,
+pages, numbering = [], []
+if a.page_tokens:
+    for e in shards:
+        s0, n = e["start_token"], e["num_tokens"]
+        seg = stream[s0:s0 + n]
+        per = []
+        for lo in range(0, n, a.page_tokens):
+            w = np.flatnonzero(seg[lo:lo + a.page_tokens] == EOS)
+            per.append([int(len(w)), int(w[0]) if len(w) else -1, int(w[-1]) if len(w) else -1])
+        pages.append(per)
+        base = int(np.searchsorted(p, s0, side="left"))
+        head = 0 if base == 0 else int(p[base - 1]) + 1
+        inside = p[(p >= s0) & (p < s0 + n)]
+        tail_from = int(inside[-1]) + 1 if len(inside) else s0
+        after = p[p >= tail_from]
+        tail = [int(after[0]) + 1, True] if tail_from < N and len(after) else [N, False]
+        numbering.append({"doc_base": base, "head_start": head, "tail_end": tail[0], "tail_known": tail[1]})
+
+print(json.dumps({"pages": pages, "numbering": numbering, "eos": EOS, "vocab": vocab, "tokens": N, "eos_per_shard": eos_per_shard, "documents": documents,
                   "longest_run": longest, "long_runs": long_runs, "specials": spec, "unknown": unk,
                   "duplicates": {"count": dup, "pairs": pairs}, "locate": loc}))

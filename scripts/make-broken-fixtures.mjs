@@ -210,8 +210,8 @@ export async function makeBrokenFixtures(options = {}) {
       writeCase(d, { ...files, [shardName(1)]: bad }, goodManifest);
     });
 
-  add('bad-provenance', 'Shards are fine; manifest.json is not JSON.', false,
-    { problems: [E('bad-provenance')] },
+  add('bad-provenance', 'Shards are fine; manifest.json is not JSON (it ends on line 2 inside an object).', false,
+    { problems: [E('bad-provenance', 2)] },
     (d) => { writeCase(d, files, goodManifest); fs.writeFileSync(path.join(d, 'manifest.json'), '{"name": "oops",\n'); });
 
   // dtype mix-ups: real ids written with the wrong width.

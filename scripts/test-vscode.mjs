@@ -52,7 +52,7 @@ const CHATTER = /^(Resolving connection token|Resolved connection token|Creating
 function printAutomationLog(type, args) {
   const parts = Array.isArray(args) ? args : [args];
   let text = util.format(...parts.map((a) => (typeof a === 'string' || typeof a === 'number' ? a : util.inspect(a, { depth: 4 }))));
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- matching terminal colour codes (ESC) is the point
   if (!process.stdout.isTTY) text = text.replace(/\x1b\[[0-9;]*m/g, ''); // mocha colours its marks when CI is set
   if (!verbose && (CHATTER.test(text) || NOISE.test(text))) return;
   (type === 'error' || type === 'warn' ? process.stderr : process.stdout).write(text.endsWith('\n') ? text : text + '\n');

@@ -31,6 +31,7 @@ import { SHARD_EDITOR_VIEW_TYPE, ShardEditorProvider } from './editor/shardEdito
 import { UPDATE_VIEW_TYPE, UpdateViews } from './editor/updateView';
 import { TokenHoverProvider, registerTokenHover } from './hover/tokenHover';
 import { Services } from './services';
+import { StreamIndexService, indexStreamCommand } from './streamIndexService';
 import { handleNavigationUri } from './uriHandler';
 import { exportUpdatesCommand } from './commands/exportUpdates';
 import { INSPECT_VIEW_TYPE, InspectPanels, inspectUpdates } from './panels/inspectUpdates';
@@ -58,6 +59,9 @@ export interface TokenShardsApi {
 export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const log = vscode.window.createOutputChannel('Token Shard Inspector', { log: true });
   const services = new Services(context, log);
+  // The stream index: one service; every DocumentIndex (document numbers) and verify run use it.
+  const streamIndex = new StreamIndexService(services, context.globalStorageUri.fsPath);
+  services.streamIndex = streamIndex;
   const taps = new ChannelTaps();
   const shardEditors = new ShardEditorProvider(services, taps);
   const updateViews = new UpdateViews(services, shardEditors, taps);
@@ -74,7 +78,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const here = workbenchFocus(services, updateViews);
 
   context.subscriptions.push(
-    log, services, shardEditors, updateViews, verification, diagnostics, hover, inspectPanels,
+    log, services, streamIndex, shardEditors, updateViews, verification, diagnostics, hover, inspectPanels,
     // Editors, panels, providers.
     vscode.window.registerCustomEditorProvider(SHARD_EDITOR_VIEW_TYPE, shardEditors, {
       supportsMultipleEditorsPerDocument: true,
@@ -99,6 +103,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     command('tokenShards.verifyShards', verify.verifyShards),
     command('tokenShards.verifyShardsIgnoreCache', verify.verifyShardsIgnoreCache),
     command('tokenShards.verifyThisShard', verify.verifyThisShard),
+    command('tokenShards.indexStream', (arg?: unknown) => indexStreamCommand(services, streamIndex, arg)),
     command('tokenShards.openManifest', (arg?: unknown) => openManifest(services, arg)),
     command('tokenShards.decodeSelection', (...a: unknown[]) => decodeSelection(services, decoded, ...a)),
     command('tokenShards.encodeSelection', (...a: unknown[]) => encodeSelection(services, ...a)),

@@ -36,6 +36,8 @@ export interface ShardBanner {
   message: string;
   /** A button under the message: 'chooseTokenizer' runs `tokenShards.chooseTokenizer`. */
   action?: 'chooseTokenizer';
+  /** Buttons that move the cursor to places in this shard (stream-index anomalies): local offset and the button's label. */
+  places?: { offset: number; label: string }[];
 }
 
 /** Host → webview: everything the webview needs before asking for pages. Sent on `ready` and after every reload of the file. */

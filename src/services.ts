@@ -9,10 +9,23 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
-import { DocumentIndex } from './core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
+import type { VerifyOptions } from './core/verify';
+import type { StreamIndex } from './core/streamIndex';
+
+/** What verify needs from the stream-index service (`streamIndexService.ts`). */
+export interface StreamIndexHooks {
+  /** The `index` option of `verifyShards` for a dataset (undefined: do not index). */
+  verifyOption(ds: Dataset): Promise<VerifyOptions['index']>;
+  /** Reloads a dataset's index after entries were written. */
+  reload(ds: Dataset): Promise<StreamIndex>;
+  /** The loaded index of a dataset root, if any (synchronous, for hovers). */
+  peek(root: string): StreamIndex | undefined;
+}
 import { SHARD_MANIFEST } from './core/manifest';
 import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
+import { iconSafe } from './text/untrusted';
 
 /** Where the user is in the focused shard editor (updated by the shard editor). */
 export interface ActiveShardPosition {
@@ -71,6 +84,19 @@ export class Services implements vscode.Disposable {
     };
   }
 
+  /**
+   * `tokenShards.allowShardsOutsideRoot`, honoured only in a trusted workspace (restricted mode
+   * ignores it, as declared in package.json's `restrictedConfigurations`).
+   */
+  allowShardsOutsideRoot(): boolean {
+    return vscode.workspace.isTrusted && this.setting<boolean>('allowShardsOutsideRoot') === true;
+  }
+
+  /** `tokenShards.documentScanLimit`: tokens that may be scanned to number documents without asking. */
+  documentScanLimit(): number {
+    return this.setting<number>('documentScanLimit') || DEFAULT_DOCUMENT_SCAN_LIMIT;
+  }
+
   /** The configured value of a `tokenShards.*` setting (default from package.json). */
   setting<T>(key: string): T {
     return vscode.workspace.getConfiguration('tokenShards').get<T>(key) as T;
@@ -84,7 +110,7 @@ export class Services implements vscode.Disposable {
     root = path.resolve(root);
     let p = this.datasets.get(root);
     if (!p) {
-      p = openDataset(root, this.scheduleSettings());
+      p = openDataset(root, this.scheduleSettings(), { allowOutsideRoot: this.allowShardsOutsideRoot() });
       p.then((ds) => this.log.info(`opened dataset ${root}: ${ds.shards.length} shards, ${ds.storedTokens} tokens, ${ds.problems.length} problems`),
         (err) => { this.datasets.delete(root); this.log.warn(`cannot open dataset ${root}: ${(err as Error).message}`); });
       this.datasets.set(root, p);
@@ -130,7 +156,7 @@ export class Services implements vscode.Disposable {
     }
     let root = roots[0];
     if (roots.length > 1) {
-      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: path.basename(r), description: r, root: r })),
+      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: iconSafe(path.basename(r)), description: iconSafe(r), root: r })),
         { title: purpose, placeHolder: vscode.l10n.t('Several datasets are open: which one?') });
       if (!pick) return undefined;
       root = pick.root;
@@ -170,12 +196,28 @@ export class Services implements vscode.Disposable {
     return path.isAbsolute(p) || !base ? p : path.join(base, p);
   }
 
-  /** The document index of a dataset (one per dataset, counts memoised). */
+  /**
+   * Loads a dataset's stream index for its new `DocumentIndex` (set by the stream-index service,
+   * `streamIndexService.ts`); numbering waits for it, so every view gets the index's numbers.
+   */
+  streamIndexLoader?: (ds: Dataset, index: DocumentIndex) => void;
+
+  /**
+   * Shards of a dataset root that failed verification (this session's results or the cache's
+   * verdict; set by the verify registration), for the update view and the `update k` hover.
+   */
+  failedShards?: (root: string) => { index: number; shard: string; status: string }[];
+
+  /** The stream-index service (set by the composition root): verify runs build the index in the same read. */
+  streamIndex?: StreamIndexHooks;
+
+  /** The document index of a dataset (one per dataset, counts memoised; the stream index attached when there is one). */
   documentIndex(ds: Dataset): DocumentIndex {
     let idx = this.indexes.get(ds);
     if (!idx) {
       idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
       this.indexes.set(ds, idx);
+      this.streamIndexLoader?.(ds, idx);
     }
     return idx;
   }

@@ -12,14 +12,16 @@ import { parseNavigationLink } from './core/navigation';
 import type { NavigationDeps } from './commands/inputs';
 import { goToUpdate } from './commands/goToUpdate';
 import { goToOffset } from './commands/goToOffset';
+import { plainText, shortText } from './text/untrusted';
 
 /** Handles one link; resolves when the target is shown (or the link was rejected). */
 export async function handleNavigationUri(nav: NavigationDeps, uri: vscode.Uri): Promise<void> {
   const { services, views } = nav;
-  services.log.info(`opening link ${uri.toString(true)}`);
+  services.log.info(`opening link ${JSON.stringify(uri.toString(true))}`);
   const link = parseNavigationLink(uri.path, uri.query);
   if ('error' in link) {
-    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot open {0}: {1}', uri.toString(true), link.error));
+    // Never echo the link itself (it is untrusted): what was wrong with it, as plain text.
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot open this Token Shards link: {0}', plainText(shortText(link.error, 200))));
     return;
   }
   if (link.kind === 'update') {

@@ -36,9 +36,5 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-const NUMBER_FORMAT = new Intl.NumberFormat('en-US');
-
-/** Formats a count with thousands separators (matches the host's `fmt`); one shared formatter, cheap in hot loops. */
-export function fmt(n: number): string {
-  return NUMBER_FORMAT.format(n);
-}
+/** Formats a count with thousands separators: the host's and CLI's `fmt` (src/core/errors.ts), one formatter for all. */
+export { fmt } from '../src/core/errors';

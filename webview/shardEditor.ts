@@ -185,10 +185,7 @@ function setCursor(o: number, explicit: boolean): void {
   }
   updateFooter();
   clearTimeout(cursorTimer);
-  cursorTimer = window.setTimeout(() => {
-    const doc = docInfoAt(cursor);
-    post({ type: 'cursor', offset: cursor, document: doc.number, documentScope: doc.scope, view: ctx.view });
-  }, 80);
+  cursorTimer = window.setTimeout(() => postCursor(), 80);
 }
 
 function tokenEl(o: number): HTMLElement | undefined {
@@ -241,8 +238,25 @@ function positionText(o: number): string {
   return parts.join(' · ');
 }
 
+/** The cursor's offset and document as last told to the host (its status bar). */
+let postedCursor = '';
+
+/** Tells the host the cursor's offset and document (the status bar shows what the footer shows). */
+function postCursor(): void {
+  const doc = docInfoAt(cursor);
+  postedCursor = `${cursor}:${doc.number}:${doc.scope}`;
+  post({ type: 'cursor', offset: cursor, document: doc.number, documentScope: doc.scope, view: ctx.view });
+}
+
 function updateFooter(): void {
   footPos.textContent = init && init.numTokens > 0 ? `Cursor: ${positionText(cursor)}` : '';
+  // One source of truth: when the cursor's document number becomes known or changes after the
+  // cursor message went out (its page or the numbering arrived later), tell the host again, so
+  // the status bar and this cursor line never disagree.
+  if (init && init.numTokens > 0 && postedCursor.startsWith(`${cursor}:`)) {
+    const doc = docInfoAt(cursor);
+    if (postedCursor !== `${cursor}:${doc.number}:${doc.scope}`) postCursor();
+  }
   footPos.title = init?.globalStart !== undefined
     ? 'Token: global token offset in the dataset stream. update: optimizer step, 0-based. seq: sequence within the update, 0-based. pos: position within the sequence, 0-based. doc: document number (EOS count before the token).'
     : 'Token: offset in this file (no shard manifest lists it).';
@@ -387,6 +401,19 @@ function showBanners(list: ShardBanner[]): void {
       btn.textContent = 'Choose tokenizer…';
       btn.setAttribute('icon', 'folder-opened');
       btn.addEventListener('click', () => post({ type: 'run', command: 'chooseTokenizer' }));
+      el.append(' ', btn);
+    }
+    for (const place of b.places ?? []) {
+      const btn = document.createElement('vscode-button');
+      btn.textContent = place.label;
+      btn.setAttribute('secondary', '');
+      btn.addEventListener('click', () => {
+        setSelection(undefined, true);
+        setCursor(place.offset, true);
+        scroller.reveal(place.offset, 'top');
+        scroller.refresh();
+        viewport.focus();
+      });
       el.append(' ', btn);
     }
     return el;

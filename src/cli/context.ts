@@ -9,12 +9,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Command } from 'commander';
-import { Dataset, openDataset, openShardFileAsDataset } from '../core/dataset';
+import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openShardFileAsDataset } from '../core/dataset';
+import { SHARD_MANIFEST } from '../core/manifest';
 import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
-import { ScheduleSettings } from '../core/schedule';
+import { ScheduleSettings, scheduleFaults } from '../core/schedule';
 import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
-import { TerminalSafeOptions, terminalSafe } from '../text/untrusted';
+import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../text/untrusted';
 
 /** Exit codes of the CLI. */
 export const EXIT = { ok: 0, data: 1, usage: 2, interrupted: 130 } as const;
@@ -33,6 +34,7 @@ export interface GlobalOptions {
   sequenceLength?: string;
   eos?: string;
   tokenizer?: string;
+  /** `--allow-outside-root`: read manifest shards that lead outside the dataset folder. */
   allowOutsideRoot?: boolean;
 }
 
@@ -59,6 +61,8 @@ export interface CliContext {
    * missing or does not exist.
    */
   open(target: string | undefined, cmd: Command): Promise<Dataset>;
+  /** The dataset options from the global options (`--allow-outside-root`; messages name the CLI's flags). */
+  openOptions(cmd: Command): OpenDatasetOptions;
   /**
    * Loads the tokenizer: `--tokenizer FILE` when given; else the dataset's (DataError when it
    * has none); else `target` as a tokenizer.json or a folder holding one.
@@ -78,6 +82,8 @@ export interface CliContext {
   err(s: string): void;
   /** Writes `warning: …` to stderr. */
   warn(s: string): void;
+  /** JSON text of `value` (control characters escaped; see `jsonSafe`) for --json outputs. */
+  json(value: unknown, indent?: number): string;
   /** Makes text that came from data (names, decoded text, manifest values) safe to print on a terminal: see `terminalSafe`. */
   term(s: string, opts?: TerminalSafeOptions): string;
   /** Aborted on the first Ctrl-C when a command asked for it with {@link CliContext.cancellable}. */
@@ -99,6 +105,25 @@ export interface CliRuntime {
   exitCode(): number | undefined;
   /** Called on SIGINT: aborts the signal of a cancellable command, or returns true when the process should exit 130 now. */
   interrupt(): boolean;
+}
+
+/** How CLI messages name the schedule values given as flags. */
+export const FLAG_NAMES: Record<keyof ScheduleSettings, string> = {
+  globalTokensPerUpdate: '--tokens-per-update',
+  sequenceLength: '--sequence-length',
+  eosTokenId: '--eos',
+};
+
+/**
+ * Throws UsageError when `dir` holds no shard_manifest.jsonl, suggesting the folder above that
+ * does (`info sample/shards` → "the dataset folder is probably sample").
+ */
+export async function requireDatasetFolder(dir: string): Promise<void> {
+  if (fs.existsSync(path.join(dir, SHARD_MANIFEST))) return;
+  const up = await findDatasetRoot(path.dirname(path.resolve(dir)), 3);
+  const rel = up ? path.relative(process.cwd(), up) || '.' : undefined;
+  throw new UsageError(`${terminalSafe(dir)}: no ${SHARD_MANIFEST} here, so it is not a dataset folder` +
+    (rel ? `; the dataset folder is probably ${terminalSafe(rel)} (it holds one)` : '; pass the folder holding it (or one .u32 file)'));
 }
 
 /** Maps an error to its exit code and one-line message. */
@@ -142,8 +167,11 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
     if (G !== undefined) s.globalTokensPerUpdate = G;
     if (L !== undefined) s.sequenceLength = L;
     if (eos !== undefined) s.eosTokenId = eos;
+    const faults = scheduleFaults(s, (k) => FLAG_NAMES[k]);
+    if (faults.length) throw new UsageError(faults.join('; '));
     return s;
   };
+  const openOptions = (cmd: Command): OpenDatasetOptions => ({ allowOutsideRoot: !!globals(cmd).allowOutsideRoot, settingNames: FLAG_NAMES });
 
   const ctx: CliContext = {
     run: (action) => async (...args: unknown[]) => {
@@ -157,13 +185,15 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
     },
     globals,
     scheduleFlags,
+    openOptions,
     int,
     async open(target, cmd) {
       if (!target) throw new UsageError('missing <root>: the dataset folder holding shard_manifest.jsonl (or one .u32 file)');
       if (!fs.existsSync(target)) throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
       const flags = scheduleFlags(cmd);
-      if (fs.statSync(target).isFile()) return openShardFileAsDataset(target, flags);
-      return openDataset(target, flags);
+      if (fs.statSync(target).isFile()) return openShardFileAsDataset(target, flags, openOptions(cmd));
+      await requireDatasetFolder(target);
+      return openDataset(target, flags, openOptions(cmd));
     },
     async tokenizerFor(target, cmd, ds) {
       const g = globals(cmd);
@@ -186,6 +216,7 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
     err,
     warn(s) { err(`warning: ${s}`); },
     term: terminalSafe,
+    json: jsonSafe,
     signal: ac.signal,
     cancellable() { wantsSignal = true; return ac.signal; },
   };

@@ -79,6 +79,7 @@ export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
     .option('--sequence-length <L>', 'tokens per sequence (default 1024, or manifest.json)')
     .option('--eos <id>', 'EOS token id (default 100257, or manifest.json)')
     .option('--tokenizer <file>', 'tokenizer.json to use instead of <root>/tokenizer/tokenizer.json')
+    .option('--allow-outside-root', 'read manifest shards whose path leads outside the dataset folder (absolute, .., symbolic links)')
     .addHelpText('after', EPILOG)
     .showSuggestionAfterError(true)
     .exitOverride()

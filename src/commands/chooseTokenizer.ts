@@ -17,6 +17,7 @@ import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { loadTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
+import { plainText, shortText } from '../text/untrusted';
 
 /** Arguments of `tokenShards.chooseTokenizer`. */
 export interface ChooseTokenizerArgs {
@@ -41,7 +42,7 @@ export async function chooseTokenizer(services: Services, ...args: unknown[]): P
     const uri = picked?.[0];
     if (!uri) return undefined;
     if (uri.scheme !== 'file') {
-      void vscode.window.showErrorMessage(vscode.l10n.t('{0} is not a local file: the tokenizer must be on the disk next to the extension host.', uri.toString()));
+      void vscode.window.showErrorMessage(vscode.l10n.t('{0} is not a local file: the tokenizer must be on the disk next to the extension host.', plainText(shortText(uri.toString()))));
       return undefined;
     }
     file = uri.fsPath;
@@ -62,7 +63,7 @@ export async function chooseTokenizer(services: Services, ...args: unknown[]): P
   try {
     await vscode.workspace.getConfiguration('tokenShards').update('tokenizerPath', value, target);
   } catch (err) {
-    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot save the setting tokenShards.tokenizerPath: {0}', (err as Error).message));
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot save the setting tokenShards.tokenizerPath: {0}', plainText((err as Error).message)));
     return undefined;
   }
   void services.tokenizerFor(undefined); // warm the shared cache for hovers and editors

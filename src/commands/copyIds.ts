@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import type { ShardEditorProvider, ShardSession } from '../editor/shardEditor';
+import { plainText, shortText } from '../text/untrusted';
 
 /** Most tokens one copy takes (4 MB of ids); larger selections are refused with a message. */
 export const MAX_COPY_TOKENS = 1_000_000;
@@ -35,7 +36,7 @@ export function copyCommands(provider: ShardEditorProvider): { copyIds(): Promis
     }
     const range = copyRange(s);
     if (!range) {
-      void vscode.window.showInformationMessage(vscode.l10n.t('{0} holds no tokens.', s.document.uri.fsPath));
+      void vscode.window.showInformationMessage(vscode.l10n.t('{0} holds no tokens.', plainText(shortText(s.document.uri.fsPath))));
       return undefined;
     }
     if (range[1] - range[0] > MAX_COPY_TOKENS) {

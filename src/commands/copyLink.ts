@@ -12,6 +12,7 @@ import { NavigationLink, formatNavigationLink } from '../core/navigation';
 import { Services } from '../services';
 import { UpdateViews } from '../editor/updateView';
 import { reportError } from './inputs';
+import { plainText, shortText } from '../text/untrusted';
 
 /** Full link URI text for a navigation target of this extension. */
 export function linkFor(services: Services, link: NavigationLink): string {
@@ -43,7 +44,7 @@ export async function copyLink(services: Services, views: UpdateViews): Promise<
     if ((await services.workspaceDatasetRoots()).length > 1) link.root = root;
     const text = linkFor(services, link);
     await vscode.env.clipboard.writeText(text);
-    void vscode.window.showInformationMessage(vscode.l10n.t('Copied {0}', text));
+    void vscode.window.showInformationMessage(vscode.l10n.t('Copied {0}', plainText(shortText(text, 300))));
     return text;
   } catch (err) {
     return reportError(services, vscode.l10n.t('Copy Link'), err);

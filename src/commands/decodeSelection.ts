@@ -18,8 +18,9 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { ExtractedIds, extractIds } from '../core/idList';
-import { LoadedTokenizer } from '../core/tokenizer';
+import { LoadedTokenizer, decodeForDisplay } from '../core/tokenizer';
 import { Services } from '../services';
+import { plainText } from '../text/untrusted';
 
 /**
  * Read-only documents holding decoded text, served under the `token-shards-decoded:` scheme:
@@ -55,29 +56,8 @@ export interface DecodeSelectionArgs {
   text?: string;
 }
 
-/**
- * Decoded text of ids for display: ids decoded in runs (each run identical to the tokenizer's
- * decode), unknown ids written `⟨unknown N⟩` (the library would drop them silently), elided
- * stretches of a summarised print `⟨…⟩`.
- * @param gaps indices `i` where elided elements stand before `ids[i]` (see `IdListHit.gaps`).
- * @returns the text and the number of unknown ids.
- */
-export function decodeForDisplay(tok: LoadedTokenizer, ids: readonly number[], gaps: readonly number[] = []): { text: string; unknown: number } {
-  let text = '';
-  let unknown = 0;
-  let from = 0;
-  const gapSet = new Set(gaps);
-  for (let i = 0; i <= ids.length; i++) {
-    const isGap = gapSet.has(i);
-    const isUnknown = i < ids.length && !tok.isKnown(ids[i]);
-    if (i === ids.length || isGap || isUnknown) {
-      if (i > from) text += tok.decode(ids.slice(from, i));
-      if (isGap) text += '⟨…⟩';
-      if (isUnknown) { text += `⟨unknown ${ids[i]}⟩`; unknown++; from = i + 1; } else from = i;
-    }
-  }
-  return { text, unknown };
-}
+/** Decoded text of ids for display (unknown ids as `⟨unknown N⟩`): one rule, in the core. */
+export { decodeForDisplay };
 
 /**
  * The tokenizer a token-id command uses: the dataset holding the active document, else the
@@ -98,7 +78,7 @@ export async function tokenizerForCommand(services: Services, purpose: string, u
     const file = await vscode.commands.executeCommand<string | undefined>('tokenShards.chooseTokenizer');
     return file ? await services.tokenizerFor(undefined) : undefined;
   } catch (err) {
-    void vscode.window.showErrorMessage(vscode.l10n.t('{0}: {1}', purpose, (err as Error).message));
+    void vscode.window.showErrorMessage(vscode.l10n.t('{0}: {1}', purpose, plainText((err as Error).message)));
     return undefined;
   }
 }

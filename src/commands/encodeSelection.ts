@@ -18,6 +18,7 @@ import { fmt } from '../core/errors';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
 import { tokenizerForCommand } from './decodeSelection';
+import { iconSafe, plainText, shortText } from '../text/untrusted';
 
 /** What to do with the ids. */
 export type EncodeAction = 'copy' | 'insert' | 'replace';
@@ -110,7 +111,7 @@ export async function encodeSelection(services: Services, ...args: unknown[]): P
   try {
     ids = await encodeText(tok, texts);
   } catch (err) {
-    void vscode.window.showErrorMessage(vscode.l10n.t('Encode Selection: cannot encode with {0}: {1}', tok.file, (err as Error).message));
+    void vscode.window.showErrorMessage(vscode.l10n.t('Encode Selection: cannot encode with {0}: {1}', plainText(shortText(tok.file)), plainText((err as Error).message)));
     return undefined;
   }
   if (!ids) return undefined;
@@ -125,7 +126,7 @@ export async function encodeSelection(services: Services, ...args: unknown[]): P
       { action: 'replace', label: `$(replace) ${vscode.l10n.t('Replace Selection')}` },
     ];
     const pick = await vscode.window.showQuickPick(items, {
-      title: vscode.l10n.t('Encode Selection: {0} tokens with {1}', fmt(count), tok.file),
+      title: vscode.l10n.t('Encode Selection: {0} tokens with {1}', fmt(count), iconSafe(shortText(tok.file))),
       placeHolder: preview.length > 200 ? preview.slice(0, 200) + '…' : preview,
     });
     if (!pick) return undefined;

@@ -14,6 +14,7 @@ import { findDocumentBounds } from '../core/documents';
 import { numberArg, validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
 import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToDocument`. */
 export interface GoToDocumentArgs {
@@ -41,7 +42,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
     } else {
       // Live range check when the document count is cheap (memoised EOS counts; the shards still
       // to scan hold ≤ documentScanLimit tokens): counted in the background while the box is open.
-      const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
+      const limit = services.documentScanLimit();
       const countAbort = new AbortController();
       let count: number | undefined;
       let counting = true;
@@ -50,7 +51,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
         .finally(() => { counting = false; });
       try {
         n = await promptValidated({
-          title: vscode.l10n.t('Go to Document (0-based) · {0}', path.basename(ds.root)),
+          title: vscode.l10n.t('Go to Document (0-based) · {0}', iconSafe(path.basename(ds.root))),
           prompt: vscode.l10n.t('Document number (0-based; document n follows the n-th EOS token)'),
           placeholder: vscode.l10n.t('e.g. 12345'),
           validate: (t) => validateDocumentInput(t, count, counting),
@@ -76,7 +77,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
         if (pct - last >= 1) { progress.report({ increment: pct - last, message: vscode.l10n.t('counted EOS in {0} of {1} shards', fmt(done), fmt(total)) }); last = pct; }
       });
     });
-    const limit = services.setting<number>('documentScanLimit') ?? 25_000_000;
+    const limit = services.documentScanLimit();
     const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit);
     await nav.shardEditors.reveal({
       dataset: ds, offset: start, align: 'top',

@@ -13,6 +13,7 @@ import { openLoneShard } from '../core/dataset';
 import { checkOffset, numberArg, validateLocalOffsetInput, validateOffsetInput } from '../core/navigation';
 import { fmt } from '../core/errors';
 import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToOffset`. */
 export interface GoToOffsetArgs {
@@ -40,7 +41,7 @@ export async function goToOffset(nav: NavigationDeps, ...args: unknown[]): Promi
     } else {
       const cur = services.activeShard?.dataset?.root === ds.root ? services.activeShard.offset : undefined;
       offset = await promptValidated({
-        title: vscode.l10n.t('Go to Token Offset (global) · {0}', path.basename(ds.root)),
+        title: vscode.l10n.t('Go to Token Offset (global) · {0}', iconSafe(path.basename(ds.root))),
         prompt: vscode.l10n.t('Global token offset, 0..{0} (55_000_000, 5.5e7 and 0x… accepted)', fmt(ds.storedTokens - 1)),
         placeholder: vscode.l10n.t('e.g. 55_000_000'),
         value: cur?.toString(),
@@ -68,7 +69,7 @@ async function goToLocalOffset(nav: NavigationDeps, file: vscode.Uri, arg: unkno
     offset = v.value;
   } else {
     offset = await promptValidated({
-      title: vscode.l10n.t('Go to Token Offset in {0} (local: no manifest)', name),
+      title: vscode.l10n.t('Go to Token Offset in {0} (local: no manifest)', iconSafe(name)),
       prompt: vscode.l10n.t('Token offset in this file, 0..{0}', fmt(Math.max(0, tokens - 1))),
       value: String(current),
       validate: (t) => validateLocalOffsetInput(t, tokens, name),

@@ -15,6 +15,7 @@ import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { checkSequence, numberArg, validateSequenceInput } from '../core/navigation';
 import { NavigationDeps, commandArgs, currentSequence, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToSequence`. */
 export interface GoToSequenceArgs {
@@ -48,7 +49,7 @@ export async function goToSequence(nav: NavigationDeps, ...args: unknown[]): Pro
       const prefill = k !== undefined && validateSequenceInput(`${k} ${r}`, ds).ok ? `${k} ${r}` : undefined;
       const S = ds.schedule.sequencesPerUpdate;
       ref = await promptValidated({
-        title: vscode.l10n.t('Go to Sequence (update k, sequence r; both 0-based) · {0}', path.basename(ds.root)),
+        title: vscode.l10n.t('Go to Sequence (update k, sequence r; both 0-based) · {0}', iconSafe(path.basename(ds.root))),
         prompt: vscode.l10n.t('"k r", "k:r", "k/r" or "k, r": update 0..{0}, sequence 0..{1}; or "#N", the global sequence index N = k·{2} + r (0..{3})',
           fmt(Math.max(0, ds.schedule.numUpdates - 1)), S - 1, S, fmt(Math.max(0, ds.schedule.numUpdates * S - 1))),
         placeholder: vscode.l10n.t('e.g. 55000 17, 55000:17 or #{0}', fmt(55000 * S + 17).replace(/,/g, '')),

@@ -12,9 +12,10 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
-import { checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
+import { UpdateIndex, checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
 import type { UpdateViewResult } from '../editor/updateView';
 import { NavigationDeps, commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
+import { iconSafe } from '../text/untrusted';
 
 /** Arguments of `tokenShards.goToUpdate`. */
 export interface GoToUpdateArgs {
@@ -31,7 +32,7 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri, views.focusedDataset);
     if (!ds) return undefined;
-    let k: number | undefined;
+    let k: UpdateIndex | undefined;
     if (opts.update !== undefined) {
       const n = numberArg(opts.update, 'update');
       const v = n.error ? { ok: false as const, error: n.error } : checkUpdate(n.value!, ds);
@@ -41,7 +42,7 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
       const none = validateUpdateInput('0', ds);
       if (!none.ok) { void vscode.window.showErrorMessage(none.error); return undefined; } // the stream holds no update
       k = await promptValidated({
-        title: vscode.l10n.t('Go to Update (0-based) · {0}', path.basename(ds.root)),
+        title: vscode.l10n.t('Go to Update (0-based) · {0}', iconSafe(path.basename(ds.root))),
         prompt: vscode.l10n.t('Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.', fmt(ds.schedule.numUpdates - 1), fmt(ds.schedule.G)),
         placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, ds.schedule.numUpdates - 1))),
         value: currentUpdate(services, views, ds.root)?.toString(),

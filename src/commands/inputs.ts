@@ -14,6 +14,7 @@ import { Dataset } from '../core/dataset';
 import { Validated } from '../core/navigation';
 import { Services } from '../services';
 import type { UpdateViews } from '../editor/updateView';
+import { plainText, shortText } from '../text/untrusted';
 import type { ShardEditorProvider } from '../editor/shardEditor';
 
 /** What the navigation commands work with (built once by the composition root, `src/extension.ts`). */
@@ -105,8 +106,12 @@ export function existingRoot(root: unknown): string | undefined {
 export async function resolveDataset(services: Services, purpose: string, root?: unknown, uri?: vscode.Uri, focused?: Dataset): Promise<Dataset | undefined> {
   if (root !== undefined && root !== null && root !== '') {
     const abs = existingRoot(root);
-    if (abs) return services.openRoot(abs);
-    void vscode.window.showWarningMessage(vscode.l10n.t('{0} does not hold a shard_manifest.jsonl; choose a dataset instead.', String(root)));
+    if (abs) {
+      if (!(await mayOpenRoot(abs))) return undefined;
+      return services.openRoot(abs);
+    }
+    // The raw value is never echoed (it may come from a link): only what was wrong with it.
+    void vscode.window.showWarningMessage(vscode.l10n.t('The dataset folder given (root) does not hold a shard_manifest.jsonl; choose a dataset instead.'));
   }
   if (uri) {
     const ds = await services.datasetForFile(uri);
@@ -116,11 +121,37 @@ export async function resolveDataset(services: Services, purpose: string, root?:
   return services.pickDataset(purpose);
 }
 
+/** True when `folder` is one of the open workspace folders or inside one (symbolic links resolved). */
+export function insideWorkspace(folder: string): boolean {
+  const real = (p: string) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
+  const f = real(folder);
+  return (vscode.workspace.workspaceFolders ?? []).some((w) => {
+    if (w.uri.scheme !== 'file') return false;
+    const rel = path.relative(real(w.uri.fsPath), f);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  });
+}
+
+/**
+ * A dataset named by a link or command argument opens without asking only when it is inside the
+ * open workspace; otherwise a modal dialog names the folder and asks first (a link from a log or
+ * a web page must not make VS Code read arbitrary folders unasked).
+ */
+export async function mayOpenRoot(abs: string): Promise<boolean> {
+  if (insideWorkspace(abs)) return true;
+  const open = vscode.l10n.t('Open Dataset');
+  const pick = await vscode.window.showWarningMessage(
+    vscode.l10n.t('Open the dataset in {0}? It is outside the open workspace.', plainText(shortText(abs, 200))),
+    { modal: true, detail: vscode.l10n.t('A link or command asked to open this folder. Open it only if you trust where the link came from.') },
+    open);
+  return pick === open;
+}
+
 /** Shows an error from a command without throwing into VS Code (which would show a generic failure). */
 export function reportError(services: Services, what: string, err: unknown): undefined {
   const msg = err instanceof Error ? err.message : String(err);
   services.log.error(`${what}: ${msg}`);
-  void vscode.window.showErrorMessage(`${what}: ${msg}`);
+  void vscode.window.showErrorMessage(`${what}: ${plainText(msg)}`);
   return undefined;
 }
 

@@ -25,10 +25,11 @@ import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
-import { formatBytes, formatDone, formatDuration, formatVerifySummary } from '../core/verifyFormat';
+import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatVerifySummary } from '../core/verifyFormat';
 import { VerifyCache } from '../core/verifyCache';
-import { Services, activeTabUri } from '../services';
+import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';
+import { plainText, shortText } from '../text/untrusted';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
 export interface VerifyLog {
@@ -49,6 +50,8 @@ export interface VerifyDeps {
   store?: VerificationStore;
   /** Explicit worker script (tests); default rule in `src/core/verify.ts`. */
   workerPath?: string;
+  /** The stream index: built in the same read when given (`streamIndexService.ts`). */
+  streamIndex?: StreamIndexHooks;
 }
 
 /** What to verify. */
@@ -125,6 +128,7 @@ export async function runVerification(
       ignoreCache: req.ignoreCache,
       workerPath: deps.workerPath,
       schedule: ds.lone ? undefined : ds.schedule,
+      index: await deps.streamIndex?.verifyOption(ds),
       progressIntervalMs: 250,
       onResult: (r) => {
         store?.record(ds.root, r);
@@ -140,7 +144,10 @@ export async function runVerification(
         store?.progress(ds.root, message, p.running);
       },
     });
-    const text = formatVerifySummary(report);
+    if (report.indexError) deps.log.warn(report.indexError);
+    if (report.indexed > 0) await deps.streamIndex?.reload(ds).catch((e: Error) => deps.log.warn(`stream index: ${e.message}`));
+    const failedUpdates = formatFailedUpdates(report.results);
+    const text = formatVerifySummary(report) + (failedUpdates ? ` — ${failedUpdates}` : '');
     const summary: VerifyRunSummary = {
       root: ds.root, total: shards.length, counts: report.counts, cancelled: report.cancelled, unfinished: report.unfinished.length,
       fromCache: report.fromCache, bytesHashed: report.bytesHashed, elapsedMs: report.elapsedMs, jobs: report.jobs, text,
@@ -191,10 +198,10 @@ const PROGRESS_CLOSE_MARGIN_MS = 200;
 async function verifyWithNotification(services: Services, store: VerificationStore, ds: Dataset, req: VerifyRunRequest, title: string):
   Promise<VerifyRunSummary | undefined> {
   if (store.isRunning(ds.root)) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', path.basename(ds.root)));
+    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', plainText(path.basename(ds.root))));
     return undefined;
   }
-  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store };
+  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store, streamIndex: services.streamIndex };
   let summary: VerifyRunSummary;
   const started = Date.now();
   try {
@@ -204,7 +211,7 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     );
   } catch (err) {
     services.log.error(`verify ${ds.root}: ${(err as Error).message}`);
-    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', (err as Error).message));
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify shard hashes: {0}', plainText((err as Error).message)));
     return undefined;
   }
   // The workbench keeps a progress notification up for at least PROGRESS_MIN_MS after it starts,
@@ -219,8 +226,8 @@ async function verifyWithNotification(services: Services, store: VerificationSto
     void vscode.window.showInformationMessage(vscode.l10n.t('Verification cancelled: {0}.', summary.text));
   } else if (single) {
     const name = path.basename(single.shard);
-    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', name));
-    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', name, singleStatusText(single.status)), show).then(showLog);
+    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', plainText(shortText(name))));
+    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', plainText(shortText(name)), singleStatusText(single.status)), show).then(showLog);
   } else if (summary.allOk) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}', summary.text));
   } else {
@@ -254,6 +261,8 @@ export function verifyCommands(services: Services, store: VerificationStore): {
   verifyShardsIgnoreCache(arg?: unknown): Promise<VerifyRunSummary | undefined>;
   verifyThisShard(arg?: unknown): Promise<VerifyRunSummary | undefined>;
 } {
+  // Shards that failed verification, for the update view and the `update k` hover.
+  services.failedShards = (root) => store.results(root).filter((r) => r.status !== 'ok').map((r) => ({ index: r.index, shard: r.shard, status: r.status }));
   return {
     verifyShards: async (arg) => {
       const ds = await datasetFor(services, arg);
@@ -273,11 +282,11 @@ export function verifyCommands(services: Services, store: VerificationStore): {
       const entry = ds && shardOfFile(ds, uri.fsPath);
       if (!ds || !entry) {
         void vscode.window.showWarningMessage(vscode.l10n.t(
-          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', path.basename(uri.fsPath)));
+          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', plainText(shortText(path.basename(uri.fsPath)))));
         return undefined;
       }
       return verifyWithNotification(services, store, ds, { indices: [entry.index], ignoreCache: true },
-        vscode.l10n.t('Verifying {0} ({1} bytes)', entry.shard, fmt(entry.numTokens * BYTES_PER_TOKEN)));
+        vscode.l10n.t('Verifying {0} ({1} bytes)', plainText(shortText(entry.shard)), fmt(entry.numTokens * BYTES_PER_TOKEN)));
     },
   };
 }

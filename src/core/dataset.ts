@@ -10,14 +10,14 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import {
-  ManifestProblem, PROVENANCE_MANIFEST, SHARD_MANIFEST, ShardEntry, ShardFileState, SideFile,
-  VERIFICATION_FILE, parseShardManifest, readSideFile, scheduleOverrides, validateShardFiles, BYTES_PER_TOKEN,
+  ManifestOptions, ManifestProblem, PROVENANCE_MANIFEST, SHARD_MANIFEST, ShardEntry, ShardFileState, SideFile,
+  VERIFICATION_FILE, outsideRootProblem, parseShardManifest, readSideFile, scheduleOverrides, symlinkOutsideRoot, validateShardFiles,
 } from './manifest';
-import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings } from './schedule';
+import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './schedule';
 import { TokenStream } from './stream';
 import { findDatasetTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
-import { DataError, fmt } from './errors';
+import { DataError, SettingError, fmt } from './errors';
 
 /** Where each schedule setting's value came from. */
 export type SettingSource = 'default' | 'setting' | 'manifest.json';
@@ -59,8 +59,9 @@ export interface Dataset {
  *   undefined use the dataset card's defaults. `manifest.json` keys override both.
  * @throws DataError when `shard_manifest.jsonl` cannot be read at all (bad lines do not throw).
  */
-export async function openDataset(root: string, userSettings: Partial<ScheduleSettings> = {}): Promise<Dataset> {
+export async function openDataset(root: string, userSettings: Partial<ScheduleSettings> = {}, opts: OpenDatasetOptions = {}): Promise<Dataset> {
   root = path.resolve(root);
+  checkUserSettings(userSettings, opts);
   const manifestFile = path.join(root, SHARD_MANIFEST);
   let text: string;
   try {
@@ -68,7 +69,8 @@ export async function openDataset(root: string, userSettings: Partial<ScheduleSe
   } catch (err) {
     throw new DataError(`${manifestFile}: cannot read the shard manifest: ${(err as Error).message}`, manifestFile);
   }
-  const parsed = parseShardManifest(text, manifestFile);
+  const parsed = parseShardManifest(text, manifestFile, opts);
+  if (!opts.allowOutsideRoot) await dropSymlinksOutsideRoot(root, manifestFile, parsed);
   const [files, prov, verif, tokenizerFile] = await Promise.all([
     validateShardFiles(parsed.entries, manifestFile),
     readSideFile(path.join(root, PROVENANCE_MANIFEST), 'bad-provenance'),
@@ -84,6 +86,10 @@ export async function openDataset(root: string, userSettings: Partial<ScheduleSe
     else { settings[key] = DEFAULT_SCHEDULE[key]; settingSources[key] = 'default'; }
   }
   const scheduleProblems = dropInconsistentOverrides(settings, settingSources, userSettings, prov.side?.file);
+  if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
+    const name = settingName(opts);
+    throw new SettingError(`${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`);
+  }
   const storedTokens = parsed.entries.reduce((s, e) => s + e.numTokens, 0);
   const problems = [...parsed.problems, ...files.problems, ...prov.problems, ...verif.problems, ...overrideProblems, ...scheduleProblems]
     .sort((a, b) => (a.severity === b.severity ? (a.line ?? 0) - (b.line ?? 0) : a.severity === 'error' ? -1 : 1));
@@ -94,6 +100,54 @@ export async function openDataset(root: string, userSettings: Partial<ScheduleSe
     stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
     tokenizerFile, problems,
   };
+}
+
+/** Options of {@link openDataset}. */
+export interface OpenDatasetOptions extends ManifestOptions {
+  /**
+   * How messages name the user's schedule values: the VS Code setting ids by default
+   * (`tokenShards.globalTokensPerUpdate`); the CLI passes its flags (`--tokens-per-update`).
+   */
+  settingNames?: Partial<Record<keyof ScheduleSettings, string>>;
+}
+
+/** The VS Code settings holding the schedule (how messages name user values by default). */
+export const SETTING_NAMES: Record<keyof ScheduleSettings, string> = {
+  globalTokensPerUpdate: 'tokenShards.globalTokensPerUpdate',
+  sequenceLength: 'tokenShards.sequenceLength',
+  eosTokenId: 'tokenShards.eosTokenId',
+};
+
+function settingName(opts: OpenDatasetOptions): (k: keyof ScheduleSettings) => string {
+  return (k) => opts.settingNames?.[k] ?? SETTING_NAMES[k];
+}
+
+/**
+ * Checks the user's schedule values (settings or flags): G, L positive integers, G ≤ 16,777,216,
+ * EOS a uint32 id, L dividing G when both are set.
+ * @throws SettingError naming the setting (or flag) and the value.
+ */
+export function checkUserSettings(userSettings: Partial<ScheduleSettings>, opts: OpenDatasetOptions = {}): void {
+  const faults = scheduleFaults(userSettings, settingName(opts));
+  if (faults.length) throw new SettingError(faults.join('; '));
+}
+
+/**
+ * Drops entries whose file, inside the root as written, is a symbolic link (or under one) that
+ * leads outside the root's real path: an error on their line, not read. Mutates `parsed`.
+ */
+async function dropSymlinksOutsideRoot(root: string, manifestFile: string, parsed: { entries: ShardEntry[]; problems: ManifestProblem[] }): Promise<void> {
+  let realRoot: string;
+  try {
+    realRoot = await fs.promises.realpath(root);
+  } catch {
+    return;
+  }
+  const why = await Promise.all(parsed.entries.map((e) => symlinkOutsideRoot(e.path, realRoot)));
+  if (!why.some(Boolean)) return;
+  parsed.entries.forEach((e, i) => { if (why[i]) parsed.problems.push(outsideRootProblem(manifestFile, e.line, e.shard, why[i]!, false)); });
+  parsed.entries = parsed.entries.filter((_, i) => !why[i]);
+  parsed.entries.forEach((e, i) => (e.index = i));
 }
 
 /**
@@ -147,7 +201,8 @@ export async function openLoneShard(file: string): Promise<LoneShard> {
  * are reported as a problem and left out of the stream.
  * @throws DataError when the file cannot be stat'ed.
  */
-export async function openShardFileAsDataset(file: string, userSettings: Partial<ScheduleSettings> = {}): Promise<Dataset> {
+export async function openShardFileAsDataset(file: string, userSettings: Partial<ScheduleSettings> = {}, opts: OpenDatasetOptions = {}): Promise<Dataset> {
+  checkUserSettings(userSettings, opts);
   const lone = await openLoneShard(file);
   const numTokens = lone.stream.totalTokens;
   const st = await fs.promises.stat(lone.file, { bigint: true });
@@ -165,6 +220,10 @@ export async function openShardFileAsDataset(file: string, userSettings: Partial
   for (const key of Object.keys(DEFAULT_SCHEDULE) as (keyof ScheduleSettings)[]) {
     settings[key] = userSettings[key] ?? DEFAULT_SCHEDULE[key];
     settingSources[key] = userSettings[key] !== undefined ? 'setting' : 'default';
+  }
+  if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
+    const name = settingName(opts);
+    throw new SettingError(`${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`);
   }
   const entry: ShardEntry = { index: 0, shard: path.basename(lone.file), path: lone.file, startToken: 0, numTokens, line: 0, extra: {} };
   return {
@@ -201,9 +260,4 @@ export async function findDatasetRoot(from: string, maxLevels = 4): Promise<stri
 export function shardOfFile(ds: Dataset, file: string): ShardEntry | undefined {
   const abs = path.resolve(file);
   return ds.shards.find((s) => s.path === abs);
-}
-
-/** Bytes a shard should have according to the manifest. */
-export function expectedBytes(e: ShardEntry): number {
-  return e.numTokens * BYTES_PER_TOKEN;
 }

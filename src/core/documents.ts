@@ -8,10 +8,17 @@
  * Units: offsets and counts are in tokens.
  */
 import { TokenStream } from './stream';
+import type { StreamIndex } from './streamIndex';
 import { CancelledError, RangeRequestError, fmt } from './errors';
 
 /** Tokens read per chunk while scanning (4 MiB). */
 export const SCAN_CHUNK_TOKENS = 1 << 20;
+
+/**
+ * Tokens a front end may scan (counting EOS tokens) to number documents without asking: the
+ * default of the `tokenShards.documentScanLimit` setting (package.json) and the CLI's budget.
+ */
+export const DEFAULT_DOCUMENT_SCAN_LIMIT = 25_000_000;
 
 /** The document around an offset. `start`/`end` are global token offsets, `end` exclusive (the EOS is inside). */
 export interface DocumentBounds {
@@ -70,33 +77,77 @@ export async function findDocumentBounds(stream: TokenStream, offset: number, eo
   return { start, end, startKnown, endKnown };
 }
 
-/** A document boundary inside a window of ids: the document that starts right after an EOS. */
-export interface BoundaryInWindow {
-  /** Index in the window of the EOS token. */
-  eosIndex: number;
-  /** Global offset where the next document starts (EOS offset + 1). */
-  nextStart: number;
-}
-
-/** EOS positions in a window that starts at global offset `windowStart`. */
-export function boundariesInWindow(ids: ArrayLike<number>, windowStart: number, eos: number): BoundaryInWindow[] {
-  const out: BoundaryInWindow[] = [];
-  for (let i = 0; i < ids.length; i++) if (ids[i] === eos) out.push({ eosIndex: i, nextStart: windowStart + i + 1 });
-  return out;
-}
-
 /**
- * Document numbering over a whole stream. Needs the EOS count of every segment before the
- * offset of interest; counts are computed on demand by scanning segment files in chunks
- * (async, cancellable, never more than one chunk of synchronous work) and memoised. They can
- * be exported and imported so a front end can persist them (key them by file size and mtime).
+ * Document numbering over a whole stream: the ONE place every front end asks (status bar, shard
+ * editor cursor line, update view, Go to Document, hovers, CLI), so they always say the same number.
+ *
+ * With a stream index attached ({@link attachStreamIndex}, `streamIndex.ts`), numbers, document
+ * starts and the document count come from it: instant (at most one block of 16,384 tokens read)
+ * for every offset in the indexed shards. Without one (or past the indexed shards) it needs the EOS
+ * count of every segment before the offset of interest; counts are computed on demand by scanning
+ * segment files in chunks (async, cancellable, never more than one chunk of synchronous work) and
+ * memoised. They can be exported and imported so a front end can persist them.
  */
 export class DocumentIndex {
   private readonly counts: (number | undefined)[];
   private readonly pending = new Map<number, Promise<number>>();
+  private index?: StreamIndex;
+  private attachListeners = new Set<() => void>();
+  /** A stream index being loaded: numbering waits for it, so no caller ever sees a number from before it. */
+  private attaching?: Promise<void>;
 
   constructor(readonly stream: TokenStream, readonly eos: number) {
     this.counts = new Array(stream.segments.length).fill(undefined);
+  }
+
+  /**
+   * Uses a stream index of this stream (same segments) as the source of numbers; its per-shard EOS
+   * counts seed {@link exportCounts}. `undefined` detaches (e.g. the index went stale).
+   * Listeners of {@link onAttach} are told.
+   */
+  attachStreamIndex(index: StreamIndex | undefined): void {
+    if (index && (index.segments.length !== this.stream.segments.length || index.segments.some((s, i) => s.startToken !== this.stream.segments[i].startToken))) {
+      throw new Error('the stream index belongs to another stream');
+    }
+    this.index = index;
+    if (index) index.records.forEach((r, i) => { if (r) this.counts[i] = r.eosCount; });
+    for (const f of [...this.attachListeners]) f();
+  }
+
+  /**
+   * Attaches the stream index `loading` resolves to (undefined: none). Until it settles, every
+   * numbering call waits for it (so every front end gets the same, final number).
+   */
+  attachWhenLoaded(loading: Promise<StreamIndex | undefined>): void {
+    const p = loading.then((ix) => this.attachStreamIndex(ix), () => undefined);
+    this.attaching = p;
+    void p.finally(() => { if (this.attaching === p) this.attaching = undefined; });
+  }
+
+  /** Resolves once a stream index being loaded is attached (at once when none is loading). */
+  async ready(): Promise<void> {
+    if (this.attaching) await this.attaching;
+  }
+
+  /** The attached stream index, if any. */
+  get streamIndex(): StreamIndex | undefined {
+    return this.index;
+  }
+
+  /** Calls `f` whenever a stream index is attached or detached; returns the unsubscribe function. */
+  onAttach(f: () => void): () => void {
+    this.attachListeners.add(f);
+    return () => this.attachListeners.delete(f);
+  }
+
+  /** True when the document number at `offset` is instant (an attached index covers it). */
+  isInstantAt(offset: number): boolean {
+    return !!this.index?.covers(offset);
+  }
+
+  /** Documents in the stream when known without reading (a complete attached index), else undefined. Valid numbers: 0..count−1. */
+  get knownDocumentCount(): number | undefined {
+    return this.index?.documentCount;
   }
 
   /** Known EOS counts per segment (undefined = not scanned yet). */
@@ -152,6 +203,11 @@ export class DocumentIndex {
    * @throws RangeRequestError for an offset outside the stream; CancelledError on abort.
    */
   async documentNumberAt(offset: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
+    if (this.attaching) await this.attaching;
+    if (this.index?.covers(offset)) {
+      const n = await this.index.documentNumberAt(offset);
+      if (n !== undefined) return n;
+    }
     const { segment, localToken } = this.stream.locate(offset);
     let n = 0;
     for (let i = 0; i < segment; i++) {
@@ -170,6 +226,11 @@ export class DocumentIndex {
   async documentStart(n: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
     if (!Number.isInteger(n) || n < 0) throw new RangeRequestError(`document ${n} is not a non-negative integer`);
     if (n === 0) return 0;
+    if (this.attaching) await this.attaching;
+    if (this.index) {
+      const info = await this.index.documentInfo(n); // throws RangeRequestError past a complete index's last document
+      if (info) return info.start;
+    }
     let before = 0;
     const segs = this.stream.segments;
     for (let i = 0; i < segs.length; i++) {

@@ -20,6 +20,17 @@ export class RangeRequestError extends Error {
   }
 }
 
+/**
+ * A schedule value the user gave (a VS Code setting or a CLI flag) is not acceptable; the message
+ * names the setting or flag. A RangeRequestError: the CLI exits 2 (usage).
+ */
+export class SettingError extends RangeRequestError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SettingError';
+  }
+}
+
 /** Thrown by long operations when their `AbortSignal` fires. */
 export class CancelledError extends Error {
   constructor(message = 'cancelled') {

@@ -17,7 +17,7 @@ import * as os from 'os';
 import { Readable, Writable } from 'stream';
 import * as yazl from 'yazl';
 import type { Dataset } from './dataset';
-import type { DocumentIndex } from './documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, type DocumentIndex } from './documents';
 import { CancelledError, RangeRequestError, fmt } from './errors';
 import type { LoadedTokenizer } from './tokenizer';
 import { readUpdate, inputRow, targetRow } from './update';
@@ -121,7 +121,7 @@ export async function exportUpdates(ds: Pick<Dataset, 'schedule' | 'stream' | 's
     } else {
       const prev = k > 0 ? (await ds.stream.read(G * k - 1, 1))[0] : undefined;
       const firstDocument = opts.documentIndex
-        ? await documentNumberIfCheap(opts.documentIndex, G * k, opts.documentScanLimit ?? 25_000_000, opts.signal)
+        ? await documentNumberIfCheap(opts.documentIndex, G * k, opts.documentScanLimit ?? DEFAULT_DOCUMENT_SCAN_LIMIT, opts.signal)
         : undefined;
       const model = buildUpdateModel(batch, tok, { previousId: prev, firstDocument, numUpdates: ds.schedule.numUpdates, eos: ds.settings.eosTokenId });
       text = (k > first ? '\n' : '') + formatUpdateModelText(model) + '\n';

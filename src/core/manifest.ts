@@ -13,6 +13,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { fmt } from './errors';
+import { lineColumnAt, parseJson } from './safeJson';
+import { scheduleValueFault } from './schedule';
 import { FileIdentity, identityOfStats } from './fileIdentity';
 
 /** File name of the shard manifest inside a dataset root. */
@@ -51,7 +53,9 @@ export type ProblemCode =
   | 'empty-manifest' | 'malformed-json' | 'not-an-object' | 'missing-field' | 'bad-field'
   | 'duplicate-shard' | 'gap' | 'overlap' | 'not-from-zero' | 'unsorted'
   | 'missing-file' | 'size-not-multiple-of-4' | 'size-mismatch' | 'unreadable'
-  | 'bad-provenance' | 'bad-verification' | 'outside-root';
+  | 'bad-provenance' | 'bad-verification' | 'outside-root'
+  /** The CLI's `info`: the tokenizer.json cannot be loaded; the ids do not look like this tokenizer's (uint16/uint32 mix-up). */
+  | 'bad-tokenizer' | 'id-anomaly';
 
 /** A fault found in a dataset's metadata or files. */
 export interface ManifestProblem {
@@ -64,6 +68,16 @@ export interface ManifestProblem {
   file: string;
   /** 1-based line in `file`, when the problem sits on a line. */
   line?: number;
+}
+
+/** Options of {@link parseShardManifest}. */
+export interface ManifestOptions {
+  /**
+   * Allow `shard` paths that lead outside the dataset root (absolute, `..`). Off by default: such
+   * a line is an error and its shard is not read (`--allow-outside-root`,
+   * `tokenShards.allowShardsOutsideRoot` in trusted workspaces).
+   */
+  allowOutsideRoot?: boolean;
 }
 
 /** Result of {@link parseShardManifest}. */
@@ -82,7 +96,7 @@ const SHA256_RE = /^[0-9a-fA-F]{64}$/;
  * @returns entries sorted by `start_token` plus every fault found (malformed lines are skipped,
  *   the rest still parsed). Contiguity is checked here too; file checks are in {@link validateShardFiles}.
  */
-export function parseShardManifest(text: string, file: string): ParsedShardManifest {
+export function parseShardManifest(text: string, file: string, opts: ManifestOptions = {}): ParsedShardManifest {
   const root = path.dirname(file);
   const problems: ManifestProblem[] = [];
   const entries: ShardEntry[] = [];
@@ -94,14 +108,13 @@ export function parseShardManifest(text: string, file: string): ParsedShardManif
     const raw = lines[i].trim();
     const line = i + 1;
     if (raw === '') continue;
-    let obj: unknown;
-    try {
-      obj = JSON.parse(raw);
-    } catch (e) {
+    const parsedLine = parseJson(raw);
+    if (!parsedLine.ok) {
       problems.push({ code: 'malformed-json', severity: 'error', file, line,
-        message: `${path.basename(file)} line ${line}: not valid JSON (${(e as Error).message}); expected one JSON object per line.` });
+        message: `${path.basename(file)} line ${line}: not valid JSON (${parsedLine.error}); expected one JSON object per line.` });
       continue;
     }
+    const obj = parsedLine.value;
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
       problems.push({ code: 'not-an-object', severity: 'error', file, line,
         message: `${path.basename(file)} line ${line}: expected a JSON object with shard, start_token, num_tokens, sha256.` });
@@ -135,8 +148,8 @@ export function parseShardManifest(text: string, file: string): ParsedShardManif
     }
     const outside = outsideRoot(shard as string, root);
     if (outside) {
-      problems.push({ code: 'outside-root', severity: 'warning', file, line,
-        message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${outside}, outside the dataset folder ${root}; expected a path relative to the root (it is read anyway, as the dataset card's reader would).` });
+      problems.push(outsideRootProblem(file, line, shard as string, outside, !!opts.allowOutsideRoot));
+      if (!opts.allowOutsideRoot) continue;
     }
     const st = start_token as number;
     if (st < prevStart && !unsortedReported) {
@@ -162,13 +175,45 @@ export function parseShardManifest(text: string, file: string): ParsedShardManif
 }
 
 /**
- * Why a `shard` path leads out of the dataset root, or undefined when it stays inside. Only the
- * path as written is judged (symbolic links inside the root are a normal way to place shards).
+ * The problem for a shard outside the dataset root: an error (the shard is not read) unless the
+ * user allowed it, then a warning.
+ * @param why "is an absolute path", "climbs out with ..", "is a symbolic link to /x".
+ */
+export function outsideRootProblem(file: string, line: number, shard: string, why: string, allowed: boolean): ManifestProblem {
+  const root = path.dirname(file);
+  return allowed
+    ? { code: 'outside-root', severity: 'warning', file, line,
+      message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${why}, outside the dataset folder ${root}; read anyway (allowed by --allow-outside-root / tokenShards.allowShardsOutsideRoot).` }
+    : { code: 'outside-root', severity: 'error', file, line,
+      message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${why}, outside the dataset folder ${root}; not read (a manifest must not make the tool read other files; allow it with --allow-outside-root or the setting tokenShards.allowShardsOutsideRoot).` };
+}
+
+/**
+ * Why a `shard` path, as written, leads out of the dataset root, or undefined when it stays
+ * inside. Symbolic links are judged separately ({@link symlinkOutsideRoot}).
  */
 function outsideRoot(shard: string, root: string): string | undefined {
   if (path.isAbsolute(shard)) return 'is an absolute path';
   const rel = path.relative(root, path.resolve(root, shard));
   if (rel === '..' || rel.startsWith('..' + path.sep) || path.isAbsolute(rel)) return 'climbs out with ..';
+  return undefined;
+}
+
+/**
+ * Why a shard file inside the root as written is really elsewhere (a symbolic link, or a linked
+ * folder on its path, resolving outside the root's real path), or undefined. A missing file is
+ * not judged here (it is reported as missing).
+ * @param realRoot `fs.realpath` of the dataset root.
+ */
+export async function symlinkOutsideRoot(shardPath: string, realRoot: string): Promise<string | undefined> {
+  let real: string;
+  try {
+    real = await fs.promises.realpath(shardPath);
+  } catch {
+    return undefined;
+  }
+  const rel = path.relative(realRoot, real);
+  if (rel === '..' || rel.startsWith('..' + path.sep) || path.isAbsolute(rel)) return `is a symbolic link (or under one) leading to ${shown(real)}`;
   return undefined;
 }
 
@@ -224,6 +269,9 @@ function checkContiguity(entries: ShardEntry[], file: string): ManifestProblem[]
   return problems;
 }
 
+/** Shard files stat'ed per batch (synchronous calls) between two yields to the event loop. */
+const STAT_BATCH = 256;
+
 /** On-disk facts about one shard file, as found by {@link validateShardFiles}. */
 export interface ShardFileState {
   /** Size in bytes, or undefined when the file is missing/unreadable. */
@@ -244,13 +292,21 @@ export async function validateShardFiles(entries: ShardEntry[], manifestFile: st
   Promise<{ states: ShardFileState[]; problems: ManifestProblem[] }> {
   const base = path.basename(manifestFile);
   const problems: ManifestProblem[] = [];
-  const states = await Promise.all(entries.map(async (e): Promise<ShardFileState> => {
+  // Stats in batches of STAT_BATCH synchronous calls with a yield between batches: flat memory and
+  // linear time for 100,000 lines (an unbounded Promise.all of 100,000 stats took ~600 MB and was
+  // slower, issue 10 item 9), and never more than a few ms of blocking at a time.
+  const states: ShardFileState[] = new Array(entries.length);
+  for (let b = 0; b < entries.length; b += STAT_BATCH) {
+    if (b > 0) await new Promise<void>((r) => setImmediate(r));
+    for (let k = b; k < Math.min(entries.length, b + STAT_BATCH); k++) states[k] = statShardFile(entries[k]);
+  }
+  function statShardFile(e: ShardEntry): ShardFileState {
     try {
-      const st = await fs.promises.stat(e.path, { bigint: true });
+      const st = fs.statSync(e.path, { bigint: true });
       if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' });
       // stat works on a file we may not read (chmod 000, another owner): ask, so it is reported
       // here and not first when a view reads it. (Root passes every permission check.)
-      await fs.promises.access(e.path, fs.constants.R_OK);
+      fs.accessSync(e.path, fs.constants.R_OK);
       return { size: Number(st.size), mtimeMs: Number(st.mtimeNs) / 1e6, identity: identityOfStats(st) };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -261,7 +317,7 @@ export async function validateShardFiles(entries: ShardEntry[], manifestFile: st
           message: `${base} line ${e.line}: cannot read shard file ${e.shard}: ${(err as Error).message}.` });
       return {};
     }
-  }));
+  }
   entries.forEach((e, i) => {
     const size = states[i].size;
     if (size === undefined) return;
@@ -310,14 +366,27 @@ export async function readSideFile(file: string, code: 'bad-provenance' | 'bad-v
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { problems: [] };
     return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: cannot read: ${(err as Error).message}.` }] };
   }
+  return parseSideFile(text, file, code);
+}
+
+/**
+ * Parses the text of an optional JSON object file (`manifest.json`, `verification.json`). Never
+ * throws: a fault becomes a problem naming the file (and the line, when known).
+ */
+export function parseSideFile(text: string, file: string, code: 'bad-provenance' | 'bad-verification'):
+  { side?: SideFile; problems: ManifestProblem[] } {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  try {
-    const data = JSON.parse(text);
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('top level is not an object');
-    return { side: { file, data }, problems: [] };
-  } catch (err) {
-    return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: not a JSON object (${(err as Error).message}).` }] };
+  const r = parseJson(text);
+  if (!r.ok) {
+    const at = r.offset !== undefined ? lineColumnAt(text, r.offset) : undefined;
+    return { problems: [{ code, severity: 'error', file, line: at?.line,
+      message: `${path.basename(file)}${at ? ` line ${at.line}` : ''}: not valid JSON (${r.error}); expected one JSON object.` }] };
   }
+  const data = r.value;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { problems: [{ code, severity: 'error', file, line: 1, message: `${path.basename(file)} line 1: not a JSON object (the top level is ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}).` }] };
+  }
+  return { side: { file, data: data as Record<string, unknown> }, problems: [] };
 }
 
 /**
@@ -338,13 +407,13 @@ export function scheduleOverrides(side: SideFile | undefined): { overrides: Sche
       for (const k of keys) {
         if (!(k in scope)) continue;
         const v = scope[k];
-        const isId = name === 'eosTokenId';
-        // Tokens are uint32, so an EOS id past 2^32 − 1 could never match one.
-        if (typeof v === 'number' && Number.isSafeInteger(v) && (isId ? v >= 0 && v <= MAX_TOKEN_ID : v > 0)) {
-          overrides[name] = v;
+        // G and L: positive integers, G ≤ 16,777,216; EOS: a uint32 id (schedule.ts, one rule for flags, settings and files).
+        const fault = scheduleValueFault(name, v);
+        if (!fault) {
+          overrides[name] = v as number;
         } else {
-          problems.push({ code: 'bad-provenance', severity: 'warning', file: side.file,
-            message: `${path.basename(side.file)}: ${k} = ${shown(v)} is not ${isId ? `a token id (an integer 0..${fmt(MAX_TOKEN_ID)})` : 'a positive integer'}; using the setting instead.` });
+          problems.push({ code: 'bad-provenance', severity: 'error', file: side.file,
+            message: `${path.basename(side.file)}: ${k} = ${fault}; using the setting instead.` });
         }
         break outer;
       }

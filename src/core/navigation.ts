@@ -91,7 +91,7 @@ export function describeUpdateRange(t: NavigationTarget, k: number): string {
  * Rejects empty text, words, negatives, fractions and `k ≥ numUpdates`, each with a message
  * naming the valid range.
  */
-export function validateUpdateInput(text: string, t: NavigationTarget): Validated<number> {
+export function validateUpdateInput(text: string, t: NavigationTarget): Validated<UpdateIndex> {
   const range = updateRangeText(t);
   if (t.schedule.numUpdates === 0) return { ok: false, error: `This dataset holds ${range}.` };
   const p = parseNumberInput(text);
@@ -99,8 +99,14 @@ export function validateUpdateInput(text: string, t: NavigationTarget): Validate
   return checkUpdate(p.value, t);
 }
 
-/** Range check of an already-parsed update index (command arguments, links). */
-export function checkUpdate(k: number, t: NavigationTarget): Validated<number> {
+/**
+ * An update index checked against a dataset by {@link checkUpdate} (or {@link validateUpdateInput}):
+ * the type says the check was done, so what receives one (the update view) does not check again.
+ */
+export type UpdateIndex = number & { readonly __checked: 'UpdateIndex' };
+
+/** Range check of an already-parsed update index (command arguments, links, the update view's box). */
+export function checkUpdate(k: number, t: NavigationTarget): Validated<UpdateIndex> {
   const range = updateRangeText(t);
   if (!Number.isSafeInteger(k) || k < 0) return { ok: false, error: `Update ${String(k)} is not a whole number ≥ 0. Enter an update ${range}.` };
   if (k >= t.schedule.numUpdates) {
@@ -108,7 +114,7 @@ export function checkUpdate(k: number, t: NavigationTarget): Validated<number> {
       ? `This dataset holds ${range}.`
       : `Update ${fmt(k)} is out of range: this dataset has ${fmt(t.schedule.numUpdates)} updates, ${range}.` };
   }
-  return { ok: true, value: k, detail: describeUpdateRange(t, k) };
+  return { ok: true, value: k as UpdateIndex, detail: describeUpdateRange(t, k) };
 }
 
 /** Describes a global token offset: its shard and local offset, and its update/sequence/position or look-ahead role. */
@@ -260,6 +266,18 @@ function ordinalSuffix(n: number): string {
   return n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th';
 }
 
+/**
+ * Why a link parameter is not a number, without repeating the value (a link is untrusted text:
+ * it is never echoed into a message).
+ */
+function linkFault(raw: string): string {
+  const p = parseNumberInput(raw);
+  if (p.ok) return 'fine';
+  if (/^\s*-/.test(raw)) return 'negative (expected a whole number ≥ 0)';
+  if (/too large/.test(p.error)) return 'too large (more than 2^53)';
+  return 'not a whole number ≥ 0 (examples: 55000, 55_000, 5.5e4, 0xD6D8)';
+}
+
 /** A navigation link, parsed: `…/update?k=55000[&sequence=r][&root=…]` or `…/offset?o=…[&root=…]`. */
 export type NavigationLink =
   | { kind: 'update'; update: number; sequence?: number; root?: string }
@@ -282,11 +300,11 @@ export function parseNavigationLink(path: string, query: string): NavigationLink
     const raw = get('k', 'update', 'u');
     if (raw === undefined) return { error: `the link has no update number (k=…); ${usage}` };
     const k = parseNumberInput(raw);
-    if (!k.ok) return { error: `k=${raw}: ${k.error}` };
+    if (!k.ok) return { error: `k is ${linkFault(raw)}; ${usage}` };
     const rawR = get('sequence', 'r', 'seq');
     if (rawR !== undefined) {
       const r = parseNumberInput(rawR);
-      if (!r.ok) return { error: `sequence=${rawR}: ${r.error}` };
+      if (!r.ok) return { error: `sequence is ${linkFault(rawR)}; ${usage}` };
       return { kind: 'update', update: k.value, sequence: r.value, root };
     }
     return { kind: 'update', update: k.value, root };
@@ -295,10 +313,10 @@ export function parseNavigationLink(path: string, query: string): NavigationLink
     const raw = get('o', 'offset');
     if (raw === undefined) return { error: `the link has no offset (o=…); ${usage}` };
     const o = parseNumberInput(raw);
-    if (!o.ok) return { error: `o=${raw}: ${o.error}` };
+    if (!o.ok) return { error: `o is ${linkFault(raw)}; ${usage}` };
     return { kind: 'offset', offset: o.value, root };
   }
-  return { error: `unknown link path ${JSON.stringify('/' + what)}; ${usage}` };
+  return { error: `unknown link path (neither /update nor /offset); ${usage}` };
 }
 
 /** Path and query of a link to a navigation target (the inverse of {@link parseNavigationLink}). */

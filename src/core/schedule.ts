@@ -21,6 +21,61 @@ export const DEFAULT_SCHEDULE = {
   eosTokenId: 100_257,
 } as const;
 
+/**
+ * Largest G accepted (tokens per update): 16,777,216 = 2^24, 128× the dataset card's 131,072. One
+ * update's ids then take at most 64 MiB, so every update-sized read stays far below the CLI's
+ * 300 MB budget (issue 10 item 6).
+ */
+export const MAX_TOKENS_PER_UPDATE = 16_777_216;
+/**
+ * Largest L accepted (tokens per sequence): 1,048,576 = 2^20. One sequence is the unit the update
+ * view and the CLI's text form decode at once, so this bounds their memory (a row of 2^20 tokens
+ * is ~4 MB of ids and a few MB of text).
+ */
+export const MAX_SEQUENCE_LENGTH = 1_048_576;
+/** Largest EOS id: tokens are uint32. */
+export const MAX_EOS_ID = 0xffff_ffff;
+
+/**
+ * Why one schedule value is not acceptable, or undefined when it is: G and L positive integers
+ * with G ≤ {@link MAX_TOKENS_PER_UPDATE} and L ≤ {@link MAX_SEQUENCE_LENGTH}, the EOS id an
+ * integer 0..2^32−1.
+ */
+export function scheduleValueFault(key: keyof ScheduleSettings, v: unknown): string | undefined {
+  if (key === 'eosTokenId') {
+    return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_EOS_ID ? undefined
+      : `${show(v)} is not a token id (an integer 0..${fmt(MAX_EOS_ID)})`;
+  }
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return `${show(v)} is not a positive integer`;
+  if (v > MAX_TOKENS_PER_UPDATE) return `${fmt(v)} is more than ${fmt(MAX_TOKENS_PER_UPDATE)} tokens (the largest update this tool reads)`;
+  if (key === 'sequenceLength' && v > MAX_SEQUENCE_LENGTH) return `${fmt(v)} is more than ${fmt(MAX_SEQUENCE_LENGTH)} tokens (the longest sequence this tool reads)`;
+  return undefined;
+}
+
+/**
+ * Checks a set of schedule values (any subset), naming each by `name(key)` (a flag, a setting, a
+ * file's key): each value per {@link scheduleValueFault}, and, when both G and L are given, that L
+ * divides G. @returns one sentence per fault (empty when all is well).
+ */
+export function scheduleFaults(s: Partial<Record<keyof ScheduleSettings, unknown>>, name: (k: keyof ScheduleSettings) => string): string[] {
+  const out: string[] = [];
+  for (const k of ['globalTokensPerUpdate', 'sequenceLength', 'eosTokenId'] as const) {
+    if (s[k] === undefined) continue;
+    const f = scheduleValueFault(k, s[k]);
+    if (f) out.push(`${name(k)}: ${f}`);
+  }
+  const G = s.globalTokensPerUpdate, L = s.sequenceLength;
+  if (out.length === 0 && typeof G === 'number' && typeof L === 'number' && G % L !== 0) {
+    out.push(`${name('globalTokensPerUpdate')} ${fmt(G)} is not a multiple of ${name('sequenceLength')} ${fmt(L)}`);
+  }
+  return out;
+}
+
+function show(v: unknown): string {
+  const t = JSON.stringify(v) ?? String(v);
+  return t.length > 40 ? `${t.slice(0, 37)}…` : t;
+}
+
 /** Schedule parameters (all in tokens, except the id). */
 export interface ScheduleSettings {
   globalTokensPerUpdate: number;
@@ -56,6 +111,12 @@ export class Schedule {
     const { globalTokensPerUpdate: G, sequenceLength: L } = settings;
     if (!(G > 0 && L > 0 && G % L === 0)) {
       throw new RangeRequestError(`tokens per update (${fmt(G)}) must be a positive multiple of the sequence length (${fmt(L)})`);
+    }
+    if (!Number.isSafeInteger(G) || G > MAX_TOKENS_PER_UPDATE) {
+      throw new RangeRequestError(`tokens per update (${fmt(G)}) is more than ${fmt(MAX_TOKENS_PER_UPDATE)}`);
+    }
+    if (L > MAX_SEQUENCE_LENGTH) {
+      throw new RangeRequestError(`the sequence length (${fmt(L)}) is more than ${fmt(MAX_SEQUENCE_LENGTH)}`);
     }
     this.sequencesPerUpdate = G / L;
     this.numUpdates = storedTokens > 0 ? Math.max(0, Math.floor((storedTokens - 1) / G)) : 0;

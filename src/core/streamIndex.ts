@@ -26,6 +26,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { CancelledError, RangeRequestError, fmt } from './errors';
+import { mapLimit } from './concurrency';
 import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
 import { Schedule } from './schedule';
 import { TokenStream } from './stream';
@@ -36,7 +37,7 @@ import {
 import { writeFileAtomic } from './verifyCache';
 
 /** Format version of the per-shard files; other versions are ignored (rebuilt). */
-export const STREAM_INDEX_VERSION = 1;
+export const STREAM_INDEX_VERSION = 2;
 /** Default threshold of the "EOS-free run" anomaly (tokens), the `tokenShards.index.eosFreeRunThreshold` setting's default. */
 export const DEFAULT_EOS_FREE_RUN_THRESHOLD = 100_000;
 /** Distinct documents the duplicate summary remembers at most (memory ≈ 32 bytes each); past it, the summary says where it stopped. */
@@ -63,11 +64,14 @@ export interface ShardIndexRecord extends Omit<ShardScan, 'innerDocHashes' | 'lo
   look?: ShardLook;
 }
 
-interface RecordFile extends Omit<ShardIndexRecord, 'blockEos'> {
+interface RecordFile extends Omit<ShardIndexRecord, 'blockEos' | 'blockFirstEos' | 'blockLastEos'> {
   format: 'token-shard-inspector stream index';
   version: number;
   /** Base64 of the little-endian uint32 block counts. */
   blockEos: string;
+  /** Base64 of the little-endian uint16 first/last EOS offsets inside each block. */
+  blockFirstEos: string;
+  blockLastEos: string;
 }
 
 /** A stable key of scan parameters (EOS, vocabulary size, special ids, holes). */
@@ -118,12 +122,20 @@ export class IndexStore {
     if (!data || data.version !== STREAM_INDEX_VERSION || data.params !== params || !isFileIdentity(data.identity) || !sameIdentity(data.identity, identity)
       || typeof data.blockEos !== 'string' || data.numTokens !== Math.floor(identity.size / 4)) return undefined;
     const bytes = Buffer.from(data.blockEos, 'base64');
+    const first = Buffer.from(String(data.blockFirstEos), 'base64');
+    const last = Buffer.from(String(data.blockLastEos), 'base64');
     const blocks = Math.ceil(data.numTokens / INDEX_BLOCK_TOKENS);
-    if (bytes.length !== blocks * 4) return undefined;
+    if (bytes.length !== blocks * 4 || first.length !== blocks * 2 || last.length !== blocks * 2) return undefined;
     const blockEos = new Uint32Array(blocks);
-    for (let i = 0; i < blocks; i++) blockEos[i] = bytes.readUInt32LE(4 * i);
+    const blockFirstEos = new Uint16Array(blocks);
+    const blockLastEos = new Uint16Array(blocks);
+    for (let i = 0; i < blocks; i++) {
+      blockEos[i] = bytes.readUInt32LE(4 * i);
+      blockFirstEos[i] = first.readUInt16LE(2 * i);
+      blockLastEos[i] = last.readUInt16LE(2 * i);
+    }
     const { format: _f, version: _v, ...rest } = data;
-    const rec: ShardIndexRecord = { ...rest, blockEos };
+    const rec: ShardIndexRecord = { ...rest, blockEos, blockFirstEos, blockLastEos };
     this.memo.set(base, rec);
     return rec;
   }
@@ -156,9 +168,11 @@ export class IndexStore {
     await fs.promises.rename(tmp, path.join(this.dir, `${base}.docs`));
     const blocks = Buffer.alloc(scan.blockEos.length * 4);
     scan.blockEos.forEach((v, i) => blocks.writeUInt32LE(v, 4 * i));
-    const { innerDocHashes, lookSample: _s, blockEos: _b, ...rest } = scan;
-    const rec: ShardIndexRecord = { ...rest, blockEos: scan.blockEos, identity, params, builtAt: Date.now(), innerDocCount: innerDocHashes.length / 4, look };
-    const file: RecordFile = { format: 'token-shard-inspector stream index', version: STREAM_INDEX_VERSION, ...rec, blockEos: blocks.toString('base64') };
+    const u16 = (a: Uint16Array) => { const b = Buffer.alloc(a.length * 2); a.forEach((v, i) => b.writeUInt16LE(v, 2 * i)); return b.toString('base64'); };
+    const { innerDocHashes, lookSample: _s, ...rest } = scan;
+    const rec: ShardIndexRecord = { ...rest, identity, params, builtAt: Date.now(), innerDocCount: innerDocHashes.length / 4, look };
+    const file: RecordFile = { format: 'token-shard-inspector stream index', version: STREAM_INDEX_VERSION, ...rec,
+      blockEos: blocks.toString('base64'), blockFirstEos: u16(scan.blockFirstEos), blockLastEos: u16(scan.blockLastEos) };
     await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file));
     this.memo.set(base, rec);
     return rec;
@@ -420,6 +434,49 @@ export class StreamIndex {
     return { document: n, start, length: this.stream.totalTokens - start, closed: false };
   }
 
+  /**
+   * EOS facts per page of `pageTokens` tokens (a multiple of {@link INDEX_BLOCK_TOKENS}) of one
+   * indexed segment, from the block summary without reading the file: EOS count, first and last
+   * EOS offset inside each page (-1 when none). Undefined when the segment is not indexed.
+   */
+  pageStats(segment: number, pageTokens: number): { eosCount: number[]; firstEos: number[]; lastEos: number[] } | undefined {
+    const rec = this.records[segment];
+    if (!rec || pageTokens % INDEX_BLOCK_TOKENS !== 0) return undefined;
+    const per = pageTokens / INDEX_BLOCK_TOKENS;
+    const pages = Math.ceil(rec.numTokens / pageTokens);
+    const out = { eosCount: new Array<number>(pages).fill(0), firstEos: new Array<number>(pages).fill(-1), lastEos: new Array<number>(pages).fill(-1) };
+    for (let b = 0; b < rec.blockEos.length; b++) {
+      if (rec.blockEos[b] === 0) continue;
+      const p = Math.floor(b / per);
+      const at = (b - p * per) * INDEX_BLOCK_TOKENS;
+      out.eosCount[p] += rec.blockEos[b];
+      if (out.firstEos[p] < 0) out.firstEos[p] = at + rec.blockFirstEos[b];
+      out.lastEos[p] = at + rec.blockLastEos[b];
+    }
+    return out;
+  }
+
+  /**
+   * Global document numbering facts of one segment, instant (at most two block reads):
+   * `docBase` = EOS before it; `headStart` = start of the document holding its first token;
+   * `tailEnd` = one past the EOS closing the document that starts after the segment's last EOS
+   * (`tailKnown` false when that document runs to the stream end or past the indexed shards).
+   * Undefined when the segment (or one before it) is not indexed.
+   */
+  async segmentNumbering(segment: number): Promise<{ docBase: number; headStart: number; tailEnd: number; tailKnown: boolean } | undefined> {
+    if (segment >= this.readyUpTo) return undefined;
+    const seg = this.segments[segment];
+    const rec = this.records[segment]!;
+    const docBase = this.eosBefore[segment];
+    const headStart = docBase === 0 ? 0 : (await this.nthEos(docBase))! + 1;
+    // As the shard editor defines it: the document that starts after the segment's last EOS (or at its start).
+    const tailFrom = rec.lastEos >= 0 ? seg.startToken + rec.lastEos + 1 : seg.startToken;
+    if (tailFrom >= this.stream.totalTokens) return { docBase, headStart, tailEnd: this.stream.totalTokens, tailKnown: false };
+    const closing = await this.nthEos(docBase + rec.eosCount + 1);
+    if (closing !== undefined) return { docBase, headStart, tailEnd: closing + 1, tailKnown: true };
+    return { docBase, headStart, tailEnd: this.complete ? this.stream.totalTokens : seg.startToken + seg.numTokens, tailKnown: false };
+  }
+
   /** Whole-stream facts (complete or not: covers the indexed prefix, `coveredTokens`). */
   summary(): StreamSummary {
     if (!this.summaryMemo) this.summaryMemo = this.computeSummary();
@@ -637,10 +694,10 @@ class DocTable {
 export async function openStreamIndex(stream: TokenStream, segments: readonly IndexSegment[], store: IndexStore, params: ScanParams,
   identities?: readonly (FileIdentity | undefined)[]): Promise<StreamIndex> {
   const key = scanParamsKey(params);
-  const records = await Promise.all(segments.map(async (seg, i) => {
+  const records = await mapLimit(segments, async (seg, i) => {
     const id = identities?.[i] ?? await statIdentity(seg.path).catch(() => undefined);
     if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
     return store.load(id, key);
-  }));
+  });
   return new StreamIndex(stream, segments, records, params.eos);
 }

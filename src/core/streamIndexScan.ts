@@ -28,6 +28,8 @@ export const INDEX_BLOCK_TOKENS = 16384;
 export const LONG_RUN_FLOOR = 16384;
 /** At most this many long runs are kept per shard (the longest ones; the count of all of them is kept too). */
 export const LONG_RUN_CAP = 256;
+/** "No EOS in this block" in the per-block first/last EOS arrays. */
+export const NO_EOS = 0xffff;
 /** First offsets kept per special id and for unknown ids. */
 export const FIRST_OFFSETS_KEPT = 8;
 /** Buckets of the document-length histogram: bucket b holds lengths in [2^(b−1), 2^b) (bucket 0: length 0). */
@@ -90,6 +92,10 @@ export interface ShardScan {
   eosCount: number;
   /** EOS count per block of {@link INDEX_BLOCK_TOKENS} tokens (last block may be short). */
   blockEos: Uint32Array;
+  /** Offset inside its block of each block's first EOS, {@link NO_EOS} when none. */
+  blockFirstEos: Uint16Array;
+  /** Offset inside its block of each block's last EOS, {@link NO_EOS} when none. */
+  blockLastEos: Uint16Array;
   /** Local offset of the first EOS, -1 when none. */
   firstEos: number;
   /** Local offset of the last EOS, -1 when none. */
@@ -185,6 +191,27 @@ export function hashIds(ids: ArrayLike<number>): RunHash {
   return { h1: h1 >>> 0, h2: h2 >>> 0, length: ids.length };
 }
 
+/**
+ * The hot loop, kept a small top-level function so V8 optimises it on its own: from `i`, folds
+ * every id below `floor` into the state (`st[0]` max id, `st[1]`/`st[2]` the hash lanes) and
+ * returns the index of the first id ≥ `floor` (or `n`).
+ */
+function hotRun(ids: Uint32Array, i: number, n: number, floor: number, st: Uint32Array): number {
+  let m = st[0], h1 = st[1] | 0, h2 = st[2] | 0;
+  let j = i;
+  for (; j < n; j++) {
+    const v = ids[j];
+    if (v >= floor) break;
+    m = v > m ? v : m;
+    h1 = (Math.imul(h1, HASH_P1) + v) | 0;
+    h2 = (Math.imul(h2, HASH_P2) + v) | 0;
+  }
+  st[0] = m;
+  st[1] = h1;
+  st[2] = h2;
+  return j;
+}
+
 /** Kinds of rare ids in the lookup table. */
 const RARE_EOS = 1, RARE_SPECIAL = 2, RARE_HOLE = 3;
 
@@ -200,10 +227,11 @@ export class ShardScanner {
   /** Kind of each id in [rareFloor, vocab): 0 normal, else RARE_*. */
   private readonly table: Uint8Array;
   private pos = 0;
-  private maxId = 0;
-  private h1 = 0;
-  private h2 = 0;
+  /** Hot-loop state: [max id, hash lane 1, hash lane 2] (uint32 / int32 bits). */
+  private readonly hot = new Uint32Array(3);
   private readonly blockEos: Uint32Array;
+  private readonly blockFirst: Uint16Array;
+  private readonly blockLast: Uint16Array;
   private eosCount = 0;
   private firstEos = -1;
   private lastEos = -1;
@@ -233,6 +261,8 @@ export class ShardScanner {
     for (const id of params.specialIds) if (id >= this.rareFloor && id < this.vocab && id !== this.eos) this.table[id - this.rareFloor] = RARE_SPECIAL;
     if (this.eos >= this.rareFloor && this.eos < this.vocab) this.table[this.eos - this.rareFloor] = RARE_EOS;
     this.blockEos = new Uint32Array(Math.ceil(numTokens / INDEX_BLOCK_TOKENS));
+    this.blockFirst = new Uint16Array(this.blockEos.length).fill(NO_EOS);
+    this.blockLast = new Uint16Array(this.blockEos.length).fill(NO_EOS);
     this.look = new Uint32Array(Math.min(LOOK_SAMPLE_TOKENS, numTokens));
   }
 
@@ -245,32 +275,35 @@ export class ShardScanner {
       this.lookFilled += k;
     }
     const floor = this.rareFloor;
+    const eos = this.eos;
+    const st = this.hot;
     const base = this.pos;
-    let maxId = this.maxId, h1 = this.h1, h2 = this.h2;
-    for (let i = 0; i < n; i++) {
-      const v = ids[i];
-      maxId = v > maxId ? v : maxId;
-      if (v >= floor) {
-        if (v === this.eos) {
-          this.onEos(base + i, h1 >>> 0, h2 >>> 0);
-          h1 = 0;
-          h2 = 0;
-          continue;
-        }
-        this.onRare(v, base + i);
+    let i = 0;
+    while (i < n) {
+      const j = hotRun(ids, i, n, floor, st);
+      if (j >= n) break;
+      const v = ids[j];
+      if (v > st[0]) st[0] = v;
+      if (v === eos) {
+        this.onEos(base + j, st[1] >>> 0, st[2] >>> 0);
+        st[1] = 0;
+        st[2] = 0;
+      } else {
+        this.onRare(v, base + j);
+        st[1] = (Math.imul(st[1], HASH_P1) + v) | 0;
+        st[2] = (Math.imul(st[2], HASH_P2) + v) | 0;
       }
-      h1 = (Math.imul(h1, HASH_P1) + v) | 0;
-      h2 = (Math.imul(h2, HASH_P2) + v) | 0;
+      i = j + 1;
     }
-    this.maxId = maxId;
-    this.h1 = h1;
-    this.h2 = h2;
     this.pos = base + n;
   }
 
   /** An EOS at local offset `p`; `h1`/`h2` hash the tokens since the previous EOS (or the shard start). */
   private onEos(p: number, h1: number, h2: number): void {
-    this.blockEos[Math.floor(p / INDEX_BLOCK_TOKENS)]++;
+    const b = Math.floor(p / INDEX_BLOCK_TOKENS);
+    const within = p - b * INDEX_BLOCK_TOKENS;
+    if (this.blockEos[b]++ === 0) this.blockFirst[b] = within;
+    this.blockLast[b] = within;
     this.eosCount++;
     const prev = this.lastEos;
     if (prev < 0) {
@@ -323,11 +356,13 @@ export class ShardScanner {
     if (this.pos !== this.numTokens) throw new Error(`the scanner got ${this.pos} tokens, expected ${this.numTokens}`);
     this.trimLongRuns();
     this.longRuns.sort((a, b) => a.start - b.start);
-    const tail: RunHash = { h1: this.h1 >>> 0, h2: this.h2 >>> 0, length: this.lastEos < 0 ? this.numTokens : this.numTokens - this.lastEos - 1 };
+    const tail: RunHash = { h1: this.hot[1], h2: this.hot[2], length: this.lastEos < 0 ? this.numTokens : this.numTokens - this.lastEos - 1 };
     return {
       numTokens: this.numTokens,
       eosCount: this.eosCount,
       blockEos: this.blockEos,
+      blockFirstEos: this.blockFirst,
+      blockLastEos: this.blockLast,
       firstEos: this.firstEos,
       lastEos: this.lastEos,
       innerDocs: this.inner,
@@ -336,7 +371,7 @@ export class ShardScanner {
       longRunCount: this.longRunCount,
       specials: this.specials,
       unknown: this.unknown,
-      maxId: this.maxId,
+      maxId: this.hot[0],
       leadHash: this.lead ?? tail,
       trailHash: this.lastEos < 0 ? { h1: 0, h2: 0, length: 0 } : tail,
       innerDocHashes: this.docHashes.slice(0, 4 * this.docCount),

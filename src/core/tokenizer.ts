@@ -12,6 +12,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { DataError, fmt } from './errors';
+import { lineColumnAt, parseJson } from './safeJson';
+import { EncodeOptions, Encoder } from './encode';
 
 /** What a single token is, for display. */
 export type PieceKind =
@@ -60,8 +62,14 @@ export interface LoadedTokenizer {
   isKnown(id: number): boolean;
   /** Content of an added token (`<|endoftext|>`), or undefined. */
   addedContent(id: number): string | undefined;
-  /** Encodes text to ids with the library (loaded on first call). */
-  encode(text: string): Promise<number[]>;
+  /**
+   * Encodes text to ids with the library, in a worker thread with a time limit (`encode.ts`).
+   * @throws DataError naming the file and field (missing `merges`, unknown pre-tokenizer type) or,
+   *   past the time limit, the file and the pattern; CancelledError when `opts.signal` aborts.
+   */
+  encode(text: string, opts?: EncodeOptions): Promise<number[]>;
+  /** Closes the encoding worker, if one runs. */
+  dispose?(): void;
   /** The library's own decode (for tests and benchmarks). */
   libraryDecode(ids: number[]): Promise<string>;
 }
@@ -106,12 +114,12 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
   } catch (err) {
     throw new DataError(`${file}: cannot read tokenizer: ${(err as Error).message}`, file);
   }
-  let json: TokenizerJson;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new DataError(`${file}: not valid JSON (${(err as Error).message}); expected a Hugging Face tokenizer.json`, file);
+  const parsed = parseJson(text);
+  if (!parsed.ok) {
+    const at = parsed.offset !== undefined ? lineColumnAt(text, parsed.offset) : undefined;
+    throw new DataError(`${file}${at ? ` line ${at.line}` : ''}: not valid JSON (${parsed.error}); expected a Hugging Face tokenizer.json`, file, at?.line);
   }
+  const json = parsed.value as TokenizerJson;
   return buildTokenizer(json, file);
 }
 
@@ -228,15 +236,14 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
 
   let library: Promise<LibraryTokenizer> | undefined;
   const lib = () => (library ??= loadLibrary(json, file));
+  const encoder = new Encoder(file, json);
 
   return {
     file, vocabSize, decode, runBytes, pieces, bytesOf, isKnown,
     isSpecial: (id) => isKnown(id) && special[id] === 1,
     addedContent: (id) => addedContent.get(id),
-    async encode(text: string) {
-      if (text === '') return [];
-      return (await lib()).encode(text).ids;
-    },
+    encode: (text: string, opts?: EncodeOptions) => encoder.encode(text, opts),
+    dispose: () => encoder.dispose(),
     async libraryDecode(ids: number[]) {
       if (ids.length === 0) return '';
       return (await lib()).decode(ids, { clean_up_tokenization_spaces: false });
@@ -311,6 +318,65 @@ export async function findDatasetTokenizer(root: string): Promise<string | undef
     } catch { /* try next */ }
   }
   return undefined;
+}
+
+/** How text output shows an id with no token (the library would drop it silently): `⟨unknown 200000⟩`. */
+export function unknownIdMark(id: number): string {
+  return `⟨unknown ${id}⟩`;
+}
+
+/**
+ * Decoded text of ids for display: ids decoded in runs (each run identical to the tokenizer's
+ * decode), unknown ids written {@link unknownIdMark} (the library would drop them silently),
+ * elided stretches of a summarised print `⟨…⟩`. One rule for hovers, Decode Selection and the CLI.
+ * @param gaps indices `i` where elided elements stand before `ids[i]` (see `IdListHit.gaps`).
+ * @returns the text and the number of unknown ids.
+ */
+export function decodeForDisplay(tok: LoadedTokenizer, ids: ArrayLike<number>, gaps: readonly number[] = []): { text: string; unknown: number } {
+  let text = '';
+  let unknown = 0;
+  let from = 0;
+  const gapSet = new Set(gaps);
+  const all = Array.from(ids);
+  for (let i = 0; i <= all.length; i++) {
+    const isGap = gapSet.has(i);
+    const isUnknown = i < all.length && !tok.isKnown(all[i]);
+    if (i === all.length || isGap || isUnknown) {
+      if (i > from) text += tok.decode(all.slice(from, i));
+      if (isGap) text += '⟨…⟩';
+      if (isUnknown) { text += unknownIdMark(all[i]); unknown++; from = i + 1; } else from = i;
+    }
+  }
+  return { text, unknown };
+}
+
+/**
+ * A streaming form of {@link decodeForDisplay} for long ranges read in chunks: a character split
+ * between two chunks comes out whole; unknown ids are written {@link unknownIdMark} and counted.
+ */
+export class DisplayDecoder {
+  /** Unknown ids seen so far. */
+  unknown = 0;
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  constructor(private readonly tok: LoadedTokenizer) {}
+  /** Text of the next ids (may hold back the bytes of an incomplete character until the next call). */
+  push(ids: ArrayLike<number>): string {
+    let text = '';
+    let from = 0;
+    const n = ids.length;
+    const view = ids instanceof Uint32Array ? ids : Uint32Array.from(ids as ArrayLike<number>);
+    for (let i = 0; i <= n; i++) {
+      if (i < n && this.tok.isKnown(view[i])) continue;
+      if (i > from) text += this.decoder.decode(this.tok.runBytes(view.subarray(from, i)), { stream: true });
+      if (i < n) { text += unknownIdMark(view[i]); this.unknown++; }
+      from = i + 1;
+    }
+    return text;
+  }
+  /** Whatever is held back ("�" for an incomplete character at the very end). */
+  end(): string {
+    return this.decoder.decode();
+  }
 }
 
 /** Ids at or above this are certainly not token ids of any real vocabulary (uint16/uint32 mix-ups give billions). */

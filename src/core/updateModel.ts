@@ -19,7 +19,7 @@
 import { fmt } from './errors';
 import { shardName } from './navigation';
 import { describeUpdate } from './schedule';
-import { LoadedTokenizer, PieceKind, diagnoseIds } from './tokenizer';
+import { LoadedTokenizer, PieceKind, diagnoseIds, unknownIdMark } from './tokenizer';
 import { UpdateBatch, readUpdate } from './update';
 import type { Dataset } from './dataset';
 import type { DocumentIndex } from './documents';
@@ -140,6 +140,14 @@ export interface UpdateModelOptions {
   numUpdates: number;
   /** EOS id. */
   eos: number;
+  /**
+   * Index of the batch's first row within the update (default 0): the CLI builds the model a few
+   * rows at a time from a batch holding only those rows (plus one token), so a huge update never
+   * sits in memory whole. Row indices in the model are then `firstRow + r`.
+   */
+  firstRow?: number;
+  /** Write unknown ids into segment text as `⟨unknown N⟩` (CLI text output; the update view counts them instead). */
+  markUnknown?: boolean;
 }
 
 /**
@@ -180,7 +188,20 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
         // Streaming inside a row: a character split by a shard edge comes out whole in the later
         // segment. The stream ends at an EOS and at the row end, so an incomplete character there
         // shows as "�", exactly as the library decodes the row.
-        text = decoder.decode(tok.runBytes(body), { stream: !(isEos || segEnd === L) });
+        const stream = !(isEos || segEnd === L);
+        if (unknownIds && opts.markUnknown) {
+          text = '';
+          let from = 0;
+          for (let i = 0; i <= body.length; i++) {
+            if (i < body.length && body[i] < vocab) continue;
+            if (i > from) text += decoder.decode(tok.runBytes(body.subarray(from, i)), { stream: true });
+            if (i < body.length) text += unknownIdMark(body[i]);
+            from = i + 1;
+          }
+          if (!stream) text += decoder.decode();
+        } else {
+          text = decoder.decode(tok.runBytes(body), { stream });
+        }
       } else {
         text = body.length ? `[${Array.from(body).join(' ')}]` : '';
       }
@@ -219,7 +240,7 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
     const nextId = tokens[nextIdx];
     const piece = tok ? tok.pieces([nextId])[0] : { text: String(nextId), kind: 'text' as PieceKind };
     rows[r] = {
-      index: r, offset: rowOffset,
+      index: (opts.firstRow ?? 0) + r, offset: rowOffset,
       x: tokens.subarray(base, base + L), y: tokens.subarray(base + 1, base + L + 1),
       segments, continues: rowContinues,
       next: { offset: rowOffset + L, id: nextId, text: piece.text, kind: piece.kind, shard: nextShard, shardChange: nextShard !== shardIdx },
@@ -287,30 +308,59 @@ export async function documentCountIfCheap(index: DocumentIndex, budgetTokens: n
   return eos + (last[0] === index.eos ? 0 : 1);
 }
 
+/** Per row, the characters of its segment's text produced up to and including each column (see {@link columnAtChar}). */
+const rowCharEnds = new WeakMap<UpdateRow, Int32Array>();
+
+/**
+ * For each column of row `row`, how many characters of its segment's text the tokens up to and
+ * including it produce: one streaming decode of the row, flushed where the model's text is
+ * (after an EOS and at the row end), so the counts match `UpdateSegment.text` exactly (a
+ * character split by a shard edge counts in the later segment). Computed once per row, on the
+ * first click in it.
+ */
+function charEndsOf(model: UpdateModel, row: UpdateRow, tok: LoadedTokenizer): Int32Array {
+  let ends = rowCharEnds.get(row);
+  if (ends) return ends;
+  ends = new Int32Array(model.seqLen);
+  const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  for (const seg of row.segments) {
+    const lastBody = seg.end - (seg.eos ? 1 : 0);
+    let produced = 0;
+    for (let c = seg.start; c < lastBody; c++) {
+      produced += decoder.decode(tok.bytesOf(row.x[c]), { stream: true }).length;
+      ends[c] = produced;
+    }
+    // Where the model's decode flushes, an incomplete character ("�") belongs to the last body token.
+    if (seg.eos || seg.end === model.seqLen) {
+      produced += decoder.decode().length;
+      if (lastBody > seg.start) ends[lastBody - 1] = produced;
+    }
+    for (let c = lastBody; c < seg.end; c++) ends[c] = produced;
+  }
+  rowCharEnds.set(row, ends);
+  return ends;
+}
+
 /**
  * The column of the token that produced character `charOffset` of a segment's text (for click →
- * reveal): decodes the segment token by token with a streaming decoder and returns the first
- * token whose output reaches past `charOffset`. Clamped to the segment.
+ * reveal): the first token of the segment whose output reaches past `charOffset` (per-token
+ * character counts of the row are computed once, {@link charEndsOf}). Clamped to the segment.
  */
 export function columnAtChar(model: UpdateModel, row: number, segment: number, charOffset: number, tok: LoadedTokenizer | undefined): number {
-  const seg = model.rows[row]?.segments[segment];
+  const r = model.rows[row];
+  const seg = r?.segments[segment];
   if (!seg) return 0;
-  const x = model.rows[row].x;
   const lastBody = seg.end - (seg.eos ? 1 : 0);
   if (!tok || charOffset < 0) return seg.start;
   if (charOffset >= seg.text.length) return Math.max(seg.start, seg.end - 1);
-  const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-  let produced = 0;
-  for (let c = seg.start; c < lastBody; c++) {
-    produced += decoder.decode(tok.bytesOf(x[c]), { stream: true }).length;
-    if (produced > charOffset) return c;
+  const ends = charEndsOf(model, r, tok);
+  // Binary search: the first column in [seg.start, lastBody) with ends[c] > charOffset.
+  let lo = seg.start, hi = lastBody;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ends[mid] > charOffset) hi = mid; else lo = mid + 1;
   }
-  return Math.max(seg.start, lastBody - 1);
-}
-
-/** Column and global offset of a row/segment position for reveals. */
-export function offsetOf(model: UpdateModel, row: number, column: number): number {
-  return model.tokenRange[0] + row * model.seqLen + column;
+  return lo < lastBody ? lo : Math.max(seg.start, lastBody - 1);
 }
 
 // ───────────── the webview's copy (no ids: the view only needs text) ─────────────
@@ -327,21 +377,14 @@ export interface UpdateViewRow {
   next: NextToken;
 }
 
-/** The model as sent to the webview: plain JSON, no paths, no typed arrays. */
-export interface UpdateViewData {
-  update: number;
-  numUpdates: number;
-  tokenRange: [number, number];
-  G: number;
-  seqLen: number;
-  eos: number;
-  eosText: string;
+/**
+ * The model as sent to the webview: plain JSON, no paths, no typed arrays (the scalar fields are
+ * {@link UpdateModel}'s).
+ */
+export interface UpdateViewData extends Pick<UpdateModel,
+  'update' | 'numUpdates' | 'tokenRange' | 'G' | 'seqLen' | 'eos' | 'eosText' | 'firstDocument' | 'decoded' | 'anomaly'> {
   shards: { name: string; startToken: number; numTokens: number }[];
   rows: UpdateViewRow[];
-  firstDocument?: number;
-  decoded: boolean;
-  /** See {@link UpdateModel.anomaly}. */
-  anomaly?: string;
   /** One line: "update 55,000 (0-based; the 55,001st update)". */
   title: string;
 }
@@ -364,12 +407,26 @@ export function toUpdateViewData(m: UpdateModel): UpdateViewData {
  * @param rows which rows to print (default all).
  */
 export function formatUpdateModelText(m: UpdateModel, rows?: number[]): string {
+  return [formatUpdateHeaderText(m.update, m.tokenRange, m.rows.length, m.seqLen, m.shards.map((s) => s.shard)),
+    formatUpdateRowsText(m, rows, m.rows.length - 1)].join('\n');
+}
+
+/** The first line of the text form: update, token range, S × L, shards. */
+export function formatUpdateHeaderText(update: number, tokenRange: [number, number], sequences: number, seqLen: number, shards: string[]): string {
+  return `${describeUpdate(update)} · tokens [${fmt(tokenRange[0])}, ${fmt(tokenRange[1])}) · ${sequences} sequences × ${fmt(seqLen)} · shards ${shards.join(', ')}`;
+}
+
+/**
+ * The text form of some rows of a model (each preceded by a blank line).
+ * @param rows positions in `m.rows` (default all).
+ * @param lastRowIndex the update's last sequence index (its next token is the look-ahead token).
+ */
+export function formatUpdateRowsText(m: UpdateModel, rows: number[] | undefined, lastRowIndex: number): string {
   const doc = (n?: number) => (n === undefined ? 'document' : `document ${fmt(n)}`);
-  const lines = [
-    `${describeUpdate(m.update)} · tokens [${fmt(m.tokenRange[0])}, ${fmt(m.tokenRange[1])}) · ${m.rows.length} sequences × ${fmt(m.seqLen)} · shards ${m.shards.map((s) => s.shard).join(', ')}`,
-  ];
-  for (const r of rows ?? m.rows.map((x) => x.index)) {
-    const row = m.rows[r];
+  const lines: string[] = [];
+  for (const pos of rows ?? m.rows.map((_, i) => i)) {
+    const row = m.rows[pos];
+    const r = row.index;
     lines.push('', `── sequence ${r} · tokens [${fmt(row.offset)}, ${fmt(row.offset + m.seqLen)}) · shard ${m.shards[row.segments[0].shard].name} ──`);
     let s = '';
     row.segments.forEach((g, i) => {
@@ -380,7 +437,7 @@ export function formatUpdateModelText(m: UpdateModel, rows?: number[]): string {
     });
     lines.push(s);
     const n = row.next;
-    const label = r === m.rows.length - 1 ? 'look-ahead token (target of the last position; first token of the next update)' : 'target of the last position';
+    const label = r === lastRowIndex ? 'look-ahead token (target of the last position; first token of the next update)' : 'target of the last position';
     lines.push(`→ ${label} at ${fmt(n.offset)}${n.shardChange ? ` (in ${m.shards[n.shard].name})` : ''}: id ${n.id} ${JSON.stringify(n.text)}`);
   }
   return lines.join('\n');

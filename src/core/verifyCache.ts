@@ -26,7 +26,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { FileIdentity, isFileIdentity, sameIdentity } from './fileIdentity';
+import { FileIdentity, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
 
 /** Cache format version; files with another version are ignored (treated as empty). */
 export const VERIFY_CACHE_VERSION = 2;
@@ -89,6 +89,8 @@ export class VerifyCache {
   /** Paths recorded or deleted by this process since the last save (they win over the disk on merge). */
   private readonly dirty = new Set<string>();
   private saving: Promise<void> = Promise.resolve();
+  /** Identity of the cache file as last read or written by this process (undefined: merge on the next save). */
+  private fileIdentity?: FileIdentity;
 
   private constructor(
     /** Absolute path of the JSON file. */
@@ -106,8 +108,12 @@ export class VerifyCache {
    */
   static async load(file: string): Promise<VerifyCache> {
     const abs = path.resolve(file);
+    const before = await statIdentity(abs).catch(() => undefined);
     const { entries, warning } = await readCacheFile(abs);
-    return new VerifyCache(abs, entries, warning);
+    const cache = new VerifyCache(abs, entries, warning);
+    // What was read: the file as stat'ed before reading (a writer in between changes it, so the next save merges).
+    cache.fileIdentity = warning ? undefined : before;
+    return cache;
   }
 
   /** An empty cache that is never written (for `--no-cache`-like callers that still want the API). */
@@ -159,10 +165,18 @@ export class VerifyCache {
 
   private async saveNow(): Promise<void> {
     if (!this.file) return;
-    const onDisk = await readCacheFile(this.file);
-    for (const [p, e] of onDisk.entries) if (!this.dirty.has(p)) this.entries.set(p, e);
-    const out: CacheFileShape = { version: VERIFY_CACHE_VERSION, entries: Object.fromEntries(this.entries) };
-    await writeFileAtomic(this.file, JSON.stringify(out));
+    // Merge with the file only when someone else wrote it since we last read or wrote it (its
+    // identity changed): a long run saving every 30 s does not re-parse its own 100,000 entries.
+    const now = await statIdentity(this.file).catch(() => undefined);
+    if (!now || !sameIdentity(now, this.fileIdentity)) {
+      const onDisk = await readCacheFile(this.file);
+      for (const [p, e] of onDisk.entries) if (!this.dirty.has(p)) this.entries.set(p, e);
+    }
+    // One entry at a time into the text (no intermediate object of every entry).
+    const parts: string[] = [];
+    for (const [p, e] of this.entries) parts.push(`${JSON.stringify(p)}:${JSON.stringify(e)}`);
+    await writeFileAtomic(this.file, `{"version":${VERIFY_CACHE_VERSION},"entries":{${parts.join(',')}}}`);
+    this.fileIdentity = await statIdentity(this.file).catch(() => undefined);
     this.dirty.clear();
   }
 }

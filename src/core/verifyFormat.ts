@@ -4,7 +4,7 @@
  * kept apart from the hashing engine (`verify.ts`).
  */
 import { fmt } from './errors';
-import { SHARD_STATUSES, ShardStatus, VerifyProgress, VerifyReport } from './verify';
+import { SHARD_STATUSES, ShardStatus, ShardVerifyResult, VerifyProgress, VerifyReport } from './verify';
 
 /** Decimal gigabytes with 2 decimals below 10 GB, 1 above ("0.42", "12.3"). */
 export function formatGB(bytes: number): string {
@@ -77,3 +77,19 @@ export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled'
   return parts.join(' · ') || 'nothing to verify';
 }
 
+
+/**
+ * The updates fed by shards that are not ok, for summaries: "shards/tokens_000004.u32 feeds
+ * updates 7–9 (3 updates)"; several shards are joined with "; " (three at most, then "and N more
+ * shards"). Empty when no failed result carries `updates` (verify without a schedule).
+ */
+export function formatFailedUpdates(results: readonly ShardVerifyResult[]): string {
+  const failed = results.filter((r) => r.status !== 'ok' && r.updates);
+  const one = (r: ShardVerifyResult) => {
+    const [a, b] = r.updates!;
+    return `${r.shard} feeds ${a === b ? `update ${fmt(a)}` : `updates ${fmt(a)}–${fmt(b)} (${fmt(b - a + 1)} updates)`}`;
+  };
+  const parts = failed.slice(0, 3).map(one);
+  if (failed.length > 3) parts.push(`and ${fmt(failed.length - 3)} more shards`);
+  return parts.join('; ');
+}

@@ -32,6 +32,7 @@ import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { SHARD_EDITOR_VIEW_TYPE } from './shardEditor';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { iconSafe, plainText, shortText } from '../text/untrusted';
 
 /** View type contributed in package.json. */
 export const MANIFEST_VIEW_TYPE = 'tokenShards.manifestEditor';
@@ -218,7 +219,7 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
         try {
           await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(e.path), SHARD_EDITOR_VIEW_TYPE);
         } catch (err) {
-          void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}: {1}', e.shard, (err as Error).message));
+          void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}: {1}', plainText(shortText(e.shard)), plainText((err as Error).message)));
         }
         return;
       }
@@ -237,7 +238,7 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
         const e = ds()?.shards[m.index];
         if (!e?.sha256) return;
         await vscode.env.clipboard.writeText(e.sha256);
-        vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the sha256 of {0}', e.shard), 3000);
+        vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the sha256 of {0}', iconSafe(shortText(e.shard))), 3000);
         return;
       }
     }
@@ -296,8 +297,8 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services,
   await context.workspaceState.update(OFFER_STATE_KEY, true);
   const open = vscode.l10n.t('Open Manifest Table');
   const msg = roots.length > 1
-    ? vscode.l10n.t('This workspace holds {0} token datasets. Open the shard manifest table of {1}?', roots.length, path.basename(roots[0]))
-    : vscode.l10n.t('{0} is a token dataset ({1} shards). Open its shard manifest table?', path.basename(roots[0]), shards || '?');
+    ? vscode.l10n.t('This workspace holds {0} token datasets. Open the shard manifest table of {1}?', roots.length, plainText(path.basename(roots[0])))
+    : vscode.l10n.t('{0} is a token dataset ({1} shards). Open its shard manifest table?', plainText(path.basename(roots[0])), shards || '?');
   services.log.info(`offered to open the manifest table of ${roots[0]} (once per workspace)`);
   const choice = await vscode.window.showInformationMessage(msg, open);
   if (choice === open) await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(path.join(roots[0], SHARD_MANIFEST)), MANIFEST_VIEW_TYPE);

@@ -13,6 +13,8 @@ import { findDocumentBounds } from '../core/documents';
 import { CancelledError, fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, ShardEntry } from '../core/manifest';
 import { PAGE_TOKENS, PageDocStats, ShardPages } from '../core/pages';
+import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex';
+import { LONG_RUN_FLOOR } from '../core/streamIndexScan';
 import { DEFAULT_SCHEDULE } from '../core/schedule';
 import { TokenStream } from '../core/stream';
 import { CORRUPT_ID_FLOOR, LoadedTokenizer, diagnoseIds, toHex } from '../core/tokenizer';
@@ -59,6 +61,8 @@ export class ShardDocument implements vscode.CustomDocument {
   private readonly numberingChanged = new vscode.EventEmitter<ShardNumberingToWebview>();
   private disposed = false;
   private numberingStarted = false;
+  /** Unsubscribes from the dataset's DocumentIndex attach events (a stream index built or reloaded renumbers at once). */
+  private attachUnsub?: () => void;
 
   /** Fires after the file was read again (the webviews must re-init). */
   readonly onDidReload = this.reloaded.event;
@@ -184,6 +188,26 @@ export class ShardDocument implements vscode.CustomDocument {
         banners.push({ id: 'read', severity: 'error', message: (err as Error).message });
       }
     }
+    // Stream-index anomalies of this shard (an index built before): one banner each, a button per place.
+    if (dataset && entry && entry.numTokens === numTokens) {
+      try {
+        const di = this.services.documentIndex(dataset);
+        await di.ready();
+        const ix = di.streamIndex;
+        const threshold = Math.max(LONG_RUN_FLOOR, this.services.setting<number>('index.eosFreeRunThreshold') || DEFAULT_EOS_FREE_RUN_THRESHOLD);
+        const end = entry.startToken + entry.numTokens;
+        for (const a of ix ? ix.anomalies(dataset.schedule, threshold) : []) {
+          const inside = a.offsets.filter((o) => o >= entry.startToken && o < end);
+          const spans = a.kind === 'eos-free-run' && a.offsets[0] < end && a.offsets[0] + a.count > entry.startToken;
+          if (a.segment !== entry.index && !spans) continue;
+          const places = (inside.length ? inside : spans ? [Math.max(a.offsets[0], entry.startToken)] : []).slice(0, 8)
+            .map((o) => ({ offset: o - entry.startToken, label: vscode.l10n.t('Go to {0}', fmt(o)) }));
+          banners.push({ id: `index-${a.kind}`, severity: a.severity, message: a.message, places });
+        }
+      } catch (err) {
+        this.services.log.warn(`stream index anomalies for ${file}: ${(err as Error).message}`);
+      }
+    }
     const old = this._state;
     this._state = {
       file, sizeBytes, trailingBytes, numTokens, stream, dataset, entry,
@@ -202,6 +226,12 @@ export class ShardDocument implements vscode.CustomDocument {
   startNumbering(): void {
     if (this.numberingStarted || this.disposed) return;
     this.numberingStarted = true;
+    const ds = this._state.entry ? this._state.dataset : undefined;
+    this.attachUnsub?.();
+    this.attachUnsub = ds ? this.services.documentIndex(ds).onAttach(() => {
+      // A stream index was built or reloaded: load again (banners of its anomalies, numbers from it).
+      if (this.numberingStarted && !this.disposed) void this.reload();
+    }) : undefined;
     void this.runNumbering(false);
   }
 
@@ -224,6 +254,21 @@ export class ShardDocument implements vscode.CustomDocument {
     };
     try {
       if (s.numTokens === 0) { publish(emptyNumbering(gen)); return; }
+      // 0. With the stream index: global numbers at once, from the index (the same DocumentIndex
+      //    the status bar, update view and Go to Document use), no scan of this shard.
+      if (s.entry && s.dataset && s.entry.numTokens === s.numTokens) {
+        const di = this.services.documentIndex(s.dataset);
+        await di.ready();
+        const ix = di.streamIndex;
+        const pages = ix?.pageStats(s.entry.index, PAGE_TOKENS);
+        const n = pages ? await ix!.segmentNumbering(s.entry.index) : undefined;
+        if (pages && n) {
+          this.stats = pages;
+          publish({ state: 'global', docBase: n.docBase, pageEos: pages.eosCount, pageFirstEos: pages.firstEos, pageLastEos: pages.lastEos,
+            headStart: n.headStart, headKnown: true, tailEnd: n.tailEnd, tailKnown: n.tailKnown });
+          return;
+        }
+      }
       // 1. This shard, page by page.
       if (!this.stats) {
         let last = 0;
@@ -247,7 +292,7 @@ export class ShardDocument implements vscode.CustomDocument {
       }
       const entry = s.entry;
       const base = entry.startToken;
-      const limit = this.services.setting<number>('documentScanLimit') || 25_000_000;
+      const limit = this.services.documentScanLimit();
       const index = this.services.documentIndex(ds);
       // Seed the shared index with this shard's count when the file matches the manifest.
       if (entry.numTokens === s.numTokens) {
@@ -278,7 +323,7 @@ export class ShardDocument implements vscode.CustomDocument {
       for (let i = 0; i < seg; i++) before += ds.shards[i].numTokens;
       if (!index.isReadyUpTo(seg) && before > AUTO_COUNT_TOKENS && !forceEarlier) {
         publish({ state: 'shard', ...shardFacts, canCountEarlier: true,
-          progress: vscode.l10n.t('Global document numbers need the EOS count of the {0} earlier shards ({1} GB to read).', fmt(seg), fmt(Math.round(before * BYTES_PER_TOKEN / 1e9))) });
+          progress: vscode.l10n.t('Global document numbers need the EOS count of the {0} earlier shards ({1} GB to read), or the stream index (Token Shards: Index Stream, once).', fmt(seg), fmt(Math.round(before * BYTES_PER_TOKEN / 1e9))) });
         return;
       }
       publish({ state: 'shard', ...shardFacts, progress: index.isReadyUpTo(seg) ? undefined : vscode.l10n.t('Counting documents in earlier shards…') });
@@ -341,6 +386,7 @@ export class ShardDocument implements vscode.CustomDocument {
 
   dispose(): void {
     this.disposed = true;
+    this.attachUnsub?.();
     this.numberingAbort?.abort();
     if (this.reloadTimer) clearTimeout(this.reloadTimer);
     for (const d of this.disposables) d.dispose();

@@ -20,6 +20,7 @@ import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
 import { ShardStatusBar } from './statusBar';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { plainText } from '../text/untrusted';
 
 /** The custom editor's view type (package.json `customEditors`). */
 export const SHARD_EDITOR_VIEW_TYPE = 'tokenShards.shardEditor';
@@ -169,7 +170,7 @@ export class ShardSession implements vscode.Disposable {
         if (m.command === 'countEarlierDocuments') this.document.countEarlierDocuments();
         else if (m.command === 'openNextShard' || m.command === 'openPrevShard') this.openNeighbour(m.command === 'openNextShard');
         else if (cmd) void vscode.commands.executeCommand(cmd).then(undefined, (err: Error) => {
-          void vscode.window.showErrorMessage(vscode.l10n.t('{0} failed: {1}', cmd, err.message));
+          void vscode.window.showErrorMessage(vscode.l10n.t('{0} failed: {1}', plainText(cmd), plainText(err.message)));
         });
         break;
       }
@@ -187,7 +188,7 @@ export class ShardSession implements vscode.Disposable {
     const offset = next ? st.globalStart + st.numTokens : st.globalStart - 1;
     if (offset < 0 || offset >= ds.storedTokens) return;
     void this.provider.reveal({ dataset: ds, offset }).then(undefined, (err: Error) => {
-      void vscode.window.showErrorMessage(vscode.l10n.t('Could not open the {0} shard: {1}', next ? vscode.l10n.t('next') : vscode.l10n.t('previous'), err.message));
+      void vscode.window.showErrorMessage(vscode.l10n.t('Could not open the {0} shard: {1}', next ? vscode.l10n.t('next') : vscode.l10n.t('previous'), plainText(err.message)));
     });
   }
 

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { SchedulePosition } from '../core/schedule';
+import { markdownText } from '../text/untrusted';
 
 /** What the item shows. Offsets in tokens. */
 export interface ShardStatusInfo {
@@ -90,5 +91,5 @@ export function statusText(info: ShardStatusInfo): string {
 }
 
 function escapeMd(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
+  return markdownText(s);
 }

@@ -20,12 +20,13 @@ import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { CancelledError, RangeRequestError, fmt } from '../core/errors';
 import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
-import { checkUpdate } from '../core/navigation';
+import { UpdateIndex, checkUpdate } from '../core/navigation';
 import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, UpdateViewToWebview } from '../protocol';
 import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import type { ShardEditorProvider } from './shardEditor';
 import { webviewHtml, webviewOptions } from './webviewHtml';
+import { plainText } from '../text/untrusted';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -76,10 +77,10 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
 
   /**
    * Shows update `k` of `ds` in the dataset's panel (created on first use, else reused), focusing
-   * row `focusRow` when given.
-   * @throws RangeRequestError for an invalid k (callers validate first); DataError on a short read.
+   * row `focusRow` when given. `k` was checked against `ds` by the caller (`checkUpdate`).
+   * @throws DataError on a short read.
    */
-  async show(ds: Dataset, k: number, focusRow?: number): Promise<UpdateViewResult> {
+  async show(ds: Dataset, k: UpdateIndex, focusRow?: number): Promise<UpdateViewResult> {
     let p = this.panels.get(ds.root);
     if (!p) {
       const panel = vscode.window.createWebviewPanel(UPDATE_VIEW_TYPE, vscode.l10n.t('Update {0}', fmt(k)),
@@ -139,7 +140,9 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
     const p = this.adopt(panel, root);
     try {
       const ds = await this.services.openRoot(root);
-      await p.load(state!.update, state!.row, ds);
+      const k = checkUpdate(state!.update, ds);
+      if (!k.ok) throw new RangeRequestError(k.error);
+      await p.load(k.value, state!.row, ds);
     } catch (err) {
       p.showError((err as Error).message);
     }
@@ -211,12 +214,10 @@ class UpdatePanel {
    * Reads update `k` (of `ds`, or the panel's dataset) and sends it to the webview. Later calls
    * supersede earlier ones still reading.
    */
-  async load(k: number, focusRow: number | undefined, ds?: Dataset): Promise<UpdateViewResult> {
+  async load(k: UpdateIndex, focusRow: number | undefined, ds?: Dataset): Promise<UpdateViewResult> {
     const seq = ++this.loadSeq;
     if (ds) this.dataset = ds;
     const d = this.dataset ?? (this.dataset = await this.owner.services.openRoot(this.root));
-    const valid = checkUpdate(k, d);
-    if (!valid.ok) throw new RangeRequestError(valid.error);
     this.docAbort?.abort();
     void this.post({ type: 'loading', update: k });
     const t0 = performance.now();
@@ -224,7 +225,7 @@ class UpdatePanel {
     try {
       tok = await this.owner.services.tokenizerFor(d);
     } catch (err) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', (err as Error).message));
+      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', plainText((err as Error).message)));
     }
     // Read while the webview page loads (first show of a new panel).
     const t1 = performance.now();
@@ -244,6 +245,20 @@ class UpdatePanel {
       rendered = this.show(model, focusRow);
       this.log.info(`update view: update ${k} of ${this.root}: tokenizer ${(t1 - t0).toFixed(1)} ms, read + model ${modelMs.toFixed(1)} ms, posted after ${(performance.now() - t0).toFixed(1)} ms`);
       void this.numberDocuments(false);
+      // A shard this update reads (targets included) that failed verification: say so in the view.
+      const failed = (this.owner.services.failedShards?.(this.root) ?? []).filter((f) => model.shards.some((s) => s.index === f.index));
+      const notes: string[] = [];
+      if (failed.length) {
+        notes.push(vscode.l10n.t('Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset\'s.', fmt(k),
+          failed.map((f) => f.shard).join(', '), failed.map((f) => f.status).join(', ')));
+      }
+      // Stream-index anomalies that touch this update (when the index is loaded).
+      const ix = this.owner.services.streamIndex?.peek(this.root);
+      if (ix) {
+        const threshold = Math.max(16_384, this.owner.services.setting<number>('index.eosFreeRunThreshold') || 100_000);
+        for (const a of ix.anomalies(d.schedule, threshold)) if (a.updates && a.updates[0] <= k && k <= a.updates[1]) notes.push(a.message);
+      }
+      if (notes.length) this.showError(notes.slice(0, 4).join(' '));
     }
     return { root: this.root, update: k, rows: model.rows.length, shards: model.shards.map((s) => s.shard), rendered };
   }
@@ -260,7 +275,7 @@ class UpdatePanel {
     this.docAbort?.abort();
     const abort = new AbortController();
     this.docAbort = abort;
-    const budget = this.owner.services.setting<number>('documentScanLimit') ?? 25_000_000;
+    const budget = this.owner.services.documentScanLimit();
     try {
       let first = await documentNumberIfCheap(index, start, budget, abort.signal);
       if (first === undefined && force) {
@@ -297,7 +312,10 @@ class UpdatePanel {
     if (!this.model) return;
     try {
       const ds = await this.owner.services.openRoot(this.root);
-      await this.load(Math.min(this.model.update, Math.max(0, ds.schedule.numUpdates - 1)), this.focusedRow, ds);
+      // The dataset changed: the update shown is checked again against it (the last one when it shrank).
+      const k = checkUpdate(Math.min(this.model.update, Math.max(0, ds.schedule.numUpdates - 1)), ds);
+      if (!k.ok) throw new RangeRequestError(k.error);
+      await this.load(k.value, this.focusedRow, ds);
     } catch (err) {
       this.showError((err as Error).message);
     }
@@ -322,7 +340,7 @@ class UpdatePanel {
           if (!d) break;
           const v = checkUpdate(m.update, d);
           if (!v.ok) { void vscode.window.showWarningMessage(v.error); break; }
-          await this.load(m.update, undefined);
+          await this.load(v.value, undefined);
           break;
         }
         case 'reveal':

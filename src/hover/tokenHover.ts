@@ -36,6 +36,7 @@ import { describeUpdate } from '../core/schedule';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
 import { decodeForDisplay } from '../commands/decodeSelection';
+import { markdownText } from '../text/untrusted';
 
 /** Characters of the document read on each side of the cursor (a 4,096-id JSON array one id per line is ~45,000). */
 export const HOVER_WINDOW_CHARS = 131_072;
@@ -95,7 +96,7 @@ export function commandUri(command: string, args?: unknown[]): string {
  * `MarkdownString.appendText`, spaces stay spaces (it writes `&nbsp;`, which stops line wrapping).
  */
 export function escapeMarkdown(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~&"']/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+  return markdownText(s);
 }
 
 /** Appends plain text, escaped. */
@@ -194,7 +195,7 @@ function shortPath(file: string): string {
 }
 
 /** Hover content for `update k` / `step k` against a dataset. */
-export function renderUpdateHover(ds: Dataset, hit: UpdateHit): vscode.MarkdownString {
+export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Services): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
   md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate', 'tokenShards.inspectUpdates'] };
   const k = hit.update;
@@ -214,7 +215,7 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit): vscode.MarkdownS
     }
     return md;
   }
-  appendUpdateFacts(md, ds, k);
+  appendUpdateFacts(md, ds, k, services);
   md.appendMarkdown(`\n\n${link(k)} · ${inspect(k)}`);
   if (hit.keyword === 'step') {
     md.appendMarkdown('\n\n---\n\n');
@@ -227,7 +228,7 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit): vscode.MarkdownS
 }
 
 /** Token range, sequences and shards of update k (in range). */
-function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number): void {
+function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number, services?: Services): void {
   const [start, end] = ds.schedule.updateRange(k);
   const first = ds.stream.locate(start).segment;
   const last = ds.stream.locate(end - 1).segment;
@@ -243,6 +244,12 @@ function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number): v
     const a = Math.max(start, s.startToken) - s.startToken;
     const b = Math.min(end, s.startToken + s.numTokens) - s.startToken;
     shards.push(vscode.l10n.t('{0}, its tokens [{1}, {2})', s.shard, fmt(a), fmt(b)));
+  }
+  // A shard this update reads that failed verification (this session).
+  const failed = (services?.failedShards?.(ds.root) ?? []).filter((f) => f.index >= first && f.index <= Math.min(ds.shards.length - 1, end < ds.storedTokens ? ds.stream.locate(end).segment : last));
+  for (const f of failed) {
+    appendPlain(md, '⚠ ' + vscode.l10n.t('Reads {0}, which failed verification ({1}): its tokens are not the dataset\'s.', f.shard, f.status));
+    md.appendMarkdown('\n\n');
   }
   if (last === first) appendPlain(md, vscode.l10n.t('Shard: {0}', shards[0]));
   else {
@@ -422,7 +429,7 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
 
     if (hit.kind === 'update') {
       if (!all) return { loading: true }; // datasets still being found: an update hover needs one
-      return done(ds ? new vscode.Hover(renderUpdateHover(ds, hit), range) : undefined);
+      return done(ds ? new vscode.Hover(renderUpdateHover(ds, hit, this.services), range) : undefined);
     }
     if (tok) return done(new vscode.Hover(hit.kind === 'list' ? renderListHover(tok, hit) : renderIdHover(tok, hit.id), range));
     if (tokState.status === 'loading') return { hover: new vscode.Hover(loadingHover(), range), loading: true };

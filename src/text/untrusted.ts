@@ -16,6 +16,8 @@
  * - {@link markdownText}: for Markdown (hovers, MarkdownString): every Markdown punctuation
  *   character backslash-escaped (what `MarkdownString.appendText` does), `<`/`>`/`&` as entities,
  *   `$(` escaped, control characters marked.
+ * - {@link jsonSafe}: for JSON printed on a terminal: `JSON.stringify`, with the control
+ *   characters it leaves raw (DEL, C1, bidi, U+2028/9) written as `\uXXXX` escapes (same value).
  * - {@link shortText}: any of the above, cut to a length with `…` so a 4,096-character shard path
  *   cannot fill a notification.
  */
@@ -75,16 +77,24 @@ export function iconSafe(s: string): string {
   return plainText(s).replace(/\$\(/g, '\\$(');
 }
 
+/** Options of {@link markdownText}. */
+export interface MarkdownTextOptions {
+  /** What a newline becomes: `space` (one-line contexts, the default) or a hard Markdown line break (`break`). */
+  newlines?: 'space' | 'break';
+}
+
 /**
- * Text for Markdown (hovers, `MarkdownString`): Markdown punctuation escaped with backslashes (as
- * `MarkdownString.appendText` does), HTML special characters as entities, `$(` escaped, control
- * characters marked. The result shows exactly the input's characters and nothing is a link.
+ * Text for Markdown (hovers, `MarkdownString`, tooltips): every ASCII punctuation character that
+ * Markdown or HTML could act on is backslash-escaped (CommonMark: a backslash before ASCII
+ * punctuation makes it literal; `$(` can no longer be a codicon, `[x](command:…)` no link,
+ * `<img>` no HTML), control characters other than tab and newline are marked (`⟨ESC⟩`). The
+ * result renders as exactly the input's characters.
  */
-export function markdownText(s: string): string {
-  return terminalSafe(s, { keepLayout: false })
-    .replace(/[\\`*_{}[\]()#+\-.!|~:]/g, '\\$&')
-    .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-    .replace(/\$/g, '\\$');
+export function markdownText(s: string, opts: MarkdownTextOptions = {}): string {
+  const nl = opts.newlines === 'break' ? '\\\n' : ' ';
+  return terminalSafe(s.replace(/\r?\n/g, '\n'), { keepLayout: true })
+    .replace(/[\\`*_{}[\]()#+\-.!|<>~&"':$=@^%;?,/]/g, '\\$&')
+    .replace(/\n/g, nl);
 }
 
 /**
@@ -100,4 +110,16 @@ export function shortText(s: string, max = 160): string {
 /** `JSON.stringify`-like quoting for messages: `"name"` with control characters marked; for showing an untrusted value. */
 export function quoted(s: string, max = 80): string {
   return `"${terminalSafe(shortText(s, max))}"`;
+}
+
+/** Characters `JSON.stringify` leaves raw that a terminal or viewer may act on. */
+const JSON_RAW_CONTROL = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+/**
+ * `JSON.stringify(value, null, indent)` with every control character escaped (`\u009b`): the same
+ * JSON value, safe to print on a terminal. Such characters can only occur inside JSON strings, so
+ * the escapes keep the text valid JSON.
+ */
+export function jsonSafe(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(JSON_RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -35,7 +35,10 @@ function sha256sum(file: string): string {
 /** The full-size shard the big rows link to (made by make-sample --full-size when missing). */
 function bigShard(): string {
   const f = path.join(REPO_ROOT, 'bench-data', 'shards', 'tokens_000000.u32');
-  if (!fs.existsSync(f)) execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-sample.mjs'), '--full-size'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (!fs.existsSync(f)) {
+    process.stderr.write('making bench-data/ (two full-size 100 MB shards, git-ignored; kept for later runs and `npm run bench`)\n');
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-sample.mjs'), '--full-size'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  }
   return f;
 }
 

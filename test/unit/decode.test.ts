@@ -116,7 +116,7 @@ describe('decoding equals the tokenizer library', function () {
 describe('tokenizer.json that cannot be used', function () {
   this.timeout(0);
   let dir: string;
-  let real: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let real: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- tokenizer.json as parsed JSON
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-badtok-'));
     real = JSON.parse(fs.readFileSync(path.join(sampleDir(), 'tokenizer', 'tokenizer.json'), 'utf8'));

@@ -79,17 +79,43 @@ describe('manifest faults found by bad-input testing', function () {
     for (const x of p.problems) assert.ok(x.message.length < 1000, `${x.code}: ${x.message.length} characters`);
   });
 
-  it('shard paths that leave the root are warned about on their line; ones that stay inside are not', () => {
+  it('shard paths that leave the root are errors on their line and not read (warnings when allowed); ones that stay inside are fine', async () => {
     const outside = path.join(valid, good[2].shard); // an absolute path to a real shard
-    const p = parse(variant([
+    const manifest = [
       { ...good[0], shard: `shards/../${good[0].shard}` },
       { ...good[1], shard: `../${path.basename(valid)}/${good[1].shard}` },
       { ...good[2], shard: outside },
-    ]));
-    const warned = p.problems.filter((x) => x.code === 'outside-root');
-    assert.deepStrictEqual(warned.map((x) => [x.line, x.severity]), [[2, 'warning'], [3, 'warning']]);
-    assert.match(warned[0].message, /climbs out with \.\./);
-    assert.match(warned[1].message, /is an absolute path/);
+    ];
+    const p = parse(variant(manifest));
+    const refused = p.problems.filter((x) => x.code === 'outside-root');
+    assert.deepStrictEqual(refused.map((x) => [x.line, x.severity]), [[2, 'error'], [3, 'error']]);
+    assert.match(refused[0].message, /line 2: .*climbs out with \.\..*not read/);
+    assert.match(refused[1].message, /line 3: .*is an absolute path.*--allow-outside-root/);
+    assert.deepStrictEqual(p.entries.map((e) => e.line), [1]);
+    const root = variant(manifest);
+    const allowed = parseShardManifest(fs.readFileSync(path.join(root, SHARD_MANIFEST), 'utf8'), path.join(root, SHARD_MANIFEST), { allowOutsideRoot: true });
+    assert.deepStrictEqual(allowed.problems.filter((x) => x.code === 'outside-root').map((x) => [x.line, x.severity]), [[2, 'warning'], [3, 'warning']]);
+    assert.strictEqual(allowed.entries.length, 3);
+  });
+
+  it('a shard that is a symbolic link leading out of the root is an error on its line; allowed with allowOutsideRoot', async () => {
+    const root = variant(good);
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-elsewhere-'));
+    try {
+      const target = path.join(elsewhere, 'x.u32');
+      fs.renameSync(path.join(root, good[1].shard), target);
+      fs.symlinkSync(target, path.join(root, good[1].shard));
+      const ds = await openDataset(root);
+      const p = ds.problems.filter((x) => x.code === 'outside-root');
+      assert.deepStrictEqual(p.map((x) => [x.line, x.severity]), [[2, 'error']]);
+      assert.match(p[0].message, /symbolic link/);
+      assert.ok(!ds.shards.some((e) => e.line === 2));
+      const ok = await openDataset(root, {}, { allowOutsideRoot: true });
+      assert.strictEqual(ok.shards.length, 3);
+      assert.ok(!ok.problems.some((x) => x.code === 'outside-root'));
+    } finally {
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('a shard this process may not read is reported by `info` (exit 1, naming the line)', function () {

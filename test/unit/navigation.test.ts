@@ -201,9 +201,16 @@ describe('navigation input validation', function () {
     });
     it('rejects missing or malformed numbers and unknown paths with a message', () => {
       assert.deepStrictEqual(parseNavigationLink('/update', 'x=1'), { error: 'the link has no update number (k=…); expected /update?k=<update>[&sequence=<r>][&root=<folder>] or /offset?o=<global token offset>[&root=<folder>]' });
-      assert.deepStrictEqual(parseNavigationLink('/offset', 'o=-5'), { error: 'o=-5: -5 is negative; expected a number ≥ 0' });
-      assert.deepStrictEqual(parseNavigationLink('/update', 'k=1.5'), { error: 'k=1.5: 1.5 is not a whole number' });
-      assert.match((parseNavigationLink('/step', 'k=1') as { error: string }).error, /^unknown link path "\/step"; expected/);
+      assert.match((parseNavigationLink('/offset', 'o=-5') as { error: string }).error, /^o is negative \(expected a whole number ≥ 0\)/);
+      assert.match((parseNavigationLink('/update', 'k=1.5') as { error: string }).error, /^k is not a whole number ≥ 0 \(examples/);
+      // A link is untrusted: its values are never echoed into a message.
+      const hostile = '[x](command:workbench.action.terminal.new)';
+      for (const q of [`k=${encodeURIComponent(hostile)}`, `k=1&sequence=${encodeURIComponent(hostile)}`]) {
+        assert.ok(!(parseNavigationLink('/update', q) as { error: string }).error.includes('command:'), q);
+      }
+      assert.ok(!(parseNavigationLink('/offset', `o=${encodeURIComponent(hostile)}`) as { error: string }).error.includes('command:'));
+      assert.ok(!(parseNavigationLink(`/${hostile}`, 'k=1') as { error: string }).error.includes('command:'));
+      assert.match((parseNavigationLink('/step', 'k=1') as { error: string }).error, /^unknown link path \(neither \/update nor \/offset\); expected/);
     });
     it('formats links that parse back to the same target', () => {
       const links = [

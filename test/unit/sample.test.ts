@@ -28,7 +28,7 @@ const EOS = 100_257;
 const VOCAB = 100_278;
 const DOLMA2_SHA256 = '3ca996cca8afea58b34e95c353e859333592642a5e51d695d7a6dbbaf692dfe9';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the untyped .mjs script modules these tests import
 type Any = any;
 const importScript = (rel: string): Promise<Any> => import(pathToFileURL(path.join(REPO, rel)).href);
 

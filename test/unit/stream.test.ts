@@ -22,7 +22,7 @@ import { MAX_READ_TOKENS, TokenStream } from '../../src/core/stream';
 import { repoRoot, sampleDir } from './fixtures';
 import { pyTokens } from './pyref';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the untyped .mjs script modules these tests import
 type Any = any;
 
 describe('TokenStream on broken datasets', function () {

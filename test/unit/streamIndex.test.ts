@@ -17,6 +17,8 @@ import { loadTokenizer } from '../../src/core/tokenizer';
 import { IndexStore, StreamIndex } from '../../src/core/streamIndex';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS } from '../../src/core/streamIndexScan';
 import { verifyShards } from '../../src/core/verify';
+import { PAGE_TOKENS } from '../../src/core/pages';
+import { DocumentIndex } from '../../src/core/documents';
 import { VerifyCache } from '../../src/core/verifyCache';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
 
@@ -140,6 +142,41 @@ describe('stream index', function () {
       }
     });
   }
+
+  it('page EOS facts and per-shard numbering (what the shard editor shows) equal numpy, without reading the shards', async () => {
+    for (const root of [sampleDir(), path.join(fixtures, 'anomalies')]) {
+      const store = new IndexStore(path.join(tmp, `store-pages-${path.basename(root)}`));
+      const { ix } = await buildIndex(root, store);
+      const out = execFileSync('python3', [path.join(repoRoot(), 'scripts', 'index_reference.py'), root, '--page-tokens', String(PAGE_TOKENS)], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      const py = JSON.parse(out) as { pages: number[][][]; numbering: { doc_base: number; head_start: number; tail_end: number; tail_known: boolean }[] };
+      for (let s = 0; s < ix.segments.length; s++) {
+        const st = ix.pageStats(s, PAGE_TOKENS)!;
+        assert.deepStrictEqual(st.eosCount.map((c, i) => [c, st.firstEos[i], st.lastEos[i]]), py.pages[s], `pages of shard ${s}`);
+        const n = (await ix.segmentNumbering(s))!;
+        assert.deepStrictEqual(n, { docBase: py.numbering[s].doc_base, headStart: py.numbering[s].head_start, tailEnd: py.numbering[s].tail_end, tailKnown: py.numbering[s].tail_known }, `numbering of shard ${s}`);
+      }
+    }
+  });
+
+  it('DocumentIndex with the stream index attached: the same numbers and starts as numpy, instant for indexed shards', async () => {
+    const root = path.join(fixtures, 'anomalies');
+    const { ds, ix } = await buildIndex(root, new IndexStore(path.join(tmp, 'store-attach')));
+    const offsets = offsetsFor(ds, 120, 7);
+    const py = pyIndex(root, offsets);
+    const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+    let told = 0;
+    di.onAttach(() => told++);
+    di.attachStreamIndex(ix);
+    assert.strictEqual(told, 1);
+    assert.strictEqual(di.knownDocumentCount, py.documents);
+    assert.ok(di.isReadyUpTo(ds.shards.length));
+    for (let i = 0; i < offsets.length; i++) {
+      assert.ok(di.isInstantAt(offsets[i]));
+      assert.strictEqual(await di.documentNumberAt(offsets[i]), py.locate[i].document, `offset ${offsets[i]}`);
+      assert.strictEqual(await di.documentStart(py.locate[i].document), py.locate[i].document_start);
+    }
+    await assert.rejects(di.documentStart(py.documents), /does not exist/);
+  });
 
   it('a uint16 dataset gets the dtype look as a fault', async () => {
     const { ds, ix } = await buildIndex(path.join(fixtures, 'uint16'), new IndexStore(path.join(tmp, 'store-u16')));

@@ -17,7 +17,7 @@ import { repoRoot } from './fixtures';
 const REPO = repoRoot();
 const REFERENCE = path.resolve(REPO, '..', 'shared', 'data', 'dolma2', 'tokenizer.json');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the untyped .mjs script module under test
 type Mod = any;
 const importScript = (rel: string): Promise<Mod> => import(pathToFileURL(path.join(REPO, rel)).href);
 

@@ -225,14 +225,14 @@ describe('update view model equals the dataset card reader', function () {
     assert.strictEqual(v.title, 'update 0 (0-based; the 1st update)');
   });
 
-  it('CLI `update --text` (with or without --json) prints the model text; --sequence narrows it', () => {
+  it('CLI `update --text` prints the model text (--json with it is an error); --sequence narrows it', () => {
     const k = ks.find((x) => models.get(x)!.shards.length === 2)!;
     const text = formatUpdateModelText(models.get(k)!);
     const a = runCli(['update', root, String(k), '--text']);
     assert.strictEqual(a.code, 0, a.stderr);
     const b = runCli(['update', root, String(k), '--text', '--json']);
-    assert.strictEqual(b.code, 0, b.stderr);
-    assert.strictEqual(a.stdout, b.stdout, '--text wins over --json');
+    assert.strictEqual(b.code, 2, 'one of them, not silently either');
+    assert.match(b.stderr, /^error: --json and --text exclude each other/);
     const plain = runCli(['update', root, String(k)]);
     assert.strictEqual(plain.stdout, a.stdout, 'text is the default');
     // the CLI numbers documents only when cheap; compare with the model built the same way

@@ -415,7 +415,7 @@ describe('verify: shard hashes', function () {
       const noManifest = fs.mkdtempSync(path.join(tmpRoot, 'empty-'));
       const r = cli(['verify', noManifest], cacheHome);
       assert.strictEqual(r.code, 2);
-      assert.match(r.stderr, /shard_manifest\.jsonl: cannot read the shard manifest/);
+      assert.match(r.stderr, /no shard_manifest\.jsonl here, so it is not a dataset folder/);
       const dirManifest = fs.mkdtempSync(path.join(tmpRoot, 'dir-'));
       fs.mkdirSync(path.join(dirManifest, 'shard_manifest.jsonl'));
       assert.strictEqual(cli(['verify', dirManifest], cacheHome).code, 2);

@@ -8,6 +8,7 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { delay, waitFor } from './probe';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const SHARD_VIEW_TYPE = 'tokenShards.shardEditor';
@@ -23,20 +24,6 @@ interface Manifest {
   };
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Polls `check` every 100 ms until it returns a truthy value or `ms` pass; returns the last value. */
-async function waitFor<T>(check: () => T | Promise<T>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = await check();
-  while (!value && Date.now() < deadline) {
-    await delay(100);
-    value = await check();
-  }
-  return value;
-}
 
 function extension(): vscode.Extension<unknown> {
   const ext = vscode.extensions.getExtension(EXTENSION_ID);

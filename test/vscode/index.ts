@@ -13,7 +13,7 @@ import type MochaType from 'mocha';
 
 // mocha 12 is an ES module package; its CommonJS build is required directly so the entry works
 // in any extension host (code-server's Node, desktop Electron) without `require(esm)`.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- mocha 12 is ESM; its CommonJS build is required directly
 const Mocha: typeof MochaType = require('mocha/lib/mocha.cjs');
 
 /** Every file under `dir` (recursively) whose name ends in `.test.js`, sorted for a stable order. */

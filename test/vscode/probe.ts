@@ -36,6 +36,22 @@ export interface SnapshotArg {
   setView?: ShardView;
 }
 
+/** Resolves after `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `check` every 100 ms until it returns a truthy value or `ms` pass; returns the last value. */
+export async function waitFor<T>(check: () => T | Promise<T>, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let value = await check();
+  while (!value && Date.now() < deadline) {
+    await delay(100);
+    value = await check();
+  }
+  return value;
+}
+
 /** The running extension's API (activates it). */
 export async function api(): Promise<TokenShardsApi> {
   const ext = vscode.extensions.getExtension<TokenShardsApi>(EXTENSION_ID);

@@ -19,11 +19,9 @@ import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
 import type { ShardInitToWebview } from '../../src/protocol';
 import { PageData } from '../../webview/shardEditor/model';
 import { pyTokens } from '../unit/pyref';
-import { SessionSnapshot, ShardPageMessage as ShardPageToWebview, api, snapshot } from './probe';
+import { SessionSnapshot, ShardPageMessage as ShardPageToWebview, api, delay, snapshot } from './probe';
 
 const VIEW_TYPE = 'tokenShards.shardEditor';
-
-const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls the snapshot of the session on `file` until `check` returns a value (or fails after `ms`). */
 async function waitSession<T>(file: string, check: (s: SessionSnapshot) => T | undefined | false, ms = 30_000, what = 'condition'): Promise<T> {

@@ -18,23 +18,10 @@ import * as vscode from 'vscode';
 import { VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
 import { VerificationStore } from '../../src/verificationStore';
 import { openDataset } from '../../src/core/dataset';
+import { waitFor } from './probe';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Polls `check` every 100 ms until it returns a truthy value or `ms` pass; returns the last value. */
-async function waitFor<T>(check: () => T | Promise<T>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = await check();
-  while (!value && Date.now() < deadline) {
-    await delay(100);
-    value = await check();
-  }
-  return value;
-}
 
 function sampleRoot(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];

@@ -1,7 +1,8 @@
 /** `token-shards decode <root|tokenizer.json> <id…> [--pieces] [--json]`: token ids to text. */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
+import { decodeForDisplay, unknownIdMark } from '../../core/tokenizer';
 import { CliContext, UsageError } from '../context';
+import { unknownWarning } from '../diagnose';
 
 /** Registers `decode`. Exit 1 when an id is not in the vocabulary. */
 export function register(program: Command, ctx: CliContext): void {
@@ -14,20 +15,20 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'machine-readable output')
     .action(ctx.run(async (target: string, rest: string[], opts: { pieces?: boolean; json?: boolean }, cmd: Command) => {
       const ids = rest.flatMap((a) => a.split(/[\s,[\]]+/).filter(Boolean)).map((a) => ctx.int(a, `id ${JSON.stringify(ctx.term(a))}`)!);
-      if (ids.length === 0) throw new UsageError(`decode needs at least one id; got only separators (${rest.map((a) => JSON.stringify(a)).join(' ')})`);
+      if (ids.length === 0) throw new UsageError(`decode needs at least one id; got only separators (${rest.map((a) => JSON.stringify(ctx.term(a))).join(' ')})`);
       const tok = await ctx.tokenizerFor(target, cmd);
       const unknown = ids.filter((id) => !tok.isKnown(id));
       if (opts.pieces) {
         const pieces = tok.pieces(ids);
-        if (opts.json) ctx.out(JSON.stringify(pieces));
-        else ctx.out(pieces.map((p) => `${String(p.id).padStart(7)}  ${p.kind.padEnd(7)}  ${JSON.stringify(p.text)}  [${p.hex}]`).join('\n'));
+        if (opts.json) ctx.out(ctx.json(pieces));
+        else ctx.out(pieces.map((p) => `${String(p.id).padStart(7)}  ${p.kind.padEnd(7)}  ${p.kind === 'unknown' ? unknownIdMark(p.id) : ctx.term(JSON.stringify(p.text))}  [${p.hex}]`).join('\n'));
       } else if (opts.json) {
-        ctx.out(JSON.stringify({ ids, text: tok.decode(ids), unknown_ids: unknown }));
+        ctx.out(ctx.json({ ids, text: tok.decode(ids), unknown_ids: unknown }));
       } else {
-        ctx.out(ctx.term(tok.decode(ids), { keepLayout: true }));
+        ctx.out(ctx.term(decodeForDisplay(tok, ids).text, { keepLayout: true }));
       }
       if (unknown.length) {
-        ctx.warn(`${unknown.length} id(s) not in the tokenizer's vocabulary (${fmt(tok.vocabSize)} ids): ${unknown.slice(0, 10).join(', ')}`);
+        ctx.warn(`${unknownWarning(unknown.length, tok.vocabSize)}: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', …' : ''}`);
         return 1;
       }
       return 0;

@@ -2,7 +2,9 @@
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
 import { ScheduleSettings } from '../../core/schedule';
+import { limitDepth } from '../../core/safeJson';
 import { CliContext } from '../context';
+import { diagnoseDataset } from '../diagnose';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 import { runThreshold } from './index';
 
@@ -17,6 +19,14 @@ export function register(program: Command, ctx: CliContext): void {
     .action(ctx.run(async (root: string, opts: { json?: boolean; runThreshold?: string }, cmd: Command) => {
       const threshold = runThreshold(ctx, opts.runThreshold);
       const ds = await ctx.open(root, cmd);
+      // uint16 data read as uint32 (or the reverse) decodes to nothing: a problem, found by the editor's diagnosis.
+      const tok = ds.tokenizerFile || ctx.globals(cmd).tokenizer ? await ctx.tokenizerFor(undefined, cmd, ds).catch((e: Error) => e) : undefined;
+      if (tok instanceof Error) {
+        ds.problems.push({ code: 'bad-tokenizer', severity: 'error', file: ds.tokenizerFile ?? '', message: tok.message });
+      } else if (tok) {
+        const anomaly = await diagnoseDataset(ds, tok.vocabSize);
+        if (anomaly) ds.problems.push({ code: 'id-anomaly', severity: anomaly.kind === 'out-of-vocab' ? 'warning' : 'error', file: ds.manifestFile || ds.shards[0]?.path || '', message: anomaly.message });
+      }
       const errors = ds.problems.filter((p) => p.severity === 'error');
       // The stream index, when built (`token-shards index`): documents, longest run, anomalies (faults exit 1).
       const { index: ix } = await openCliIndex(ctx, ds, cmd);
@@ -37,8 +47,9 @@ export function register(program: Command, ctx: CliContext): void {
           eos_token_id: ds.settings.eosTokenId,
           setting_sources: ds.settingSources,
           tokenizer: ds.tokenizerFile ?? null,
-          manifest_json: ds.provenance ? ds.provenance.data : null,
-          verification_json: ds.verification ? ds.verification.data : null,
+          // Depth-limited: a deeply nested value prints as a note, not a stack overflow.
+          manifest_json: ds.provenance ? limitDepth(ds.provenance.data) : null,
+          verification_json: ds.verification ? limitDepth(ds.verification.data) : null,
           problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, line: p.line ?? null, message: p.message })),
           stream_index: indexed ? {
             shards_indexed: ix.indexedCount, complete: ix.complete, documents: ix.documentCount ?? null,
@@ -46,7 +57,7 @@ export function register(program: Command, ctx: CliContext): void {
             anomalies: anomalies.map((a) => anomalyJson(ds, a)),
           } : null,
         };
-        ctx.out(JSON.stringify(info, null, 2));
+        ctx.out(ctx.json(info, 2));
       } else {
         const t = ctx.term;
         const src = (...keys: (keyof ScheduleSettings)[]) => {

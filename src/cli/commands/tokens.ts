@@ -1,7 +1,9 @@
-/** `token-shards tokens <root> --start S --count N [--json]`: raw token ids of a global range. */
+/** `token-shards tokens <root> --start S --count N [--json | --text]`: the token ids (or decoded text) of a global range. */
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
+import { DisplayDecoder } from '../../core/tokenizer';
 import { CliContext, UsageError } from '../context';
+import { diagnoseDataset, unknownWarning } from '../diagnose';
 
 /** Tokens read and printed at a time: any count works in bounded memory, and output starts at once. */
 export const TOKENS_PRINT_CHUNK = 1 << 20;
@@ -10,18 +12,37 @@ export const TOKENS_PRINT_CHUNK = 1 << 20;
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('tokens')
-    .description('print the token ids of the global range [S, S+N)')
+    .description('print the token ids (or, with --text, the decoded text) of the global range [S, S+N)')
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
     .option('--start <S>', 'first global token offset')
     .option('--count <N>', 'number of tokens')
     .option('--json', 'print {"start","count","ids"}')
-    .action(ctx.run(async (root: string, opts: { start?: string; count?: string; json?: boolean }, cmd: Command) => {
-      const ds = await ctx.open(root, cmd);
+    .option('--text', 'print the decoded text (unknown ids as ⟨unknown N⟩, control characters visible)')
+    .action(ctx.run(async (root: string, opts: { start?: string; count?: string; json?: boolean; text?: boolean }, cmd: Command) => {
+      if (opts.json && opts.text) throw new UsageError('--json and --text exclude each other: --json prints ids as JSON, --text decoded text');
       const start = ctx.int(opts.start, '--start');
       const count = ctx.int(opts.count, '--count');
       if (start === undefined || count === undefined) throw new UsageError('tokens needs --start S and --count N');
+      const ds = await ctx.open(root, cmd);
       if (start + count > ds.storedTokens) {
         throw new UsageError(`--start ${fmt(start)} --count ${fmt(count)} runs past the stream end (${fmt(ds.storedTokens)} tokens)`);
+      }
+      // The tokenizer decodes --text; otherwise it only sizes the dtype diagnosis (skipped when it cannot load).
+      const tok = opts.text ? await ctx.tokenizerFor(undefined, cmd, ds)
+        : ds.tokenizerFile || ctx.globals(cmd).tokenizer ? await ctx.tokenizerFor(undefined, cmd, ds).catch(() => undefined) : undefined;
+      if (tok) {
+        const anomaly = await diagnoseDataset(ds, tok.vocabSize);
+        if (anomaly && anomaly.kind !== 'out-of-vocab') ctx.warn(anomaly.message);
+      }
+      if (opts.text) {
+        const dec = new DisplayDecoder(tok!);
+        for (let at = 0; at < count; at += TOKENS_PRINT_CHUNK) {
+          const ids = await ds.stream.read(start + at, Math.min(TOKENS_PRINT_CHUNK, count - at));
+          await ctx.write(ctx.term(dec.push(ids), { keepLayout: true }));
+        }
+        await ctx.write(ctx.term(dec.end(), { keepLayout: true }) + '\n');
+        if (dec.unknown) ctx.warn(unknownWarning(dec.unknown, tok!.vocabSize));
+        return 0;
       }
       // Read and print in pieces (500M ids do not fit in one JS string); same bytes as one JSON.stringify.
       const sep = opts.json ? ',' : ' ';

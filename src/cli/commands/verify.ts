@@ -21,7 +21,7 @@
  */
 import * as fs from 'fs';
 import type { Command } from 'commander';
-import { openDataset } from '../../core/dataset';
+import { OpenDatasetOptions, openDataset } from '../../core/dataset';
 import { DataError, fmt } from '../../core/errors';
 import { ManifestProblem } from '../../core/manifest';
 import { indexParamsFor } from '../../core/indexShards';
@@ -30,8 +30,8 @@ import { loadTokenizer } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify';
 import { formatBytes, formatDuration, formatVerifyProgress, formatVerifySummary } from '../../core/verifyFormat';
 import { VerifyCache, defaultCliCacheFile } from '../../core/verifyCache';
-import { terminalSafe } from '../../text/untrusted';
-import { CliContext } from '../context';
+import { jsonSafe, terminalSafe } from '../../text/untrusted';
+import { CliContext, UsageError, requireDatasetFolder } from '../context';
 
 /** Registers `verify`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -43,8 +43,12 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
     .option('--no-index', 'do not build the stream index in the same read')
-    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean }) => {
-      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, noIndex: !opts.index, signal: ctx.cancellable() });
+    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean }, cmd: Command) => {
+      if (fs.existsSync(root) && fs.statSync(root).isFile()) {
+        throw new UsageError(`${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`);
+      }
+      if (fs.existsSync(root)) await requireDatasetFolder(root);
+      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, noIndex: !opts.index, signal: ctx.cancellable(), open: ctx.openOptions(cmd) });
     }));
 }
 
@@ -57,6 +61,8 @@ export interface VerifyCommandOptions {
   noIndex?: boolean;
   /** Aborted on Ctrl-C (the CLI context's signal); without it the command listens to SIGINT itself. */
   signal?: AbortSignal;
+  /** Options for opening the dataset (`--allow-outside-root`). */
+  open?: OpenDatasetOptions;
 }
 
 /** Manifest problem codes that verification itself re-reports per shard (not repeated). */
@@ -77,7 +83,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   if (opts.jobs !== undefined && (!Number.isSafeInteger(opts.jobs) || opts.jobs > 256)) { err(`error: --jobs ${opts.jobs}: expected 1..256 (0 = number of cores)`); return 2; }
   let ds;
   try {
-    ds = await openDataset(root);
+    ds = await openDataset(root, {}, opts.open);
   } catch (e) {
     if (e instanceof DataError) { err(`error: ${terminalSafe(e.message)}`); return 2; }
     throw e;
@@ -134,7 +140,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;
   if (opts.json) {
-    process.stdout.write(JSON.stringify({
+    process.stdout.write(jsonSafe({
       root: ds.root,
       shards: ds.shards.length,
       all_ok: allOk,
@@ -155,7 +161,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
       })),
       indexed: report.indexed,
       manifest_problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, file: p.file, line: p.line ?? null, message: p.message })),
-    }, null, 2) + '\n');
+    }, 2) + '\n');
   } else {
     const out: string[] = [];
     for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${terminalSafe(r.message)}`);

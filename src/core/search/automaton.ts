@@ -13,6 +13,7 @@
  */
 import { SearchInputError } from './types';
 import { caseFoldClasses, codePoints, parseIdTerm, utf8Of } from './terms';
+import type { SkipMemory } from './wasmSkip';
 
 /**
  * Terms compiled to symbol sequences with alternatives: `terms[t][k]` is the list of
@@ -169,8 +170,16 @@ export interface TokenBytes {
   bytes: Uint8Array;
 }
 
-/** Builds {@link TokenBytes} from a tokenizer's `bytesOf`. */
+const tokenBytesCache = new WeakMap<object, TokenBytes>();
+
+/** Builds {@link TokenBytes} from a tokenizer's `bytesOf` (once per tokenizer object). */
 export function tokenBytesOf(tok: { vocabSize: number; bytesOf(id: number): Uint8Array }): TokenBytes {
+  let tb = tokenBytesCache.get(tok);
+  if (!tb) { tb = buildTokenBytes(tok); tokenBytesCache.set(tok, tb); }
+  return tb;
+}
+
+function buildTokenBytes(tok: { vocabSize: number; bytesOf(id: number): Uint8Array }): TokenBytes {
   const V = tok.vocabSize;
   const offsets = new Uint32Array(V + 1);
   let total = 0;
@@ -190,12 +199,17 @@ export function tokenBytesOf(tok: { vocabSize: number; bytesOf(id: number): Uint
 export type HitFn = (term: number, j: number, back: number, endIn: number) => void;
 
 /** Visits of a state before the slow path builds its table row. */
-const ROW_AFTER_VISITS = 8;
+const ROW_AFTER_VISITS = 2;
+/** A table entry not computed yet. */
+const UNKNOWN = -0x80000000;
+const NO_HITS: number[] = [];
 
 /**
  * The (state × token id) table over a {@link Dfa}. Row r covers ids `0..V−1` at `r·V`; an
  * entry ≥ 0 is the next state's row base (no match completed); an entry < 0 is `−(next + 1)`:
- * the slow path (matches completed, or the next state has no row yet).
+ * the slow path (matches completed, or the next state has no row yet); `UNKNOWN` (−2³¹) = not
+ * computed yet. The row of state 0 is built whole (with a bit set of its interesting ids, for
+ * the hottest loop); other rows are filled entry by entry as (state, id) pairs occur.
  */
 export class TokenTable {
   readonly V: number;
@@ -212,7 +226,9 @@ export class TokenTable {
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
   /** Bit per id < V: set when, in state 0, the id leads anywhere but back to state 0 without a match. */
-  private readonly rootBits: Int32Array;
+  readonly rootBits: Int32Array;
+  /** The WebAssembly state-0 loop, used for arrays that live in its memory (see `./wasmSkip.ts`). */
+  skipper?: SkipMemory;
 
   /**
    * @param eos the EOS id: in text mode it ends the document (back to state 0, no bytes).
@@ -263,21 +279,35 @@ export class TokenTable {
       for (const id of dfa.alphabet) if (id < V || state === 0) this.setEntry(base, id, state);
       return base;
     }
-    const { offsets, bytes } = this.tb;
-    const hitList: number[] = [];
+    if (state !== 0) {
+      // Other states' entries are computed on first use: most (state, id) pairs never occur.
+      T.fill(UNKNOWN, base, base + V);
+      if (this.eos < V) T[base + this.eos] = 0;
+      return base;
+    }
     for (let id = 0; id < V; id++) {
-      if (id === this.eos) { T[base + id] = 0; continue; }
-      let s = state;
-      const o0 = offsets[id], o1 = offsets[id + 1];
-      hitList.length = 0;
-      for (let o = o0; o < o1; o++) {
-        s = dfa.stepByte(s, bytes[o]);
-        const acc = dfa.accepts[s];
-        if (acc) for (let a = 0; a < acc.length; a += 2) hitList.push(acc[a], acc[a + 1] - (o - o0 + 1), o - o0 + 1);
-      }
-      this.store(base + id, s, hitList);
+      if (id === this.eos) T[base + id] = 0;
+      else this.computeEntry(base + id, state, id);
     }
     return base;
+  }
+
+  /** Text mode: the entry of (state, id) at table position `pos`: all of the token's bytes from `state`. */
+  private computeEntry(pos: number, state: number, id: number): void {
+    const { offsets, bytes } = this.tb;
+    const dfa = this.dfa;
+    let s = state;
+    let hitList: number[] | undefined;
+    const o0 = offsets[id], o1 = offsets[id + 1];
+    for (let o = o0; o < o1; o++) {
+      s = dfa.stepByte(s, bytes[o]);
+      const acc = dfa.accepts[s];
+      if (acc) {
+        hitList ??= [];
+        for (let a = 0; a < acc.length; a += 2) hitList.push(acc[a], acc[a + 1] - (o - o0 + 1), o - o0 + 1);
+      }
+    }
+    this.store(pos, s, hitList ?? NO_HITS);
   }
 
   private setEntry(base: number, id: number, state: number): void {
@@ -343,7 +373,9 @@ export class TokenTable {
         // The hottest loop: in state 0 (nothing in progress) a 12.5 KB bit set says which ids
         // can start or complete something; all others are skipped.
         if (text) {
-          for (; i < to; i++) {
+          const sk = this.skipper;
+          if (sk && ids.buffer === sk.buffer) i = sk.skip(ids.byteOffset, i, to, V, 0);
+          else for (; i < to; i++) {
             const id = ids[i];
             if (id < V && (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
           }
@@ -368,9 +400,11 @@ export class TokenTable {
         const id = ids[i];
         if (id < V) {
           const pos = rb + id;
-          if (T[pos] === 0) { rb = 0; i++; continue; } // back to state 0
           state = this.rowState[(rb / V) | 0];
-          const next = -T[pos] - 1;
+          let x = T[pos];
+          if (x === UNKNOWN) { this.computeEntry(pos, state, id); x = T[pos]; }
+          if (x >= 0) { rb = x; i++; continue; } // (0: back to state 0)
+          const next = -x - 1;
           const h = this.hits.get(pos);
           if (h) for (let k = 0; k < h.length; k += 3) hit(h[k], i, h[k + 1], h[k + 2]);
           rb = this.enter(next);

@@ -73,7 +73,7 @@ export async function* findTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
   for (let p = from; p < to; p += FIND_CHUNK) {
     if (opts.signal?.aborted) throw new CancelledError();
     const found: MatchPlace[] = [];
-    await scanner.scanRange(p, Math.min(to, p + FIND_CHUNK), (m) => found.push(m), { chunkTokens: FIND_CHUNK + 4096, signal: opts.signal });
+    await scanner.scanRange(p, Math.min(to, p + FIND_CHUNK), (term, start, startByte, end, endByte) => found.push({ term, start, startByte, end, endByte }), { chunkTokens: FIND_CHUNK + 4096, signal: opts.signal });
     found.sort((x, y) => x.start - y.start || x.startByte - y.startByte || x.term - y.term);
     for (const m of found) {
       if (opts.signal?.aborted) throw new CancelledError();

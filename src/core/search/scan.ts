@@ -14,6 +14,7 @@
 import { CancelledError } from '../errors';
 import { HitFn, TokenBytes, TokenTable } from './automaton';
 import { decodeOneChar, isWordCodePoint, utf8LeadLength } from './terms';
+import { makeSkipMemory } from './wasmSkip';
 
 /** What the scanner needs from a token stream (a `TokenStream` satisfies it). */
 export interface TokenSource {
@@ -34,6 +35,9 @@ export interface MatchPlace {
   /** Bytes of token `end` up to the match's end (text mode; 0 for `ids`). */
   endByte: number;
 }
+
+/** Receives a match: the fields of {@link MatchPlace} as arguments (no object per match on the count path). */
+export type MatchFn = (term: number, start: number, startByte: number, end: number, endByte: number) => void;
 
 /** Options of {@link RangeScanner.scanRange}. */
 export interface ScanOptions {
@@ -62,7 +66,7 @@ export class RangeScanner {
   // the scan in progress
   private a = 0;
   private b = 0;
-  private onMatch: (m: MatchPlace) => void = () => undefined;
+  private onMatch: MatchFn = () => undefined;
   private readonly hitFn: HitFn;
 
   constructor(readonly src: TokenSource, readonly table: TokenTable, readonly word: boolean) {
@@ -122,7 +126,7 @@ export class RangeScanner {
    * of `[a, b)`.
    * @throws DataError/RangeRequestError from the reads; CancelledError when `signal` fires (checked per chunk).
    */
-  async scanRange(a: number, b: number, onMatch: (m: MatchPlace) => void, opts: ScanOptions = {}): Promise<void> {
+  async scanRange(a: number, b: number, onMatch: MatchFn, opts: ScanOptions = {}): Promise<void> {
     if (b <= a) return;
     const C = Math.max(1, opts.chunkTokens ?? DEFAULT_CHUNK_TOKENS);
     this.cur = new Uint32Array(0); this.prev = this.cur; this.aux = this.cur;
@@ -134,7 +138,12 @@ export class RangeScanner {
     // Three buffers in rotation: the chunk being scanned, the one before it (walks back into it),
     // and the one being read ahead.
     const size = Math.min(C, c - w);
-    if (size >= 65536 && (this.bufs.length !== 3 || this.bufs[0].length < size)) this.bufs = [0, 1, 2].map(() => new Uint32Array(size));
+    if (size >= 65536 && (this.bufs.length !== 3 || this.bufs[0].length < size)) {
+      // Chunks are read straight into the WebAssembly loop's memory when it is available.
+      const sk = this.ids ? undefined : makeSkipMemory(this.table.rootBits, 3, size);
+      this.table.skipper = sk;
+      this.bufs = sk ? sk.buffers : [0, 1, 2].map(() => new Uint32Array(size));
+    }
     let nextBuf = 0;
     const readAt = (p: number) => {
       const into = this.bufs.length ? this.bufs[nextBuf] : undefined;
@@ -172,7 +181,7 @@ export class RangeScanner {
     }
     if (start < this.a || start >= this.b) return;
     if (this.word && !(this.edgeBefore(start, sb) && this.edgeAfter(j, endIn))) return;
-    this.onMatch({ term, start, startByte: sb, end: j, endByte: endIn });
+    this.onMatch(term, start, sb, j, endIn);
   }
 
   private byteOf(id: number, i: number): number {

@@ -56,10 +56,10 @@ export async function countTask(scanner: RangeScanner, setup: CountSetup, task: 
   const { G, updates, per } = setup;
   const cells = new Map<number, number>();
   const st0 = statOf(task.path);
-  await scanner.scanRange(task.startToken, task.startToken + task.numTokens, (m) => {
-    const u = Math.floor(m.start / G);
+  await scanner.scanRange(task.startToken, task.startToken + task.numTokens, (term, start) => {
+    const u = Math.floor(start / G);
     if (u >= updates) return;
-    const key = Math.floor(u / per) * nt + m.term;
+    const key = Math.floor(u / per) * nt + term;
     cells.set(key, (cells.get(key) ?? 0) + 1);
   }, opts);
   let st1: fs.Stats;

@@ -1,0 +1,70 @@
+/**
+ * First-run set-up of the Debian packages `npm start` (and the tests) need, in one place:
+ *   ripgrep      code-server's @vscode/ripgrep install step would download rg (no network here)
+ *   libkrb5-dev  code-server's `kerberos` native module builds against it
+ *   chromium     `npm start -- --screenshot` and the end-to-end tests drive it
+ *
+ * As root with apt-get available, missing packages are installed (one line says what and why;
+ * apt's output goes to a log file unless --verbose). Otherwise one line gives the exact command
+ * to run, and the caller exits non-zero. Never a stack trace.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Every package this project may need: how to tell it is there, and why it is needed. */
+export const DEBIAN_PACKAGES = {
+  ripgrep: { present: () => fs.existsSync('/usr/bin/rg'), why: "code-server's install needs /usr/bin/rg (its own download is out of reach)" },
+  'libkrb5-dev': {
+    present: () => fs.existsSync('/usr/bin/krb5-config') || fs.existsSync('/usr/include/krb5.h') || fs.existsSync('/usr/include/krb5/krb5.h'),
+    why: "code-server's kerberos module builds against it",
+  },
+  chromium: { present: () => fs.existsSync('/usr/bin/chromium'), why: 'the headless browser for --screenshot and the end-to-end tests' },
+};
+
+/** An error whose message is one line for the user (the caller prints it and exits 1, no stack). */
+export class SetupError extends Error {}
+
+/** Names of the packages in `wanted` that are missing. */
+export function missingPackages(wanted) {
+  return wanted.filter((p) => !DEBIAN_PACKAGES[p].present());
+}
+
+function hasApt() {
+  return fs.existsSync('/usr/bin/apt-get');
+}
+
+/**
+ * Makes sure the Debian packages in `wanted` are installed.
+ * @param {string[]} wanted keys of DEBIAN_PACKAGES
+ * @param {{ verbose?: boolean, log?: (s: string) => void, logDir?: string, isRoot?: boolean, apt?: boolean }} [o]
+ *   isRoot / apt override what this machine is (for tests).
+ * @throws SetupError with the exact command to run when they are missing and cannot be installed here.
+ */
+export function ensureDebianPackages(wanted, { verbose = false, log = (s) => process.stderr.write(s + '\n'), logDir = os.tmpdir(), isRoot, apt } = {}) {
+  const missing = missingPackages(wanted);
+  if (missing.length === 0) return [];
+  const why = missing.map((p) => `${p} (${DEBIAN_PACKAGES[p].why})`).join('; ');
+  const command = `apt-get update && apt-get install -y ${missing.join(' ')}`;
+  isRoot ??= typeof process.getuid === 'function' && process.getuid() === 0;
+  apt ??= hasApt();
+  if (!isRoot || !apt) {
+    const how = apt ? `sudo sh -c '${command}'` : `install ${missing.join(', ')} with your system's package manager`;
+    throw new SetupError(`missing system packages: ${why}. Run: ${how}  — then run the command again.`);
+  }
+  log(`▶ installing ${missing.join(', ')} with apt-get: ${why}`);
+  const logFile = path.join(logDir, `tsi-apt-${process.pid}.log`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update'], ['install', '-y', '--no-install-recommends', ...missing]]) {
+    const r = spawnSync('apt-get', args, { env, encoding: 'utf8', stdio: verbose ? 'inherit' : ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+    if (!verbose) fs.appendFileSync(logFile, `$ apt-get ${args.join(' ')}\n${r.stdout ?? ''}${r.stderr ?? ''}`);
+    if (r.status !== 0) {
+      throw new SetupError(`apt-get ${args[0]} failed (exit ${r.status ?? r.signal})${verbose ? '' : `; its output is in ${logFile}`}. Run it yourself: ${command}`);
+    }
+  }
+  if (!verbose) fs.rmSync(logFile, { force: true });
+  const still = missingPackages(missing);
+  if (still.length) throw new SetupError(`apt-get installed ${missing.join(' ')} but ${still.join(', ')} still look missing; check with: dpkg -s ${still.join(' ')}`);
+  return missing;
+}

@@ -1,0 +1,55 @@
+/**
+ * The CLI's use of the editor's id diagnosis (`diagnoseIds`, docs/format.md "token dtype
+ * mix-ups"): uint16 data read as uint32 gives ids in the billions, uint32 read as uint16 gives
+ * every other id 0, and both decode to (nearly) empty text. `info` reports it as a problem,
+ * `update` and `tokens` warn, and every text output marks unknown ids `⟨unknown N⟩` and says how
+ * many there were.
+ */
+import { Dataset } from '../core/dataset';
+import { fmt } from '../core/errors';
+import { IdAnomaly, diagnoseIds } from '../core/tokenizer';
+
+/** Ids read from the start of each sampled shard. */
+const SAMPLE_IDS_PER_SHARD = 4096;
+/** Shards sampled (evenly spread over the manifest). */
+const SAMPLE_SHARDS = 16;
+
+/**
+ * Reads a sample of ids (the first 4,096 of up to 16 shards spread over the stream) and diagnoses
+ * it against the vocabulary size. Reads at most 256 KiB.
+ */
+export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<IdAnomaly | undefined> {
+  const n = ds.shards.length;
+  if (n === 0) return undefined;
+  const picks = [...new Set(Array.from({ length: Math.min(n, SAMPLE_SHARDS) }, (_, i) => Math.floor((i * n) / Math.min(n, SAMPLE_SHARDS))))];
+  const parts: Uint32Array[] = [];
+  for (const i of picks) {
+    const e = ds.shards[i];
+    const count = Math.min(SAMPLE_IDS_PER_SHARD, e.numTokens);
+    if (count === 0) continue;
+    try {
+      parts.push(await ds.stream.read(e.startToken, count));
+    } catch { /* an unreadable shard is reported elsewhere */ }
+  }
+  const all = new Uint32Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) { all.set(p, o); o += p.length; }
+  const found = diagnoseIds(all, vocabSize);
+  if (!found) return undefined;
+  // Name the files the sample came from (the first few ids of each).
+  const names = picks.map((i) => ds.shards[i].shard);
+  const where = names.length === 1 ? names[0] : `${names[0]} and ${names.length - 1} more shard${names.length > 2 ? 's' : ''} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
+  return { ...found, message: `${where}: ${found.message}` };
+}
+
+/** Counts ids ≥ `vocabSize` or unknown per `isKnown`. */
+export function countUnknown(ids: ArrayLike<number>, isKnown: (id: number) => boolean): number {
+  let n = 0;
+  for (let i = 0; i < ids.length; i++) if (!isKnown(ids[i])) n++;
+  return n;
+}
+
+/** The stderr warning for unknown ids in a text output. */
+export function unknownWarning(count: number, vocabSize: number): string {
+  return `${fmt(count)} id${count === 1 ? '' : 's'} not in the tokenizer's vocabulary (${fmt(vocabSize)} ids), shown as ⟨unknown N⟩`;
+}

@@ -1,0 +1,228 @@
+/**
+ * The host side of the stream index (`core/streamIndex.ts`): one service, built once by the
+ * composition root, that every view asks.
+ *
+ * - Storage: `<globalStorageUri>/stream-index/` (never the dataset folder), per shard keyed by its
+ *   file identity, so entries of a rewritten shard are never used (rebuilt instead).
+ * - {@link StreamIndexService.indexFor}: loads a dataset's index (stat + small JSON reads) and
+ *   attaches it to the dataset's `DocumentIndex` (`Services.documentIndex`) — the ONE source of
+ *   document numbers for the shard editor, its cursor line, the status bar, the update view, Go to
+ *   Document and hovers — so they all say the same number, at once.
+ * - {@link StreamIndexService.build}: "Index Stream" (palette, manifest table title button): reads
+ *   every shard not indexed yet once (worker pool, no hashing), with a cancellable notification
+ *   (shards, bytes, rate, time left); finished shards are kept (resumable).
+ * - {@link StreamIndexService.verifyOption}: what Verify Shard Hashes passes to `verifyShards` to
+ *   build the index in the same read.
+ * - Anomalies (EOS-free runs over `tokenShards.index.eosFreeRunThreshold`, special ids inside
+ *   documents, unknown ids, a dtype mix-up look) become Problems on the shard's manifest line
+ *   (source "stream index"), each naming global offsets and updates.
+ * - {@link StreamIndexService.onDidChange} fires with the dataset root whenever an index was
+ *   (re)loaded, so views re-render their numbers and marks.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Dataset } from './core/dataset';
+import { fmt } from './core/errors';
+import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from './core/indexShards';
+import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, IndexStore, StreamIndex } from './core/streamIndex';
+import { LONG_RUN_FLOOR, ScanParams } from './core/streamIndexScan';
+import { VerifyOptions } from './core/verify';
+import { formatBytes, formatDone, formatDuration } from './core/verifyFormat';
+import { Services } from './services';
+import { plainText } from './text/untrusted';
+
+/** Folder of the index inside the extension's global storage. */
+export const STREAM_INDEX_FOLDER = 'stream-index';
+
+interface Loaded {
+  ds: Dataset;
+  index: StreamIndex;
+  params: ScanParams;
+}
+
+/** See the file header. */
+export class StreamIndexService implements vscode.Disposable {
+  readonly store: IndexStore;
+  private readonly loaded = new WeakMap<Dataset, Promise<Loaded>>();
+  private readonly byRoot = new Map<string, Loaded>();
+  private readonly building = new Map<string, Promise<void>>();
+  private readonly changed = new vscode.EventEmitter<string>();
+  /** Fires with a dataset root when its index was (re)loaded. */
+  readonly onDidChange = this.changed.event;
+  private readonly problems = vscode.languages.createDiagnosticCollection('tokenShards.streamIndex');
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly services: Services, globalStoragePath: string) {
+    this.store = new IndexStore(path.join(globalStoragePath, STREAM_INDEX_FOLDER));
+    // Every new DocumentIndex (one per dataset) gets this dataset's stream index attached.
+    services.streamIndexLoader = (ds, di) => {
+      if (!ds.lone) di.attachWhenLoaded(this.indexFor(ds).then((ix) => (ix.indexedCount > 0 ? ix : undefined)));
+    };
+    this.disposables.push(this.changed, this.problems,
+      services.onDidChangeDataset((root) => {
+        for (const r of root === '*' ? [...this.byRoot.keys()] : [root]) this.byRoot.delete(r);
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (!e.affectsConfiguration('tokenShards.index')) return;
+        for (const l of this.byRoot.values()) this.publishProblems(l);
+      }));
+  }
+
+  /** `tokenShards.index.eosFreeRunThreshold` (tokens; at least the per-shard floor the index keeps). */
+  threshold(): number {
+    const t = this.services.setting<number>('index.eosFreeRunThreshold') ?? DEFAULT_EOS_FREE_RUN_THRESHOLD;
+    return Math.max(LONG_RUN_FLOOR, Number.isFinite(t) ? t : DEFAULT_EOS_FREE_RUN_THRESHOLD);
+  }
+
+  /** The scan parameters of a dataset (EOS from its settings; vocabulary, special ids, holes from its tokenizer). */
+  async params(ds: Dataset): Promise<ScanParams> {
+    let tok;
+    try { tok = await this.services.tokenizerFor(ds); } catch { tok = undefined; }
+    return indexParamsFor(ds, tok);
+  }
+
+  /**
+   * The dataset's index as stored (loads once per dataset object; {@link reload} after builds),
+   * attached to its `DocumentIndex`. Never throws: a store that cannot be read is an empty index.
+   */
+  indexFor(ds: Dataset): Promise<StreamIndex> {
+    let p = this.loaded.get(ds);
+    if (!p) {
+      p = this.load(ds);
+      this.loaded.set(ds, p);
+    }
+    return p.then((l) => l.index);
+  }
+
+  /** The index of a dataset when it was loaded already (synchronous; for hovers and status text). */
+  peek(root: string): StreamIndex | undefined {
+    return this.byRoot.get(root)?.index;
+  }
+
+  /** Loads the dataset's index again (after a build or a verify run). */
+  async reload(ds: Dataset): Promise<StreamIndex> {
+    const p = this.load(ds);
+    this.loaded.set(ds, p);
+    const di = this.services.documentIndex(ds);
+    di.attachWhenLoaded(p.then((l) => (l.index.indexedCount > 0 ? l.index : undefined)));
+    await di.ready();
+    this.changed.fire(ds.root);
+    return (await p).index;
+  }
+
+  private async load(ds: Dataset): Promise<Loaded> {
+    const params = await this.params(ds);
+    let index: StreamIndex;
+    try {
+      index = await openDatasetIndex(ds, this.store, params);
+    } catch (err) {
+      this.services.log.warn(`stream index of ${ds.root}: ${(err as Error).message}`);
+      index = await openDatasetIndex(ds, new IndexStore(''), params).catch(() => undefined as never);
+    }
+    const l: Loaded = { ds, index, params };
+    this.byRoot.set(ds.root, l);
+    this.publishProblems(l);
+    return l;
+  }
+
+  /** The anomalies of a loaded dataset index (threshold from the setting). */
+  anomalies(ds: Dataset, index: StreamIndex): Anomaly[] {
+    return ds.lone ? [] : index.anomalies(ds.schedule, this.threshold());
+  }
+
+  private publishProblems(l: Loaded): void {
+    const { ds, index } = l;
+    if (ds.lone || !ds.manifestFile) return;
+    const uri = vscode.Uri.file(ds.manifestFile);
+    const diags = this.anomalies(ds, index).map((a) => {
+      const line = Math.max(0, ds.shards[a.segment].line - 1);
+      const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, Number.MAX_SAFE_INTEGER), a.message,
+        a.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+      d.source = 'stream index';
+      d.code = a.kind;
+      return d;
+    });
+    this.problems.set(uri, diags);
+  }
+
+  /** What Verify Shard Hashes passes to `verifyShards` to build the index in the same read. */
+  async verifyOption(ds: Dataset): Promise<VerifyOptions['index']> {
+    if (ds.lone) return undefined;
+    return { store: this.store, params: await this.params(ds) };
+  }
+
+  /**
+   * Index Stream: builds the missing entries of a dataset with a cancellable progress notification,
+   * then reloads the index and says what it found. One build per dataset at a time.
+   */
+  build(ds: Dataset, opts: { force?: boolean; silent?: boolean } = {}): Promise<void> {
+    const running = this.building.get(ds.root);
+    if (running) return running;
+    const p = this.buildNow(ds, opts).finally(() => this.building.delete(ds.root));
+    this.building.set(ds.root, p);
+    return p;
+  }
+
+  private async buildNow(ds: Dataset, opts: { force?: boolean; silent?: boolean }): Promise<void> {
+    const params = await this.params(ds);
+    const name = path.basename(ds.root);
+    const log = this.services.log;
+    const report = await vscode.window.withProgress({
+      location: vscode.ProgressLocation.Notification, cancellable: true,
+      title: vscode.l10n.t('Indexing the token stream of {0}', plainText(name)),
+    }, async (progress, token) => {
+      const ac = new AbortController();
+      const sub = token.onCancellationRequested(() => ac.abort());
+      let reported = 0;
+      try {
+        return await indexShards(indexSegmentsOf(ds), this.store, params, {
+          signal: ac.signal, force: opts.force, progressIntervalMs: 250,
+          onProgress: (p) => {
+            const i = Math.max(1, Math.min(p.shardsTotal, p.shardsDone + p.running.length));
+            const parts = [vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)), vscode.l10n.t('{0} read', formatDone(p.bytesDone))];
+            if (p.bytesPerSecond > 0) parts.push(vscode.l10n.t('{0} GB/s', (p.bytesPerSecond / 1e9).toFixed(2)));
+            if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
+            const pct = p.bytesTotal > 0 ? (100 * p.bytesDone) / p.bytesTotal : 100;
+            progress.report({ message: parts.join(' · '), increment: Math.max(0, pct - reported) });
+            reported = Math.max(reported, pct);
+          },
+        });
+      } finally {
+        sub.dispose();
+      }
+    });
+    for (const f of report.failed) log.error(`stream index: ${f.message}`);
+    log.info(`stream index ${ds.root}: ${report.built} built, ${report.reused} still valid, ${report.shared} hard links read once, ${report.failed.length} failed${report.cancelled ? `, cancelled (${report.unfinished.length} left)` : ''}; ${formatBytes(report.bytesRead)} in ${formatDuration(report.elapsedMs)}`);
+    const index = await this.reload(ds);
+    if (opts.silent) return;
+    const anomalies = this.anomalies(ds, index);
+    const docs = index.documentCount;
+    const what = report.cancelled
+      ? vscode.l10n.t('Indexing cancelled: {0} of {1} shards indexed (kept; Index Stream continues from there).', fmt(index.indexedCount), fmt(ds.shards.length))
+      : vscode.l10n.t('Stream indexed: {0} documents; longest run without EOS {1} tokens; {2}.', docs !== undefined ? fmt(docs) : '?',
+        fmt(index.summary().longestRun.length), anomalies.length ? vscode.l10n.t('{0} anomalies in Problems', fmt(anomalies.length)) : vscode.l10n.t('no anomaly'));
+    const show = anomalies.length ? vscode.l10n.t('Show Problems') : undefined;
+    const pick = await (report.failed.length || anomalies.some((a) => a.severity === 'error')
+      ? vscode.window.showWarningMessage(what, ...(show ? [show] : []))
+      : vscode.window.showInformationMessage(what, ...(show ? [show] : [])));
+    if (pick && pick === show) void vscode.commands.executeCommand('workbench.actions.view.problems');
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** `tokenShards.indexStream`: picks the dataset (argument: a root path or URI, else the active one / a pick) and builds its index. */
+export async function indexStreamCommand(services: Services, index: StreamIndexService, arg?: unknown): Promise<void> {
+  let ds: Dataset | undefined;
+  if (typeof arg === 'string') ds = await services.openRoot(arg);
+  else if (arg instanceof vscode.Uri) ds = await services.datasetForFile(arg);
+  else ds = await services.pickDataset(vscode.l10n.t('Choose a dataset to index'));
+  if (!ds) return;
+  if (ds.lone) {
+    void vscode.window.showInformationMessage(vscode.l10n.t('{0} has no manifest: the stream index needs a dataset folder with shard_manifest.jsonl.', plainText(path.basename(ds.root))));
+    return;
+  }
+  await index.build(ds);
+}
