@@ -35,6 +35,12 @@ import { Services } from './services';
 import { StreamIndexService, indexStreamCommand } from './streamIndexService';
 import { handleNavigationUri } from './uriHandler';
 import { SEARCH_VIEW_TYPE, SearchPanels } from './panels/searchPanel';
+import { exportUpdatesCommand } from './commands/exportUpdates';
+import { INSPECT_VIEW_TYPE, InspectPanels, inspectUpdates } from './panels/inspectUpdates';
+import { registerPanelSerializer } from './panels/panelHost';
+import { openTrainingLog } from './panels/trainingLogPanel';
+import type { InspectState } from './panels/workbenchProtocol';
+import { workbenchFocus } from './panels/workbench';
 import { VerificationStore } from './verificationStore';
 
 /**
@@ -72,9 +78,11 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const copy = copyCommands(shardEditors);
   const verify = verifyCommands(services, verification);
   const command = (id: string, run: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, run);
+  const inspectPanels = new InspectPanels(services);
+  const here = workbenchFocus(services, updateViews);
 
   context.subscriptions.push(
-    log, services, streamIndex, shardEditors, updateViews, verification, diagnostics, hover, searchPanels,
+    log, services, streamIndex, shardEditors, updateViews, verification, diagnostics, hover, searchPanels, inspectPanels,
     // Editors, panels, providers.
     vscode.window.registerCustomEditorProvider(SHARD_EDITOR_VIEW_TYPE, shardEditors, {
       supportsMultipleEditorsPerDocument: true,
@@ -83,6 +91,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     vscode.window.registerCustomEditorProvider(MANIFEST_VIEW_TYPE, manifestEditor, { supportsMultipleEditorsPerDocument: true }),
     vscode.window.registerWebviewPanelSerializer(UPDATE_VIEW_TYPE, updateViews),
     vscode.window.registerWebviewPanelSerializer(SEARCH_VIEW_TYPE, searchPanels),
+    registerPanelSerializer<InspectState>(INSPECT_VIEW_TYPE, (panel, state) => inspectPanels.revive(panel, state)),
     registerTokenHover(hover),
     vscode.workspace.registerTextDocumentContentProvider(DecodedDocuments.scheme, decoded),
     vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === DecodedDocuments.scheme) decoded.forget(d.uri); }),
@@ -106,6 +115,9 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     command('tokenShards.chooseTokenizer', (...a: unknown[]) => chooseTokenizer(services, ...a)),
     command('tokenShards.searchStream', (...a: unknown[]) => searchStream(services, searchPanels, ...a)),
     command('tokenShards.searchSelection', (...a: unknown[]) => searchSelection(services, searchPanels, ...a)),
+    command('tokenShards.inspectUpdates', (...a: unknown[]) => inspectUpdates(services, inspectPanels, here, ...a)),
+    command('tokenShards.openTrainingLog', (...a: unknown[]) => openTrainingLog(services, () => here().ds, ...a)),
+    command('tokenShards.exportUpdates', (...a: unknown[]) => exportUpdatesCommand(services, here, ...a)),
     offerManifestTable(context, services),
   );
   log.info(`activated (${context.extension.id} ${context.extension.packageJSON.version})`);

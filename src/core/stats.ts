@@ -30,7 +30,8 @@
  * Storage dtype knowledge stays in `TokenStream`: this module sees ids only.
  */
 import type { Dataset } from './dataset';
-import { CancelledError } from './errors';
+import { CancelledError, RangeRequestError, fmt } from './errors';
+import { parseNumberInput } from './numbers';
 import type { LoadedTokenizer } from './tokenizer';
 
 /** N of the repetition measure (13-grams, the usual contamination/dedup window). */
@@ -332,3 +333,42 @@ export function robustZ(values: (number | null)[]): (number | null)[] {
     return mad > 0 ? (x - med) / mad : (x > med ? Infinity : -Infinity);
   });
 }
+
+/** A range of updates typed as `K` or `K1..K2` (inclusive, 0-based). */
+export interface UpdateRangeArg { first: number; last: number }
+
+/**
+ * Parses `K` or `K1..K2` (numbers in the CLI's forms: 55_000, 5.5e4, 0x…).
+ * @throws RangeRequestError naming the text when it is not such a range or K2 < K1.
+ */
+export function parseUpdateRange(text: string | undefined): UpdateRangeArg {
+  if (text === undefined) throw new RangeRequestError('missing the updates: K or K1..K2 (0-based, inclusive)');
+  const parts = text.split('..');
+  if (parts.length > 2 || parts.some((p) => p.trim() === '')) throw new RangeRequestError(`${JSON.stringify(text)} is not an update range; expected K or K1..K2 (0-based, inclusive)`);
+  const nums = parts.map((p) => {
+    const r = parseNumberInput(p.trim());
+    if (!r.ok) throw new RangeRequestError(`${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`);
+    return r.value;
+  });
+  const first = nums[0], last = nums[nums.length - 1];
+  if (last < first) throw new RangeRequestError(`${JSON.stringify(text)}: the last update (${fmt(last)}) comes before the first (${fmt(first)})`);
+  return { first, last };
+}
+
+/** Short header and exact definition of each column (the panels' headers and tooltips; the README repeats them). */
+export const STAT_DEFINITIONS: Record<StatColumn, { label: string; definition: string }> = {
+  eos: { label: 'EOS', definition: 'EOS ids among the update\'s G input tokens' },
+  documents_started: { label: 'docs started', definition: 'tokens that are the first token of a document: the stream\'s first token, or a token right after an EOS (the token before the update counts for its first token)' },
+  distinct_tokens: { label: 'distinct ids', definition: 'distinct ids among the G tokens' },
+  max_id: { label: 'max id', definition: 'largest id among the G tokens' },
+  unknown_ids: { label: 'unknown ids', definition: 'tokens whose id has no token in the tokenizer (≥ vocabulary size, or a hole); empty without a tokenizer' },
+  special_ids: { label: 'special ids', definition: 'tokens holding an added token marked special other than EOS (pad, FIM, …); empty without a tokenizer' },
+  longest_eos_free_run: { label: 'longest EOS-free run', definition: 'longest run of consecutive non-EOS tokens inside the G tokens' },
+  duplicate_sequences: { label: 'duplicate seqs', definition: 'rows of x (S × L) equal to an earlier row of the same update' },
+  top_token_id: { label: 'top id', definition: 'the most frequent id among the G tokens (lowest id on a tie)' },
+  top_token_count: { label: 'top count', definition: 'how often the most frequent id occurs' },
+  repeated_13grams: { label: 'repeated 13-grams', definition: 'positions i ≥ 12 whose 13-gram of ids ending at i already occurred ending at an earlier position of the same update' },
+  repeat_13gram_share: { label: '13-gram repeat share', definition: 'repeated 13-grams / (G − 12): the share of positions that end a 13-gram inside the update' },
+  complete_documents: { label: 'complete docs', definition: 'documents that start and end (EOS) inside the update' },
+  mean_complete_document_length: { label: 'mean doc length', definition: 'mean length in tokens (EOS included) of the complete documents; empty when none' },
+};

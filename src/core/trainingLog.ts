@@ -521,6 +521,10 @@ export interface Spike {
   loss: number;
   /** The peak's robust score (NaN for non-finite). */
   score: number;
+  /** `loss` as text ("NaN", "Infinity", "3.2"): survives JSON, where NaN/±Infinity become null. */
+  lossText: string;
+  /** `score` as text ("7.31", "+∞" when the MAD is 0, "" for non-finite). */
+  scoreText: string;
   /** First and last logged step of the run. */
   firstStep: number;
   lastStep: number;
@@ -536,13 +540,16 @@ export function findSpikes(steps: Float64Array, losses: Float64Array, scores: Fl
   let runStart = -1, peak = -1;
   const close = (end: number) => {
     if (runStart < 0) return;
-    out.push({ kind: 'spike', index: peak, step: steps[peak], update: stepToUpdate(steps[peak], conv), loss: losses[peak], score: scores[peak], firstStep: steps[runStart], lastStep: steps[end] });
+    const sc = scores[peak];
+    out.push({ kind: 'spike', index: peak, step: steps[peak], update: stepToUpdate(steps[peak], conv), loss: losses[peak], score: sc,
+      lossText: String(losses[peak]), scoreText: sc === Infinity ? '+∞' : sc.toFixed(2), firstStep: steps[runStart], lastStep: steps[end] });
     runStart = -1; peak = -1;
   };
   for (let i = 0; i < steps.length; i++) {
     if (!Number.isFinite(losses[i])) {
       close(i - 1);
-      out.push({ kind: 'non-finite', index: i, step: steps[i], update: stepToUpdate(steps[i], conv), loss: losses[i], score: NaN, firstStep: steps[i], lastStep: steps[i] });
+      out.push({ kind: 'non-finite', index: i, step: steps[i], update: stepToUpdate(steps[i], conv), loss: losses[i], score: NaN,
+        lossText: String(losses[i]), scoreText: '', firstStep: steps[i], lastStep: steps[i] });
       continue;
     }
     if (scores[i] >= threshold) {

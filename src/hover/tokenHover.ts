@@ -181,8 +181,9 @@ function shortPath(file: string): string {
 /** Hover content for `update k` / `step k` against a dataset. */
 export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Services): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate'] };
+  md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate', 'tokenShards.inspectUpdates'] };
   const k = hit.update;
+  const inspect = (u: number) => `[${linkLabel(vscode.l10n.t('Inspect updates around {0}', fmt(u)))}](${commandUri('tokenShards.inspectUpdates', [{ update: u, root: ds.root }])})`;
   const name = path.basename(ds.root);
   const link = (u: number) => `[${linkLabel(vscode.l10n.t('Open update {0}', fmt(u)))}](${commandUri('tokenShards.goToUpdate', [{ update: u, root: ds.root }])})`;
   const inRange = (u: number) => Number.isSafeInteger(u) && u >= 0 && u < ds.schedule.numUpdates;
@@ -199,7 +200,7 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Servic
     return md;
   }
   appendUpdateFacts(md, ds, k, services);
-  md.appendMarkdown(`\n\n${link(k)}`);
+  md.appendMarkdown(`\n\n${link(k)} · ${inspect(k)}`);
   if (hit.keyword === 'step') {
     md.appendMarkdown('\n\n---\n\n');
     appendPlain(md, vscode.l10n.t(

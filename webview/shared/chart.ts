@@ -26,6 +26,8 @@ import { h } from '../common';
 export interface ChartSeries {
   label: string;
   values: (number | null)[];
+  /** `right`: drawn against a second y axis on the right ({@link ChartOptions.y2Label}); default left. */
+  axis?: 'left' | 'right';
 }
 
 /** What the chart shows. */
@@ -48,6 +50,8 @@ export interface ChartOptions {
   /** Axis labels. */
   xLabel: string;
   yLabel: string;
+  /** Label of the right-hand y axis, used when a series has `axis: 'right'` (default: that series' label). */
+  y2Label?: string;
   /** Formats a y value for the tooltip, table, announcements and CSV (default: up to 4 significant decimals). */
   formatY?: (v: number) => string;
   /** Formats an x value for the x axis ticks (default: thousands separators). */
@@ -314,6 +318,7 @@ export class Chart {
       label, stroke: fg, font, labelFont: font, values,
       grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 },
     });
+    const right = this.data.series.find((s) => s.axis === 'right');
     const opts: uPlot.Options = {
       width: this.width(),
       height: this.opts.height ?? 280,
@@ -324,16 +329,17 @@ export class Chart {
         focus: { prox: 24 },
       },
       focus: { alpha: 0.35 },
-      scales: { x: { time: false } },
+      scales: { x: { time: false }, ...(right ? { y2: { auto: true } } : {}) },
       axes: [
         axis(this.opts.xLabel, (_u, v) => v.map((x) => this.fmtX(x))),
         axis(this.opts.yLabel, (_u, v) => v.map((y) => this.fmtY(y))),
+        ...(right ? [{ ...axis(this.opts.y2Label ?? right.label, (_u: uPlot, v: number[]) => v.map((y) => this.fmtY(y))), scale: 'y2', side: 1, grid: { show: false } } as uPlot.Axis] : []),
       ],
       series: [
         { label: this.opts.xLabel },
         ...this.data.series.map((s, i) => {
           const st = seriesStyle(i);
-          return { label: s.label, stroke: st.color, dash: st.dash, width: 2, show: !this.hidden.has(i), spanGaps: false, points: { show: this.data.x.length <= 80, size: 5, fill: st.color } } as uPlot.Series;
+          return { label: s.label, ...(s.axis === 'right' ? { scale: 'y2' } : {}), stroke: st.color, dash: st.dash, width: 2, show: !this.hidden.has(i), spanGaps: false, points: { show: this.data.x.length <= 80, size: 5, fill: st.color } } as uPlot.Series;
         }),
       ],
       hooks: {

@@ -6,9 +6,9 @@
  */
 import type { Command } from 'commander';
 import { Dataset } from '../../core/dataset';
-import { RangeRequestError, fmt } from '../../core/errors';
-import { parseNumberInput } from '../../core/numbers';
-import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, statsToCsvRow } from '../../core/stats';
+import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, parseUpdateRange, statsToCsvRow } from '../../core/stats';
+
+export { parseUpdateRange };
 import type { LoadedTokenizer } from '../../core/tokenizer';
 import type { CliContext } from '../context';
 
@@ -26,27 +26,6 @@ export function register(program: Command, ctx: CliContext): void {
       const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
       return runStats(ds, range, opts.json ? 'json' : opts.csv ? 'csv' : 'table', { write: (s) => ctx.write(s), err: (s) => ctx.err(s) }, tok, ctx.cancellable());
     }));
-}
-
-/** A range of updates typed as `K` or `K1..K2` (inclusive, 0-based). */
-export interface UpdateRangeArg { first: number; last: number }
-
-/**
- * Parses `K` or `K1..K2` (numbers in the CLI's forms: 55_000, 5.5e4, 0x…).
- * @throws RangeRequestError naming the text when it is not such a range or K2 < K1.
- */
-export function parseUpdateRange(text: string | undefined): UpdateRangeArg {
-  if (text === undefined) throw new RangeRequestError('missing the updates: K or K1..K2 (0-based, inclusive)');
-  const parts = text.split('..');
-  if (parts.length > 2 || parts.some((p) => p.trim() === '')) throw new RangeRequestError(`${JSON.stringify(text)} is not an update range; expected K or K1..K2 (0-based, inclusive)`);
-  const nums = parts.map((p) => {
-    const r = parseNumberInput(p.trim());
-    if (!r.ok) throw new RangeRequestError(`${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`);
-    return r.value;
-  });
-  const first = nums[0], last = nums[nums.length - 1];
-  if (last < first) throw new RangeRequestError(`${JSON.stringify(text)}: the last update (${fmt(last)}) comes before the first (${fmt(first)})`);
-  return { first, last };
 }
 
 /** Output sinks of a CLI command. */

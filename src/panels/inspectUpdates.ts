@@ -1,0 +1,242 @@
+/**
+ * Token Shards: Inspect Updates Around… (`tokenShards.inspectUpdates`, issue 15): an update and a
+ * radius (default ±20, `tokenShards.inspect.radius`) → a panel on the shared panel pattern
+ * ({@link PanelHost}) with one row per update of `[k − r, k + r]` (clipped to the stream) and the
+ * per-update statistics of src/core/stats.ts as columns (webview/inspectUpdates.ts draws bars,
+ * robust z-score colours, sorting, CSV export). Click a row → the update view.
+ *
+ * Arguments (all optional; with `update` the command does not prompt): `{ update, radius, root }`.
+ * Resolves with the records once computed (tests use this). The statistics are computed on the
+ * extension host in chunks (a few updates per read, a yield after every update, ~5 ms each), so
+ * the host never blocks; a new window or closing the panel cancels the running one.
+ */
+import * as crypto from 'crypto';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import type { Dataset } from '../core/dataset';
+import { CancelledError, fmt } from '../core/errors';
+import { checkUpdate, numberArg } from '../core/navigation';
+import { STAT_COLUMNS, STAT_DEFINITIONS, UpdateStats, computeUpdateStats } from '../core/stats';
+import type { Services } from '../services';
+import { commandArgs, promptValidated, reportError, resolveDataset } from '../commands/inputs';
+import { PanelHost } from './panelHost';
+import type { InspectFromWebview, InspectInit, InspectState, InspectToWebview, StatColumnInfo } from './workbenchProtocol';
+
+/** The panel's view type (and `onWebviewPanel:` activation event). */
+export const INSPECT_VIEW_TYPE = 'tokenShards.inspectUpdates';
+/** Default radius (updates each side). */
+export const DEFAULT_RADIUS = 20;
+/** Largest radius accepted (a window of 2,001 updates ≈ 10 s of work). */
+export const MAX_RADIUS = 1000;
+const ROOTS_KEY = 'tokenShards.inspectUpdates.roots';
+
+/** Arguments of `tokenShards.inspectUpdates`. */
+export interface InspectArgs {
+  /** Centre update (0-based), number or text ("55_000"). */
+  update: number | string;
+  /** Updates each side (default the setting, 20). */
+  radius: number | string;
+  /** Dataset root. */
+  root: string;
+}
+
+/** What the command resolves with. */
+export interface InspectResult { root: string; first: number; last: number; records: UpdateStats[] }
+
+/** The column list the webviews show. */
+export function statColumnInfo(): StatColumnInfo[] {
+  return STAT_COLUMNS.map((key) => ({ key, ...STAT_DEFINITIONS[key] }));
+}
+
+function datasetKey(root: string): string {
+  return crypto.createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 16);
+}
+
+type Host = PanelHost<InspectToWebview, InspectFromWebview | { type: 'export'; export: import('./panelProtocol').PanelExport }>;
+
+/** One inspect panel per dataset root. */
+export class InspectPanels implements vscode.Disposable {
+  private readonly panels = new Map<string, InspectPanel>();
+
+  constructor(private readonly services: Services) {}
+
+  /** Revives a panel after a window reload from the webview's saved state (the serializer, registered by the composition root). */
+  async revive(panel: vscode.WebviewPanel, state: InspectState | undefined): Promise<void> {
+    const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
+    const root = state?.datasetKey ? roots[state.datasetKey] : undefined;
+    if (!root || state?.center === undefined) { panel.dispose(); return; }
+    try {
+      const ds = await this.services.openRoot(root);
+      const host: Host = new PanelHost(panel, this.services.context.extensionUri, spec());
+      void this.adopt(ds, host).show(state.center, state.radius ?? DEFAULT_RADIUS).catch(() => undefined);
+    } catch { panel.dispose(); }
+  }
+
+  /** Opens (or reuses) the panel of `ds` and computes the window around `center`. */
+  async open(ds: Dataset, center: number, radius: number): Promise<InspectResult> {
+    let p = this.panels.get(ds.root);
+    if (!p) {
+      const host: Host = PanelHost.create(this.services.context.extensionUri, spec());
+      p = this.adopt(ds, host);
+      const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
+      void this.services.context.globalState.update(ROOTS_KEY, { ...roots, [datasetKey(ds.root)]: ds.root });
+    } else {
+      p.host.panel.reveal(undefined, false);
+    }
+    return p.show(center, radius);
+  }
+
+  private adopt(ds: Dataset, host: Host): InspectPanel {
+    const p = new InspectPanel(this.services, ds, host);
+    this.panels.set(ds.root, p);
+    host.onDidDispose(() => { if (this.panels.get(ds.root) === p) this.panels.delete(ds.root); });
+    return p;
+  }
+
+  /** The open panel of a root (tests). */
+  panelFor(root: string): InspectPanel | undefined {
+    return this.panels.get(path.resolve(root));
+  }
+
+  dispose(): void {
+    for (const p of this.panels.values()) p.host.dispose();
+  }
+}
+
+function spec() {
+  return { viewType: INSPECT_VIEW_TYPE, title: vscode.l10n.t('Inspect Updates'), script: 'inspectUpdates', styles: ['workbench.css'] };
+}
+
+/** One panel: the window on screen and the computation filling it. */
+export class InspectPanel {
+  private running?: AbortController;
+  /** What the page shows (re-sent when the page reloads, e.g. a hidden panel revealed again). */
+  private shown?: { init: InspectInit; rows: UpdateStats[]; done: number; total: number };
+  /** Resolves when the current window's records are all computed (tests). */
+  current?: Promise<InspectResult>;
+
+  constructor(private readonly services: Services, readonly ds: Dataset, readonly host: Host) {
+    host.onMessage((m) => {
+      switch (m.type) {
+        case 'openUpdate': void vscode.commands.executeCommand('tokenShards.goToUpdate', { update: m.update, root: ds.root }); break;
+        case 'recenter': void this.show(m.center, m.radius).catch(() => undefined); break;
+        case 'exportUpdates': void vscode.commands.executeCommand('tokenShards.exportUpdates', { first: m.first, last: m.last, root: ds.root }); break;
+        case 'export': void host.saveExport(m.export).then((uri) => {
+          if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
+        }, (err: Error) => reportError(services, vscode.l10n.t('Export CSV'), err)); break;
+      }
+    });
+    host.onDidDispose(() => this.running?.abort());
+    // A hidden webview is discarded (no retainContextWhenHidden) and reloads when shown again:
+    // messages posted meanwhile are lost, so every `ready` gets the whole picture again.
+    host.onReady(() => {
+      const v = this.shown;
+      if (!v) return;
+      host.post(v.init);
+      if (v.rows.length) host.post({ type: 'rows', rows: v.rows, done: v.done, total: v.total });
+    });
+  }
+
+  /** Computes and shows updates `[center − radius, center + radius]` ∩ the stream. */
+  show(center: number, radius: number): Promise<InspectResult> {
+    this.running?.abort();
+    const ac = new AbortController();
+    this.running = ac;
+    const n = this.ds.schedule.numUpdates;
+    center = Math.max(0, Math.min(n - 1, Math.floor(center)));
+    radius = Math.max(0, Math.min(MAX_RADIUS, Math.floor(radius)));
+    const first = Math.max(0, center - radius), last = Math.min(n - 1, center + radius);
+    this.host.panel.title = vscode.l10n.t('Updates {0}–{1}', fmt(first), fmt(last));
+    const run = async (): Promise<InspectResult> => {
+      const tok = await this.services.tokenizerFor(this.ds).catch(() => undefined);
+      const init: InspectInit = {
+        type: 'init', dataset: path.basename(this.ds.root), datasetKey: datasetKey(this.ds.root), numUpdates: n, center, radius, first, last,
+        columns: statColumnInfo(), tokenizer: !!tok,
+      };
+      const shown = { init, rows: [] as UpdateStats[], done: 0, total: last - first + 1 };
+      if (ac.signal.aborted) throw new CancelledError();
+      this.shown = shown;
+      this.host.post(init);
+      let batch: UpdateStats[] = [];
+      let lastPost = 0;
+      const total = last - first + 1;
+      const records = await computeUpdateStats(this.ds, first, last, {
+        tokenizer: tok, signal: ac.signal,
+        onRecord: (s) => {
+          batch.push(s);
+          shown.rows.push(s);
+          const done = s.update - first + 1;
+          shown.done = done;
+          if (done === total || Date.now() - lastPost > 100) {
+            this.host.post({ type: 'rows', rows: batch, done, total });
+            batch = [];
+            lastPost = Date.now();
+          }
+        },
+      });
+      return { root: this.ds.root, first, last, records };
+    };
+    this.current = run().catch((err) => {
+      if (!(err instanceof CancelledError)) {
+        this.host.post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+        this.services.log.error(`Inspect Updates: ${(err as Error).message}`);
+      }
+      throw err;
+    });
+    return this.current;
+  }
+}
+
+/** Runs Inspect Updates Around… (see the file comment). */
+export async function inspectUpdates(services: Services, panels: InspectPanels, focused: () => { ds?: Dataset; update?: number }, ...args: unknown[]): Promise<InspectResult | undefined> {
+  const { opts, uri } = commandArgs<InspectArgs>(args);
+  try {
+    const here = focused();
+    const ds = await resolveDataset(services, vscode.l10n.t('Inspect Updates: choose a dataset'), opts.root, uri, here.ds);
+    if (!ds) return undefined;
+    const n = ds.schedule.numUpdates;
+    if (n === 0) { void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root))); return undefined; }
+    let k: number | undefined;
+    if (opts.update !== undefined) {
+      const v = numberArg(opts.update, 'update');
+      const c = v.error ? { ok: false as const, error: v.error } : checkUpdate(v.value!, ds);
+      if (!c.ok) { void vscode.window.showErrorMessage(c.error); return undefined; }
+      k = c.value;
+    }
+    let radius = services.setting<number>('inspect.radius') ?? DEFAULT_RADIUS;
+    if (opts.radius !== undefined) {
+      const r = numberArg(opts.radius, 'radius');
+      if (r.error || r.value! > MAX_RADIUS) { void vscode.window.showErrorMessage(r.error ?? vscode.l10n.t('radius {0} is more than {1}', String(opts.radius), fmt(MAX_RADIUS))); return undefined; }
+      radius = r.value!;
+    }
+    if (k === undefined) {
+      const typed = await promptValidated<{ k: number; r: number }>({
+        title: vscode.l10n.t('Inspect Updates Around… · {0}', path.basename(ds.root)),
+        prompt: vscode.l10n.t('Update k (0-based, 0..{0}), optionally ± radius (default {1}): "55000" or "55000 ± 50" or "55000 50".', fmt(n - 1), String(radius)),
+        placeholder: vscode.l10n.t('e.g. {0} ± {1}', fmt(Math.min(55_000, n - 1)), String(radius)),
+        value: here.update !== undefined ? String(here.update) : undefined,
+        validate: (t) => {
+          const m = /^\s*([^\s±+]+)\s*(?:(?:±|\+-|\+\/-|\s)\s*([^\s]+))?\s*$/.exec(t);
+          if (!m) return { ok: false, error: vscode.l10n.t('Type an update, optionally followed by ± radius.') };
+          const kv = numberArg(m[1], 'update');
+          const c = kv.error ? { ok: false as const, error: kv.error } : checkUpdate(kv.value!, ds);
+          if (!c.ok) return c;
+          let r = radius;
+          if (m[2] !== undefined) {
+            const rv = numberArg(m[2], 'radius');
+            if (rv.error) return { ok: false, error: rv.error };
+            if (rv.value! > MAX_RADIUS) return { ok: false, error: vscode.l10n.t('radius at most {0}', fmt(MAX_RADIUS)) };
+            r = rv.value!;
+          }
+          return { ok: true, value: { k: c.value, r }, detail: vscode.l10n.t('updates {0}–{1} ({2} rows)', fmt(Math.max(0, c.value - r)), fmt(Math.min(n - 1, c.value + r)), fmt(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1)) };
+        },
+      });
+      if (!typed) return undefined;
+      k = typed.k; radius = typed.r;
+    }
+    return await panels.open(ds, k, radius);
+  } catch (err) {
+    if (err instanceof CancelledError) return undefined;
+    return reportError(services, vscode.l10n.t('Inspect Updates'), err);
+  }
+}
