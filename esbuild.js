@@ -13,7 +13,10 @@ const withTests = args.has('--tests') || args.has('--watch');
 /** Every `*.ts` file directly inside `dir` whose name matches `re`. */
 function entries(dir, re = /\.ts$/) {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).filter((f) => re.test(f)).map((f) => path.join(dir, f));
+  return fs
+    .readdirSync(dir)
+    .filter((f) => re.test(f))
+    .map((f) => path.join(dir, f));
 }
 
 /** Copies the codicon font and stylesheet next to the webview bundles (they are shipped, node_modules is not). */
@@ -34,7 +37,9 @@ function copyMedia() {
 const watchReporter = {
   name: 'watch-reporter',
   setup(build) {
-    build.onStart(() => { console.log('[watch] build started'); });
+    build.onStart(() => {
+      console.log('[watch] build started');
+    });
     build.onEnd((result) => {
       for (const { text, location } of result.errors) {
         console.error(`✘ [ERROR] ${location ? `${location.file}:${location.line}:${location.column}: ` : ''}${text}`);
@@ -60,14 +65,18 @@ const nodeTargets = [
     ...common,
     entryPoints: ['src/extension.ts'],
     outfile: 'dist/extension.js',
-    platform: 'node', format: 'cjs', target: 'node20',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
     external: ['vscode'],
   },
   {
     ...common,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.js',
-    platform: 'node', format: 'cjs', target: 'node20',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
   },
   {
@@ -75,42 +84,54 @@ const nodeTargets = [
     // the core as a library for scripts (bench, tools): dist/core.js
     entryPoints: ['src/core/index.ts'],
     outfile: 'dist/core.js',
-    platform: 'node', format: 'cjs', target: 'node20',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
   },
   {
     ...common,
     // worker_threads entry points live in src/core/workers/*.ts and are built to dist/workers/*.js
     entryPoints: entries('src/core/workers'),
     outdir: 'dist/workers',
-    platform: 'node', format: 'cjs', target: 'node20',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
   },
   {
     ...common,
     entryPoints: entries('webview', /^(?!common\.ts$|channel\.ts$).*\.ts$/),
     outdir: 'dist/webview',
-    platform: 'browser', format: 'iife', target: 'es2022',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
   },
 ];
 
 /** @type {import('esbuild').BuildOptions[]} */
-const testTargets = withTests ? [
-  {
-    ...common,
-    entryPoints: entries('test/unit', /\.test\.ts$/),
-    outdir: 'out/test/unit',
-    platform: 'node', format: 'cjs', target: 'node20',
-    packages: 'external',
-  },
-  {
-    ...common,
-    entryPoints: [...entries('test/vscode'), ...entries('test/e2e')],
-    outdir: 'out/test',
-    outbase: 'test',
-    platform: 'node', format: 'cjs', target: 'node20',
-    external: ['vscode'],
-    packages: 'external',
-  },
-] : [];
+const testTargets = withTests
+  ? [
+      {
+        ...common,
+        entryPoints: entries('test/unit', /\.test\.ts$/),
+        outdir: 'out/test/unit',
+        platform: 'node',
+        format: 'cjs',
+        target: 'node20',
+        packages: 'external',
+      },
+      {
+        ...common,
+        entryPoints: [...entries('test/vscode'), ...entries('test/e2e')],
+        outdir: 'out/test',
+        outbase: 'test',
+        platform: 'node',
+        format: 'cjs',
+        target: 'node20',
+        external: ['vscode'],
+        packages: 'external',
+      },
+    ]
+  : [];
 
 async function main() {
   // A production build (the .vsix) starts from an empty dist/ so no stale source maps ship.
@@ -127,4 +148,7 @@ async function main() {
   }
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -82,13 +82,17 @@ export function installedCodeServerVersion() {
 export function checkSystemPrerequisites({ needChromium = true } = {}) {
   const problems = [];
   if (needChromium && !fs.existsSync('/usr/bin/chromium')) {
-    problems.push('/usr/bin/chromium is missing: install Debian\'s chromium (`apt-get install -y chromium`, done by .ci/run).');
+    problems.push("/usr/bin/chromium is missing: install Debian's chromium (`apt-get install -y chromium`, done by .ci/run).");
   }
   if (!fs.existsSync('/usr/bin/rg')) {
-    problems.push('/usr/bin/rg is missing: install Debian\'s ripgrep (`apt-get install -y ripgrep`, done by .ci/run); code-server\'s @vscode/ripgrep cannot download its binary here.');
+    problems.push(
+      "/usr/bin/rg is missing: install Debian's ripgrep (`apt-get install -y ripgrep`, done by .ci/run); code-server's @vscode/ripgrep cannot download its binary here.",
+    );
   }
   if (!fs.existsSync('/usr/bin/krb5-config') && !fs.existsSync('/usr/include/krb5.h')) {
-    problems.push('libkrb5-dev looks missing (no krb5-config): install it (`apt-get install -y libkrb5-dev`, done by .ci/run); code-server\'s `kerberos` native module needs it to build.');
+    problems.push(
+      "libkrb5-dev looks missing (no krb5-config): install it (`apt-get install -y libkrb5-dev`, done by .ci/run); code-server's `kerberos` native module needs it to build.",
+    );
   }
   return problems;
 }
@@ -134,12 +138,23 @@ async function withInstallLock(fn) {
       if (e.code !== 'EEXIST') throw e;
       // A lock whose owner is gone is stale.
       let owner = NaN;
-      try { owner = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8')); } catch { /* being written */ }
+      try {
+        owner = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8'));
+      } catch {
+        /* being written */
+      }
       let alive = true;
       if (Number.isInteger(owner) && owner > 0) {
-        try { process.kill(owner, 0); } catch { alive = false; }
+        try {
+          process.kill(owner, 0);
+        } catch {
+          alive = false;
+        }
       }
-      if (!alive) { fs.rmSync(lock, { recursive: true, force: true }); continue; }
+      if (!alive) {
+        fs.rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
       if (Date.now() > deadline) throw new Error(`timed out waiting for the install lock ${lock}`);
       await new Promise((r) => setTimeout(r, 1000));
     }
@@ -174,21 +189,30 @@ export async function ensureCodeServer({ quiet = false } = {}) {
     fs.rmSync(CODE_SERVER_PREFIX, { recursive: true, force: true });
     fs.mkdirSync(CODE_SERVER_PREFIX, { recursive: true });
     // A package.json of its own keeps npm from walking up into the extension's package.json.
-    fs.writeFileSync(path.join(CODE_SERVER_PREFIX, 'package.json'), JSON.stringify({ name: 'code-server-test-install', private: true }, null, 2) + '\n');
+    fs.writeFileSync(
+      path.join(CODE_SERVER_PREFIX, 'package.json'),
+      JSON.stringify({ name: 'code-server-test-install', private: true }, null, 2) + '\n',
+    );
     const logFile = path.join(path.dirname(CODE_SERVER_PREFIX), 'code-server-install.log');
-    log(`installing code-server@${CODE_SERVER_VERSION} into ${path.relative(REPO_ROOT, CODE_SERVER_PREFIX)} (about a minute; log: ${path.relative(REPO_ROOT, logFile)})`);
+    log(
+      `installing code-server@${CODE_SERVER_VERSION} into ${path.relative(REPO_ROOT, CODE_SERVER_PREFIX)} (about a minute; log: ${path.relative(REPO_ROOT, logFile)})`,
+    );
     const out = fs.openSync(logFile, 'w');
     const code = await new Promise((resolve, reject) => {
-      const child = spawn('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', CODE_SERVER_PREFIX, `code-server@${CODE_SERVER_VERSION}`], {
-        cwd: CODE_SERVER_PREFIX,
-        stdio: ['ignore', out, out],
-        env: {
-          ...process.env,
-          TMPDIR: tmpDir, // where @vscode/ripgrep looks for its cache
-          npm_config_unsafe_perm: 'true', // the package refuses to install as root without it
-          npm_config_yes: 'true', // node-pty's install runs `npx node-gyp`
+      const child = spawn(
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', CODE_SERVER_PREFIX, `code-server@${CODE_SERVER_VERSION}`],
+        {
+          cwd: CODE_SERVER_PREFIX,
+          stdio: ['ignore', out, out],
+          env: {
+            ...process.env,
+            TMPDIR: tmpDir, // where @vscode/ripgrep looks for its cache
+            npm_config_unsafe_perm: 'true', // the package refuses to install as root without it
+            npm_config_yes: 'true', // node-pty's install runs `npx node-gyp`
+          },
         },
-      });
+      );
       child.on('error', reject);
       child.on('close', resolve);
     });
@@ -198,7 +222,9 @@ export async function ensureCodeServer({ quiet = false } = {}) {
       const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-40).join('\n');
       throw new Error(`npm install code-server@${CODE_SERVER_VERSION} failed (exit ${code}); last lines of ${logFile}:\n${tail}`);
     }
-    const version = JSON.parse(fs.readFileSync(path.join(CODE_SERVER_PREFIX, 'node_modules', 'code-server', 'package.json'), 'utf8')).version;
+    const version = JSON.parse(
+      fs.readFileSync(path.join(CODE_SERVER_PREFIX, 'node_modules', 'code-server', 'package.json'), 'utf8'),
+    ).version;
     fs.writeFileSync(path.join(CODE_SERVER_PREFIX, '.installed'), version + '\n');
     log(`installed code-server ${version} in ${seconds.toFixed(1)} s`);
     return { entry: CODE_SERVER_ENTRY, version, installed: true, seconds };
@@ -221,7 +247,10 @@ export function freePort() {
 /** GET `url`; resolves with the status code, rejects on a connection error. */
 function httpStatus(url, timeoutMs = 2000) {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    const req = http.get(url, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
     req.setTimeout(timeoutMs, () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
@@ -254,16 +283,33 @@ export async function installExtension(vsixPath, extensionsDir, { userDataDir } 
   const ownData = !userDataDir;
   const dataDir = userDataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-cs-install-'));
   try {
-    const args = [CODE_SERVER_ENTRY, '--extensions-dir', extensionsDir, '--user-data-dir', dataDir,
-      '--config', path.join(dataDir, 'config.yaml'), '--force', '--install-extension', path.resolve(vsixPath)];
+    const args = [
+      CODE_SERVER_ENTRY,
+      '--extensions-dir',
+      extensionsDir,
+      '--user-data-dir',
+      dataDir,
+      '--config',
+      path.join(dataDir, 'config.yaml'),
+      '--force',
+      '--install-extension',
+      path.resolve(vsixPath),
+    ];
     const r = await new Promise((resolve, reject) => {
       const child = spawn(process.execPath, args, { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
-      child.stdout.on('data', (d) => { output += d; });
-      child.stderr.on('data', (d) => { output += d; });
+      child.stdout.on('data', (d) => {
+        output += d;
+      });
+      child.stderr.on('data', (d) => {
+        output += d;
+      });
       const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
       child.on('error', reject);
-      child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, output });
+      });
     });
     if (r.code !== 0) throw new Error(`--install-extension ${vsixPath} failed (exit ${r.code}):\n${r.output}`);
     if (/Failed Installing/i.test(r.output)) throw new Error(`--install-extension ${vsixPath} failed:\n${r.output}`);
@@ -279,12 +325,20 @@ export async function installExtension(vsixPath, extensionsDir, { userDataDir } 
 const running = new Set();
 process.on('exit', () => {
   for (const pid of running) {
-    try { process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   }
 });
 /** On Ctrl+C / SIGTERM (when the caller has no handler of its own) exit, so the 'exit' handler above runs. */
 function exitOnSignals() {
-  for (const [sig, code] of /** @type {[NodeJS.Signals, number][]} */ ([['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]])) {
+  for (const [sig, code] of /** @type {[NodeJS.Signals, number][]} */ ([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ])) {
     if (process.listenerCount(sig) === 0) process.once(sig, () => process.exit(code));
   }
 }
@@ -305,7 +359,18 @@ function exitOnSignals() {
  * @returns {Promise<{url: string, port: number, folder: string, userDataDir: string, extensionsDir: string,
  *   logFile: string, pid: number, stop: () => Promise<void>, exited: Promise<number|null>}>}
  */
-export async function startCodeServer({ folder, extensionsDir, userDataDir, installVsix, settings, logFile, startTimeoutMs = 60_000, quiet = false } = /** @type {{ folder: string }} */ ({ folder: '' })) {
+export async function startCodeServer(
+  {
+    folder,
+    extensionsDir,
+    userDataDir,
+    installVsix,
+    settings,
+    logFile,
+    startTimeoutMs = 60_000,
+    quiet = false,
+  } = /** @type {{ folder: string }} */ ({ folder: '' }),
+) {
   if (!folder) throw new Error('startCodeServer: folder is required');
   exitOnSignals();
   await ensureCodeServer({ quiet });
@@ -329,15 +394,20 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
     const port = await freePort();
     const args = [
       CODE_SERVER_ENTRY,
-      '--auth', 'none',
-      '--bind-addr', `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
       '--disable-telemetry',
       '--disable-update-check',
       '--disable-workspace-trust',
       '--disable-getting-started-override',
-      '--user-data-dir', userDataDir,
-      '--extensions-dir', extensionsDir,
-      '--config', path.join(userDataDir, 'config.yaml'), // keep ~/.config/code-server untouched
+      '--user-data-dir',
+      userDataDir,
+      '--extensions-dir',
+      extensionsDir,
+      '--config',
+      path.join(userDataDir, 'config.yaml'), // keep ~/.config/code-server untouched
       absFolder,
     ];
     const out = fs.openSync(logFile, 'a');
@@ -348,12 +418,16 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
     fs.closeSync(out);
     running.add(child.pid);
     let exitCode;
-    const exited = new Promise((resolve) => child.on('exit', (code, signal) => {
-      running.delete(child.pid);
-      exitCode = code ?? signal;
-      resolve(code);
-    }));
-    child.on('error', (e) => { lastError = e; });
+    const exited = new Promise((resolve) =>
+      child.on('exit', (code, signal) => {
+        running.delete(child.pid);
+        exitCode = code ?? signal;
+        resolve(code);
+      }),
+    );
+    child.on('error', (e) => {
+      lastError = e;
+    });
 
     const url = `http://127.0.0.1:${port}/`;
     const deadline = Date.now() + startTimeoutMs;
@@ -361,25 +435,46 @@ export async function startCodeServer({ folder, extensionsDir, userDataDir, inst
     while (Date.now() < deadline && exitCode === undefined) {
       try {
         const status = await httpStatus(`${url}healthz`);
-        if (status > 0 && status < 500) { up = true; break; }
-      } catch { /* not listening yet */ }
+        if (status > 0 && status < 500) {
+          up = true;
+          break;
+        }
+      } catch {
+        /* not listening yet */
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
     const stop = async () => {
       if (exitCode !== undefined) return;
-      try { process.kill(-pid, 'SIGTERM'); } catch { return; }
-      const t = setTimeout(() => { try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+      try {
+        process.kill(-pid, 'SIGTERM');
+      } catch {
+        return;
+      }
+      const t = setTimeout(() => {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }, 5000);
       await exited;
       clearTimeout(t);
       // Hosts that outlived the server in the same group.
-      try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     };
     if (up) return { url, port, folder: absFolder, userDataDir, extensionsDir, logFile, pid, stop, exited };
     await stop();
     const tail = tailFile(logFile, 30);
-    lastError = new Error(exitCode !== undefined
-      ? `code-server exited (${exitCode}) before answering on port ${port}; log ${logFile}:\n${tail}`
-      : `code-server did not answer on ${url} within ${startTimeoutMs / 1000} s; log ${logFile}:\n${tail}`);
+    lastError = new Error(
+      exitCode !== undefined
+        ? `code-server exited (${exitCode}) before answering on port ${port}; log ${logFile}:\n${tail}`
+        : `code-server did not answer on ${url} within ${startTimeoutMs / 1000} s; log ${logFile}:\n${tail}`,
+    );
     if (!/EADDRINUSE/.test(tail)) break; // only a port race is worth retrying
   }
   throw lastError;
@@ -419,7 +514,11 @@ export function findExtensionHostLogs(userDataDir) {
   const found = [];
   const walk = (dir, depth) => {
     let entries;
-    try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of entries) {
       const p = path.join(dir, e.name);
       if (e.isDirectory() && depth < 6) walk(p, depth + 1);
@@ -436,12 +535,17 @@ async function cli(argv) {
   if (cmd === 'install' || cmd === undefined) {
     for (const p of checkSystemPrerequisites()) log(`MISSING: ${p}`);
     const r = await ensureCodeServer();
-    console.log(r.installed ? `code-server ${r.version} installed in ${r.seconds.toFixed(1)} s` : `code-server ${r.version} already installed`);
+    console.log(
+      r.installed ? `code-server ${r.version} installed in ${r.seconds.toFixed(1)} s` : `code-server ${r.version} already installed`,
+    );
   } else if (cmd === 'start') {
     const folder = rest[0] ?? path.join(REPO_ROOT, 'sample');
     const vsix = rest.includes('--vsix') ? rest[rest.indexOf('--vsix') + 1] : undefined;
     let cs;
-    const shutdown = async () => { await cs?.stop(); process.exit(0); };
+    const shutdown = async () => {
+      await cs?.stop();
+      process.exit(0);
+    };
     process.on('SIGINT', shutdown); // registered first, so startCodeServer adds no exit-at-once handler
     process.on('SIGTERM', shutdown);
     cs = await startCodeServer({ folder, installVsix: vsix });
@@ -458,5 +562,8 @@ async function cli(argv) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  cli(process.argv.slice(2)).catch((e) => { console.error(`[code-server] ${e.message ?? e}`); process.exit(1); });
+  cli(process.argv.slice(2)).catch((e) => {
+    console.error(`[code-server] ${e.message ?? e}`);
+    process.exit(1);
+  });
 }

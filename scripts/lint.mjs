@@ -4,6 +4,7 @@
 //   2. tsc -p tsconfig.scripts.json    the Node scripts, checked through their JSDoc
 //   3. eslint .                        eslint.config.mjs (type-aware for TypeScript)
 //   4. madge --circular                no import cycles in src/ and webview/
+//   5. prettier --check                the formatter's style (.prettierrc.json; `npm run format` fixes it)
 // Exits nonzero when any step failed; the last line says which.
 
 import { spawnSync } from 'node:child_process';
@@ -18,7 +19,35 @@ const steps = [
   { name: 'tsc (project)', args: [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.json'] },
   { name: 'tsc (scripts)', args: [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.scripts.json'] },
   { name: 'eslint', args: [bin('eslint', 'bin/eslint.js'), '--max-warnings', '0', '.'] },
-  { name: 'madge (import cycles)', args: [bin('madge', 'bin/cli.js'), '--circular', '--no-spinner', '--extensions', 'ts', '--ts-config', 'tsconfig.json', 'src', 'webview'] },
+  {
+    name: 'madge (import cycles)',
+    args: [
+      bin('madge', 'bin/cli.js'),
+      '--circular',
+      '--no-spinner',
+      '--extensions',
+      'ts',
+      '--ts-config',
+      'tsconfig.json',
+      'src',
+      'webview',
+    ],
+  },
+  {
+    name: 'prettier (format check)',
+    args: [
+      bin('prettier', 'bin/prettier.cjs'),
+      '--check',
+      '--log-level',
+      'warn',
+      'src',
+      'webview',
+      'test',
+      'scripts',
+      'esbuild.js',
+      'eslint.config.mjs',
+    ],
+  },
 ];
 
 const failed = [];

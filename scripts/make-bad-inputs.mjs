@@ -53,7 +53,17 @@ export function miniTokenizer() {
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab, merges: [] },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      vocab,
+      merges: [],
+    },
   };
 }
 
@@ -66,7 +76,8 @@ export async function makeBadInputs(options = {}) {
   const out = path.resolve(options.out ?? path.join(REPO_ROOT, 'out', 'fixtures', 'bad-inputs'));
   const sampleRoot = path.resolve(options.sampleRoot ?? path.join(REPO_ROOT, 'sample'));
   if (fs.existsSync(out)) {
-    if (!fs.existsSync(path.join(out, 'cases.json'))) throw new Error(`${out} exists and is not a corpus of ${CREATED_BY}; not deleting it`);
+    if (!fs.existsSync(path.join(out, 'cases.json')))
+      throw new Error(`${out} exists and is not a corpus of ${CREATED_BY}; not deleting it`);
     fs.rmSync(out, { recursive: true, force: true });
   }
   fs.mkdirSync(out, { recursive: true });
@@ -76,11 +87,15 @@ export async function makeBadInputs(options = {}) {
   const entries = [0, 1, 2].map((i) => ({ shard: shardName(i), start_token: i * SMALL, num_tokens: SMALL, sha256: sha(shardBufs[i]) }));
   const line = (e) => JSON.stringify(e);
   const goodManifest = entries.map(line).join('\n') + '\n';
-  const goodProv = JSON.stringify({ name: 'bad-input base', global_tokens_per_update: 512, sequence_length: 128, eos_token_id: 100257 }, null, 2) + '\n';
+  const goodProv =
+    JSON.stringify({ name: 'bad-input base', global_tokens_per_update: 512, sequence_length: 128, eos_token_id: 100257 }, null, 2) + '\n';
   // The base tokenizer: the small byte-level one with dolma2's EOS id and vocabulary size
   // (100,278 ids; the ids in between are holes), so the sample's ids fit and it loads in ms.
   const baseTok = miniTokenizer();
-  baseTok.added_tokens = [{ id: 100257, content: '<|endoftext|>', special: true }, { id: 100277, content: '<|pad|>', special: true }];
+  baseTok.added_tokens = [
+    { id: 100257, content: '<|endoftext|>', special: true },
+    { id: 100277, content: '<|pad|>', special: true },
+  ];
 
   const cases = [];
   /**
@@ -112,22 +127,43 @@ export async function makeBadInputs(options = {}) {
   const info = (expect, core = 'dataset') => ({ args: ['info', '{root}'], code: 1, expect, core });
 
   // ---- shard_manifest.jsonl: one bad line (info exits 1 and names the line; the core reports the same problem)
-  add('line-not-json', 'Line 2 is cut off mid-object.', info(lineMsg(2) + '.*not valid JSON'), null, { manifest: withLine(2, '{"shard": "shards/tokens_000001.u32", "start_') });
-  add('line-deep-array', 'Line 2 holds a value nested 100,000 arrays deep (was: Maximum call stack size exceeded).', info(lineMsg(2) + '.*nested deeper than'), null, { manifest: withLine(2, `{"shard": "x", "start_token": 1000, "num_tokens": 1000, "x": ${nest(100_000)}}`) });
-  add('line-deep-object', 'Line 2 is objects nested 100,000 deep.', info(lineMsg(2) + '.*nested deeper than'), null, { manifest: withLine(2, '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)) });
-  add('line-deep-unclosed', 'Line 2 opens 200,000 arrays and never closes them.', info(lineMsg(2) + '.*nested deeper than'), null, { manifest: withLine(2, '['.repeat(200_000)) });
-  add('line-array', 'Line 2 is a JSON array.', info(lineMsg(2) + '.*expected a JSON object'), null, { manifest: withLine(2, JSON.stringify([shardName(1), 1000, 1000])) });
+  add('line-not-json', 'Line 2 is cut off mid-object.', info(lineMsg(2) + '.*not valid JSON'), null, {
+    manifest: withLine(2, '{"shard": "shards/tokens_000001.u32", "start_'),
+  });
+  add(
+    'line-deep-array',
+    'Line 2 holds a value nested 100,000 arrays deep (was: Maximum call stack size exceeded).',
+    info(lineMsg(2) + '.*nested deeper than'),
+    null,
+    { manifest: withLine(2, `{"shard": "x", "start_token": 1000, "num_tokens": 1000, "x": ${nest(100_000)}}`) },
+  );
+  add('line-deep-object', 'Line 2 is objects nested 100,000 deep.', info(lineMsg(2) + '.*nested deeper than'), null, {
+    manifest: withLine(2, '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)),
+  });
+  add('line-deep-unclosed', 'Line 2 opens 200,000 arrays and never closes them.', info(lineMsg(2) + '.*nested deeper than'), null, {
+    manifest: withLine(2, '['.repeat(200_000)),
+  });
+  add('line-array', 'Line 2 is a JSON array.', info(lineMsg(2) + '.*expected a JSON object'), null, {
+    manifest: withLine(2, JSON.stringify([shardName(1), 1000, 1000])),
+  });
   add('line-number', 'Line 2 is a bare number.', info(lineMsg(2) + '.*expected a JSON object'), null, { manifest: withLine(2, '42') });
-  add('line-string', 'Line 2 is a JSON string.', info(lineMsg(2) + '.*expected a JSON object'), null, { manifest: withLine(2, '"shards/tokens_000001.u32"') });
+  add('line-string', 'Line 2 is a JSON string.', info(lineMsg(2) + '.*expected a JSON object'), null, {
+    manifest: withLine(2, '"shards/tokens_000001.u32"'),
+  });
   add('line-null', 'Line 2 is null.', info(lineMsg(2) + '.*expected a JSON object'), null, { manifest: withLine(2, 'null') });
-  add('line-binary', 'Line 2 is binary garbage.', info(lineMsg(2) + '.*not valid JSON'), null, { manifest: withLine(2, '\u0000\u00ff\u0001{]') });
+  add('line-binary', 'Line 2 is binary garbage.', info(lineMsg(2) + '.*not valid JSON'), null, {
+    manifest: withLine(2, '\u0000\u00ff\u0001{]'),
+  });
   for (const f of ['shard', 'start_token', 'num_tokens']) {
     /** @type {Record<string, unknown>} */
     const rest = { ...entries[1] };
     delete rest[f];
-    add(`missing-${f.replace('_', '-')}`, `Line 2 has no ${f}.`, info(lineMsg(2) + `.*missing field.*${f}`), null, { manifest: withLine(2, JSON.stringify(rest)) });
+    add(`missing-${f.replace('_', '-')}`, `Line 2 has no ${f}.`, info(lineMsg(2) + `.*missing field.*${f}`), null, {
+      manifest: withLine(2, JSON.stringify(rest)),
+    });
   }
-  const badField = (name, desc, patch, what) => add(name, desc, info(lineMsg(2) + `.*${what}`), null, { manifest: withLine(2, JSON.stringify({ ...entries[1], ...patch })) });
+  const badField = (name, desc, patch, what) =>
+    add(name, desc, info(lineMsg(2) + `.*${what}`), null, { manifest: withLine(2, JSON.stringify({ ...entries[1], ...patch })) });
   badField('shard-empty', 'shard is "".', { shard: '' }, 'shard must be a non-empty string');
   badField('shard-number', 'shard is a number.', { shard: 7 }, 'shard must be a non-empty string');
   badField('shard-too-long', 'shard is 5,000 characters.', { shard: 'a/'.repeat(2500) }, 'characters long');
@@ -137,108 +173,342 @@ export async function makeBadInputs(options = {}) {
   badField('num-huge', 'num_tokens is 2^60.', { num_tokens: 2 ** 60 }, 'num_tokens .*2\\^53');
   badField('sha-short', 'sha256 has 63 digits.', { sha256: entries[1].sha256.slice(1) }, 'sha256 must be 64 hex digits');
   badField('sha-nonhex', 'sha256 has a z.', { sha256: 'z' + entries[1].sha256.slice(1) }, 'sha256 must be 64 hex digits');
-  add('num-1e400', 'num_tokens is 1e400 (Infinity when parsed).', info(lineMsg(2) + '.*num_tokens'), null, { manifest: withLine(2, line(entries[1]).replace(/"num_tokens":\d+/, '"num_tokens":1e400')) });
+  add('num-1e400', 'num_tokens is 1e400 (Infinity when parsed).', info(lineMsg(2) + '.*num_tokens'), null, {
+    manifest: withLine(2, line(entries[1]).replace(/"num_tokens":\d+/, '"num_tokens":1e400')),
+  });
   // paths that leave the root (item 5)
   badField('outside-dotdot', 'shard climbs out with ../', { shard: '../../etc/passwd' }, 'climbs out with \\.\\..*not read');
   badField('outside-absolute', 'shard is an absolute path.', { shard: '/etc/passwd' }, 'is an absolute path.*not read');
-  add('outside-symlink', 'shards/tokens_000001.u32 is a symbolic link to /etc/hostname.', info(lineMsg(2) + '.*symbolic link.*not read'), (d) => {
-    fs.rmSync(path.join(d, shardName(1)));
-    fs.symlinkSync('/etc/hostname', path.join(d, shardName(1)));
-  });
-  add('outside-symlink-dir', 'shards/ is a symbolic link to a folder outside the root.', info(lineMsg(1) + '.*symbolic link.*not read'), (d) => {
-    const elsewhere = path.join(out, `_elsewhere-${path.basename(d)}`);
-    fs.renameSync(path.join(d, 'shards'), elsewhere);
-    fs.symlinkSync(elsewhere, path.join(d, 'shards'));
-  });
+  add(
+    'outside-symlink',
+    'shards/tokens_000001.u32 is a symbolic link to /etc/hostname.',
+    info(lineMsg(2) + '.*symbolic link.*not read'),
+    (d) => {
+      fs.rmSync(path.join(d, shardName(1)));
+      fs.symlinkSync('/etc/hostname', path.join(d, shardName(1)));
+    },
+  );
+  add(
+    'outside-symlink-dir',
+    'shards/ is a symbolic link to a folder outside the root.',
+    info(lineMsg(1) + '.*symbolic link.*not read'),
+    (d) => {
+      const elsewhere = path.join(out, `_elsewhere-${path.basename(d)}`);
+      fs.renameSync(path.join(d, 'shards'), elsewhere);
+      fs.symlinkSync(elsewhere, path.join(d, 'shards'));
+    },
+  );
   // hostile names: control characters and markup end up shown as text (item 4)
-  badField('name-escape-seq', 'shard name holds a terminal escape sequence (missing file).', { shard: 'shards/\u001b[2J\u001b]0;pwned\u0007.u32' }, '⟨ESC⟩\\[2J⟨ESC⟩\\]0;pwned⟨BEL⟩.*does not exist');
-  badField('name-csi-bidi', 'shard name holds C1 CSI and a bidi override (missing file).', { shard: 'shards/\u009b31m\u202eevil.u32' }, '⟨U\\+009B⟩31m⟨U\\+202E⟩evil.*does not exist');
-  badField('name-markdown-link', 'shard name is a command link (missing file).', { shard: '[click](command:workbench.action.terminal.new).u32' }, 'does not exist');
+  badField(
+    'name-escape-seq',
+    'shard name holds a terminal escape sequence (missing file).',
+    { shard: 'shards/\u001b[2J\u001b]0;pwned\u0007.u32' },
+    '⟨ESC⟩\\[2J⟨ESC⟩\\]0;pwned⟨BEL⟩.*does not exist',
+  );
+  badField(
+    'name-csi-bidi',
+    'shard name holds C1 CSI and a bidi override (missing file).',
+    { shard: 'shards/\u009b31m\u202eevil.u32' },
+    '⟨U\\+009B⟩31m⟨U\\+202E⟩evil.*does not exist',
+  );
+  badField(
+    'name-markdown-link',
+    'shard name is a command link (missing file).',
+    { shard: '[click](command:workbench.action.terminal.new).u32' },
+    'does not exist',
+  );
   // structure of the list
-  add('duplicate', 'Line 3 lists shard 1 again.', info(lineMsg(3) + '.*already listed on line 2'), null, { manifest: [line(entries[0]), line(entries[1]), line({ ...entries[1], start_token: 2000 })].join('\n') + '\n' });
-  add('gap', 'Shard 1 is missing from the list: tokens 1,000–2,000 are in no shard.', info(lineMsg(2) + '.*gap of 1,000 tokens'), null, { manifest: [line(entries[0]), line(entries[2])].join('\n') + '\n' });
-  add('overlap', 'Shard 2 starts inside shard 1.', info(lineMsg(3) + '.*inside'), null, { manifest: withLine(3, line({ ...entries[2], start_token: 1500 })) });
-  add('not-from-zero', 'The first shard starts at token 5.', info(lineMsg(1) + '.*expected 0'), null, { manifest: entries.map((e) => line({ ...e, start_token: e.start_token + 5 })).join('\n') + '\n' });
+  add('duplicate', 'Line 3 lists shard 1 again.', info(lineMsg(3) + '.*already listed on line 2'), null, {
+    manifest: [line(entries[0]), line(entries[1]), line({ ...entries[1], start_token: 2000 })].join('\n') + '\n',
+  });
+  add('gap', 'Shard 1 is missing from the list: tokens 1,000–2,000 are in no shard.', info(lineMsg(2) + '.*gap of 1,000 tokens'), null, {
+    manifest: [line(entries[0]), line(entries[2])].join('\n') + '\n',
+  });
+  add('overlap', 'Shard 2 starts inside shard 1.', info(lineMsg(3) + '.*inside'), null, {
+    manifest: withLine(3, line({ ...entries[2], start_token: 1500 })),
+  });
+  add('not-from-zero', 'The first shard starts at token 5.', info(lineMsg(1) + '.*expected 0'), null, {
+    manifest: entries.map((e) => line({ ...e, start_token: e.start_token + 5 })).join('\n') + '\n',
+  });
   add('empty-manifest', 'shard_manifest.jsonl is empty.', info(`${M}: no shard lines`), null, { manifest: '' });
   add('blank-manifest', 'shard_manifest.jsonl holds only blank lines.', info(`${M}: no shard lines`), null, { manifest: '\n\n  \n' });
   // files on disk
   add('missing-file', 'Shard 1 is not on disk.', info(lineMsg(2) + '.*does not exist'), (d) => fs.rmSync(path.join(d, shardName(1))));
-  add('truncated', 'Shard 1 is 400 bytes short.', info(`tokens_000001\\.u32: size 3,600 bytes.*${M} line 2`), (d) => fs.truncateSync(path.join(d, shardName(1)), 3600));
-  add('not-multiple-of-4', 'Shard 1 has 3 trailing bytes.', info(`tokens_000001\\.u32 \\(${M} line 2\\): size 4,003 bytes is not a multiple of 4`), (d) => fs.appendFileSync(path.join(d, shardName(1)), Buffer.from([1, 2, 3])));
-  add('shard-is-folder', 'shards/tokens_000001.u32 is a folder.', info(lineMsg(2) + '.*cannot read shard file'), (d) => { fs.rmSync(path.join(d, shardName(1))); fs.mkdirSync(path.join(d, shardName(1))); });
+  add('truncated', 'Shard 1 is 400 bytes short.', info(`tokens_000001\\.u32: size 3,600 bytes.*${M} line 2`), (d) =>
+    fs.truncateSync(path.join(d, shardName(1)), 3600),
+  );
+  add(
+    'not-multiple-of-4',
+    'Shard 1 has 3 trailing bytes.',
+    info(`tokens_000001\\.u32 \\(${M} line 2\\): size 4,003 bytes is not a multiple of 4`),
+    (d) => fs.appendFileSync(path.join(d, shardName(1)), Buffer.from([1, 2, 3])),
+  );
+  add('shard-is-folder', 'shards/tokens_000001.u32 is a folder.', info(lineMsg(2) + '.*cannot read shard file'), (d) => {
+    fs.rmSync(path.join(d, shardName(1)));
+    fs.mkdirSync(path.join(d, shardName(1)));
+  });
 
   // ---- manifest.json (info exits 1 naming manifest.json; the value is ignored)
   const prov = (name, desc, text, what) => add(name, desc, info(`manifest\\.json${what}`), null, { prov: text });
   prov('prov-not-json', 'manifest.json is cut off.', '{"name": "x",\n"global_tokens_per_update": ', ' line 2: not valid JSON');
-  prov('prov-deep', 'manifest.json nests 100,000 objects.', '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000), ' line 1: not valid JSON \\(nested deeper than');
-  prov('prov-deep-line3', 'manifest.json nests 100,000 arrays on line 3.', `{\n"name": "x",\n"x": ${nest(100_000)}\n}`, ' line 3: not valid JSON \\(nested deeper than');
+  prov(
+    'prov-deep',
+    'manifest.json nests 100,000 objects.',
+    '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000),
+    ' line 1: not valid JSON \\(nested deeper than',
+  );
+  prov(
+    'prov-deep-line3',
+    'manifest.json nests 100,000 arrays on line 3.',
+    `{\n"name": "x",\n"x": ${nest(100_000)}\n}`,
+    ' line 3: not valid JSON \\(nested deeper than',
+  );
   prov('prov-array', 'manifest.json is an array.', '[1, 2]', ' line 1: not a JSON object');
-  prov('prov-g-float', 'global_tokens_per_update is 1.5.', JSON.stringify({ global_tokens_per_update: 1.5 }), ': global_tokens_per_update = 1\\.5 is not a positive integer');
-  prov('prov-g-negative', 'global_tokens_per_update is -512.', JSON.stringify({ global_tokens_per_update: -512 }), ': global_tokens_per_update = -512 is not a positive integer');
-  prov('prov-g-huge', 'global_tokens_per_update is 2^40 (the 5.4 GB update).', JSON.stringify({ global_tokens_per_update: 2 ** 40, sequence_length: 1024 }), ': global_tokens_per_update = 1,099,511,627,776 is more than 16,777,216');
+  prov(
+    'prov-g-float',
+    'global_tokens_per_update is 1.5.',
+    JSON.stringify({ global_tokens_per_update: 1.5 }),
+    ': global_tokens_per_update = 1\\.5 is not a positive integer',
+  );
+  prov(
+    'prov-g-negative',
+    'global_tokens_per_update is -512.',
+    JSON.stringify({ global_tokens_per_update: -512 }),
+    ': global_tokens_per_update = -512 is not a positive integer',
+  );
+  prov(
+    'prov-g-huge',
+    'global_tokens_per_update is 2^40 (the 5.4 GB update).',
+    JSON.stringify({ global_tokens_per_update: 2 ** 40, sequence_length: 1024 }),
+    ': global_tokens_per_update = 1,099,511,627,776 is more than 16,777,216',
+  );
   prov('prov-l-zero', 'sequence_length is 0.', JSON.stringify({ sequence_length: 0 }), ': sequence_length = 0 is not a positive integer');
-  prov('prov-g-not-multiple', 'G = 1000 is not a multiple of L = 128.', JSON.stringify({ global_tokens_per_update: 1000, sequence_length: 128 }), ': tokens per update 1,000 .*not a multiple of the sequence length 128');
-  prov('prov-eos-huge', 'eos_token_id is 2^32.', JSON.stringify({ eos_token_id: 2 ** 32 }), ': eos_token_id = 4294967296 is not a token id');
-  prov('prov-eos-string', 'eos_token_id is a string.', JSON.stringify({ eos_token_id: '<|endoftext|>' }), ': eos_token_id = "<\\|endoftext\\|>" is not a token id');
+  prov(
+    'prov-g-not-multiple',
+    'G = 1000 is not a multiple of L = 128.',
+    JSON.stringify({ global_tokens_per_update: 1000, sequence_length: 128 }),
+    ': tokens per update 1,000 .*not a multiple of the sequence length 128',
+  );
+  prov(
+    'prov-eos-huge',
+    'eos_token_id is 2^32.',
+    JSON.stringify({ eos_token_id: 2 ** 32 }),
+    ': eos_token_id = 4294967296 is not a token id',
+  );
+  prov(
+    'prov-eos-string',
+    'eos_token_id is a string.',
+    JSON.stringify({ eos_token_id: '<|endoftext|>' }),
+    ': eos_token_id = "<\\|endoftext\\|>" is not a token id',
+  );
   // ---- verification.json
-  const verif = (name, desc, text, what) => add(name, desc, info(`verification\\.json${what}`), null, { files: { 'verification.json': text } });
+  const verif = (name, desc, text, what) =>
+    add(name, desc, info(`verification\\.json${what}`), null, { files: { 'verification.json': text } });
   verif('verif-not-json', 'verification.json is not JSON.', 'sha256: all good\n', ': not valid JSON');
-  verif('verif-deep', 'verification.json nests 100,000 arrays.', `{"checks": ${nest(100_000)}}`, ' line 1: not valid JSON \\(nested deeper than');
+  verif(
+    'verif-deep',
+    'verification.json nests 100,000 arrays.',
+    `{"checks": ${nest(100_000)}}`,
+    ' line 1: not valid JSON \\(nested deeper than',
+  );
   verif('verif-number', 'verification.json is a number.', '42\n', ' line 1: not a JSON object');
 
   // ---- tokenizer.json (decode/encode exit 1 naming the file and field)
   const T = 'tokenizer\\.json';
   const mini = miniTokenizer();
-  const tokCase = (name, desc, tok, args, what) => add(name, desc, { args, code: 1, expect: `${T}${what}`, core: 'tokenizer' }, null, { tokenizer: tok });
+  const tokCase = (name, desc, tok, args, what) =>
+    add(name, desc, { args, code: 1, expect: `${T}${what}`, core: 'tokenizer' }, null, { tokenizer: tok });
   const decodeArgs = ['decode', '{root}', '65', '66'];
   const encodeArgs = ['encode', '{root}', 'hi there'];
   tokCase('tok-not-json', 'tokenizer.json is cut off.', '{"model": {"type": "BPE",\n"vocab": {', decodeArgs, ' line 2: not valid JSON');
-  tokCase('tok-deep', 'tokenizer.json nests 100,000 arrays.', `{"model": ${nest(100_000)}}`, decodeArgs, ' line 1: not valid JSON \\(nested deeper than');
+  tokCase(
+    'tok-deep',
+    'tokenizer.json nests 100,000 arrays.',
+    `{"model": ${nest(100_000)}}`,
+    decodeArgs,
+    ' line 1: not valid JSON \\(nested deeper than',
+  );
   tokCase('tok-no-vocab', 'model has no vocab.', { ...mini, model: { type: 'BPE', merges: [] } }, decodeArgs, ': no model\\.vocab');
-  tokCase('tok-huge-id', 'a vocab id is 4e9 (would allocate gigabytes).', { ...mini, model: { ...mini.model, vocab: { ...mini.model.vocab, x: 4e9 } } }, decodeArgs, ': model\\.vocab\\["x"\\] has id 4000000000');
-  tokCase('tok-added-not-array', 'added_tokens is an object.', { ...mini, added_tokens: { id: 256 } }, decodeArgs, ': added_tokens is not an array');
+  tokCase(
+    'tok-huge-id',
+    'a vocab id is 4e9 (would allocate gigabytes).',
+    { ...mini, model: { ...mini.model, vocab: { ...mini.model.vocab, x: 4e9 } } },
+    decodeArgs,
+    ': model\\.vocab\\["x"\\] has id 4000000000',
+  );
+  tokCase(
+    'tok-added-not-array',
+    'added_tokens is an object.',
+    { ...mini, added_tokens: { id: 256 } },
+    decodeArgs,
+    ': added_tokens is not an array',
+  );
   tokCase('tok-decoder', 'decoder is WordPiece.', { ...mini, decoder: { type: 'WordPiece' } }, decodeArgs, ': decoder is WordPiece');
-  tokCase('tok-no-merges', 'model.merges is missing (encoding needs it).', { ...mini, model: { ...mini.model, merges: undefined } }, encodeArgs, ': field model\\.merges is missing');
-  tokCase('tok-bad-merge', 'a merge is a number.', { ...mini, model: { ...mini.model, merges: [42] } }, encodeArgs, ': field model\\.merges\\[0\\] is 42');
-  tokCase('tok-unknown-pretok', 'the pre-tokenizer type is Frobnicate.', { ...mini, pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Frobnicate' }] } }, encodeArgs, ': field pre_tokenizer\\.pretokenizers\\[0\\]\\.type is "Frobnicate", an unknown pre-tokenizer type');
-  tokCase('tok-split-no-pattern', 'a Split pre-tokenizer has no pattern.', { ...mini, pre_tokenizer: { type: 'Split', behavior: 'Isolated' } }, encodeArgs, ': field pre_tokenizer\\.pattern is missing');
-  tokCase('tok-catastrophic-regex', 'the split regex (a+)+$ backtracks exponentially on "aaaa…ab".',
-    { ...mini, pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: '(a+)+$' }, behavior: 'Isolated', invert: false }, mini.pre_tokenizer] } },
-    ['encode', '{root}', 'a'.repeat(40) + 'b', '--time-limit', '2'], ': encoding 41 characters took longer than the 2 s time limit; the pattern pre_tokenizer\\.pretokenizers\\[0\\]\\.pattern\\.Regex = "\\(a\\+\\)\\+\\$"');
+  tokCase(
+    'tok-no-merges',
+    'model.merges is missing (encoding needs it).',
+    { ...mini, model: { ...mini.model, merges: undefined } },
+    encodeArgs,
+    ': field model\\.merges is missing',
+  );
+  tokCase(
+    'tok-bad-merge',
+    'a merge is a number.',
+    { ...mini, model: { ...mini.model, merges: [42] } },
+    encodeArgs,
+    ': field model\\.merges\\[0\\] is 42',
+  );
+  tokCase(
+    'tok-unknown-pretok',
+    'the pre-tokenizer type is Frobnicate.',
+    { ...mini, pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Frobnicate' }] } },
+    encodeArgs,
+    ': field pre_tokenizer\\.pretokenizers\\[0\\]\\.type is "Frobnicate", an unknown pre-tokenizer type',
+  );
+  tokCase(
+    'tok-split-no-pattern',
+    'a Split pre-tokenizer has no pattern.',
+    { ...mini, pre_tokenizer: { type: 'Split', behavior: 'Isolated' } },
+    encodeArgs,
+    ': field pre_tokenizer\\.pattern is missing',
+  );
+  tokCase(
+    'tok-catastrophic-regex',
+    'the split regex (a+)+$ backtracks exponentially on "aaaa…ab".',
+    {
+      ...mini,
+      pre_tokenizer: {
+        type: 'Sequence',
+        pretokenizers: [{ type: 'Split', pattern: { Regex: '(a+)+$' }, behavior: 'Isolated', invert: false }, mini.pre_tokenizer],
+      },
+    },
+    ['encode', '{root}', 'a'.repeat(40) + 'b', '--time-limit', '2'],
+    ': encoding 41 characters took longer than the 2 s time limit; the pattern pre_tokenizer\\.pretokenizers\\[0\\]\\.pattern\\.Regex = "\\(a\\+\\)\\+\\$"',
+  );
 
   // ---- shard contents: dtype mix-ups (item 12) and reads that hit a fault (offsets)
-  const narrow = Array.from(readTokens(sampleRoot, 0, 20 * SMALL)).filter((v) => v < 65536).slice(0, 6 * SMALL);
+  const narrow = Array.from(readTokens(sampleRoot, 0, 20 * SMALL))
+    .filter((v) => v < 65536)
+    .slice(0, 6 * SMALL);
   const as16 = Buffer.alloc(narrow.length * 2);
   narrow.forEach((v, i) => as16.writeUInt16LE(v, 2 * i));
   const wideIds = Array.from(tokens.subarray(0, 1500));
   const as32as16 = u32le(wideIds.flatMap((v) => [v & 0xffff, v >>> 16]));
-  const dtypeManifest = (buf) => [0, 1, 2].map((i) => line({ shard: shardName(i), start_token: i * SMALL, num_tokens: SMALL, sha256: sha(buf.subarray(i * 4000, (i + 1) * 4000)) })).join('\n') + '\n';
-  const dtypeCase = (name, desc, buf, what) => add(name, desc, { args: ['info', '{root}'], code: 1, expect: `tokens_000000\\.u32.*${what}` }, (d) => {
-    for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(d, shardName(i)), buf.subarray(i * 4000, (i + 1) * 4000));
-  }, { manifest: dtypeManifest(buf) });
-  dtypeCase('dtype-uint16-as-uint32', 'uint16 ids stored two per uint32 (reads as ids in the billions).', as16.subarray(0, 12000), 'uint16 data read as uint32');
-  dtypeCase('dtype-uint32-as-uint16', 'uint32 ids written as uint16 pairs (every other id 0).', as32as16.subarray(0, 12000), 'uint32 data read as uint16');
-  add('read-truncated', 'tokens across a truncated shard: the short read names the file and byte offset.', { args: ['tokens', '{root}', '--start', '1890', '--count', '20'], code: 1, expect: 'tokens_000001\\.u32: short read at byte 3,600' }, (d) => fs.truncateSync(path.join(d, shardName(1)), 3600));
-  add('read-gap', 'tokens across a manifest gap: the message names the hole.', { args: ['tokens', '{root}', '--start', '990', '--count', '20'], code: 1, expect: 'token 1,000 is in no shard' }, null, { manifest: [line(entries[0]), line(entries[2])].join('\n') + '\n' });
+  const dtypeManifest = (buf) =>
+    [0, 1, 2]
+      .map((i) =>
+        line({ shard: shardName(i), start_token: i * SMALL, num_tokens: SMALL, sha256: sha(buf.subarray(i * 4000, (i + 1) * 4000)) }),
+      )
+      .join('\n') + '\n';
+  const dtypeCase = (name, desc, buf, what) =>
+    add(
+      name,
+      desc,
+      { args: ['info', '{root}'], code: 1, expect: `tokens_000000\\.u32.*${what}` },
+      (d) => {
+        for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(d, shardName(i)), buf.subarray(i * 4000, (i + 1) * 4000));
+      },
+      { manifest: dtypeManifest(buf) },
+    );
+  dtypeCase(
+    'dtype-uint16-as-uint32',
+    'uint16 ids stored two per uint32 (reads as ids in the billions).',
+    as16.subarray(0, 12000),
+    'uint16 data read as uint32',
+  );
+  dtypeCase(
+    'dtype-uint32-as-uint16',
+    'uint32 ids written as uint16 pairs (every other id 0).',
+    as32as16.subarray(0, 12000),
+    'uint32 data read as uint16',
+  );
+  add(
+    'read-truncated',
+    'tokens across a truncated shard: the short read names the file and byte offset.',
+    { args: ['tokens', '{root}', '--start', '1890', '--count', '20'], code: 1, expect: 'tokens_000001\\.u32: short read at byte 3,600' },
+    (d) => fs.truncateSync(path.join(d, shardName(1)), 3600),
+  );
+  add(
+    'read-gap',
+    'tokens across a manifest gap: the message names the hole.',
+    { args: ['tokens', '{root}', '--start', '990', '--count', '20'], code: 1, expect: 'token 1,000 is in no shard' },
+    null,
+    { manifest: [line(entries[0]), line(entries[2])].join('\n') + '\n' },
+  );
 
   // ---- command lines (exit 2, naming the flag, folder or file)
   const usage = (name, desc, args, expect, mutate) => add(name, desc, { args, code: 2, expect }, mutate);
-  usage('usage-shards-subfolder', 'info on the shards/ folder: no manifest there, the parent is suggested.', ['info', '{root}/shards'], 'shards: no shard_manifest\\.jsonl here.*probably');
-  usage('usage-verify-lone-u32', 'verify on a lone .u32: needs a dataset folder.', ['verify', `{root}/${shardName(0)}`], 'tokens_000000\\.u32 is a file; verify needs a dataset folder');
-  usage('usage-g-too-large', '--tokens-per-update 20,000,000 on a lone shard.', ['info', `{root}/${shardName(0)}`, '--tokens-per-update', '20000000'], '--tokens-per-update: 20,000,000 is more than 16,777,216');
-  usage('usage-l-not-divisor', '--tokens-per-update 1000 --sequence-length 128.', ['info', `{root}/${shardName(0)}`, '--tokens-per-update', '1000', '--sequence-length', '128'], '--tokens-per-update 1,000 is not a multiple of --sequence-length 128');
-  usage('usage-g-zero', '--tokens-per-update 0.', ['info', '{root}', '--tokens-per-update', '0'], '--tokens-per-update: 0 is not a positive integer');
+  usage(
+    'usage-shards-subfolder',
+    'info on the shards/ folder: no manifest there, the parent is suggested.',
+    ['info', '{root}/shards'],
+    'shards: no shard_manifest\\.jsonl here.*probably',
+  );
+  usage(
+    'usage-verify-lone-u32',
+    'verify on a lone .u32: needs a dataset folder.',
+    ['verify', `{root}/${shardName(0)}`],
+    'tokens_000000\\.u32 is a file; verify needs a dataset folder',
+  );
+  usage(
+    'usage-g-too-large',
+    '--tokens-per-update 20,000,000 on a lone shard.',
+    ['info', `{root}/${shardName(0)}`, '--tokens-per-update', '20000000'],
+    '--tokens-per-update: 20,000,000 is more than 16,777,216',
+  );
+  usage(
+    'usage-l-not-divisor',
+    '--tokens-per-update 1000 --sequence-length 128.',
+    ['info', `{root}/${shardName(0)}`, '--tokens-per-update', '1000', '--sequence-length', '128'],
+    '--tokens-per-update 1,000 is not a multiple of --sequence-length 128',
+  );
+  usage(
+    'usage-g-zero',
+    '--tokens-per-update 0.',
+    ['info', '{root}', '--tokens-per-update', '0'],
+    '--tokens-per-update: 0 is not a positive integer',
+  );
   usage('usage-eos-huge', '--eos 99999999999.', ['info', '{root}', '--eos', '99999999999'], '--eos: 99999999999 is not a token id');
   usage('usage-update-negative', 'update -1.', ['update', '{root}', '-1'], 'update must be ≥ 0');
   usage('usage-update-1e309', 'update 1e309.', ['update', '{root}', '1e309'], 'update: 1e309 is too large');
   usage('usage-update-range', 'update 99 of 5.', ['update', '{root}', '99'], 'update 99 is outside 0\\.\\.4');
-  usage('usage-update-json-text', 'update --json --text.', ['update', '{root}', '0', '--json', '--text'], '--json and --text exclude each other');
-  usage('usage-tokens-json-text', 'tokens --json --text.', ['tokens', '{root}', '--start', '0', '--count', '5', '--json', '--text'], '--json and --text exclude each other');
-  usage('usage-tokens-start-word', 'tokens --start abc.', ['tokens', '{root}', '--start', 'abc', '--count', '5'], '--start: "abc" is not a number');
-  usage('usage-tokens-past-end', 'tokens past the stream end.', ['tokens', '{root}', '--start', '2990', '--count', '20'], '--start 2,990 --count 20 runs past the stream end \\(3,000 tokens\\)');
-  usage('usage-sequence-range', 'update 0 --sequence 4 (L=128, G=512: 4 sequences).', ['update', '{root}', '0', '--sequence', '4'], '--sequence 4 is outside 0\\.\\.3');
+  usage(
+    'usage-update-json-text',
+    'update --json --text.',
+    ['update', '{root}', '0', '--json', '--text'],
+    '--json and --text exclude each other',
+  );
+  usage(
+    'usage-tokens-json-text',
+    'tokens --json --text.',
+    ['tokens', '{root}', '--start', '0', '--count', '5', '--json', '--text'],
+    '--json and --text exclude each other',
+  );
+  usage(
+    'usage-tokens-start-word',
+    'tokens --start abc.',
+    ['tokens', '{root}', '--start', 'abc', '--count', '5'],
+    '--start: "abc" is not a number',
+  );
+  usage(
+    'usage-tokens-past-end',
+    'tokens past the stream end.',
+    ['tokens', '{root}', '--start', '2990', '--count', '20'],
+    '--start 2,990 --count 20 runs past the stream end \\(3,000 tokens\\)',
+  );
+  usage(
+    'usage-sequence-range',
+    'update 0 --sequence 4 (L=128, G=512: 4 sequences).',
+    ['update', '{root}', '0', '--sequence', '4'],
+    '--sequence 4 is outside 0\\.\\.3',
+  );
   usage('usage-no-such-root', 'info on a folder that does not exist.', ['info', '{root}/nope'], 'nope: no such file or folder');
-  usage('usage-encode-missing-file', 'encode --file that does not exist.', ['encode', '{root}', '--file', '{root}/nope.txt'], '--file .*nope\\.txt: no such file');
+  usage(
+    'usage-encode-missing-file',
+    'encode --file that does not exist.',
+    ['encode', '{root}', '--file', '{root}/nope.txt'],
+    '--file .*nope\\.txt: no such file',
+  );
   usage('usage-decode-bad-id', 'decode 12x.', ['decode', '{root}', '12x'], 'id "12x": "12x" is not a number');
 
   fs.writeFileSync(path.join(out, 'cases.json'), JSON.stringify({ generated_by: CREATED_BY, sample: sampleRoot, cases }, null, 2) + '\n');

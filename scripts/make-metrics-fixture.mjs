@@ -19,7 +19,10 @@ import { fileURLToPath } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
+const opt = (n, d) => {
+  const i = args.indexOf(n);
+  return i >= 0 ? args[i + 1] : d;
+};
 const out = path.resolve(opt('--out', path.join(repo, 'test-results', 'metrics-fixture')));
 const STEPS = Number(opt('--steps', 30));
 const SPIKE_STEP = Number(opt('--spike-step', 15));
@@ -53,17 +56,45 @@ for (let s = RESTART_STEP; s <= STEPS; s++) restarted.push([s, base(s) - 0.001])
 fs.mkdirSync(out, { recursive: true });
 const num = (v) => (Number.isNaN(v) ? 'nan' : String(v));
 const all = [...rows, ...restarted];
-fs.writeFileSync(path.join(out, 'wandb.csv'), ['"Step","train/loss","train/loss__MIN","train/loss__MAX","lr"',
-  ...all.map(([s, v]) => `${s},${num(v)},${num(v)},${num(v)},${(3e-4 * s / STEPS).toExponential(3)}`)].join('\n') + '\n');
-fs.writeFileSync(path.join(out, 'olmo.jsonl'), all.map(([s, v]) => `{"step": ${s}, "train/CE loss": ${Number.isNaN(v) ? 'NaN' : v}, "optim/LR": ${3e-4}}`).join('\n') + '\n');
-fs.writeFileSync(path.join(out, 'hf.jsonl'), rows.flatMap(([s, v]) => [
-  JSON.stringify({ loss: Number.isNaN(v) ? 'NaN' : v, grad_norm: 1.5, learning_rate: 3e-4, epoch: s / STEPS, step: s }),
-  ...(s % 10 === 0 ? [JSON.stringify({ eval_loss: v + 0.1, epoch: s / STEPS, step: s })] : []),
-]).join('\n') + '\n');
+fs.writeFileSync(
+  path.join(out, 'wandb.csv'),
+  [
+    '"Step","train/loss","train/loss__MIN","train/loss__MAX","lr"',
+    ...all.map(([s, v]) => `${s},${num(v)},${num(v)},${num(v)},${((3e-4 * s) / STEPS).toExponential(3)}`),
+  ].join('\n') + '\n',
+);
+fs.writeFileSync(
+  path.join(out, 'olmo.jsonl'),
+  all.map(([s, v]) => `{"step": ${s}, "train/CE loss": ${Number.isNaN(v) ? 'NaN' : v}, "optim/LR": ${3e-4}}`).join('\n') + '\n',
+);
+fs.writeFileSync(
+  path.join(out, 'hf.jsonl'),
+  rows
+    .flatMap(([s, v]) => [
+      JSON.stringify({ loss: Number.isNaN(v) ? 'NaN' : v, grad_norm: 1.5, learning_rate: 3e-4, epoch: s / STEPS, step: s }),
+      ...(s % 10 === 0 ? [JSON.stringify({ eval_loss: v + 0.1, epoch: s / STEPS, step: s })] : []),
+    ])
+    .join('\n') + '\n',
+);
 fs.writeFileSync(path.join(out, 'nostep.csv'), ['epoch,loss', ...rows.map(([s, v]) => `${(s - 0.5) / STEPS},${num(v)}`)].join('\n') + '\n');
-fs.writeFileSync(path.join(out, 'ambiguous.csv'), ['Step,_step,train/loss,loss', ...rows.map(([s, v]) => `${s},${s},${num(v)},${num(v)}`)].join('\n') + '\n');
-fs.writeFileSync(path.join(out, 'expected.json'), JSON.stringify({
-  steps: STEPS, spikeStep: SPIKE_STEP, nanStep: NAN_STEP, dupStep: DUP_STEP, restartStep: RESTART_STEP,
-  restartLineCsv: rows.length + 2, restartDropped: STEPS - RESTART_STEP + 1,
-}, null, 2) + '\n');
+fs.writeFileSync(
+  path.join(out, 'ambiguous.csv'),
+  ['Step,_step,train/loss,loss', ...rows.map(([s, v]) => `${s},${s},${num(v)},${num(v)}`)].join('\n') + '\n',
+);
+fs.writeFileSync(
+  path.join(out, 'expected.json'),
+  JSON.stringify(
+    {
+      steps: STEPS,
+      spikeStep: SPIKE_STEP,
+      nanStep: NAN_STEP,
+      dupStep: DUP_STEP,
+      restartStep: RESTART_STEP,
+      restartLineCsv: rows.length + 2,
+      restartDropped: STEPS - RESTART_STEP + 1,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 console.log(`metrics fixtures in ${path.relative(repo, out) || out}`);

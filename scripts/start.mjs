@@ -32,7 +32,10 @@ const args = process.argv.slice(2);
 const verbose = args.includes('--verbose');
 /** The folder the user ran `npm start` in (npm runs scripts in the package root). */
 const userCwd = process.env.INIT_CWD ?? process.cwd();
-const opt = (name) => { const i = args.indexOf(name); return i >= 0 && args[i + 1] && !args[i + 1].startsWith('--') ? args[i + 1] : undefined; };
+const opt = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] && !args[i + 1].startsWith('--') ? args[i + 1] : undefined;
+};
 const KNOWN = new Set(['--verbose', '--screenshot', '--folder', '--code-server']);
 const DEFAULT_SCREENSHOT = path.join(repo, 'test-results', 'screenshots', 'npm-start.png');
 const screenshot = args.includes('--screenshot') ? path.resolve(userCwd, opt('--screenshot') ?? DEFAULT_SCREENSHOT) : undefined;
@@ -44,7 +47,12 @@ const say = (s) => process.stderr.write(s + '\n');
 function step(title, cmd, cmdArgs) {
   const t0 = Date.now();
   process.stderr.write(`▶ ${title} … `);
-  const r = spawnSync(cmd, cmdArgs, { cwd: repo, encoding: 'utf8', maxBuffer: 1 << 28, stdio: verbose ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(cmd, cmdArgs, {
+    cwd: repo,
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+    stdio: verbose ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
+  });
   if (r.status !== 0) {
     const out = `${r.stdout ?? ''}${r.stderr ?? ''}`.trimEnd().split('\n').slice(-40).join('\n');
     throw new SetupError(`${title} failed (exit ${r.status ?? r.signal})${out ? `; its last output lines:\n${out}` : ''}`);
@@ -59,7 +67,10 @@ function onPath(bin) {
 async function main() {
   for (let i = 0; i < args.length; i++) {
     if (!args[i].startsWith('--')) continue;
-    if (!KNOWN.has(args[i])) throw new SetupError(`unknown option ${args[i]}; usage: npm start -- [--screenshot [FILE]] [--folder DIR] [--code-server] [--verbose]`);
+    if (!KNOWN.has(args[i]))
+      throw new SetupError(
+        `unknown option ${args[i]}; usage: npm start -- [--screenshot [FILE]] [--folder DIR] [--code-server] [--verbose]`,
+      );
   }
   const useDesktop = !screenshot && onPath('code') && !args.includes('--code-server');
   const cs = await import(path.join(repo, 'scripts', 'code-server.mjs'));
@@ -81,7 +92,10 @@ async function main() {
     say('▶ opening a shard in code-server + headless Chromium …');
     const wb = await launchWorkbench({ folder });
     try {
-      const shard = fs.readdirSync(path.join(folder, 'shards')).filter((f) => f.endsWith('.u32')).sort()[0];
+      const shard = fs
+        .readdirSync(path.join(folder, 'shards'))
+        .filter((f) => f.endsWith('.u32'))
+        .sort()[0];
       await wb.openFileFromExplorer('shards', shard);
       await wb.waitForWebview('.viewport .tok', 60_000);
       await wb.page.waitForTimeout(1500); // let the status bar and document numbers settle
@@ -113,15 +127,24 @@ async function main() {
   // Registered before code-server starts, so Ctrl-C during the install stops cleanly too.
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  if (cs.installedCodeServerVersion() !== cs.CODE_SERVER_VERSION) say(`▶ installing code-server ${cs.CODE_SERVER_VERSION} into .vscode-test/ (first run only: about a minute, ~300 MB)`);
+  if (cs.installedCodeServerVersion() !== cs.CODE_SERVER_VERSION)
+    say(`▶ installing code-server ${cs.CODE_SERVER_VERSION} into .vscode-test/ (first run only: about a minute, ~300 MB)`);
   // One user-data folder per checkout: workspace state (e.g. the manifest-table offer, shown
   // once per workspace) survives restarts, as it does in a desktop VS Code.
   const userDataDir = path.join(repo, '.vscode-test', 'start-user-data');
-  server = await cs.startCodeServer({ folder, installVsix: vsix, userDataDir, extensionsDir: path.join(userDataDir, 'extensions'), quiet: !verbose });
+  server = await cs.startCodeServer({
+    folder,
+    installVsix: vsix,
+    userDataDir,
+    extensionsDir: path.join(userDataDir, 'extensions'),
+    quiet: !verbose,
+  });
   const url = `${server.url}?folder=${encodeURIComponent(folder)}`;
-  process.stdout.write(`\nToken Shard Inspector is running in code-server (VS Code in the browser).\n\n  Open ${url}\n\n` +
-    `Over SSH, forward the port first: ssh -L ${server.port}:127.0.0.1:${server.port} <host>\n` +
-    'Press Ctrl-C to stop.\n');
+  process.stdout.write(
+    `\nToken Shard Inspector is running in code-server (VS Code in the browser).\n\n  Open ${url}\n\n` +
+      `Over SSH, forward the port first: ssh -L ${server.port}:127.0.0.1:${server.port} <host>\n` +
+      'Press Ctrl-C to stop.\n',
+  );
   return server.exited.then((c) => {
     if (stopping) return 0;
     say(`✖ code-server exited (${c}); log: ${server.logFile}`);
@@ -129,9 +152,12 @@ async function main() {
   });
 }
 
-main().then((code) => process.exit(code ?? 0), (err) => {
-  const oneLine = err instanceof SetupError ? err.message : `${err?.message ?? err}`.split('\n')[0];
-  process.stderr.write(`\n✖ npm start: ${oneLine}\n`);
-  if (verbose && !(err instanceof SetupError) && err?.stack) process.stderr.write(err.stack + '\n');
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code ?? 0),
+  (err) => {
+    const oneLine = err instanceof SetupError ? err.message : `${err?.message ?? err}`.split('\n')[0];
+    process.stderr.write(`\n✖ npm start: ${oneLine}\n`);
+    if (verbose && !(err instanceof SetupError) && err?.stack) process.stderr.write(err.stack + '\n');
+    process.exit(1);
+  },
+);

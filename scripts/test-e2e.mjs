@@ -15,7 +15,19 @@ import { REPO_ROOT, checkSystemPrerequisites, ensureCodeServer } from './code-se
 const argv = process.argv.slice(2);
 const VSIX = path.join(REPO_ROOT, 'token-shard-inspector.vsix');
 /** Files and folders whose contents end up in (or shape) the .vsix. */
-const VSIX_INPUTS = ['package.json', 'package.nls.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore', 'esbuild.js', 'tsconfig.json', 'src', 'webview', 'media'];
+const VSIX_INPUTS = [
+  'package.json',
+  'package.nls.json',
+  'README.md',
+  'CHANGELOG.md',
+  'LICENSE',
+  '.vscodeignore',
+  'esbuild.js',
+  'tsconfig.json',
+  'src',
+  'webview',
+  'media',
+];
 
 function say(msg) {
   process.stderr.write(`[test-e2e] ${msg}\n`);
@@ -30,7 +42,11 @@ function run(cmd, args, opts = {}) {
 /** Newest modification time (ms) of a file or of any file under a folder; 0 when absent. */
 function newestMtime(p) {
   let st;
-  try { st = fs.statSync(p); } catch { return 0; }
+  try {
+    st = fs.statSync(p);
+  } catch {
+    return 0;
+  }
   if (!st.isDirectory()) return st.mtimeMs;
   let newest = 0;
   for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
@@ -49,12 +65,21 @@ function main() {
   const stale = vsixIsStale();
   if (stale) {
     say(`packaging the extension (${stale})`);
-    if (run('npm', ['run', 'package']) !== 0) { say('FAILED: `npm run package` failed'); return 1; }
+    if (run('npm', ['run', 'package']) !== 0) {
+      say('FAILED: `npm run package` failed');
+      return 1;
+    }
   } else {
     say(`${path.basename(VSIX)} is up to date`);
   }
-  if (!argv.includes('--no-build') && run(process.execPath, ['esbuild.js', '--tests']) !== 0) { say('FAILED: build'); return 1; }
-  if (!process.env.TSI_SAMPLE_DIR && run(process.execPath, ['scripts/make-sample.mjs']) !== 0) { say('FAILED: make-sample'); return 1; }
+  if (!argv.includes('--no-build') && run(process.execPath, ['esbuild.js', '--tests']) !== 0) {
+    say('FAILED: build');
+    return 1;
+  }
+  if (!process.env.TSI_SAMPLE_DIR && run(process.execPath, ['scripts/make-sample.mjs']) !== 0) {
+    say('FAILED: make-sample');
+    return 1;
+  }
 
   const problems = checkSystemPrerequisites();
   if (problems.length) {
@@ -64,12 +89,29 @@ function main() {
   }
   return ensureCodeServer().then(() => {
     const dir = path.join(REPO_ROOT, 'out', 'test', 'e2e');
-    const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.e2e.test.js')).sort().map((f) => path.join(dir, f)) : [];
-    if (files.length === 0) { say(`FAILED: no *.e2e.test.js in ${dir}`); return 1; }
+    const files = fs.existsSync(dir)
+      ? fs
+          .readdirSync(dir)
+          .filter((f) => f.endsWith('.e2e.test.js'))
+          .sort()
+          .map((f) => path.join(dir, f))
+      : [];
+    if (files.length === 0) {
+      say(`FAILED: no *.e2e.test.js in ${dir}`);
+      return 1;
+    }
     const grepAt = argv.indexOf('--grep');
     const mochaArgs = [
       path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'),
-      '--ui', 'bdd', '--reporter', 'spec', '--timeout', '600000', '--slow', '30000', '--exit',
+      '--ui',
+      'bdd',
+      '--reporter',
+      'spec',
+      '--timeout',
+      '600000',
+      '--slow',
+      '30000',
+      '--exit',
       ...(grepAt >= 0 ? ['--grep', argv[grepAt + 1]] : []),
       ...files,
     ];
@@ -82,4 +124,10 @@ function main() {
 
 Promise.resolve()
   .then(main)
-  .then((code) => process.exit(code), (err) => { say(`FAILED: ${err.message ?? err}`); process.exit(1); });
+  .then(
+    (code) => process.exit(code),
+    (err) => {
+      say(`FAILED: ${err.message ?? err}`);
+      process.exit(1);
+    },
+  );

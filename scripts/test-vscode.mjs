@@ -14,7 +14,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import util from 'node:util';
 import {
-  REPO_ROOT, checkSystemPrerequisites, ensureCodeServer, findExtensionHostLogs, launchChromium, startCodeServer, tailFile,
+  REPO_ROOT,
+  checkSystemPrerequisites,
+  ensureCodeServer,
+  findExtensionHostLogs,
+  launchChromium,
+  startCodeServer,
+  tailFile,
 } from './code-server.mjs';
 
 const argv = process.argv.slice(2);
@@ -39,9 +45,11 @@ function run(cmd, args) {
 }
 
 /** Workbench log lines that are noise here (no network: marketplace, telemetry, update checks). */
-const NOISE = /open-vsx|marketplace|telemetry|update\.code\.visualstudio|vscode-unpkg|getaddrinfo|ENOTFOUND|ECONNREFUSED|Failed to fetch|extensionGallery|net::ERR_/i;
+const NOISE =
+  /open-vsx|marketplace|telemetry|update\.code\.visualstudio|vscode-unpkg|getaddrinfo|ENOTFOUND|ECONNREFUSED|Failed to fetch|extensionGallery|net::ERR_/i;
 /** The workbench's routine start-up chatter (its log service also writes to `codeAutomationLog`). */
-const CHATTER = /^(Resolving connection token|Resolved connection token|Creating a socket|Updating additional builtin extensions cache|\[Service Worker\]|ChatSessionStore:|Started initializing|Completed initializing)/;
+const CHATTER =
+  /^(Resolving connection token|Resolved connection token|Creating a socket|Updating additional builtin extensions cache|\[Service Worker\]|ChatSessionStore:|Started initializing|Completed initializing)/;
 
 /**
  * The workbench forwards the extension host's console (where mocha's spec reporter writes) and
@@ -63,7 +71,8 @@ async function main() {
   fs.mkdirSync(resultsDir, { recursive: true });
 
   if (!flag('--no-build')) run(process.execPath, ['esbuild.js', '--tests']);
-  if (!fs.existsSync(testsEntry)) throw new Error(`${testsEntry} is missing: is test/vscode/index.ts there, and did \`node esbuild.js --tests\` run?`);
+  if (!fs.existsSync(testsEntry))
+    throw new Error(`${testsEntry} is missing: is test/vscode/index.ts there, and did \`node esbuild.js --tests\` run?`);
 
   if (process.env.TSI_SAMPLE_DIR) {
     if (!fs.existsSync(path.join(sampleDir, 'shards'))) throw new Error(`TSI_SAMPLE_DIR=${sampleDir} has no shards/ folder`);
@@ -95,7 +104,9 @@ async function main() {
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
 
     let finish;
-    const finished = new Promise((resolve) => { finish = resolve; });
+    const finished = new Promise((resolve) => {
+      finish = resolve;
+    });
     await page.exposeFunction('codeAutomationLog', (type, args) => printAutomationLog(type, args));
     await page.exposeFunction('codeAutomationExit', (code, logs) => {
       // `logs` are the workbench's browser-side log files (kept in IndexedDB): keep them for a post-mortem.
@@ -111,7 +122,9 @@ async function main() {
       }
       finish({ code: Number(code) });
     });
-    page.on('pageerror', (err) => { if (verbose || !NOISE.test(String(err))) say(`page error: ${err.message ?? err}`); });
+    page.on('pageerror', (err) => {
+      if (verbose || !NOISE.test(String(err))) say(`page error: ${err.message ?? err}`);
+    });
     page.on('crash', () => finish({ code: 1, reason: 'the workbench page crashed' }));
     page.on('close', () => finish({ code: 1, reason: 'the workbench page closed before the suite finished' }));
 
@@ -125,10 +138,21 @@ async function main() {
     const url = `${cs.url}?folder=${encodeURIComponent(sampleDir)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     say(`opening the workbench with the suite as its extension tests (timeout ${timeoutSec} s)`);
     const timedOut = new Promise((resolve) => {
-      timer = setTimeout(() => resolve({ code: 1, reason: `timed out after ${timeoutSec} s waiting for the suite to finish (is the extension host hanging? see the logs below)` }), timeoutSec * 1000);
+      timer = setTimeout(
+        () =>
+          resolve({
+            code: 1,
+            reason: `timed out after ${timeoutSec} s waiting for the suite to finish (is the extension host hanging? see the logs below)`,
+          }),
+        timeoutSec * 1000,
+      );
     });
     await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 120_000 });
-    const result = await Promise.race([finished, timedOut, cs.exited.then((c) => ({ code: 1, reason: `code-server exited (${c}) during the run` }))]);
+    const result = await Promise.race([
+      finished,
+      timedOut,
+      cs.exited.then((c) => ({ code: 1, reason: `code-server exited (${c}) during the run` })),
+    ]);
     exitCode = result.code;
     if (result.reason) failure = result.reason;
     else if (exitCode !== 0) failure = `the suite failed (exit code ${exitCode})`;
@@ -140,7 +164,12 @@ async function main() {
     if (exitCode !== 0) {
       if (page && !page.isClosed()) {
         const shot = path.join(resultsDir, 'vscode-suite-failure.png');
-        try { await page.screenshot({ path: shot, timeout: 10_000 }); say(`screenshot: ${path.relative(REPO_ROOT, shot)}`); } catch { /* page gone */ }
+        try {
+          await page.screenshot({ path: shot, timeout: 10_000 });
+          say(`screenshot: ${path.relative(REPO_ROOT, shot)}`);
+        } catch {
+          /* page gone */
+        }
       }
       const hostLogs = findExtensionHostLogs(cs.userDataDir);
       if (hostLogs.length) {
@@ -163,7 +192,10 @@ async function main() {
   return exitCode;
 }
 
-main().then((code) => process.exit(code), (err) => {
-  say(`FAILED: ${err.message ?? err}`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    say(`FAILED: ${err.message ?? err}`);
+    process.exit(1);
+  },
+);

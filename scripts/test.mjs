@@ -27,7 +27,11 @@ const mochaBin = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'
 /** Tiers in running order. */
 const tiers = [
   { flag: '--lint', name: 'lint (tsc, eslint, import cycles)', cmd: ['scripts/lint.mjs'], noCounts: true },
-  { flag: '--unit', name: 'unit', cmd: [mochaBin, '--ui', 'bdd', '--reporter', 'spec', '--timeout', '60000', 'out/test/unit/**/*.test.js'] },
+  {
+    flag: '--unit',
+    name: 'unit',
+    cmd: [mochaBin, '--ui', 'bdd', '--reporter', 'spec', '--timeout', '60000', 'out/test/unit/**/*.test.js'],
+  },
   { flag: '--vscode', name: 'vscode (extension host in code-server)', cmd: ['scripts/test-vscode.mjs', '--no-build'] },
   { flag: '--e2e', name: 'e2e (packaged .vsix in Chromium)', cmd: ['scripts/test-e2e.mjs', '--no-build'] },
 ].filter((t) => wanted(t.flag));
@@ -56,13 +60,24 @@ function runTier(args) {
       carry.value = lines.pop();
       for (const line of lines) {
         const m = /^\s*(\d+) (passing|failing|pending)\b/.exec(stripAnsi(line));
-        if (m) { counts[m[2]] += Number(m[1]); counts.seen = true; }
+        if (m) {
+          counts[m[2]] += Number(m[1]);
+          counts.seen = true;
+        }
       }
     };
     const outCarry = { value: '' };
-    child.stdout.on('data', (d) => { process.stdout.write(d); scan(String(d), outCarry); });
-    child.stderr.on('data', (d) => { process.stderr.write(d); }); // counts come on stdout only
-    child.on('error', (err) => { console.error(err); resolve({ code: 1, counts }); });
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      scan(String(d), outCarry);
+    });
+    child.stderr.on('data', (d) => {
+      process.stderr.write(d);
+    }); // counts come on stdout only
+    child.on('error', (err) => {
+      console.error(err);
+      resolve({ code: 1, counts });
+    });
     child.on('close', (code, signal) => {
       scan('\n', outCarry);
       resolve({ code: code ?? (signal ? 1 : 0), counts });
@@ -95,17 +110,25 @@ async function main() {
   let skipped = 0;
   for (const r of results) {
     const ok = r.code === 0;
-    const counts = r.noCounts ? (ok ? 'clean' : 'errors (see above)') : r.counts.seen
-      ? `${r.counts.passing} passing, ${r.counts.failing} failing${r.counts.pending ? `, ${r.counts.pending} pending` : ''}`
-      : 'no test counts (the tier stopped before its tests ran)';
-    console.log(`${ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(40)} ${r.seconds.toFixed(1).padStart(6)} s   ${counts}${ok ? '' : `   (exit ${r.code})`}`);
+    const counts = r.noCounts
+      ? ok
+        ? 'clean'
+        : 'errors (see above)'
+      : r.counts.seen
+        ? `${r.counts.passing} passing, ${r.counts.failing} failing${r.counts.pending ? `, ${r.counts.pending} pending` : ''}`
+        : 'no test counts (the tier stopped before its tests ran)';
+    console.log(
+      `${ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(40)} ${r.seconds.toFixed(1).padStart(6)} s   ${counts}${ok ? '' : `   (exit ${r.code})`}`,
+    );
     passed += r.counts.passing;
     skipped += r.counts.pending;
     // A tier that failed without a mocha failure (crash, timeout, setup) still counts as one failure.
     failed += r.counts.failing > 0 ? r.counts.failing : ok ? 0 : 1;
   }
   const bad = results.filter((r) => r.code !== 0);
-  console.log(`\n${bad.length === 0 ? 'ALL TIERS PASSED' : `FAILED TIERS: ${bad.map((r) => r.name.split(' ')[0]).join(', ')}`} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `\n${bad.length === 0 ? 'ALL TIERS PASSED' : `FAILED TIERS: ${bad.map((r) => r.name.split(' ')[0]).join(', ')}`} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
   process.exit(bad.length === 0 ? 0 : 1);
 }

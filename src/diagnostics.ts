@@ -32,8 +32,12 @@ const FILE_STATE_CODES = new Set<ManifestProblem['code']>(['missing-file', 'size
 
 /** Diagnostic code of a failed verification status. */
 const STATUS_CODE: Record<Exclude<ShardStatus, 'ok'>, string> = {
-  mismatch: 'sha256-mismatch', missing: 'missing-file', 'size-mismatch': 'size-mismatch',
-  changed: 'changed-during-verification', unreadable: 'unreadable', 'no-hash': 'no-sha256',
+  mismatch: 'sha256-mismatch',
+  missing: 'missing-file',
+  'size-mismatch': 'size-mismatch',
+  changed: 'changed-during-verification',
+  unreadable: 'unreadable',
+  'no-hash': 'no-sha256',
 };
 
 /** Lengths of the lines of a text file (empty when it cannot be read). */
@@ -53,34 +57,54 @@ function lineLengths(file: string): number[] {
  * @param results this session's verification results for the dataset (any order).
  * @param manifestDoc the manifest's open text document, when line lengths should come from it (unsaved edits).
  */
-export function datasetDiagnostics(ds: Dataset, results: readonly ShardVerifyResult[], manifestDoc?: vscode.TextDocument): Map<string, vscode.Diagnostic[]> {
+export function datasetDiagnostics(
+  ds: Dataset,
+  results: readonly ShardVerifyResult[],
+  manifestDoc?: vscode.TextDocument,
+): Map<string, vscode.Diagnostic[]> {
   const out = new Map<string, vscode.Diagnostic[]>();
   const lengths = new Map<string, number[]>();
-  if (manifestDoc) lengths.set(ds.manifestFile, Array.from({ length: manifestDoc.lineCount }, (_, i) => manifestDoc.lineAt(i).text.length));
+  if (manifestDoc)
+    lengths.set(
+      ds.manifestFile,
+      Array.from({ length: manifestDoc.lineCount }, (_, i) => manifestDoc.lineAt(i).text.length),
+    );
   const rangeOf = (file: string, line?: number) => {
     let ls = lengths.get(file);
-    if (!ls) { ls = lineLengths(file); lengths.set(file, ls); }
+    if (!ls) {
+      ls = lineLengths(file);
+      lengths.set(file, ls);
+    }
     const l = Math.max(0, (line ?? 1) - 1);
     return new vscode.Range(l, 0, l, ls[l] ?? 0);
   };
   const add = (file: string, d: vscode.Diagnostic) => {
     d.source = DIAGNOSTIC_SOURCE;
     let list = out.get(file);
-    if (!list) { list = []; out.set(file, list); }
+    if (!list) {
+      list = [];
+      out.set(file, list);
+    }
     list.push(d);
   };
   const verifiedLines = new Set(results.map((r) => r.line));
   for (const p of ds.problems) {
     if (p.file === ds.manifestFile && p.line !== undefined && FILE_STATE_CODES.has(p.code) && verifiedLines.has(p.line)) continue;
-    const d = new vscode.Diagnostic(rangeOf(p.file, p.line), p.message,
-      p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+    const d = new vscode.Diagnostic(
+      rangeOf(p.file, p.line),
+      p.message,
+      p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+    );
     d.code = p.code;
     add(p.file, d);
   }
   for (const r of results) {
     if (r.status === 'ok') continue;
-    const d = new vscode.Diagnostic(rangeOf(ds.manifestFile, r.line), r.message,
-      r.status === 'no-hash' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error);
+    const d = new vscode.Diagnostic(
+      rangeOf(ds.manifestFile, r.line),
+      r.message,
+      r.status === 'no-hash' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error,
+    );
     d.code = STATUS_CODE[r.status];
     add(ds.manifestFile, d);
   }
@@ -97,7 +121,10 @@ export class ManifestDiagnostics implements vscode.Disposable {
   private readonly watchers = new Map<string, vscode.Disposable>();
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly services: Services, private readonly store: VerificationStore) {
+  constructor(
+    private readonly services: Services,
+    private readonly store: VerificationStore,
+  ) {
     this.disposables.push(
       this.collection,
       services.onDidChangeDataset((root) => {
@@ -121,7 +148,10 @@ export class ManifestDiagnostics implements vscode.Disposable {
       }),
     );
     for (const doc of vscode.workspace.textDocuments) this.trackDocument(doc);
-    void services.workspaceDatasetRoots().then((roots) => roots.forEach((r) => this.track(r)), () => undefined);
+    void services.workspaceDatasetRoots().then(
+      (roots) => roots.forEach((r) => this.track(r)),
+      () => undefined,
+    );
   }
 
   private trackDocument(doc: vscode.TextDocument): void {
@@ -150,7 +180,10 @@ export class ManifestDiagnostics implements vscode.Disposable {
         const name = filename?.toString();
         if (name && names.has(name)) this.services.invalidate(path.join(root, name));
       });
-      w.on('error', () => { w.close(); this.watchers.delete(root); });
+      w.on('error', () => {
+        w.close();
+        this.watchers.delete(root);
+      });
       this.watchers.set(root, { dispose: () => w.close() });
     } catch {
       // Cannot watch (e.g. the folder is gone): the workspace watcher and later refreshes remain.
@@ -160,10 +193,13 @@ export class ManifestDiagnostics implements vscode.Disposable {
   private schedule(root: string, delayMs = 200): void {
     const t = this.timers.get(root);
     if (t) clearTimeout(t);
-    this.timers.set(root, setTimeout(() => {
-      this.timers.delete(root);
-      void this.refresh(root);
-    }, delayMs));
+    this.timers.set(
+      root,
+      setTimeout(() => {
+        this.timers.delete(root);
+        void this.refresh(root);
+      }, delayMs),
+    );
   }
 
   /** Recomputes the diagnostics of one dataset now. */

@@ -82,7 +82,16 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const here = workbenchFocus(services, updateViews);
 
   context.subscriptions.push(
-    log, services, streamIndex, shardEditors, updateViews, verification, diagnostics, hover, searchPanels, inspectPanels,
+    log,
+    services,
+    streamIndex,
+    shardEditors,
+    updateViews,
+    verification,
+    diagnostics,
+    hover,
+    searchPanels,
+    inspectPanels,
     // Editors, panels, providers.
     vscode.window.registerCustomEditorProvider(SHARD_EDITOR_VIEW_TYPE, shardEditors, {
       supportsMultipleEditorsPerDocument: true,
@@ -94,7 +103,9 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     registerPanelSerializer<InspectState>(INSPECT_VIEW_TYPE, (panel, state) => inspectPanels.revive(panel, state)),
     registerTokenHover(hover),
     vscode.workspace.registerTextDocumentContentProvider(DecodedDocuments.scheme, decoded),
-    vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === DecodedDocuments.scheme) decoded.forget(d.uri); }),
+    vscode.workspace.onDidCloseTextDocument((d) => {
+      if (d.uri.scheme === DecodedDocuments.scheme) decoded.forget(d.uri);
+    }),
     vscode.window.registerUriHandler({ handleUri: (uri) => handleNavigationUri(nav, uri) }),
     // Commands (package.json `contributes.commands`, plus the internal `_copyShardText`).
     command('tokenShards.goToUpdate', (...a: unknown[]) => goToUpdate(nav, ...a)),
@@ -122,10 +133,16 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   );
   log.info(`activated (${context.extension.id} ${context.extension.packageJSON.version})`);
   return {
-    services, shardEditors, updateViews, verification, searchPanels,
+    services,
+    shardEditors,
+    updateViews,
+    verification,
+    searchPanels,
     tapMessages: (listener) => taps.add(listener),
   };
 }
 
 /** Nothing to do: every resource is disposed through `context.subscriptions`. */
-export function deactivate(): void { /* no-op */ }
+export function deactivate(): void {
+  /* no-op */
+}

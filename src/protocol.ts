@@ -142,8 +142,8 @@ export interface ShardSetViewToWebview {
 }
 
 /** Every event the shard editor host sends (the pages are answers to `page` requests). */
-export type ShardToWebview = ShardInitToWebview | ShardNumberingToWebview | ShardRevealToWebview | ShardHighlightsToWebview
-  | ShardSetViewToWebview;
+export type ShardToWebview =
+  ShardInitToWebview | ShardNumberingToWebview | ShardRevealToWebview | ShardHighlightsToWebview | ShardSetViewToWebview;
 
 /** Webview → host: the cursor moved (local offset), with the document number the webview computed. */
 export interface ShardCursorFromWebview {
@@ -157,7 +157,10 @@ export interface ShardCursorFromWebview {
   view: ShardView;
 }
 /** Webview → host: the selected local range `[start, end)`, or none. */
-export interface ShardSelectionFromWebview { type: 'selection'; range?: [number, number] }
+export interface ShardSelectionFromWebview {
+  type: 'selection';
+  range?: [number, number];
+}
 /** Webview → host: run one of our commands (buttons in the webview; 'copyText' = copy the selection's decoded text when the webview lacks pages). */
 export interface ShardRunFromWebview {
   type: 'run';
@@ -213,7 +216,8 @@ export interface ManifestField {
  * Verification status of a table row: `not-checked` (never verified, or the file changed since),
  * `queued` (waiting in a run), `checking` (being hashed now), else a `ShardStatus` of `src/core/verify.ts`.
  */
-export type ManifestRowStatus = 'not-checked' | 'queued' | 'checking' | 'ok' | 'mismatch' | 'missing' | 'size-mismatch' | 'changed' | 'unreadable' | 'no-hash';
+export type ManifestRowStatus =
+  'not-checked' | 'queued' | 'checking' | 'ok' | 'mismatch' | 'missing' | 'size-mismatch' | 'changed' | 'unreadable' | 'no-hash';
 
 /** One shard of the manifest table. Offsets/counts in tokens, sizes in bytes, times in ms since the epoch. */
 export interface ManifestRow {
@@ -261,7 +265,12 @@ export interface ManifestTotals {
 }
 
 /** A problem of the dataset, for the banner (Problems has the full list). */
-export interface ManifestProblemItem { severity: 'error' | 'warning'; message: string; line: number | null; file: string }
+export interface ManifestProblemItem {
+  severity: 'error' | 'warning';
+  message: string;
+  line: number | null;
+  file: string;
+}
 
 /** Host → manifest table: everything to show (replaces what is shown). */
 export interface ManifestInit {
@@ -284,22 +293,42 @@ export interface ManifestRowsChanged {
   rows: Pick<ManifestRow, 'index' | 'status' | 'checkedAt' | 'detail' | 'sizeOnDisk'>[];
 }
 /** Host → manifest table: a verification is running (progress line) or ended (null). */
-export interface ManifestVerifying { type: 'verifying'; text: string | null }
+export interface ManifestVerifying {
+  type: 'verifying';
+  text: string | null;
+}
 /** Host → manifest table: the dataset could not be opened; `message` names the file and what was expected. */
-export interface ManifestLoadError { type: 'loadError'; message: string }
+export interface ManifestLoadError {
+  type: 'loadError';
+  message: string;
+}
 /** Every message the host sends to the manifest table. */
 export type ManifestToWebview = ManifestInit | ManifestRowsChanged | ManifestVerifying | ManifestLoadError;
 
 /** Manifest table → host: open shard `index` in the shard editor. */
-export interface ManifestOpenShard { type: 'openShard'; index: number }
+export interface ManifestOpenShard {
+  type: 'openShard';
+  index: number;
+}
 /** Manifest table → host: verify every shard (`ignoreCache`: re-hash shards known good). */
-export interface ManifestVerify { type: 'verify'; ignoreCache: boolean }
+export interface ManifestVerify {
+  type: 'verify';
+  ignoreCache: boolean;
+}
 /** Manifest table → host: show the Problems panel. */
-export interface ManifestShowProblems { type: 'showProblems' }
+export interface ManifestShowProblems {
+  type: 'showProblems';
+}
 /** Manifest table → host: show line `line` of `shard_manifest.jsonl` as text. */
-export interface ManifestRevealLine { type: 'revealLine'; line: number }
+export interface ManifestRevealLine {
+  type: 'revealLine';
+  line: number;
+}
 /** Manifest table → host: copy the full manifest sha256 of shard `index` to the clipboard (the sha256 column's copy button, Ctrl+C on a row). */
-export interface ManifestCopyHash { type: 'copyHash'; index: number }
+export interface ManifestCopyHash {
+  type: 'copyHash';
+  index: number;
+}
 /** Every message the manifest table sends to the host. */
 export type ManifestFromWebview = ManifestOpenShard | ManifestVerify | ManifestShowProblems | ManifestRevealLine | ManifestCopyHash;
 
@@ -313,7 +342,9 @@ export interface ManifestProtocol extends ViewProtocol {
 
 /** What the manifest table keeps with `setState`: scroll position, selected row, filter. */
 export interface ManifestViewState {
-  scrollTop: number; selected: number; problemsOnly: boolean;
+  scrollTop: number;
+  selected: number;
+  problemsOnly: boolean;
   /** The header (totals, metadata) is collapsed to its title and toolbar (absent in older states: expanded). */
   headCollapsed?: boolean;
 }
@@ -339,27 +370,56 @@ export interface UpdateViewShow {
  * document holding the first input token (the view counts on from there, one per EOS); when
  * undefined, `note` says why (too many shards to scan) and the view offers "Number documents".
  */
-export interface UpdateViewDocuments { type: 'documents'; update: number; firstDocument?: number; note?: string; busy?: boolean }
+export interface UpdateViewDocuments {
+  type: 'documents';
+  update: number;
+  firstDocument?: number;
+  note?: string;
+  busy?: boolean;
+}
 /** Host → update view: update `update` is being read (keep the old rows, show a progress bar). */
-export interface UpdateViewLoading { type: 'loading'; update: number }
+export interface UpdateViewLoading {
+  type: 'loading';
+  update: number;
+}
 /** Host → update view: reading or validating failed; `message` names the offset/file and the valid range. */
-export interface UpdateViewError { type: 'error'; message: string }
+export interface UpdateViewError {
+  type: 'error';
+  message: string;
+}
 /** Host → update view: scroll to and focus row `row` of the update shown. */
-export interface UpdateViewFocusRow { type: 'focusRow'; row: number }
+export interface UpdateViewFocusRow {
+  type: 'focusRow';
+  row: number;
+}
 /** Every event the host sends to the update view (`show` is a request). */
 export type UpdateViewToWebview = UpdateViewDocuments | UpdateViewLoading | UpdateViewError | UpdateViewFocusRow;
 
 /** Update view → host: show update `update` (prev/next buttons, the k box). */
-export interface UpdateViewGo { type: 'go'; update: number }
+export interface UpdateViewGo {
+  type: 'go';
+  update: number;
+}
 /**
  * Update view → host: reveal a token in its shard editor. `segment` + `char` (character offset in
  * the segment's text) for a click in text; `next` for the row's (L+1)-th token; row only = row start.
  */
-export interface UpdateViewReveal { type: 'reveal'; update: number; row: number; segment?: number; char?: number; next?: boolean }
+export interface UpdateViewReveal {
+  type: 'reveal';
+  update: number;
+  row: number;
+  segment?: number;
+  char?: number;
+  next?: boolean;
+}
 /** Update view → host: number the documents (count EOS tokens in every shard before the update, with progress). */
-export interface UpdateViewCountDocuments { type: 'countDocuments' }
+export interface UpdateViewCountDocuments {
+  type: 'countDocuments';
+}
 /** Update view → host: copy a `vscode://…/update?k=…` link to this update. */
-export interface UpdateViewCopyLink { type: 'copyLink' }
+export interface UpdateViewCopyLink {
+  type: 'copyLink';
+}
 /** Every event the update view sends to the host. */
 export type UpdateViewFromWebview = UpdateViewGo | UpdateViewReveal | UpdateViewCountDocuments | UpdateViewCopyLink;
 
@@ -385,4 +445,8 @@ export interface UpdateViewProtocol extends ViewProtocol {
  * What the update view keeps with `setState` (restored after reloads by the panel serializer):
  * an opaque dataset key (never a path) and the update shown.
  */
-export interface UpdateViewState { key: string; update: number; row?: number }
+export interface UpdateViewState {
+  key: string;
+  update: number;
+  row?: number;
+}

@@ -54,20 +54,30 @@ export class Services implements vscode.Disposable {
   /** Fires when the focused shard editor's position changes (or no shard editor is focused). */
   readonly onDidChangeActiveShard = this.activeShardChanged.event;
 
-  constructor(readonly context: vscode.ExtensionContext, readonly log: vscode.LogOutputChannel) {
+  constructor(
+    readonly context: vscode.ExtensionContext,
+    readonly log: vscode.LogOutputChannel,
+  ) {
     const watcher = vscode.workspace.createFileSystemWatcher(`**/{${SHARD_MANIFEST},manifest.json,verification.json,tokenizer.json}`);
     const changed = (uri: vscode.Uri) => this.invalidate(uri.fsPath);
-    this.disposables.push(watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed), watcher.onDidDelete(changed),
+    this.disposables.push(
+      watcher,
+      watcher.onDidChange(changed),
+      watcher.onDidCreate(changed),
+      watcher.onDidDelete(changed),
       vscode.workspace.onDidChangeConfiguration((e) => {
         // Only the settings a Dataset is built from invalidate it (hover or verify settings do not).
-        const scheduleChanged = ['globalTokensPerUpdate', 'sequenceLength', 'eosTokenId']
-          .some((k) => e.affectsConfiguration(`tokenShards.${k}`));
+        const scheduleChanged = ['globalTokensPerUpdate', 'sequenceLength', 'eosTokenId'].some((k) =>
+          e.affectsConfiguration(`tokenShards.${k}`),
+        );
         const tokenizerChanged = e.affectsConfiguration('tokenShards.tokenizerPath');
         if (scheduleChanged) this.datasets.clear();
         if (tokenizerChanged) this.tokenizers.clear();
         if (scheduleChanged || tokenizerChanged) this.datasetChanged.fire('*');
       }),
-      this.datasetChanged, this.activeShardChanged);
+      this.datasetChanged,
+      this.activeShardChanged,
+    );
   }
 
   /** Schedule settings the user set (undefined = not set, so the dataset card's default applies). */
@@ -111,8 +121,14 @@ export class Services implements vscode.Disposable {
     let p = this.datasets.get(root);
     if (!p) {
       p = openDataset(root, this.scheduleSettings(), { allowOutsideRoot: this.allowShardsOutsideRoot() });
-      p.then((ds) => this.log.info(`opened dataset ${root}: ${ds.shards.length} shards, ${ds.storedTokens} tokens, ${ds.problems.length} problems`),
-        (err) => { this.datasets.delete(root); this.log.warn(`cannot open dataset ${root}: ${(err as Error).message}`); });
+      p.then(
+        (ds) =>
+          this.log.info(`opened dataset ${root}: ${ds.shards.length} shards, ${ds.storedTokens} tokens, ${ds.problems.length} problems`),
+        (err) => {
+          this.datasets.delete(root);
+          this.log.warn(`cannot open dataset ${root}: ${(err as Error).message}`);
+        },
+      );
       this.datasets.set(root, p);
     }
     return p;
@@ -150,14 +166,19 @@ export class Services implements vscode.Disposable {
     }
     const roots = await this.workspaceDatasetRoots();
     if (roots.length === 0) {
-      void vscode.window.showWarningMessage(vscode.l10n.t(
-        'No token dataset is open. Open a folder that holds shard_manifest.jsonl (with shards/tokens_*.u32), or open a .u32 shard.'));
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t(
+          'No token dataset is open. Open a folder that holds shard_manifest.jsonl (with shards/tokens_*.u32), or open a .u32 shard.',
+        ),
+      );
       return undefined;
     }
     let root = roots[0];
     if (roots.length > 1) {
-      const pick = await vscode.window.showQuickPick(roots.map((r) => ({ label: iconSafe(path.basename(r)), description: iconSafe(r), root: r })),
-        { title: purpose, placeHolder: vscode.l10n.t('Several datasets are open: which one?') });
+      const pick = await vscode.window.showQuickPick(
+        roots.map((r) => ({ label: iconSafe(path.basename(r)), description: iconSafe(r), root: r })),
+        { title: purpose, placeHolder: vscode.l10n.t('Several datasets are open: which one?') },
+      );
       if (!pick) return undefined;
       root = pick.root;
     }
@@ -175,8 +196,13 @@ export class Services implements vscode.Disposable {
     if (!p) {
       const t0 = Date.now();
       p = loadTokenizer(file);
-      p.then((t) => this.log.info(`loaded tokenizer ${file} (${t.vocabSize} ids) in ${Date.now() - t0} ms`),
-        (err) => { this.tokenizers.delete(file); this.log.error(`cannot load tokenizer ${file}: ${(err as Error).message}`); });
+      p.then(
+        (t) => this.log.info(`loaded tokenizer ${file} (${t.vocabSize} ids) in ${Date.now() - t0} ms`),
+        (err) => {
+          this.tokenizers.delete(file);
+          this.log.error(`cannot load tokenizer ${file}: ${(err as Error).message}`);
+        },
+      );
       this.tokenizers.set(file, p);
     }
     return p;
@@ -229,7 +255,10 @@ export class Services implements vscode.Disposable {
       if (dir === root || dir.startsWith(root + path.sep)) {
         const p = this.datasets.get(root);
         this.datasets.delete(root);
-        p?.then((ds) => ds.stream.close(), () => undefined);
+        p?.then(
+          (ds) => ds.stream.close(),
+          () => undefined,
+        );
         this.datasetChanged.fire(root);
       }
     }
@@ -249,7 +278,11 @@ export class Services implements vscode.Disposable {
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
-    for (const p of this.datasets.values()) p.then((ds) => ds.stream.close(), () => undefined);
+    for (const p of this.datasets.values())
+      p.then(
+        (ds) => ds.stream.close(),
+        () => undefined,
+      );
     this.datasets.clear();
   }
 }

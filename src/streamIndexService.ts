@@ -52,20 +52,26 @@ export class StreamIndexService implements vscode.Disposable {
   private readonly problems = vscode.languages.createDiagnosticCollection('tokenShards.streamIndex');
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly services: Services, globalStoragePath: string) {
+  constructor(
+    private readonly services: Services,
+    globalStoragePath: string,
+  ) {
     this.store = new IndexStore(path.join(globalStoragePath, STREAM_INDEX_FOLDER));
     // Every new DocumentIndex (one per dataset) gets this dataset's stream index attached.
     services.streamIndexLoader = (ds, di) => {
       if (!ds.lone) di.attachWhenLoaded(this.indexFor(ds).then((ix) => (ix.indexedCount > 0 ? ix : undefined)));
     };
-    this.disposables.push(this.changed, this.problems,
+    this.disposables.push(
+      this.changed,
+      this.problems,
       services.onDidChangeDataset((root) => {
         for (const r of root === '*' ? [...this.byRoot.keys()] : [root]) this.byRoot.delete(r);
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('tokenShards.index')) return;
         for (const l of this.byRoot.values()) this.publishProblems(l);
-      }));
+      }),
+    );
   }
 
   /** `tokenShards.index.eosFreeRunThreshold` (tokens; at least the per-shard floor the index keeps). */
@@ -77,7 +83,11 @@ export class StreamIndexService implements vscode.Disposable {
   /** The scan parameters of a dataset (EOS from its settings; vocabulary, special ids, holes from its tokenizer). */
   async params(ds: Dataset): Promise<ScanParams> {
     let tok;
-    try { tok = await this.services.tokenizerFor(ds); } catch { tok = undefined; }
+    try {
+      tok = await this.services.tokenizerFor(ds);
+    } catch {
+      tok = undefined;
+    }
     return indexParamsFor(ds, tok);
   }
 
@@ -136,8 +146,11 @@ export class StreamIndexService implements vscode.Disposable {
     const uri = vscode.Uri.file(ds.manifestFile);
     const diags = this.anomalies(ds, index).map((a) => {
       const line = Math.max(0, ds.shards[a.segment].line - 1);
-      const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, Number.MAX_SAFE_INTEGER), a.message,
-        a.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+      const d = new vscode.Diagnostic(
+        new vscode.Range(line, 0, line, Number.MAX_SAFE_INTEGER),
+        a.message,
+        a.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+      );
       d.source = 'stream index';
       d.code = a.kind;
       return d;
@@ -167,40 +180,59 @@ export class StreamIndexService implements vscode.Disposable {
     const params = await this.params(ds);
     const name = path.basename(ds.root);
     const log = this.services.log;
-    const report = await vscode.window.withProgress({
-      location: vscode.ProgressLocation.Notification, cancellable: true,
-      title: vscode.l10n.t('Indexing the token stream of {0}', plainText(name)),
-    }, async (progress, token) => {
-      const ac = new AbortController();
-      const sub = token.onCancellationRequested(() => ac.abort());
-      let reported = 0;
-      try {
-        return await indexShards(indexSegmentsOf(ds), this.store, params, {
-          signal: ac.signal, force: opts.force, progressIntervalMs: 250,
-          onProgress: (p) => {
-            const i = Math.max(1, Math.min(p.shardsTotal, p.shardsDone + p.running.length));
-            const parts = [vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)), vscode.l10n.t('{0} read', formatDone(p.bytesDone))];
-            if (p.bytesPerSecond > 0) parts.push(formatRate(p.bytesPerSecond));
-            if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
-            const pct = p.bytesTotal > 0 ? (100 * p.bytesDone) / p.bytesTotal : 100;
-            progress.report({ message: parts.join(' · '), increment: Math.max(0, pct - reported) });
-            reported = Math.max(reported, pct);
-          },
-        });
-      } finally {
-        sub.dispose();
-      }
-    });
+    const report = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        cancellable: true,
+        title: vscode.l10n.t('Indexing the token stream of {0}', plainText(name)),
+      },
+      async (progress, token) => {
+        const ac = new AbortController();
+        const sub = token.onCancellationRequested(() => ac.abort());
+        let reported = 0;
+        try {
+          return await indexShards(indexSegmentsOf(ds), this.store, params, {
+            signal: ac.signal,
+            force: opts.force,
+            progressIntervalMs: 250,
+            onProgress: (p) => {
+              const i = Math.max(1, Math.min(p.shardsTotal, p.shardsDone + p.running.length));
+              const parts = [
+                vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)),
+                vscode.l10n.t('{0} read', formatDone(p.bytesDone)),
+              ];
+              if (p.bytesPerSecond > 0) parts.push(formatRate(p.bytesPerSecond));
+              if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
+              const pct = p.bytesTotal > 0 ? (100 * p.bytesDone) / p.bytesTotal : 100;
+              progress.report({ message: parts.join(' · '), increment: Math.max(0, pct - reported) });
+              reported = Math.max(reported, pct);
+            },
+          });
+        } finally {
+          sub.dispose();
+        }
+      },
+    );
     for (const f of report.failed) log.error(`stream index: ${f.message}`);
-    log.info(`stream index ${ds.root}: ${report.built} built, ${report.reused} still valid, ${report.shared} hard links read once, ${report.failed.length} failed${report.cancelled ? `, cancelled (${report.unfinished.length} left)` : ''}; ${formatBytes(report.bytesRead)} in ${formatDuration(report.elapsedMs)}`);
+    log.info(
+      `stream index ${ds.root}: ${report.built} built, ${report.reused} still valid, ${report.shared} hard links read once, ${report.failed.length} failed${report.cancelled ? `, cancelled (${report.unfinished.length} left)` : ''}; ${formatBytes(report.bytesRead)} in ${formatDuration(report.elapsedMs)}`,
+    );
     const index = await this.reload(ds);
     if (opts.silent) return;
     const anomalies = this.anomalies(ds, index);
     const docs = index.documentCount;
     const what = report.cancelled
-      ? vscode.l10n.t('Indexing cancelled: {0} of {1} shards indexed (kept; Index Stream continues from there).', fmt(index.indexedCount), fmt(ds.shards.length))
-      : vscode.l10n.t('Stream indexed: {0} documents; longest run without EOS {1} tokens; {2}.', docs !== undefined ? fmt(docs) : '?',
-        fmt(index.summary().longestRun.length), anomalies.length ? vscode.l10n.t('{0} anomalies in Problems', fmt(anomalies.length)) : vscode.l10n.t('no anomaly'));
+      ? vscode.l10n.t(
+          'Indexing cancelled: {0} of {1} shards indexed (kept; Index Stream continues from there).',
+          fmt(index.indexedCount),
+          fmt(ds.shards.length),
+        )
+      : vscode.l10n.t(
+          'Stream indexed: {0} documents; longest run without EOS {1} tokens; {2}.',
+          docs !== undefined ? fmt(docs) : '?',
+          fmt(index.summary().longestRun.length),
+          anomalies.length ? vscode.l10n.t('{0} anomalies in Problems', fmt(anomalies.length)) : vscode.l10n.t('no anomaly'),
+        );
     const show = anomalies.length ? vscode.l10n.t('Show Problems') : undefined;
     const pick = await (report.failed.length || anomalies.some((a) => a.severity === 'error')
       ? vscode.window.showWarningMessage(what, ...(show ? [show] : []))
@@ -221,7 +253,12 @@ export async function indexStreamCommand(services: Services, index: StreamIndexS
   else ds = await services.pickDataset(vscode.l10n.t('Choose a dataset to index'));
   if (!ds) return;
   if (ds.lone) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('{0} has no manifest: the stream index needs a dataset folder with shard_manifest.jsonl.', plainText(path.basename(ds.root))));
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t(
+        '{0} has no manifest: the stream index needs a dataset folder with shard_manifest.jsonl.',
+        plainText(path.basename(ds.root)),
+      ),
+    );
     return;
   }
   await index.build(ds);

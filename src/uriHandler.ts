@@ -28,7 +28,9 @@ export async function handleNavigationUri(nav: NavigationDeps, uri: vscode.Uri):
     const shown = await goToUpdate(nav, { update: link.update, root: link.root });
     if (shown && link.sequence !== undefined) {
       if (link.sequence >= shown.rows) {
-        void vscode.window.showWarningMessage(vscode.l10n.t('Sequence {0} is out of range: each update has {1} sequences, 0..{2}.', link.sequence, shown.rows, shown.rows - 1));
+        void vscode.window.showWarningMessage(
+          vscode.l10n.t('Sequence {0} is out of range: each update has {1} sequences, 0..{2}.', link.sequence, shown.rows, shown.rows - 1),
+        );
       } else {
         await shown.rendered;
         views.focusRow(shown.root, link.update, link.sequence);

@@ -99,8 +99,13 @@ export class VerificationStore implements vscode.Disposable {
   }
 
   /** Display state of one shard (see {@link displayStates}). */
-  displayState(root: string, e: ShardEntry, cache: VerifyCache | undefined, file?: { identity?: FileIdentity },
-    s: RootState | undefined = this.roots.get(root)): ShardDisplayState {
+  displayState(
+    root: string,
+    e: ShardEntry,
+    cache: VerifyCache | undefined,
+    file?: { identity?: FileIdentity },
+    s: RootState | undefined = this.roots.get(root),
+  ): ShardDisplayState {
     if (s?.hashing.has(e.index)) return { status: 'checking' };
     if (s?.pending.has(e.index)) return { status: 'queued' };
     const r = s?.results.get(e.index);
@@ -109,7 +114,11 @@ export class VerificationStore implements vscode.Disposable {
     if (c && e.sha256) {
       return c.sha256 === e.sha256
         ? { status: 'ok', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 matched when last checked (file unchanged since).` }
-        : { status: 'mismatch', checkedAt: c.checkedAt, detail: `${e.shard}: sha256 ${c.sha256} ≠ manifest ${e.sha256} when last checked (file unchanged since).` };
+        : {
+            status: 'mismatch',
+            checkedAt: c.checkedAt,
+            detail: `${e.shard}: sha256 ${c.sha256} ≠ manifest ${e.sha256} when last checked (file unchanged since).`,
+          };
     }
     return { status: 'not-checked' };
   }

@@ -14,8 +14,11 @@ export interface WebviewChannel<P extends ViewProtocol> {
    * Asks the host; resolves with its answer.
    * @throws ChannelError when the host's handler failed (its message) or the request was cancelled.
    */
-  request<M extends keyof P['hostRequests'] & string>(method: M, params: P['hostRequests'][M]['params'], opts?: RequestOptions):
-    Promise<P['hostRequests'][M]['result']>;
+  request<M extends keyof P['hostRequests'] & string>(
+    method: M,
+    params: P['hostRequests'][M]['params'],
+    opts?: RequestOptions,
+  ): Promise<P['hostRequests'][M]['result']>;
   /** Says `ready` (only needed with `{ ready: false }`; the host then sends the view's state). */
   ready(): void;
 }
@@ -26,15 +29,24 @@ export interface WebviewChannel<P extends ViewProtocol> {
  * `opts.ready` is false: then call `ready()` yourself). Call it once per page, after its DOM and
  * state are set up.
  */
-export function connect<P extends ViewProtocol>(api: VsCodeApi<unknown, unknown>,
-  handlers: ChannelHandlers<P['hostEvents'], P['webviewRequests']>, opts: { ready?: boolean } = {}): WebviewChannel<P> {
-  const channel = new Channel<P['webviewEvents'], P['hostEvents'], P['hostRequests'], P['webviewRequests']>(
-    (env) => { api.postMessage(env); return true; }, handlers);
+export function connect<P extends ViewProtocol>(
+  api: VsCodeApi<unknown, unknown>,
+  handlers: ChannelHandlers<P['hostEvents'], P['webviewRequests']>,
+  opts: { ready?: boolean } = {},
+): WebviewChannel<P> {
+  const channel = new Channel<P['webviewEvents'], P['hostEvents'], P['hostRequests'], P['webviewRequests']>((env) => {
+    api.postMessage(env);
+    return true;
+  }, handlers);
   window.addEventListener('message', (e: MessageEvent<unknown>) => channel.receive(e.data));
   if (opts.ready !== false) void channel.ready();
   return {
-    notify: (event) => { void channel.notify(event); },
+    notify: (event) => {
+      void channel.notify(event);
+    },
     request: (method, params, o) => channel.request(method, params, o),
-    ready: () => { void channel.ready(); },
+    ready: () => {
+      void channel.ready();
+    },
   };
 }

@@ -27,7 +27,9 @@ type Child = Node | string | null | undefined | false;
  * `setAttribute` (never `on*` handlers, never HTML).
  */
 export function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K, attrs: Record<string, string | number | boolean | undefined> = {}, ...children: Child[]
+  tag: K,
+  attrs: Record<string, string | number | boolean | undefined> = {},
+  ...children: Child[]
 ): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -57,6 +59,7 @@ export function count(n: number, noun: string, plural = `${noun}s`): string {
  */
 export function visibleNodes(text: string, opts: VisibleOptions = {}): (Node | string)[] {
   if (!opts.whitespace && (opts.marks === false || !hasInvisibles(text))) return [text];
-  return visibleRuns(text, opts).map((r) => 'text' in r ? r.text
-    : h('span', { class: 'inv', 'data-mark': r.mark, title: r.title }, h('span', { class: 'inv-ch' }, r.char)));
+  return visibleRuns(text, opts).map((r) =>
+    'text' in r ? r.text : h('span', { class: 'inv', 'data-mark': r.mark, title: r.title }, h('span', { class: 'inv-ch' }, r.char)),
+  );
 }

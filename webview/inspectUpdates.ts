@@ -26,32 +26,61 @@ const centerField = h('input', { type: 'number', min: 0, class: 'wb-num', 'aria-
 const radiusField = h('input', { type: 'number', min: 0, max: 1000, class: 'wb-num', 'aria-label': 'Radius (updates each side)' });
 const goBtn = h('button', { class: 'wb-btn', type: 'button' }, 'Inspect');
 const csvBtn = h('button', { class: 'wb-btn secondary', type: 'button', title: 'Save this table as CSV' }, 'Export CSV');
-const exportBtn = h('button', { class: 'wb-btn secondary', type: 'button', title: 'Export these updates as jsonl, txt or npz' }, 'Export updates…');
-const legend = h('div', { class: 'muted wb-legend' },
-  'Colour: robust z-score of the value against this window\'s median (',
-  h('span', { class: 'z-mid' }, '|z| ≥ 2'), ', ', h('span', { class: 'z-high' }, '|z| ≥ 3.5'),
-  '). Bars: value ÷ the column\'s largest value here. Click a row to open the update.');
+const exportBtn = h(
+  'button',
+  { class: 'wb-btn secondary', type: 'button', title: 'Export these updates as jsonl, txt or npz' },
+  'Export updates…',
+);
+const legend = h(
+  'div',
+  { class: 'muted wb-legend' },
+  "Colour: robust z-score of the value against this window's median (",
+  h('span', { class: 'z-mid' }, '|z| ≥ 2'),
+  ', ',
+  h('span', { class: 'z-high' }, '|z| ≥ 3.5'),
+  "). Bars: value ÷ the column's largest value here. Click a row to open the update.",
+);
 const table = h('table', { class: 'wb-table', 'aria-label': 'Statistics per update' });
 const thead = h('thead');
 const tbody = h('tbody');
 table.append(thead, tbody);
 app.append(
-  h('div', { class: 'wb-head' }, title,
-    h('label', {}, 'update ', centerField), h('label', {}, ' ± ', radiusField), goBtn, csvBtn, exportBtn),
-  status, errorBox, legend, h('div', { class: 'wb-scroll' }, table),
+  h(
+    'div',
+    { class: 'wb-head' },
+    title,
+    h('label', {}, 'update ', centerField),
+    h('label', {}, ' ± ', radiusField),
+    goBtn,
+    csvBtn,
+    exportBtn,
+  ),
+  status,
+  errorBox,
+  legend,
+  h('div', { class: 'wb-scroll' }, table),
 );
 
 goBtn.addEventListener('click', () => {
-  const center = Number(centerField.value), radius = Number(radiusField.value);
-  if (!Number.isInteger(center) || center < 0 || !Number.isInteger(radius) || radius < 0) { showError('Type a whole update number and radius (≥ 0).'); return; }
+  const center = Number(centerField.value),
+    radius = Number(radiusField.value);
+  if (!Number.isInteger(center) || center < 0 || !Number.isInteger(radius) || radius < 0) {
+    showError('Type a whole update number and radius (≥ 0).');
+    return;
+  }
   ch.post({ type: 'recenter', center, radius });
 });
-for (const f of [centerField, radiusField]) f.addEventListener('keydown', (e) => { if (e.key === 'Enter') goBtn.click(); });
+for (const f of [centerField, radiusField])
+  f.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') goBtn.click();
+  });
 csvBtn.addEventListener('click', () => {
   if (!init || !rows.length) return;
   ch.exportFile({ format: 'csv', fileName: `updates-${init.first}-${init.last}.csv`, data: toCsv() });
 });
-exportBtn.addEventListener('click', () => { if (init) ch.post({ type: 'exportUpdates', first: init.first, last: init.last }); });
+exportBtn.addEventListener('click', () => {
+  if (init) ch.post({ type: 'exportUpdates', first: init.first, last: init.last });
+});
 
 function showError(msg: string | undefined): void {
   errorBox.hidden = !msg;
@@ -92,7 +121,12 @@ function zScores(key: StatColumn): (number | null)[] {
 function renderHead(cols: StatColumnInfo[]): void {
   const th = (key: string, label: string, definition: string) => {
     const active = sort.key === key;
-    const btn = h('button', { class: 'wb-sort', type: 'button', title: `${definition}. Click to sort.` }, label, active ? (sort.descending ? ' ▼' : ' ▲') : '');
+    const btn = h(
+      'button',
+      { class: 'wb-sort', type: 'button', title: `${definition}. Click to sort.` },
+      label,
+      active ? (sort.descending ? ' ▼' : ' ▲') : '',
+    );
     btn.addEventListener('click', () => {
       sort = { key, descending: active ? !sort.descending : key !== 'update' };
       ch.setState({ sort });
@@ -100,7 +134,14 @@ function renderHead(cols: StatColumnInfo[]): void {
     });
     return h('th', { scope: 'col', 'aria-sort': active ? (sort.descending ? 'descending' : 'ascending') : 'none', 'data-key': key }, btn);
   };
-  thead.replaceChildren(h('tr', {}, th('update', 'update', 'The 0-based update k: tokens [G·k, G·(k+1))'), ...cols.map((c) => th(c.key, c.label, c.definition))));
+  thead.replaceChildren(
+    h(
+      'tr',
+      {},
+      th('update', 'update', 'The 0-based update k: tokens [G·k, G·(k+1))'),
+      ...cols.map((c) => th(c.key, c.label, c.definition)),
+    ),
+  );
 }
 
 function render(): void {
@@ -109,15 +150,23 @@ function render(): void {
   const cols = init.columns;
   const z = new Map(cols.map((c) => [c.key, zScores(c.key)]));
   const max = new Map(cols.map((c) => [c.key, Math.max(0, ...rows.map((r) => value(r, c.key) ?? 0))]));
-  const order = rows.map((_, i) => i).sort((a, b) => {
-    const va = value(rows[a], sort.key), vb = value(rows[b], sort.key);
-    const d = (va ?? -Infinity) - (vb ?? -Infinity) || rows[a].update - rows[b].update;
-    return sort.descending ? -d : d;
-  });
+  const order = rows
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const va = value(rows[a], sort.key),
+        vb = value(rows[b], sort.key);
+      const d = (va ?? -Infinity) - (vb ?? -Infinity) || rows[a].update - rows[b].update;
+      return sort.descending ? -d : d;
+    });
   const frag = document.createDocumentFragment();
   for (const i of order) {
     const r = rows[i];
-    const tr = h('tr', { tabindex: 0, class: r.update === init.center ? 'center' : undefined, 'data-update': r.update, title: `Open update ${fmt(r.update)} in the update view` });
+    const tr = h('tr', {
+      tabindex: 0,
+      class: r.update === init.center ? 'center' : undefined,
+      'data-update': r.update,
+      title: `Open update ${fmt(r.update)} in the update view`,
+    });
     tr.append(h('th', { scope: 'row', class: 'wb-update' }, fmt(r.update)));
     for (const c of cols) {
       const v = value(r, c.key);
@@ -127,7 +176,14 @@ function render(): void {
       const bar = h('span', { class: 'wb-bar', 'aria-hidden': 'true' });
       bar.style.width = `${v === null || m <= 0 ? 0 : Math.max(0, Math.min(100, (100 * v) / m))}%`;
       const zText = zz === null ? '' : ` · robust z ${Number.isFinite(zz) ? zz.toFixed(2) : zz > 0 ? '+∞' : '−∞'}`;
-      tr.append(h('td', { class: `wb-cell ${cls}`, title: `${c.label}: ${v === null ? 'no value' : String(v)}${zText}` }, bar, h('span', { class: 'wb-val' }, formatValue(c.key, v))));
+      tr.append(
+        h(
+          'td',
+          { class: `wb-cell ${cls}`, title: `${c.label}: ${v === null ? 'no value' : String(v)}${zText}` },
+          bar,
+          h('span', { class: 'wb-val' }, formatValue(c.key, v)),
+        ),
+      );
     }
     frag.append(tr);
   }
@@ -142,8 +198,13 @@ tbody.addEventListener('click', (e) => open((e.target as Element).closest('tr'))
 tbody.addEventListener('keydown', (e) => {
   const tr = (e.target as Element).closest('tr');
   if (e.key === 'Enter') open(tr);
-  else if (e.key === 'ArrowDown') { (tr?.nextElementSibling as HTMLElement | null)?.focus(); e.preventDefault(); }
-  else if (e.key === 'ArrowUp') { (tr?.previousElementSibling as HTMLElement | null)?.focus(); e.preventDefault(); }
+  else if (e.key === 'ArrowDown') {
+    (tr?.nextElementSibling as HTMLElement | null)?.focus();
+    e.preventDefault();
+  } else if (e.key === 'ArrowUp') {
+    (tr?.previousElementSibling as HTMLElement | null)?.focus();
+    e.preventDefault();
+  }
 });
 
 function toCsv(): string {
@@ -173,10 +234,13 @@ ch.onMessage((m) => {
       // Keyed by update: after a page reload the host re-sends what it had, so a row may come twice.
       for (const r of m.rows) {
         const at = rows.findIndex((x) => x.update === r.update);
-        if (at >= 0) rows[at] = r; else rows.push(r);
+        if (at >= 0) rows[at] = r;
+        else rows.push(r);
       }
-      status.textContent = m.done < m.total ? `computing ${fmt(m.done)} / ${fmt(m.total)} updates…`
-        : `${fmt(m.total)} updates${init && !init.tokenizer ? ' · no tokenizer: unknown and special ids are empty' : ''}`;
+      status.textContent =
+        m.done < m.total
+          ? `computing ${fmt(m.done)} / ${fmt(m.total)} updates…`
+          : `${fmt(m.total)} updates${init && !init.tokenizer ? ' · no tokenizer: unknown and special ids are empty' : ''}`;
       document.body.dataset.done = m.done === m.total ? 'true' : 'false';
       render();
       break;

@@ -15,7 +15,14 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import { fmt, h, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
-  ManifestField, ManifestFromWebview, ManifestInit, ManifestProtocol, ManifestRow, ManifestRowStatus, ManifestToWebview, ManifestViewState,
+  ManifestField,
+  ManifestFromWebview,
+  ManifestInit,
+  ManifestProtocol,
+  ManifestRow,
+  ManifestRowStatus,
+  ManifestToWebview,
+  ManifestViewState,
 } from '../src/protocol';
 
 const vscode = vscodeApi<ManifestFromWebview, ManifestViewState>();
@@ -27,16 +34,43 @@ const ROW_H = 24;
 const OVERSCAN = 12;
 
 const STATUS_LABEL: Record<ManifestRowStatus, string> = {
-  'not-checked': 'not checked', queued: 'queued', checking: 'checking…', ok: 'ok', mismatch: 'hash mismatch', missing: 'missing',
-  'size-mismatch': 'size mismatch', changed: 'changed while read', unreadable: 'unreadable', 'no-hash': 'no hash in manifest',
+  'not-checked': 'not checked',
+  queued: 'queued',
+  checking: 'checking…',
+  ok: 'ok',
+  mismatch: 'hash mismatch',
+  missing: 'missing',
+  'size-mismatch': 'size mismatch',
+  changed: 'changed while read',
+  unreadable: 'unreadable',
+  'no-hash': 'no hash in manifest',
 };
 const STATUS_ICON: Record<ManifestRowStatus, string> = {
-  'not-checked': 'circle-large-outline', queued: 'clock', checking: 'loading', ok: 'pass-filled', mismatch: 'error', missing: 'question',
-  'size-mismatch': 'warning', changed: 'warning', unreadable: 'error', 'no-hash': 'circle-slash',
+  'not-checked': 'circle-large-outline',
+  queued: 'clock',
+  checking: 'loading',
+  ok: 'pass-filled',
+  mismatch: 'error',
+  missing: 'question',
+  'size-mismatch': 'warning',
+  changed: 'warning',
+  unreadable: 'error',
+  'no-hash': 'circle-slash',
 };
 /** Statuses the "Only problems" filter keeps. */
 const PROBLEM: ReadonlySet<ManifestRowStatus> = new Set(['mismatch', 'missing', 'size-mismatch', 'changed', 'unreadable', 'no-hash']);
-const SUMMARY_ORDER: ManifestRowStatus[] = ['mismatch', 'missing', 'size-mismatch', 'changed', 'unreadable', 'no-hash', 'ok', 'checking', 'queued', 'not-checked'];
+const SUMMARY_ORDER: ManifestRowStatus[] = [
+  'mismatch',
+  'missing',
+  'size-mismatch',
+  'changed',
+  'unreadable',
+  'no-hash',
+  'ok',
+  'checking',
+  'queued',
+  'not-checked',
+];
 
 const COLUMNS = [
   { key: 'index', label: '#', cls: 'num' },
@@ -60,8 +94,11 @@ let restoredScroll = false;
 // ── static skeleton ──
 const headEl = h('div', { class: 'mf-head' });
 const gridEl = h('div', { class: 'mf-grid', role: 'grid', tabindex: 0, 'aria-label': 'Shards', 'aria-readonly': 'true' });
-const headerRow = h('div', { class: 'mf-row mf-colheads', role: 'row', 'aria-rowindex': 1 },
-  ...COLUMNS.map((c) => h('div', { class: `mf-cell ${c.cls}`, role: 'columnheader' }, c.label)));
+const headerRow = h(
+  'div',
+  { class: 'mf-row mf-colheads', role: 'row', 'aria-rowindex': 1 },
+  ...COLUMNS.map((c) => h('div', { class: `mf-cell ${c.cls}`, role: 'columnheader' }, c.label)),
+);
 const scroller = h('div', { class: 'mf-scroll' });
 const spacer = h('div', { class: 'mf-spacer' });
 const emptyEl = h('div', { class: 'mf-empty muted', hidden: true });
@@ -73,11 +110,17 @@ app.append(h('div', { class: 'mf' }, headEl, gridEl));
 const SHORT_HASH = 12;
 
 interface PooledRow {
-  el: HTMLDivElement; cells: HTMLDivElement[]; icon: HTMLSpanElement; statusText: Text; hashText: HTMLSpanElement; copyBtn: HTMLButtonElement;
+  el: HTMLDivElement;
+  cells: HTMLDivElement[];
+  icon: HTMLSpanElement;
+  statusText: Text;
+  hashText: HTMLSpanElement;
+  copyBtn: HTMLButtonElement;
   /** `ManifestRow.index` shown, -1 when unused. */
   rowIndex: number;
   /** Position in `view` shown, and the data version it was filled with (skip refills when both match). */
-  viewPos: number; version: number;
+  viewPos: number;
+  version: number;
 }
 const pool: PooledRow[] = [];
 /** Bumped whenever row data, the filter or the selection changes (forces refills). */
@@ -89,8 +132,11 @@ function makeRow(): PooledRow {
   const statusText = document.createTextNode('');
   cells[6].append(icon, statusText);
   const hashText = h('span', { class: 'mf-hash-text mono' });
-  const copyBtn = h('button', { class: 'mf-copy', type: 'button', tabindex: -1 },
-    h('span', { class: 'codicon codicon-copy', 'aria-hidden': 'true' }));
+  const copyBtn = h(
+    'button',
+    { class: 'mf-copy', type: 'button', tabindex: -1 },
+    h('span', { class: 'codicon codicon-copy', 'aria-hidden': 'true' }),
+  );
   cells[7].append(hashText, copyBtn);
   const el = h('div', { class: 'mf-row', role: 'row' }, ...cells);
   const pr: PooledRow = { el, cells, icon, statusText, hashText, copyBtn, rowIndex: -1, viewPos: -1, version: -1 };
@@ -135,18 +181,25 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   c[1].title = `${r.shard} (shard_manifest.jsonl line ${r.line})`;
   c[2].textContent = fmt(r.startToken);
   c[3].textContent = fmt(r.numTokens);
-  c[4].textContent = r.firstUpdate === null ? '—' : r.firstUpdate === r.lastUpdate ? fmt(r.firstUpdate) : `${fmt(r.firstUpdate)}–${fmt(r.lastUpdate!)}`;
-  c[4].title = r.firstUpdate === null ? 'no complete update starts its inputs here (look-ahead tokens only)'
-    : `updates ${r.firstUpdate}–${r.lastUpdate} (0-based) read input tokens from this shard`;
+  c[4].textContent =
+    r.firstUpdate === null ? '—' : r.firstUpdate === r.lastUpdate ? fmt(r.firstUpdate) : `${fmt(r.firstUpdate)}–${fmt(r.lastUpdate!)}`;
+  c[4].title =
+    r.firstUpdate === null
+      ? 'no complete update starts its inputs here (look-ahead tokens only)'
+      : `updates ${r.firstUpdate}–${r.lastUpdate} (0-based) read input tokens from this shard`;
   c[5].textContent = r.sizeOnDisk === null ? 'missing' : fmt(r.sizeOnDisk);
   c[5].classList.toggle('bad', r.sizeOnDisk !== r.expectedSize);
-  c[5].title = r.sizeOnDisk === r.expectedSize ? `${fmt(r.expectedSize)} bytes = 4 × num_tokens`
-    : `expected ${fmt(r.expectedSize)} bytes (4 × num_tokens)`;
+  c[5].title =
+    r.sizeOnDisk === r.expectedSize
+      ? `${fmt(r.expectedSize)} bytes = 4 × num_tokens`
+      : `expected ${fmt(r.expectedSize)} bytes (4 × num_tokens)`;
   pr.icon.className = `codicon codicon-${STATUS_ICON[r.status]}${r.status === 'checking' ? ' codicon-modifier-spin' : ''}`;
   pr.statusText.data = ` ${STATUS_LABEL[r.status]}`;
   c[6].title = r.detail ?? STATUS_LABEL[r.status];
   pr.hashText.textContent = r.sha256 ? r.sha256.slice(0, SHORT_HASH) : '—';
-  c[7].title = r.sha256 ? `sha256 (shard_manifest.jsonl): ${r.sha256}\nCtrl+C or the copy button copies it` : 'no sha256 in the manifest line';
+  c[7].title = r.sha256
+    ? `sha256 (shard_manifest.jsonl): ${r.sha256}\nCtrl+C or the copy button copies it`
+    : 'no sha256 in the manifest line';
   pr.copyBtn.hidden = !r.sha256;
   pr.copyBtn.setAttribute('aria-label', `Copy the sha256 of ${r.shard}`);
   pr.copyBtn.title = r.sha256 ? `Copy ${r.sha256}` : '';
@@ -158,7 +211,10 @@ let renderQueued = false;
 function scheduleRender(): void {
   if (renderQueued) return;
   renderQueued = true;
-  requestAnimationFrame(() => { renderQueued = false; render(); });
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    render();
+  });
 }
 
 function render(): void {
@@ -170,7 +226,10 @@ function render(): void {
   const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
   const last = Math.min(view.length, Math.ceil((top + height) / ROW_H) + OVERSCAN);
   const need = last - first;
-  while (pool.length < need) { pool.push(makeRow()); version++; }
+  while (pool.length < need) {
+    pool.push(makeRow());
+    version++;
+  }
   // Row at view position p lives in slot p mod pool size: scrolling refills only the rows that
   // came into view, the others keep their DOM untouched.
   const used = new Set<number>();
@@ -197,14 +256,21 @@ let saveTimer: ReturnType<typeof setTimeout> | undefined;
 /** Saves the view state, at most every 200 ms (scrolling calls it every frame). */
 function saveState(): void {
   if (saveTimer) return;
-  saveTimer = setTimeout(() => { saveTimer = undefined; vscode.setState(state); }, 200);
+  saveTimer = setTimeout(() => {
+    saveTimer = undefined;
+    vscode.setState(state);
+  }, 200);
 }
 
-scroller.addEventListener('scroll', () => {
-  state.scrollTop = scroller.scrollTop;
-  saveState();
-  scheduleRender();
-}, { passive: true });
+scroller.addEventListener(
+  'scroll',
+  () => {
+    state.scrollTop = scroller.scrollTop;
+    saveState();
+    scheduleRender();
+  },
+  { passive: true },
+);
 new ResizeObserver(() => scheduleRender()).observe(scroller);
 
 function select(pos: number, reveal = true): void {
@@ -236,7 +302,8 @@ gridEl.addEventListener('keydown', (ev) => {
   else if (ev.key === 'Home') select(0);
   else if (ev.key === 'End') select(view.length - 1);
   else if ((ev.key === 'Enter' || ev.key === ' ') && view.length) open(view[state.selected]);
-  else if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === 'c' && view.length && !window.getSelection()?.toString()) copyHash(view[state.selected]);
+  else if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === 'c' && view.length && !window.getSelection()?.toString())
+    copyHash(view[state.selected]);
   else return;
   ev.preventDefault();
 });
@@ -245,7 +312,11 @@ gridEl.addEventListener('keydown', (ev) => {
 const countsEl = h('span', { class: 'mf-counts', role: 'status', 'aria-live': 'polite' });
 const progressEl = h('span', { class: 'mf-progress', role: 'status', 'aria-live': 'polite', hidden: true });
 const verifyBtn = h('vscode-button', { 'aria-label': 'Verify shard hashes' }, 'Verify');
-const verifyAgainBtn = h('vscode-button', { secondary: true, 'aria-label': 'Verify shard hashes again, ignoring the cache' }, 'Verify again (ignore cache)');
+const verifyAgainBtn = h(
+  'vscode-button',
+  { secondary: true, 'aria-label': 'Verify shard hashes again, ignoring the cache' },
+  'Verify again (ignore cache)',
+);
 const filterBox = h('vscode-checkbox', { label: 'Only problems', 'aria-label': 'Show only shards with problems' });
 verifyBtn.setAttribute('icon', 'verified');
 verifyAgainBtn.setAttribute('icon', 'refresh');
@@ -269,67 +340,138 @@ function applyFilter(): void {
 function updateCounts(): void {
   const counts = new Map<ManifestRowStatus, number>();
   for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
-  countsEl.replaceChildren(...SUMMARY_ORDER.filter((s) => counts.get(s)).map((s) =>
-    h('span', { class: `mf-count`, 'data-status': s },
-      h('span', { class: `codicon codicon-${STATUS_ICON[s]}`, 'aria-hidden': 'true' }), ` ${fmt(counts.get(s)!)} ${STATUS_LABEL[s]}`)));
+  countsEl.replaceChildren(
+    ...SUMMARY_ORDER.filter((s) => counts.get(s)).map((s) =>
+      h(
+        'span',
+        { class: `mf-count`, 'data-status': s },
+        h('span', { class: `codicon codicon-${STATUS_ICON[s]}`, 'aria-hidden': 'true' }),
+        ` ${fmt(counts.get(s)!)} ${STATUS_LABEL[s]}`,
+      ),
+    ),
+  );
 }
 
 function setProgress(text: string | null): void {
   progressEl.hidden = text === null;
-  progressEl.replaceChildren(h('span', { class: 'codicon codicon-loading codicon-modifier-spin', 'aria-hidden': 'true' }), ` Verifying: ${text ?? ''}`);
+  progressEl.replaceChildren(
+    h('span', { class: 'codicon codicon-loading codicon-modifier-spin', 'aria-hidden': 'true' }),
+    ` Verifying: ${text ?? ''}`,
+  );
   verifyBtn.toggleAttribute('disabled', text !== null);
   verifyAgainBtn.toggleAttribute('disabled', text !== null);
 }
 
 function fieldList(fields: ManifestField[]): HTMLElement {
-  return h('dl', { class: 'mf-fields' }, ...fields.flatMap((f) => [
-    h('dt', {}, f.key),
-    // Nested values arrive as JSON.stringify(v, null, 2): shown as text, line breaks and indentation kept (white-space: pre).
-    h('dd', {}, f.nested ? h('pre', { class: 'mono mf-json' }, f.value) : h('span', { class: 'mf-value' }, f.value)),
-  ]));
+  return h(
+    'dl',
+    { class: 'mf-fields' },
+    ...fields.flatMap((f) => [
+      h('dt', {}, f.key),
+      // Nested values arrive as JSON.stringify(v, null, 2): shown as text, line breaks and indentation kept (white-space: pre).
+      h('dd', {}, f.nested ? h('pre', { class: 'mono mf-json' }, f.value) : h('span', { class: 'mf-value' }, f.value)),
+    ]),
+  );
 }
 
 function sideSection(title: string, fields: ManifestField[] | null, absent: string, openByDefault: boolean): HTMLElement {
-  if (!fields) return h('p', { class: 'mf-absent muted' }, h('span', { class: 'codicon codicon-info', 'aria-hidden': 'true' }), ` ${title}: ${absent}`);
-  const d = h('details', { class: 'mf-side', open: openByDefault },
-    h('summary', {}, h('span', { class: 'mf-side-title' }, title), h('span', { class: 'muted' }, ` · ${fields.length} key${fields.length === 1 ? '' : 's'}`)),
-    fieldList(fields));
+  if (!fields)
+    return h(
+      'p',
+      { class: 'mf-absent muted' },
+      h('span', { class: 'codicon codicon-info', 'aria-hidden': 'true' }),
+      ` ${title}: ${absent}`,
+    );
+  const d = h(
+    'details',
+    { class: 'mf-side', open: openByDefault },
+    h(
+      'summary',
+      {},
+      h('span', { class: 'mf-side-title' }, title),
+      h('span', { class: 'muted' }, ` · ${fields.length} key${fields.length === 1 ? '' : 's'}`),
+    ),
+    fieldList(fields),
+  );
   return d;
 }
 
 function stat(label: string, value: string, note?: string): HTMLElement {
-  return h('div', { class: 'mf-stat' }, h('div', { class: 'mf-stat-label muted' }, label), h('div', { class: 'mf-stat-value' }, value),
-    note ? h('div', { class: 'mf-stat-note muted' }, note) : null);
+  return h(
+    'div',
+    { class: 'mf-stat' },
+    h('div', { class: 'mf-stat-label muted' }, label),
+    h('div', { class: 'mf-stat-value' }, value),
+    note ? h('div', { class: 'mf-stat-note muted' }, note) : null,
+  );
 }
 
 function renderHead(d: ManifestInit): void {
   const t = d.totals;
   const src = (s: string) => (s === 'default' ? 'dataset card default' : `from ${s}`);
-  const totals = h('div', { class: 'mf-stats', role: 'group', 'aria-label': 'Totals' },
+  const totals = h(
+    'div',
+    { class: 'mf-stats', role: 'group', 'aria-label': 'Totals' },
     stat('shards', fmt(t.shards)),
     stat('stored tokens', fmt(t.storedTokens), 'training tokens + look-ahead'),
     stat('training tokens', fmt(t.trainingTokens), 'updates × tokens per update'),
     stat('updates', fmt(t.updates), t.updates ? `0-based: 0 … ${fmt(t.updates - 1)}` : 'none complete'),
-    stat('tokens per update', fmt(t.tokensPerUpdate), `${fmt(t.sequencesPerUpdate)} sequences × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`),
+    stat(
+      'tokens per update',
+      fmt(t.tokensPerUpdate),
+      `${fmt(t.sequencesPerUpdate)} sequences × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`,
+    ),
   );
   const toolbar = h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
-  const problems = d.problems.length ? h('div', { class: `banner ${d.problems.some((p) => p.severity === 'error') ? 'error' : ''} mf-problems`, role: 'alert' },
-    h('div', {}, h('strong', {}, `${fmt(d.problems.length)} problem${d.problems.length === 1 ? '' : 's'} in the dataset's metadata`),
-      ' · ', linkButton('Show in Problems', () => post({ type: 'showProblems' }))),
-    h('ul', {}, ...d.problems.slice(0, 5).map((p) => h('li', {},
-      p.line !== null && p.file === 'shard_manifest.jsonl'
-        ? linkButton(`line ${p.line}`, () => post({ type: 'revealLine', line: p.line! })) : null,
-      p.line !== null && p.file === 'shard_manifest.jsonl' ? ': ' : '',
-      p.message)),
-      d.problems.length > 5 ? h('li', { class: 'muted' }, `… and ${fmt(d.problems.length - 5)} more`) : null)) : null;
+  const problems = d.problems.length
+    ? h(
+        'div',
+        { class: `banner ${d.problems.some((p) => p.severity === 'error') ? 'error' : ''} mf-problems`, role: 'alert' },
+        h(
+          'div',
+          {},
+          h('strong', {}, `${fmt(d.problems.length)} problem${d.problems.length === 1 ? '' : 's'} in the dataset's metadata`),
+          ' · ',
+          linkButton('Show in Problems', () => post({ type: 'showProblems' })),
+        ),
+        h(
+          'ul',
+          {},
+          ...d.problems
+            .slice(0, 5)
+            .map((p) =>
+              h(
+                'li',
+                {},
+                p.line !== null && p.file === 'shard_manifest.jsonl'
+                  ? linkButton(`line ${p.line}`, () => post({ type: 'revealLine', line: p.line! }))
+                  : null,
+                p.line !== null && p.file === 'shard_manifest.jsonl' ? ': ' : '',
+                p.message,
+              ),
+            ),
+          d.problems.length > 5 ? h('li', { class: 'muted' }, `… and ${fmt(d.problems.length - 5)} more`) : null,
+        ),
+      )
+    : null;
   // Collapsible part: the totals and the two metadata files (scrolls inside its own max height).
-  const body = h('div', { class: 'mf-head-body', id: 'mf-head-body' },
+  const body = h(
+    'div',
+    { class: 'mf-head-body', id: 'mf-head-body' },
     totals,
-    h('div', { class: 'mf-sides' },
+    h(
+      'div',
+      { class: 'mf-sides' },
       sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true),
-      sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true)));
-  const toggle = h('button', { class: 'mf-head-toggle', type: 'button', 'aria-controls': 'mf-head-body' },
-    h('span', { class: 'codicon', 'aria-hidden': 'true' }), h('span', { class: 'mf-head-toggle-label' }));
+      sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true),
+    ),
+  );
+  const toggle = h(
+    'button',
+    { class: 'mf-head-toggle', type: 'button', 'aria-controls': 'mf-head-body' },
+    h('span', { class: 'codicon', 'aria-hidden': 'true' }),
+    h('span', { class: 'mf-head-toggle-label' }),
+  );
   const applyCollapsed = () => {
     const collapsed = !!state.headCollapsed;
     body.hidden = collapsed;
@@ -347,10 +489,17 @@ function renderHead(d: ManifestInit): void {
   });
   applyCollapsed();
   headEl.replaceChildren(
-    h('div', { class: 'mf-title' },
+    h(
+      'div',
+      { class: 'mf-title' },
       h('span', { class: 'codicon codicon-table', 'aria-hidden': 'true' }),
-      h('h1', {}, d.name), h('span', { class: 'muted' }, ' · shard_manifest.jsonl'), toggle),
-    toolbar, problems ?? '', body,
+      h('h1', {}, d.name),
+      h('span', { class: 'muted' }, ' · shard_manifest.jsonl'),
+      toggle,
+    ),
+    toolbar,
+    problems ?? '',
+    body,
   );
   (filterBox as unknown as { checked: boolean }).checked = state.problemsOnly;
 }
@@ -377,7 +526,10 @@ function onEvent(m: ManifestToWebview): void {
       applyFilter();
       if (!restoredScroll) {
         restoredScroll = true;
-        requestAnimationFrame(() => { scroller.scrollTop = state.scrollTop; scheduleRender(); });
+        requestAnimationFrame(() => {
+          scroller.scrollTop = state.scrollTop;
+          scheduleRender();
+        });
       }
       break;
     case 'rowsChanged': {

@@ -18,7 +18,14 @@ import { fmt, h } from './common';
 import { Chart } from './shared/chart';
 import { RequestCancelled, panelChannel } from './shared/panel';
 import type {
-  CountResult, OccurrenceRow, SearchDatasetInfo, SearchForm, SearchFromWebview, SearchPanelState, SearchRequests, SearchToWebview,
+  CountResult,
+  OccurrenceRow,
+  SearchDatasetInfo,
+  SearchForm,
+  SearchFromWebview,
+  SearchPanelState,
+  SearchRequests,
+  SearchToWebview,
 } from '../src/panels/searchProtocol';
 
 const ch = panelChannel<SearchToWebview, SearchFromWebview, SearchRequests, SearchPanelState>();
@@ -38,24 +45,44 @@ let selTerm = 0;
 
 // ───────────── static page ─────────────
 const app = document.getElementById('app')!;
-const termsField = h('vscode-textfield', { class: 'terms', placeholder: 'Terms, separated by commas (e.g. whale, Ahab)', 'aria-label': 'Search terms, separated by commas' }) as Field;
+const termsField = h('vscode-textfield', {
+  class: 'terms',
+  placeholder: 'Terms, separated by commas (e.g. whale, Ahab)',
+  'aria-label': 'Search terms, separated by commas',
+}) as Field;
 const wordBox = h('vscode-checkbox', { title: 'Whole word: no letter, digit or _ just before or after' }, 'Whole word') as Box;
 const caseBox = h('vscode-checkbox', { title: 'Ignore case (Unicode simple case folding)' }, 'Ignore case') as Box;
 const idsBox = h('vscode-checkbox', { title: 'Terms are token ids: terms separated by ";", ids by commas' }, 'Token ids') as Box;
 const searchBtn = h('vscode-button', { icon: 'search', title: 'Search the whole stream' }, 'Search') as Btn;
-const cancelBtn = h('vscode-button', { secondary: true, icon: 'debug-stop', title: 'Stop the scan (nothing is cached)', hidden: true }, 'Cancel') as Btn;
+const cancelBtn = h(
+  'vscode-button',
+  { secondary: true, icon: 'debug-stop', title: 'Stop the scan (nothing is cached)', hidden: true },
+  'Cancel',
+) as Btn;
 const progressBar = h('vscode-progress-bar', { class: 'progress', 'aria-label': 'Scanning', hidden: true });
 const statusEl = h('div', { class: 'status muted', role: 'status', 'aria-live': 'polite' });
 const errorBox = h('p', { class: 'banner error', role: 'alert', hidden: true });
 const rawBox = h('vscode-checkbox', { title: 'Show raw counts instead of occurrences per million training tokens' }, 'Raw counts') as Box;
 const perField = h('vscode-textfield', { class: 'per', size: 7, 'aria-label': 'Updates per bucket (empty: automatic)' }) as Field;
-const perBtn = h('vscode-button', { secondary: true, title: 'Apply the bucket size (a multiple of the current one needs no new scan)' }, 'Apply') as Btn;
+const perBtn = h(
+  'vscode-button',
+  { secondary: true, title: 'Apply the bucket size (a multiple of the current one needs no new scan)' },
+  'Apply',
+) as Btn;
 const csvBtn = h('vscode-button', { secondary: true, icon: 'export', title: 'Save the series as CSV' }, 'CSV') as Btn;
-const jsonBtn = h('vscode-button', { secondary: true, icon: 'json', title: 'Save the counts as JSON (the CLI\'s count --json shape)' }, 'JSON') as Btn;
+const jsonBtn = h(
+  'vscode-button',
+  { secondary: true, icon: 'json', title: "Save the counts as JSON (the CLI's count --json shape)" },
+  'JSON',
+) as Btn;
 const pngBtn = h('vscode-button', { secondary: true, icon: 'device-camera', title: 'Save the chart as a PNG image' }, 'PNG') as Btn;
 const totalsEl = h('div', { class: 'totals' });
 const chartHost = h('div', { class: 'chart-host' });
-const emptyEl = h('p', { class: 'muted empty' }, 'Type terms above and press Enter: the chart shows how often each occurs per bucket of updates, filling in while the stream is scanned.');
+const emptyEl = h(
+  'p',
+  { class: 'muted empty' },
+  'Type terms above and press Enter: the chart shows how often each occurs per bucket of updates, filling in while the stream is scanned.',
+);
 const listHead = h('h2', { id: 'occ-head', class: 'occ-head' });
 const listNote = h('div', { class: 'muted occ-note' });
 const updateBtns = h('div', { class: 'occ-updates' });
@@ -66,11 +93,22 @@ const listSection = h('section', { class: 'occ', hidden: true }, listHead, updat
 
 app.append(
   h('div', { class: 'search-form', role: 'search' }, termsField, wordBox, caseBox, idsBox, searchBtn, cancelBtn),
-  progressBar, statusEl, errorBox,
-  h('div', { class: 'chart-toolbar', role: 'toolbar', 'aria-label': 'Chart options and exports' },
-    rawBox, h('label', { class: 'per-label' }, 'Updates per bucket ', perField), perBtn, h('span', { class: 'spacer' }),
-    h('span', { class: 'exports', role: 'group', 'aria-label': 'Export' }, csvBtn, jsonBtn, pngBtn)),
-  emptyEl, chartHost, totalsEl, listSection,
+  progressBar,
+  statusEl,
+  errorBox,
+  h(
+    'div',
+    { class: 'chart-toolbar', role: 'toolbar', 'aria-label': 'Chart options and exports' },
+    rawBox,
+    h('label', { class: 'per-label' }, 'Updates per bucket ', perField),
+    perBtn,
+    h('span', { class: 'spacer' }),
+    h('span', { class: 'exports', role: 'group', 'aria-label': 'Export' }, csvBtn, jsonBtn, pngBtn),
+  ),
+  emptyEl,
+  chartHost,
+  totalsEl,
+  listSection,
 );
 
 const chart = new Chart({
@@ -113,19 +151,44 @@ function fillForm(f: SearchForm): void {
 
 function run(): void {
   const form = readForm();
-  if (!form.text.trim()) { showError('Type at least one term.'); termsField.focus(); return; }
-  if (form.per !== null && !(Number.isSafeInteger(form.per) && form.per >= 1)) { showError('Updates per bucket must be a whole number ≥ 1 (or empty for automatic).'); return; }
+  if (!form.text.trim()) {
+    showError('Type at least one term.');
+    termsField.focus();
+    return;
+  }
+  if (form.per !== null && !(Number.isSafeInteger(form.per) && form.per >= 1)) {
+    showError('Updates per bucket must be a whole number ≥ 1 (or empty for automatic).');
+    return;
+  }
   ch.post({ type: 'run', form });
 }
 
 searchBtn.addEventListener('click', run);
-termsField.addEventListener('keydown', (e) => { if ((e as KeyboardEvent).key === 'Enter') { e.preventDefault(); run(); } });
-perField.addEventListener('keydown', (e) => { if ((e as KeyboardEvent).key === 'Enter') { e.preventDefault(); run(); } });
+termsField.addEventListener('keydown', (e) => {
+  if ((e as KeyboardEvent).key === 'Enter') {
+    e.preventDefault();
+    run();
+  }
+});
+perField.addEventListener('keydown', (e) => {
+  if ((e as KeyboardEvent).key === 'Enter') {
+    e.preventDefault();
+    run();
+  }
+});
 perBtn.addEventListener('click', run);
 cancelBtn.addEventListener('click', () => ch.post({ type: 'cancel' }));
 idsBox.addEventListener('change', () => {
-  termsField.setAttribute('placeholder', idsBox.checked ? 'Token ids: terms separated by ";", ids by commas (e.g. 791,4062; 100257)' : 'Terms, separated by commas (e.g. whale, Ahab)');
-  if (idsBox.checked) { wordBox.checked = false; caseBox.checked = false; }
+  termsField.setAttribute(
+    'placeholder',
+    idsBox.checked
+      ? 'Token ids: terms separated by ";", ids by commas (e.g. 791,4062; 100257)'
+      : 'Terms, separated by commas (e.g. whale, Ahab)',
+  );
+  if (idsBox.checked) {
+    wordBox.checked = false;
+    caseBox.checked = false;
+  }
 });
 rawBox.checked = !perMillion;
 rawBox.addEventListener('change', () => {
@@ -133,21 +196,34 @@ rawBox.addEventListener('change', () => {
   ch.setState({ perMillion });
   draw();
 });
-csvBtn.addEventListener('click', () => { if (result) ch.exportFile({ format: 'csv', fileName: `${exportName()}.csv`, data: toCsv(result) }); });
-jsonBtn.addEventListener('click', () => { if (result) ch.exportFile({ format: 'json', fileName: `${exportName()}.json`, data: JSON.stringify(result, null, 2) + '\n' }); });
-pngBtn.addEventListener('click', () => { if (result) ch.exportFile({ format: 'png', fileName: `${exportName()}.png`, data: chart.toPng() }); });
+csvBtn.addEventListener('click', () => {
+  if (result) ch.exportFile({ format: 'csv', fileName: `${exportName()}.csv`, data: toCsv(result) });
+});
+jsonBtn.addEventListener('click', () => {
+  if (result) ch.exportFile({ format: 'json', fileName: `${exportName()}.json`, data: JSON.stringify(result, null, 2) + '\n' });
+});
+pngBtn.addEventListener('click', () => {
+  if (result) ch.exportFile({ format: 'png', fileName: `${exportName()}.png`, data: chart.toPng() });
+});
 
 function exportName(): string {
-  return `search-${(dataset?.name ?? 'dataset')}-${terms.join('_').slice(0, 60)}`;
+  return `search-${dataset?.name ?? 'dataset'}-${terms.join('_').slice(0, 60)}`;
 }
 
 /** CSV: one row per bucket: first_update, last_update, tokens, then each term's count, then each term's rate per million tokens. */
 function toCsv(r: CountResult): string {
-  const cell = (v: unknown) => { const s = String(v); return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s; };
+  const cell = (v: unknown) => {
+    const s = String(v);
+    return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
   const head = ['first_update', 'last_update', 'tokens', ...r.terms.map((t) => `count: ${t}`), ...r.terms.map((t) => `per million: ${t}`)];
   const lines = [head.map(cell).join(',')];
   for (const b of r.buckets) {
-    lines.push([b.first_update, b.last_update, b.tokens, ...b.counts, ...b.counts.map((c) => (b.tokens ? (c * 1e6) / b.tokens : ''))].map(cell).join(','));
+    lines.push(
+      [b.first_update, b.last_update, b.tokens, ...b.counts, ...b.counts.map((c) => (b.tokens ? (c * 1e6) / b.tokens : ''))]
+        .map(cell)
+        .join(','),
+    );
   }
   return lines.join('\r\n') + '\r\n';
 }
@@ -174,8 +250,14 @@ function draw(): void {
   }));
   chart.setData({ x: r.buckets.map((b) => b.first_update), series });
   chart.setSelected(selBucket);
-  totalsEl.replaceChildren(...r.terms.map((t, k) => h('span', { class: 'total' }, h('span', { class: 'total-term' }, t), `: ${fmt(r.totals[k])}`)),
-    h('span', { class: 'muted' }, ` · ${fmt(r.buckets.length)} buckets of ${fmt(r.per)} update${r.per === 1 ? '' : 's'} · ${fmt(r.updates)} updates`));
+  totalsEl.replaceChildren(
+    ...r.terms.map((t, k) => h('span', { class: 'total' }, h('span', { class: 'total-term' }, t), `: ${fmt(r.totals[k])}`)),
+    h(
+      'span',
+      { class: 'muted' },
+      ` · ${fmt(r.buckets.length)} buckets of ${fmt(r.per)} update${r.per === 1 ? '' : 's'} · ${fmt(r.updates)} updates`,
+    ),
+  );
 }
 
 function describeProgress(p: { shardsDone: number; shardsTotal: number; bytesPerSecond: number; etaMs: number | null }): string {
@@ -186,7 +268,11 @@ function describeProgress(p: { shardsDone: number; shardsTotal: number; bytesPer
 
 function fmtDuration(ms: number): string {
   const s = Math.round(ms / 1000);
-  return s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return s < 60
+    ? `${s} s`
+    : s < 3600
+      ? `${Math.floor(s / 60)} min ${s % 60} s`
+      : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
 ch.onMessage((m) => {
@@ -207,7 +293,10 @@ ch.onMessage((m) => {
       errorBox.hidden = true;
       fillForm(m.form);
       // A page reload gets the search it showed again: keep its selected bucket; a new search starts without one.
-      if (ch.state?.searchId !== m.searchId) { selBucket = null; ch.setState({ bucket: null }); }
+      if (ch.state?.searchId !== m.searchId) {
+        selBucket = null;
+        ch.setState({ bucket: null });
+      }
       ch.setState({ form: m.form, searchId: m.searchId });
       closeList();
       setBusy(true);
@@ -226,7 +315,9 @@ ch.onMessage((m) => {
       final = true;
       setBusy(false);
       draw();
-      const when = m.cached ? `from the cache (scanned ${new Date(m.cached.savedAt).toLocaleString()}${m.cached.scanMs ? ` in ${fmtDuration(m.cached.scanMs)}` : ''})` : `scanned in ${m.ms < 1000 ? `${Math.round(m.ms)} ms` : fmtDuration(m.ms)}`;
+      const when = m.cached
+        ? `from the cache (scanned ${new Date(m.cached.savedAt).toLocaleString()}${m.cached.scanMs ? ` in ${fmtDuration(m.cached.scanMs)}` : ''})`
+        : `scanned in ${m.ms < 1000 ? `${Math.round(m.ms)} ms` : fmtDuration(m.ms)}`;
       statusEl.textContent = `Done: ${fmt(m.result.totals.reduce((a, b) => a + b, 0))} occurrences, ${when}. Click a bucket (or focus the chart and press Enter) to list its occurrences.`;
       ch.post({ type: 'drawn', searchId: m.searchId, buckets: m.result.buckets.length, series: m.result.terms.length, final: true });
       if (selBucket !== null && selBucket < m.result.buckets.length) selectBucket(selBucket, Math.min(selTerm, m.result.terms.length - 1));
@@ -235,7 +326,9 @@ ch.onMessage((m) => {
     case 'cancelled':
       if (m.searchId !== searchId) return;
       setBusy(false);
-      statusEl.textContent = result ? 'Cancelled: the partial counts shown are incomplete and were not cached.' : 'No cached result for this search: press Search to scan.';
+      statusEl.textContent = result
+        ? 'Cancelled: the partial counts shown are incomplete and were not cached.'
+        : 'No cached result for this search: press Search to scan.';
       break;
     case 'error':
       if (m.searchId !== null && m.searchId !== searchId) return;
@@ -277,7 +370,11 @@ function selectBucket(i: number, term: number): void {
   listSection.hidden = false;
   const count = b.counts[selTerm];
   listHead.textContent = '';
-  listHead.append(`“`, h('span', { class: 'occ-term' }, r.terms[selTerm]), `” in ${bucketName(i)}: ${fmt(count)} occurrence${count === 1 ? '' : 's'}`);
+  listHead.append(
+    `“`,
+    h('span', { class: 'occ-term' }, r.terms[selTerm]),
+    `” in ${bucketName(i)}: ${fmt(count)} occurrence${count === 1 ? '' : 's'}`,
+  );
   // Term switcher (other terms of this bucket) and the bucket's updates.
   updateBtns.replaceChildren(
     ...r.terms.map((t, k) => {
@@ -303,7 +400,12 @@ function selectBucket(i: number, term: number): void {
   rows = new Array(listTotal);
   loading = new Set();
   active = -1;
-  listNote.textContent = count > listTotal ? `Showing the first ${fmt(listTotal)}; choose a smaller bucket size to see the rest.` : count === 0 ? 'No occurrences in this bucket.' : 'Click an occurrence (or press Enter) to open it in the shard editor.';
+  listNote.textContent =
+    count > listTotal
+      ? `Showing the first ${fmt(listTotal)}; choose a smaller bucket size to see the rest.`
+      : count === 0
+        ? 'No occurrences in this bucket.'
+        : 'Click an occurrence (or press Enter) to open it in the shard editor.';
   listInner.style.height = `${listTotal * ROW_H}px`;
   listEl.scrollTop = 0;
   renderRows();
@@ -312,7 +414,11 @@ function selectBucket(i: number, term: number): void {
 
 function updateButtons(first: number, last: number): HTMLElement[] {
   const mk = (k: number) => {
-    const b = h('vscode-button', { secondary: true, icon: 'debug-step-over', title: `Open update ${fmt(k)} in the update view` }, `Update ${fmt(k)}`);
+    const b = h(
+      'vscode-button',
+      { secondary: true, icon: 'debug-step-over', title: `Open update ${fmt(k)} in the update view` },
+      `Update ${fmt(k)}`,
+    );
     b.addEventListener('click', () => ch.post({ type: 'openUpdate', update: k }));
     return b;
   };
@@ -326,12 +432,27 @@ function renderRows(): void {
   const els: HTMLElement[] = [];
   for (let i = first; i < last; i++) {
     const r = rows[i];
-    const el = h('div', { class: i === active ? 'occ-row active' : 'occ-row', role: 'option', id: `occ-${i}`, 'aria-selected': String(i === active), 'data-index': i });
+    const el = h('div', {
+      class: i === active ? 'occ-row active' : 'occ-row',
+      role: 'option',
+      id: `occ-${i}`,
+      'aria-selected': String(i === active),
+      'data-index': i,
+    });
     el.style.top = `${i * ROW_H}px`;
     if (r) {
       const where = r.update === null ? 'look-ahead' : `update ${fmt(r.update)} · seq ${r.sequence} · pos ${r.position}`;
-      el.append(h('span', { class: 'occ-where' }, where), h('span', { class: 'occ-offset' }, fmt(r.offset)),
-        h('span', { class: 'occ-ctx' }, h('span', { class: 'occ-before' }, h('span', {}, show(r.before))), h('mark', {}, show(r.match)), h('span', { class: 'occ-after' }, show(r.after))));
+      el.append(
+        h('span', { class: 'occ-where' }, where),
+        h('span', { class: 'occ-offset' }, fmt(r.offset)),
+        h(
+          'span',
+          { class: 'occ-ctx' },
+          h('span', { class: 'occ-before' }, h('span', {}, show(r.before))),
+          h('mark', {}, show(r.match)),
+          h('span', { class: 'occ-after' }, show(r.after)),
+        ),
+      );
       el.title = `Global token offset ${fmt(r.offset)}: open in the shard editor`;
     } else {
       el.append(h('span', { class: 'muted' }, 'loading…'));
@@ -339,7 +460,8 @@ function renderRows(): void {
     els.push(el);
   }
   listInner.replaceChildren(...els);
-  if (active >= 0) listEl.setAttribute('aria-activedescendant', `occ-${active}`); else listEl.removeAttribute('aria-activedescendant');
+  if (active >= 0) listEl.setAttribute('aria-activedescendant', `occ-${active}`);
+  else listEl.removeAttribute('aria-activedescendant');
   const missing = [];
   for (let i = first; i < last; i++) if (!rows[i]) missing.push(i);
   if (missing.length) load(Math.floor(missing[0] / PAGE) * PAGE);
@@ -358,22 +480,30 @@ function load(start: number): void {
   // Rows are pulled in stream order: ask for everything up to this page.
   const from = rows.findIndex((r) => !r);
   const begin = from < 0 ? start : Math.min(from, start);
-  ch.request('occurrences', { searchId: sid, termIndex: term, bucket, start: begin, count: start + PAGE - begin }, listAbort?.signal)
-    .then((rep) => {
+  ch.request('occurrences', { searchId: sid, termIndex: term, bucket, start: begin, count: start + PAGE - begin }, listAbort?.signal).then(
+    (rep) => {
       if (key !== listKey) return;
-      rep.rows.forEach((r, k) => { rows[begin + k] = r; });
+      rep.rows.forEach((r, k) => {
+        rows[begin + k] = r;
+      });
       if (rep.done) {
         const n = begin + rep.rows.length;
-        if (n < listTotal) { listTotal = n; rows.length = n; listInner.style.height = `${n * ROW_H}px`; }
+        if (n < listTotal) {
+          listTotal = n;
+          rows.length = n;
+          listInner.style.height = `${n * ROW_H}px`;
+        }
       }
       loading.delete(start);
       renderRows();
       ch.post({ type: 'listed', searchId: sid, termIndex: term, bucket, rows: rows.filter(Boolean).length });
-    }, (err: Error) => {
+    },
+    (err: Error) => {
       loading.delete(start);
       if (err instanceof RequestCancelled || key !== listKey) return;
       listNote.textContent = err.message;
-    });
+    },
+  );
 }
 
 listEl.addEventListener('scroll', () => requestAnimationFrame(renderRows));
@@ -389,14 +519,32 @@ listEl.addEventListener('keydown', (e) => {
   const page = Math.max(1, Math.floor(listEl.clientHeight / ROW_H) - 1);
   let next: number | null = null;
   switch (e.key) {
-    case 'ArrowDown': next = active + 1; break;
-    case 'ArrowUp': next = active - 1; break;
-    case 'PageDown': next = active + page; break;
-    case 'PageUp': next = active - page; break;
-    case 'Home': next = 0; break;
-    case 'End': next = listTotal - 1; break;
-    case 'Enter': if (active >= 0) { e.preventDefault(); reveal(active); } return;
-    default: return;
+    case 'ArrowDown':
+      next = active + 1;
+      break;
+    case 'ArrowUp':
+      next = active - 1;
+      break;
+    case 'PageDown':
+      next = active + page;
+      break;
+    case 'PageUp':
+      next = active - page;
+      break;
+    case 'Home':
+      next = 0;
+      break;
+    case 'End':
+      next = listTotal - 1;
+      break;
+    case 'Enter':
+      if (active >= 0) {
+        e.preventDefault();
+        reveal(active);
+      }
+      return;
+    default:
+      return;
   }
   e.preventDefault();
   setActive(Math.max(0, Math.min(listTotal - 1, next)));

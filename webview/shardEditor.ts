@@ -17,8 +17,16 @@ import '@vscode-elements/elements/dist/vscode-toolbar-button/index.js';
 import { h, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
-  ShardBanner, ShardEditorProtocol, ShardFromWebview, ShardHighlight, ShardInitToWebview, ShardNumberingToWebview, ShardPageReply,
-  ShardToWebview, ShardView, ShardWebviewState,
+  ShardBanner,
+  ShardEditorProtocol,
+  ShardFromWebview,
+  ShardHighlight,
+  ShardInitToWebview,
+  ShardNumberingToWebview,
+  ShardPageReply,
+  ShardToWebview,
+  ShardView,
+  ShardWebviewState,
 } from '../src/protocol';
 import type { PageData } from './shardEditor/model';
 import { blockIndexOf } from './shardEditor/model';
@@ -68,19 +76,42 @@ function toolbarButton(icon: string, label: string, title: string, onClick: () =
   b.addEventListener('click', onClick);
   return b;
 }
-const invButton = toolbarButton('whitespace', 'Show invisible characters (toggle)',
+const invButton = toolbarButton(
+  'whitespace',
+  'Show invisible characters (toggle)',
   'Show invisible characters (zero-width, bidi controls, control characters, special spaces, variation selectors) as boxed marks; copying always gives the original characters',
-  () => setInvisibles(!st.invisibles), true);
+  () => setInvisibles(!st.invisibles),
+  true,
+);
 invButton.classList.add('inv-toggle');
-const hlButton = toolbarButton('symbol-color', 'Highlight the update at the cursor (toggle)', 'Highlight the update at the cursor and its sequence boundaries',
-  () => post({ type: 'run', command: 'highlightUpdate' }), true);
-const copyButton = toolbarButton('copy', 'Copy the ids of the selection', 'Copy the ids of the selection', () => post({ type: 'run', command: 'copyIds' }));
+const hlButton = toolbarButton(
+  'symbol-color',
+  'Highlight the update at the cursor (toggle)',
+  'Highlight the update at the cursor and its sequence boundaries',
+  () => post({ type: 'run', command: 'highlightUpdate' }),
+  true,
+);
+const copyButton = toolbarButton('copy', 'Copy the ids of the selection', 'Copy the ids of the selection', () =>
+  post({ type: 'run', command: 'copyIds' }),
+);
 tabs.append(info, invButton, hlButton, copyButton);
 const toolbar = h('div', { class: 'toolbar' }, tabs);
 const banners = h('div', { class: 'banners', role: 'status' });
-const viewport = h('div', { class: 'viewport mono', tabindex: 0, role: 'document', 'aria-label': 'Shard tokens. Arrow keys move the cursor, Page Up/Down scroll, Home/End jump.' });
+const viewport = h('div', {
+  class: 'viewport mono',
+  tabindex: 0,
+  role: 'document',
+  'aria-label': 'Shard tokens. Arrow keys move the cursor, Page Up/Down scroll, Home/End jump.',
+});
 const docHeader = h('div', { class: 'doc-header', 'aria-live': 'polite' });
-const bar = h('div', { class: 'scrollbar', role: 'scrollbar', 'aria-orientation': 'vertical', 'aria-label': 'Position in the shard', 'aria-valuemin': 0, 'aria-valuemax': 100 });
+const bar = h('div', {
+  class: 'scrollbar',
+  role: 'scrollbar',
+  'aria-orientation': 'vertical',
+  'aria-label': 'Position in the shard',
+  'aria-valuemin': 0,
+  'aria-valuemax': 100,
+});
 const main = h('div', { class: 'main' }, viewport, bar);
 const footPos = h('span', { class: 'foot-pos' });
 const footNum = h('span', { class: 'foot-num muted' });
@@ -99,8 +130,12 @@ const scroller = new VirtualScroller(viewport, bar, {
   blockAt(offset: number): ScrollBlock & { kind?: string; midLine?: boolean } {
     const p = st.pageOf(offset);
     const page = st.page(p);
-    const start = p * st.pageTokens, end = Math.min(st.total, start + st.pageTokens);
-    if (!page) { cache.request(p); return { key: `ph:${p}`, start, end }; }
+    const start = p * st.pageTokens,
+      end = Math.min(st.total, start + st.pageTokens);
+    if (!page) {
+      cache.request(p);
+      return { key: `ph:${p}`, start, end };
+    }
     const blocks = page.blocks(st.view, st.cols);
     const b = blocks[blockIndexOf(blocks, offset)];
     return { key: `${viewKey()}:${b.start}`, start: b.start, end: b.end, kind: b.kind, midLine: b.midLine };
@@ -115,14 +150,16 @@ const scroller = new VirtualScroller(viewport, bar, {
   },
   tokenElement(blockEl: HTMLElement, offset: number): HTMLElement | undefined {
     for (const el of blockEl.querySelectorAll<HTMLElement>('.tok')) {
-      const o = Number(el.dataset.o), n = Number(el.dataset.n || 1);
+      const o = Number(el.dataset.o),
+        n = Number(el.dataset.n || 1);
       if (offset >= o && offset < o + n) return el;
     }
     return undefined;
   },
   onLayout(first, last, topToken) {
     const P = st.pageTokens;
-    const pf = Math.floor(first.start / P), pl = Math.floor(last.start / P);
+    const pf = Math.floor(first.start / P),
+      pl = Math.floor(last.start / P);
     const needed = new Set<number>();
     for (let p = pf - 1; p <= pl + 1; p++) needed.add(p);
     cache.withdrawExcept(needed);
@@ -178,7 +215,10 @@ let cursorSetAt = 0;
  */
 function reportCursor(): void {
   if (!st.init) return;
-  if (!st.page(st.pageOf(st.cursor))) { cursorReportWaits = true; return; }
+  if (!st.page(st.pageOf(st.cursor))) {
+    cursorReportWaits = true;
+    return;
+  }
   const waited = Date.now() - cursorSetAt;
   if (!st.numbering.scanned && waited < NUMBERING_WAIT_MS) {
     cursorReportWaits = true;
@@ -188,14 +228,22 @@ function reportCursor(): void {
   }
   cursorReportWaits = false;
   const doc = st.docAt(st.cursor);
-  post({ type: 'cursor', offset: st.cursor, document: doc.number, documentScope: doc.scope, documentPending: doc.number === undefined && !st.numbering.scanned ? true : undefined, view: st.view });
+  post({
+    type: 'cursor',
+    offset: st.cursor,
+    document: doc.number,
+    documentScope: doc.scope,
+    documentPending: doc.number === undefined && !st.numbering.scanned ? true : undefined,
+    view: st.view,
+  });
 }
 
 function tokenEl(o: number): HTMLElement | undefined {
   for (const r of scroller.rendered) {
     if (o >= r.block.start && o < r.block.end) {
       for (const el of r.el.querySelectorAll<HTMLElement>('.tok')) {
-        const s = Number(el.dataset.o), n = Number(el.dataset.n || 1);
+        const s = Number(el.dataset.o),
+          n = Number(el.dataset.n || 1);
         if (o >= s && o < s + n) return el;
       }
     }
@@ -217,7 +265,14 @@ function saveState(): void {
   if (!st.init) return;
   clearTimeout(saveTimer);
   saveTimer = window.setTimeout(() => {
-    vscode.setState({ view: st.preferredView, top: scroller.top, px: scroller.px, cursor: st.cursor, sizeBytes: st.init!.sizeBytes, invisibles: st.invisibles });
+    vscode.setState({
+      view: st.preferredView,
+      top: scroller.top,
+      px: scroller.px,
+      cursor: st.cursor,
+      sizeBytes: st.init!.sizeBytes,
+      invisibles: st.invisibles,
+    });
   }, 150);
 }
 
@@ -230,7 +285,7 @@ function updateNumberingFooter(m: ShardNumberingToWebview | undefined): void {
   footNum.replaceChildren();
   if (!m) return;
   if (m.progress) footNum.append(m.progress);
-  else if (m.state === 'shard') footNum.append('Document numbers count from this shard\'s first document (+n).');
+  else if (m.state === 'shard') footNum.append("Document numbers count from this shard's first document (+n).");
   if (m.canCountEarlier) {
     const b = document.createElement('vscode-button');
     b.setAttribute('secondary', '');
@@ -243,9 +298,16 @@ function updateNumberingFooter(m: ShardNumberingToWebview | undefined): void {
 
 function setHighlights(list: ShardHighlight[]): void {
   st.highlights = list;
-  hlButton.toggleAttribute('checked', list.some((x) => x.boundaries));
-  footHl.textContent = list.length ? `Highlighted: ${list.map((x) => x.label ?? `tokens ${showOffset(st, x.start)}–${showOffset(st, x.end - 1)}`).join('; ')}` : '';
-  footHl.title = [footHl.textContent, list.some((x) => x.boundaries) ? 'A bar marks the first token of each sequence.' : ''].filter(Boolean).join('\n');
+  hlButton.toggleAttribute(
+    'checked',
+    list.some((x) => x.boundaries),
+  );
+  footHl.textContent = list.length
+    ? `Highlighted: ${list.map((x) => x.label ?? `tokens ${showOffset(st, x.start)}–${showOffset(st, x.end - 1)}`).join('; ')}`
+    : '';
+  footHl.title = [footHl.textContent, list.some((x) => x.boundaries) ? 'A bar marks the first token of each sequence.' : '']
+    .filter(Boolean)
+    .join('\n');
   scroller.refresh();
 }
 
@@ -299,7 +361,10 @@ function setView(v: ShardView, remember = true): void {
 
 tabs.addEventListener('vsc-tabs-select', (e) => {
   const v = VIEWS[(e as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex];
-  if (st.init && !st.init.tokenizer && v !== 'ids') { setView('ids', false); return; }
+  if (st.init && !st.init.tokenizer && v !== 'ids') {
+    setView('ids', false);
+    return;
+  }
   setView(v);
   viewport.focus();
 });
@@ -316,36 +381,50 @@ function computeCols(): void {
   const width = viewport.clientWidth - 24;
   let c = 4;
   for (const n of [8, 16, 32]) if (gut + n * digits * ch + Math.min(16, n) * ch <= width) c = n;
-  if (c !== st.cols) { st.cols = c; if (st.view === 'ids') scroller.invalidate(); }
+  if (c !== st.cols) {
+    st.cols = c;
+    if (st.view === 'ids') scroller.invalidate();
+  }
 }
 new ResizeObserver(() => computeCols()).observe(viewport);
 
 // ───────────── banners ─────────────
 function showBanners(list: ShardBanner[]): void {
-  banners.replaceChildren(...list.map((b) => {
-    const el = h('div', { class: `banner ${b.severity}`, 'data-banner': b.id }, h('span', { class: `codicon codicon-${b.severity === 'error' ? 'error' : b.severity === 'warning' ? 'warning' : 'info'}`, 'aria-hidden': 'true' }), ' ', b.message);
-    if (b.action === 'chooseTokenizer') {
-      const btn = document.createElement('vscode-button');
-      btn.textContent = 'Choose tokenizer…';
-      btn.setAttribute('icon', 'folder-opened');
-      btn.addEventListener('click', () => post({ type: 'run', command: 'chooseTokenizer' }));
-      el.append(' ', btn);
-    }
-    for (const place of b.places ?? []) {
-      const btn = document.createElement('vscode-button');
-      btn.textContent = place.label;
-      btn.setAttribute('secondary', '');
-      btn.addEventListener('click', () => {
-        setSelection(undefined, true);
-        setCursor(place.offset, true);
-        scroller.reveal(place.offset, 'top');
-        scroller.refresh();
-        viewport.focus();
-      });
-      el.append(' ', btn);
-    }
-    return el;
-  }));
+  banners.replaceChildren(
+    ...list.map((b) => {
+      const el = h(
+        'div',
+        { class: `banner ${b.severity}`, 'data-banner': b.id },
+        h('span', {
+          class: `codicon codicon-${b.severity === 'error' ? 'error' : b.severity === 'warning' ? 'warning' : 'info'}`,
+          'aria-hidden': 'true',
+        }),
+        ' ',
+        b.message,
+      );
+      if (b.action === 'chooseTokenizer') {
+        const btn = document.createElement('vscode-button');
+        btn.textContent = 'Choose tokenizer…';
+        btn.setAttribute('icon', 'folder-opened');
+        btn.addEventListener('click', () => post({ type: 'run', command: 'chooseTokenizer' }));
+        el.append(' ', btn);
+      }
+      for (const place of b.places ?? []) {
+        const btn = document.createElement('vscode-button');
+        btn.textContent = place.label;
+        btn.setAttribute('secondary', '');
+        btn.addEventListener('click', () => {
+          setSelection(undefined, true);
+          setCursor(place.offset, true);
+          scroller.reveal(place.offset, 'top');
+          scroller.refresh();
+          viewport.focus();
+        });
+        el.append(' ', btn);
+      }
+      return el;
+    }),
+  );
 }
 
 // ───────────── messages ─────────────
@@ -353,7 +432,11 @@ function showBanners(list: ShardBanner[]): void {
 function onPage(_page: PageData, m: ShardPageReply): void {
   if (!st.init) return;
   for (const id of m.ids) if (id > st.maxIdSeen) st.maxIdSeen = id;
-  if (st.view === 'ids' && String(st.maxIdSeen).length + 1 > Number(getComputedStyle(document.body).getPropertyValue('--id-cell').replace('ch', '') || 7)) computeCols();
+  if (
+    st.view === 'ids' &&
+    String(st.maxIdSeen).length + 1 > Number(getComputedStyle(document.body).getPropertyValue('--id-cell').replace('ch', '') || 7)
+  )
+    computeCols();
   const affected = scroller.rendered.some((r) => r.block.key === `ph:${m.index}`);
   if (affected) scroller.invalidate();
   else scroller.refresh((m.index - 1) * st.pageTokens, m.index * st.pageTokens); // separators of the previous page learn lengths
@@ -365,7 +448,9 @@ function onPage(_page: PageData, m: ShardPageReply): void {
 /** Events from the host (the channel routes them here). */
 function onEvent(m: ShardToWebview): void {
   switch (m.type) {
-    case 'init': onInit(m); break;
+    case 'init':
+      onInit(m);
+      break;
     case 'numbering': {
       if (!st.init || m.generation !== st.init.generation) return;
       const before = st.docAt(st.cursor).number;
@@ -385,8 +470,12 @@ function onEvent(m: ShardToWebview): void {
       viewport.focus();
       break;
     }
-    case 'highlights': setHighlights(m.highlights); break;
-    case 'setView': setView(m.view); break;
+    case 'highlights':
+      setHighlights(m.highlights);
+      break;
+    case 'setView':
+      setView(m.view);
+      break;
   }
 }
 
@@ -442,7 +531,8 @@ viewport.addEventListener('mousedown', (e) => {
   const o = Number(el.dataset.o);
   if (e.shiftKey) {
     e.preventDefault();
-    const a = Math.min(st.cursor, o), b = Math.max(st.cursor, o) + Number(el.dataset.n || 1);
+    const a = Math.min(st.cursor, o),
+      b = Math.max(st.cursor, o) + Number(el.dataset.n || 1);
     setSelection([a, b], true);
     return;
   }
@@ -473,13 +563,28 @@ viewport.addEventListener('keydown', (e) => {
   const H = viewport.clientHeight;
   let handled = true;
   switch (e.key) {
-    case 'ArrowDown': scroller.scrollBy(20); break;
-    case 'ArrowUp': scroller.scrollBy(-20); break;
-    case 'PageDown': scroller.scrollBy(Math.max(40, H - 40)); break;
-    case 'PageUp': scroller.scrollBy(-Math.max(40, H - 40)); break;
-    case 'Home': scroller.jumpTo(0); setCursor(0, true); break;
-    case 'End': scroller.scrollToEnd(); setCursor(st.total - 1, true); break;
-    case 'ArrowRight': case 'ArrowLeft': {
+    case 'ArrowDown':
+      scroller.scrollBy(20);
+      break;
+    case 'ArrowUp':
+      scroller.scrollBy(-20);
+      break;
+    case 'PageDown':
+      scroller.scrollBy(Math.max(40, H - 40));
+      break;
+    case 'PageUp':
+      scroller.scrollBy(-Math.max(40, H - 40));
+      break;
+    case 'Home':
+      scroller.jumpTo(0);
+      setCursor(0, true);
+      break;
+    case 'End':
+      scroller.scrollToEnd();
+      setCursor(st.total - 1, true);
+      break;
+    case 'ArrowRight':
+    case 'ArrowLeft': {
       const d = e.key === 'ArrowRight' ? 1 : -1;
       const from = st.cursor;
       setCursor(st.cursor + d, true);
@@ -491,11 +596,23 @@ viewport.addEventListener('keydown', (e) => {
       scroller.reveal(st.cursor, 'ifHidden');
       break;
     }
-    case 'Escape': tooltip.hide(); if (st.selectionPainted) setSelection(undefined, true); break;
-    case '1': case '2': case '3': if (!e.ctrlKey && !e.metaKey && !e.altKey) setView(VIEWS[Number(e.key) - 1]); else handled = false; break;
-    default: handled = false;
+    case 'Escape':
+      tooltip.hide();
+      if (st.selectionPainted) setSelection(undefined, true);
+      break;
+    case '1':
+    case '2':
+    case '3':
+      if (!e.ctrlKey && !e.metaKey && !e.altKey) setView(VIEWS[Number(e.key) - 1]);
+      else handled = false;
+      break;
+    default:
+      handled = false;
   }
-  if (handled) { e.preventDefault(); tooltip.hide(); }
+  if (handled) {
+    e.preventDefault();
+    tooltip.hide();
+  }
 });
 
 const channel = connect<ShardEditorProtocol>(vscode, { onEvent, requests: {} });

@@ -25,23 +25,45 @@ const axisNote = h('div', { class: 'wb-axis-note' });
 const summary = h('ul', { class: 'wb-summary muted' });
 const notice = h('p', { class: 'banner', role: 'status', hidden: true });
 const chartBox = h('div', { class: 'wb-chart' });
-const thresholdField = h('input', { type: 'number', min: 0.5, step: 0.5, class: 'wb-num', 'aria-label': 'Spike threshold (robust z-score)' });
-const windowField = h('input', { type: 'number', min: 3, step: 1, class: 'wb-num', 'aria-label': 'Window (previous points for the rolling median)' });
+const thresholdField = h('input', {
+  type: 'number',
+  min: 0.5,
+  step: 0.5,
+  class: 'wb-num',
+  'aria-label': 'Spike threshold (robust z-score)',
+});
+const windowField = h('input', {
+  type: 'number',
+  min: 3,
+  step: 1,
+  class: 'wb-num',
+  'aria-label': 'Window (previous points for the rolling median)',
+});
 const overlaySelect = h('select', { class: 'wb-select', 'aria-label': 'Statistic on the second axis' });
 const pngBtn = h('button', { class: 'wb-btn secondary', type: 'button' }, 'Save PNG');
 const spikeHead = h('h3', {}, 'Spikes');
 const spikeList = h('ol', { class: 'wb-spikes', 'aria-label': 'Spikes: click one to inspect the updates around it' });
 app.append(
-  title, axisNote, summary, notice,
-  h('div', { class: 'wb-head' },
+  title,
+  axisNote,
+  summary,
+  notice,
+  h(
+    'div',
+    { class: 'wb-head' },
     h('label', { title: 'A point is a spike when (loss − rolling median) / (1.4826 · MAD) ≥ this' }, 'threshold z ≥ ', thresholdField),
     h('label', { title: 'How many previous finite points the rolling median and MAD use' }, ' window ', windowField),
-    h('label', {}, ' second axis ', overlaySelect), pngBtn),
-  chartBox, spikeHead, spikeList,
+    h('label', {}, ' second axis ', overlaySelect),
+    pngBtn,
+  ),
+  chartBox,
+  spikeHead,
+  spikeList,
 );
 
 const sendThreshold = () => {
-  const t = Number(thresholdField.value), w = Number(windowField.value);
+  const t = Number(thresholdField.value),
+    w = Number(windowField.value);
   if (!(t > 0) || !Number.isInteger(w) || w < 3) return;
   ch.setState({ threshold: t, window: w });
   ch.post({ type: 'threshold', threshold: t, window: w });
@@ -49,12 +71,14 @@ const sendThreshold = () => {
 thresholdField.addEventListener('change', sendThreshold);
 windowField.addEventListener('change', sendThreshold);
 overlaySelect.addEventListener('change', () => {
-  const v = overlaySelect.value === '' ? null : overlaySelect.value as StatColumn;
+  const v = overlaySelect.value === '' ? null : (overlaySelect.value as StatColumn);
   ch.setState({ overlay: v });
   if (v) showNotice(`computing ${overlaySelect.selectedOptions[0]?.textContent ?? v}…`, 'info');
   ch.post({ type: 'overlay', column: v });
 });
-pngBtn.addEventListener('click', () => { if (chart && log) ch.exportFile({ format: 'png', fileName: `${log.fileName}-loss.png`, data: chart.toPng() }); });
+pngBtn.addEventListener('click', () => {
+  if (chart && log) ch.exportFile({ format: 'png', fileName: `${log.fileName}-loss.png`, data: chart.toPng() });
+});
 
 function showNotice(msg: string | undefined, level: 'info' | 'error' = 'info'): void {
   notice.hidden = !msg;
@@ -94,7 +118,8 @@ function drawChart(): void {
     chartBox.replaceChildren(chart.element);
   }
   const series: ChartSeries[] = [{ label: log.lossColumn, values: log.y }];
-  if (overlay) series.push({ label: `${overlay.label}${overlay.sampled ? ' (sampled)' : ''}`, values: overlayValues(log.x), axis: 'right' });
+  if (overlay)
+    series.push({ label: `${overlay.label}${overlay.sampled ? ' (sampled)' : ''}`, values: overlayValues(log.x), axis: 'right' });
   chart.setData({ x: log.x, series });
   chart.setMarkers(spikes.map((s) => ({ x: s.update, label: s.kind === 'spike' ? `spike z ${s.scoreText}` : `loss ${s.lossText}` })));
 }
@@ -104,11 +129,21 @@ function renderSpikes(): void {
   spikeHead.textContent = `Spikes (${fmt(spikes.filter((s) => s.kind === 'spike').length)} at z ≥ ${thresholdField.value}; ${fmt(spikes.filter((s) => s.kind === 'non-finite').length)} non-finite)`;
   const items = spikes.map((s) => {
     const inData = s.update >= 0 && s.update < n;
-    const text = s.kind === 'spike'
-      ? `update ${fmt(s.update)} (logged step ${fmt(s.step)}): loss ${Number(s.lossText).toPrecision(5)}, z ${s.scoreText}${s.lastStep > s.firstStep ? `, steps ${fmt(s.firstStep)}–${fmt(s.lastStep)}` : ''}`
-      : `update ${fmt(s.update)} (logged step ${fmt(s.step)}): loss is ${s.lossText}`;
-    const btn = h('button', { class: `wb-spike ${s.kind}`, type: 'button', 'data-update': s.update, disabled: !inData,
-      title: inData ? `Inspect updates around ${fmt(s.update)}` : 'No data: this update is outside the dataset' }, text);
+    const text =
+      s.kind === 'spike'
+        ? `update ${fmt(s.update)} (logged step ${fmt(s.step)}): loss ${Number(s.lossText).toPrecision(5)}, z ${s.scoreText}${s.lastStep > s.firstStep ? `, steps ${fmt(s.firstStep)}–${fmt(s.lastStep)}` : ''}`
+        : `update ${fmt(s.update)} (logged step ${fmt(s.step)}): loss is ${s.lossText}`;
+    const btn = h(
+      'button',
+      {
+        class: `wb-spike ${s.kind}`,
+        type: 'button',
+        'data-update': s.update,
+        disabled: !inData,
+        title: inData ? `Inspect updates around ${fmt(s.update)}` : 'No data: this update is outside the dataset',
+      },
+      text,
+    );
     btn.addEventListener('click', () => inspect(s.update));
     return h('li', {}, btn);
   });
@@ -125,12 +160,21 @@ ch.onMessage((m) => {
       summary.replaceChildren(...m.summary.map((s) => h('li', {}, s)));
       thresholdField.value = String(ch.state?.threshold ?? m.threshold);
       windowField.value = String(ch.state?.window ?? m.window);
-      overlaySelect.replaceChildren(h('option', { value: '' }, '(none)'), ...m.columns.map((c) => h('option', { value: c.key, title: c.definition }, c.label)));
-      if (fresh && chart) { chart.destroy(); chart = undefined; }
+      overlaySelect.replaceChildren(
+        h('option', { value: '' }, '(none)'),
+        ...m.columns.map((c) => h('option', { value: c.key, title: c.definition }, c.label)),
+      );
+      if (fresh && chart) {
+        chart.destroy();
+        chart = undefined;
+      }
       drawChart();
       if (ch.state?.threshold !== undefined && (ch.state.threshold !== m.threshold || ch.state.window !== m.window)) sendThreshold();
       const saved = ch.state?.overlay;
-      if (saved) { overlaySelect.value = saved; ch.post({ type: 'overlay', column: saved }); }
+      if (saved) {
+        overlaySelect.value = saved;
+        ch.post({ type: 'overlay', column: saved });
+      }
       break;
     }
     case 'spikes':
@@ -144,7 +188,10 @@ ch.onMessage((m) => {
     case 'overlay':
       overlay = m.column ? { label: m.label, updates: m.updates, values: m.values, sampled: m.sampled } : undefined;
       showNotice(undefined);
-      if (chart) { chart.destroy(); chart = undefined; }
+      if (chart) {
+        chart.destroy();
+        chart = undefined;
+      }
       drawChart();
       break;
     case 'notice':

@@ -20,12 +20,20 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { h, fmt, visibleNodes, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
-  UpdateViewData, UpdateViewFromWebview, UpdateViewProtocol, UpdateViewShow, UpdateViewShown, UpdateViewState, UpdateViewToWebview,
+  UpdateViewData,
+  UpdateViewFromWebview,
+  UpdateViewProtocol,
+  UpdateViewShow,
+  UpdateViewShown,
+  UpdateViewState,
+  UpdateViewToWebview,
   UpdateViewSegment,
 } from '../src/protocol';
 import { ChannelError } from '../src/shared/channel';
 
-interface State extends UpdateViewState { compact?: boolean }
+interface State extends UpdateViewState {
+  compact?: boolean;
+}
 
 const vscode = vscodeApi<UpdateViewFromWebview, State>();
 let state: State | undefined = vscode.getState();
@@ -36,7 +44,13 @@ const FIRST_ROWS = 12;
 const ROWS_PER_FRAME = 24;
 
 /** A document marker whose label depends on document numbers (set when they arrive). */
-interface DocMarker { el: HTMLElement; kind: 'start' | 'cont'; eosBefore: number; documentStart?: number; row: number }
+interface DocMarker {
+  el: HTMLElement;
+  kind: 'start' | 'cont';
+  eosBefore: number;
+  documentStart?: number;
+  row: number;
+}
 
 let data: UpdateViewData | undefined;
 let datasetName = '';
@@ -53,7 +67,14 @@ const nextBtn = h('vscode-button', { secondary: true, 'icon-after': 'arrow-right
 const kField = h('vscode-textfield', { 'aria-label': 'Update number (0-based)', placeholder: 'k', size: 10, class: 'k-field' });
 const goBtn = h('vscode-button', { secondary: true, title: 'Show this update' }, 'Go');
 const copyBtn = h('vscode-button', { secondary: true, icon: 'link', title: 'Copy a vscode:// link to this update' }, 'Copy link');
-const compactBox = h('vscode-checkbox', { title: 'Shorten long document texts inside each sequence (every document boundary and EOS stays visible); the focused sequence shows in full' }, 'Compact rows');
+const compactBox = h(
+  'vscode-checkbox',
+  {
+    title:
+      'Shorten long document texts inside each sequence (every document boundary and EOS stays visible); the focused sequence shows in full',
+  },
+  'Compact rows',
+);
 const progress = h('vscode-progress-bar', { class: 'progress', 'aria-label': 'Reading update', hidden: true });
 const heading = h('h1', { id: 'heading' }, 'Update view');
 const summary = h('div', { class: 'summary' });
@@ -63,8 +84,16 @@ const warnBox = h('div', { class: 'banner', role: 'status', hidden: true });
 const rowsEl = h('div', { class: 'rows', role: 'list', 'aria-labelledby': 'heading' });
 
 app.append(
-  h('header', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Update navigation' },
-    prevBtn, h('span', { class: 'k-label' }, 'update', kField, goBtn), nextBtn, h('span', { class: 'spacer' }), compactBox, copyBtn),
+  h(
+    'header',
+    { class: 'toolbar', role: 'toolbar', 'aria-label': 'Update navigation' },
+    prevBtn,
+    h('span', { class: 'k-label' }, 'update', kField, goBtn),
+    nextBtn,
+    h('span', { class: 'spacer' }),
+    compactBox,
+    copyBtn,
+  ),
   progress,
   h('section', { class: 'head' }, heading, summary, docsLine, legend()),
   warnBox,
@@ -74,13 +103,27 @@ app.append(
 
 function legend(): HTMLElement {
   const item = (cls: string, label: string, text: string, desc: string) =>
-    h('span', { class: 'legend-item' }, h('span', { class: `mark ${cls}`, 'data-label': label }), text ? h('span', { class: 'eos' }, text) : null, ' ', desc);
-  return h('div', { class: 'legend muted', 'aria-label': 'Legend' },
+    h(
+      'span',
+      { class: 'legend-item' },
+      h('span', { class: `mark ${cls}`, 'data-label': label }),
+      text ? h('span', { class: 'eos' }, text) : null,
+      ' ',
+      desc,
+    );
+  return h(
+    'div',
+    { class: 'legend muted', 'aria-label': 'Legend' },
     item('doc', 'doc N', '', 'a document starts'),
     item('cont', '↪ doc N', '', 'continues a document that began before the sequence'),
     h('span', { class: 'legend-item' }, h('span', { class: 'eos' }, '<|endoftext|>'), ' EOS: the document ends'),
     item('shard', '▾ shard', '', 'the stream moves to the next shard file'),
-    h('span', { class: 'legend-item' }, h('span', { class: 'next' }, '→', h('span', { class: 'tok' }, 'x')), ' the 1,025th token: target of the last position'),
+    h(
+      'span',
+      { class: 'legend-item' },
+      h('span', { class: 'next' }, '→', h('span', { class: 'tok' }, 'x')),
+      ' the 1,025th token: target of the last position',
+    ),
   );
 }
 
@@ -114,7 +157,9 @@ const submitK = () => {
   go(k);
 };
 goBtn.addEventListener('click', submitK);
-kField.addEventListener('keydown', (e) => { if ((e as KeyboardEvent).key === 'Enter') submitK(); });
+kField.addEventListener('keydown', (e) => {
+  if ((e as KeyboardEvent).key === 'Enter') submitK();
+});
 copyBtn.addEventListener('click', () => post({ type: 'copyLink' }));
 compactBox.addEventListener('change', () => {
   const on = (compactBox as unknown as { checked: boolean }).checked;
@@ -123,8 +168,14 @@ compactBox.addEventListener('change', () => {
 });
 document.addEventListener('keydown', (e) => {
   if (!e.altKey || !data) return;
-  if (e.key === 'ArrowLeft') { e.preventDefault(); go(data.update - 1); }
-  if (e.key === 'ArrowRight') { e.preventDefault(); go(data.update + 1); }
+  if (e.key === 'ArrowLeft') {
+    e.preventDefault();
+    go(data.update - 1);
+  }
+  if (e.key === 'ArrowRight') {
+    e.preventDefault();
+    go(data.update + 1);
+  }
 });
 
 function showError(message: string): void {
@@ -170,8 +221,12 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   document.title = title;
   renderSummary(d);
   renderDocsLine(undefined);
-  const notes = [d.anomaly, d.decoded ? undefined : 'No tokenizer found (tokenizer/tokenizer.json in the dataset, or the tokenShards.tokenizerPath setting): rows show token ids.']
-    .filter((x): x is string => !!x);
+  const notes = [
+    d.anomaly,
+    d.decoded
+      ? undefined
+      : 'No tokenizer found (tokenizer/tokenizer.json in the dataset, or the tokenShards.tokenizerPath setting): rows show token ids.',
+  ].filter((x): x is string => !!x);
   warnBox.replaceChildren(...notes.map((n) => h('div', {}, n)));
   warnBox.hidden = notes.length === 0;
   rowsEl.replaceChildren();
@@ -181,7 +236,10 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
 
   let eosBefore = 0;
   const eosCounts: number[] = [];
-  for (const row of d.rows) { eosCounts.push(eosBefore); for (const s of row.segments) if (s.eos) eosBefore++; }
+  for (const row of d.rows) {
+    eosCounts.push(eosBefore);
+    for (const s of row.segments) if (s.eos) eosBefore++;
+  }
 
   const build = (r: number) => rowsEl.append(renderRow(d, r, eosCounts[r], focusRow === undefined ? r === 0 : r === focusRow));
   const n = Math.min(FIRST_ROWS, d.rows.length);
@@ -198,30 +256,47 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
     if (seq !== renderSeq) return;
     const end = Math.min(d.rows.length, next + ROWS_PER_FRAME);
     for (; next < end; next++) build(next);
-    if (next < d.rows.length) requestAnimationFrame(step); else finish();
+    if (next < d.rows.length) requestAnimationFrame(step);
+    else finish();
   };
-  if (next < d.rows.length) requestAnimationFrame(step); else finish();
+  if (next < d.rows.length) requestAnimationFrame(step);
+  else finish();
   saveState({ key: state?.key, update: d.update, row: focusRow });
 }
 
 function renderSummary(d: UpdateViewData): void {
   const [s, e] = d.tokenRange;
   const rows = d.rows.length;
-  const line1 = h('div', {}, `${datasetName} · tokens [${fmt(s)}, ${fmt(e)}) · ${rows} sequences × ${fmt(d.seqLen)} tokens · updates in this dataset: 0..${fmt(d.numUpdates - 1)}`);
-  const line2 = h('div', { class: 'muted' },
+  const line1 = h(
+    'div',
+    {},
+    `${datasetName} · tokens [${fmt(s)}, ${fmt(e)}) · ${rows} sequences × ${fmt(d.seqLen)} tokens · updates in this dataset: 0..${fmt(d.numUpdates - 1)}`,
+  );
+  const line2 = h(
+    'div',
+    { class: 'muted' },
     `Targets are the inputs shifted by one token: a sequence's last target (→) is the next sequence's first token; `,
-    `the last sequence's is the look-ahead token ${fmt(e)}${d.update + 1 < d.numUpdates ? ` (the first token of update ${fmt(d.update + 1)})` : ' (the extra stored token)'}.`);
+    `the last sequence's is the look-ahead token ${fmt(e)}${d.update + 1 < d.numUpdates ? ` (the first token of update ${fmt(d.update + 1)})` : ' (the extra stored token)'}.`,
+  );
   const shardLine = h('div', { class: 'shards' });
   if (d.shards.length === 1) {
     shardLine.append('Shard ', h('code', {}, d.shards[0].name));
   } else {
     shardLine.append(`Spans ${d.shards.length} shards: `);
-    d.shards.forEach((sh, i) => { if (i > 0) shardLine.append(' → '); shardLine.append(h('code', {}, sh.name)); });
+    d.shards.forEach((sh, i) => {
+      if (i > 0) shardLine.append(' → ');
+      shardLine.append(h('code', {}, sh.name));
+    });
     const edges = d.shards.slice(1).map((sh) => {
       const at = sh.startToken;
-      return at >= e ? `the look-ahead token ${fmt(at)} is in ${sh.name}` : `${sh.name} starts at token ${fmt(at)} (sequence ${Math.floor((at - s) / d.seqLen)}, position ${(at - s) % d.seqLen})`;
+      return at >= e
+        ? `the look-ahead token ${fmt(at)} is in ${sh.name}`
+        : `${sh.name} starts at token ${fmt(at)} (sequence ${Math.floor((at - s) / d.seqLen)}, position ${(at - s) % d.seqLen})`;
     });
-    shardLine.append(h('span', { class: 'muted' }, ` — ${edges.join('; ')}, marked `), h('span', { class: 'mark shard', 'data-label': '▾ shard' }));
+    shardLine.append(
+      h('span', { class: 'muted' }, ` — ${edges.join('; ')}, marked `),
+      h('span', { class: 'mark shard', 'data-label': '▾ shard' }),
+    );
   }
   summary.replaceChildren(line1, line2, shardLine);
 }
@@ -253,8 +328,13 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
   let eos = eosBefore;
   row.segments.forEach((s, i) => {
     if (s.shardChange) {
-      text.append(h('span', { class: 'mark shard', 'data-label': `▾ ${d.shards[s.shard].name}`,
-        title: `Shard change: from token ${fmt(s.offset)} the stream is in ${d.shards[s.shard].name}` }));
+      text.append(
+        h('span', {
+          class: 'mark shard',
+          'data-label': `▾ ${d.shards[s.shard].name}`,
+          title: `Shard change: from token ${fmt(s.offset)} the stream is in ${d.shards[s.shard].name}`,
+        }),
+      );
     }
     if (i === 0 && s.continues) {
       const el = h('span', { class: 'mark cont', 'data-label': '↪' });
@@ -270,36 +350,63 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
   });
   const n = row.next;
   const last = r === d.rows.length - 1;
-  const nextEl = h('span', {
-    class: `next${last ? ' lookahead' : ''}${n.shardChange ? ' shard-next' : ''}`, role: 'button', tabindex: -1,
-    'data-next': 1,
-    title: `${last ? 'Look-ahead token: target of the last position of the last sequence (first token of the next update)' : 'Target of the last position (the next sequence\'s first token)'} · token ${fmt(n.offset)} · id ${n.id}${n.shardChange ? ` · in ${d.shards[n.shard].name}` : ''}`,
-  }, last ? 'look-ahead →' : '→', h('span', { class: `tok kind-${n.kind}` }, ...(n.text ? visibleNodes(n.text, { whitespace: true }) : ['∅'])));
+  const nextEl = h(
+    'span',
+    {
+      class: `next${last ? ' lookahead' : ''}${n.shardChange ? ' shard-next' : ''}`,
+      role: 'button',
+      tabindex: -1,
+      'data-next': 1,
+      title: `${last ? 'Look-ahead token: target of the last position of the last sequence (first token of the next update)' : "Target of the last position (the next sequence's first token)"} · token ${fmt(n.offset)} · id ${n.id}${n.shardChange ? ` · in ${d.shards[n.shard].name}` : ''}`,
+    },
+    last ? 'look-ahead →' : '→',
+    h('span', { class: `tok kind-${n.kind}` }, ...(n.text ? visibleNodes(n.text, { whitespace: true }) : ['∅'])),
+  );
   const body = h('div', { class: 'body mono' }, text, nextEl);
   // Documents this row touches (its first document + one per EOS, unless the row ends on an EOS).
   const eosInRow = row.segments.filter((s) => s.eos).length;
   const docsEl = h('span', { class: 'docs' });
   rowDocs.push({ el: docsEl, eosBefore, count: eosInRow + (row.segments[row.segments.length - 1].eos ? 0 : 1) });
   const shardChange = row.segments.some((s) => s.shardChange);
-  const el = h('div', {
-    class: `row${shardChange ? ' has-shard-change' : ''}`, role: 'listitem', tabindex: tabStop ? 0 : -1,
-    'data-row': r, 'aria-label': rowLabel(d, r),
-  },
-  h('div', { class: 'gutter', 'aria-hidden': 'true' },
-    h('span', { class: 'idx' }, `#${r}`), h('span', { class: 'off' }, fmt(row.offset)), docsEl,
-    shardChange ? h('span', { class: 'edge' }, '▾ shard edge') : null),
-  body);
+  const el = h(
+    'div',
+    {
+      class: `row${shardChange ? ' has-shard-change' : ''}`,
+      role: 'listitem',
+      tabindex: tabStop ? 0 : -1,
+      'data-row': r,
+      'aria-label': rowLabel(d, r),
+    },
+    h(
+      'div',
+      { class: 'gutter', 'aria-hidden': 'true' },
+      h('span', { class: 'idx' }, `#${r}`),
+      h('span', { class: 'off' }, fmt(row.offset)),
+      docsEl,
+      shardChange ? h('span', { class: 'edge' }, '▾ shard edge') : null,
+    ),
+    body,
+  );
   return el;
 }
 
 function segmentEl(d: UpdateViewData, r: number, i: number, s: UpdateViewSegment): HTMLElement {
-  const el = h('span', {
-    class: `seg${s.unknownIds ? ' has-unknown' : ''}`, 'data-seg': i, tabindex: -1,
-    title: `tokens [${fmt(s.offset)}, ${fmt(s.offset + s.end - s.start)}) · ${s.end - s.start} tokens · ${d.shards[s.shard].name}` +
-      `${s.unknownIds ? ` · ${s.unknownIds} id(s) not in the tokenizer (shown as nothing)` : ''} · click to open in the shard editor`,
-  }, ...segmentText(s.text));
+  const el = h(
+    'span',
+    {
+      class: `seg${s.unknownIds ? ' has-unknown' : ''}`,
+      'data-seg': i,
+      tabindex: -1,
+      title:
+        `tokens [${fmt(s.offset)}, ${fmt(s.offset + s.end - s.start)}) · ${s.end - s.start} tokens · ${d.shards[s.shard].name}` +
+        `${s.unknownIds ? ` · ${s.unknownIds} id(s) not in the tokenizer (shown as nothing)` : ''} · click to open in the shard editor`,
+    },
+    ...segmentText(s.text),
+  );
   if (s.eos) {
-    el.append(h('span', { class: 'eos', title: `EOS (id ${d.eos}) at token ${fmt(s.offset + s.end - s.start - 1)}: the document ends` }, d.eosText));
+    el.append(
+      h('span', { class: 'eos', title: `EOS (id ${d.eos}) at token ${fmt(s.offset + s.end - s.start - 1)}: the document ends` }, d.eosText),
+    );
   }
   return el;
 }
@@ -316,21 +423,32 @@ const ELIDE_TAIL = 60;
  */
 function segmentText(text: string): (string | HTMLElement)[] {
   if (text.length <= ELIDE_HEAD + ELIDE_TAIL + 40) return [text];
-  let a = ELIDE_HEAD, b = text.length - ELIDE_TAIL;
-  const low = (i: number) => { const c = text.charCodeAt(i); return c >= 0xdc00 && c <= 0xdfff; };
+  let a = ELIDE_HEAD,
+    b = text.length - ELIDE_TAIL;
+  const low = (i: number) => {
+    const c = text.charCodeAt(i);
+    return c >= 0xdc00 && c <= 0xdfff;
+  };
   if (low(a)) a++;
   if (low(b)) b++;
   const hidden = text.slice(a, b);
-  return [text.slice(0, a),
+  return [
+    text.slice(0, a),
     h('span', { class: 'elide-mark', 'data-label': `… ${fmt(hidden.length)} characters …`, 'aria-hidden': 'true' }),
-    h('span', { class: 'elided' }, hidden), text.slice(b)];
+    h('span', { class: 'elided' }, hidden),
+    text.slice(b),
+  ];
 }
 
 function applyDocumentNumbers(): void {
   for (const d of rowDocs) {
     const first = firstDocument === undefined ? undefined : firstDocument + d.eosBefore;
-    d.el.textContent = first === undefined ? `${d.count} doc${d.count === 1 ? '' : 's'}`
-      : d.count === 1 ? `doc ${fmt(first)}` : `docs ${fmt(first)}–${fmt(first + d.count - 1)}`;
+    d.el.textContent =
+      first === undefined
+        ? `${d.count} doc${d.count === 1 ? '' : 's'}`
+        : d.count === 1
+          ? `doc ${fmt(first)}`
+          : `docs ${fmt(first)}–${fmt(first + d.count - 1)}`;
   }
   for (const m of docMarkers) {
     const n = firstDocument === undefined ? undefined : firstDocument + m.eosBefore;
@@ -350,7 +468,8 @@ function focusRowEl(r: number, focus = true, block: ScrollLogicalPosition = 'nea
   if (!el) return;
   for (const other of rowsEl.querySelectorAll<HTMLElement>(':scope > .row[tabindex="0"]')) other.tabIndex = -1;
   el.tabIndex = 0;
-  if (r === 0 && block === 'start') window.scrollTo(0, 0); // row 0: keep the header in view too
+  if (r === 0 && block === 'start')
+    window.scrollTo(0, 0); // row 0: keep the header in view too
   else el.scrollIntoView({ block });
   if (focus) el.focus({ preventScroll: true });
 }
@@ -360,11 +479,18 @@ function focusRowEl(r: number, focus = true, block: ScrollLogicalPosition = 'nea
 /** Character offset inside a segment's text at a point (caret hit-testing). */
 function charAt(seg: HTMLElement, x: number, y: number): number | undefined {
   const doc = document as Document & { caretPositionFromPoint?(x: number, y: number): { offsetNode: Node; offset: number } | null };
-  let node: Node | undefined, offset = 0;
+  let node: Node | undefined,
+    offset = 0;
   const pos = doc.caretPositionFromPoint?.(x, y);
-  if (pos) { node = pos.offsetNode; offset = pos.offset; } else {
+  if (pos) {
+    node = pos.offsetNode;
+    offset = pos.offset;
+  } else {
     const range = document.caretRangeFromPoint?.(x, y);
-    if (range) { node = range.startContainer; offset = range.startOffset; }
+    if (range) {
+      node = range.startContainer;
+      offset = range.startOffset;
+    }
   }
   if (!node || node.nodeType !== Node.TEXT_NODE || !seg.contains(node) || node.parentElement?.closest('.eos')) return undefined;
   // Characters of the segment's text before the point (its text may be split by a compact row's elision).
@@ -403,8 +529,11 @@ rowsEl.addEventListener('click', (e) => {
   const seg = target.closest<HTMLElement>('.seg');
   if (!seg) return;
   const segment = Number(seg.dataset.seg);
-  const char = target.classList.contains('eos') ? data.rows[row].segments[segment].text.length
-    : pressed?.seg === seg ? pressed.char : charAt(seg, e.clientX, e.clientY);
+  const char = target.classList.contains('eos')
+    ? data.rows[row].segments[segment].text.length
+    : pressed?.seg === seg
+      ? pressed.char
+      : charAt(seg, e.clientX, e.clientY);
   pressed = undefined;
   post({ type: 'reveal', update: data.update, row, segment, char });
 });
@@ -416,14 +545,29 @@ rowsEl.addEventListener('keydown', (e) => {
   if (!rowEl) return;
   const row = Number(rowEl.dataset.row);
   const stops = () => [...rowEl.querySelectorAll<HTMLElement>('.seg, [data-next]')];
-  const move = (r: number) => { e.preventDefault(); focusRowEl(Math.max(0, Math.min(data!.rows.length - 1, r))); };
+  const move = (r: number) => {
+    e.preventDefault();
+    focusRowEl(Math.max(0, Math.min(data!.rows.length - 1, r)));
+  };
   switch (e.key) {
-    case 'ArrowDown': move(row + 1); break;
-    case 'ArrowUp': move(row - 1); break;
-    case 'PageDown': move(row + 8); break;
-    case 'PageUp': move(row - 8); break;
-    case 'Home': if (target === rowEl) move(0); break;
-    case 'End': if (target === rowEl) move(data.rows.length - 1); break;
+    case 'ArrowDown':
+      move(row + 1);
+      break;
+    case 'ArrowUp':
+      move(row - 1);
+      break;
+    case 'PageDown':
+      move(row + 8);
+      break;
+    case 'PageUp':
+      move(row - 8);
+      break;
+    case 'Home':
+      if (target === rowEl) move(0);
+      break;
+    case 'End':
+      if (target === rowEl) move(data.rows.length - 1);
+      break;
     case 'ArrowRight':
     case 'ArrowLeft': {
       if (e.altKey) break;
@@ -431,7 +575,8 @@ rowsEl.addEventListener('keydown', (e) => {
       const list = stops();
       const i = list.indexOf(target);
       const j = e.key === 'ArrowRight' ? (i < 0 ? 0 : Math.min(list.length - 1, i + 1)) : i - 1;
-      if (j < 0) rowEl.focus(); else list[j].focus();
+      if (j < 0) rowEl.focus();
+      else list[j].focus();
       break;
     }
     case 'Enter':

@@ -48,7 +48,9 @@ export async function run(ctx) {
   const ks = Array.from({ length: 200 }, () => Math.floor(rand() * ds.schedule.numUpdates));
   const spanning = ks.filter((k) => ds.stream.locate(G * k).segment !== ds.stream.locate(G * (k + 1) - 1).segment).length;
 
-  const py = JSON.parse(execFileSync('python3', ['-c', READER, root, String(G), String(L), ...ks.map(String)], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+  const py = JSON.parse(
+    execFileSync('python3', ['-c', READER, root, String(G), String(L), ...ks.map(String)], { encoding: 'utf8', maxBuffer: 1 << 26 }),
+  );
 
   let bytes = 0;
   const once = async () => {
@@ -63,7 +65,8 @@ export async function run(ctx) {
     return check;
   };
   await once(); // warm-up pass, like the reference
-  let best = Infinity, check = 0;
+  let best = Infinity,
+    check = 0;
   for (let round = 0; round < 3; round++) {
     const t0 = process.hrtime.bigint();
     check = await once();
@@ -85,7 +88,8 @@ export async function run(ctx) {
   const rowsOf = (b) => Array.from({ length: b.rows }, (_, r) => Array.from(core.inputRow(b, r)));
   const plain = batches.map(rowsOf);
   await tok.libraryDecode(plain[0][0]); // load the library
-  let libMs = Infinity, modelMs = Infinity;
+  let libMs = Infinity,
+    modelMs = Infinity;
   for (let round = 0; round < 3; round++) {
     let t0 = process.hrtime.bigint();
     for (const rows of plain) for (const r of rows) await tok.libraryDecode(r);
@@ -96,13 +100,37 @@ export async function run(ctx) {
   }
   await ds.stream.close();
   const n = ks.length;
-  ctx.log(`text: our model (segments, decode, look-ahead) ${modelMs.toFixed(2)} ms/update vs library decode of the 128 rows ${libMs.toFixed(2)} ms/update`);
-  ctx.log(`${n} random updates (${spanning} span a shard edge) of ${ds.schedule.numUpdates}: ours model+payload ${(best / n).toFixed(2)} ms/update ` +
-    `(read only ${(readBest / n).toFixed(2)}), reader x,y ${(py.ms / n).toFixed(2)} ms/update; payload ${(bytes / n / 1024).toFixed(0)} KiB/update`);
+  ctx.log(
+    `text: our model (segments, decode, look-ahead) ${modelMs.toFixed(2)} ms/update vs library decode of the 128 rows ${libMs.toFixed(2)} ms/update`,
+  );
+  ctx.log(
+    `${n} random updates (${spanning} span a shard edge) of ${ds.schedule.numUpdates}: ours model+payload ${(best / n).toFixed(2)} ms/update ` +
+      `(read only ${(readBest / n).toFixed(2)}), reader x,y ${(py.ms / n).toFixed(2)} ms/update; payload ${(bytes / n / 1024).toFixed(0)} KiB/update`,
+  );
   return [
-    { name: 'go to update: data ready (read + model + payload)', ours: best / n, reference: py.ms / n, unit: 'ms/update', ratio: py.ms / best,
-      note: `${n} random k (${spanning} span shards); reference = card reader x,y only (no text)` },
-    { name: 'go to update: batch read only', ours: readBest / n, reference: py.ms / n, unit: 'ms/update', ratio: py.ms / readBest, note: 'same k, same reader' },
-    { name: 'go to update: text model of 128 rows', ours: modelMs, reference: libMs, unit: 'ms/update', ratio: libMs / modelMs, note: 'vs @huggingface/tokenizers decode of the same rows, 20 updates' },
+    {
+      name: 'go to update: data ready (read + model + payload)',
+      ours: best / n,
+      reference: py.ms / n,
+      unit: 'ms/update',
+      ratio: py.ms / best,
+      note: `${n} random k (${spanning} span shards); reference = card reader x,y only (no text)`,
+    },
+    {
+      name: 'go to update: batch read only',
+      ours: readBest / n,
+      reference: py.ms / n,
+      unit: 'ms/update',
+      ratio: py.ms / readBest,
+      note: 'same k, same reader',
+    },
+    {
+      name: 'go to update: text model of 128 rows',
+      ours: modelMs,
+      reference: libMs,
+      unit: 'ms/update',
+      ratio: libMs / modelMs,
+      note: 'vs @huggingface/tokenizers decode of the same rows, 20 updates',
+    },
   ];
 }

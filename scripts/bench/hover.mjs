@@ -44,7 +44,12 @@ export async function run(ctx) {
   const opts = { minDigits: 3, vocabSize: tok.vocabSize };
 
   /** The hover's core work at the k-th number of `text` (the middle of the list). */
-  const cursor = (text, k) => { const re = /\d+/g; let m; for (let i = 0; i <= k; i++) m = re.exec(text); return /** @type {RegExpExecArray} */ (m).index; };
+  const cursor = (text, k) => {
+    const re = /\d+/g;
+    let m;
+    for (let i = 0; i <= k; i++) m = re.exec(text);
+    return /** @type {RegExpExecArray} */ (m).index;
+  };
   const hoverWork = (text, at) => {
     const hit = core.findIdsAt(text, at, opts);
     let unknown = 0;
@@ -55,18 +60,41 @@ export async function run(ctx) {
   };
 
   const rows = [];
-  for (const [label, text, k] of /** @type {[string, string, number][]} */ ([['JSON, one id per line', json, 2048], ['numpy repr, every id printed', numpy, 2048]])) {
+  for (const [label, text, k] of /** @type {[string, string, number][]} */ ([
+    ['JSON, one id per line', json, 2048],
+    ['numpy repr, every id printed', numpy, 2048],
+  ])) {
     const at = cursor(text, k); // neither print has other digits before the list
     const check = hoverWork(text, at);
-    if (check.hit.kind !== 'list' || check.hit.ids.length !== 4096 || check.hit.ids.some((x, i) => x !== ids[i])) throw new Error(`${label}: the list was not found whole`);
+    if (check.hit.kind !== 'list' || check.hit.ids.length !== 4096 || check.hit.ids.some((x, i) => x !== ids[i]))
+      throw new Error(`${label}: the list was not found whole`);
     if (check.decoded !== library) throw new Error(`${label}: decoded text differs from the library's`);
     const ours = await median(() => hoverWork(text, at), 400);
     const parseOnly = await median(() => core.findIdsAt(text, at, opts), 400);
     const ref = await median(() => tok.libraryDecode(ids), 60);
-    ctx.log(`${label} (${text.length.toLocaleString('en-US')} chars): hover ${ours.toFixed(3)} ms (find list ${parseOnly.toFixed(3)} ms), library decode ${ref.toFixed(3)} ms`);
-    rows.push({ name: `hover on a 4,096-id list: ${label}`, ours, reference: ref, unit: 'ms', ratio: ref / ours, note: 'find list + decode + piece vs library decode alone; frame = 16 ms' });
-    const jsonRef = await median(() => JSON.parse(text.slice(text.indexOf('['), text.lastIndexOf(']') + 1).replace(/(\d)\s+(?=\d)/g, '$1,')), 100);
-    rows.push({ name: `find the list only: ${label}`, ours: parseOnly, reference: jsonRef, unit: 'ms', ratio: jsonRef / parseOnly, note: 'vs JSON.parse of the list already cut out (it is told where the list is)' });
+    ctx.log(
+      `${label} (${text.length.toLocaleString('en-US')} chars): hover ${ours.toFixed(3)} ms (find list ${parseOnly.toFixed(3)} ms), library decode ${ref.toFixed(3)} ms`,
+    );
+    rows.push({
+      name: `hover on a 4,096-id list: ${label}`,
+      ours,
+      reference: ref,
+      unit: 'ms',
+      ratio: ref / ours,
+      note: 'find list + decode + piece vs library decode alone; frame = 16 ms',
+    });
+    const jsonRef = await median(
+      () => JSON.parse(text.slice(text.indexOf('['), text.lastIndexOf(']') + 1).replace(/(\d)\s+(?=\d)/g, '$1,')),
+      100,
+    );
+    rows.push({
+      name: `find the list only: ${label}`,
+      ours: parseOnly,
+      reference: jsonRef,
+      unit: 'ms',
+      ratio: jsonRef / parseOnly,
+      note: 'vs JSON.parse of the list already cut out (it is told where the list is)',
+    });
   }
 
   // A lone number deep inside a 1,000,000-id single-line list: the window bounds the work.
@@ -78,7 +106,16 @@ export async function run(ctx) {
   if (lone?.kind === 'list') throw new Error('a list bigger than the window must not be guessed at');
   const ours = await median(() => core.findIdsAt(big, start, opts), 100);
   const ref = await median(() => JSON.parse(big), 10, 2);
-  ctx.log(`lone number in a ${big.length.toLocaleString('en-US')}-char one-line list: ${ours.toFixed(3)} ms (window-bounded), JSON.parse of the line ${ref.toFixed(1)} ms`);
-  rows.push({ name: 'number inside a 1,000,000-id one-line list', ours, reference: ref, unit: 'ms', ratio: ref / ours, note: 'bounded window vs JSON.parse of the whole line' });
+  ctx.log(
+    `lone number in a ${big.length.toLocaleString('en-US')}-char one-line list: ${ours.toFixed(3)} ms (window-bounded), JSON.parse of the line ${ref.toFixed(1)} ms`,
+  );
+  rows.push({
+    name: 'number inside a 1,000,000-id one-line list',
+    ours,
+    reference: ref,
+    unit: 'ms',
+    ratio: ref / ours,
+    note: 'bounded window vs JSON.parse of the whole line',
+  });
   return rows;
 }

@@ -45,7 +45,11 @@ function prepare(ctx) {
   const dir = path.join(repo, 'out', 'bench-index');
   const man = path.join(dir, 'shard_manifest.jsonl');
   if (fs.existsSync(man)) return dir;
-  const src = fs.readFileSync(path.join(ctx.root, 'shard_manifest.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  const src = fs
+    .readFileSync(path.join(ctx.root, 'shard_manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
     .find((e) => e.num_tokens === FULL_TOKENS);
   if (!src) throw new Error(`${ctx.root}: no full-size shard to build the index benchmark from`);
   ctx.log(`making ${path.relative(repo, dir)} (2 distinct full-size shards) …`);
@@ -59,7 +63,14 @@ function prepare(ctx) {
   [a, b].forEach((buf, i) => {
     const rel = `shards/tokens_${String(i).padStart(6, '0')}.u32`;
     fs.writeFileSync(path.join(dir, rel), buf);
-    lines.push(JSON.stringify({ shard: rel, start_token: i * FULL_TOKENS, num_tokens: FULL_TOKENS, sha256: crypto.createHash('sha256').update(buf).digest('hex') }));
+    lines.push(
+      JSON.stringify({
+        shard: rel,
+        start_token: i * FULL_TOKENS,
+        num_tokens: FULL_TOKENS,
+        sha256: crypto.createHash('sha256').update(buf).digest('hex'),
+      }),
+    );
   });
   fs.writeFileSync(man, lines.join('\n') + '\n');
   return dir;
@@ -89,7 +100,12 @@ export async function run(ctx) {
   const files = ds.shards.map((e) => e.path);
   const tokens = ds.storedTokens;
   for (const f of files) fs.readFileSync(f); // into the page cache
-  ctx.log(`${files.length} shards, ${core.formatBytes(tokens * 4)}; load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}; ${os.cpus().length} cores`);
+  ctx.log(
+    `${files.length} shards, ${core.formatBytes(tokens * 4)}; load ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}; ${os.cpus().length} cores`,
+  );
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-index-'));
   const best = { idx2: Infinity, idx1: Infinity, np: Infinity, ver: Infinity, verIdx: Infinity, coldVer: Infinity, coldVerIdx: Infinity };
   /** @type {{ eos: number[], entry: { json: number, docs: number }, summary: unknown }} */
@@ -112,12 +128,17 @@ export async function run(ctx) {
       }
       const py = JSON.parse(execFileSync('python3', ['-c', NUMPY, String(params.eos), ...files], { encoding: 'utf8' }));
       best.np = Math.min(best.np, py.s);
-      if (JSON.stringify(py.res.map((r) => r[0])) !== JSON.stringify(check.eos)) throw new Error(`EOS counts differ: ours ${check.eos}, numpy ${py.res.map((r) => r[0])}`);
+      if (JSON.stringify(py.res.map((r) => r[0])) !== JSON.stringify(check.eos))
+        throw new Error(`EOS counts differ: ours ${check.eos}, numpy ${py.res.map((r) => r[0])}`);
       let t0 = process.hrtime.bigint();
       await core.verifyShards(ds.shards, { jobs: 2, ignoreCache: true });
       best.ver = Math.min(best.ver, secs(t0));
       t0 = process.hrtime.bigint();
-      const vr = await core.verifyShards(ds.shards, { jobs: 2, ignoreCache: true, index: { store: new core.IndexStore(path.join(tmp, `v${round}`)), params } });
+      const vr = await core.verifyShards(ds.shards, {
+        jobs: 2,
+        ignoreCache: true,
+        index: { store: new core.IndexStore(path.join(tmp, `v${round}`)), params },
+      });
       best.verIdx = Math.min(best.verIdx, secs(t0));
       if (vr.indexed !== files.length) throw new Error(`verify indexed ${vr.indexed}`);
       // Cold: the files come from the disk (as a 210 GB dataset always does).
@@ -127,7 +148,11 @@ export async function run(ctx) {
       best.coldVer = Math.min(best.coldVer, secs(t0));
       dropCache(files);
       t0 = process.hrtime.bigint();
-      await core.verifyShards(ds.shards, { jobs: 2, ignoreCache: true, index: { store: new core.IndexStore(path.join(tmp, `c${round}`)), params } });
+      await core.verifyShards(ds.shards, {
+        jobs: 2,
+        ignoreCache: true,
+        index: { store: new core.IndexStore(path.join(tmp, `c${round}`)), params },
+      });
       best.coldVerIdx = Math.min(best.coldVerIdx, secs(t0));
       for (const f of files) fs.readFileSync(f);
     }
@@ -136,16 +161,52 @@ export async function run(ctx) {
   }
   const mtok = (s) => tokens / s / 1e6;
   const perShard = check.entry.json;
-  ctx.log(`index entry: ${perShard} B JSON + ${check.entry.docs} B document hashes per 25M-token shard; 2,098 distinct shards: ${core.formatBytes(perShard * 2098)} + ${core.formatBytes(check.entry.docs * 2098)} (hard links share one entry)`);
-  ctx.log(`verify ${best.ver.toFixed(2)} s, verify+index ${best.verIdx.toFixed(2)} s (${(best.verIdx / best.ver).toFixed(2)}×; goal ≤ 1.15×)`);
+  ctx.log(
+    `index entry: ${perShard} B JSON + ${check.entry.docs} B document hashes per 25M-token shard; 2,098 distinct shards: ${core.formatBytes(perShard * 2098)} + ${core.formatBytes(check.entry.docs * 2098)} (hard links share one entry)`,
+  );
+  ctx.log(
+    `verify ${best.ver.toFixed(2)} s, verify+index ${best.verIdx.toFixed(2)} s (${(best.verIdx / best.ver).toFixed(2)}×; goal ≤ 1.15×)`,
+  );
   return [
-    { name: 'index pass, 2 workers vs numpy count+longest run', ours: mtok(best.idx2), reference: mtok(best.np), unit: 'Mtok/s', ratio: best.np / best.idx2,
-      note: `numpy does EOS count + longest run only; ours also doc lengths/hashes, ids, blocks` },
-    { name: 'index pass, 1 worker vs numpy', ours: mtok(best.idx1), reference: mtok(best.np), unit: 'Mtok/s', ratio: best.np / best.idx1, note: 'both single-threaded' },
-    { name: 'verify+index vs verify (2 workers)', ours: best.verIdx, reference: best.ver, unit: 's', ratio: best.ver / best.verIdx,
-      note: `verify+index takes ${(best.verIdx / best.ver).toFixed(2)}× verify's time (goal ≤ 1.15×)` },
-    { name: 'verify+index vs verify, from disk (2 workers)', ours: best.coldVerIdx, reference: best.coldVer, unit: 's', ratio: best.coldVer / best.coldVerIdx,
-      note: `page cache dropped for these files before each run; ${(best.coldVerIdx / best.coldVer).toFixed(2)}× (goal ≤ 1.15×)` },
-    { name: 'index entry per 25M-token shard', ours: perShard / 1024, reference: 64, unit: 'KiB', ratio: 64 * 1024 / perShard, note: `+ ${(check.entry.docs / 1024).toFixed(0)} KiB document hashes; goal ≤ 64 KiB` },
+    {
+      name: 'index pass, 2 workers vs numpy count+longest run',
+      ours: mtok(best.idx2),
+      reference: mtok(best.np),
+      unit: 'Mtok/s',
+      ratio: best.np / best.idx2,
+      note: `numpy does EOS count + longest run only; ours also doc lengths/hashes, ids, blocks`,
+    },
+    {
+      name: 'index pass, 1 worker vs numpy',
+      ours: mtok(best.idx1),
+      reference: mtok(best.np),
+      unit: 'Mtok/s',
+      ratio: best.np / best.idx1,
+      note: 'both single-threaded',
+    },
+    {
+      name: 'verify+index vs verify (2 workers)',
+      ours: best.verIdx,
+      reference: best.ver,
+      unit: 's',
+      ratio: best.ver / best.verIdx,
+      note: `verify+index takes ${(best.verIdx / best.ver).toFixed(2)}× verify's time (goal ≤ 1.15×)`,
+    },
+    {
+      name: 'verify+index vs verify, from disk (2 workers)',
+      ours: best.coldVerIdx,
+      reference: best.coldVer,
+      unit: 's',
+      ratio: best.coldVer / best.coldVerIdx,
+      note: `page cache dropped for these files before each run; ${(best.coldVerIdx / best.coldVer).toFixed(2)}× (goal ≤ 1.15×)`,
+    },
+    {
+      name: 'index entry per 25M-token shard',
+      ours: perShard / 1024,
+      reference: 64,
+      unit: 'KiB',
+      ratio: (64 * 1024) / perShard,
+      note: `+ ${(check.entry.docs / 1024).toFixed(0)} KiB document hashes; goal ≤ 64 KiB`,
+    },
   ];
 }

@@ -33,10 +33,14 @@ export async function run(ctx) {
   for (const k of ks) await ds.stream.read(G * k, G + 1); // warm-up pass, like the reference
   let check = 0;
   let oursMs = Infinity;
-  for (let round = 0; round < 5; round++) { // best of 5 rounds, like the reference
+  for (let round = 0; round < 5; round++) {
+    // best of 5 rounds, like the reference
     check = 0;
     const t0 = process.hrtime.bigint();
-    for (const k of ks) { const a = await ds.stream.read(G * k, G + 1); check += a[a.length - 1]; }
+    for (const k of ks) {
+      const a = await ds.stream.read(G * k, G + 1);
+      check += a[a.length - 1];
+    }
     oursMs = Math.min(oursMs, Number(process.hrtime.bigint() - t0) / 1e6 / ks.length);
   }
   if (check !== py.check) throw new Error(`read mismatch: ours ${check} vs python ${py.check}`);
@@ -55,10 +59,26 @@ export async function run(ctx) {
   t = process.hrtime.bigint();
   for (let i = 0; i < reps * 4; i++) tok.decode(ids);
   const decMs = Number(process.hrtime.bigint() - t) / 1e6 / (reps * 4);
-  ctx.log(`decode 131,072 ids: ours ${decMs.toFixed(2)} ms (${(G / decMs / 1000).toFixed(1)}M tokens/s), library ${libMs.toFixed(2)} ms (${(G / libMs / 1000).toFixed(2)}M tokens/s), text identical`);
+  ctx.log(
+    `decode 131,072 ids: ours ${decMs.toFixed(2)} ms (${(G / decMs / 1000).toFixed(1)}M tokens/s), library ${libMs.toFixed(2)} ms (${(G / libMs / 1000).toFixed(2)}M tokens/s), text identical`,
+  );
   await ds.stream.close();
   return [
-    { name: 'read one update (131,073 tokens)', ours: oursMs, reference: py.ms, unit: 'ms', ratio: py.ms / oursMs, note: `vs the card's numpy reader, ${ks.length} updates` },
-    { name: 'decode 131,072 ids', ours: decMs, reference: libMs, unit: 'ms', ratio: libMs / decMs, note: 'vs @huggingface/tokenizers decode, identical text' },
+    {
+      name: 'read one update (131,073 tokens)',
+      ours: oursMs,
+      reference: py.ms,
+      unit: 'ms',
+      ratio: py.ms / oursMs,
+      note: `vs the card's numpy reader, ${ks.length} updates`,
+    },
+    {
+      name: 'decode 131,072 ids',
+      ours: decMs,
+      reference: libMs,
+      unit: 'ms',
+      ratio: libMs / decMs,
+      note: 'vs @huggingface/tokenizers decode, identical text',
+    },
   ];
 }

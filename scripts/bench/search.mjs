@@ -49,7 +49,8 @@ async function timed(fn) {
 export async function run(ctx) {
   const { core } = ctx;
   const full = path.join(ctx.repo, 'bench-data-full');
-  if (!fs.existsSync(path.join(full, 'shard_manifest.jsonl'))) execFileSync(process.execPath, [path.join(ctx.repo, 'scripts', 'make-full-scale.mjs')], { stdio: 'inherit' });
+  if (!fs.existsSync(path.join(full, 'shard_manifest.jsonl')))
+    execFileSync(process.execPath, [path.join(ctx.repo, 'scripts', 'make-full-scale.mjs')], { stdio: 'inherit' });
   const root = full;
   const K = 8;
   const ds = await core.openDataset(root);
@@ -65,15 +66,21 @@ export async function run(ctx) {
   const ten2 = await count(TEN, 2);
   const ten1 = await count(TEN, 1);
   const both = (x) => `${x.s.toFixed(2)} s (CPU ${x.cpu.toFixed(2)} s)`;
-  ctx.log(`count ${N.toLocaleString('en-US')} tokens (stand-in entries 0..${K - 1}): 1 term ${both(one2)} with 2 workers, ${both(one1)} with 1; 10 terms ${both(ten2)} with 2, ${both(ten1)} with 1; totals ${one2.r.totals} / ${ten2.r.totals}`);
+  ctx.log(
+    `count ${N.toLocaleString('en-US')} tokens (stand-in entries 0..${K - 1}): 1 term ${both(one2)} with 2 workers, ${both(one1)} with 1; 10 terms ${both(ten2)} with 2, ${both(ten1)} with 1; totals ${one2.r.totals} / ${ten2.r.totals}`,
+  );
 
   // numpy: a 2-token id sequence (" Ahab" is one token here, so the pair is " Ahab" + next-most-common follower)
   const [ahab] = await tok.encode(' Ahab');
   const [comma] = await tok.encode(',');
-  const py = JSON.parse(execFileSync('python3', ['-c', NUMPY, root, String(ahab), String(comma), String(K)], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+  const py = JSON.parse(
+    execFileSync('python3', ['-c', NUMPY, root, String(ahab), String(comma), String(K)], { encoding: 'utf8', maxBuffer: 1 << 26 }),
+  );
   const idsTime = await timed(() => core.countTerms(ds, tok, [`${ahab},${comma}`], { ...PLAIN, ids: true }, { jobs: 2, shards }));
   if (idsTime.r.totals[0] !== py.n) throw new Error(`--ids count ${idsTime.r.totals[0]} differs from numpy's ${py.n}`);
-  ctx.log(`numpy 2-id sequence over ${py.tokens.toLocaleString('en-US')} tokens: ${py.s.toFixed(2)} s (CPU ${py.cpu.toFixed(2)} s), ${py.n} runs (ours --ids: the same ${idsTime.r.totals[0]}, ${idsTime.s.toFixed(2)} s)`);
+  ctx.log(
+    `numpy 2-id sequence over ${py.tokens.toLocaleString('en-US')} tokens: ${py.s.toFixed(2)} s (CPU ${py.cpu.toFixed(2)} s), ${py.n} runs (ours --ids: the same ${idsTime.r.totals[0]}, ${idsTime.s.toFixed(2)} s)`,
+  );
 
   // decode + regex over a prefix
   const P = Math.min(N, 4 << 20);
@@ -87,31 +94,98 @@ export async function run(ctx) {
     }
     return n;
   });
-  ctx.log(`library decode + /Ahab/g over ${P.toLocaleString('en-US')} tokens: ${dr.s.toFixed(2)} s (CPU ${dr.cpu.toFixed(2)} s, ${M(P / dr.cpu).toFixed(2)}M tokens per CPU-second)`);
+  ctx.log(
+    `library decode + /Ahab/g over ${P.toLocaleString('en-US')} tokens: ${dr.s.toFixed(2)} s (CPU ${dr.cpu.toFixed(2)} s, ${M(P / dr.cpu).toFixed(2)}M tokens per CPU-second)`,
+  );
 
   // raw read
   const buf = new Uint32Array(4 << 20);
-  const readAll = async () => { let x = 0; for (let p = 0; p < N; p += buf.length) { const a = await ds.stream.read(p, Math.min(buf.length, N - p), buf); x ^= a[0]; } return x; };
+  const readAll = async () => {
+    let x = 0;
+    for (let p = 0; p < N; p += buf.length) {
+      const a = await ds.stream.read(p, Math.min(buf.length, N - p), buf);
+      x ^= a[0];
+    }
+    return x;
+  };
   await readAll();
   const rd = await timed(readAll);
-  ctx.log(`raw read (TokenStream, 16 MiB reads): ${rd.s.toFixed(2)} s (CPU ${rd.cpu.toFixed(2)} s, ${(N * 4 / rd.s / 1e9).toFixed(2)} GB/s)`);
+  ctx.log(
+    `raw read (TokenStream, 16 MiB reads): ${rd.s.toFixed(2)} s (CPU ${rd.cpu.toFixed(2)} s, ${((N * 4) / rd.s / 1e9).toFixed(2)} GB/s)`,
+  );
 
   // The machine may be shared: rates against a reference are per CPU-second (both sides), so
   // time slices taken by other processes do not count; worker scaling is wall time.
   const rows = [
-    { name: 'count 1 term vs numpy 2-id sequence', ours: M(N / one2.cpu), reference: M(py.tokens / py.cpu), unit: 'M tok/CPU-s', ratio: (N / one2.cpu) / (py.tokens / py.cpu), note: `goal ≥ 1×; wall ${M(N / one2.s).toFixed(0)} vs ${M(py.tokens / py.s).toFixed(0)} M tok/s` },
-    { name: 'count 10 terms vs numpy 2-id sequence', ours: M(N / ten2.cpu), reference: M(py.tokens / py.cpu), unit: 'M tok/CPU-s', ratio: (N / ten2.cpu) / (py.tokens / py.cpu), note: `wall ${M(N / ten2.s).toFixed(0)} vs ${M(py.tokens / py.s).toFixed(0)} M tok/s` },
-    { name: 'count 1 term vs decode + JS regex', ours: M(N / one2.cpu), reference: M(P / dr.cpu), unit: 'M tok/CPU-s', ratio: (N / one2.cpu) / (P / dr.cpu), note: 'goal ≥ 20×; @huggingface/tokenizers decode' },
-    { name: 'count 10 terms: time of 1 term ÷ 10', ours: ten2.cpu, reference: one2.cpu, unit: 'CPU-s', ratio: one2.cpu / ten2.cpu, note: 'goal: 10 terms ≤ 1.5× the time (ratio ≥ 0.67)' },
-    { name: 'count 1 term: 2 workers vs 1', ours: M(N / one2.s), reference: M(N / one1.s), unit: 'M tok/s', ratio: one1.s / one2.s, note: 'goal ≥ 1.6× (wall time: needs 2 idle cores)' },
-    { name: 'count 10 terms: 2 workers vs 1', ours: M(N / ten2.s), reference: M(N / ten1.s), unit: 'M tok/s', ratio: ten1.s / ten2.s, note: 'wall time' },
-    { name: 'count 1 term vs raw read', ours: M(N / one2.cpu), reference: M(N / rd.cpu), unit: 'M tok/CPU-s', ratio: rd.cpu / one2.cpu, note: 'read: one thread, warm cache' },
+    {
+      name: 'count 1 term vs numpy 2-id sequence',
+      ours: M(N / one2.cpu),
+      reference: M(py.tokens / py.cpu),
+      unit: 'M tok/CPU-s',
+      ratio: N / one2.cpu / (py.tokens / py.cpu),
+      note: `goal ≥ 1×; wall ${M(N / one2.s).toFixed(0)} vs ${M(py.tokens / py.s).toFixed(0)} M tok/s`,
+    },
+    {
+      name: 'count 10 terms vs numpy 2-id sequence',
+      ours: M(N / ten2.cpu),
+      reference: M(py.tokens / py.cpu),
+      unit: 'M tok/CPU-s',
+      ratio: N / ten2.cpu / (py.tokens / py.cpu),
+      note: `wall ${M(N / ten2.s).toFixed(0)} vs ${M(py.tokens / py.s).toFixed(0)} M tok/s`,
+    },
+    {
+      name: 'count 1 term vs decode + JS regex',
+      ours: M(N / one2.cpu),
+      reference: M(P / dr.cpu),
+      unit: 'M tok/CPU-s',
+      ratio: N / one2.cpu / (P / dr.cpu),
+      note: 'goal ≥ 20×; @huggingface/tokenizers decode',
+    },
+    {
+      name: 'count 10 terms: time of 1 term ÷ 10',
+      ours: ten2.cpu,
+      reference: one2.cpu,
+      unit: 'CPU-s',
+      ratio: one2.cpu / ten2.cpu,
+      note: 'goal: 10 terms ≤ 1.5× the time (ratio ≥ 0.67)',
+    },
+    {
+      name: 'count 1 term: 2 workers vs 1',
+      ours: M(N / one2.s),
+      reference: M(N / one1.s),
+      unit: 'M tok/s',
+      ratio: one1.s / one2.s,
+      note: 'goal ≥ 1.6× (wall time: needs 2 idle cores)',
+    },
+    {
+      name: 'count 10 terms: 2 workers vs 1',
+      ours: M(N / ten2.s),
+      reference: M(N / ten1.s),
+      unit: 'M tok/s',
+      ratio: ten1.s / ten2.s,
+      note: 'wall time',
+    },
+    {
+      name: 'count 1 term vs raw read',
+      ours: M(N / one2.cpu),
+      reference: M(N / rd.cpu),
+      unit: 'M tok/CPU-s',
+      ratio: rd.cpu / one2.cpu,
+      note: 'read: one thread, warm cache',
+    },
   ];
 
   if (process.env.BENCH_SEARCH_FULL === '1') {
     const r = await timed(() => core.countTerms(ds, tok, ONE, PLAIN, { jobs: 2 }));
     ctx.log(`full-scale stand-in: ${ds.storedTokens.toLocaleString('en-US')} tokens in ${r.s.toFixed(1)} s (CPU ${r.cpu.toFixed(1)} s)`);
-    rows.push({ name: 'full-scale stand-in, 1 term (52.4B tokens)', ours: r.s, reference: 90, unit: 's', ratio: 90 / r.s, note: 'goal ≤ 90 s warm, 2 cores' });
+    rows.push({
+      name: 'full-scale stand-in, 1 term (52.4B tokens)',
+      ours: r.s,
+      reference: 90,
+      unit: 's',
+      ratio: 90 / r.s,
+      note: 'goal ≤ 90 s warm, 2 cores',
+    });
   }
   await ds.stream.close();
   return rows;

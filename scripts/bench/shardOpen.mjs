@@ -19,7 +19,10 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 
 const RUNS = 21;
-const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
+const median = (a) => {
+  const s = [...a].sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)];
+};
 
 /** Writes `size` bytes: the first `realBytes` copied from `src`, the rest a hole (sparse). */
 function makeShard(file, src, size, realBytes) {
@@ -77,7 +80,11 @@ export async function run(ctx) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-open-'));
   const rows = [];
   try {
-    const sizes = /** @type {[string, number][]} */ ([['1 MB', 1_000_000], ['100 MB', 100_000_000], ['1 GB', 1_000_000_000]]);
+    const sizes = /** @type {[string, number][]} */ ([
+      ['1 MB', 1_000_000],
+      ['100 MB', 100_000_000],
+      ['1 GB', 1_000_000_000],
+    ]);
     const files = sizes.map(([label, bytes]) => {
       if (bytes === 100_000_000 && fs.statSync(big.path).size === bytes) return [label, big.path];
       const f = path.join(tmp, `open_${label.replace(' ', '')}.u32`);
@@ -101,9 +108,17 @@ export async function run(ctx) {
     }
     for (const [label, f] of files) {
       times[label] = median(samples[label]);
-      log(`${label}: open → first page ${times[label].toFixed(1)} ms (median of ${RUNS}; message ${(bytes / 1024).toFixed(0)} KiB); numpy page read ${ref[f].toFixed(2)} ms`);
-      rows.push({ name: `open → first page, ${label} shard`, ours: times[label], reference: ref[f], unit: 'ms', ratio: ref[f] / times[label],
-        note: 'ours reads+decodes 32,768 tokens and builds the message; reference only reads the ids (numpy memmap)' });
+      log(
+        `${label}: open → first page ${times[label].toFixed(1)} ms (median of ${RUNS}; message ${(bytes / 1024).toFixed(0)} KiB); numpy page read ${ref[f].toFixed(2)} ms`,
+      );
+      rows.push({
+        name: `open → first page, ${label} shard`,
+        ours: times[label],
+        reference: ref[f],
+        unit: 'ms',
+        ratio: ref[f] / times[label],
+        note: 'ours reads+decodes 32,768 tokens and builds the message; reference only reads the ids (numpy memmap)',
+      });
     }
     // Cold: a freshly loaded tokenizer (its per-id piece cache, shared by all shards, is empty).
     const coldTok = await core.loadTokenizer(ds.tokenizerFile ?? path.join(ctx.sample, 'tokenizer', 'tokenizer.json'));
@@ -112,10 +127,23 @@ export async function run(ctx) {
     const coldMs = performance.now() - t0;
     await cold.stream.close();
     log(`1 GB, piece cache cold (first shard after the tokenizer loaded): ${coldMs.toFixed(1)} ms`);
-    rows.push({ name: 'open → first page, 1 GB, cold piece cache', ours: coldMs, reference: ref[files[2][1]], unit: 'ms', ratio: ref[files[2][1]] / coldMs,
-      note: 'first shard opened after the tokenizer loaded (tokenizer load itself excluded: shared, once per session)' });
+    rows.push({
+      name: 'open → first page, 1 GB, cold piece cache',
+      ours: coldMs,
+      reference: ref[files[2][1]],
+      unit: 'ms',
+      ratio: ref[files[2][1]] / coldMs,
+      note: 'first shard opened after the tokenizer loaded (tokenizer load itself excluded: shared, once per session)',
+    });
     const scale = times['1 GB'] / times['1 MB'];
-    rows.push({ name: 'open time 1 GB ÷ 1 MB', ours: scale, reference: 1.5, unit: '×', ratio: 1.5 / scale, note: 'target ≤ 1.5 (reference column = the target)' });
+    rows.push({
+      name: 'open time 1 GB ÷ 1 MB',
+      ours: scale,
+      reference: 1.5,
+      unit: '×',
+      ratio: 1.5 / scale,
+      note: 'target ≤ 1.5 (reference column = the target)',
+    });
 
     // Memory: ten 100 MB shards open, each with page 0 and its neighbours served and the
     // document scan done (what an open editor holds), compared after a full GC.
@@ -126,10 +154,19 @@ export async function run(ctx) {
     const ten = [];
     for (let i = 0; i < 10; i++) {
       const f = path.join(tenDir, `tokens_${String(i).padStart(6, '0')}.u32`);
-      try { fs.linkSync(big.path, f); } catch { fs.copyFileSync(big.path, f); }
+      try {
+        fs.linkSync(big.path, f);
+      } catch {
+        fs.copyFileSync(big.path, f);
+      }
       ten.push(f);
     }
-    const mem = () => { gc(); gc(); const m = process.memoryUsage(); return { heap: m.heapUsed + m.external + m.arrayBuffers, rss: m.rss }; };
+    const mem = () => {
+      gc();
+      gc();
+      const m = process.memoryUsage();
+      return { heap: m.heapUsed + m.external + m.arrayBuffers, rss: m.rss };
+    };
     const m0 = mem();
     const open = [];
     for (const f of ten) {
@@ -141,9 +178,17 @@ export async function run(ctx) {
     const m1 = mem();
     const growth = (m1.heap - m0.heap) / 1e6;
     const rss = (m1.rss - m0.rss) / 1e6;
-    log(`ten 100 MB shards open: heap+external +${growth.toFixed(1)} MB, rss +${rss.toFixed(1)} MB (files are hard links of one shard: page cache is not process memory)`);
-    rows.push({ name: 'host memory growth, ten 100 MB shards open', ours: growth, reference: 50, unit: 'MB', ratio: 50 / growth,
-      note: `heap+external after GC (rss +${rss.toFixed(0)} MB); target < 50 MB; a whole-file read would hold 1,000 MB` });
+    log(
+      `ten 100 MB shards open: heap+external +${growth.toFixed(1)} MB, rss +${rss.toFixed(1)} MB (files are hard links of one shard: page cache is not process memory)`,
+    );
+    rows.push({
+      name: 'host memory growth, ten 100 MB shards open',
+      ours: growth,
+      reference: 50,
+      unit: 'MB',
+      ratio: 50 / growth,
+      note: `heap+external after GC (rss +${rss.toFixed(0)} MB); target < 50 MB; a whole-file read would hold 1,000 MB`,
+    });
     for (const o of open) await o.stream.close();
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

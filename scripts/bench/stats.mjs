@@ -39,13 +39,33 @@ export async function run(ctx) {
   const { G, L } = ds.schedule;
   const tok = await core.loadTokenizer(ds.tokenizerFile);
   const n = Math.min(200, ds.schedule.numUpdates);
-  const first = Math.max(0, Math.floor((ds.schedule.numUpdates - n) / 2)), last = first + n - 1;
+  const first = Math.max(0, Math.floor((ds.schedule.numUpdates - n) / 2)),
+    last = first + n - 1;
   const rows = [];
 
   // 1. statistics
-  const py = JSON.parse(execFileSync('python3', [path.join(repo, 'scripts', 'reference_stats.py'), root, String(first), String(last),
-    '--tokenizer', ds.tokenizerFile, '--G', String(G), '--L', String(L), '--eos', String(ds.settings.eosTokenId), '--rounds', '3'],
-  { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const py = JSON.parse(
+    execFileSync(
+      'python3',
+      [
+        path.join(repo, 'scripts', 'reference_stats.py'),
+        root,
+        String(first),
+        String(last),
+        '--tokenizer',
+        ds.tokenizerFile,
+        '--G',
+        String(G),
+        '--L',
+        String(L),
+        '--eos',
+        String(ds.settings.eosTokenId),
+        '--rounds',
+        '3',
+      ],
+      { encoding: 'utf8', maxBuffer: 1 << 28 },
+    ),
+  );
   const calc = new core.StatsCalculator({ G, L, eos: ds.settings.eosTokenId, tokenizer: tok });
   let recs = await core.computeUpdateStats(ds, first, last, { calculator: calc });
   let best = Infinity;
@@ -56,15 +76,22 @@ export async function run(ctx) {
   }
   const equal = JSON.stringify(recs) === JSON.stringify(py.records);
   log(`stats: updates ${first}..${last}: ours ${best.toFixed(0)} ms, numpy ${py.ms.toFixed(0)} ms; records equal: ${equal}`);
-  rows.push({ name: `stats, ${n} consecutive updates (all fields)`, ours: best, reference: py.ms, unit: 'ms', ratio: py.ms / best,
-    note: `numpy over the card's x${equal ? ', records equal' : ', RECORDS DIFFER'}` });
+  rows.push({
+    name: `stats, ${n} consecutive updates (all fields)`,
+    ours: best,
+    reference: py.ms,
+    unit: 'ms',
+    ratio: py.ms / best,
+    note: `numpy over the card's x${equal ? ', records equal' : ', RECORDS DIFFER'}`,
+  });
 
   // 2. export
   const m = Math.min(50, n);
   const k2 = first + m - 1;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-export-'));
   try {
-    const ours = path.join(dir, 'ours.npz'), ref = path.join(dir, 'ref.npz');
+    const ours = path.join(dir, 'ours.npz'),
+      ref = path.join(dir, 'ref.npz');
     const time = async (format, file) => {
       await core.exportUpdatesToFile(ds, first, k2, format, file, { tokenizer: tok });
       let b = Infinity;
@@ -76,15 +103,32 @@ export async function run(ctx) {
       return b;
     };
     const oursMs = await time('npz', ours);
-    const refMs = JSON.parse(execFileSync('python3', ['-c', SAVEZ, root, ref, String(first), String(k2), String(G), String(L)], { encoding: 'utf8' })).ms;
+    const refMs = JSON.parse(
+      execFileSync('python3', ['-c', SAVEZ, root, ref, String(first), String(k2), String(G), String(L)], { encoding: 'utf8' }),
+    ).ms;
     const same = execFileSync('python3', ['-c', SAME, ours, ref], { encoding: 'utf8' }).trim() === 'True';
     const mb = fs.statSync(ours).size / 1e6;
-    log(`export npz: ${m} updates, ${mb.toFixed(0)} MB: ours ${oursMs.toFixed(0)} ms (${(mb / oursMs * 1000).toFixed(0)} MB/s), np.savez ${refMs.toFixed(0)} ms; arrays equal: ${same}`);
-    rows.push({ name: `export npz, ${m} updates (${mb.toFixed(0)} MB)`, ours: mb / oursMs * 1000, reference: mb / refMs * 1000, unit: 'MB/s', ratio: refMs / oursMs,
-      note: `card reader + np.savez${same ? ', arrays equal' : ', ARRAYS DIFFER'}; ours streams, bounded memory` });
+    log(
+      `export npz: ${m} updates, ${mb.toFixed(0)} MB: ours ${oursMs.toFixed(0)} ms (${((mb / oursMs) * 1000).toFixed(0)} MB/s), np.savez ${refMs.toFixed(0)} ms; arrays equal: ${same}`,
+    );
+    rows.push({
+      name: `export npz, ${m} updates (${mb.toFixed(0)} MB)`,
+      ours: (mb / oursMs) * 1000,
+      reference: (mb / refMs) * 1000,
+      unit: 'MB/s',
+      ratio: refMs / oursMs,
+      note: `card reader + np.savez${same ? ', arrays equal' : ', ARRAYS DIFFER'}; ours streams, bounded memory`,
+    });
     const jsonlMs = await time('jsonl', path.join(dir, 'ours.jsonl'));
     const jmb = fs.statSync(path.join(dir, 'ours.jsonl')).size / 1e6;
-    rows.push({ name: `export jsonl, ${m} updates (${jmb.toFixed(0)} MB, with text)`, ours: jmb / jsonlMs * 1000, reference: NaN, unit: 'MB/s', ratio: NaN, note: `${(m * 128 / jsonlMs * 1000).toFixed(0)} sequences/s` });
+    rows.push({
+      name: `export jsonl, ${m} updates (${jmb.toFixed(0)} MB, with text)`,
+      ours: (jmb / jsonlMs) * 1000,
+      reference: NaN,
+      unit: 'MB/s',
+      ratio: NaN,
+      note: `${(((m * 128) / jsonlMs) * 1000).toFixed(0)} sequences/s`,
+    });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
     await ds.stream.close();

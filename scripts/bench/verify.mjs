@@ -52,7 +52,12 @@ const FULL = 100_000_000;
 function fullShards(root) {
   const f = path.join(root, 'shard_manifest.jsonl');
   if (!fs.existsSync(f)) return 0;
-  return fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.num_tokens * 4 === FULL).length;
+  return fs
+    .readFileSync(f, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.num_tokens * 4 === FULL).length;
 }
 
 function dataRoot(ctx) {
@@ -61,8 +66,11 @@ function dataRoot(ctx) {
   const dir = path.join(repo, 'out', 'bench-verify');
   if (fullShards(dir) < 8) {
     ctx.log(`making ${path.relative(repo, dir)} (9 full-size shards) …`);
-    execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-sample.mjs'), '--full-size', '--shards', '9', '--out', dir, '--quiet'],
-      { cwd: repo, stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [path.join(repo, 'scripts', 'make-sample.mjs'), '--full-size', '--shards', '9', '--out', dir, '--quiet'],
+      { cwd: repo, stdio: 'inherit' },
+    );
   }
   return dir;
 }
@@ -76,13 +84,17 @@ export async function run(ctx) {
   const files = ds.shards.map((e) => e.path);
   const bytes = files.reduce((s, f) => s + fs.statSync(f).size, 0);
   const mb = bytes / 1e6;
-  ctx.log(`${files.length} shards, ${core.formatBytes(bytes)} in ${path.relative(process.cwd(), root) || root}; cpu sha_ni: ${/\bsha_ni\b/.test(fs.readFileSync('/proc/cpuinfo', 'utf8')) ? 'yes' : 'no'}; ${os.cpus().length} cores`);
+  ctx.log(
+    `${files.length} shards, ${core.formatBytes(bytes)} in ${path.relative(process.cwd(), root) || root}; cpu sha_ni: ${/\bsha_ni\b/.test(fs.readFileSync('/proc/cpuinfo', 'utf8')) ? 'yes' : 'no'}; ${os.cpus().length} cores`,
+  );
 
   // Warm the page cache: read every file once.
   const buf = Buffer.allocUnsafe(8 << 20);
   for (const f of files) {
     const fd = fs.openSync(f, 'r');
-    while (fs.readSync(fd, buf, 0, buf.length, null) > 0) { /* read */ }
+    while (fs.readSync(fd, buf, 0, buf.length, null) > 0) {
+      /* read */
+    }
     fs.closeSync(fd);
   }
 
@@ -94,7 +106,12 @@ export async function run(ctx) {
     const sh = JSON.parse(execFileSync('python3', ['-c', SHA256SUM, ...files], { encoding: 'utf8', maxBuffer: 1 << 24 }));
     best.sha256sum = Math.min(best.sha256sum, sh.s);
     cpu.sha256sum = Math.min(cpu.sha256sum, sh.cpu);
-    sums = new Map(sh.out.trim().split('\n').map((l) => [l.slice(66), l.slice(0, 64)]));
+    sums = new Map(
+      sh.out
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(66), l.slice(0, 64)]),
+    );
 
     const py = JSON.parse(execFileSync('python3', ['-c', CARD_LOOP], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     best.python = Math.min(best.python, py.s);
@@ -107,14 +124,19 @@ export async function run(ctx) {
       const s = secs(t0);
       const c = process.cpuUsage(c0);
       if (report.counts.ok !== ds.shards.length) throw new Error(`verify found faults: ${core.formatVerifySummary(report)}`);
-      for (const r of report.results) if (r.actualSha256 !== sums.get(r.path)) throw new Error(`${r.shard}: ours ${r.actualSha256} ≠ sha256sum ${sums.get(r.path)}`);
+      for (const r of report.results)
+        if (r.actualSha256 !== sums.get(r.path)) throw new Error(`${r.shard}: ours ${r.actualSha256} ≠ sha256sum ${sums.get(r.path)}`);
       best[`ours${jobs}`] = Math.min(best[`ours${jobs}`], s);
       cpu[`ours${jobs}`] = Math.min(cpu[`ours${jobs}`], (c.user + c.system) / 1e6);
     }
-    ctx.log(`round ${round + 1} (load ${os.loadavg()[0].toFixed(1)}): sha256sum ${(mb / best.sha256sum).toFixed(0)} MB/s · card loop ${(mb / best.python).toFixed(0)} MB/s · ours 1 worker ${(mb / best.ours1).toFixed(0)} MB/s · 2 workers ${(mb / best.ours2).toFixed(0)} MB/s (best so far)`);
+    ctx.log(
+      `round ${round + 1} (load ${os.loadavg()[0].toFixed(1)}): sha256sum ${(mb / best.sha256sum).toFixed(0)} MB/s · card loop ${(mb / best.python).toFixed(0)} MB/s · ours 1 worker ${(mb / best.ours1).toFixed(0)} MB/s · 2 workers ${(mb / best.ours2).toFixed(0)} MB/s (best so far)`,
+    );
   }
   const gb = bytes / 1e9;
-  ctx.log(`CPU seconds per GB (user + system, best round): sha256sum ${(cpu.sha256sum / gb).toFixed(2)} · card loop ${(cpu.python / gb).toFixed(2)} · ours 1 worker ${(cpu.ours1 / gb).toFixed(2)} · ours 2 workers ${(cpu.ours2 / gb).toFixed(2)}`);
+  ctx.log(
+    `CPU seconds per GB (user + system, best round): sha256sum ${(cpu.sha256sum / gb).toFixed(2)} · card loop ${(cpu.python / gb).toFixed(2)} · ours 1 worker ${(cpu.ours1 / gb).toFixed(2)} · ours 2 workers ${(cpu.ours2 / gb).toFixed(2)}`,
+  );
 
   // Cancel latency: abort 250 ms into a full run (2 workers, mid-read), time until the promise resolves.
   const latencies = [];
@@ -135,11 +157,53 @@ export async function run(ctx) {
   const rate = (s) => mb / s;
   const warm = `page cache warm for every tool; best of ${ROUNDS}; load avg ${load}`;
   return [
-    { name: 'verify (2 workers) vs sha256sum', ours: rate(best.ours2), reference: rate(best.sha256sum), unit: 'MB/s', ratio: best.sha256sum / best.ours2, note: `target ≥ 2×; ${warm}` },
-    { name: 'verify (2 workers) vs card hashlib loop', ours: rate(best.ours2), reference: rate(best.python), unit: 'MB/s', ratio: best.python / best.ours2, note: warm },
-    { name: 'scaling: 2 workers vs 1', ours: rate(best.ours2), reference: rate(best.ours1), unit: 'MB/s', ratio: best.ours1 / best.ours2, note: `target ≥ 1.7×; ${os.cpus().length} cores` },
-    { name: 'verify (1 worker) vs sha256sum', ours: rate(best.ours1), reference: rate(best.sha256sum), unit: 'MB/s', ratio: best.sha256sum / best.ours1, note: '1 worker reads ahead on a libuv thread while it hashes' },
-    { name: 'CPU time per GB vs sha256sum', ours: cpu.ours2 / gb, reference: cpu.sha256sum / gb, unit: 's/GB', ratio: cpu.sha256sum / cpu.ours2, note: 'user+system CPU, 2 workers; robust to other load' },
-    { name: 'cancel latency (abort → resolved)', ours: cancelMs, reference: 1000, unit: 'ms', ratio: 1000 / cancelMs, note: 'worst of 3; target < 1 s' },
+    {
+      name: 'verify (2 workers) vs sha256sum',
+      ours: rate(best.ours2),
+      reference: rate(best.sha256sum),
+      unit: 'MB/s',
+      ratio: best.sha256sum / best.ours2,
+      note: `target ≥ 2×; ${warm}`,
+    },
+    {
+      name: 'verify (2 workers) vs card hashlib loop',
+      ours: rate(best.ours2),
+      reference: rate(best.python),
+      unit: 'MB/s',
+      ratio: best.python / best.ours2,
+      note: warm,
+    },
+    {
+      name: 'scaling: 2 workers vs 1',
+      ours: rate(best.ours2),
+      reference: rate(best.ours1),
+      unit: 'MB/s',
+      ratio: best.ours1 / best.ours2,
+      note: `target ≥ 1.7×; ${os.cpus().length} cores`,
+    },
+    {
+      name: 'verify (1 worker) vs sha256sum',
+      ours: rate(best.ours1),
+      reference: rate(best.sha256sum),
+      unit: 'MB/s',
+      ratio: best.sha256sum / best.ours1,
+      note: '1 worker reads ahead on a libuv thread while it hashes',
+    },
+    {
+      name: 'CPU time per GB vs sha256sum',
+      ours: cpu.ours2 / gb,
+      reference: cpu.sha256sum / gb,
+      unit: 's/GB',
+      ratio: cpu.sha256sum / cpu.ours2,
+      note: 'user+system CPU, 2 workers; robust to other load',
+    },
+    {
+      name: 'cancel latency (abort → resolved)',
+      ours: cancelMs,
+      reference: 1000,
+      unit: 'ms',
+      ratio: 1000 / cancelMs,
+      note: 'worst of 3; target < 1 s',
+    },
   ];
 }

@@ -132,10 +132,14 @@ export function deriveMerges(byRank) {
     parts.length = 0;
     for (let i = 0; i < tok.length; i++) parts.push(tok[i]);
     while (parts.length > 2) {
-      let best = -1, bestRank = r;
+      let best = -1,
+        bestRank = r;
       for (let i = 0; i + 1 < parts.length; i++) {
         const pr = rankOf.get(parts[i] + parts[i + 1]);
-        if (pr !== undefined && pr < bestRank) { bestRank = pr; best = i; }
+        if (pr !== undefined && pr < bestRank) {
+          bestRank = pr;
+          best = i;
+        }
       }
       if (best < 0) break;
       parts.splice(best, 2, parts[best] + parts[best + 1]);
@@ -181,7 +185,13 @@ export function buildDolma2Tokenizer(opts = {}) {
     truncation: null,
     padding: null,
     added_tokens: DOLMA2_ADDED_TOKENS.map(([id, content, special]) => ({
-      id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special,
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special,
     })),
     normalizer: null,
     pre_tokenizer: {
@@ -247,11 +257,15 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   if (out) {
     const r = writeDolma2Tokenizer(out);
     const same = r.sha256 === DOLMA2_TOKENIZER_SHA256 ? 'identical to the reference' : 'DIFFERS from the reference sha256';
-    console.log(`wrote ${out}: ${r.bytes} bytes, ${r.stats.merges} merges, sha256 ${r.sha256} (${same}), ${(performance.now() - t0).toFixed(0)} ms`);
+    console.log(
+      `wrote ${out}: ${r.bytes} bytes, ${r.stats.merges} merges, sha256 ${r.sha256} (${same}), ${(performance.now() - t0).toFixed(0)} ms`,
+    );
   } else {
     const t = buildDolma2Tokenizer();
     const text = serializeTokenizerJson(t);
     const sha = crypto.createHash('sha256').update(text).digest('hex');
-    console.log(`built dolma2 tokenizer: ${t.vocabEntries.length} ids, ${t.stats.merges} merges, sha256 ${sha}, ${(performance.now() - t0).toFixed(0)} ms (pass OUT_FILE to write it)`);
+    console.log(
+      `built dolma2 tokenizer: ${t.vocabEntries.length} ids, ${t.stats.merges} merges, sha256 ${sha}, ${(performance.now() - t0).toFixed(0)} ms (pass OUT_FILE to write it)`,
+    );
   }
 }

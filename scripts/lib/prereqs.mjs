@@ -15,9 +15,13 @@ import path from 'node:path';
 
 /** Every package this project may need: how to tell it is there, and why it is needed. */
 export const DEBIAN_PACKAGES = {
-  ripgrep: { present: () => fs.existsSync('/usr/bin/rg'), why: "code-server's install needs /usr/bin/rg (its own download is out of reach)" },
+  ripgrep: {
+    present: () => fs.existsSync('/usr/bin/rg'),
+    why: "code-server's install needs /usr/bin/rg (its own download is out of reach)",
+  },
   'libkrb5-dev': {
-    present: () => fs.existsSync('/usr/bin/krb5-config') || fs.existsSync('/usr/include/krb5.h') || fs.existsSync('/usr/include/krb5/krb5.h'),
+    present: () =>
+      fs.existsSync('/usr/bin/krb5-config') || fs.existsSync('/usr/include/krb5.h') || fs.existsSync('/usr/include/krb5/krb5.h'),
     why: "code-server's kerberos module builds against it",
   },
   chromium: { present: () => fs.existsSync('/usr/bin/chromium'), why: 'the headless browser for --screenshot and the end-to-end tests' },
@@ -42,7 +46,10 @@ function hasApt() {
  *   isRoot / apt override what this machine is (for tests).
  * @throws SetupError with the exact command to run when they are missing and cannot be installed here.
  */
-export function ensureDebianPackages(wanted, { verbose = false, log = (s) => process.stderr.write(s + '\n'), logDir = os.tmpdir(), isRoot, apt } = {}) {
+export function ensureDebianPackages(
+  wanted,
+  { verbose = false, log = (s) => process.stderr.write(s + '\n'), logDir = os.tmpdir(), isRoot, apt } = {},
+) {
   const missing = missingPackages(wanted);
   if (missing.length === 0) return [];
   const why = missing.map((p) => `${p} (${DEBIAN_PACKAGES[p].why})`).join('; ');
@@ -57,14 +64,24 @@ export function ensureDebianPackages(wanted, { verbose = false, log = (s) => pro
   const logFile = path.join(logDir, `tsi-apt-${process.pid}.log`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   for (const args of [['update'], ['install', '-y', '--no-install-recommends', ...missing]]) {
-    const r = spawnSync('apt-get', args, { env, encoding: 'utf8', stdio: verbose ? 'inherit' : ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
+    const r = spawnSync('apt-get', args, {
+      env,
+      encoding: 'utf8',
+      stdio: verbose ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 1 << 28,
+    });
     if (!verbose) fs.appendFileSync(logFile, `$ apt-get ${args.join(' ')}\n${r.stdout ?? ''}${r.stderr ?? ''}`);
     if (r.status !== 0) {
-      throw new SetupError(`apt-get ${args[0]} failed (exit ${r.status ?? r.signal})${verbose ? '' : `; its output is in ${logFile}`}. Run it yourself: ${command}`);
+      throw new SetupError(
+        `apt-get ${args[0]} failed (exit ${r.status ?? r.signal})${verbose ? '' : `; its output is in ${logFile}`}. Run it yourself: ${command}`,
+      );
     }
   }
   if (!verbose) fs.rmSync(logFile, { force: true });
   const still = missingPackages(missing);
-  if (still.length) throw new SetupError(`apt-get installed ${missing.join(' ')} but ${still.join(', ')} still look missing; check with: dpkg -s ${still.join(' ')}`);
+  if (still.length)
+    throw new SetupError(
+      `apt-get installed ${missing.join(' ')} but ${still.join(', ')} still look missing; check with: dpkg -s ${still.join(' ')}`,
+    );
   return missing;
 }

@@ -9,5 +9,4 @@ import { fileURLToPath } from 'node:url';
 export const REFERENCE_READER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Python source lines that make `tokens`, `json`, `sys`, `time` and `np` available. */
-export const PY_READER_PRELUDE =
-  `import json, sys, time\nimport numpy as np\nsys.path.insert(0, ${JSON.stringify(REFERENCE_READER_DIR)})\nfrom reference_reader import tokens\n`;
+export const PY_READER_PRELUDE = `import json, sys, time\nimport numpy as np\nsys.path.insert(0, ${JSON.stringify(REFERENCE_READER_DIR)})\nfrom reference_reader import tokens\n`;

@@ -122,8 +122,10 @@ export async function requireDatasetFolder(dir: string): Promise<void> {
   if (fs.existsSync(path.join(dir, SHARD_MANIFEST))) return;
   const up = await findDatasetRoot(path.dirname(path.resolve(dir)), 3);
   const rel = up ? path.relative(process.cwd(), up) || '.' : undefined;
-  throw new UsageError(`${terminalSafe(dir)}: no ${SHARD_MANIFEST} here, so it is not a dataset folder` +
-    (rel ? `; the dataset folder is probably ${terminalSafe(rel)} (it holds one)` : '; pass the folder holding it (or one .u32 file)'));
+  throw new UsageError(
+    `${terminalSafe(dir)}: no ${SHARD_MANIFEST} here, so it is not a dataset folder` +
+      (rel ? `; the dataset folder is probably ${terminalSafe(rel)} (it holds one)` : '; pass the folder holding it (or one .u32 file)'),
+  );
 }
 
 /** Maps an error to its exit code and one-line message. */
@@ -148,7 +150,9 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
   const ac = new AbortController();
   let wantsSignal = false;
 
-  const err = (s: string) => { streams.stderr.write(s.endsWith('\n') ? s : s + '\n'); };
+  const err = (s: string) => {
+    streams.stderr.write(s.endsWith('\n') ? s : s + '\n');
+  };
   const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals() as GlobalOptions;
   const int = (text: string | undefined, what: string): number | undefined => {
     if (text === undefined) return undefined;
@@ -171,18 +175,23 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
     if (faults.length) throw new UsageError(faults.join('; '));
     return s;
   };
-  const openOptions = (cmd: Command): OpenDatasetOptions => ({ allowOutsideRoot: !!globals(cmd).allowOutsideRoot, settingNames: FLAG_NAMES });
+  const openOptions = (cmd: Command): OpenDatasetOptions => ({
+    allowOutsideRoot: !!globals(cmd).allowOutsideRoot,
+    settingNames: FLAG_NAMES,
+  });
 
   const ctx: CliContext = {
-    run: (action) => async (...args: unknown[]) => {
-      try {
-        exitCode = await action(...args);
-      } catch (e) {
-        const d = describeError(e);
-        if (d.message !== undefined) err(`error: ${oneLine(d.message)}`);
-        exitCode = d.code;
-      }
-    },
+    run:
+      (action) =>
+      async (...args: unknown[]) => {
+        try {
+          exitCode = await action(...args);
+        } catch (e) {
+          const d = describeError(e);
+          if (d.message !== undefined) err(`error: ${oneLine(d.message)}`);
+          exitCode = d.code;
+        }
+      },
     globals,
     scheduleFlags,
     openOptions,
@@ -209,23 +218,33 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
       }
       throw new UsageError(`${terminalSafe(target)}: neither a tokenizer.json nor a folder holding tokenizer/tokenizer.json`);
     },
-    out(s) { streams.stdout.write(s.endsWith('\n') ? s : s + '\n'); },
+    out(s) {
+      streams.stdout.write(s.endsWith('\n') ? s : s + '\n');
+    },
     async write(s) {
       if (!streams.stdout.write(s)) await new Promise<void>((resolve) => streams.stdout.once('drain', resolve));
     },
     err,
-    warn(s) { err(`warning: ${s}`); },
+    warn(s) {
+      err(`warning: ${s}`);
+    },
     term: terminalSafe,
     json: jsonSafe,
     signal: ac.signal,
-    cancellable() { wantsSignal = true; return ac.signal; },
+    cancellable() {
+      wantsSignal = true;
+      return ac.signal;
+    },
   };
 
   return {
     ctx,
     exitCode: () => exitCode,
     interrupt() {
-      if (wantsSignal && !ac.signal.aborted) { ac.abort(); return false; }
+      if (wantsSignal && !ac.signal.aborted) {
+        ac.abort();
+        return false;
+      }
       return true;
     },
   };

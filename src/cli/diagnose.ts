@@ -21,7 +21,9 @@ const SAMPLE_SHARDS = 16;
 export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<IdAnomaly | undefined> {
   const n = ds.shards.length;
   if (n === 0) return undefined;
-  const picks = [...new Set(Array.from({ length: Math.min(n, SAMPLE_SHARDS) }, (_, i) => Math.floor((i * n) / Math.min(n, SAMPLE_SHARDS))))];
+  const picks = [
+    ...new Set(Array.from({ length: Math.min(n, SAMPLE_SHARDS) }, (_, i) => Math.floor((i * n) / Math.min(n, SAMPLE_SHARDS)))),
+  ];
   const parts: Uint32Array[] = [];
   for (const i of picks) {
     const e = ds.shards[i];
@@ -29,16 +31,24 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
     if (count === 0) continue;
     try {
       parts.push(await ds.stream.read(e.startToken, count));
-    } catch { /* an unreadable shard is reported elsewhere */ }
+    } catch {
+      /* an unreadable shard is reported elsewhere */
+    }
   }
   const all = new Uint32Array(parts.reduce((a, p) => a + p.length, 0));
   let o = 0;
-  for (const p of parts) { all.set(p, o); o += p.length; }
+  for (const p of parts) {
+    all.set(p, o);
+    o += p.length;
+  }
   const found = diagnoseIds(all, vocabSize);
   if (!found) return undefined;
   // Name the files the sample came from (the first few ids of each).
   const names = picks.map((i) => ds.shards[i].shard);
-  const where = names.length === 1 ? names[0] : `${names[0]} and ${names.length - 1} more shard${names.length > 2 ? 's' : ''} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
+  const where =
+    names.length === 1
+      ? names[0]
+      : `${names[0]} and ${names.length - 1} more shard${names.length > 2 ? 's' : ''} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
   return { ...found, message: `${where}: ${found.message}` };
 }
 

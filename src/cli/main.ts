@@ -53,7 +53,9 @@ function packageVersion(): string {
     try {
       const pkg = JSON.parse(fs.readFileSync(p, 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'token-shard-inspector' && pkg.version) return pkg.version;
-    } catch { /* try the next location */ }
+    } catch {
+      /* try the next location */
+    }
   }
   return 'unknown';
 }
@@ -84,8 +86,12 @@ export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => { streams.stdout.write(s); },
-      writeErr: (s) => { streams.stderr.write(s); },
+      writeOut: (s) => {
+        streams.stdout.write(s);
+      },
+      writeErr: (s) => {
+        streams.stderr.write(s);
+      },
       outputError: (s, write) => write(s.replace(/\s*\n\s*(?=\S)/g, ' ').replace(/\s*$/, '\n')),
     });
   for (const m of COMMANDS) m.register(program, ctx);
@@ -97,10 +103,15 @@ export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
  * Runs the CLI with `argv` (without node and the script); returns the exit code.
  * `onInterrupt` receives the SIGINT handler to install (the entry point installs it on `process`).
  */
-export async function main(argv: string[], streams: CliStreams = { stdout: process.stdout, stderr: process.stderr },
-  onInterrupt?: (handler: () => void) => void): Promise<number> {
+export async function main(
+  argv: string[],
+  streams: CliStreams = { stdout: process.stdout, stderr: process.stderr },
+  onInterrupt?: (handler: () => void) => void,
+): Promise<number> {
   const rt = createContext(streams);
-  onInterrupt?.(() => { if (rt.interrupt()) process.exit(EXIT.interrupted); });
+  onInterrupt?.(() => {
+    if (rt.interrupt()) process.exit(EXIT.interrupted);
+  });
   const program = buildProgram(rt.ctx, streams);
   if (argv.length === 0) {
     streams.stderr.write(program.helpInformation());
@@ -116,8 +127,15 @@ export async function main(argv: string[], streams: CliStreams = { stdout: proce
 }
 
 if (require.main === module) {
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => { if (e.code === 'EPIPE') process.exit(0); });
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+  });
   main(process.argv.slice(2), undefined, (h) => process.on('SIGINT', h))
-    .then((code) => { process.exitCode = code; })
-    .catch((e: Error) => { process.stderr.write(`error: ${e.message}\n`); process.exitCode = 1; });
+    .then((code) => {
+      process.exitCode = code;
+    })
+    .catch((e: Error) => {
+      process.stderr.write(`error: ${e.message}\n`);
+      process.exitCode = 1;
+    });
 }

@@ -55,21 +55,40 @@ export function describeIndex(ds: Dataset, ix: StreamIndex, anomalies: Anomaly[]
   const s = ix.summary();
   const lines: string[] = [];
   if (!ix.complete) {
-    lines.push(`stream index     ${fmt(ix.indexedCount)} of ${fmt(ds.shards.length)} shards indexed (document numbers instant for global offsets < ${fmt(s.coveredTokens)}); run \`token-shards index ${term(ds.root)}\``);
+    lines.push(
+      `stream index     ${fmt(ix.indexedCount)} of ${fmt(ds.shards.length)} shards indexed (document numbers instant for global offsets < ${fmt(s.coveredTokens)}); run \`token-shards index ${term(ds.root)}\``,
+    );
   }
   const d = s.documents;
   const count = ix.documentCount;
-  lines.push(`documents        ${count !== undefined ? `${fmt(count)} (0..${fmt(count - 1)})` : `${fmt(d.count)} in the indexed part`}; length mean ${fmt(Math.round(d.count ? d.sum / d.count : 0))}, median ${medianBucket(d.hist, d.count)}, max ${fmt(d.max)} tokens (EOS excluded)`);
+  lines.push(
+    `documents        ${count !== undefined ? `${fmt(count)} (0..${fmt(count - 1)})` : `${fmt(d.count)} in the indexed part`}; length mean ${fmt(Math.round(d.count ? d.sum / d.count : 0))}, median ${medianBucket(d.hist, d.count)}, max ${fmt(d.max)} tokens (EOS excluded)`,
+  );
   const r = s.longestRun;
   const u = updatesTouching(ds.schedule, r.start, r.start + r.length);
-  lines.push(`longest run      ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)}${r.closed ? '' : ' to the end of the stream'}; touches ${describeUpdates(u)}`);
+  lines.push(
+    `longest run      ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)}${r.closed ? '' : ' to the end of the stream'}; touches ${describeUpdates(u)}`,
+  );
   const errors = anomalies.filter((a) => a.severity === 'error').length;
-  lines.push(anomalies.length ? `anomalies (${fmt(anomalies.length)}, ${fmt(errors)} fault${errors === 1 ? '' : 's'}):\n${anomalies.map((a) => `  ${a.severity}: ${term(a.message)}`).join('\n')}` : 'anomalies        none');
+  lines.push(
+    anomalies.length
+      ? `anomalies (${fmt(anomalies.length)}, ${fmt(errors)} fault${errors === 1 ? '' : 's'}):\n${anomalies.map((a) => `  ${a.severity}: ${term(a.message)}`).join('\n')}`
+      : 'anomalies        none',
+  );
   return lines;
 }
 
 /** An anomaly as JSON (snake_case, global offsets, updates as [first, last]). */
 export function anomalyJson(ds: Dataset, a: Anomaly): Record<string, unknown> {
-  return { kind: a.kind, severity: a.severity, shard: ds.shards[a.segment].shard, line: ds.shards[a.segment].line, offsets: a.offsets,
-    count: a.count, id: a.id ?? null, updates: a.updates ?? null, message: a.message };
+  return {
+    kind: a.kind,
+    severity: a.severity,
+    shard: ds.shards[a.segment].shard,
+    line: ds.shards[a.segment].line,
+    offsets: a.offsets,
+    count: a.count,
+    id: a.id ?? null,
+    updates: a.updates ?? null,
+    message: a.message,
+  };
 }

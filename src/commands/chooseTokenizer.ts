@@ -35,14 +35,21 @@ export async function chooseTokenizer(services: Services, ...args: unknown[]): P
     const picked = await vscode.window.showOpenDialog({
       title: vscode.l10n.t('Choose a tokenizer.json for token ids'),
       openLabel: vscode.l10n.t('Use This Tokenizer'),
-      canSelectFiles: true, canSelectFolders: false, canSelectMany: false,
+      canSelectFiles: true,
+      canSelectFolders: false,
+      canSelectMany: false,
       filters: { [vscode.l10n.t('Hugging Face tokenizer')]: ['json'] },
       defaultUri: current ? vscode.Uri.file(current) : folder?.uri,
     });
     const uri = picked?.[0];
     if (!uri) return undefined;
     if (uri.scheme !== 'file') {
-      void vscode.window.showErrorMessage(vscode.l10n.t('{0} is not a local file: the tokenizer must be on the disk next to the extension host.', plainText(shortText(uri.toString()))));
+      void vscode.window.showErrorMessage(
+        vscode.l10n.t(
+          '{0} is not a local file: the tokenizer must be on the disk next to the extension host.',
+          plainText(shortText(uri.toString())),
+        ),
+      );
       return undefined;
     }
     file = uri.fsPath;
@@ -51,9 +58,13 @@ export async function chooseTokenizer(services: Services, ...args: unknown[]): P
   try {
     vocab = (await loadTokenizer(file)).vocabSize;
   } catch (err) {
-    void vscode.window.showErrorMessage(vscode.l10n.t(
-      'Cannot use {0} as the tokenizer: {1}. Expected a Hugging Face tokenizer.json of a byte-level BPE tokenizer (such as dolma2\'s).',
-      file, (err as Error).message.replace(`${file}: `, '')));
+    void vscode.window.showErrorMessage(
+      vscode.l10n.t(
+        "Cannot use {0} as the tokenizer: {1}. Expected a Hugging Face tokenizer.json of a byte-level BPE tokenizer (such as dolma2's).",
+        file,
+        (err as Error).message.replace(`${file}: `, ''),
+      ),
+    );
     return undefined;
   }
   const target = folder ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
@@ -63,14 +74,17 @@ export async function chooseTokenizer(services: Services, ...args: unknown[]): P
   try {
     await vscode.workspace.getConfiguration('tokenShards').update('tokenizerPath', value, target);
   } catch (err) {
-    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot save the setting tokenShards.tokenizerPath: {0}', plainText((err as Error).message)));
+    void vscode.window.showErrorMessage(
+      vscode.l10n.t('Cannot save the setting tokenShards.tokenizerPath: {0}', plainText((err as Error).message)),
+    );
     return undefined;
   }
   void services.tokenizerFor(undefined); // warm the shared cache for hovers and editors
   const own = (await services.workspaceDatasetRoots()).length > 0;
   void vscode.window.showInformationMessage(
-    vscode.l10n.t('Tokenizer set to {0} ({1} ids).', file, fmt(vocab))
-    + (own ? ' ' + vscode.l10n.t('Datasets with their own tokenizer/tokenizer.json keep using it.') : ''));
+    vscode.l10n.t('Tokenizer set to {0} ({1} ids).', file, fmt(vocab)) +
+      (own ? ' ' + vscode.l10n.t('Datasets with their own tokenizer/tokenizer.json keep using it.') : ''),
+  );
   services.log.info(`tokenizer path set to ${value} (${target === vscode.ConfigurationTarget.Workspace ? 'workspace' : 'user'} settings)`);
   return file;
 }

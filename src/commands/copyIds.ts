@@ -27,7 +27,10 @@ export function formatIds(ids: ArrayLike<number>): string {
 }
 
 /** The commands `tokenShards.copyIds` and `tokenShards._copyShardText` on the shard editors of `provider`. */
-export function copyCommands(provider: ShardEditorProvider): { copyIds(): Promise<string | undefined>; copyShardText(): Promise<string | undefined> } {
+export function copyCommands(provider: ShardEditorProvider): {
+  copyIds(): Promise<string | undefined>;
+  copyShardText(): Promise<string | undefined>;
+} {
   const target = (): { s: ShardSession; range: [number, number] } | undefined => {
     const s = provider.commandTarget();
     if (!s) {
@@ -40,7 +43,9 @@ export function copyCommands(provider: ShardEditorProvider): { copyIds(): Promis
       return undefined;
     }
     if (range[1] - range[0] > MAX_COPY_TOKENS) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('The selection holds {0} tokens; copying is limited to {1}.', fmt(range[1] - range[0]), fmt(MAX_COPY_TOKENS)));
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('The selection holds {0} tokens; copying is limited to {1}.', fmt(range[1] - range[0]), fmt(MAX_COPY_TOKENS)),
+      );
       return undefined;
     }
     return { s, range };

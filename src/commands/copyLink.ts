@@ -34,11 +34,17 @@ export async function copyLink(services: Services, views: UpdateViews): Promise<
       link = { kind: 'offset', offset: shard.offset };
       root = shard.dataset.root;
     } else if (shard) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('This shard has no shard_manifest.jsonl, so its offsets are local to the file and a link could not find it. Open it from its dataset folder.'));
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t(
+          'This shard has no shard_manifest.jsonl, so its offsets are local to the file and a link could not find it. Open it from its dataset folder.',
+        ),
+      );
       return undefined;
     }
     if (!link || !root) {
-      void vscode.window.showInformationMessage(vscode.l10n.t('Put the cursor in a shard editor or open the update view (Go to Update…) to copy a link.'));
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Put the cursor in a shard editor or open the update view (Go to Update…) to copy a link.'),
+      );
       return undefined;
     }
     if ((await services.workspaceDatasetRoots()).length > 1) link.root = root;

@@ -73,7 +73,9 @@ export async function tokenizerForCommand(services: Services, purpose: string, u
     if (tok) return tok;
     const choose = vscode.l10n.t('Choose Tokenizer…');
     const pick = await vscode.window.showWarningMessage(
-      vscode.l10n.t('No tokenizer: open a dataset folder (with tokenizer/tokenizer.json) or choose a tokenizer.json.'), choose);
+      vscode.l10n.t('No tokenizer: open a dataset folder (with tokenizer/tokenizer.json) or choose a tokenizer.json.'),
+      choose,
+    );
     if (pick !== choose) return undefined;
     const file = await vscode.commands.executeCommand<string | undefined>('tokenShards.chooseTokenizer');
     return file ? await services.tokenizerFor(undefined) : undefined;
@@ -91,10 +93,12 @@ export function describeSkipped(skipped: ExtractedIds['skipped']): string {
     list.push(s.text);
     by.set(s.reason, list);
   }
-  return [...by].map(([reason, texts]) => {
-    const examples = [...new Set(texts)].slice(0, 3).join(', ');
-    return `${texts.length} ${reason} (${examples}${new Set(texts).size > 3 ? ', …' : ''})`;
-  }).join(', ');
+  return [...by]
+    .map(([reason, texts]) => {
+      const examples = [...new Set(texts)].slice(0, 3).join(', ');
+      return `${texts.length} ${reason} (${examples}${new Set(texts).size > 3 ? ', …' : ''})`;
+    })
+    .join(', ');
 }
 
 /**
@@ -104,20 +108,24 @@ export function describeSkipped(skipped: ExtractedIds['skipped']): string {
 export function decodedDocumentText(tok: LoadedTokenizer, found: ExtractedIds): string {
   const parts = found.rows.map((row) => decodeForDisplay(tok, row));
   const unknown = parts.reduce((n, p) => n + p.unknown, 0);
-  let header = found.ids.length === 1
-    ? vscode.l10n.t('Decoded 1 token')
-    : vscode.l10n.t('Decoded {0} tokens', fmt(found.ids.length));
+  let header = found.ids.length === 1 ? vscode.l10n.t('Decoded 1 token') : vscode.l10n.t('Decoded {0} tokens', fmt(found.ids.length));
   header += ' · ' + (unknown === 1 ? vscode.l10n.t('1 unknown id') : vscode.l10n.t('{0} unknown ids', fmt(unknown)));
   if (found.rows.length > 1) header += ' · ' + vscode.l10n.t('{0} rows', fmt(found.rows.length));
   header += ' · ' + vscode.l10n.t('tokenizer {0}', tok.file);
   if (found.skipped.length) header += ' · ' + vscode.l10n.t('not ids: {0}', describeSkipped(found.skipped));
   if (found.rows.length === 1) return `${header}\n\n${parts[0].text}`;
-  return `${header}\n` + found.rows.map((row, r) =>
-    `\n── ${vscode.l10n.t('row {0} · {1} tokens', String(r), fmt(row.length))} ──\n${parts[r].text}`).join('\n');
+  return (
+    `${header}\n` +
+    found.rows.map((row, r) => `\n── ${vscode.l10n.t('row {0} · {1} tokens', String(r), fmt(row.length))} ──\n${parts[r].text}`).join('\n')
+  );
 }
 
 /** Runs Decode Selection (see the file comment). */
-export async function decodeSelection(services: Services, decodedDocuments: DecodedDocuments, ...args: unknown[]): Promise<vscode.TextDocument | undefined> {
+export async function decodeSelection(
+  services: Services,
+  decodedDocuments: DecodedDocuments,
+  ...args: unknown[]
+): Promise<vscode.TextDocument | undefined> {
   const opts = (args[0] && typeof args[0] === 'object' && !(args[0] instanceof vscode.Uri) ? args[0] : {}) as DecodeSelectionArgs;
   const editor = vscode.window.activeTextEditor;
   let text: string;
@@ -129,9 +137,7 @@ export async function decodeSelection(services: Services, decodedDocuments: Deco
       return undefined;
     }
     const sels = editor.selections.filter((s) => !s.isEmpty);
-    text = sels.length
-      ? sels.map((s) => editor.document.getText(s)).join('\n')
-      : editor.document.lineAt(editor.selection.active.line).text;
+    text = sels.length ? sels.map((s) => editor.document.getText(s)).join('\n') : editor.document.lineAt(editor.selection.active.line).text;
   }
   const found = extractIds(text);
   if (found.ids.length === 0) {

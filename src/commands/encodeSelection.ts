@@ -69,25 +69,28 @@ export function formatIds(ids: readonly number[]): string {
 async function encodeText(tok: LoadedTokenizer, texts: string[]): Promise<number[][] | undefined> {
   const total = texts.reduce((n, t) => n + t.length, 0);
   if (total <= ENCODE_CHUNK_CHARS) return Promise.all(texts.map((t) => tok.encode(t)));
-  return vscode.window.withProgress({
-    location: vscode.ProgressLocation.Notification,
-    title: vscode.l10n.t('Encoding {0} characters', fmt(total)),
-    cancellable: true,
-  }, async (progress, cancel) => {
-    const out: number[][] = [];
-    for (const t of texts) {
-      const ids: number[] = [];
-      for (const piece of encodingPieces(t)) {
-        if (cancel.isCancellationRequested) return undefined;
-        const part = await tok.encode(piece);
-        for (const id of part) ids.push(id);
-        progress.report({ increment: (100 * piece.length) / total });
-        await new Promise((r) => setImmediate(r)); // let the host breathe between pieces
+  return vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: vscode.l10n.t('Encoding {0} characters', fmt(total)),
+      cancellable: true,
+    },
+    async (progress, cancel) => {
+      const out: number[][] = [];
+      for (const t of texts) {
+        const ids: number[] = [];
+        for (const piece of encodingPieces(t)) {
+          if (cancel.isCancellationRequested) return undefined;
+          const part = await tok.encode(piece);
+          for (const id of part) ids.push(id);
+          progress.report({ increment: (100 * piece.length) / total });
+          await new Promise((r) => setImmediate(r)); // let the host breathe between pieces
+        }
+        out.push(ids);
       }
-      out.push(ids);
-    }
-    return out;
-  });
+      return out;
+    },
+  );
 }
 
 /** Runs Encode Selection (see the file comment). */
@@ -111,7 +114,9 @@ export async function encodeSelection(services: Services, ...args: unknown[]): P
   try {
     ids = await encodeText(tok, texts);
   } catch (err) {
-    void vscode.window.showErrorMessage(vscode.l10n.t('Encode Selection: cannot encode with {0}: {1}', plainText(shortText(tok.file)), plainText((err as Error).message)));
+    void vscode.window.showErrorMessage(
+      vscode.l10n.t('Encode Selection: cannot encode with {0}: {1}', plainText(shortText(tok.file)), plainText((err as Error).message)),
+    );
     return undefined;
   }
   if (!ids) return undefined;

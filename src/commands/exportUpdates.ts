@@ -19,21 +19,35 @@ import type { Services } from '../services';
 import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
 
 /** Arguments of `tokenShards.exportUpdates`. */
-export interface ExportArgs { first: number; last: number; root: string; format: ExportFormat; file: string }
+export interface ExportArgs {
+  first: number;
+  last: number;
+  root: string;
+  format: ExportFormat;
+  file: string;
+}
 
 /** Bytes above which an export asks for confirmation first. */
 const CONFIRM_BYTES = 2e9;
 
 /** Runs Export Updates… (see the file comment). */
-export async function exportUpdatesCommand(services: Services, focused: () => { ds?: Dataset; update?: number }, ...args: unknown[]): Promise<{ file: string; bytes: number } | undefined> {
+export async function exportUpdatesCommand(
+  services: Services,
+  focused: () => { ds?: Dataset; update?: number },
+  ...args: unknown[]
+): Promise<{ file: string; bytes: number } | undefined> {
   const { opts, uri } = commandArgs<ExportArgs>(args);
   try {
     const here = focused();
     const ds = await resolveDataset(services, vscode.l10n.t('Export Updates: choose a dataset'), opts.root, uri, here.ds);
     if (!ds) return undefined;
     const n = ds.schedule.numUpdates;
-    if (n === 0) { void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root))); return undefined; }
-    let first = opts.first, last = opts.last ?? opts.first;
+    if (n === 0) {
+      void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root)));
+      return undefined;
+    }
+    let first = opts.first,
+      last = opts.last ?? opts.first;
     if (first === undefined || last === undefined) {
       const guess = here.update !== undefined ? String(here.update) : '0';
       const r = await promptValidated<{ first: number; last: number }>({
@@ -45,8 +59,19 @@ export async function exportUpdatesCommand(services: Services, focused: () => { 
             const v = parseUpdateRange(t);
             ds.schedule.checkUpdate(v.first);
             ds.schedule.checkUpdate(v.last);
-            return { ok: true, value: v, detail: vscode.l10n.t('{0}: tokens [{1}, {2})', describeExport(v.last - v.first + 1, npzSizeEstimate(v.last - v.first + 1, ds.schedule.G, ds.schedule.L)), fmt(ds.schedule.G * v.first), fmt(ds.schedule.G * (v.last + 1))) };
-          } catch (err) { return { ok: false, error: (err as Error).message }; }
+            return {
+              ok: true,
+              value: v,
+              detail: vscode.l10n.t(
+                '{0}: tokens [{1}, {2})',
+                describeExport(v.last - v.first + 1, npzSizeEstimate(v.last - v.first + 1, ds.schedule.G, ds.schedule.L)),
+                fmt(ds.schedule.G * v.first),
+                fmt(ds.schedule.G * (v.last + 1)),
+              ),
+            };
+          } catch (err) {
+            return { ok: false, error: (err as Error).message };
+          }
         },
       });
       if (!r) return undefined;
@@ -58,54 +83,101 @@ export async function exportUpdatesCommand(services: Services, focused: () => { 
     const count = last - first + 1;
     let format = opts.format;
     if (format === undefined) {
-      const pick = await vscode.window.showQuickPick([
-        { label: 'npz', format: 'npz' as const, detail: vscode.l10n.t('numpy: input_ids and target_ids, uint32 [{0}, {1}, {2}] (the card\'s x and y) — {3}', fmt(count), fmt(ds.schedule.sequencesPerUpdate), fmt(ds.schedule.L), describeExport(count, npzSizeEstimate(count, ds.schedule.G, ds.schedule.L))) },
-        { label: 'jsonl', format: 'jsonl' as const, detail: vscode.l10n.t('one line per sequence: update, sequence, token_range, input_ids, target_ids, text') },
-        { label: 'txt', format: 'txt' as const, detail: vscode.l10n.t('decoded text as `token-shards update` prints it, sequence by sequence') },
-      ], { title: vscode.l10n.t('Export updates {0}–{1} as…', fmt(first), fmt(last)) });
+      const pick = await vscode.window.showQuickPick(
+        [
+          {
+            label: 'npz',
+            format: 'npz' as const,
+            detail: vscode.l10n.t(
+              "numpy: input_ids and target_ids, uint32 [{0}, {1}, {2}] (the card's x and y) — {3}",
+              fmt(count),
+              fmt(ds.schedule.sequencesPerUpdate),
+              fmt(ds.schedule.L),
+              describeExport(count, npzSizeEstimate(count, ds.schedule.G, ds.schedule.L)),
+            ),
+          },
+          {
+            label: 'jsonl',
+            format: 'jsonl' as const,
+            detail: vscode.l10n.t('one line per sequence: update, sequence, token_range, input_ids, target_ids, text'),
+          },
+          {
+            label: 'txt',
+            format: 'txt' as const,
+            detail: vscode.l10n.t('decoded text as `token-shards update` prints it, sequence by sequence'),
+          },
+        ],
+        { title: vscode.l10n.t('Export updates {0}–{1} as…', fmt(first), fmt(last)) },
+      );
       if (!pick) return undefined;
       format = pick.format;
     }
-    if (!EXPORT_FORMATS.includes(format)) { void vscode.window.showErrorMessage(vscode.l10n.t('Unknown export format {0}; expected jsonl, txt or npz.', String(format))); return undefined; }
+    if (!EXPORT_FORMATS.includes(format)) {
+      void vscode.window.showErrorMessage(vscode.l10n.t('Unknown export format {0}; expected jsonl, txt or npz.', String(format)));
+      return undefined;
+    }
     const tok = await services.tokenizerFor(ds).catch(() => undefined);
-    if (format === 'txt' && !tok) { void vscode.window.showErrorMessage(vscode.l10n.t('The txt export decodes text and needs a tokenizer: run Choose Tokenizer… first.')); return undefined; }
+    if (format === 'txt' && !tok) {
+      void vscode.window.showErrorMessage(vscode.l10n.t('The txt export decodes text and needs a tokenizer: run Choose Tokenizer… first.'));
+      return undefined;
+    }
     let file = opts.file;
     if (!file) {
       const base = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(ds.root);
       const name = first === last ? `update-${first}.${format}` : `updates-${first}-${last}.${format}`;
-      const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(base, name), filters: { [format]: [format] }, title: vscode.l10n.t('Export updates {0}–{1}', fmt(first), fmt(last)) });
+      const target = await vscode.window.showSaveDialog({
+        defaultUri: vscode.Uri.joinPath(base, name),
+        filters: { [format]: [format] },
+        title: vscode.l10n.t('Export updates {0}–{1}', fmt(first), fmt(last)),
+      });
       if (!target) return undefined;
-      if (target.scheme !== 'file') { void vscode.window.showErrorMessage(vscode.l10n.t('Exports are written to a local file; {0} is not one.', target.toString())); return undefined; }
+      if (target.scheme !== 'file') {
+        void vscode.window.showErrorMessage(vscode.l10n.t('Exports are written to a local file; {0} is not one.', target.toString()));
+        return undefined;
+      }
       file = target.fsPath;
     }
     if (format === 'npz' && npzSizeEstimate(count, ds.schedule.G, ds.schedule.L) > CONFIRM_BYTES && opts.file === undefined) {
       const go = vscode.l10n.t('Export');
-      const ok = await vscode.window.showWarningMessage(vscode.l10n.t('This writes {0}. Continue?', describeExport(count, npzSizeEstimate(count, ds.schedule.G, ds.schedule.L))), { modal: true }, go);
+      const ok = await vscode.window.showWarningMessage(
+        vscode.l10n.t('This writes {0}. Continue?', describeExport(count, npzSizeEstimate(count, ds.schedule.G, ds.schedule.L))),
+        { modal: true },
+        go,
+      );
       if (ok !== go) return undefined;
     }
     const out = file;
     const started = Date.now();
-    const bytes = await vscode.window.withProgress({
-      location: vscode.ProgressLocation.Notification, cancellable: true,
-      title: vscode.l10n.t('Exporting updates {0}–{1} as {2}', fmt(first), fmt(last), format),
-    }, (progress, token) => {
-      const ac = new AbortController();
-      token.onCancellationRequested(() => ac.abort());
-      let shown = 0;
-      return exportUpdatesToFile(ds, first!, last!, format!, out, {
-        tokenizer: tok, documentIndex: services.documentIndex(ds), documentScanLimit: services.setting<number>('documentScanLimit'), signal: ac.signal,
-        onProgress: (p) => {
-          const pct = (100 * p.done) / p.total;
-          progress.report({ increment: pct - shown, message: `${fmt(p.bytes)} bytes` });
-          shown = pct;
-        },
-      });
-    });
+    const bytes = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        cancellable: true,
+        title: vscode.l10n.t('Exporting updates {0}–{1} as {2}', fmt(first), fmt(last), format),
+      },
+      (progress, token) => {
+        const ac = new AbortController();
+        token.onCancellationRequested(() => ac.abort());
+        let shown = 0;
+        return exportUpdatesToFile(ds, first!, last!, format!, out, {
+          tokenizer: tok,
+          documentIndex: services.documentIndex(ds),
+          documentScanLimit: services.setting<number>('documentScanLimit'),
+          signal: ac.signal,
+          onProgress: (p) => {
+            const pct = (100 * p.done) / p.total;
+            progress.report({ increment: pct - shown, message: `${fmt(p.bytes)} bytes` });
+            shown = pct;
+          },
+        });
+      },
+    );
     services.log.info(`exported updates ${first}..${last} as ${format} to ${out}: ${bytes} bytes in ${Date.now() - started} ms`);
     const reveal = vscode.l10n.t('Reveal');
-    void vscode.window.showInformationMessage(vscode.l10n.t('Exported {0} to {1}', describeExport(count, bytes), path.basename(out)), reveal).then((a) => {
-      if (a === reveal) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out));
-    });
+    void vscode.window
+      .showInformationMessage(vscode.l10n.t('Exported {0} to {1}', describeExport(count, bytes), path.basename(out)), reveal)
+      .then((a) => {
+        if (a === reveal) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(out));
+      });
     return { file: out, bytes };
   } catch (err) {
     if (err instanceof CancelledError) {

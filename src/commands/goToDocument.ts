@@ -25,7 +25,12 @@ export interface GoToDocumentArgs {
 }
 
 /** Result of Go to Document (offsets in tokens). */
-export interface GoToDocumentResult { document: number; start: number; end: number; endKnown: boolean }
+export interface GoToDocumentResult {
+  document: number;
+  start: number;
+  end: number;
+  endKnown: boolean;
+}
 
 /** Runs Go to Document… (see the file comment). */
 export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Promise<GoToDocumentResult | undefined> {
@@ -37,7 +42,10 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
     let n: number | undefined;
     if (opts.document !== undefined) {
       const a = numberArg(opts.document, 'document');
-      if (a.error) { void vscode.window.showErrorMessage(a.error); return undefined; }
+      if (a.error) {
+        void vscode.window.showErrorMessage(a.error);
+        return undefined;
+      }
       n = a.value!;
     } else {
       // Live range check when the document count is cheap (memoised EOS counts; the shards still
@@ -47,8 +55,17 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
       let count: number | undefined;
       let counting = true;
       const counted = documentCountIfCheap(services.documentIndex(ds), limit, countAbort.signal)
-        .then((c) => { count = c; }, (err) => { if (!(err instanceof CancelledError)) services.log.warn(`Go to Document: cannot count documents: ${(err as Error).message}`); })
-        .finally(() => { counting = false; });
+        .then(
+          (c) => {
+            count = c;
+          },
+          (err) => {
+            if (!(err instanceof CancelledError)) services.log.warn(`Go to Document: cannot count documents: ${(err as Error).message}`);
+          },
+        )
+        .finally(() => {
+          counting = false;
+        });
       try {
         n = await promptValidated({
           title: vscode.l10n.t('Go to Document (0-based) · {0}', iconSafe(path.basename(ds.root))),
@@ -66,22 +83,41 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
     const doc = n;
     const index = services.documentIndex(ds);
     const abort = new AbortController();
-    const start = await vscode.window.withProgress({
-      location: vscode.ProgressLocation.Notification, cancellable: true,
-      title: vscode.l10n.t('Finding document {0}', fmt(doc)),
-    }, (progress, token) => {
-      token.onCancellationRequested(() => abort.abort());
-      let last = 0;
-      return index.documentStart(doc, abort.signal, (done, total) => {
-        const pct = (100 * done) / Math.max(1, total);
-        if (pct - last >= 1) { progress.report({ increment: pct - last, message: vscode.l10n.t('counted EOS in {0} of {1} shards', fmt(done), fmt(total)) }); last = pct; }
-      });
-    });
+    const start = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        cancellable: true,
+        title: vscode.l10n.t('Finding document {0}', fmt(doc)),
+      },
+      (progress, token) => {
+        token.onCancellationRequested(() => abort.abort());
+        let last = 0;
+        return index.documentStart(doc, abort.signal, (done, total) => {
+          const pct = (100 * done) / Math.max(1, total);
+          if (pct - last >= 1) {
+            progress.report({ increment: pct - last, message: vscode.l10n.t('counted EOS in {0} of {1} shards', fmt(done), fmt(total)) });
+            last = pct;
+          }
+        });
+      },
+    );
     const limit = services.documentScanLimit();
     const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit);
     await nav.shardEditors.reveal({
-      dataset: ds, offset: start, align: 'top',
-      highlight: [{ start, end: bounds.end, label: vscode.l10n.t('document {0} (0-based){1}', fmt(doc), bounds.endKnown ? '' : vscode.l10n.t(', continues past {0}', fmt(bounds.end))) }],
+      dataset: ds,
+      offset: start,
+      align: 'top',
+      highlight: [
+        {
+          start,
+          end: bounds.end,
+          label: vscode.l10n.t(
+            'document {0} (0-based){1}',
+            fmt(doc),
+            bounds.endKnown ? '' : vscode.l10n.t(', continues past {0}', fmt(bounds.end)),
+          ),
+        },
+      ],
     });
     return { document: doc, start, end: bounds.end, endKnown: bounds.endKnown };
   } catch (err) {

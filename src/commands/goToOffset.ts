@@ -36,7 +36,10 @@ export async function goToOffset(nav: NavigationDeps, ...args: unknown[]): Promi
     if (opts.offset !== undefined) {
       const n = numberArg(opts.offset, 'offset');
       const v = n.error ? { ok: false as const, error: n.error } : checkOffset(n.value!, ds);
-      if (!v.ok) { void vscode.window.showErrorMessage(v.error); return undefined; }
+      if (!v.ok) {
+        void vscode.window.showErrorMessage(v.error);
+        return undefined;
+      }
       offset = v.value;
     } else {
       const cur = services.activeShard?.dataset?.root === ds.root ? services.activeShard.offset : undefined;
@@ -49,7 +52,11 @@ export async function goToOffset(nav: NavigationDeps, ...args: unknown[]): Promi
       });
       if (offset === undefined) return undefined;
     }
-    await nav.shardEditors.reveal({ dataset: ds, offset, highlight: [{ start: offset, end: offset + 1, label: vscode.l10n.t('token {0}', fmt(offset)) }] });
+    await nav.shardEditors.reveal({
+      dataset: ds,
+      offset,
+      highlight: [{ start: offset, end: offset + 1, label: vscode.l10n.t('token {0}', fmt(offset)) }],
+    });
     return { offset };
   } catch (err) {
     return reportError(services, vscode.l10n.t('Go to Token Offset'), err);
@@ -57,7 +64,12 @@ export async function goToOffset(nav: NavigationDeps, ...args: unknown[]): Promi
 }
 
 /** Go to Token Offset in a lone shard (no manifest): local offsets. */
-async function goToLocalOffset(nav: NavigationDeps, file: vscode.Uri, arg: unknown, current: number): Promise<{ offset: number } | undefined> {
+async function goToLocalOffset(
+  nav: NavigationDeps,
+  file: vscode.Uri,
+  arg: unknown,
+  current: number,
+): Promise<{ offset: number } | undefined> {
   const lone = await openLoneShard(file.fsPath);
   const tokens = lone.stream.totalTokens;
   await lone.stream.close();
@@ -65,7 +77,10 @@ async function goToLocalOffset(nav: NavigationDeps, file: vscode.Uri, arg: unkno
   let offset: number | undefined;
   if (arg !== undefined) {
     const v = validateLocalOffsetInput(String(arg), tokens, name);
-    if (!v.ok) { void vscode.window.showErrorMessage(v.error); return undefined; }
+    if (!v.ok) {
+      void vscode.window.showErrorMessage(v.error);
+      return undefined;
+    }
     offset = v.value;
   } else {
     offset = await promptValidated({

@@ -41,10 +41,27 @@ export function splitUpdateKeyword(text: string): { keyword?: 'step' | 'update';
  */
 async function chooseStepReading(numUpdates: number, k: number): Promise<number | undefined> {
   const items: (vscode.QuickPickItem & { k: number })[] = [];
-  if (k < numUpdates) items.push({ k, label: vscode.l10n.t('Update {0}', fmt(k)), description: vscode.l10n.t('"step {0}" is the 0-based index of the update', fmt(k)) });
-  if (k - 1 >= 0 && k - 1 < numUpdates) items.push({ k: k - 1, label: vscode.l10n.t('Update {0}', fmt(k - 1)), description: vscode.l10n.t('"step {0}" counts completed updates (a checkpoint after {0} updates last trained on update {1})', fmt(k), fmt(k - 1)) });
+  if (k < numUpdates)
+    items.push({
+      k,
+      label: vscode.l10n.t('Update {0}', fmt(k)),
+      description: vscode.l10n.t('"step {0}" is the 0-based index of the update', fmt(k)),
+    });
+  if (k - 1 >= 0 && k - 1 < numUpdates)
+    items.push({
+      k: k - 1,
+      label: vscode.l10n.t('Update {0}', fmt(k - 1)),
+      description: vscode.l10n.t(
+        '"step {0}" counts completed updates (a checkpoint after {0} updates last trained on update {1})',
+        fmt(k),
+        fmt(k - 1),
+      ),
+    });
   if (items.length <= 1) return items[0]?.k;
-  const pick = await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Which update does "step {0}" mean?', fmt(k)), placeHolder: vscode.l10n.t('Training libraries disagree on what "step k" means') });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: vscode.l10n.t('Which update does "step {0}" mean?', fmt(k)),
+    placeHolder: vscode.l10n.t('Training libraries disagree on what "step k" means'),
+  });
   return pick?.k;
 }
 
@@ -59,22 +76,43 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
     if (opts.update !== undefined) {
       const n = numberArg(opts.update, 'update');
       const v = n.error ? { ok: false as const, error: n.error } : checkUpdate(n.value!, ds);
-      if (!v.ok) { void vscode.window.showErrorMessage(v.error); return undefined; }
+      if (!v.ok) {
+        void vscode.window.showErrorMessage(v.error);
+        return undefined;
+      }
       k = v.value;
     } else {
       const none = validateUpdateInput('0', ds);
-      if (!none.ok) { void vscode.window.showErrorMessage(none.error); return undefined; } // the stream holds no update
+      if (!none.ok) {
+        void vscode.window.showErrorMessage(none.error);
+        return undefined;
+      } // the stream holds no update
       let stepTyped = false;
       k = await promptValidated({
-        onAccept: (t: string) => { stepTyped = splitUpdateKeyword(t).keyword === 'step'; },
+        onAccept: (t: string) => {
+          stepTyped = splitUpdateKeyword(t).keyword === 'step';
+        },
         title: vscode.l10n.t('Go to Update (0-based) · {0}', iconSafe(path.basename(ds.root))),
-        prompt: vscode.l10n.t('Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.', fmt(ds.schedule.numUpdates - 1), fmt(ds.schedule.G)),
+        prompt: vscode.l10n.t(
+          'Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.',
+          fmt(ds.schedule.numUpdates - 1),
+          fmt(ds.schedule.G),
+        ),
         placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, ds.schedule.numUpdates - 1))),
         value: currentUpdate(services, views, ds.root)?.toString(),
         validate: (t) => {
           const { keyword, rest } = splitUpdateKeyword(t);
           const v = validateUpdateInput(rest, ds);
-          if (v.ok && keyword === 'step' && v.value > 0) return { ...v, detail: vscode.l10n.t('"step {0}": you will choose update {0} or update {1} next. {2}', fmt(v.value), fmt(v.value - 1), v.detail ?? '') };
+          if (v.ok && keyword === 'step' && v.value > 0)
+            return {
+              ...v,
+              detail: vscode.l10n.t(
+                '"step {0}": you will choose update {0} or update {1} next. {2}',
+                fmt(v.value),
+                fmt(v.value - 1),
+                v.detail ?? '',
+              ),
+            };
           return v;
         },
       });

@@ -25,12 +25,15 @@ export interface HighlightableSession {
  * @param base global offset of the shard's first token; `numTokens` its length.
  */
 export function updateHighlight(k: number, G: number, L: number, base: number, numTokens: number): ShardHighlight | undefined {
-  const a = G * k, b = G * (k + 1);
-  const start = Math.max(0, a - base), end = Math.min(numTokens, b - base);
+  const a = G * k,
+    b = G * (k + 1);
+  const start = Math.max(0, a - base),
+    end = Math.min(numTokens, b - base);
   if (end <= start) return undefined;
   const firstIndex = Math.max(0, Math.ceil((base - a) / L));
   return {
-    start, end,
+    start,
+    end,
     label: `${describeUpdate(k)} · ${G / L} sequences × ${L} tokens`,
     boundaries: { first: a + firstIndex * L - base, every: L, firstIndex, labelPrefix: 'sequence ' },
   };
@@ -50,12 +53,21 @@ export function updateHighlights(s: HighlightableSession, toggle: boolean): numb
   }
   if (!toggle && s.highlightedUpdate === undefined) return undefined;
   if (!ds || st.globalStart === undefined) {
-    if (toggle) void vscode.window.showInformationMessage(vscode.l10n.t('Updates need global offsets: this shard is not listed in a shard_manifest.jsonl.'));
+    if (toggle)
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Updates need global offsets: this shard is not listed in a shard_manifest.jsonl.'),
+      );
     return undefined;
   }
   const pos = ds.schedule.position(st.globalStart + s.cursor);
   if (pos.update === undefined) {
-    if (toggle) void vscode.window.showInformationMessage(vscode.l10n.t('The cursor is on the look-ahead token after the last update (updates are 0-based, 0..{0}).', ds.schedule.numUpdates - 1));
+    if (toggle)
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t(
+          'The cursor is on the look-ahead token after the last update (updates are 0-based, 0..{0}).',
+          ds.schedule.numUpdates - 1,
+        ),
+      );
     return undefined;
   }
   if (!toggle && pos.update === s.highlightedUpdate) return pos.update;

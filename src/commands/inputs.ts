@@ -55,7 +55,10 @@ export function promptValidated<T>(opts: ValidatedInputOptions<T>): Promise<T | 
     box.ignoreFocusOut = false;
     let done = false;
     const check = (text: string): Validated<T> | undefined => {
-      if (text.trim() === '') { box.validationMessage = undefined; return undefined; }
+      if (text.trim() === '') {
+        box.validationMessage = undefined;
+        return undefined;
+      }
       const v = opts.validate(text);
       box.validationMessage = v.ok
         ? { message: v.detail, severity: vscode.InputBoxValidationSeverity.Info }
@@ -63,10 +66,15 @@ export function promptValidated<T>(opts: ValidatedInputOptions<T>): Promise<T | 
       return v;
     };
     const subs = [
-      box.onDidChangeValue((t) => { check(t); }),
+      box.onDidChangeValue((t) => {
+        check(t);
+      }),
       box.onDidAccept(() => {
         const v = check(box.value);
-        if (!v) { box.validationMessage = { message: opts.prompt, severity: vscode.InputBoxValidationSeverity.Error }; return; }
+        if (!v) {
+          box.validationMessage = { message: opts.prompt, severity: vscode.InputBoxValidationSeverity.Error };
+          return;
+        }
         if (!v.ok) return;
         done = true;
         opts.onAccept?.(box.value);
@@ -86,7 +94,12 @@ export function promptValidated<T>(opts: ValidatedInputOptions<T>): Promise<T | 
       const v = opts.value.trim() === '' ? undefined : opts.validate(opts.value);
       if (v?.ok) box.validationMessage = { message: v.detail, severity: vscode.InputBoxValidationSeverity.Info };
     }
-    opts.revalidateWhen?.then(() => { if (!done && box.value.trim() !== '') check(box.value); }, () => undefined);
+    opts.revalidateWhen?.then(
+      () => {
+        if (!done && box.value.trim() !== '') check(box.value);
+      },
+      () => undefined,
+    );
     box.show();
   });
 }
@@ -106,7 +119,13 @@ export function existingRoot(root: unknown): string | undefined {
  * @param focused the dataset of a focused view of ours (the update view), used before asking.
  * @returns undefined when there is none (a message has said how to open one) or the pick was dismissed.
  */
-export async function resolveDataset(services: Services, purpose: string, root?: unknown, uri?: vscode.Uri, focused?: Dataset): Promise<Dataset | undefined> {
+export async function resolveDataset(
+  services: Services,
+  purpose: string,
+  root?: unknown,
+  uri?: vscode.Uri,
+  focused?: Dataset,
+): Promise<Dataset | undefined> {
   if (root !== undefined && root !== null && root !== '') {
     const abs = existingRoot(root);
     if (abs) {
@@ -114,7 +133,9 @@ export async function resolveDataset(services: Services, purpose: string, root?:
       return services.openRoot(abs);
     }
     // The raw value is never echoed (it may come from a link): only what was wrong with it.
-    void vscode.window.showWarningMessage(vscode.l10n.t('The dataset folder given (root) does not hold a shard_manifest.jsonl; choose a dataset instead.'));
+    void vscode.window.showWarningMessage(
+      vscode.l10n.t('The dataset folder given (root) does not hold a shard_manifest.jsonl; choose a dataset instead.'),
+    );
   }
   if (uri) {
     const ds = await services.datasetForFile(uri);
@@ -126,7 +147,13 @@ export async function resolveDataset(services: Services, purpose: string, root?:
 
 /** True when `folder` is one of the open workspace folders or inside one (symbolic links resolved). */
 export function insideWorkspace(folder: string): boolean {
-  const real = (p: string) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
   const f = real(folder);
   return (vscode.workspace.workspaceFolders ?? []).some((w) => {
     if (w.uri.scheme !== 'file') return false;
@@ -145,8 +172,12 @@ export async function mayOpenRoot(abs: string): Promise<boolean> {
   const open = vscode.l10n.t('Open Dataset');
   const pick = await vscode.window.showWarningMessage(
     vscode.l10n.t('Open the dataset in {0}? It is outside the open workspace.', plainText(shortText(abs, 200))),
-    { modal: true, detail: vscode.l10n.t('A link or command asked to open this folder. Open it only if you trust where the link came from.') },
-    open);
+    {
+      modal: true,
+      detail: vscode.l10n.t('A link or command asked to open this folder. Open it only if you trust where the link came from.'),
+    },
+    open,
+  );
   return pick === open;
 }
 

@@ -69,13 +69,29 @@ export async function searchSelection(services: Services, panels: SearchPanels, 
     const shard = services.activeShard;
     const editor = vscode.window.activeTextEditor;
     if (shard && (opts.webview || !editor)) {
-      if (!shard.dataset) { void vscode.window.showWarningMessage(vscode.l10n.t('Search needs a dataset: this shard is not listed in a shard_manifest.jsonl.')); return undefined; }
+      if (!shard.dataset) {
+        void vscode.window.showWarningMessage(vscode.l10n.t('Search needs a dataset: this shard is not listed in a shard_manifest.jsonl.'));
+        return undefined;
+      }
       ds = shard.dataset;
       const sel = shard.selection;
-      if (!sel || sel[1] <= sel[0]) { void vscode.window.showInformationMessage(vscode.l10n.t('Select some tokens in the shard editor first.')); return undefined; }
-      if (sel[1] - sel[0] > MAX_SELECTION_CHARS) { void vscode.window.showWarningMessage(vscode.l10n.t('The selection holds {0} tokens; search terms hold at most 1,000 bytes.', fmt(sel[1] - sel[0]))); return undefined; }
+      if (!sel || sel[1] <= sel[0]) {
+        void vscode.window.showInformationMessage(vscode.l10n.t('Select some tokens in the shard editor first.'));
+        return undefined;
+      }
+      if (sel[1] - sel[0] > MAX_SELECTION_CHARS) {
+        void vscode.window.showWarningMessage(
+          vscode.l10n.t('The selection holds {0} tokens; search terms hold at most 1,000 bytes.', fmt(sel[1] - sel[0])),
+        );
+        return undefined;
+      }
       const tok = await services.tokenizerFor(ds);
-      if (!tok) { void vscode.window.showWarningMessage(vscode.l10n.t('Search needs the tokenizer (tokenizer/tokenizer.json or the tokenShards.tokenizerPath setting).')); return undefined; }
+      if (!tok) {
+        void vscode.window.showWarningMessage(
+          vscode.l10n.t('Search needs the tokenizer (tokenizer/tokenizer.json or the tokenShards.tokenizerPath setting).'),
+        );
+        return undefined;
+      }
       text = tok.decode(await ds.stream.read(sel[0], sel[1] - sel[0]));
     } else if (editor) {
       text = editor.document.getText(editor.selection);
@@ -86,8 +102,16 @@ export async function searchSelection(services: Services, panels: SearchPanels, 
       ds = await resolveDataset(services, vscode.l10n.t('Search Stream: choose a dataset'), undefined, editor.document.uri);
       if (!ds) return undefined;
     }
-    if (!text || !ds) { void vscode.window.showInformationMessage(vscode.l10n.t('Select the text to search for first.')); return undefined; }
-    if (text.length > MAX_SELECTION_CHARS) { void vscode.window.showWarningMessage(vscode.l10n.t('The selection holds {0} characters; search terms hold at most 1,000 bytes.', fmt(text.length))); return undefined; }
+    if (!text || !ds) {
+      void vscode.window.showInformationMessage(vscode.l10n.t('Select the text to search for first.'));
+      return undefined;
+    }
+    if (text.length > MAX_SELECTION_CHARS) {
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('The selection holds {0} characters; search terms hold at most 1,000 bytes.', fmt(text.length)),
+      );
+      return undefined;
+    }
     return await panels.show(ds, { text: joinTerms([text], false), word: false, ignoreCase: false, ids: false, per: null });
   } catch (err) {
     return reportError(services, vscode.l10n.t('Search Stream for Selection'), err);
@@ -104,15 +128,25 @@ function promptSearch(ds: Dataset, initial: SearchForm): Promise<SearchForm | un
     const form = { ...initial };
     const box = vscode.window.createInputBox();
     const on = (b: boolean) => (b ? vscode.l10n.t('on') : vscode.l10n.t('off'));
-    const mk = (icon: string, label: string, state: boolean) => ({ iconPath: new vscode.ThemeIcon(state ? 'pass-filled' : icon), tooltip: `${label} (${on(state)})` });
+    const mk = (icon: string, label: string, state: boolean) => ({
+      iconPath: new vscode.ThemeIcon(state ? 'pass-filled' : icon),
+      tooltip: `${label} (${on(state)})`,
+    });
     const refresh = () => {
       const bw = mk('whole-word', vscode.l10n.t('Whole word'), form.word);
       const bc = mk('case-sensitive', vscode.l10n.t('Ignore case'), form.ignoreCase);
       const bi = mk('symbol-numeric', vscode.l10n.t('Terms are token ids'), form.ids);
       buttons = [bw, bc, bi];
       box.buttons = buttons;
-      box.prompt = vscode.l10n.t('Whole word: {0} · Ignore case: {1} · Token ids: {2}. {3}', on(form.word), on(form.ignoreCase), on(form.ids),
-        form.ids ? vscode.l10n.t('Terms separated by ";", ids by commas (e.g. 791,4062; 100257).') : vscode.l10n.t('Terms separated by commas (\\, for a literal comma).'));
+      box.prompt = vscode.l10n.t(
+        'Whole word: {0} · Ignore case: {1} · Token ids: {2}. {3}',
+        on(form.word),
+        on(form.ignoreCase),
+        on(form.ids),
+        form.ids
+          ? vscode.l10n.t('Terms separated by ";", ids by commas (e.g. 791,4062; 100257).')
+          : vscode.l10n.t('Terms separated by commas (\\, for a literal comma).'),
+      );
       box.placeholder = form.ids ? '791,4062; 100257' : vscode.l10n.t('e.g. whale, Ahab, the sea');
     };
     let buttons: vscode.QuickInputButton[] = [];
@@ -120,18 +154,31 @@ function promptSearch(ds: Dataset, initial: SearchForm): Promise<SearchForm | un
     box.value = initial.text;
     refresh();
     let done = false;
-    const finish = (v: SearchForm | undefined) => { if (done) return; done = true; resolve(v); box.dispose(); };
+    const finish = (v: SearchForm | undefined) => {
+      if (done) return;
+      done = true;
+      resolve(v);
+      box.dispose();
+    };
     box.onDidTriggerButton((b) => {
       const i = buttons.indexOf(b);
       if (i === 0) form.word = !form.word;
       if (i === 1) form.ignoreCase = !form.ignoreCase;
       if (i === 2) form.ids = !form.ids;
-      if (form.ids) { form.word = false; form.ignoreCase = false; }
+      if (form.ids) {
+        form.word = false;
+        form.ignoreCase = false;
+      }
       refresh();
     });
-    box.onDidChangeValue(() => { box.validationMessage = undefined; });
+    box.onDidChangeValue(() => {
+      box.validationMessage = undefined;
+    });
     box.onDidAccept(() => {
-      if (!box.value.trim()) { box.validationMessage = vscode.l10n.t('Type at least one term.'); return; }
+      if (!box.value.trim()) {
+        box.validationMessage = vscode.l10n.t('Type at least one term.');
+        return;
+      }
       finish({ ...form, text: box.value });
     });
     box.onDidHide(() => finish(undefined));

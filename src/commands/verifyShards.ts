@@ -87,10 +87,7 @@ export interface VerifyRunSummary {
 /** The notification's progress line, localised: "shard i of N · GB done · GB/s · time left" (MB below 1 GB done). */
 export function progressMessage(p: VerifyProgress): string {
   const i = Math.max(1, Math.min(p.shardsTotal, p.shardsDone + p.running.length));
-  const parts = [
-    vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)),
-    vscode.l10n.t('{0} done', formatDone(p.bytesDone)),
-  ];
+  const parts = [vscode.l10n.t('shard {0} of {1}', fmt(i), fmt(p.shardsTotal)), vscode.l10n.t('{0} done', formatDone(p.bytesDone))];
   if (p.bytesPerSecond > 0) parts.push(formatRate(p.bytesPerSecond));
   if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(vscode.l10n.t('{0} left', formatDuration(p.etaMs)));
   return parts.join(' · ');
@@ -105,12 +102,21 @@ export function progressMessage(p: VerifyProgress): string {
  * @throws Error when the worker script cannot be found (see `src/core/verify.ts`).
  */
 export async function runVerification(
-  deps: VerifyDeps, ds: Dataset, req: VerifyRunRequest,
-  progress: vscode.Progress<{ message?: string; increment?: number }>, token: vscode.CancellationToken,
+  deps: VerifyDeps,
+  ds: Dataset,
+  req: VerifyRunRequest,
+  progress: vscode.Progress<{ message?: string; increment?: number }>,
+  token: vscode.CancellationToken,
 ): Promise<VerifyRunSummary> {
   const shards = req.indices ? req.indices.map((i) => ds.shards[i]).filter((e): e is ShardEntry => !!e) : ds.shards;
   const store = deps.store;
-  if (store && !store.begin(ds.root, shards.map((e) => e.index))) {
+  if (
+    store &&
+    !store.begin(
+      ds.root,
+      shards.map((e) => e.index),
+    )
+  ) {
     throw new Error(vscode.l10n.t('A verification of {0} is already running.', ds.root));
   }
   const ac = new AbortController();
@@ -149,13 +155,25 @@ export async function runVerification(
     const failedUpdates = formatFailedUpdates(report.results);
     const text = formatVerifySummary(report) + (failedUpdates ? ` — ${failedUpdates}` : '');
     const summary: VerifyRunSummary = {
-      root: ds.root, total: shards.length, counts: report.counts, cancelled: report.cancelled, unfinished: report.unfinished.length,
-      fromCache: report.fromCache, bytesHashed: report.bytesHashed, elapsedMs: report.elapsedMs, jobs: report.jobs, text,
-      allOk: reportAllOk(report), results: report.results,
+      root: ds.root,
+      total: shards.length,
+      counts: report.counts,
+      cancelled: report.cancelled,
+      unfinished: report.unfinished.length,
+      fromCache: report.fromCache,
+      bytesHashed: report.bytesHashed,
+      elapsedMs: report.elapsedMs,
+      jobs: report.jobs,
+      text,
+      allOk: reportAllOk(report),
+      results: report.results,
     };
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
-    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)})` : '';
-    deps.log.info(`verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`);
+    const rate =
+      report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)})` : '';
+    deps.log.info(
+      `verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`,
+    );
     if (report.cacheError) deps.log.warn(report.cacheError);
     return summary;
   } finally {
@@ -195,13 +213,26 @@ const PROGRESS_CLOSE_MARGIN_MS = 200;
  * the progress notification has closed (`withProgress` has resolved and its minimum display time passed).
  * @returns the summary, or undefined when there was nothing to run (or it could not start).
  */
-async function verifyWithNotification(services: Services, store: VerificationStore, ds: Dataset, req: VerifyRunRequest, title: string):
-  Promise<VerifyRunSummary | undefined> {
+async function verifyWithNotification(
+  services: Services,
+  store: VerificationStore,
+  ds: Dataset,
+  req: VerifyRunRequest,
+  title: string,
+): Promise<VerifyRunSummary | undefined> {
   if (store.isRunning(ds.root)) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes of {0} are already being verified.', plainText(path.basename(ds.root))));
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t('Shard hashes of {0} are already being verified.', plainText(path.basename(ds.root))),
+    );
     return undefined;
   }
-  const deps: VerifyDeps = { log: services.log, cacheFile: store.cacheFile, jobs: verifyJobs(services), store, streamIndex: services.streamIndex };
+  const deps: VerifyDeps = {
+    log: services.log,
+    cacheFile: store.cacheFile,
+    jobs: verifyJobs(services),
+    store,
+    streamIndex: services.streamIndex,
+  };
   let summary: VerifyRunSummary;
   const started = Date.now();
   try {
@@ -221,13 +252,19 @@ async function verifyWithNotification(services: Services, store: VerificationSto
   if (linger > 0) await new Promise((r) => setTimeout(r, linger));
   const show = vscode.l10n.t('Show');
   const single = summary.total === 1 && summary.results.length === 1 ? summary.results[0] : undefined;
-  const showLog = (choice: string | undefined) => { if (choice === show) services.log.show(true); };
+  const showLog = (choice: string | undefined) => {
+    if (choice === show) services.log.show(true);
+  };
   if (summary.cancelled) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Verification cancelled: {0}.', summary.text));
   } else if (single) {
     const name = path.basename(single.shard);
-    if (single.status === 'ok') void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', plainText(shortText(name))));
-    else void vscode.window.showWarningMessage(vscode.l10n.t('{0}: {1}', plainText(shortText(name)), singleStatusText(single.status)), show).then(showLog);
+    if (single.status === 'ok')
+      void vscode.window.showInformationMessage(vscode.l10n.t('{0}: sha256 matches the manifest.', plainText(shortText(name))));
+    else
+      void vscode.window
+        .showWarningMessage(vscode.l10n.t('{0}: {1}', plainText(shortText(name)), singleStatusText(single.status)), show)
+        .then(showLog);
   } else if (summary.allOk) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Shard hashes: {0}', summary.text));
   } else {
@@ -239,13 +276,20 @@ async function verifyWithNotification(services: Services, store: VerificationSto
 /** The one-shard summary of a failed status ("hash mismatch", …). */
 function singleStatusText(status: ShardStatus): string {
   switch (status) {
-    case 'mismatch': return vscode.l10n.t('hash mismatch');
-    case 'missing': return vscode.l10n.t('the file is missing');
-    case 'size-mismatch': return vscode.l10n.t('size mismatch (not 4 × num_tokens)');
-    case 'changed': return vscode.l10n.t('the file changed while it was read');
-    case 'unreadable': return vscode.l10n.t('the file cannot be read');
-    case 'no-hash': return vscode.l10n.t('the manifest has no sha256 for it');
-    default: return status;
+    case 'mismatch':
+      return vscode.l10n.t('hash mismatch');
+    case 'missing':
+      return vscode.l10n.t('the file is missing');
+    case 'size-mismatch':
+      return vscode.l10n.t('size mismatch (not 4 × num_tokens)');
+    case 'changed':
+      return vscode.l10n.t('the file changed while it was read');
+    case 'unreadable':
+      return vscode.l10n.t('the file cannot be read');
+    case 'no-hash':
+      return vscode.l10n.t('the manifest has no sha256 for it');
+    default:
+      return status;
   }
 }
 
@@ -256,13 +300,20 @@ export function verifyJobs(services: Services): number {
 }
 
 /** The three verify commands (see the file comment), sharing one {@link VerificationStore}. */
-export function verifyCommands(services: Services, store: VerificationStore): {
+export function verifyCommands(
+  services: Services,
+  store: VerificationStore,
+): {
   verifyShards(arg?: unknown): Promise<VerifyRunSummary | undefined>;
   verifyShardsIgnoreCache(arg?: unknown): Promise<VerifyRunSummary | undefined>;
   verifyThisShard(arg?: unknown): Promise<VerifyRunSummary | undefined>;
 } {
   // Shards that failed verification, for the update view and the `update k` hover.
-  services.failedShards = (root) => store.results(root).filter((r) => r.status !== 'ok').map((r) => ({ index: r.index, shard: r.shard, status: r.status }));
+  services.failedShards = (root) =>
+    store
+      .results(root)
+      .filter((r) => r.status !== 'ok')
+      .map((r) => ({ index: r.index, shard: r.shard, status: r.status }));
   return {
     verifyShards: async (arg) => {
       const ds = await datasetFor(services, arg);
@@ -270,7 +321,10 @@ export function verifyCommands(services: Services, store: VerificationStore): {
     },
     verifyShardsIgnoreCache: async (arg) => {
       const ds = await datasetFor(services, arg);
-      return ds && verifyWithNotification(services, store, ds, { ignoreCache: true }, vscode.l10n.t('Verifying shard hashes (ignoring the cache)'));
+      return (
+        ds &&
+        verifyWithNotification(services, store, ds, { ignoreCache: true }, vscode.l10n.t('Verifying shard hashes (ignoring the cache)'))
+      );
     },
     verifyThisShard: async (arg) => {
       const uri = shardUriFor(services, arg);
@@ -281,12 +335,21 @@ export function verifyCommands(services: Services, store: VerificationStore): {
       const ds = await services.datasetForFile(uri);
       const entry = ds && shardOfFile(ds, uri.fsPath);
       if (!ds || !entry) {
-        void vscode.window.showWarningMessage(vscode.l10n.t(
-          '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.', plainText(shortText(path.basename(uri.fsPath)))));
+        void vscode.window.showWarningMessage(
+          vscode.l10n.t(
+            '{0} is not listed in a shard_manifest.jsonl, so there is no sha256 to compare it with.',
+            plainText(shortText(path.basename(uri.fsPath))),
+          ),
+        );
         return undefined;
       }
-      return verifyWithNotification(services, store, ds, { indices: [entry.index], ignoreCache: true },
-        vscode.l10n.t('Verifying {0} ({1} bytes)', plainText(shortText(entry.shard)), fmt(entry.numTokens * BYTES_PER_TOKEN)));
+      return verifyWithNotification(
+        services,
+        store,
+        ds,
+        { indices: [entry.index], ignoreCache: true },
+        vscode.l10n.t('Verifying {0} ({1} bytes)', plainText(shortText(entry.shard)), fmt(entry.numTokens * BYTES_PER_TOKEN)),
+      );
     },
   };
 }

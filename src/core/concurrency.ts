@@ -11,7 +11,11 @@ export const FILE_OPS_IN_FLIGHT = 64;
  * `Promise.all(items.map(fn))` with at most `limit` calls of `fn` running at a time; results in
  * item order. Rejects with the first rejection (the others still settle).
  */
-export async function mapLimit<T, R>(items: readonly T[], fn: (item: T, index: number) => Promise<R>, limit: number = FILE_OPS_IN_FLIGHT): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  fn: (item: T, index: number) => Promise<R>,
+  limit: number = FILE_OPS_IN_FLIGHT,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -10,8 +10,20 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import {
-  ManifestOptions, ManifestProblem, PROVENANCE_MANIFEST, SHARD_MANIFEST, ShardEntry, ShardFileState, SideFile,
-  VERIFICATION_FILE, outsideRootProblem, parseShardManifest, readSideFile, scheduleOverrides, symlinkOutsideRoot, validateShardFiles,
+  ManifestOptions,
+  ManifestProblem,
+  PROVENANCE_MANIFEST,
+  SHARD_MANIFEST,
+  ShardEntry,
+  ShardFileState,
+  SideFile,
+  VERIFICATION_FILE,
+  outsideRootProblem,
+  parseShardManifest,
+  readSideFile,
+  scheduleOverrides,
+  symlinkOutsideRoot,
+  validateShardFiles,
 } from './manifest';
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './schedule';
 import { TokenStream } from './stream';
@@ -59,7 +71,11 @@ export interface Dataset {
  *   undefined use the dataset card's defaults. `manifest.json` keys override both.
  * @throws DataError when `shard_manifest.jsonl` cannot be read at all (bad lines do not throw).
  */
-export async function openDataset(root: string, userSettings: Partial<ScheduleSettings> = {}, opts: OpenDatasetOptions = {}): Promise<Dataset> {
+export async function openDataset(
+  root: string,
+  userSettings: Partial<ScheduleSettings> = {},
+  opts: OpenDatasetOptions = {},
+): Promise<Dataset> {
   root = path.resolve(root);
   checkUserSettings(userSettings, opts);
   const manifestFile = path.join(root, SHARD_MANIFEST);
@@ -81,24 +97,47 @@ export async function openDataset(root: string, userSettings: Partial<ScheduleSe
   const settings = {} as ScheduleSettings;
   const settingSources = {} as Record<keyof ScheduleSettings, SettingSource>;
   for (const key of Object.keys(DEFAULT_SCHEDULE) as (keyof ScheduleSettings)[]) {
-    if (overrides[key] !== undefined) { settings[key] = overrides[key]!; settingSources[key] = 'manifest.json'; }
-    else if (userSettings[key] !== undefined) { settings[key] = userSettings[key]!; settingSources[key] = 'setting'; }
-    else { settings[key] = DEFAULT_SCHEDULE[key]; settingSources[key] = 'default'; }
+    if (overrides[key] !== undefined) {
+      settings[key] = overrides[key]!;
+      settingSources[key] = 'manifest.json';
+    } else if (userSettings[key] !== undefined) {
+      settings[key] = userSettings[key]!;
+      settingSources[key] = 'setting';
+    } else {
+      settings[key] = DEFAULT_SCHEDULE[key];
+      settingSources[key] = 'default';
+    }
   }
   const scheduleProblems = dropInconsistentOverrides(settings, settingSources, userSettings, prov.side?.file);
   if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
     const name = settingName(opts);
-    throw new SettingError(`${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`);
+    throw new SettingError(
+      `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
+    );
   }
   const storedTokens = parsed.entries.reduce((s, e) => s + e.numTokens, 0);
-  const problems = [...parsed.problems, ...files.problems, ...prov.problems, ...verif.problems, ...overrideProblems, ...scheduleProblems]
-    .sort((a, b) => (a.severity === b.severity ? (a.line ?? 0) - (b.line ?? 0) : a.severity === 'error' ? -1 : 1));
+  const problems = [
+    ...parsed.problems,
+    ...files.problems,
+    ...prov.problems,
+    ...verif.problems,
+    ...overrideProblems,
+    ...scheduleProblems,
+  ].sort((a, b) => (a.severity === b.severity ? (a.line ?? 0) - (b.line ?? 0) : a.severity === 'error' ? -1 : 1));
   return {
-    root, manifestFile, shards: parsed.entries, fileStates: files.states,
-    provenance: prov.side, verification: verif.side, settings, settingSources, storedTokens,
+    root,
+    manifestFile,
+    shards: parsed.entries,
+    fileStates: files.states,
+    provenance: prov.side,
+    verification: verif.side,
+    settings,
+    settingSources,
+    storedTokens,
     schedule: new Schedule(settings, storedTokens),
     stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
-    tokenizerFile, problems,
+    tokenizerFile,
+    problems,
   };
 }
 
@@ -136,7 +175,11 @@ export function checkUserSettings(userSettings: Partial<ScheduleSettings>, opts:
  * Drops entries whose file, inside the root as written, is a symbolic link (or under one) that
  * leads outside the root's real path: an error on their line, not read. Mutates `parsed`.
  */
-async function dropSymlinksOutsideRoot(root: string, manifestFile: string, parsed: { entries: ShardEntry[]; problems: ManifestProblem[] }): Promise<void> {
+async function dropSymlinksOutsideRoot(
+  root: string,
+  manifestFile: string,
+  parsed: { entries: ShardEntry[]; problems: ManifestProblem[] },
+): Promise<void> {
   let realRoot: string;
   try {
     realRoot = await fs.promises.realpath(root);
@@ -145,7 +188,9 @@ async function dropSymlinksOutsideRoot(root: string, manifestFile: string, parse
   }
   const why = await Promise.all(parsed.entries.map((e) => symlinkOutsideRoot(e.path, realRoot)));
   if (!why.some(Boolean)) return;
-  parsed.entries.forEach((e, i) => { if (why[i]) parsed.problems.push(outsideRootProblem(manifestFile, e.line, e.shard, why[i]!, false)); });
+  parsed.entries.forEach((e, i) => {
+    if (why[i]) parsed.problems.push(outsideRootProblem(manifestFile, e.line, e.shard, why[i]!, false));
+  });
   parsed.entries = parsed.entries.filter((_, i) => !why[i]);
   parsed.entries.forEach((e, i) => (e.index = i));
 }
@@ -159,20 +204,36 @@ async function dropSymlinksOutsideRoot(root: string, manifestFile: string, parse
  * the user's settings alone is left for {@link Schedule} to reject.
  * @returns the problem to report, if any.
  */
-function dropInconsistentOverrides(settings: ScheduleSettings, sources: Record<keyof ScheduleSettings, SettingSource>,
-  userSettings: Partial<ScheduleSettings>, provenanceFile: string | undefined): ManifestProblem[] {
+function dropInconsistentOverrides(
+  settings: ScheduleSettings,
+  sources: Record<keyof ScheduleSettings, SettingSource>,
+  userSettings: Partial<ScheduleSettings>,
+  provenanceFile: string | undefined,
+): ManifestProblem[] {
   const { globalTokensPerUpdate: G, sequenceLength: L } = settings;
   const keys = ['globalTokensPerUpdate', 'sequenceLength'] as const;
   if (G % L === 0 || !provenanceFile || !keys.some((k) => sources[k] === 'manifest.json')) return [];
-  const origin = (k: keyof ScheduleSettings) => (sources[k] === 'manifest.json' ? 'from manifest.json' : sources[k] === 'setting' ? 'from the settings' : 'the dataset card default');
+  const origin = (k: keyof ScheduleSettings) =>
+    sources[k] === 'manifest.json' ? 'from manifest.json' : sources[k] === 'setting' ? 'from the settings' : 'the dataset card default';
   const was = `tokens per update ${fmt(G)} (${origin('globalTokensPerUpdate')}) is not a multiple of the sequence length ${fmt(L)} (${origin('sequenceLength')})`;
   for (const k of keys) {
     if (sources[k] !== 'manifest.json') continue;
-    if (userSettings[k] !== undefined) { settings[k] = userSettings[k]!; sources[k] = 'setting'; }
-    else { settings[k] = DEFAULT_SCHEDULE[k]; sources[k] = 'default'; }
+    if (userSettings[k] !== undefined) {
+      settings[k] = userSettings[k]!;
+      sources[k] = 'setting';
+    } else {
+      settings[k] = DEFAULT_SCHEDULE[k];
+      sources[k] = 'default';
+    }
   }
-  return [{ code: 'bad-provenance', severity: 'error', file: provenanceFile,
-    message: `${path.basename(provenanceFile)}: ${was}; using ${fmt(settings.globalTokensPerUpdate)} tokens per update and sequence length ${fmt(settings.sequenceLength)} instead.` }];
+  return [
+    {
+      code: 'bad-provenance',
+      severity: 'error',
+      file: provenanceFile,
+      message: `${path.basename(provenanceFile)}: ${was}; using ${fmt(settings.globalTokensPerUpdate)} tokens per update and sequence length ${fmt(settings.sequenceLength)} instead.`,
+    },
+  ];
 }
 
 /** A lone `.u32` file opened without a manifest. Offsets are local to the file. */
@@ -201,15 +262,23 @@ export async function openLoneShard(file: string): Promise<LoneShard> {
  * are reported as a problem and left out of the stream.
  * @throws DataError when the file cannot be stat'ed.
  */
-export async function openShardFileAsDataset(file: string, userSettings: Partial<ScheduleSettings> = {}, opts: OpenDatasetOptions = {}): Promise<Dataset> {
+export async function openShardFileAsDataset(
+  file: string,
+  userSettings: Partial<ScheduleSettings> = {},
+  opts: OpenDatasetOptions = {},
+): Promise<Dataset> {
   checkUserSettings(userSettings, opts);
   const lone = await openLoneShard(file);
   const numTokens = lone.stream.totalTokens;
   const st = await fs.promises.stat(lone.file, { bigint: true });
   const problems: ManifestProblem[] = [];
   if (lone.trailingBytes) {
-    problems.push({ code: 'size-not-multiple-of-4', severity: 'error', file: lone.file,
-      message: `${path.basename(lone.file)}: size ${lone.sizeBytes} bytes is not a multiple of 4; the last ${lone.trailingBytes} byte(s) after token ${numTokens} are not shown as tokens.` });
+    problems.push({
+      code: 'size-not-multiple-of-4',
+      severity: 'error',
+      file: lone.file,
+      message: `${path.basename(lone.file)}: size ${lone.sizeBytes} bytes is not a multiple of 4; the last ${lone.trailingBytes} byte(s) after token ${numTokens} are not shown as tokens.`,
+    });
   }
   let tokenizerFile: string | undefined;
   for (let dir = path.dirname(lone.file), i = 0; i < 3 && !tokenizerFile; i++, dir = path.dirname(dir)) {
@@ -223,13 +292,24 @@ export async function openShardFileAsDataset(file: string, userSettings: Partial
   }
   if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
     const name = settingName(opts);
-    throw new SettingError(`${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`);
+    throw new SettingError(
+      `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
+    );
   }
   const entry: ShardEntry = { index: 0, shard: path.basename(lone.file), path: lone.file, startToken: 0, numTokens, line: 0, extra: {} };
   return {
-    root: path.dirname(lone.file), manifestFile: '', shards: [entry], fileStates: [{ size: Number(st.size), mtimeMs: Number(st.mtimeNs) / 1e6, identity: identityOfStats(st) }],
-    settings, settingSources, storedTokens: numTokens, schedule: new Schedule(settings, numTokens), stream: lone.stream,
-    tokenizerFile, problems, lone: true,
+    root: path.dirname(lone.file),
+    manifestFile: '',
+    shards: [entry],
+    fileStates: [{ size: Number(st.size), mtimeMs: Number(st.mtimeNs) / 1e6, identity: identityOfStats(st) }],
+    settings,
+    settingSources,
+    storedTokens: numTokens,
+    schedule: new Schedule(settings, numTokens),
+    stream: lone.stream,
+    tokenizerFile,
+    problems,
+    lone: true,
   };
 }
 
@@ -248,7 +328,9 @@ export async function findDatasetRoot(from: string, maxLevels = 4): Promise<stri
     try {
       await fs.promises.access(path.join(dir, SHARD_MANIFEST));
       return dir;
-    } catch { /* keep walking */ }
+    } catch {
+      /* keep walking */
+    }
     const up = path.dirname(dir);
     if (up === dir) break;
     dir = up;

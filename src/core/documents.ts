@@ -48,14 +48,19 @@ export function countId(ids: Uint32Array, id: number): number {
 export async function findDocumentBounds(stream: TokenStream, offset: number, eos: number, limit: number): Promise<DocumentBounds> {
   stream.locate(offset); // range check
   // Backward: last EOS strictly before `offset`.
-  let start = 0, startKnown = false;
+  let start = 0,
+    startKnown = false;
   const lowBound = Math.max(0, offset - limit);
   let hi = offset;
   while (hi > lowBound) {
     const lo = Math.max(lowBound, hi - SCAN_CHUNK_TOKENS);
     const ids = await stream.read(lo, hi - lo);
     const i = ids.lastIndexOf(eos);
-    if (i >= 0) { start = lo + i + 1; startKnown = true; break; }
+    if (i >= 0) {
+      start = lo + i + 1;
+      startKnown = true;
+      break;
+    }
     hi = lo;
   }
   if (!startKnown) {
@@ -63,14 +68,19 @@ export async function findDocumentBounds(stream: TokenStream, offset: number, eo
     startKnown = lowBound === 0;
   }
   // Forward: first EOS at or after `offset`.
-  let end = stream.totalTokens, endKnown = false;
+  let end = stream.totalTokens,
+    endKnown = false;
   const highBound = Math.min(stream.totalTokens, offset + limit);
   let lo = offset;
   while (lo < highBound) {
     const h = Math.min(highBound, lo + SCAN_CHUNK_TOKENS);
     const ids = await stream.read(lo, h - lo);
     const i = ids.indexOf(eos);
-    if (i >= 0) { end = lo + i + 1; endKnown = true; break; }
+    if (i >= 0) {
+      end = lo + i + 1;
+      endKnown = true;
+      break;
+    }
     lo = h;
   }
   if (!endKnown) end = highBound;
@@ -96,7 +106,10 @@ export class DocumentIndex {
   /** A stream index being loaded: numbering waits for it, so no caller ever sees a number from before it. */
   private attaching?: Promise<void>;
 
-  constructor(readonly stream: TokenStream, readonly eos: number) {
+  constructor(
+    readonly stream: TokenStream,
+    readonly eos: number,
+  ) {
     this.counts = new Array(stream.segments.length).fill(undefined);
   }
 
@@ -106,11 +119,18 @@ export class DocumentIndex {
    * Listeners of {@link onAttach} are told.
    */
   attachStreamIndex(index: StreamIndex | undefined): void {
-    if (index && (index.segments.length !== this.stream.segments.length || index.segments.some((s, i) => s.startToken !== this.stream.segments[i].startToken))) {
+    if (
+      index &&
+      (index.segments.length !== this.stream.segments.length ||
+        index.segments.some((s, i) => s.startToken !== this.stream.segments[i].startToken))
+    ) {
       throw new Error('the stream index belongs to another stream');
     }
     this.index = index;
-    if (index) index.records.forEach((r, i) => { if (r) this.counts[i] = r.eosCount; });
+    if (index)
+      index.records.forEach((r, i) => {
+        if (r) this.counts[i] = r.eosCount;
+      });
     for (const f of [...this.attachListeners]) f();
   }
 
@@ -119,9 +139,14 @@ export class DocumentIndex {
    * numbering call waits for it (so every front end gets the same, final number).
    */
   attachWhenLoaded(loading: Promise<StreamIndex | undefined>): void {
-    const p = loading.then((ix) => this.attachStreamIndex(ix), () => undefined);
+    const p = loading.then(
+      (ix) => this.attachStreamIndex(ix),
+      () => undefined,
+    );
     this.attaching = p;
-    void p.finally(() => { if (this.attaching === p) this.attaching = undefined; });
+    void p.finally(() => {
+      if (this.attaching === p) this.attaching = undefined;
+    });
   }
 
   /** Resolves once a stream index being loaded is attached (at once when none is loading). */
@@ -157,7 +182,9 @@ export class DocumentIndex {
 
   /** Seeds counts from a cache (same length as the segments; undefined entries are rescanned). */
   importCounts(counts: (number | undefined)[]): void {
-    counts.forEach((c, i) => { if (i < this.counts.length && typeof c === 'number') this.counts[i] = c; });
+    counts.forEach((c, i) => {
+      if (i < this.counts.length && typeof c === 'number') this.counts[i] = c;
+    });
   }
 
   /** True when every segment before `segment` has a known count (numbering there is instant). */
@@ -177,7 +204,10 @@ export class DocumentIndex {
     if (!p) {
       const seg = this.stream.segments[segment];
       p = this.countRange(seg.startToken, seg.startToken + seg.numTokens, signal)
-        .then((n) => { this.counts[segment] = n; return n; })
+        .then((n) => {
+          this.counts[segment] = n;
+          return n;
+        })
         .finally(() => this.pending.delete(segment));
       this.pending.set(segment, p);
     }
@@ -215,7 +245,7 @@ export class DocumentIndex {
       onProgress?.(i + 1, segment);
     }
     const start = this.stream.segments[segment].startToken;
-    return n + await this.countRange(start, start + localToken, signal);
+    return n + (await this.countRange(start, start + localToken, signal));
   }
 
   /**
@@ -246,7 +276,8 @@ export class DocumentIndex {
           for (let j = 0; j < ids.length; j++) {
             if (ids[j] === this.eos && --need === 0) {
               const start = lo + j + 1;
-              if (start >= this.stream.totalTokens) throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream ends with document ${fmt(n - 1)}'s EOS`);
+              if (start >= this.stream.totalTokens)
+                throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream ends with document ${fmt(n - 1)}'s EOS`);
               return start;
             }
           }

@@ -67,7 +67,10 @@ export class Encoder {
    * @param file the tokenizer.json (named in messages; read by the worker when `json` is undefined).
    * @param json the parsed tokenizer.json, when the caller has it (checked before the worker starts).
    */
-  constructor(readonly file: string, private readonly json?: unknown) {}
+  constructor(
+    readonly file: string,
+    private readonly json?: unknown,
+  ) {}
 
   /**
    * Encodes `text`.
@@ -75,7 +78,10 @@ export class Encoder {
    *   or naming the file and pattern when the time limit passes; CancelledError on abort.
    */
   async encode(text: string, opts: EncodeOptions = {}): Promise<number[]> {
-    if (!this.checked && this.json !== undefined) { checkEncoderConfig(this.json, this.file); this.checked = true; }
+    if (!this.checked && this.json !== undefined) {
+      checkEncoderConfig(this.json, this.file);
+      this.checked = true;
+    }
     if (text === '') return [];
     const limit = opts.timeLimitMs ?? defaultEncodeTimeLimitMs(text.length);
     const worker = await this.start(opts.signal);
@@ -83,17 +89,39 @@ export class Encoder {
     const id = this.nextId++;
     try {
       return await new Promise<number[]>((resolve, reject) => {
-        const done = () => { clearTimeout(timer); worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit); opts.signal?.removeEventListener('abort', onAbort); };
+        const done = () => {
+          clearTimeout(timer);
+          worker.off('message', onMessage);
+          worker.off('error', onError);
+          worker.off('exit', onExit);
+          opts.signal?.removeEventListener('abort', onAbort);
+        };
         const onMessage = (m: EncodeReply) => {
           if (!('id' in m) || m.id !== id) return;
           done();
           if ('ids' in m) resolve(m.ids);
           else reject(new DataError(`${this.file}: cannot encode: ${m.error}`, this.file));
         };
-        const onError = (e: Error) => { done(); this.kill(); reject(new DataError(`${this.file}: the encoder failed: ${e.message}`, this.file)); };
-        const onExit = () => { done(); this.forget(); reject(new DataError(`${this.file}: the encoder stopped unexpectedly`, this.file)); };
-        const onAbort = () => { done(); this.kill(); reject(new CancelledError()); };
-        const timer = setTimeout(() => { done(); this.kill(); reject(this.timeoutError(text.length, limit)); }, limit);
+        const onError = (e: Error) => {
+          done();
+          this.kill();
+          reject(new DataError(`${this.file}: the encoder failed: ${e.message}`, this.file));
+        };
+        const onExit = () => {
+          done();
+          this.forget();
+          reject(new DataError(`${this.file}: the encoder stopped unexpectedly`, this.file));
+        };
+        const onAbort = () => {
+          done();
+          this.kill();
+          reject(new CancelledError());
+        };
+        const timer = setTimeout(() => {
+          done();
+          this.kill();
+          reject(this.timeoutError(text.length, limit));
+        }, limit);
         worker.on('message', onMessage);
         worker.on('error', onError);
         worker.on('exit', onExit);
@@ -118,7 +146,10 @@ export class Encoder {
     const which = patterns.length
       ? `; the pattern ${patterns.map((p) => `${p.field} = ${JSON.stringify(p.pattern.length > 120 ? p.pattern.slice(0, 119) + '…' : p.pattern)}`).join(', ')} probably backtracks catastrophically on this text`
       : '; its pre-tokenizer or normalizer is pathologically slow on this text';
-    return new DataError(`${this.file}: encoding ${fmt(chars)} characters took longer than the ${fmt(limit / 1000)} s time limit${which}`, this.file);
+    return new DataError(
+      `${this.file}: encoding ${fmt(chars)} characters took longer than the ${fmt(limit / 1000)} s time limit${which}`,
+      this.file,
+    );
   }
 
   private start(signal?: AbortSignal): Promise<Worker> {
@@ -129,13 +160,29 @@ export class Encoder {
     worker.unref();
     this.worker = worker;
     this.ready = new Promise<Worker>((resolve, reject) => {
-      const timer = setTimeout(() => { this.kill(); reject(new DataError(`${this.file}: loading the tokenizer for encoding took longer than ${ENCODE_LOAD_LIMIT_MS / 1000} s`, this.file)); }, ENCODE_LOAD_LIMIT_MS);
+      const timer = setTimeout(() => {
+        this.kill();
+        reject(
+          new DataError(`${this.file}: loading the tokenizer for encoding took longer than ${ENCODE_LOAD_LIMIT_MS / 1000} s`, this.file),
+        );
+      }, ENCODE_LOAD_LIMIT_MS);
       const onMessage = (m: EncodeReply) => {
-        if ('ready' in m) { clearTimeout(timer); worker.off('message', onMessage); resolve(worker); }
-        else if ('loadError' in m) { clearTimeout(timer); this.kill(); reject(new DataError(`${this.file}: cannot load the tokenizer for encoding: ${m.loadError}`, this.file)); }
+        if ('ready' in m) {
+          clearTimeout(timer);
+          worker.off('message', onMessage);
+          resolve(worker);
+        } else if ('loadError' in m) {
+          clearTimeout(timer);
+          this.kill();
+          reject(new DataError(`${this.file}: cannot load the tokenizer for encoding: ${m.loadError}`, this.file));
+        }
       };
       worker.on('message', onMessage);
-      worker.once('error', (e) => { clearTimeout(timer); this.kill(); reject(new DataError(`${this.file}: the encoder failed to start: ${e.message}`, this.file)); });
+      worker.once('error', (e) => {
+        clearTimeout(timer);
+        this.kill();
+        reject(new DataError(`${this.file}: the encoder failed to start: ${e.message}`, this.file));
+      });
     });
     this.ready.catch(() => undefined);
     return this.ready;
@@ -144,7 +191,10 @@ export class Encoder {
   private forget(): void {
     this.worker = undefined;
     this.ready = undefined;
-    if (this.idle) { clearTimeout(this.idle); this.idle = undefined; }
+    if (this.idle) {
+      clearTimeout(this.idle);
+      this.idle = undefined;
+    }
   }
 
   private kill(): void {

@@ -7,7 +7,19 @@
 import { DataError } from './errors';
 
 /** Pre-tokenizer types the bundled `@huggingface/tokenizers` (0.2.x) can build. */
-export const KNOWN_PRE_TOKENIZERS = ['BertPreTokenizer', 'Sequence', 'Whitespace', 'WhitespaceSplit', 'Metaspace', 'ByteLevel', 'Split', 'Punctuation', 'Digits', 'Replace', 'FixedLength'];
+export const KNOWN_PRE_TOKENIZERS = [
+  'BertPreTokenizer',
+  'Sequence',
+  'Whitespace',
+  'WhitespaceSplit',
+  'Metaspace',
+  'ByteLevel',
+  'Split',
+  'Punctuation',
+  'Digits',
+  'Replace',
+  'FixedLength',
+];
 
 /** A regular expression of a pre-tokenizer (or normalizer) and where it sits in the file. */
 export interface TokenizerPattern {
@@ -31,10 +43,21 @@ export function checkEncoderConfig(json: unknown, file: string): void {
   const model = json.model;
   if (!isObj(model)) throw new DataError(`${file}: field model is missing; expected a BPE model with vocab and merges`, file);
   if ((model.type ?? 'BPE') === 'BPE') {
-    if (!('merges' in model)) throw new DataError(`${file}: field model.merges is missing; a BPE tokenizer needs its merges to encode (decoding still works)`, file);
-    if (!Array.isArray(model.merges)) throw new DataError(`${file}: field model.merges is ${typeof model.merges}; expected an array of merges`, file);
-    const bad = model.merges.findIndex((m) => !(typeof m === 'string' ? m.includes(' ') : Array.isArray(m) && m.length === 2 && m.every((x) => typeof x === 'string')));
-    if (bad >= 0) throw new DataError(`${file}: field model.merges[${bad}] is ${JSON.stringify(model.merges[bad])?.slice(0, 60)}; expected "a b" or ["a", "b"]`, file);
+    if (!('merges' in model))
+      throw new DataError(
+        `${file}: field model.merges is missing; a BPE tokenizer needs its merges to encode (decoding still works)`,
+        file,
+      );
+    if (!Array.isArray(model.merges))
+      throw new DataError(`${file}: field model.merges is ${typeof model.merges}; expected an array of merges`, file);
+    const bad = model.merges.findIndex(
+      (m) => !(typeof m === 'string' ? m.includes(' ') : Array.isArray(m) && m.length === 2 && m.every((x) => typeof x === 'string')),
+    );
+    if (bad >= 0)
+      throw new DataError(
+        `${file}: field model.merges[${bad}] is ${JSON.stringify(model.merges[bad])?.slice(0, 60)}; expected "a b" or ["a", "b"]`,
+        file,
+      );
   }
   const walk = (pt: unknown, field: string): void => {
     if (pt === null || pt === undefined) return;
@@ -42,10 +65,14 @@ export function checkEncoderConfig(json: unknown, file: string): void {
     const type = pt.type;
     if (typeof type !== 'string') throw new DataError(`${file}: field ${field}.type is missing`, file);
     if (!KNOWN_PRE_TOKENIZERS.includes(type)) {
-      throw new DataError(`${file}: field ${field}.type is ${JSON.stringify(type).slice(0, 60)}, an unknown pre-tokenizer type (known: ${KNOWN_PRE_TOKENIZERS.join(', ')})`, file);
+      throw new DataError(
+        `${file}: field ${field}.type is ${JSON.stringify(type).slice(0, 60)}, an unknown pre-tokenizer type (known: ${KNOWN_PRE_TOKENIZERS.join(', ')})`,
+        file,
+      );
     }
     if (type === 'Sequence') {
-      if (!Array.isArray(pt.pretokenizers)) throw new DataError(`${file}: field ${field}.pretokenizers is missing; a Sequence pre-tokenizer lists its parts there`, file);
+      if (!Array.isArray(pt.pretokenizers))
+        throw new DataError(`${file}: field ${field}.pretokenizers is missing; a Sequence pre-tokenizer lists its parts there`, file);
       pt.pretokenizers.forEach((p, i) => walk(p, `${field}.pretokenizers[${i}]`));
     }
     if (type === 'Split') {
@@ -63,7 +90,10 @@ export function tokenizerPatterns(json: unknown): TokenizerPattern[] {
   const out: TokenizerPattern[] = [];
   const walk = (v: unknown, field: string, depth: number): void => {
     if (depth > 16) return;
-    if (Array.isArray(v)) { v.forEach((x, i) => walk(x, `${field}[${i}]`, depth + 1)); return; }
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => walk(x, `${field}[${i}]`, depth + 1));
+      return;
+    }
     if (!isObj(v)) return;
     for (const [k, x] of Object.entries(v)) {
       if (k === 'Regex' && typeof x === 'string') out.push({ field: `${field}.Regex`, pattern: x });

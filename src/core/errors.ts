@@ -6,7 +6,11 @@
 /** The data (a shard, a manifest line, a tokenizer file) is not what the format promises. */
 export class DataError extends Error {
   /** @param file absolute path of the offending file, when there is one. */
-  constructor(message: string, readonly file?: string, readonly line?: number) {
+  constructor(
+    message: string,
+    readonly file?: string,
+    readonly line?: number,
+  ) {
     super(message);
     this.name = 'DataError';
   }

@@ -26,7 +26,7 @@ import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from '
 /** Export formats. */
 export const EXPORT_FORMATS = ['jsonl', 'txt', 'npz'] as const;
 /** One of {@link EXPORT_FORMATS}. */
-export type ExportFormat = typeof EXPORT_FORMATS[number];
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** Progress: `done` of `total` update passes (npz makes two passes: x, then y). */
 export interface ExportProgress {
@@ -60,7 +60,8 @@ export function npyHeader(shape: number[]): Buffer {
   const text = dict + ' '.repeat((64 - (unpadded % 64)) % 64) + '\n';
   const head = Buffer.alloc(10);
   head.write('\x93NUMPY', 0, 'latin1');
-  head[6] = 1; head[7] = 0;
+  head[6] = 1;
+  head[7] = 0;
   head.writeUInt16LE(text.length, 8);
   return Buffer.concat([head, Buffer.from(text, 'latin1')]);
 }
@@ -76,12 +77,23 @@ function leBytes(ids: Uint32Array): Buffer {
 /** Writes a chunk, waiting for `drain` when the sink is full; rejects on a sink error. */
 function writeChunk(sink: Writable, chunk: string | Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (sink.destroyed) { reject(new Error('the output was closed')); return; }
-    const ok = sink.write(chunk, (err) => { if (err) reject(err); });
+    if (sink.destroyed) {
+      reject(new Error('the output was closed'));
+      return;
+    }
+    const ok = sink.write(chunk, (err) => {
+      if (err) reject(err);
+    });
     if (ok) resolve();
     else {
-      const onDrain = () => { sink.off('error', onError); resolve(); };
-      const onError = (err: Error) => { sink.off('drain', onDrain); reject(err); };
+      const onDrain = () => {
+        sink.off('error', onError);
+        resolve();
+      };
+      const onError = (err: Error) => {
+        sink.off('drain', onDrain);
+        reject(err);
+      };
       sink.once('drain', onDrain);
       sink.once('error', onError);
     }
@@ -94,14 +106,22 @@ function writeChunk(sink: Writable, chunk: string | Buffer): Promise<void> {
  * @throws RangeRequestError for updates outside the stream or `txt` without a tokenizer;
  *   DataError on a short read; CancelledError when `signal` fires (the output is then incomplete).
  */
-export async function exportUpdates(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>, first: number, last: number,
-  format: ExportFormat, sink: Writable, opts: ExportOptions = {}): Promise<void> {
+export async function exportUpdates(
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>,
+  first: number,
+  last: number,
+  format: ExportFormat,
+  sink: Writable,
+  opts: ExportOptions = {},
+): Promise<void> {
   ds.schedule.checkUpdate(first);
   ds.schedule.checkUpdate(last);
   if (last < first) throw new RangeRequestError(`the range ${first}..${last} is empty (the last update comes before the first)`);
   if (format === 'txt' && !opts.tokenizer) throw new RangeRequestError('the txt export decodes text and needs a tokenizer');
   const n = last - first + 1;
-  const check = () => { if (opts.signal?.aborted) throw new CancelledError(); };
+  const check = () => {
+    if (opts.signal?.aborted) throw new CancelledError();
+  };
   const progress: ExportProgress = { done: 0, total: format === 'npz' ? 2 * n : n, bytes: 0 };
   if (format === 'npz') return writeNpz(ds, first, last, sink, opts, progress);
   const { G, L } = ds.schedule;
@@ -113,9 +133,12 @@ export async function exportUpdates(ds: Pick<Dataset, 'schedule' | 'stream' | 's
     if (format === 'jsonl') {
       const lines: string[] = [];
       for (let r = 0; r < batch.rows; r++) {
-        const x = inputRow(batch, r), y = targetRow(batch, r);
+        const x = inputRow(batch, r),
+          y = targetRow(batch, r);
         const s = G * k + L * r;
-        lines.push(`{"update":${k},"sequence":${r},"token_range":[${s},${s + L}],"input_ids":[${x.join(',')}],"target_ids":[${y.join(',')}],"text":${tok ? JSON.stringify(tok.decode(x)) : 'null'}}\n`);
+        lines.push(
+          `{"update":${k},"sequence":${r},"token_range":[${s},${s + L}],"input_ids":[${x.join(',')}],"target_ids":[${y.join(',')}],"text":${tok ? JSON.stringify(tok.decode(x)) : 'null'}}\n`,
+        );
       }
       text = lines.join('');
     } else {
@@ -123,7 +146,12 @@ export async function exportUpdates(ds: Pick<Dataset, 'schedule' | 'stream' | 's
       const firstDocument = opts.documentIndex
         ? await documentNumberIfCheap(opts.documentIndex, G * k, opts.documentScanLimit ?? DEFAULT_DOCUMENT_SCAN_LIMIT, opts.signal)
         : undefined;
-      const model = buildUpdateModel(batch, tok, { previousId: prev, firstDocument, numUpdates: ds.schedule.numUpdates, eos: ds.settings.eosTokenId });
+      const model = buildUpdateModel(batch, tok, {
+        previousId: prev,
+        firstDocument,
+        numUpdates: ds.schedule.numUpdates,
+        eos: ds.settings.eosTokenId,
+      });
       text = (k > first ? '\n' : '') + formatUpdateModelText(model) + '\n';
     }
     const buf = Buffer.from(text, 'utf8');
@@ -134,15 +162,23 @@ export async function exportUpdates(ds: Pick<Dataset, 'schedule' | 'stream' | 's
   }
 }
 
-async function writeNpz(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>, first: number, last: number,
-  sink: Writable, opts: ExportOptions, progress: ExportProgress): Promise<void> {
+async function writeNpz(
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>,
+  first: number,
+  last: number,
+  sink: Writable,
+  opts: ExportOptions,
+  progress: ExportProgress,
+): Promise<void> {
   const { G, L } = ds.schedule;
   const S = G / L;
   const n = last - first + 1;
   const zip = new yazl.ZipFile();
   const streams: Readable[] = [];
   let failed: Error | undefined;
-  let fail: (err: Error) => void = (err) => { failed ??= err; };
+  let fail: (err: Error) => void = (err) => {
+    failed ??= err;
+  };
   const entry = (which: 'x' | 'y'): Readable => {
     const header = npyHeader([n, S, L]);
     async function* gen(): AsyncGenerator<Buffer> {
@@ -167,13 +203,23 @@ async function writeNpz(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'se
   zip.addReadStreamLazy('input_ids.npy', { compress: false, size, mtime }, (cb) => cb(null, entry('x')));
   zip.addReadStreamLazy('target_ids.npy', { compress: false, size, mtime }, (cb) => cb(null, entry('y')));
   zip.end();
-  const onAbort = () => { for (const s of streams) s.destroy(new CancelledError()); };
+  const onAbort = () => {
+    for (const s of streams) s.destroy(new CancelledError());
+  };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await new Promise<void>((resolve, reject) => {
       const out = zip.outputStream as Readable;
-      fail = (err: Error) => { failed ??= err; out.unpipe(sink); for (const st of streams) st.destroy(); reject(failed); };
-      if (failed) { fail(failed); return; }
+      fail = (err: Error) => {
+        failed ??= err;
+        out.unpipe(sink);
+        for (const st of streams) st.destroy();
+        reject(failed);
+      };
+      if (failed) {
+        fail(failed);
+        return;
+      }
       (zip as unknown as NodeJS.EventEmitter).on('error', fail);
       out.on('error', fail);
       sink.on('error', fail);
@@ -190,14 +236,26 @@ async function writeNpz(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'se
  * cancelled or failed export never leaves a truncated file under the chosen name.
  * @returns bytes written.
  */
-export async function exportUpdatesToFile(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>, first: number, last: number,
-  format: ExportFormat, file: string, opts: ExportOptions = {}): Promise<number> {
+export async function exportUpdatesToFile(
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>,
+  first: number,
+  last: number,
+  format: ExportFormat,
+  file: string,
+  opts: ExportOptions = {},
+): Promise<number> {
   const tmp = `${file}.partial`;
   const ws = fs.createWriteStream(tmp);
-  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
   try {
     await exportUpdates(ds, first, last, format, ws, opts);
-    await new Promise<void>((resolve, reject) => { ws.end(() => resolve()); ws.once('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      ws.end(() => resolve());
+      ws.once('error', reject);
+    });
     await fs.promises.rename(tmp, file);
     return (await fs.promises.stat(file)).size;
   } catch (err) {

@@ -62,8 +62,7 @@ export async function statIdentity(file: string): Promise<FileIdentity> {
  * @throws the file-system error.
  */
 export function fstatIdentity(fd: number): Promise<FileIdentity> {
-  return new Promise((resolve, reject) =>
-    fs.fstat(fd, { bigint: true }, (err, st) => (err ? reject(err) : resolve(identityOfStats(st)))));
+  return new Promise((resolve, reject) => fs.fstat(fd, { bigint: true }, (err, st) => (err ? reject(err) : resolve(identityOfStats(st)))));
 }
 
 /** The stable string key of an identity: `dev:ino:size:mtimeNs:ctimeNs` (decimal). */
@@ -80,6 +79,14 @@ export function sameIdentity(a: FileIdentity | undefined, b: FileIdentity | unde
 export function isFileIdentity(v: unknown): v is FileIdentity {
   const o = v as FileIdentity;
   const dec = (s: unknown) => typeof s === 'string' && /^\d{1,40}$/.test(s);
-  return typeof o === 'object' && o !== null && dec(o.dev) && dec(o.ino) && Number.isSafeInteger(o.size) && o.size >= 0
-    && dec(o.mtimeNs) && dec(o.ctimeNs);
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    dec(o.dev) &&
+    dec(o.ino) &&
+    Number.isSafeInteger(o.size) &&
+    o.size >= 0 &&
+    dec(o.mtimeNs) &&
+    dec(o.ctimeNs)
+  );
 }

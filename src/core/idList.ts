@@ -62,8 +62,7 @@ export interface TextRange {
 
 /** Why a run of digits is not an id candidate (see the module docs). */
 export type NumberRejection =
-  | 'identifier' | 'decimal' | 'negative' | 'signed' | 'joined' | 'hex' | 'percent'
-  | 'leading-zero' | 'too-long' | 'formatted' | 'shape';
+  'identifier' | 'decimal' | 'negative' | 'signed' | 'joined' | 'hex' | 'percent' | 'leading-zero' | 'too-long' | 'formatted' | 'shape';
 
 /** A lone integer under the cursor that passes the lone-id rule. */
 export interface LoneIdHit {
@@ -141,10 +140,30 @@ export const DEFAULT_MIN_DIGITS = 3;
 export const MAX_ID_DIGITS = 15;
 
 // Character codes.
-const C0 = 48, C9 = 57, DOT = 46, COMMA = 44, SPACE = 32, TAB = 9, LF = 10, CR = 13;
-const LBRACK = 91, RBRACK = 93, LPAREN = 40;
-const MINUS = 45, PLUS = 43, HASH = 35, SLASH = 47, COLON = 58, PERCENT = 37, UNDERSCORE = 95;
-const DOLLAR = 36, AT = 64, BACKSLASH = 92, AMP = 38, LOWER_E = 101, UPPER_E = 69;
+const C0 = 48,
+  C9 = 57,
+  DOT = 46,
+  COMMA = 44,
+  SPACE = 32,
+  TAB = 9,
+  LF = 10,
+  CR = 13;
+const LBRACK = 91,
+  RBRACK = 93,
+  LPAREN = 40;
+const MINUS = 45,
+  PLUS = 43,
+  HASH = 35,
+  SLASH = 47,
+  COLON = 58,
+  PERCENT = 37,
+  UNDERSCORE = 95;
+const DOLLAR = 36,
+  AT = 64,
+  BACKSLASH = 92,
+  AMP = 38,
+  LOWER_E = 101,
+  UPPER_E = 69;
 
 const isDigit = (c: number) => c >= C0 && c <= C9;
 const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -169,12 +188,15 @@ const isLineSep = (c: number) => c === SPACE || c === TAB || c === COMMA;
 export function classifyNumber(text: string, s: number, e: number, inBrackets: boolean): NumberRejection | undefined {
   const len = text.length;
   const at = (i: number) => (i >= 0 && i < len ? text.charCodeAt(i) : -1);
-  const p = at(s - 1), pp = at(s - 2), n = at(e), nn = at(e + 1);
+  const p = at(s - 1),
+    pp = at(s - 2),
+    n = at(e),
+    nn = at(e + 1);
   if (p === DOT) return 'decimal';
   if (n === DOT && isDigit(nn)) return 'decimal';
   if ((n === LOWER_E || n === UPPER_E) && (isDigit(nn) || ((nn === MINUS || nn === PLUS) && isDigit(at(e + 2))))) return 'decimal';
-  if (isLetter(p) || isLetter(n) || p === UNDERSCORE || n === UNDERSCORE
-    || p === DOLLAR || p === AT || p === BACKSLASH || p === AMP) return 'identifier';
+  if (isLetter(p) || isLetter(n) || p === UNDERSCORE || n === UNDERSCORE || p === DOLLAR || p === AT || p === BACKSLASH || p === AMP)
+    return 'identifier';
   if (p === MINUS) return isAlnum(pp) ? 'joined' : 'negative';
   if (p === PLUS) return 'signed';
   if (p === HASH) return 'hex';
@@ -205,7 +227,8 @@ const SHAPE_WORD = /(?:shape|size)[ \t]*[=:]?[ \t]*$/i;
  * digits, separators and opening brackets (≤ 64 characters) reaches `shape=(`, `Size([`, `size: [`….
  */
 export function inShapeContext(text: string, s: number): boolean {
-  let i = s - 1, opened = false;
+  let i = s - 1,
+    opened = false;
   const stop = Math.max(0, s - 64);
   for (; i >= stop; i--) {
     const c = text.charCodeAt(i);
@@ -223,7 +246,8 @@ const UPDATE_RE = /(?<![A-Za-z])(update|step)["']?[ \t]{0,8}[=:]?[ \t]{0,8}#?(\d
  * around it (≤ 64 characters each side; a phrase is at most 44).
  */
 function findUpdateAt(text: string, offset: number): UpdateHit | undefined {
-  let lo = Math.max(0, offset - 64), hi = Math.min(text.length, offset + 64);
+  let lo = Math.max(0, offset - 64),
+    hi = Math.min(text.length, offset + 64);
   const nl = text.lastIndexOf('\n', offset - 1);
   if (nl >= lo) lo = nl + 1;
   const nr = text.indexOf('\n', offset);
@@ -244,8 +268,11 @@ function findUpdateAt(text: string, offset: number): UpdateHit | undefined {
     const value = Number(digits.replace(/,/g, ''));
     if (!Number.isSafeInteger(value)) continue;
     return {
-      kind: 'update', keyword: m[1].toLowerCase() as 'update' | 'step', update: value,
-      range: { start, end }, numberRange: { start: end - digits.length, end },
+      kind: 'update',
+      keyword: m[1].toLowerCase() as 'update' | 'step',
+      update: value,
+      range: { start, end },
+      numberRange: { start: end - digits.length, end },
     };
   }
   return undefined;
@@ -273,23 +300,37 @@ function scanBrackets(text: string, s: number, e: number, lo: number, hi: number
   let open = -1;
   for (let i = s - 1; i >= lo; i--) {
     const c = text.charCodeAt(i);
-    if (c === LBRACK) { open = i; break; }
+    if (c === LBRACK) {
+      open = i;
+      break;
+    }
     if (!(isDigit(c) || isSep(c) || c === DOT)) return undefined;
   }
   if (open < 0) return undefined;
   // One forward pass: parse the elements and find the closing bracket.
   const ids: number[] = [];
   const gaps: number[] = [];
-  let index = -1, longest = 0, close = -1;
+  let index = -1,
+    longest = 0,
+    close = -1;
   let valid = true;
   for (let i = open + 1; i < hi;) {
     const c = text.charCodeAt(i);
-    if (c === RBRACK) { close = i; break; }
-    if (isSep(c)) { i++; continue; }
+    if (c === RBRACK) {
+      close = i;
+      break;
+    }
+    if (isSep(c)) {
+      i++;
+      continue;
+    }
     if (c === DOT) {
       // Only a whole "..." element (numpy's summarised print) is allowed.
-      if (text.startsWith('...', i) && (isSep(text.charCodeAt(i + 3)) || text.charCodeAt(i + 3) === RBRACK)
-        && (i === open + 1 || isSep(text.charCodeAt(i - 1)))) {
+      if (
+        text.startsWith('...', i) &&
+        (isSep(text.charCodeAt(i + 3)) || text.charCodeAt(i + 3) === RBRACK) &&
+        (i === open + 1 || isSep(text.charCodeAt(i - 1)))
+      ) {
         gaps.push(ids.length);
         i += 3;
       } else {
@@ -325,38 +366,53 @@ function scanBrackets(text: string, s: number, e: number, lo: number, hi: number
  */
 function scanRow(text: string, open: number, close: number, lo: number, hi: number): IdListHit['row'] {
   // Left: count direct child lists before ours until the parent's '['.
-  let depth = 0, before = 0, parentOpen = -1;
+  let depth = 0,
+    before = 0,
+    parentOpen = -1;
   for (let i = open - 1; i >= lo; i--) {
     const c = text.charCodeAt(i);
     if (c === RBRACK) depth++;
     else if (c === LBRACK) {
-      if (depth === 0) { parentOpen = i; break; }
+      if (depth === 0) {
+        parentOpen = i;
+        break;
+      }
       depth--;
       if (depth === 0) before++;
     } else if (isSep(c)) continue;
-    else if (isDigit(c) || c === DOT) { if (depth === 0 && c !== DOT) return undefined; }
-    else return undefined;
+    else if (isDigit(c) || c === DOT) {
+      if (depth === 0 && c !== DOT) return undefined;
+    } else return undefined;
   }
   if (parentOpen < 0) return undefined;
   depth = 0;
-  let after = 0, parentClose = -1;
+  let after = 0,
+    parentClose = -1;
   for (let i = close + 1; i < hi; i++) {
     const c = text.charCodeAt(i);
     if (c === LBRACK) depth++;
     else if (c === RBRACK) {
-      if (depth === 0) { parentClose = i; break; }
+      if (depth === 0) {
+        parentClose = i;
+        break;
+      }
       depth--;
       if (depth === 0) after++;
     } else if (isSep(c)) continue;
-    else if (isDigit(c) || c === DOT) { if (depth === 0 && c !== DOT) return undefined; }
-    else return undefined;
+    else if (isDigit(c) || c === DOT) {
+      if (depth === 0 && c !== DOT) return undefined;
+    } else return undefined;
   }
   if (parentClose < 0) return undefined;
   return { index: before, count: before + 1 + after, range: { start: parentOpen, end: parentClose + 1 } };
 }
 
 /** A number of a bare run: its range and value. */
-interface RunItem { s: number; e: number; v: number }
+interface RunItem {
+  s: number;
+  e: number;
+  v: number;
+}
 
 /**
  * The run of accepted numbers on the line around `text[s, e)`, separated by spaces, tabs or
@@ -364,12 +420,23 @@ interface RunItem { s: number; e: number; v: number }
  * 4062`, or `,315,` read as a thousands group inside a compact list), or the edge of the
  * scanning window (it may be a bracketed list too long to see whole).
  */
-function scanBareRun(text: string, s: number, e: number, lo: number, hi: number, loCut: boolean, hiCut: boolean): { items: RunItem[]; index: number } | undefined {
+function scanBareRun(
+  text: string,
+  s: number,
+  e: number,
+  lo: number,
+  hi: number,
+  loCut: boolean,
+  hiCut: boolean,
+): { items: RunItem[]; index: number } | undefined {
   const left: RunItem[] = [];
   let i = s - 1;
   for (;;) {
     while (i >= lo && isLineSep(text.charCodeAt(i))) i--;
-    if (i < lo) { if (loCut) return undefined; break; } // cut by the window: unknown context
+    if (i < lo) {
+      if (loCut) return undefined;
+      break;
+    } // cut by the window: unknown context
     const c = text.charCodeAt(i);
     if (c === LBRACK || c === RBRACK) return undefined;
     if (!isDigit(c)) break;
@@ -384,7 +451,10 @@ function scanBareRun(text: string, s: number, e: number, lo: number, hi: number,
   i = e;
   for (;;) {
     while (i < hi && isLineSep(text.charCodeAt(i))) i++;
-    if (i >= hi) { if (hiCut) return undefined; break; }
+    if (i >= hi) {
+      if (hiCut) return undefined;
+      break;
+    }
     const c = text.charCodeAt(i);
     if (c === LBRACK || c === RBRACK) return undefined;
     if (!isDigit(c)) break;
@@ -412,12 +482,15 @@ export function findIdsAt(text: string, offset: number, options: IdScanOptions =
   const minDigits = Math.max(1, options.minDigits ?? DEFAULT_MIN_DIGITS);
   const vocab = options.vocabSize;
   const maxScan = Math.max(64, options.maxScan ?? DEFAULT_MAX_SCAN);
-  const lo = Math.max(0, offset - maxScan), hi = Math.min(text.length, offset + maxScan);
-  const loCut = lo > 0 || !!options.clipped?.start, hiCut = hi < text.length || !!options.clipped?.end;
+  const lo = Math.max(0, offset - maxScan),
+    hi = Math.min(text.length, offset + maxScan);
+  const loCut = lo > 0 || !!options.clipped?.start,
+    hiCut = hi < text.length || !!options.clipped?.end;
   const c = text.charCodeAt(offset);
   if (isAsciiLetter(c)) return findUpdateAt(text, offset);
   if (!isDigit(c)) return undefined;
-  let s = offset, e = offset + 1;
+  let s = offset,
+    e = offset + 1;
   while (s > lo && isDigit(text.charCodeAt(s - 1))) s--;
   while (e < hi && isDigit(text.charCodeAt(e))) e++;
   if (e - s > MAX_ID_DIGITS + 1) return undefined;
@@ -431,8 +504,14 @@ export function findIdsAt(text: string, offset: number, options: IdScanOptions =
   const br = scanBrackets(text, s, e, lo, hi);
   if (br?.valid && br.ids.length >= 2 && br.longest >= minDigits && enoughKnown(br.ids, vocab)) {
     return {
-      kind: 'list', id: br.ids[br.index], range: { start: s, end: e }, index: br.index, ids: br.ids,
-      listRange: { start: br.open, end: br.close + 1 }, form: 'brackets', gaps: br.gaps,
+      kind: 'list',
+      id: br.ids[br.index],
+      range: { start: s, end: e },
+      index: br.index,
+      ids: br.ids,
+      listRange: { start: br.open, end: br.close + 1 },
+      form: 'brackets',
+      gaps: br.gaps,
       row: scanRow(text, br.open, br.close, lo, hi),
     };
   }
@@ -445,8 +524,14 @@ export function findIdsAt(text: string, offset: number, options: IdScanOptions =
       const ids = run.items.map((it) => it.v);
       if (long >= 2 && enoughKnown(ids, vocab)) {
         return {
-          kind: 'list', id: ids[run.index], range: { start: s, end: e }, index: run.index, ids,
-          listRange: { start: run.items[0].s, end: run.items[run.items.length - 1].e }, form: 'bare', gaps: [],
+          kind: 'list',
+          id: ids[run.index],
+          range: { start: s, end: e },
+          index: run.index,
+          ids,
+          listRange: { start: run.items[0].s, end: run.items[run.items.length - 1].e },
+          form: 'bare',
+          gaps: [],
         };
       }
     }
@@ -503,13 +588,31 @@ export function extractIds(text: string): ExtractedIds {
   let depth = 0;
   /** End of the text already reported as a skipped number (or joined to one); see below. */
   let floor = 0;
-  const flush = () => { if (row.length) { rows.push(row); row = []; } };
+  const flush = () => {
+    if (row.length) {
+      rows.push(row);
+      row = [];
+    }
+  };
   const len = text.length;
   for (let i = 0; i < len;) {
     const c = text.charCodeAt(i);
-    if (c === LBRACK) { depth++; flush(); i++; continue; }
-    if (c === RBRACK) { depth = Math.max(0, depth - 1); flush(); i++; continue; }
-    if (!isDigit(c)) { i++; continue; }
+    if (c === LBRACK) {
+      depth++;
+      flush();
+      i++;
+      continue;
+    }
+    if (c === RBRACK) {
+      depth = Math.max(0, depth - 1);
+      flush();
+      i++;
+      continue;
+    }
+    if (!isDigit(c)) {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < len && isDigit(text.charCodeAt(j))) j++;
     const why = classifyNumber(text, i, j, depth > 0) ?? (inShapeContext(text, i) ? 'shape' : undefined);
@@ -523,11 +626,19 @@ export function extractIds(text: string): ExtractedIds {
       // walks never go left of `floor`, the end of what was already reported or joined to a report,
       // so each character is walked over a bounded number of times: a selection of
       // `791,4062,14198,…` or `1.1.1.…` stays linear instead of re-walking the whole run per number.
-      if (i < floor) { i = j; continue; }
+      if (i < floor) {
+        i = j;
+        continue;
+      }
       const set = why === 'formatted' ? GROUPED : NUMBERISH;
-      let a = i, b = j;
+      let a = i,
+        b = j;
       while (a > floor && set.test(text[a - 1])) a--;
-      if (a === floor && floor > 0 && set.test(text[floor - 1])) { floor = j; i = j; continue; }
+      if (a === floor && floor > 0 && set.test(text[floor - 1])) {
+        floor = j;
+        i = j;
+        continue;
+      }
       while (b < len && set.test(text[b])) b++;
       while (a < i && /[,.:/eE%]/.test(text[a])) a++;
       while (b > j && /[,.:/+\-eE#]/.test(text[b - 1])) b--;

@@ -81,7 +81,13 @@ export function indexSegmentsOf(ds: Pick<Dataset, 'shards'>): IndexSegment[] {
 
 /** Opens the stream index of a dataset from a store (see `openStreamIndex`). */
 export function openDatasetIndex(ds: Dataset, store: IndexStore, params: ScanParams): Promise<StreamIndex> {
-  return openStreamIndex(ds.stream, indexSegmentsOf(ds), store, params, ds.fileStates.map((f) => f.identity));
+  return openStreamIndex(
+    ds.stream,
+    indexSegmentsOf(ds),
+    store,
+    params,
+    ds.fileStates.map((f) => f.identity),
+  );
 }
 
 /**
@@ -89,10 +95,25 @@ export function openDatasetIndex(ds: Dataset, store: IndexStore, params: ScanPar
  * @returns the report; cancellation resolves with `cancelled: true` (finished shards are kept).
  * @throws Error only when the worker script cannot be found.
  */
-export async function indexShards(segments: readonly IndexSegment[], store: IndexStore, params: ScanParams, opts: IndexShardsOptions = {}): Promise<IndexReport> {
+export async function indexShards(
+  segments: readonly IndexSegment[],
+  store: IndexStore,
+  params: ScanParams,
+  opts: IndexShardsOptions = {},
+): Promise<IndexReport> {
   const t0 = Date.now();
   const key = scanParamsKey(params);
-  const report: IndexReport = { built: 0, reused: 0, shared: 0, failed: [], cancelled: false, unfinished: [], bytesRead: 0, elapsedMs: 0, jobs: 0 };
+  const report: IndexReport = {
+    built: 0,
+    reused: 0,
+    shared: 0,
+    failed: [],
+    cancelled: false,
+    unfinished: [],
+    bytesRead: 0,
+    elapsedMs: 0,
+    jobs: 0,
+  };
   const done = new Set<number>();
   const jobs: ReadJob[] = [];
   /** Segments waiting for a job reading the same file (hard links), by the job's key. */
@@ -101,25 +122,57 @@ export async function indexShards(segments: readonly IndexSegment[], store: Inde
   const BATCH = 256;
   for (let b = 0; b < segments.length && !opts.signal?.aborted; b += BATCH) {
     const batch = segments.slice(b, b + BATCH);
-    const stats = await Promise.all(batch.map((s) => fs.promises.stat(s.path, { bigint: true }).then((st) => st, (err: Error) => err)));
+    const stats = await Promise.all(
+      batch.map((s) =>
+        fs.promises.stat(s.path, { bigint: true }).then(
+          (st) => st,
+          (err: Error) => err,
+        ),
+      ),
+    );
     for (let i = 0; i < batch.length; i++) {
       const seg = b + i;
       const st = stats[i];
-      if (st instanceof Error) { report.failed.push({ segment: seg, message: `${segments[seg].shard}: cannot stat ${segments[seg].path}: ${st.message}` }); done.add(seg); continue; }
-      if (!st.isFile()) { report.failed.push({ segment: seg, message: `${segments[seg].shard}: ${segments[seg].path} is not a regular file` }); done.add(seg); continue; }
-      const id: FileIdentity = identityOfStats(st);
-      if (Math.floor(id.size / 4) !== segments[seg].numTokens) {
-        report.failed.push({ segment: seg, message: `${segments[seg].shard}: ${id.size} bytes on disk, but the manifest's ${segments[seg].numTokens} tokens need ${segments[seg].numTokens * 4}` });
+      if (st instanceof Error) {
+        report.failed.push({ segment: seg, message: `${segments[seg].shard}: cannot stat ${segments[seg].path}: ${st.message}` });
         done.add(seg);
         continue;
       }
-      if (!opts.force && await store.load(id, key)) { report.reused++; done.add(seg); opts.onShard?.(seg); continue; }
+      if (!st.isFile()) {
+        report.failed.push({ segment: seg, message: `${segments[seg].shard}: ${segments[seg].path} is not a regular file` });
+        done.add(seg);
+        continue;
+      }
+      const id: FileIdentity = identityOfStats(st);
+      if (Math.floor(id.size / 4) !== segments[seg].numTokens) {
+        report.failed.push({
+          segment: seg,
+          message: `${segments[seg].shard}: ${id.size} bytes on disk, but the manifest's ${segments[seg].numTokens} tokens need ${segments[seg].numTokens * 4}`,
+        });
+        done.add(seg);
+        continue;
+      }
+      if (!opts.force && (await store.load(id, key))) {
+        report.reused++;
+        done.add(seg);
+        opts.onShard?.(seg);
+        continue;
+      }
       const k = identityKey(id);
       const leader = byIdentity.get(k);
-      if (leader !== undefined) { followers.get(leader)!.push(seg); continue; }
+      if (leader !== undefined) {
+        followers.get(leader)!.push(seg);
+        continue;
+      }
       byIdentity.set(k, seg);
       followers.set(seg, []);
-      jobs.push({ key: seg, path: segments[seg].path, expectedSize: id.size, hash: false, scan: { ...params, numTokens: segments[seg].numTokens } });
+      jobs.push({
+        key: seg,
+        path: segments[seg].path,
+        expectedSize: id.size,
+        hash: false,
+        scan: { ...params, numTokens: segments[seg].numTokens },
+      });
     }
   }
   const bytesTotal = jobs.reduce((n, j) => n + j.expectedSize, 0);
@@ -131,35 +184,73 @@ export async function indexShards(segments: readonly IndexSegment[], store: Inde
     const bytesDone = Math.min(bytesTotal, bytesFinished + (pool?.bytesInFlight() ?? 0));
     const elapsed = Date.now() - hashStart;
     const rate = elapsed > 0 && bytesDone > 0 ? (bytesDone / elapsed) * 1000 : 0;
-    return { shardsTotal: segments.length, shardsDone: done.size, shardsFromCache: report.reused, running: pool?.running() ?? [],
-      bytesTotal, bytesDone, elapsedMs: Date.now() - t0, bytesPerSecond: rate, etaMs: rate > 0 ? ((bytesTotal - bytesDone) / rate) * 1000 : undefined };
+    return {
+      shardsTotal: segments.length,
+      shardsDone: done.size,
+      shardsFromCache: report.reused,
+      running: pool?.running() ?? [],
+      bytesTotal,
+      bytesDone,
+      elapsedMs: Date.now() - t0,
+      bytesPerSecond: rate,
+      etaMs: rate > 0 ? ((bytesTotal - bytesDone) / rate) * 1000 : undefined,
+    };
   };
   let cancelled = !!opts.signal?.aborted;
   if (jobs.length > 0 && !cancelled) {
     const n = Math.max(1, Math.min(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), 64, jobs.length));
-    pool = new ShardReadPool({ jobs: n, workerFile: resolveVerifyWorker(opts.workerPath), chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal: opts.signal });
+    pool = new ShardReadPool({
+      jobs: n,
+      workerFile: resolveVerifyWorker(opts.workerPath),
+      chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+      signal: opts.signal,
+    });
     report.jobs = n;
     opts.onProgress?.(snapshot());
     const timer = opts.onProgress ? setInterval(() => opts.onProgress!(snapshot()), opts.progressIntervalMs ?? 200) : undefined;
     try {
-      cancelled = (await pool.run(jobs, (job, outcome) => {
-        bytesFinished += job.expectedSize;
-        const group = [job.key, ...(followers.get(job.key) ?? [])];
-        if (outcome.kind === 'read' && outcome.scan) {
-          report.bytesRead += outcome.size;
-          const scan = outcome.scan;
-          saves.push(store.save(outcome.identity, key, scan, lookOf(scan.lookSample, params.vocabSize)).then(() => {
-            report.built++;
-            report.shared += group.length - 1;
-            for (const g of group) { done.add(g); opts.onShard?.(g); }
-          }, (err: Error) => {
-            for (const g of group) { done.add(g); report.failed.push({ segment: g, message: `${segments[g].shard}: cannot write the stream index in ${store.dir}: ${err.message}` }); }
-          }));
-        } else {
-          const why = outcome.kind === 'read' ? 'nothing scanned' : outcome.kind === 'size-mismatch' ? `size ${outcome.size} bytes changed` : outcome.message;
-          for (const g of group) { done.add(g); report.failed.push({ segment: g, message: `${segments[g].shard}: ${why}` }); }
-        }
-      })).cancelled;
+      cancelled = (
+        await pool.run(jobs, (job, outcome) => {
+          bytesFinished += job.expectedSize;
+          const group = [job.key, ...(followers.get(job.key) ?? [])];
+          if (outcome.kind === 'read' && outcome.scan) {
+            report.bytesRead += outcome.size;
+            const scan = outcome.scan;
+            saves.push(
+              store.save(outcome.identity, key, scan, lookOf(scan.lookSample, params.vocabSize)).then(
+                () => {
+                  report.built++;
+                  report.shared += group.length - 1;
+                  for (const g of group) {
+                    done.add(g);
+                    opts.onShard?.(g);
+                  }
+                },
+                (err: Error) => {
+                  for (const g of group) {
+                    done.add(g);
+                    report.failed.push({
+                      segment: g,
+                      message: `${segments[g].shard}: cannot write the stream index in ${store.dir}: ${err.message}`,
+                    });
+                  }
+                },
+              ),
+            );
+          } else {
+            const why =
+              outcome.kind === 'read'
+                ? 'nothing scanned'
+                : outcome.kind === 'size-mismatch'
+                  ? `size ${outcome.size} bytes changed`
+                  : outcome.message;
+            for (const g of group) {
+              done.add(g);
+              report.failed.push({ segment: g, message: `${segments[g].shard}: ${why}` });
+            }
+          }
+        })
+      ).cancelled;
     } finally {
       if (timer) clearInterval(timer);
     }

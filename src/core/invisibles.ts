@@ -43,15 +43,108 @@ export interface VisibleOptions {
   marks?: boolean;
 }
 
-const C0 = ['NUL', 'SOH', 'STX', 'ETX', 'EOT', 'ENQ', 'ACK', 'BEL', 'BS', 'HT', 'LF', 'VT', 'FF', 'CR', 'SO', 'SI',
-  'DLE', 'DC1', 'DC2', 'DC3', 'DC4', 'NAK', 'SYN', 'ETB', 'CAN', 'EM', 'SUB', 'ESC', 'FS', 'GS', 'RS', 'US'];
-const C0_NAMES = ['NULL', 'START OF HEADING', 'START OF TEXT', 'END OF TEXT', 'END OF TRANSMISSION', 'ENQUIRY', 'ACKNOWLEDGE',
-  'BELL', 'BACKSPACE', 'CHARACTER TABULATION', 'LINE FEED', 'LINE TABULATION', 'FORM FEED', 'CARRIAGE RETURN', 'SHIFT OUT',
-  'SHIFT IN', 'DATA LINK ESCAPE', 'DEVICE CONTROL ONE', 'DEVICE CONTROL TWO', 'DEVICE CONTROL THREE', 'DEVICE CONTROL FOUR',
-  'NEGATIVE ACKNOWLEDGE', 'SYNCHRONOUS IDLE', 'END OF TRANSMISSION BLOCK', 'CANCEL', 'END OF MEDIUM', 'SUBSTITUTE', 'ESCAPE',
-  'INFORMATION SEPARATOR FOUR', 'INFORMATION SEPARATOR THREE', 'INFORMATION SEPARATOR TWO', 'INFORMATION SEPARATOR ONE'];
-const C1 = ['PAD', 'HOP', 'BPH', 'NBH', 'IND', 'NEL', 'SSA', 'ESA', 'HTS', 'HTJ', 'VTS', 'PLD', 'PLU', 'RI', 'SS2', 'SS3',
-  'DCS', 'PU1', 'PU2', 'STS', 'CCH', 'MW', 'SPA', 'EPA', 'SOS', 'SGCI', 'SCI', 'CSI', 'ST', 'OSC', 'PM', 'APC'];
+const C0 = [
+  'NUL',
+  'SOH',
+  'STX',
+  'ETX',
+  'EOT',
+  'ENQ',
+  'ACK',
+  'BEL',
+  'BS',
+  'HT',
+  'LF',
+  'VT',
+  'FF',
+  'CR',
+  'SO',
+  'SI',
+  'DLE',
+  'DC1',
+  'DC2',
+  'DC3',
+  'DC4',
+  'NAK',
+  'SYN',
+  'ETB',
+  'CAN',
+  'EM',
+  'SUB',
+  'ESC',
+  'FS',
+  'GS',
+  'RS',
+  'US',
+];
+const C0_NAMES = [
+  'NULL',
+  'START OF HEADING',
+  'START OF TEXT',
+  'END OF TEXT',
+  'END OF TRANSMISSION',
+  'ENQUIRY',
+  'ACKNOWLEDGE',
+  'BELL',
+  'BACKSPACE',
+  'CHARACTER TABULATION',
+  'LINE FEED',
+  'LINE TABULATION',
+  'FORM FEED',
+  'CARRIAGE RETURN',
+  'SHIFT OUT',
+  'SHIFT IN',
+  'DATA LINK ESCAPE',
+  'DEVICE CONTROL ONE',
+  'DEVICE CONTROL TWO',
+  'DEVICE CONTROL THREE',
+  'DEVICE CONTROL FOUR',
+  'NEGATIVE ACKNOWLEDGE',
+  'SYNCHRONOUS IDLE',
+  'END OF TRANSMISSION BLOCK',
+  'CANCEL',
+  'END OF MEDIUM',
+  'SUBSTITUTE',
+  'ESCAPE',
+  'INFORMATION SEPARATOR FOUR',
+  'INFORMATION SEPARATOR THREE',
+  'INFORMATION SEPARATOR TWO',
+  'INFORMATION SEPARATOR ONE',
+];
+const C1 = [
+  'PAD',
+  'HOP',
+  'BPH',
+  'NBH',
+  'IND',
+  'NEL',
+  'SSA',
+  'ESA',
+  'HTS',
+  'HTJ',
+  'VTS',
+  'PLD',
+  'PLU',
+  'RI',
+  'SS2',
+  'SS3',
+  'DCS',
+  'PU1',
+  'PU2',
+  'STS',
+  'CCH',
+  'MW',
+  'SPA',
+  'EPA',
+  'SOS',
+  'SGCI',
+  'SCI',
+  'CSI',
+  'ST',
+  'OSC',
+  'PM',
+  'APC',
+];
 
 /** Code point → [mark, name] for the named invisible characters outside C0/C1 and the ranges below. */
 const NAMED: Record<number, [string, string]> = {
@@ -124,7 +217,8 @@ export function invisibleMark(cp: number): InvisibleMark | undefined {
   if (named) return make(named[0], named[1]);
   if (cp >= 0xfe00 && cp <= 0xfe0f) return make(`VS${cp - 0xfe00 + 1}`, `VARIATION SELECTOR-${cp - 0xfe00 + 1}`);
   if (cp >= 0xe0100 && cp <= 0xe01ef) return make(`VS${cp - 0xe0100 + 17}`, `VARIATION SELECTOR-${cp - 0xe0100 + 17}`);
-  if (cp >= 0xe0000 && cp <= 0xe007f) return make(cp >= 0xe0020 && cp <= 0xe007e ? `TAG ${String.fromCharCode(cp - 0xe0000)}` : 'TAG', `TAG CHARACTER`);
+  if (cp >= 0xe0000 && cp <= 0xe007f)
+    return make(cp >= 0xe0020 && cp <= 0xe007e ? `TAG ${String.fromCharCode(cp - 0xe0000)}` : 'TAG', `TAG CHARACTER`);
   return undefined;
 }
 
@@ -151,14 +245,21 @@ export function visibleRuns(s: string, opts: VisibleOptions = {}): VisibleRun[] 
   const marks = opts.marks ?? true;
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
-    const m = !marks ? undefined : invisibleMark(cp) ?? (!hasBase && COMBINING.test(ch) ? loneMark(ch) : undefined);
+    const m = !marks ? undefined : (invisibleMark(cp) ?? (!hasBase && COMBINING.test(ch) ? loneMark(ch) : undefined));
     if (m) {
-      if (plain) { out.push({ text: plain }); plain = ''; }
+      if (plain) {
+        out.push({ text: plain });
+        plain = '';
+      }
       out.push(m);
       hasBase = false;
       continue;
     }
-    if (opts.whitespace && WS[ch]) { plain += WS[ch]; hasBase = ch === ' '; continue; }
+    if (opts.whitespace && WS[ch]) {
+      plain += WS[ch];
+      hasBase = ch === ' ';
+      continue;
+    }
     plain += ch;
     hasBase = ch !== '\n' && ch !== '\t';
   }
@@ -170,7 +271,9 @@ export function visibleRuns(s: string, opts: VisibleOptions = {}): VisibleRun[] 
 export function hasInvisibles(s: string): boolean {
   // The class lists single invisible code points on purpose, controls and combining ones included.
   // eslint-disable-next-line no-control-regex, no-misleading-character-class
-  return /[\x00-\x08\x0b-\x1f\x7f-\x9f\xa0\xad\u034f\u061c\u115f\u1160\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{E0000}-\u{E01EF}\p{M}]/u.test(s);
+  return /[\x00-\x08\x0b-\x1f\x7f-\x9f\xa0\xad\u034f\u061c\u115f\u1160\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{E0000}-\u{E01EF}\p{M}]/u.test(
+    s,
+  );
 }
 
 /**

@@ -50,12 +50,26 @@ export interface ShardEntry {
 
 /** Kinds of manifest fault; stable identifiers used for diagnostics and tests. */
 export type ProblemCode =
-  | 'empty-manifest' | 'malformed-json' | 'not-an-object' | 'missing-field' | 'bad-field'
-  | 'duplicate-shard' | 'gap' | 'overlap' | 'not-from-zero' | 'unsorted'
-  | 'missing-file' | 'size-not-multiple-of-4' | 'size-mismatch' | 'unreadable'
-  | 'bad-provenance' | 'bad-verification' | 'outside-root'
+  | 'empty-manifest'
+  | 'malformed-json'
+  | 'not-an-object'
+  | 'missing-field'
+  | 'bad-field'
+  | 'duplicate-shard'
+  | 'gap'
+  | 'overlap'
+  | 'not-from-zero'
+  | 'unsorted'
+  | 'missing-file'
+  | 'size-not-multiple-of-4'
+  | 'size-mismatch'
+  | 'unreadable'
+  | 'bad-provenance'
+  | 'bad-verification'
+  | 'outside-root'
   /** The CLI's `info`: the tokenizer.json cannot be loaded; the ids do not look like this tokenizer's (uint16/uint32 mix-up). */
-  | 'bad-tokenizer' | 'id-anomaly';
+  | 'bad-tokenizer'
+  | 'id-anomaly';
 
 /** A fault found in a dataset's metadata or files. */
 export interface ManifestProblem {
@@ -110,41 +124,74 @@ export function parseShardManifest(text: string, file: string, opts: ManifestOpt
     if (raw === '') continue;
     const parsedLine = parseJson(raw);
     if (!parsedLine.ok) {
-      problems.push({ code: 'malformed-json', severity: 'error', file, line,
-        message: `${path.basename(file)} line ${line}: not valid JSON (${parsedLine.error}); expected one JSON object per line.` });
+      problems.push({
+        code: 'malformed-json',
+        severity: 'error',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: not valid JSON (${parsedLine.error}); expected one JSON object per line.`,
+      });
       continue;
     }
     const obj = parsedLine.value;
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
-      problems.push({ code: 'not-an-object', severity: 'error', file, line,
-        message: `${path.basename(file)} line ${line}: expected a JSON object with shard, start_token, num_tokens, sha256.` });
+      problems.push({
+        code: 'not-an-object',
+        severity: 'error',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: expected a JSON object with shard, start_token, num_tokens, sha256.`,
+      });
       continue;
     }
     const o = obj as Record<string, unknown>;
     const missing = ['shard', 'start_token', 'num_tokens'].filter((k) => !(k in o));
     if (missing.length) {
-      problems.push({ code: 'missing-field', severity: 'error', file, line,
-        message: `${path.basename(file)} line ${line}: missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.` });
+      problems.push({
+        code: 'missing-field',
+        severity: 'error',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: missing field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`,
+      });
       continue;
     }
     const { shard, start_token, num_tokens, sha256, ...extra } = o;
     const bad: string[] = [];
     if (typeof shard !== 'string' || shard === '') bad.push('shard must be a non-empty string');
-    else if (shard.length > MAX_SHARD_PATH_CHARS) bad.push(`shard is ${fmt(shard.length)} characters long (${shown(shard)}); expected a path relative to the root of at most ${fmt(MAX_SHARD_PATH_CHARS)}`);
+    else if (shard.length > MAX_SHARD_PATH_CHARS)
+      bad.push(
+        `shard is ${fmt(shard.length)} characters long (${shown(shard)}); expected a path relative to the root of at most ${fmt(MAX_SHARD_PATH_CHARS)}`,
+      );
     if (!isCount(start_token)) bad.push(countFault('start_token', start_token));
     if (!isCount(num_tokens)) bad.push(countFault('num_tokens', num_tokens));
-    else if (isCount(start_token) && (!Number.isSafeInteger(start_token + num_tokens) || !Number.isSafeInteger(num_tokens * BYTES_PER_TOKEN))) {
-      bad.push(`start_token + num_tokens = ${fmt(start_token + num_tokens)} (or num_tokens × 4 bytes) is past 2^53, where token and byte offsets stop being exact`);
+    else if (
+      isCount(start_token) &&
+      (!Number.isSafeInteger(start_token + num_tokens) || !Number.isSafeInteger(num_tokens * BYTES_PER_TOKEN))
+    ) {
+      bad.push(
+        `start_token + num_tokens = ${fmt(start_token + num_tokens)} (or num_tokens × 4 bytes) is past 2^53, where token and byte offsets stop being exact`,
+      );
     }
     if (sha256 !== undefined && (typeof sha256 !== 'string' || !SHA256_RE.test(sha256))) bad.push('sha256 must be 64 hex digits');
     if (bad.length) {
-      problems.push({ code: 'bad-field', severity: 'error', file, line,
-        message: `${path.basename(file)} line ${line}: ${bad.join('; ')}.` });
+      problems.push({
+        code: 'bad-field',
+        severity: 'error',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: ${bad.join('; ')}.`,
+      });
       continue;
     }
     if (sha256 === undefined) {
-      problems.push({ code: 'missing-field', severity: 'warning', file, line,
-        message: `${path.basename(file)} line ${line}: no sha256; this shard cannot be verified.` });
+      problems.push({
+        code: 'missing-field',
+        severity: 'warning',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: no sha256; this shard cannot be verified.`,
+      });
     }
     const outside = outsideRoot(shard as string, root);
     if (outside) {
@@ -154,19 +201,33 @@ export function parseShardManifest(text: string, file: string, opts: ManifestOpt
     const st = start_token as number;
     if (st < prevStart && !unsortedReported) {
       unsortedReported = true;
-      problems.push({ code: 'unsorted', severity: 'warning', file, line,
-        message: `${path.basename(file)} line ${line}: lines are not in start_token order; they are sorted before use (as the dataset card's reader does).` });
+      problems.push({
+        code: 'unsorted',
+        severity: 'warning',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: lines are not in start_token order; they are sorted before use (as the dataset card's reader does).`,
+      });
     }
     prevStart = Math.max(prevStart, st);
     entries.push({
-      index: -1, shard: shard as string, path: path.resolve(root, shard as string),
-      startToken: st, numTokens: num_tokens as number,
-      sha256: typeof sha256 === 'string' ? sha256.toLowerCase() : undefined, line, extra,
+      index: -1,
+      shard: shard as string,
+      path: path.resolve(root, shard as string),
+      startToken: st,
+      numTokens: num_tokens as number,
+      sha256: typeof sha256 === 'string' ? sha256.toLowerCase() : undefined,
+      line,
+      extra,
     });
   }
   if (entries.length === 0 && problems.length === 0) {
-    problems.push({ code: 'empty-manifest', severity: 'error', file,
-      message: `${path.basename(file)}: no shard lines; expected one JSON object per shard.` });
+    problems.push({
+      code: 'empty-manifest',
+      severity: 'error',
+      file,
+      message: `${path.basename(file)}: no shard lines; expected one JSON object per shard.`,
+    });
   }
   entries.sort((a, b) => a.startToken - b.startToken || a.line - b.line);
   entries.forEach((e, i) => (e.index = i));
@@ -182,10 +243,20 @@ export function parseShardManifest(text: string, file: string, opts: ManifestOpt
 export function outsideRootProblem(file: string, line: number, shard: string, why: string, allowed: boolean): ManifestProblem {
   const root = path.dirname(file);
   return allowed
-    ? { code: 'outside-root', severity: 'warning', file, line,
-      message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${why}, outside the dataset folder ${root}; read anyway (allowed by --allow-outside-root / tokenShards.allowShardsOutsideRoot).` }
-    : { code: 'outside-root', severity: 'error', file, line,
-      message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${why}, outside the dataset folder ${root}; not read (a manifest must not make the tool read other files; allow it with --allow-outside-root or the setting tokenShards.allowShardsOutsideRoot).` };
+    ? {
+        code: 'outside-root',
+        severity: 'warning',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${why}, outside the dataset folder ${root}; read anyway (allowed by --allow-outside-root / tokenShards.allowShardsOutsideRoot).`,
+      }
+    : {
+        code: 'outside-root',
+        severity: 'error',
+        file,
+        line,
+        message: `${path.basename(file)} line ${line}: shard ${shown(shard)} ${why}, outside the dataset folder ${root}; not read (a manifest must not make the tool read other files; allow it with --allow-outside-root or the setting tokenShards.allowShardsOutsideRoot).`,
+      };
 }
 
 /**
@@ -213,7 +284,8 @@ export async function symlinkOutsideRoot(shardPath: string, realRoot: string): P
     return undefined;
   }
   const rel = path.relative(realRoot, real);
-  if (rel === '..' || rel.startsWith('..' + path.sep) || path.isAbsolute(rel)) return `is a symbolic link (or under one) leading to ${shown(real)}`;
+  if (rel === '..' || rel.startsWith('..' + path.sep) || path.isAbsolute(rel))
+    return `is a symbolic link (or under one) leading to ${shown(real)}`;
   return undefined;
 }
 
@@ -246,24 +318,45 @@ function checkContiguity(entries: ShardEntry[], file: string): ManifestProblem[]
   for (const e of entries) {
     const prev = seen.get(e.path);
     if (prev) {
-      problems.push({ code: 'duplicate-shard', severity: 'error', file, line: e.line,
-        message: `${base} line ${e.line}: shard ${e.shard} is already listed on line ${prev.line}.` });
+      problems.push({
+        code: 'duplicate-shard',
+        severity: 'error',
+        file,
+        line: e.line,
+        message: `${base} line ${e.line}: shard ${e.shard} is already listed on line ${prev.line}.`,
+      });
     } else seen.set(e.path, e);
   }
   if (entries.length && entries[0].startToken !== 0) {
     const e = entries[0];
-    problems.push({ code: 'not-from-zero', severity: 'error', file, line: e.line,
-      message: `${base} line ${e.line}: the first shard (${e.shard}) starts at token ${fmt(e.startToken)}; expected 0.` });
+    problems.push({
+      code: 'not-from-zero',
+      severity: 'error',
+      file,
+      line: e.line,
+      message: `${base} line ${e.line}: the first shard (${e.shard}) starts at token ${fmt(e.startToken)}; expected 0.`,
+    });
   }
   for (let i = 1; i < entries.length; i++) {
-    const a = entries[i - 1], b = entries[i];
+    const a = entries[i - 1],
+      b = entries[i];
     const end = a.startToken + a.numTokens;
     if (b.startToken > end) {
-      problems.push({ code: 'gap', severity: 'error', file, line: b.line,
-        message: `${base} line ${b.line}: gap of ${fmt(b.startToken - end)} tokens: ${a.shard} (line ${a.line}) ends at token ${fmt(end)} but ${b.shard} starts at ${fmt(b.startToken)}.` });
+      problems.push({
+        code: 'gap',
+        severity: 'error',
+        file,
+        line: b.line,
+        message: `${base} line ${b.line}: gap of ${fmt(b.startToken - end)} tokens: ${a.shard} (line ${a.line}) ends at token ${fmt(end)} but ${b.shard} starts at ${fmt(b.startToken)}.`,
+      });
     } else if (b.startToken < end) {
-      problems.push({ code: 'overlap', severity: 'error', file, line: b.line,
-        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end)}); expected ${fmt(end)}.` });
+      problems.push({
+        code: 'overlap',
+        severity: 'error',
+        file,
+        line: b.line,
+        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end)}); expected ${fmt(end)}.`,
+      });
     }
   }
   return problems;
@@ -288,8 +381,10 @@ export interface ShardFileState {
  * disagree with `4 × num_tokens`.
  * @returns one state per entry (same order) plus the problems found, attributed to the manifest line.
  */
-export async function validateShardFiles(entries: ShardEntry[], manifestFile: string):
-  Promise<{ states: ShardFileState[]; problems: ManifestProblem[] }> {
+export async function validateShardFiles(
+  entries: ShardEntry[],
+  manifestFile: string,
+): Promise<{ states: ShardFileState[]; problems: ManifestProblem[] }> {
   const base = path.basename(manifestFile);
   const problems: ManifestProblem[] = [];
   // Stats in batches of STAT_BATCH synchronous calls with a yield between batches: flat memory and
@@ -310,11 +405,23 @@ export async function validateShardFiles(entries: ShardEntry[], manifestFile: st
       return { size: Number(st.size), mtimeMs: Number(st.mtimeNs) / 1e6, identity: identityOfStats(st) };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      problems.push(code === 'ENOENT'
-        ? { code: 'missing-file', severity: 'error', file: manifestFile, line: e.line,
-          message: `${base} line ${e.line}: shard file ${e.shard} does not exist (expected ${fmt(e.numTokens * BYTES_PER_TOKEN)} bytes at ${e.path}).` }
-        : { code: 'unreadable', severity: 'error', file: manifestFile, line: e.line,
-          message: `${base} line ${e.line}: cannot read shard file ${e.shard}: ${(err as Error).message}.` });
+      problems.push(
+        code === 'ENOENT'
+          ? {
+              code: 'missing-file',
+              severity: 'error',
+              file: manifestFile,
+              line: e.line,
+              message: `${base} line ${e.line}: shard file ${e.shard} does not exist (expected ${fmt(e.numTokens * BYTES_PER_TOKEN)} bytes at ${e.path}).`,
+            }
+          : {
+              code: 'unreadable',
+              severity: 'error',
+              file: manifestFile,
+              line: e.line,
+              message: `${base} line ${e.line}: cannot read shard file ${e.shard}: ${(err as Error).message}.`,
+            },
+      );
       return {};
     }
   }
@@ -322,11 +429,21 @@ export async function validateShardFiles(entries: ShardEntry[], manifestFile: st
     const size = states[i].size;
     if (size === undefined) return;
     if (size % BYTES_PER_TOKEN !== 0) {
-      problems.push({ code: 'size-not-multiple-of-4', severity: 'error', file: manifestFile, line: e.line,
-        message: `${e.shard} (${base} line ${e.line}): size ${fmt(size)} bytes is not a multiple of 4 (${size % BYTES_PER_TOKEN} trailing byte${size % BYTES_PER_TOKEN > 1 ? 's' : ''}); uint32 shards must be whole tokens.` });
+      problems.push({
+        code: 'size-not-multiple-of-4',
+        severity: 'error',
+        file: manifestFile,
+        line: e.line,
+        message: `${e.shard} (${base} line ${e.line}): size ${fmt(size)} bytes is not a multiple of 4 (${size % BYTES_PER_TOKEN} trailing byte${size % BYTES_PER_TOKEN > 1 ? 's' : ''}); uint32 shards must be whole tokens.`,
+      });
     } else if (size !== e.numTokens * BYTES_PER_TOKEN) {
-      problems.push({ code: 'size-mismatch', severity: 'error', file: manifestFile, line: e.line,
-        message: `${e.shard}: size ${fmt(size)} bytes (${fmt(size / BYTES_PER_TOKEN)} tokens) disagrees with ${base} line ${e.line}: num_tokens ${fmt(e.numTokens)} = ${fmt(e.numTokens * BYTES_PER_TOKEN)} bytes.` });
+      problems.push({
+        code: 'size-mismatch',
+        severity: 'error',
+        file: manifestFile,
+        line: e.line,
+        message: `${e.shard}: size ${fmt(size)} bytes (${fmt(size / BYTES_PER_TOKEN)} tokens) disagrees with ${base} line ${e.line}: num_tokens ${fmt(e.numTokens)} = ${fmt(e.numTokens * BYTES_PER_TOKEN)} bytes.`,
+      });
     }
   });
   return { states, problems };
@@ -357,8 +474,10 @@ export interface SideFile {
  * Reads an optional JSON object file. Missing → `undefined`; unparsable → a problem.
  * @param code problem code to use when the file is malformed.
  */
-export async function readSideFile(file: string, code: 'bad-provenance' | 'bad-verification'):
-  Promise<{ side?: SideFile; problems: ManifestProblem[] }> {
+export async function readSideFile(
+  file: string,
+  code: 'bad-provenance' | 'bad-verification',
+): Promise<{ side?: SideFile; problems: ManifestProblem[] }> {
   let text: string;
   try {
     text = await fs.promises.readFile(file, 'utf8');
@@ -373,18 +492,40 @@ export async function readSideFile(file: string, code: 'bad-provenance' | 'bad-v
  * Parses the text of an optional JSON object file (`manifest.json`, `verification.json`). Never
  * throws: a fault becomes a problem naming the file (and the line, when known).
  */
-export function parseSideFile(text: string, file: string, code: 'bad-provenance' | 'bad-verification'):
-  { side?: SideFile; problems: ManifestProblem[] } {
+export function parseSideFile(
+  text: string,
+  file: string,
+  code: 'bad-provenance' | 'bad-verification',
+): { side?: SideFile; problems: ManifestProblem[] } {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const r = parseJson(text);
   if (!r.ok) {
     const at = r.offset !== undefined ? lineColumnAt(text, r.offset) : undefined;
-    return { problems: [{ code, severity: 'error', file, line: at?.line,
-      message: `${path.basename(file)}${at ? ` line ${at.line}` : ''}: not valid JSON (${r.error}); expected one JSON object.` }] };
+    return {
+      problems: [
+        {
+          code,
+          severity: 'error',
+          file,
+          line: at?.line,
+          message: `${path.basename(file)}${at ? ` line ${at.line}` : ''}: not valid JSON (${r.error}); expected one JSON object.`,
+        },
+      ],
+    };
   }
   const data = r.value;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    return { problems: [{ code, severity: 'error', file, line: 1, message: `${path.basename(file)} line 1: not a JSON object (the top level is ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}).` }] };
+    return {
+      problems: [
+        {
+          code,
+          severity: 'error',
+          file,
+          line: 1,
+          message: `${path.basename(file)} line 1: not a JSON object (the top level is ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}).`,
+        },
+      ],
+    };
   }
   return { side: { file, data: data as Record<string, unknown> }, problems: [] };
 }
@@ -412,8 +553,12 @@ export function scheduleOverrides(side: SideFile | undefined): { overrides: Sche
         if (!fault) {
           overrides[name] = v as number;
         } else {
-          problems.push({ code: 'bad-provenance', severity: 'error', file: side.file,
-            message: `${path.basename(side.file)}: ${k} = ${fault}; using the setting instead.` });
+          problems.push({
+            code: 'bad-provenance',
+            severity: 'error',
+            file: side.file,
+            message: `${path.basename(side.file)}: ${k} = ${fault}; using the setting instead.`,
+          });
         }
         break outer;
       }

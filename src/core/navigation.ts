@@ -52,10 +52,15 @@ export function shardName(e: Pick<ShardEntry, 'shard'>): string {
  * sorted start tokens; -1 when the offset is before the first shard or past the last one.
  */
 export function shardIndexAt(shards: readonly Pick<ShardEntry, 'startToken' | 'numTokens'>[], offset: number): number {
-  let lo = 0, hi = shards.length - 1, found = -1;
+  let lo = 0,
+    hi = shards.length - 1,
+    found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (shards[mid].startToken <= offset) { found = mid; lo = mid + 1; } else hi = mid - 1;
+    if (shards[mid].startToken <= offset) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
   }
   if (found < 0) return -1;
   const s = shards[found];
@@ -77,7 +82,9 @@ export function updateRangeText(t: NavigationTarget): string {
  */
 export function describeUpdateRange(t: NavigationTarget, k: number): string {
   const [s, e] = t.schedule.updateRange(k);
-  const a = shardIndexAt(t.shards, s), b = shardIndexAt(t.shards, e - 1), la = shardIndexAt(t.shards, e);
+  const a = shardIndexAt(t.shards, s),
+    b = shardIndexAt(t.shards, e - 1),
+    la = shardIndexAt(t.shards, e);
   let shards: string;
   if (a < 0 || b < 0) shards = 'shards unknown';
   else if (a === b) shards = `shard ${shardName(t.shards[a])}`;
@@ -108,11 +115,16 @@ export type UpdateIndex = number & { readonly __checked: 'UpdateIndex' };
 /** Range check of an already-parsed update index (command arguments, links, the update view's box). */
 export function checkUpdate(k: number, t: NavigationTarget): Validated<UpdateIndex> {
   const range = updateRangeText(t);
-  if (!Number.isSafeInteger(k) || k < 0) return { ok: false, error: `Update ${String(k)} is not a whole number ≥ 0. Enter an update ${range}.` };
+  if (!Number.isSafeInteger(k) || k < 0)
+    return { ok: false, error: `Update ${String(k)} is not a whole number ≥ 0. Enter an update ${range}.` };
   if (k >= t.schedule.numUpdates) {
-    return { ok: false, error: t.schedule.numUpdates === 0
-      ? `This dataset holds ${range}.`
-      : `Update ${fmt(k)} is out of range: this dataset has ${fmt(t.schedule.numUpdates)} updates, ${range}.` };
+    return {
+      ok: false,
+      error:
+        t.schedule.numUpdates === 0
+          ? `This dataset holds ${range}.`
+          : `Update ${fmt(k)} is out of range: this dataset has ${fmt(t.schedule.numUpdates)} updates, ${range}.`,
+    };
   }
   return { ok: true, value: k as UpdateIndex, detail: describeUpdateRange(t, k) };
 }
@@ -123,7 +135,9 @@ export function describeOffset(t: NavigationTarget, o: number): string {
   const where = i >= 0 ? `${shardName(t.shards[i])} local ${fmt(o - t.shards[i].startToken)}` : 'no shard';
   const pos = t.schedule.position(o);
   const role = pos.lookAhead
-    ? (o === t.schedule.numUpdates * t.schedule.G ? 'the look-ahead token (target of the last update\'s last position)' : 'after the last full update')
+    ? o === t.schedule.numUpdates * t.schedule.G
+      ? "the look-ahead token (target of the last update's last position)"
+      : 'after the last full update'
     : `update ${fmt(pos.update!)} (0-based), sequence ${pos.sequence}, position ${pos.position}`;
   return `token ${fmt(o)} · ${where} · ${role}`;
 }
@@ -142,9 +156,13 @@ export function validateOffsetInput(text: string, t: NavigationTarget): Validate
 /** Range check of an already-parsed global token offset. */
 export function checkOffset(o: number, t: NavigationTarget): Validated<number> {
   const range = `0..${fmt(Math.max(0, t.storedTokens - 1))}`;
-  if (!Number.isSafeInteger(o) || o < 0) return { ok: false, error: `Token offset ${String(o)} is not a whole number ≥ 0. Enter a global token offset ${range}.` };
+  if (!Number.isSafeInteger(o) || o < 0)
+    return { ok: false, error: `Token offset ${String(o)} is not a whole number ≥ 0. Enter a global token offset ${range}.` };
   if (o >= t.storedTokens) {
-    return { ok: false, error: `Token offset ${fmt(o)} is past the end: the stream holds ${fmt(t.storedTokens)} tokens, offsets ${range}.` };
+    return {
+      ok: false,
+      error: `Token offset ${fmt(o)} is past the end: the stream holds ${fmt(t.storedTokens)} tokens, offsets ${range}.`,
+    };
   }
   return { ok: true, value: o, detail: describeOffset(t, o) };
 }
@@ -157,8 +175,16 @@ export function validateLocalOffsetInput(text: string, fileTokens: number, fileN
   const range = `0..${fmt(Math.max(0, fileTokens - 1))}`;
   const p = parseNumberInput(text);
   if (!p.ok) return { ok: false, error: `${capitalise(p.error)}. Enter a token offset in ${fileName}, ${range}.` };
-  if (p.value >= fileTokens) return { ok: false, error: `Token offset ${fmt(p.value)} is past the end of ${fileName}: it holds ${fmt(fileTokens)} tokens, offsets ${range}.` };
-  return { ok: true, value: p.value, detail: `token ${fmt(p.value)} of ${fileName} (local offset: no manifest, so no global offset or update)` };
+  if (p.value >= fileTokens)
+    return {
+      ok: false,
+      error: `Token offset ${fmt(p.value)} is past the end of ${fileName}: it holds ${fmt(fileTokens)} tokens, offsets ${range}.`,
+    };
+  return {
+    ok: true,
+    value: p.value,
+    detail: `token ${fmt(p.value)} of ${fileName} (local offset: no manifest, so no global offset or update)`,
+  };
 }
 
 /**
@@ -169,17 +195,28 @@ export function validateLocalOffsetInput(text: string, fileTokens: number, fileN
  */
 export function validateDocumentInput(text: string, documentCount?: number, counting = false): Validated<number> {
   const p = parseNumberInput(text);
-  const range = documentCount === undefined ? 'a document number ≥ 0 (documents are 0-based)' : `a document 0..${fmt(documentCount - 1)} (documents are 0-based)`;
+  const range =
+    documentCount === undefined
+      ? 'a document number ≥ 0 (documents are 0-based)'
+      : `a document 0..${fmt(documentCount - 1)} (documents are 0-based)`;
   if (!p.ok) return { ok: false, error: `${capitalise(p.error)}. Enter ${range}.` };
   if (documentCount !== undefined && p.value >= documentCount) {
-    return { ok: false, error: `Document ${fmt(p.value)} is out of range: the stream has ${fmt(documentCount)} documents, 0..${fmt(documentCount - 1)} (documents are 0-based).` };
+    return {
+      ok: false,
+      error: `Document ${fmt(p.value)} is out of range: the stream has ${fmt(documentCount)} documents, 0..${fmt(documentCount - 1)} (documents are 0-based).`,
+    };
   }
   return {
-    ok: true, value: p.value,
-    detail: `document ${fmt(p.value)} (0-based: ${p.value === 0 ? 'the first document, at token 0' : `the one after the ${fmt(p.value)}${ordinalSuffix(p.value)} EOS`})`
-      + (documentCount !== undefined ? ` · of ${fmt(documentCount)} documents`
-        : p.value === 0 ? ''
-          : counting ? ' · counting documents… (range checked when done)'
+    ok: true,
+    value: p.value,
+    detail:
+      `document ${fmt(p.value)} (0-based: ${p.value === 0 ? 'the first document, at token 0' : `the one after the ${fmt(p.value)}${ordinalSuffix(p.value)} EOS`})` +
+      (documentCount !== undefined
+        ? ` · of ${fmt(documentCount)} documents`
+        : p.value === 0
+          ? ''
+          : counting
+            ? ' · counting documents… (range checked when done)'
             : ' · range known after counting (finding it counts EOS tokens shard by shard)'),
   };
 }
@@ -205,9 +242,16 @@ export function validateSequenceInput(text: string, t: NavigationTarget): Valida
   if (trimmed.startsWith('#')) {
     const total = t.schedule.numUpdates * rows;
     const p = parseNumberInput(trimmed.slice(1));
-    if (!p.ok) return { ok: false, error: `Global sequence index: ${p.error}. Enter #N with N 0..${fmt(Math.max(0, total - 1))} (N = k·${rows} + r).` };
+    if (!p.ok)
+      return {
+        ok: false,
+        error: `Global sequence index: ${p.error}. Enter #N with N 0..${fmt(Math.max(0, total - 1))} (N = k·${rows} + r).`,
+      };
     if (p.value >= total) {
-      return { ok: false, error: `Sequence #${fmt(p.value)} is out of range: the stream has ${fmt(total)} sequences, #0..#${fmt(Math.max(0, total - 1))} (${rows} per update; 0-based).` };
+      return {
+        ok: false,
+        error: `Sequence #${fmt(p.value)} is out of range: the stream has ${fmt(total)} sequences, #0..#${fmt(Math.max(0, total - 1))} (${rows} per update; 0-based).`,
+      };
     }
     const v = checkSequence({ update: Math.floor(p.value / rows), sequence: p.value % rows }, t);
     return v.ok ? { ...v, detail: `#${fmt(p.value)} = ${v.detail}` } : v;
@@ -215,9 +259,12 @@ export function validateSequenceInput(text: string, t: NavigationTarget): Valida
   const parts = splitSequenceInput(text);
   if (!parts) {
     const p = parseNumberInput(text);
-    return { ok: false, error: p.ok
-      ? `${trimmed} is one number: enter the update and the sequence, e.g. "${Math.min(p.value, Math.max(0, t.schedule.numUpdates - 1))} 0", "k:r", or a global sequence index "#${trimmed}" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).`
-      : `Enter an update and a sequence as "k r", "k:r", "k/r" or "k, r", or a global sequence index "#N" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).` };
+    return {
+      ok: false,
+      error: p.ok
+        ? `${trimmed} is one number: enter the update and the sequence, e.g. "${Math.min(p.value, Math.max(0, t.schedule.numUpdates - 1))} 0", "k:r", or a global sequence index "#${trimmed}" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).`
+        : `Enter an update and a sequence as "k r", "k:r", "k/r" or "k, r", or a global sequence index "#N" (update ${updateRangeText(t)}, sequence 0..${rows - 1}).`,
+    };
   }
   const k = validateUpdateInput(parts[0], t);
   if (!k.ok) return { ok: false, error: k.error };
@@ -233,13 +280,20 @@ export function checkSequence(ref: SequenceRef, t: NavigationTarget): Validated<
   const rows = t.schedule.sequencesPerUpdate;
   const r = ref.sequence;
   if (!Number.isSafeInteger(r) || r < 0 || r >= rows) {
-    return { ok: false, error: `Sequence ${Number.isFinite(r) ? fmt(r) : String(r)} is out of range: each update has ${rows} sequences, 0..${rows - 1} (sequences are 0-based).` };
+    return {
+      ok: false,
+      error: `Sequence ${Number.isFinite(r) ? fmt(r) : String(r)} is out of range: each update has ${rows} sequences, 0..${rows - 1} (sequences are 0-based).`,
+    };
   }
   const [s, e] = t.schedule.sequenceRange(ref.update, r);
-  const a = shardIndexAt(t.shards, s), b = shardIndexAt(t.shards, e - 1);
+  const a = shardIndexAt(t.shards, s),
+    b = shardIndexAt(t.shards, e - 1);
   const shards = a < 0 ? '' : a === b ? ` · ${shardName(t.shards[a])}` : ` · spans ${shardName(t.shards[a])} → ${shardName(t.shards[b])}`;
-  return { ok: true, value: { update: ref.update, sequence: r },
-    detail: `update ${fmt(ref.update)} (0-based), sequence ${r} · tokens [${fmt(s)}, ${fmt(e)}), targets to ${fmt(e)} inclusive${shards}` };
+  return {
+    ok: true,
+    value: { update: ref.update, sequence: r },
+    detail: `update ${fmt(ref.update)} (0-based), sequence ${r} · tokens [${fmt(s)}, ${fmt(e)}), targets to ${fmt(e)} inclusive${shards}`,
+  };
 }
 
 /**
@@ -263,7 +317,7 @@ function capitalise(s: string): string {
 }
 
 function ordinalSuffix(n: number): string {
-  return n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th';
+  return n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
 }
 
 /**
@@ -280,8 +334,7 @@ function linkFault(raw: string): string {
 
 /** A navigation link, parsed: `…/update?k=55000[&sequence=r][&root=…]` or `…/offset?o=…[&root=…]`. */
 export type NavigationLink =
-  | { kind: 'update'; update: number; sequence?: number; root?: string }
-  | { kind: 'offset'; offset: number; root?: string };
+  { kind: 'update'; update: number; sequence?: number; root?: string } | { kind: 'offset'; offset: number; root?: string };
 
 /**
  * Parses the path and query of a `vscode://token-shards.token-shard-inspector/…` link.
@@ -292,7 +345,13 @@ export type NavigationLink =
  */
 export function parseNavigationLink(path: string, query: string): NavigationLink | { error: string } {
   const q = new URLSearchParams(query);
-  const get = (...names: string[]) => { for (const n of names) { const v = q.get(n); if (v !== null) return v; } return undefined; };
+  const get = (...names: string[]) => {
+    for (const n of names) {
+      const v = q.get(n);
+      if (v !== null) return v;
+    }
+    return undefined;
+  };
   const root = get('root') || undefined;
   const what = path.replace(/^\/+|\/+$/g, '').toLowerCase();
   const usage = 'expected /update?k=<update>[&sequence=<r>][&root=<folder>] or /offset?o=<global token offset>[&root=<folder>]';

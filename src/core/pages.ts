@@ -94,17 +94,27 @@ export class Utf8State {
   push(b: number): void {
     if (this.needed !== 0) {
       if (b >= this.lower && b <= this.upper) {
-        this.lower = 0x80; this.upper = 0xbf;
+        this.lower = 0x80;
+        this.upper = 0xbf;
         if (++this.seen === this.needed) this.needed = this.seen = 0;
         return;
       }
       // Invalid continuation: the decoder emits U+FFFD and reprocesses this byte from a clean state.
-      this.needed = this.seen = 0; this.lower = 0x80; this.upper = 0xbf;
+      this.needed = this.seen = 0;
+      this.lower = 0x80;
+      this.upper = 0xbf;
     }
     if (b <= 0x7f) return;
     if (b >= 0xc2 && b <= 0xdf) this.needed = 1;
-    else if (b >= 0xe0 && b <= 0xef) { if (b === 0xe0) this.lower = 0xa0; if (b === 0xed) this.upper = 0x9f; this.needed = 2; }
-    else if (b >= 0xf0 && b <= 0xf4) { if (b === 0xf0) this.lower = 0x90; if (b === 0xf4) this.upper = 0x8f; this.needed = 3; }
+    else if (b >= 0xe0 && b <= 0xef) {
+      if (b === 0xe0) this.lower = 0xa0;
+      if (b === 0xed) this.upper = 0x9f;
+      this.needed = 2;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      if (b === 0xf0) this.lower = 0x90;
+      if (b === 0xf4) this.upper = 0x8f;
+      this.needed = 3;
+    }
     // else: invalid lead byte, one U+FFFD, state stays clean
   }
 
@@ -120,7 +130,11 @@ export class Utf8State {
 }
 
 /** Per-tokenizer cache of display pieces: id → text and one-letter kind (filled lazily). */
-interface PieceCache { texts: string[]; kinds: string[]; hex: Map<number, string> }
+interface PieceCache {
+  texts: string[];
+  kinds: string[];
+  hex: Map<number, string>;
+}
 const pieceCaches = new WeakMap<LoadedTokenizer, PieceCache>();
 
 function pieceCache(tok: LoadedTokenizer): PieceCache {
@@ -176,8 +190,15 @@ export function groupEnds(ids: ArrayLike<number>, tok: LoadedTokenizer, eos = -1
  * @param pageStart local offset of the page's first token; `pageLen` its length in tokens.
  * @param eos the EOS id (groups never span it; see {@link groupEnds}).
  */
-export function buildPage(index: number, ids: Uint32Array, ctxStart: number, pageStart: number, pageLen: number,
-  tok: LoadedTokenizer | undefined, eos = -1): PagePayload {
+export function buildPage(
+  index: number,
+  ids: Uint32Array,
+  ctxStart: number,
+  pageStart: number,
+  pageLen: number,
+  tok: LoadedTokenizer | undefined,
+  eos = -1,
+): PagePayload {
   const pre = pageStart - ctxStart;
   const pageIds = ids.subarray(pre, pre + pageLen);
   const payload: PagePayload = { index, start: pageStart, ids: Array.from(pageIds) };
@@ -242,8 +263,13 @@ export class ShardPages {
    * @param eos the EOS id (document separator).
    * @param base stream offset of the shard's first token (0 for a file stream).
    */
-  constructor(readonly stream: TokenStream, readonly numTokens: number, readonly tokenizer: LoadedTokenizer | undefined,
-    readonly eos: number, readonly base = 0) {
+  constructor(
+    readonly stream: TokenStream,
+    readonly numTokens: number,
+    readonly tokenizer: LoadedTokenizer | undefined,
+    readonly eos: number,
+    readonly base = 0,
+  ) {
     this.pageCount = pageCount(numTokens);
   }
 
@@ -259,7 +285,9 @@ export class ShardPages {
    */
   async page(index: number): Promise<PagePayload> {
     if (!Number.isInteger(index) || index < 0 || index >= this.pageCount) {
-      throw new RangeRequestError(`page ${index} is outside 0..${this.pageCount - 1} (${fmt(this.numTokens)} tokens, ${fmt(PAGE_TOKENS)} per page)`);
+      throw new RangeRequestError(
+        `page ${index} is outside 0..${this.pageCount - 1} (${fmt(this.numTokens)} tokens, ${fmt(PAGE_TOKENS)} per page)`,
+      );
     }
     const [start, end] = this.pageRange(index);
     const ctxStart = this.tokenizer ? Math.max(0, start - CONTEXT_BEFORE) : start;
@@ -293,7 +321,10 @@ export class ShardPages {
         const page = lo / PAGE_TOKENS + p;
         const c = countId(sub, this.eos);
         stats.eosCount[page] = c;
-        if (c > 0) { stats.firstEos[page] = sub.indexOf(this.eos); stats.lastEos[page] = sub.lastIndexOf(this.eos); }
+        if (c > 0) {
+          stats.firstEos[page] = sub.indexOf(this.eos);
+          stats.lastEos[page] = sub.lastIndexOf(this.eos);
+        }
       }
       onProgress?.(Math.min(this.numTokens, lo + chunk));
       await new Promise<void>((r) => setImmediate(r));

@@ -52,9 +52,14 @@ export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): JsonResult {
 
 /** 1-based line and column of a character offset in `text`. */
 export function lineColumnAt(text: string, offset: number): { line: number; column: number } {
-  let line = 1, lineStart = 0;
+  let line = 1,
+    lineStart = 0;
   const end = Math.min(offset, text.length);
-  for (let i = 0; i < end; i++) if (text.charCodeAt(i) === 0x0a) { line++; lineStart = i + 1; }
+  for (let i = 0; i < end; i++)
+    if (text.charCodeAt(i) === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
   return { line, column: end - lineStart + 1 };
 }
 

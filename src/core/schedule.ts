@@ -43,12 +43,14 @@ export const MAX_EOS_ID = 0xffff_ffff;
  */
 export function scheduleValueFault(key: keyof ScheduleSettings, v: unknown): string | undefined {
   if (key === 'eosTokenId') {
-    return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_EOS_ID ? undefined
+    return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_EOS_ID
+      ? undefined
       : `${show(v)} is not a token id (an integer 0..${fmt(MAX_EOS_ID)})`;
   }
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return `${show(v)} is not a positive integer`;
   if (v > MAX_TOKENS_PER_UPDATE) return `${fmt(v)} is more than ${fmt(MAX_TOKENS_PER_UPDATE)} tokens (the largest update this tool reads)`;
-  if (key === 'sequenceLength' && v > MAX_SEQUENCE_LENGTH) return `${fmt(v)} is more than ${fmt(MAX_SEQUENCE_LENGTH)} tokens (the longest sequence this tool reads)`;
+  if (key === 'sequenceLength' && v > MAX_SEQUENCE_LENGTH)
+    return `${fmt(v)} is more than ${fmt(MAX_SEQUENCE_LENGTH)} tokens (the longest sequence this tool reads)`;
   return undefined;
 }
 
@@ -64,7 +66,8 @@ export function scheduleFaults(s: Partial<Record<keyof ScheduleSettings, unknown
     const f = scheduleValueFault(k, s[k]);
     if (f) out.push(`${name(k)}: ${f}`);
   }
-  const G = s.globalTokensPerUpdate, L = s.sequenceLength;
+  const G = s.globalTokensPerUpdate,
+    L = s.sequenceLength;
   if (out.length === 0 && typeof G === 'number' && typeof L === 'number' && G % L !== 0) {
     out.push(`${name('globalTokensPerUpdate')} ${fmt(G)} is not a multiple of ${name('sequenceLength')} ${fmt(L)}`);
   }
@@ -107,7 +110,10 @@ export class Schedule {
    * @param storedTokens tokens in the whole stream, look-ahead token included.
    * @throws RangeRequestError when G is not a positive multiple of L.
    */
-  constructor(readonly settings: ScheduleSettings, readonly storedTokens: number) {
+  constructor(
+    readonly settings: ScheduleSettings,
+    readonly storedTokens: number,
+  ) {
     const { globalTokensPerUpdate: G, sequenceLength: L } = settings;
     if (!(G > 0 && L > 0 && G % L === 0)) {
       throw new RangeRequestError(`tokens per update (${fmt(G)}) must be a positive multiple of the sequence length (${fmt(L)})`);
@@ -123,9 +129,13 @@ export class Schedule {
   }
 
   /** Tokens per update (G). */
-  get G(): number { return this.settings.globalTokensPerUpdate; }
+  get G(): number {
+    return this.settings.globalTokensPerUpdate;
+  }
   /** Tokens per sequence (L). */
-  get L(): number { return this.settings.sequenceLength; }
+  get L(): number {
+    return this.settings.sequenceLength;
+  }
 
   /**
    * Global token range of update `k`: `[G·k, G·(k+1))` (end exclusive, targets need `end + 1`).
@@ -163,9 +173,11 @@ export class Schedule {
    */
   checkUpdate(k: number): void {
     if (!Number.isInteger(k) || k < 0 || k >= this.numUpdates) {
-      throw new RangeRequestError(this.numUpdates === 0
-        ? `the stream holds no complete update: it has ${fmt(this.storedTokens)} tokens and one update needs ${fmt(this.G + 1)} (${fmt(this.G)} tokens per update plus the look-ahead token)`
-        : `update ${k} is outside 0..${fmt(this.numUpdates - 1)} (updates are 0-based)`);
+      throw new RangeRequestError(
+        this.numUpdates === 0
+          ? `the stream holds no complete update: it has ${fmt(this.storedTokens)} tokens and one update needs ${fmt(this.G + 1)} (${fmt(this.G)} tokens per update plus the look-ahead token)`
+          : `update ${k} is outside 0..${fmt(this.numUpdates - 1)} (updates are 0-based)`,
+      );
     }
   }
 }
@@ -173,6 +185,6 @@ export class Schedule {
 /** Describes "update k" unambiguously for UI text: "update 55,000 (0-based; the 55,001st update)". */
 export function describeUpdate(k: number): string {
   const n = k + 1;
-  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th';
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
   return `update ${fmt(k)} (0-based; the ${fmt(n)}${suffix} update)`;
 }

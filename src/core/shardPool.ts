@@ -93,7 +93,10 @@ export class ShardReadPool {
    * a worker that cannot start turns every job into an `unreadable` outcome.
    * @returns whether the signal fired during the run (jobs not reported through `onDone` did not finish).
    */
-  async run(jobs: readonly ReadJob[], onDone: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void): Promise<{ cancelled: boolean }> {
+  async run(
+    jobs: readonly ReadJob[],
+    onDone: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void,
+  ): Promise<{ cancelled: boolean }> {
     this.queue = jobs;
     this.next = 0;
     this.onDone = onDone;
@@ -119,7 +122,10 @@ export class ShardReadPool {
       });
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      for (const s of this.slots) { s.dead = true; void s.worker.terminate(); }
+      for (const s of this.slots) {
+        s.dead = true;
+        void s.worker.terminate();
+      }
     }
     return { cancelled: this.cancelled };
   }
@@ -139,10 +145,21 @@ export class ShardReadPool {
   }
 
   private dispatch(slot: Slot): void {
-    if (this.cancelled || slot.dead || this.next >= this.queue.length) { this.maybeDone(); return; }
+    if (this.cancelled || slot.dead || this.next >= this.queue.length) {
+      this.maybeDone();
+      return;
+    }
     const job = this.queue[this.next++];
     const id = ++this.taskId;
-    const task: VerifyTask = { type: 'hash', id, path: job.path, expectedSize: job.expectedSize, hash: job.hash, scan: job.scan, hold: !!this.opts.onFirstChunk };
+    const task: VerifyTask = {
+      type: 'hash',
+      id,
+      path: job.path,
+      expectedSize: job.expectedSize,
+      hash: job.hash,
+      scan: job.scan,
+      hold: !!this.opts.onFirstChunk,
+    };
     slot.current = { job, id, bytes: 0 };
     slot.worker.postMessage(task);
   }
@@ -165,7 +182,12 @@ export class ShardReadPool {
       Atomics.notify(s.control, 1);
     }
     this.graceTimer = setTimeout(() => {
-      for (const s of this.slots) if (s.current) { s.dead = true; s.current = undefined; void s.worker.terminate(); }
+      for (const s of this.slots)
+        if (s.current) {
+          s.dead = true;
+          s.current = undefined;
+          void s.worker.terminate();
+        }
       this.maybeDone();
     }, CANCEL_GRACE_MS);
     this.maybeDone();
@@ -178,7 +200,9 @@ export class ShardReadPool {
     if (this.cancelled) Atomics.store(slot.control, 0, 1);
     slot.worker.on('message', (msg: VerifyWorkerReply) => this.onMessage(slot, msg));
     slot.worker.on('error', (err) => this.crashed(slot, err.message));
-    slot.worker.on('exit', (code) => { if (!this.settled) this.crashed(slot, `exit code ${code}`); });
+    slot.worker.on('exit', (code) => {
+      if (!this.settled) this.crashed(slot, `exit code ${code}`);
+    });
     return slot;
   }
 
@@ -187,10 +211,13 @@ export class ShardReadPool {
     if (!cur || msg.id !== cur.id) return;
     if (msg.type === 'progress') cur.bytes = msg.bytes;
     else if (msg.type === 'held') {
-      void Promise.resolve().then(() => this.opts.onFirstChunk?.(cur.job.key)).catch(() => undefined).then(() => {
-        Atomics.add(slot.control, 1, 1);
-        Atomics.notify(slot.control, 1);
-      });
+      void Promise.resolve()
+        .then(() => this.opts.onFirstChunk?.(cur.job.key))
+        .catch(() => undefined)
+        .then(() => {
+          Atomics.add(slot.control, 1, 1);
+          Atomics.notify(slot.control, 1);
+        });
     } else if (msg.type === 'done') this.complete(slot, msg.outcome);
   }
 

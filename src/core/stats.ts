@@ -61,13 +61,24 @@ export interface UpdateStats {
 
 /** The numeric columns of {@link UpdateStats} in display order, with `top_token` split in two (CSV, the inspect table). */
 export const STAT_COLUMNS = [
-  'eos', 'documents_started', 'distinct_tokens', 'max_id', 'unknown_ids', 'special_ids', 'longest_eos_free_run',
-  'duplicate_sequences', 'top_token_id', 'top_token_count', 'repeated_13grams', 'repeat_13gram_share',
-  'complete_documents', 'mean_complete_document_length',
+  'eos',
+  'documents_started',
+  'distinct_tokens',
+  'max_id',
+  'unknown_ids',
+  'special_ids',
+  'longest_eos_free_run',
+  'duplicate_sequences',
+  'top_token_id',
+  'top_token_count',
+  'repeated_13grams',
+  'repeat_13gram_share',
+  'complete_documents',
+  'mean_complete_document_length',
 ] as const;
 
 /** A numeric column name of {@link STAT_COLUMNS}. */
-export type StatColumn = typeof STAT_COLUMNS[number];
+export type StatColumn = (typeof STAT_COLUMNS)[number];
 
 /** The value of a column of a record (`top_token_id`/`top_token_count` from `top_token`). */
 export function statValue(s: UpdateStats, c: StatColumn): number | null {
@@ -90,8 +101,10 @@ export interface StatsOptions {
 
 /** fmix32 of MurmurHash3: spreads the rolling hash over the table's low bits. */
 function fmix32(h: number): number {
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;
 }
 
@@ -140,16 +153,30 @@ export class StatsCalculator {
     const { G, L, eos } = this.opts;
     if (t.length < G) throw new RangeError(`update ${k}: ${t.length} ids, expected ${G}`);
     if (t.length > G) t = t.subarray(0, G);
-    const counts = this.counts, dense = counts.length, kinds = this.kinds;
+    const counts = this.counts,
+      dense = counts.length,
+      kinds = this.kinds;
     const sparse = new Map<number, number>();
-    let nEos = 0, started = 0, distinct = 0, maxId = 0, unknown = 0, special = 0;
-    let run = 0, longest = 0, topId = 0, topCount = 0;
-    let completeDocs = 0, completeLen = 0;
+    let nEos = 0,
+      started = 0,
+      distinct = 0,
+      maxId = 0,
+      unknown = 0,
+      special = 0;
+    let run = 0,
+      longest = 0,
+      topId = 0,
+      topCount = 0;
+    let completeDocs = 0,
+      completeLen = 0;
     let docStart = -1; // position of the first token of a document begun inside the update, or −1
     let afterEos = previousId === undefined || previousId === eos;
     for (let i = 0; i < G; i++) {
       const id = t[i];
-      if (afterEos) { started++; docStart = i; }
+      if (afterEos) {
+        started++;
+        docStart = i;
+      }
       let c: number;
       if (id < dense) {
         c = ++counts[id];
@@ -158,7 +185,10 @@ export class StatsCalculator {
         sparse.set(id, c);
       }
       if (c === 1) distinct++;
-      if (c > topCount || (c === topCount && id < topId)) { topCount = c; topId = id; }
+      if (c > topCount || (c === topCount && id < topId)) {
+        topCount = c;
+        topId = id;
+      }
       if (id > maxId) maxId = id;
       if (kinds) {
         const kind = id < kinds.length ? kinds[id] : 0;
@@ -169,7 +199,10 @@ export class StatsCalculator {
         nEos++;
         if (run > longest) longest = run;
         run = 0;
-        if (docStart >= 0) { completeDocs++; completeLen += i - docStart + 1; }
+        if (docStart >= 0) {
+          completeDocs++;
+          completeLen += i - docStart + 1;
+        }
         docStart = -1;
         afterEos = true;
       } else {
@@ -178,7 +211,10 @@ export class StatsCalculator {
       }
     }
     if (run > longest) longest = run;
-    for (let i = 0; i < G; i++) { const id = t[i]; if (id < dense) counts[id] = 0; }
+    for (let i = 0; i < G; i++) {
+      const id = t[i];
+      if (id < dense) counts[id] = 0;
+    }
 
     const repeated = this.repeatedNgrams(t);
     return {
@@ -204,7 +240,10 @@ export class StatsCalculator {
   private repeatedNgrams(t: Uint32Array): number {
     const n = t.length;
     if (n < NGRAM) return 0;
-    const table = this.table, hashes = this.tableHash, mask = this.mask, pow = this.basePow;
+    const table = this.table,
+      hashes = this.tableHash,
+      mask = this.mask,
+      pow = this.basePow;
     table.fill(0);
     let h = 0;
     for (let i = 0; i < NGRAM - 1; i++) h = (Math.imul(h, BASE) + t[i]) | 0;
@@ -217,8 +256,15 @@ export class StatsCalculator {
       let slot = fmix32(hu) & mask;
       for (;;) {
         const stored = table[slot];
-        if (stored === 0) { table[slot] = i + 1; hashes[slot] = hu; break; }
-        if (hashes[slot] === hu && sameNgram(t, stored - 1, i)) { repeats++; break; }
+        if (stored === 0) {
+          table[slot] = i + 1;
+          hashes[slot] = hu;
+          break;
+        }
+        if (hashes[slot] === hu && sameNgram(t, stored - 1, i)) {
+          repeats++;
+          break;
+        }
         slot = (slot + 1) & mask;
       }
     }
@@ -241,7 +287,10 @@ function duplicateRows(t: Uint32Array, rows: number, L: number): number {
     let h = 0x811c9dc5;
     for (let i = 0; i < L; i++) h = Math.imul(h ^ row[i], BASE);
     const list = seen.get(h);
-    if (!list) { seen.set(h, [r]); continue; }
+    if (!list) {
+      seen.set(h, [r]);
+      continue;
+    }
     if (list.some((q) => equalRows(t.subarray(q * L, (q + 1) * L), row))) dup++;
     else list.push(r);
   }
@@ -273,8 +322,16 @@ const UPDATES_PER_READ = 8;
  *   CancelledError when `signal` fires.
  */
 export async function computeUpdateStats(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'>, first: number, last: number,
-  opts: { tokenizer?: StatsOptions['tokenizer']; signal?: AbortSignal; onProgress?: (p: StatsProgress) => void; onRecord?: (s: UpdateStats) => void; calculator?: StatsCalculator } = {},
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'>,
+  first: number,
+  last: number,
+  opts: {
+    tokenizer?: StatsOptions['tokenizer'];
+    signal?: AbortSignal;
+    onProgress?: (p: StatsProgress) => void;
+    onRecord?: (s: UpdateStats) => void;
+    calculator?: StatsCalculator;
+  } = {},
 ): Promise<UpdateStats[]> {
   ds.schedule.checkUpdate(first);
   ds.schedule.checkUpdate(last);
@@ -330,12 +387,15 @@ export function robustZ(values: (number | null)[]): (number | null)[] {
   return values.map((x) => {
     if (x === null) return null;
     if (x === med) return 0;
-    return mad > 0 ? (x - med) / mad : (x > med ? Infinity : -Infinity);
+    return mad > 0 ? (x - med) / mad : x > med ? Infinity : -Infinity;
   });
 }
 
 /** A range of updates typed as `K` or `K1..K2` (inclusive, 0-based). */
-export interface UpdateRangeArg { first: number; last: number }
+export interface UpdateRangeArg {
+  first: number;
+  last: number;
+}
 
 /**
  * Parses `K` or `K1..K2` (numbers in the CLI's forms: 55_000, 5.5e4, 0x…).
@@ -344,31 +404,53 @@ export interface UpdateRangeArg { first: number; last: number }
 export function parseUpdateRange(text: string | undefined): UpdateRangeArg {
   if (text === undefined) throw new RangeRequestError('missing the updates: K or K1..K2 (0-based, inclusive)');
   const parts = text.split('..');
-  if (parts.length > 2 || parts.some((p) => p.trim() === '')) throw new RangeRequestError(`${JSON.stringify(text)} is not an update range; expected K or K1..K2 (0-based, inclusive)`);
+  if (parts.length > 2 || parts.some((p) => p.trim() === ''))
+    throw new RangeRequestError(`${JSON.stringify(text)} is not an update range; expected K or K1..K2 (0-based, inclusive)`);
   const nums = parts.map((p) => {
     const r = parseNumberInput(p.trim());
     if (!r.ok) throw new RangeRequestError(`${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`);
     return r.value;
   });
-  const first = nums[0], last = nums[nums.length - 1];
-  if (last < first) throw new RangeRequestError(`${JSON.stringify(text)}: the last update (${fmt(last)}) comes before the first (${fmt(first)})`);
+  const first = nums[0],
+    last = nums[nums.length - 1];
+  if (last < first)
+    throw new RangeRequestError(`${JSON.stringify(text)}: the last update (${fmt(last)}) comes before the first (${fmt(first)})`);
   return { first, last };
 }
 
 /** Short header and exact definition of each column (the panels' headers and tooltips; the README repeats them). */
 export const STAT_DEFINITIONS: Record<StatColumn, { label: string; definition: string }> = {
-  eos: { label: 'EOS', definition: 'EOS ids among the update\'s G input tokens' },
-  documents_started: { label: 'docs started', definition: 'tokens that are the first token of a document: the stream\'s first token, or a token right after an EOS (the token before the update counts for its first token)' },
+  eos: { label: 'EOS', definition: "EOS ids among the update's G input tokens" },
+  documents_started: {
+    label: 'docs started',
+    definition:
+      "tokens that are the first token of a document: the stream's first token, or a token right after an EOS (the token before the update counts for its first token)",
+  },
   distinct_tokens: { label: 'distinct ids', definition: 'distinct ids among the G tokens' },
   max_id: { label: 'max id', definition: 'largest id among the G tokens' },
-  unknown_ids: { label: 'unknown ids', definition: 'tokens whose id has no token in the tokenizer (≥ vocabulary size, or a hole); empty without a tokenizer' },
-  special_ids: { label: 'special ids', definition: 'tokens holding an added token marked special other than EOS (pad, FIM, …); empty without a tokenizer' },
+  unknown_ids: {
+    label: 'unknown ids',
+    definition: 'tokens whose id has no token in the tokenizer (≥ vocabulary size, or a hole); empty without a tokenizer',
+  },
+  special_ids: {
+    label: 'special ids',
+    definition: 'tokens holding an added token marked special other than EOS (pad, FIM, …); empty without a tokenizer',
+  },
   longest_eos_free_run: { label: 'longest EOS-free run', definition: 'longest run of consecutive non-EOS tokens inside the G tokens' },
   duplicate_sequences: { label: 'duplicate seqs', definition: 'rows of x (S × L) equal to an earlier row of the same update' },
   top_token_id: { label: 'top id', definition: 'the most frequent id among the G tokens (lowest id on a tie)' },
   top_token_count: { label: 'top count', definition: 'how often the most frequent id occurs' },
-  repeated_13grams: { label: 'repeated 13-grams', definition: 'positions i ≥ 12 whose 13-gram of ids ending at i already occurred ending at an earlier position of the same update' },
-  repeat_13gram_share: { label: '13-gram repeat share', definition: 'repeated 13-grams / (G − 12): the share of positions that end a 13-gram inside the update' },
+  repeated_13grams: {
+    label: 'repeated 13-grams',
+    definition: 'positions i ≥ 12 whose 13-gram of ids ending at i already occurred ending at an earlier position of the same update',
+  },
+  repeat_13gram_share: {
+    label: '13-gram repeat share',
+    definition: 'repeated 13-grams / (G − 12): the share of positions that end a 13-gram inside the update',
+  },
   complete_documents: { label: 'complete docs', definition: 'documents that start and end (EOS) inside the update' },
-  mean_complete_document_length: { label: 'mean doc length', definition: 'mean length in tokens (EOS included) of the complete documents; empty when none' },
+  mean_complete_document_length: {
+    label: 'mean doc length',
+    definition: 'mean length in tokens (EOS included) of the complete documents; empty when none',
+  },
 };

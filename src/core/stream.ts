@@ -43,7 +43,11 @@ export interface SegmentLocation {
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
 
-interface PooledHandle { handle: Promise<fs.promises.FileHandle>; timer?: NodeJS.Timeout; busy: number }
+interface PooledHandle {
+  handle: Promise<fs.promises.FileHandle>;
+  timer?: NodeJS.Timeout;
+  busy: number;
+}
 
 /** A read-only view of uint32 tokens across contiguous files. */
 export class TokenStream {
@@ -95,10 +99,12 @@ export class TokenStream {
     if (!Number.isSafeInteger(offset) || offset < 0 || offset >= this.totalTokens) {
       throw new RangeRequestError(`token offset ${fmt(offset)} is outside the stream [0, ${fmt(this.totalTokens)})`);
     }
-    let lo = 0, hi = this.starts.length - 1;
+    let lo = 0,
+      hi = this.starts.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (this.starts[mid] <= offset) lo = mid; else hi = mid - 1;
+      if (this.starts[mid] <= offset) lo = mid;
+      else hi = mid - 1;
     }
     // Normally the last segment starting at or before `offset` holds it. In a broken manifest
     // (empty or overlapping entries) an earlier one may; none at all means a hole.
@@ -116,10 +122,14 @@ export class TokenStream {
     const next = this.segments.find((s) => s.startToken > offset);
     const from = prev ? prev.startToken + prev.numTokens : 0;
     const to = next ? next.startToken : this.totalTokens;
-    const where = prev ? `after ${path.basename(prev.path)}${next ? `, before ${path.basename(next.path)}` : ''}`
+    const where = prev
+      ? `after ${path.basename(prev.path)}${next ? `, before ${path.basename(next.path)}` : ''}`
       : `before the first shard${next ? `, ${path.basename(next.path)}` : ''}`;
-    return new DataError(`token ${fmt(offset)} is in no shard: the manifest lists no file for tokens [${fmt(from)}, ${fmt(to)}) (${where}); ` +
-      'expected shards that tile the stream from token 0 with no gap.', prev?.path ?? next?.path);
+    return new DataError(
+      `token ${fmt(offset)} is in no shard: the manifest lists no file for tokens [${fmt(from)}, ${fmt(to)}) (${where}); ` +
+        'expected shards that tile the stream from token 0 with no gap.',
+      prev?.path ?? next?.path,
+    );
   }
 
   /**
@@ -140,7 +150,9 @@ export class TokenStream {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
     }
     if (count > MAX_READ_TOKENS) {
-      throw new RangeRequestError(`${fmt(count)} tokens is more than one read can hold (${fmt(MAX_READ_TOKENS)} tokens = ${fmt(MAX_READ_TOKENS * BYTES_PER_TOKEN)} bytes); read in pieces`);
+      throw new RangeRequestError(
+        `${fmt(count)} tokens is more than one read can hold (${fmt(MAX_READ_TOKENS)} tokens = ${fmt(MAX_READ_TOKENS * BYTES_PER_TOKEN)} bytes); read in pieces`,
+      );
     }
     if (count === 0) return new Uint32Array(0);
     // Plan every piece before starting any read: a hole found halfway must not leave reads running.
@@ -160,9 +172,7 @@ export class TokenStream {
       // Every element is overwritten by the reads below, so skip zero-filling: a large
       // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
       const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
-      out = raw.byteOffset % BYTES_PER_TOKEN === 0
-        ? new Uint32Array(raw.buffer, raw.byteOffset, count)
-        : new Uint32Array(count);
+      out = raw.byteOffset % BYTES_PER_TOKEN === 0 ? new Uint32Array(raw.buffer, raw.byteOffset, count) : new Uint32Array(count);
     }
     await Promise.all(pieces.map((p) => this.readInto(p.seg, p.local, out, p.at, p.n)));
     return out;
@@ -209,7 +219,10 @@ export class TokenStream {
         while (done < bytes.length) {
           const got = fs.readSync(fd, bytes, done, bytes.length - done, position + done);
           if (got === 0) {
-            throw new DataError(`${seg.path}: short read at byte ${fmt(position + done)}: the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`, seg.path);
+            throw new DataError(
+              `${seg.path}: short read at byte ${fmt(position + done)}: the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`,
+              seg.path,
+            );
           }
           done += got;
         }
@@ -219,7 +232,7 @@ export class TokenStream {
       if (!LITTLE_ENDIAN_HOST) {
         for (let i = pos - start; i < pos - start + n; i++) {
           const v = out[i];
-          out[i] = ((v & 0xff) << 24 | (v & 0xff00) << 8 | (v >>> 8) & 0xff00 | v >>> 24) >>> 0;
+          out[i] = (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
         }
       }
       pos += n;
@@ -237,7 +250,9 @@ export class TokenStream {
         if (bytesRead === 0) {
           throw new DataError(
             `${seg.path}: short read at byte ${fmt(position + done)} (token ${fmt(localToken + Math.floor(done / BYTES_PER_TOKEN))}): ` +
-            `the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`, seg.path);
+              `the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`,
+            seg.path,
+          );
         }
         done += bytesRead;
       }
@@ -245,7 +260,7 @@ export class TokenStream {
     if (!LITTLE_ENDIAN_HOST) {
       for (let i = 0; i < n; i++) {
         const v = out[outToken + i];
-        out[outToken + i] = ((v & 0xff) << 24 | (v & 0xff00) << 8 | (v >>> 8) & 0xff00 | v >>> 24) >>> 0;
+        out[outToken + i] = (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
       }
     }
   }
@@ -261,7 +276,10 @@ export class TokenStream {
       this.pool.set(file, entry);
     }
     const e = entry;
-    if (e.timer) { clearTimeout(e.timer); e.timer = undefined; }
+    if (e.timer) {
+      clearTimeout(e.timer);
+      e.timer = undefined;
+    }
     e.busy++;
     try {
       return await fn(await e.handle);
@@ -289,10 +307,16 @@ export class TokenStream {
   async close(): Promise<void> {
     const entries = [...this.pool.entries()];
     this.pool.clear();
-    await Promise.all(entries.map(async ([, e]) => {
-      if (e.timer) clearTimeout(e.timer);
-      try { await (await e.handle).close(); } catch { /* already reported on open */ }
-    }));
+    await Promise.all(
+      entries.map(async ([, e]) => {
+        if (e.timer) clearTimeout(e.timer);
+        try {
+          await (await e.handle).close();
+        } catch {
+          /* already reported on open */
+        }
+      }),
+    );
   }
 }
 
@@ -316,7 +340,14 @@ async function openRegularFile(file: string): Promise<fs.promises.FileHandle> {
 
 /** The DataError for a path that exists but is not a regular file, naming what it is. */
 function notRegularFile(file: string, st: fs.Stats): DataError {
-  const what = st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket'
-    : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'not a regular file';
+  const what = st.isDirectory()
+    ? 'a folder'
+    : st.isFIFO()
+      ? 'a FIFO (named pipe)'
+      : st.isSocket()
+        ? 'a socket'
+        : st.isCharacterDevice() || st.isBlockDevice()
+          ? 'a device'
+          : 'not a regular file';
   return new DataError(`${file}: is ${what}; expected a regular file of raw uint32 tokens`, file);
 }

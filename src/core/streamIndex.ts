@@ -31,8 +31,17 @@ import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity }
 import { Schedule } from './schedule';
 import { TokenStream } from './stream';
 import {
-  INDEX_BLOCK_TOKENS, IdOccurrences, LONG_RUN_FLOOR, LengthStats, RunHash, ScanParams, ShardScan, addLength, combineHash,
-  emptyLengthStats, mergeLengthStats,
+  INDEX_BLOCK_TOKENS,
+  IdOccurrences,
+  LONG_RUN_FLOOR,
+  LengthStats,
+  RunHash,
+  ScanParams,
+  ShardScan,
+  addLength,
+  combineHash,
+  emptyLengthStats,
+  mergeLengthStats,
 } from './streamIndexScan';
 import { writeFileAtomic } from './verifyCache';
 
@@ -102,7 +111,11 @@ export class IndexStore {
 
   /** File base name (no extension) of a shard's entry: a hash of its identity and the parameters. */
   baseName(identity: FileIdentity, params: string): string {
-    return crypto.createHash('sha256').update(`${identityKey(identity)}|${params}|v${STREAM_INDEX_VERSION}`).digest('hex').slice(0, 32);
+    return crypto
+      .createHash('sha256')
+      .update(`${identityKey(identity)}|${params}|v${STREAM_INDEX_VERSION}`)
+      .digest('hex')
+      .slice(0, 32);
   }
 
   /**
@@ -119,8 +132,16 @@ export class IndexStore {
     } catch {
       return undefined;
     }
-    if (!data || data.version !== STREAM_INDEX_VERSION || data.params !== params || !isFileIdentity(data.identity) || !sameIdentity(data.identity, identity)
-      || typeof data.blockEos !== 'string' || data.numTokens !== Math.floor(identity.size / 4)) return undefined;
+    if (
+      !data ||
+      data.version !== STREAM_INDEX_VERSION ||
+      data.params !== params ||
+      !isFileIdentity(data.identity) ||
+      !sameIdentity(data.identity, identity) ||
+      typeof data.blockEos !== 'string' ||
+      data.numTokens !== Math.floor(identity.size / 4)
+    )
+      return undefined;
     const bytes = Buffer.from(data.blockEos, 'base64');
     const first = Buffer.from(String(data.blockFirstEos), 'base64');
     const last = Buffer.from(String(data.blockLastEos), 'base64');
@@ -168,11 +189,21 @@ export class IndexStore {
     await fs.promises.rename(tmp, path.join(this.dir, `${base}.docs`));
     const blocks = Buffer.alloc(scan.blockEos.length * 4);
     scan.blockEos.forEach((v, i) => blocks.writeUInt32LE(v, 4 * i));
-    const u16 = (a: Uint16Array) => { const b = Buffer.alloc(a.length * 2); a.forEach((v, i) => b.writeUInt16LE(v, 2 * i)); return b.toString('base64'); };
+    const u16 = (a: Uint16Array) => {
+      const b = Buffer.alloc(a.length * 2);
+      a.forEach((v, i) => b.writeUInt16LE(v, 2 * i));
+      return b.toString('base64');
+    };
     const { innerDocHashes, lookSample: _s, ...rest } = scan;
     const rec: ShardIndexRecord = { ...rest, identity, params, builtAt: Date.now(), innerDocCount: innerDocHashes.length / 4, look };
-    const file: RecordFile = { format: 'token-shard-inspector stream index', version: STREAM_INDEX_VERSION, ...rec,
-      blockEos: blocks.toString('base64'), blockFirstEos: u16(scan.blockFirstEos), blockLastEos: u16(scan.blockLastEos) };
+    const file: RecordFile = {
+      format: 'token-shard-inspector stream index',
+      version: STREAM_INDEX_VERSION,
+      ...rec,
+      blockEos: blocks.toString('base64'),
+      blockFirstEos: u16(scan.blockFirstEos),
+      blockLastEos: u16(scan.blockLastEos),
+    };
     await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file));
     this.memo.set(base, rec);
     return rec;
@@ -281,8 +312,12 @@ export class StreamIndex {
   /**
    * @param records one per segment, undefined where not indexed (or stale).
    */
-  constructor(readonly stream: TokenStream, readonly segments: readonly IndexSegment[], readonly records: readonly (ShardIndexRecord | undefined)[],
-    readonly eos: number) {
+  constructor(
+    readonly stream: TokenStream,
+    readonly segments: readonly IndexSegment[],
+    readonly records: readonly (ShardIndexRecord | undefined)[],
+    readonly eos: number,
+  ) {
     let ready = 0;
     while (ready < records.length && records[ready]) ready++;
     this.readyUpTo = ready;
@@ -330,10 +365,12 @@ export class StreamIndex {
 
   private segmentOf(offset: number): number {
     const segs = this.segments;
-    let lo = 0, hi = segs.length - 1;
+    let lo = 0,
+      hi = segs.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (segs[mid].startToken <= offset) lo = mid; else hi = mid - 1;
+      if (segs[mid].startToken <= offset) lo = mid;
+      else hi = mid - 1;
     }
     return lo;
   }
@@ -376,19 +413,25 @@ export class StreamIndex {
    */
   async nthEos(k: number): Promise<number | undefined> {
     if (k < 1 || k > this.eosBefore[this.readyUpTo]) return undefined;
-    let lo = 0, hi = this.readyUpTo - 1;
-    while (lo < hi) { // last segment with eosBefore < k
+    let lo = 0,
+      hi = this.readyUpTo - 1;
+    while (lo < hi) {
+      // last segment with eosBefore < k
       const mid = (lo + hi + 1) >> 1;
-      if (this.eosBefore[mid] < k) lo = mid; else hi = mid - 1;
+      if (this.eosBefore[mid] < k) lo = mid;
+      else hi = mid - 1;
     }
     const s = lo;
     const rec = this.records[s]!;
     let need = k - this.eosBefore[s];
     const p = this.prefix(rec);
-    let blo = 0, bhi = rec.blockEos.length - 1;
-    while (blo < bhi) { // last block with prefix < need
+    let blo = 0,
+      bhi = rec.blockEos.length - 1;
+    while (blo < bhi) {
+      // last block with prefix < need
       const mid = (blo + bhi + 1) >> 1;
-      if (p[mid] < need) blo = mid; else bhi = mid - 1;
+      if (p[mid] < need) blo = mid;
+      else bhi = mid - 1;
     }
     need -= p[blo];
     const start = this.segments[s].startToken + blo * INDEX_BLOCK_TOKENS;
@@ -405,7 +448,8 @@ export class StreamIndex {
   async documentInfo(n: number): Promise<DocumentInfo | undefined> {
     if (!Number.isSafeInteger(n) || n < 0) throw new RangeRequestError(`document ${n} is not a non-negative integer`);
     const count = this.documentCount;
-    if (count !== undefined && n >= count) throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${fmt(count)} documents (0..${fmt(count - 1)})`);
+    if (count !== undefined && n >= count)
+      throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${fmt(count)} documents (0..${fmt(count - 1)})`);
     let start = 0;
     if (n > 0) {
       const e = await this.nthEos(n);
@@ -444,7 +488,11 @@ export class StreamIndex {
     if (!rec || pageTokens % INDEX_BLOCK_TOKENS !== 0) return undefined;
     const per = pageTokens / INDEX_BLOCK_TOKENS;
     const pages = Math.ceil(rec.numTokens / pageTokens);
-    const out = { eosCount: new Array<number>(pages).fill(0), firstEos: new Array<number>(pages).fill(-1), lastEos: new Array<number>(pages).fill(-1) };
+    const out = {
+      eosCount: new Array<number>(pages).fill(0),
+      firstEos: new Array<number>(pages).fill(-1),
+      lastEos: new Array<number>(pages).fill(-1),
+    };
     for (let b = 0; b < rec.blockEos.length; b++) {
       if (rec.blockEos[b] === 0) continue;
       const p = Math.floor(b / per);
@@ -463,7 +511,9 @@ export class StreamIndex {
    * (`tailKnown` false when that document runs to the stream end or past the indexed shards).
    * Undefined when the segment (or one before it) is not indexed.
    */
-  async segmentNumbering(segment: number): Promise<{ docBase: number; headStart: number; tailEnd: number; tailKnown: boolean } | undefined> {
+  async segmentNumbering(
+    segment: number,
+  ): Promise<{ docBase: number; headStart: number; tailEnd: number; tailKnown: boolean } | undefined> {
     if (segment >= this.readyUpTo) return undefined;
     const seg = this.segments[segment];
     const rec = this.records[segment]!;
@@ -491,18 +541,25 @@ export class StreamIndex {
     let open = { start: 0, length: 0 };
     const consider = (r: GlobalRun, keep: boolean) => {
       if (r.length > longest.length) longest = r;
-      if (keep && r.length >= LONG_RUN_FLOOR) { longRunCount++; longRuns.push(r); }
+      if (keep && r.length >= LONG_RUN_FLOOR) {
+        longRunCount++;
+        longRuns.push(r);
+      }
     };
     const n = this.readyUpTo;
     for (let s = 0; s < n; s++) {
       const rec = this.records[s]!;
       const g = this.segments[s].startToken;
-      if (rec.eosCount === 0) { open.length += rec.numTokens; continue; }
+      if (rec.eosCount === 0) {
+        open.length += rec.numTokens;
+        continue;
+      }
       const lead: GlobalRun = { start: open.start, length: open.length + rec.firstEos, closed: true };
       consider(lead, true);
       addLength(docs, lead.length);
       mergeLengthStats(docs, rec.innerDocs);
-      if (rec.longestInner.length > longest.length) longest = { start: g + rec.longestInner.start, length: rec.longestInner.length, closed: true };
+      if (rec.longestInner.length > longest.length)
+        longest = { start: g + rec.longestInner.start, length: rec.longestInner.length, closed: true };
       for (const r of rec.longRuns) longRuns.push({ start: g + r.start, length: r.length, closed: true });
       longRunCount += rec.longRunCount;
       open = { start: g + rec.lastEos + 1, length: rec.numTokens - rec.lastEos - 1 };
@@ -514,8 +571,15 @@ export class StreamIndex {
       addLength(docs, last.length);
     }
     longRuns.sort((a, b) => a.start - b.start);
-    return { documents: docs, longestRun: longest, longRuns, longRunCount, coveredTokens, complete: this.complete,
-      openRunAtEnd: this.complete ? undefined : open };
+    return {
+      documents: docs,
+      longestRun: longest,
+      longRuns,
+      longRunCount,
+      coveredTokens,
+      complete: this.complete,
+      openRunAtEnd: this.complete ? undefined : open,
+    };
   }
 
   /**
@@ -532,8 +596,15 @@ export class StreamIndex {
       const e = this.segmentOf(r.start + r.length - 1);
       const updates = updatesTouching(schedule, r.start, r.start + r.length);
       const span = e > s ? `, spanning ${fmt(e - s + 1)} shards to ${this.segments[e].shard}` : '';
-      out.push({ kind: 'eos-free-run', severity: 'warning', segment: s, offsets: [r.start], count: r.length, updates,
-        message: `${where(s)}: ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)} to ${fmt(r.start + r.length - 1)}${span}${r.closed ? '' : ' (to the end of the stream)'} — longer than ${fmt(t)}; documents glued by a lost EOS? Touches ${describeUpdates(updates)}.` });
+      out.push({
+        kind: 'eos-free-run',
+        severity: 'warning',
+        segment: s,
+        offsets: [r.start],
+        count: r.length,
+        updates,
+        message: `${where(s)}: ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)} to ${fmt(r.start + r.length - 1)}${span}${r.closed ? '' : ' (to the end of the stream)'} — longer than ${fmt(t)}; documents glued by a lost EOS? Touches ${describeUpdates(updates)}.`,
+      });
     }
     for (let s = 0; s < this.segments.length; s++) {
       const rec = this.records[s];
@@ -542,26 +613,49 @@ export class StreamIndex {
       const occ = (o: IdOccurrences) => o.first.map((x) => g + x);
       const touched = (offs: number[]) => {
         const us = offs.map((o) => schedule.position(o).update).filter((u): u is number => u !== undefined);
-        return us.length ? [Math.min(...us), Math.max(...us)] as [number, number] : undefined;
+        return us.length ? ([Math.min(...us), Math.max(...us)] as [number, number]) : undefined;
       };
-      const firstText = (offs: number[], count: number) => `first at global offset${offs.length > 1 ? 's' : ''} ${offs.map(fmt).join(', ')}${count > offs.length ? ', …' : ''}`;
+      const firstText = (offs: number[], count: number) =>
+        `first at global offset${offs.length > 1 ? 's' : ''} ${offs.map(fmt).join(', ')}${count > offs.length ? ', …' : ''}`;
       for (const [idText, o] of Object.entries(rec.specials)) {
         const offs = occ(o);
         const updates = touched(offs);
-        out.push({ kind: 'special-in-document', severity: 'warning', segment: s, offsets: offs, count: o.count, id: Number(idText), updates,
-          message: `${where(s)}: special token id ${idText} inside documents ${fmt(o.count)} time${o.count === 1 ? '' : 's'}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.` });
+        out.push({
+          kind: 'special-in-document',
+          severity: 'warning',
+          segment: s,
+          offsets: offs,
+          count: o.count,
+          id: Number(idText),
+          updates,
+          message: `${where(s)}: special token id ${idText} inside documents ${fmt(o.count)} time${o.count === 1 ? '' : 's'}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+        });
       }
       // A dtype look explains the unknown ids of its shard: one line, not two.
       if (rec.unknown.count > 0 && !rec.look) {
         const offs = occ(rec.unknown);
         const updates = touched(offs);
-        out.push({ kind: 'unknown-ids', severity: 'error', segment: s, offsets: offs, count: rec.unknown.count, updates,
-          message: `${where(s)}: ${fmt(rec.unknown.count)} unknown id${rec.unknown.count === 1 ? '' : 's'} (≥ the vocabulary size or in a vocabulary hole; max id ${fmt(rec.maxId)}), ${firstText(offs, rec.unknown.count)}; ${rec.unknown.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.` });
+        out.push({
+          kind: 'unknown-ids',
+          severity: 'error',
+          segment: s,
+          offsets: offs,
+          count: rec.unknown.count,
+          updates,
+          message: `${where(s)}: ${fmt(rec.unknown.count)} unknown id${rec.unknown.count === 1 ? '' : 's'} (≥ the vocabulary size or in a vocabulary hole; max id ${fmt(rec.maxId)}), ${firstText(offs, rec.unknown.count)}; ${rec.unknown.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+        });
       }
       if (rec.look) {
         const updates = updatesTouching(schedule, g, g + rec.numTokens);
-        out.push({ kind: 'dtype-look', severity: 'error', segment: s, offsets: [g], count: rec.numTokens, updates,
-          message: `${where(s)}: ${rec.look.message} ${fmt(rec.unknown.count)} ids are unknown, the first at global offset ${fmt(g + (rec.unknown.first[0] ?? 0))}; the shard (from global offset ${fmt(g)}) feeds ${describeUpdates(updates)}.` });
+        out.push({
+          kind: 'dtype-look',
+          severity: 'error',
+          segment: s,
+          offsets: [g],
+          count: rec.numTokens,
+          updates,
+          message: `${where(s)}: ${rec.look.message} ${fmt(rec.unknown.count)} ids are unknown, the first at global offset ${fmt(g + (rec.unknown.first[0] ?? 0))}; the shard (from global offset ${fmt(g)}) feeds ${describeUpdates(updates)}.`,
+        });
       }
     }
     return out.sort((a, b) => a.segment - b.segment || a.offsets[0] - b.offsets[0]);
@@ -582,13 +676,20 @@ export class StreamIndex {
     let openStart = 0;
     const add = (h: RunHash, start: number): boolean => {
       // Empty documents (EOS right after EOS) are not compared: they would all "repeat" each other.
-      if (h.length === 0) { docNo++; return true; }
+      if (h.length === 0) {
+        docNo++;
+        return true;
+      }
       const prev = table.insert(h.h1, h.h2, h.length, docNo, start);
-      if (prev === FULL) { out.stoppedAt = start; return false; }
+      if (prev === FULL) {
+        out.stoppedAt = start;
+        return false;
+      }
       out.documents++;
       if (prev) {
         out.duplicates++;
-        if (out.pairs.length < DUPLICATE_PAIRS_LISTED) out.pairs.push({ document: docNo, start, length: h.length, earlierDocument: prev.doc, earlierStart: prev.start });
+        if (out.pairs.length < DUPLICATE_PAIRS_LISTED)
+          out.pairs.push({ document: docNo, start, length: h.length, earlierDocument: prev.doc, earlierStart: prev.start });
       }
       docNo++;
       return true;
@@ -597,7 +698,10 @@ export class StreamIndex {
       if (opts.signal?.aborted) throw new CancelledError();
       const rec = this.records[s]!;
       const g = this.segments[s].startToken;
-      if (rec.eosCount === 0) { openHash = combineHash(openHash, rec.leadHash); continue; }
+      if (rec.eosCount === 0) {
+        openHash = combineHash(openHash, rec.leadHash);
+        continue;
+      }
       if (!add(combineHash(openHash, rec.leadHash), openStart)) break;
       const docs = await store.loadDocHashes(rec);
       if (!docs) {
@@ -654,20 +758,26 @@ class DocTable {
     for (;;) {
       const k = i * 3;
       if (this.vals[2 * i] === 0) break;
-      if (this.keys[k] === h1 && this.keys[k + 1] === h2 && this.keys[k + 2] === len) return { doc: this.vals[2 * i] - 1, start: this.vals[2 * i + 1] };
+      if (this.keys[k] === h1 && this.keys[k + 1] === h2 && this.keys[k + 2] === len)
+        return { doc: this.vals[2 * i] - 1, start: this.vals[2 * i + 1] };
       i = (i + 1) & this.mask;
     }
     if (this.size >= this.cap) return FULL;
     const k = i * 3;
-    this.keys[k] = h1; this.keys[k + 1] = h2; this.keys[k + 2] = len;
-    this.vals[2 * i] = doc + 1; this.vals[2 * i + 1] = start;
+    this.keys[k] = h1;
+    this.keys[k + 1] = h2;
+    this.keys[k + 2] = len;
+    this.vals[2 * i] = doc + 1;
+    this.vals[2 * i + 1] = start;
     this.size++;
     if (this.size * 2 > this.mask + 1) this.grow();
     return undefined;
   }
 
   private grow(): void {
-    const oldK = this.keys, oldV = this.vals, oldSlots = this.mask + 1;
+    const oldK = this.keys,
+      oldV = this.vals,
+      oldSlots = this.mask + 1;
     const slots = oldSlots * 2;
     this.keys = new Uint32Array(slots * 3);
     this.vals = new Float64Array(slots * 2);
@@ -675,11 +785,16 @@ class DocTable {
     this.size = 0;
     for (let j = 0; j < oldSlots; j++) {
       if (oldV[2 * j] === 0) continue;
-      const h1 = oldK[3 * j], h2 = oldK[3 * j + 1], len = oldK[3 * j + 2];
+      const h1 = oldK[3 * j],
+        h2 = oldK[3 * j + 1],
+        len = oldK[3 * j + 2];
       let i = (Math.imul(h1 ^ (h2 >>> 7) ^ len, 0x9e3779b1) >>> 0) & this.mask;
       while (this.vals[2 * i] !== 0) i = (i + 1) & this.mask;
-      this.keys[3 * i] = h1; this.keys[3 * i + 1] = h2; this.keys[3 * i + 2] = len;
-      this.vals[2 * i] = oldV[2 * j]; this.vals[2 * i + 1] = oldV[2 * j + 1];
+      this.keys[3 * i] = h1;
+      this.keys[3 * i + 1] = h2;
+      this.keys[3 * i + 2] = len;
+      this.vals[2 * i] = oldV[2 * j];
+      this.vals[2 * i + 1] = oldV[2 * j + 1];
       this.size++;
     }
   }
@@ -691,11 +806,16 @@ class DocTable {
  * @param identities optional known identities per segment (e.g. `Dataset.fileStates[i].identity`),
  *   re-stat'ed when absent. A file that cannot be stat'ed has no record.
  */
-export async function openStreamIndex(stream: TokenStream, segments: readonly IndexSegment[], store: IndexStore, params: ScanParams,
-  identities?: readonly (FileIdentity | undefined)[]): Promise<StreamIndex> {
+export async function openStreamIndex(
+  stream: TokenStream,
+  segments: readonly IndexSegment[],
+  store: IndexStore,
+  params: ScanParams,
+  identities?: readonly (FileIdentity | undefined)[],
+): Promise<StreamIndex> {
   const key = scanParamsKey(params);
   const records = await mapLimit(segments, async (seg, i) => {
-    const id = identities?.[i] ?? await statIdentity(seg.path).catch(() => undefined);
+    const id = identities?.[i] ?? (await statIdentity(seg.path).catch(() => undefined));
     if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
     return store.load(id, key);
   });

@@ -160,7 +160,8 @@ export function mergeLengthStats(a: LengthStats, b: LengthStats): void {
 
 /** `p^n mod 2^32` (unsigned), by squaring. */
 export function powMod32(p: number, n: number): number {
-  let result = 1, base = p | 0;
+  let result = 1,
+    base = p | 0;
   let e = n;
   while (e > 0) {
     if (e % 2 === 1) result = Math.imul(result, base);
@@ -183,7 +184,8 @@ export function combineHash(a: RunHash, b: RunHash): RunHash {
 
 /** The hash of a whole array of ids (reference implementation for tests). */
 export function hashIds(ids: ArrayLike<number>): RunHash {
-  let h1 = 0, h2 = 0;
+  let h1 = 0,
+    h2 = 0;
   for (let i = 0; i < ids.length; i++) {
     h1 = (Math.imul(h1, HASH_P1) + ids[i]) | 0;
     h2 = (Math.imul(h2, HASH_P2) + ids[i]) | 0;
@@ -197,7 +199,9 @@ export function hashIds(ids: ArrayLike<number>): RunHash {
  * returns the index of the first id ≥ `floor` (or `n`).
  */
 function hotRun(ids: Uint32Array, i: number, n: number, floor: number, st: Uint32Array): number {
-  let m = st[0], h1 = st[1] | 0, h2 = st[2] | 0;
+  let m = st[0],
+    h1 = st[1] | 0,
+    h2 = st[2] | 0;
   let j = i;
   for (; j < n; j++) {
     const v = ids[j];
@@ -213,7 +217,9 @@ function hotRun(ids: Uint32Array, i: number, n: number, floor: number, st: Uint3
 }
 
 /** Kinds of rare ids in the lookup table. */
-const RARE_EOS = 1, RARE_SPECIAL = 2, RARE_HOLE = 3;
+const RARE_EOS = 1,
+  RARE_SPECIAL = 2,
+  RARE_HOLE = 3;
 
 /**
  * Scans one shard in one pass. Call {@link push} with consecutive chunks of its ids, then
@@ -251,14 +257,18 @@ export class ShardScanner {
    * @param params vocabulary facts (EOS, vocabulary size, special ids, holes).
    * @param numTokens tokens the shard holds (the block array is sized from it).
    */
-  constructor(params: ScanParams, readonly numTokens: number) {
+  constructor(
+    params: ScanParams,
+    readonly numTokens: number,
+  ) {
     this.eos = params.eos >>> 0;
     this.vocab = Math.max(0, Math.floor(params.vocabSize));
     const rare = [this.eos, ...params.specialIds, ...(params.holeIds ?? [])].filter((id) => id >= 0 && id < this.vocab);
     this.rareFloor = Math.min(this.vocab, ...rare);
     this.table = new Uint8Array(Math.max(0, this.vocab - this.rareFloor));
     for (const id of params.holeIds ?? []) if (id >= this.rareFloor && id < this.vocab) this.table[id - this.rareFloor] = RARE_HOLE;
-    for (const id of params.specialIds) if (id >= this.rareFloor && id < this.vocab && id !== this.eos) this.table[id - this.rareFloor] = RARE_SPECIAL;
+    for (const id of params.specialIds)
+      if (id >= this.rareFloor && id < this.vocab && id !== this.eos) this.table[id - this.rareFloor] = RARE_SPECIAL;
     if (this.eos >= this.rareFloor && this.eos < this.vocab) this.table[this.eos - this.rareFloor] = RARE_EOS;
     this.blockEos = new Uint32Array(Math.ceil(numTokens / INDEX_BLOCK_TOKENS));
     this.blockFirst = new Uint16Array(this.blockEos.length).fill(NO_EOS);
@@ -356,7 +366,11 @@ export class ShardScanner {
     if (this.pos !== this.numTokens) throw new Error(`the scanner got ${this.pos} tokens, expected ${this.numTokens}`);
     this.trimLongRuns();
     this.longRuns.sort((a, b) => a.start - b.start);
-    const tail: RunHash = { h1: this.hot[1], h2: this.hot[2], length: this.lastEos < 0 ? this.numTokens : this.numTokens - this.lastEos - 1 };
+    const tail: RunHash = {
+      h1: this.hot[1],
+      h2: this.hot[2],
+      length: this.lastEos < 0 ? this.numTokens : this.numTokens - this.lastEos - 1,
+    };
     return {
       numTokens: this.numTokens,
       eosCount: this.eosCount,

@@ -117,7 +117,11 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
   const parsed = parseJson(text);
   if (!parsed.ok) {
     const at = parsed.offset !== undefined ? lineColumnAt(text, parsed.offset) : undefined;
-    throw new DataError(`${file}${at ? ` line ${at.line}` : ''}: not valid JSON (${parsed.error}); expected a Hugging Face tokenizer.json`, file, at?.line);
+    throw new DataError(
+      `${file}${at ? ` line ${at.line}` : ''}: not valid JSON (${parsed.error}); expected a Hugging Face tokenizer.json`,
+      file,
+      at?.line,
+    );
   }
   const json = parsed.value as TokenizerJson;
   return buildTokenizer(json, file);
@@ -131,11 +135,17 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
  */
 export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokenizer {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    throw new DataError(`${file}: the top level is ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}; expected a Hugging Face tokenizer.json object`, file);
+    throw new DataError(
+      `${file}: the top level is ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}; expected a Hugging Face tokenizer.json object`,
+      file,
+    );
   }
   const modelType = json.model?.type;
   if (modelType !== undefined && modelType !== 'BPE') {
-    throw new DataError(`${file}: model.type is ${JSON.stringify(modelType)}, expected "BPE" (a byte-level BPE tokenizer such as dolma2)`, file);
+    throw new DataError(
+      `${file}: model.type is ${JSON.stringify(modelType)}, expected "BPE" (a byte-level BPE tokenizer such as dolma2)`,
+      file,
+    );
   }
   const vocab = json.model?.vocab;
   if (!vocab || typeof vocab !== 'object' || Array.isArray(vocab)) {
@@ -149,7 +159,8 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   // Ids size the decode tables, so they are checked before anything is allocated: one id of 4e9
   // would otherwise ask for gigabytes (and freeze the extension host while filling them).
   let vocabSize = 0;
-  for (const [tok, id] of Object.entries(vocab)) vocabSize = Math.max(vocabSize, checkedId(id, `model.vocab[${JSON.stringify(tok)}]`, file) + 1);
+  for (const [tok, id] of Object.entries(vocab))
+    vocabSize = Math.max(vocabSize, checkedId(id, `model.vocab[${JSON.stringify(tok)}]`, file) + 1);
   added.forEach((t, i) => {
     if (typeof t !== 'object' || t === null || typeof t.content !== 'string') {
       throw new DataError(`${file}: added_tokens[${i}] has no string content; expected { "id": <int>, "content": "<text>" }`, file);
@@ -168,7 +179,8 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
     for (let i = 0; i < tok.length; i++) {
       const c = tok.charCodeAt(i);
       const v = c < dec.length ? dec[c] : -1;
-      if (v < 0) throw new DataError(`${file}: vocab token ${JSON.stringify(tok)} (id ${id}) has a character outside the byte-level alphabet`, file);
+      if (v < 0)
+        throw new DataError(`${file}: vocab token ${JSON.stringify(tok)} (id ${id}) has a character outside the byte-level alphabet`, file);
       b[i] = v;
     }
     tmp[id] = b;
@@ -179,7 +191,11 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
     if (t.special) special[t.id] = 1;
   }
   let total = 0;
-  for (let id = 0; id < vocabSize; id++) if (tmp[id]) { lengths[id] = tmp[id]!.length; total += tmp[id]!.length; }
+  for (let id = 0; id < vocabSize; id++)
+    if (tmp[id]) {
+      lengths[id] = tmp[id]!.length;
+      total += tmp[id]!.length;
+    }
   // One flat byte table with offsets: the decode hot path touches only typed arrays.
   const table = new Uint8Array(total);
   const offsets = new Uint32Array(vocabSize + 1);
@@ -187,7 +203,10 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   for (let id = 0; id < vocabSize; id++) {
     offsets[id] = o;
     const b = tmp[id];
-    if (b) { table.set(b, o); o += b.length; }
+    if (b) {
+      table.set(b, o);
+      o += b.length;
+    }
   }
   offsets[vocabSize] = o;
   const textDecoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
@@ -221,7 +240,10 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
     const out: TokenPiece[] = new Array(ids.length);
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
-      if (!isKnown(id)) { out[i] = { id, text: '', kind: 'unknown', hex: '' }; continue; }
+      if (!isKnown(id)) {
+        out[i] = { id, text: '', kind: 'unknown', hex: '' };
+        continue;
+      }
       const bytes = bytesOf(id);
       const content = addedContent.get(id);
       if (content !== undefined) {
@@ -239,7 +261,13 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   const encoder = new Encoder(file, json);
 
   return {
-    file, vocabSize, decode, runBytes, pieces, bytesOf, isKnown,
+    file,
+    vocabSize,
+    decode,
+    runBytes,
+    pieces,
+    bytesOf,
+    isKnown,
     isSpecial: (id) => isKnown(id) && special[id] === 1,
     addedContent: (id) => addedContent.get(id),
     encode: (text: string, opts?: EncodeOptions) => encoder.encode(text, opts),
@@ -271,7 +299,9 @@ async function loadLibrary(json: unknown, file: string): Promise<LibraryTokenize
   let config: Record<string, unknown> = {};
   try {
     config = JSON.parse(await fs.promises.readFile(path.join(path.dirname(file), 'tokenizer_config.json'), 'utf8'));
-  } catch { /* optional: the library only needs an object */ }
+  } catch {
+    /* optional: the library only needs an object */
+  }
   return new Tokenizer(json as never, config as never) as unknown as LibraryTokenizer;
 }
 
@@ -284,7 +314,12 @@ export function bytesToDisplay(bytes: Uint8Array): { text: string; complete: boo
   let text = '';
   let hexRun: string[] = [];
   let complete = true;
-  const flush = () => { if (hexRun.length) { text += `<${hexRun.join(' ')}>`; hexRun = []; } };
+  const flush = () => {
+    if (hexRun.length) {
+      text += `<${hexRun.join(' ')}>`;
+      hexRun = [];
+    }
+  };
   let i = 0;
   while (i < bytes.length) {
     const b = bytes[i];
@@ -315,7 +350,9 @@ export async function findDatasetTokenizer(root: string): Promise<string | undef
   for (const p of [path.join(root, 'tokenizer', 'tokenizer.json'), path.join(root, 'tokenizer.json')]) {
     try {
       if ((await fs.promises.stat(p)).isFile()) return p;
-    } catch { /* try next */ }
+    } catch {
+      /* try next */
+    }
   }
   return undefined;
 }
@@ -332,7 +369,12 @@ export function unknownIdMark(id: number): string {
  * @param gaps indices `i` where elided elements stand before `ids[i]` (see `IdListHit.gaps`).
  * @returns the text and the number of unknown ids.
  */
-export function decodeForDisplay(tok: LoadedTokenizer, ids: ArrayLike<number>, gaps: readonly number[] = [], markSpecial = false): { text: string; unknown: number; special: number } {
+export function decodeForDisplay(
+  tok: LoadedTokenizer,
+  ids: ArrayLike<number>,
+  gaps: readonly number[] = [],
+  markSpecial = false,
+): { text: string; unknown: number; special: number } {
   let text = '';
   let unknown = 0;
   let special = 0;
@@ -348,9 +390,15 @@ export function decodeForDisplay(tok: LoadedTokenizer, ids: ArrayLike<number>, g
     if (i === all.length || isGap || isUnknown || isSpecial) {
       if (i > from) text += tok.decode(all.slice(from, i));
       if (isGap) text += '⟨…⟩';
-      if (isUnknown) { text += unknownIdMark(all[i]); unknown++; from = i + 1; }
-      else if (isSpecial) { text += `⟨special ${sp!.text}⟩`; special++; from = i + 1; }
-      else from = i;
+      if (isUnknown) {
+        text += unknownIdMark(all[i]);
+        unknown++;
+        from = i + 1;
+      } else if (isSpecial) {
+        text += `⟨special ${sp!.text}⟩`;
+        special++;
+        from = i + 1;
+      } else from = i;
     }
   }
   return { text, unknown, special };
@@ -374,7 +422,10 @@ export class DisplayDecoder {
     for (let i = 0; i <= n; i++) {
       if (i < n && this.tok.isKnown(view[i])) continue;
       if (i > from) text += this.decoder.decode(this.tok.runBytes(view.subarray(from, i)), { stream: true });
-      if (i < n) { text += unknownIdMark(view[i]); this.unknown++; }
+      if (i < n) {
+        text += unknownIdMark(view[i]);
+        this.unknown++;
+      }
       from = i + 1;
     }
     return text;
@@ -408,29 +459,45 @@ export interface IdAnomaly {
 export function diagnoseIds(ids: ArrayLike<number>, vocabSize: number): IdAnomaly | undefined {
   const n = ids.length;
   if (n === 0) return undefined;
-  let unknown = 0, huge = 0, packable = 0, zeroOdd = 0, zeroEven = 0;
+  let unknown = 0,
+    huge = 0,
+    packable = 0,
+    zeroOdd = 0,
+    zeroEven = 0;
   for (let i = 0; i < n; i++) {
     const v = ids[i];
     if (v >= vocabSize) unknown++;
     if (v >= CORRUPT_ID_FLOOR) {
       huge++;
-      if ((v & 0xffff) < vocabSize && (v >>> 16) < vocabSize) packable++;
+      if ((v & 0xffff) < vocabSize && v >>> 16 < vocabSize) packable++;
     }
-    if (v === 0) { if (i % 2) zeroOdd++; else zeroEven++; }
+    if (v === 0) {
+      if (i % 2) zeroOdd++;
+      else zeroEven++;
+    }
   }
   const unknownShare = unknown / n;
   const half = Math.floor(n / 2);
   if (half >= 8 && (zeroOdd >= 0.9 * half || zeroEven >= 0.9 * half)) {
-    return { kind: 'uint32-as-uint16', unknownShare,
-      message: `Every other id is 0 (${fmt(Math.max(zeroOdd, zeroEven))} of ${fmt(half)}): this looks like uint32 data read as uint16, or uint16 ids widened with zero padding. Check the dtype the shard was written with.` };
+    return {
+      kind: 'uint32-as-uint16',
+      unknownShare,
+      message: `Every other id is 0 (${fmt(Math.max(zeroOdd, zeroEven))} of ${fmt(half)}): this looks like uint32 data read as uint16, or uint16 ids widened with zero padding. Check the dtype the shard was written with.`,
+    };
   }
   if (huge >= 0.5 * n && packable >= 0.8 * huge) {
-    return { kind: 'uint16-as-uint32', unknownShare,
-      message: `${Math.round(100 * huge / n)}% of ids are in the billions and each splits into two valid 16-bit ids: this looks like uint16 data read as uint32.` };
+    return {
+      kind: 'uint16-as-uint32',
+      unknownShare,
+      message: `${Math.round((100 * huge) / n)}% of ids are in the billions and each splits into two valid 16-bit ids: this looks like uint16 data read as uint32.`,
+    };
   }
   if (unknownShare > 0.01) {
-    return { kind: 'out-of-vocab', unknownShare,
-      message: `${(100 * unknownShare).toFixed(1)}% of ids are ≥ the tokenizer's vocabulary size (${fmt(vocabSize)}): wrong tokenizer, wrong dtype, or corrupt data.` };
+    return {
+      kind: 'out-of-vocab',
+      unknownShare,
+      message: `${(100 * unknownShare).toFixed(1)}% of ids are ≥ the tokenizer's vocabulary size (${fmt(vocabSize)}): wrong tokenizer, wrong dtype, or corrupt data.`,
+    };
   }
   return undefined;
 }

@@ -32,7 +32,17 @@ import { CancelledError, DataError, fmt } from './errors';
 /** Step column names, most preferred first (compared lowercased). */
 export const STEP_NAMES = ['step', '_step', 'global_step', 'train/global_step', 'trainer/global_step', 'iteration', 'iter'];
 /** Loss column names, most preferred first (compared lowercased). */
-export const LOSS_NAMES = ['train/loss', 'loss', 'train_loss', 'train/ce loss', 'train/celoss', 'train/ce_loss', 'train/lm_loss', 'lm_loss', 'lm loss'];
+export const LOSS_NAMES = [
+  'train/loss',
+  'loss',
+  'train_loss',
+  'train/ce loss',
+  'train/celoss',
+  'train/ce_loss',
+  'train/lm_loss',
+  'lm_loss',
+  'lm loss',
+];
 
 /** How a logged step maps to a 0-based update. */
 export type StepConvention = 'after' | 'update';
@@ -70,7 +80,11 @@ export function stepCandidates(columns: string[]): string[] {
 
 /** Ranks candidate loss columns of a header. */
 export function lossCandidates(columns: string[]): string[] {
-  return rank(columns, LOSS_NAMES, (l) => l.includes('loss') && !/__(min|max)$/.test(l) && !/(^|[/_ ])(eval|val|valid|validation|test)([/_ ]|$)/.test(l));
+  return rank(
+    columns,
+    LOSS_NAMES,
+    (l) => l.includes('loss') && !/__(min|max)$/.test(l) && !/(^|[/_ ])(eval|val|valid|validation|test)([/_ ]|$)/.test(l),
+  );
 }
 
 function rank(columns: string[], names: string[], loose: (lower: string) => boolean): string[] {
@@ -80,9 +94,19 @@ function rank(columns: string[], names: string[], loose: (lower: string) => bool
 }
 
 /** Chooses a column: the explicit one (must exist), or the best candidate. */
-export function chooseColumn(columns: string[], candidates: string[], explicit: string | undefined, what: string, file: string): ColumnChoice {
+export function chooseColumn(
+  columns: string[],
+  candidates: string[],
+  explicit: string | undefined,
+  what: string,
+  file: string,
+): ColumnChoice {
   if (explicit !== undefined) {
-    if (!columns.includes(explicit)) throw new DataError(`${file}: no column ${JSON.stringify(explicit)} for the ${what}; the columns are ${columns.map((c) => JSON.stringify(c)).join(', ')}`, file);
+    if (!columns.includes(explicit))
+      throw new DataError(
+        `${file}: no column ${JSON.stringify(explicit)} for the ${what}; the columns are ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
+        file,
+      );
     return { column: explicit, candidates, ambiguous: false };
   }
   return { column: candidates[0], candidates, ambiguous: candidates.length > 1 };
@@ -176,7 +200,9 @@ class SeriesBuilder {
   n = 0;
   decimation = 1;
   /** Points waiting to be merged into one kept point (when decimating). */
-  private pendStep = NaN; private pendLoss = NaN; private pendCount = 0;
+  private pendStep = NaN;
+  private pendLoss = NaN;
+  private pendCount = 0;
   private lastStep = -Infinity;
   restarts: LogRestart[] = [];
 
@@ -188,30 +214,52 @@ class SeriesBuilder {
   add(step: number, loss: number, line: number): void {
     if (step <= this.lastStep) this.restart(step, line);
     this.lastStep = step;
-    if (this.decimation === 1) { this.push(step, loss); return; }
-    if (this.pendCount === 0 || worse(loss, this.pendLoss)) { this.pendStep = step; this.pendLoss = loss; }
-    if (++this.pendCount === this.decimation) { this.push(this.pendStep, this.pendLoss); this.pendCount = 0; }
+    if (this.decimation === 1) {
+      this.push(step, loss);
+      return;
+    }
+    if (this.pendCount === 0 || worse(loss, this.pendLoss)) {
+      this.pendStep = step;
+      this.pendLoss = loss;
+    }
+    if (++this.pendCount === this.decimation) {
+      this.push(this.pendStep, this.pendLoss);
+      this.pendCount = 0;
+    }
   }
 
   private push(step: number, loss: number): void {
     if (this.n === this.steps.length) {
-      if (this.n >= this.maxPoints) { this.decimate(); }
-      else {
+      if (this.n >= this.maxPoints) {
+        this.decimate();
+      } else {
         const cap = Math.min(this.maxPoints, this.n * 2);
-        const s = new Float64Array(cap); s.set(this.steps); this.steps = s;
-        const l = new Float64Array(cap); l.set(this.losses); this.losses = l;
+        const s = new Float64Array(cap);
+        s.set(this.steps);
+        this.steps = s;
+        const l = new Float64Array(cap);
+        l.set(this.losses);
+        this.losses = l;
       }
     }
-    this.steps[this.n] = step; this.losses[this.n] = loss; this.n++;
+    this.steps[this.n] = step;
+    this.losses[this.n] = loss;
+    this.n++;
   }
 
   private decimate(): void {
     let w = 0;
     for (let i = 0; i + 1 < this.n; i += 2) {
       const j = worse(this.losses[i + 1], this.losses[i]) ? i + 1 : i;
-      this.steps[w] = this.steps[j]; this.losses[w] = this.losses[j]; w++;
+      this.steps[w] = this.steps[j];
+      this.losses[w] = this.losses[j];
+      w++;
     }
-    if (this.n % 2) { this.steps[w] = this.steps[this.n - 1]; this.losses[w] = this.losses[this.n - 1]; w++; }
+    if (this.n % 2) {
+      this.steps[w] = this.steps[this.n - 1];
+      this.losses[w] = this.losses[this.n - 1];
+      w++;
+    }
     this.n = w;
     this.decimation *= 2;
   }
@@ -219,18 +267,31 @@ class SeriesBuilder {
   private restart(step: number, line: number): void {
     const previousStep = this.lastStep;
     let dropped = 0;
-    if (this.pendCount > 0 && this.pendStep >= step) { dropped += this.pendCount; this.pendCount = 0; }
-    else if (this.pendCount > 0) { this.push(this.pendStep, this.pendLoss); this.pendCount = 0; }
+    if (this.pendCount > 0 && this.pendStep >= step) {
+      dropped += this.pendCount;
+      this.pendCount = 0;
+    } else if (this.pendCount > 0) {
+      this.push(this.pendStep, this.pendLoss);
+      this.pendCount = 0;
+    }
     // Kept steps ascend: drop the tail with step ≥ `step` (binary search).
-    let lo = 0, hi = this.n;
-    while (lo < hi) { const m = (lo + hi) >> 1; if (this.steps[m] < step) lo = m + 1; else hi = m; }
+    let lo = 0,
+      hi = this.n;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (this.steps[m] < step) lo = m + 1;
+      else hi = m;
+    }
     dropped += this.n - lo;
     this.n = lo;
     this.restarts.push({ line, step, previousStep, dropped, kind: step === previousStep ? 'duplicate' : 'restart' });
   }
 
   finish(): { steps: Float64Array; losses: Float64Array } {
-    if (this.pendCount > 0) { this.push(this.pendStep, this.pendLoss); this.pendCount = 0; }
+    if (this.pendCount > 0) {
+      this.push(this.pendStep, this.pendLoss);
+      this.pendCount = 0;
+    }
     return { steps: this.steps.slice(0, this.n), losses: this.losses.slice(0, this.n) };
   }
 }
@@ -262,7 +323,11 @@ export async function readLogColumns(file: string): Promise<{ format: 'csv' | 'j
     if (obj) for (const k of Object.keys(obj)) if (keys.size < 500) keys.add(k);
     if (++n >= JSONL_KEY_SCAN_LINES) break;
   }
-  if (!keys.size) throw new DataError(`${file}: no JSON object in the first ${fmt(JSONL_KEY_SCAN_LINES)} lines; expected one JSON object per line (JSONL)`, file);
+  if (!keys.size)
+    throw new DataError(
+      `${file}: no JSON object in the first ${fmt(JSONL_KEY_SCAN_LINES)} lines; expected one JSON object per line (JSONL)`,
+      file,
+    );
   return { format, columns: [...keys] };
 }
 
@@ -271,17 +336,25 @@ async function detectFormat(file: string): Promise<'csv' | 'jsonl'> {
   if (ext === '.csv' || ext === '.tsv') return 'csv';
   if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
   let fh: fs.promises.FileHandle;
-  try { fh = await fs.promises.open(file, 'r'); } catch (err) { throw new DataError(`${file}: cannot open: ${(err as Error).message}`, file); }
+  try {
+    fh = await fs.promises.open(file, 'r');
+  } catch (err) {
+    throw new DataError(`${file}: cannot open: ${(err as Error).message}`, file);
+  }
   try {
     const buf = Buffer.alloc(4096);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
     const first = buf.subarray(0, bytesRead).toString('utf8').trimStart()[0];
     return first === '{' ? 'jsonl' : 'csv';
-  } finally { await fh.close(); }
+  } finally {
+    await fh.close();
+  }
 }
 
 async function csvHead(file: string): Promise<string[][]> {
-  const parser = fs.createReadStream(file, { end: 1 << 20 }).pipe(csvParse({ to_line: 1, relax_column_count: true, bom: true, delimiter: file.toLowerCase().endsWith('.tsv') ? '\t' : ',' }));
+  const parser = fs
+    .createReadStream(file, { end: 1 << 20 })
+    .pipe(csvParse({ to_line: 1, relax_column_count: true, bom: true, delimiter: file.toLowerCase().endsWith('.tsv') ? '\t' : ',' }));
   const rows: string[][] = [];
   for await (const r of parser) rows.push(r as string[]);
   return rows;
@@ -292,17 +365,20 @@ function parseJsonLine(text: string): Record<string, unknown> | undefined {
   const t = text.trim();
   if (!t) return undefined;
   let v: unknown;
-  try { v = JSON.parse(t); } catch {
+  try {
+    v = JSON.parse(t);
+  } catch {
     v = JSON.parse(t.replace(/([:[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g, '$1"$2"'));
   }
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 /** Lines of a file (1-based numbers) with the bytes read so far; chunked, bounded memory. */
 async function* lines(file: string, signal?: AbortSignal): AsyncGenerator<{ text: string; line: number; bytes: number }> {
   const rs = fs.createReadStream(file, { highWaterMark: 1 << 20 });
   let carry = '';
-  let line = 0, bytes = 0;
+  let line = 0,
+    bytes = 0;
   const decoder = new TextDecoder('utf-8');
   try {
     for await (const chunk of rs as AsyncIterable<Buffer>) {
@@ -315,7 +391,9 @@ async function* lines(file: string, signal?: AbortSignal): AsyncGenerator<{ text
     }
     carry += decoder.decode();
     if (carry) yield { text: carry, line: ++line, bytes };
-  } finally { rs.destroy(); }
+  } finally {
+    rs.destroy();
+  }
 }
 
 /**
@@ -326,19 +404,35 @@ async function* lines(file: string, signal?: AbortSignal): AsyncGenerator<{ text
 export async function parseTrainingLog(file: string, opts: ParseLogOptions = {}): Promise<TrainingLog> {
   file = path.resolve(file);
   let total: number;
-  try { total = (await fs.promises.stat(file)).size; } catch (err) { throw new DataError(`${file}: cannot read: ${(err as Error).message}`, file); }
+  try {
+    total = (await fs.promises.stat(file)).size;
+  } catch (err) {
+    throw new DataError(`${file}: cannot read: ${(err as Error).message}`, file);
+  }
   const { format, columns } = await readLogColumns(file);
   const name = path.basename(file);
   const step = chooseColumn(columns, stepCandidates(columns), opts.stepColumn, 'step', file);
   const loss = chooseColumn(columns, lossCandidates(columns), opts.lossColumn, 'loss', file);
-  const shown = columns.slice(0, 30).map((c) => JSON.stringify(c)).join(', ') + (columns.length > 30 ? ', …' : '');
-  if (!step.column) throw new DataError(`${name}: no step column (looked for ${STEP_NAMES.join(', ')}); the columns are ${shown}. Choose one.`, file);
-  if (!loss.column) throw new DataError(`${name}: no loss column (looked for ${LOSS_NAMES.join(', ')} or a name containing "loss"); the columns are ${shown}. Choose one.`, file);
+  const shown =
+    columns
+      .slice(0, 30)
+      .map((c) => JSON.stringify(c))
+      .join(', ') + (columns.length > 30 ? ', …' : '');
+  if (!step.column)
+    throw new DataError(`${name}: no step column (looked for ${STEP_NAMES.join(', ')}); the columns are ${shown}. Choose one.`, file);
+  if (!loss.column)
+    throw new DataError(
+      `${name}: no loss column (looked for ${LOSS_NAMES.join(', ')} or a name containing "loss"); the columns are ${shown}. Choose one.`,
+      file,
+    );
   const series = new SeriesBuilder(Math.max(16, opts.maxPoints ?? 2_000_000));
   const result = {
-    rows: 0, rowsWithoutLoss: 0,
-    badSteps: { count: 0 } as TrainingLog['badSteps'], badLines: { count: 0 } as TrainingLog['badLines'],
-    nonFinite: [] as NonFiniteLoss[], nonFiniteCount: 0,
+    rows: 0,
+    rowsWithoutLoss: 0,
+    badSteps: { count: 0 } as TrainingLog['badSteps'],
+    badLines: { count: 0 } as TrainingLog['badLines'],
+    nonFinite: [] as NonFiniteLoss[],
+    nonFiniteCount: 0,
   };
   const take = (stepRaw: unknown, lossRaw: unknown, line: number) => {
     result.rows++;
@@ -349,19 +443,28 @@ export async function parseTrainingLog(file: string, opts: ParseLogOptions = {})
       return;
     }
     const l = parseLogNumber(lossRaw);
-    if (l === undefined) { result.rowsWithoutLoss++; return; }
+    if (l === undefined) {
+      result.rowsWithoutLoss++;
+      return;
+    }
     series.add(s, l, line);
   };
   const progress = (bytes: number) => opts.onProgress?.(bytes, total);
 
   if (format === 'csv') {
-    const si = columns.indexOf(step.column), li = columns.indexOf(loss.column);
+    const si = columns.indexOf(step.column),
+      li = columns.indexOf(loss.column);
     const rs = fs.createReadStream(file, { highWaterMark: 1 << 20 });
-    const parser = rs.pipe(csvParse({
-      from_line: 2, relax_column_count: true, bom: true, skip_empty_lines: true,
-      delimiter: file.toLowerCase().endsWith('.tsv') ? '\t' : ',',
-      on_record: (rec: string[], ctx: { lines: number }) => [ctx.lines, rec[si], rec[li]] as unknown as string[],
-    }));
+    const parser = rs.pipe(
+      csvParse({
+        from_line: 2,
+        relax_column_count: true,
+        bom: true,
+        skip_empty_lines: true,
+        delimiter: file.toLowerCase().endsWith('.tsv') ? '\t' : ',',
+        on_record: (rec: string[], ctx: { lines: number }) => [ctx.lines, rec[si], rec[li]] as unknown as string[],
+      }),
+    );
     let n = 0;
     try {
       for await (const rec of parser as AsyncIterable<[number, string | undefined, string | undefined]>) {
@@ -376,22 +479,39 @@ export async function parseTrainingLog(file: string, opts: ParseLogOptions = {})
       if (err instanceof CancelledError) throw err;
       const e = err as Error & { lines?: number };
       throw new DataError(`${name}: line ${e.lines ?? '?'}: not valid CSV: ${e.message}`, file, e.lines);
-    } finally { rs.destroy(); }
+    } finally {
+      rs.destroy();
+    }
     progress(total);
   } else {
     let n = 0;
     for await (const { text, line, bytes } of lines(file, opts.signal)) {
       if (!text.trim()) continue;
       let obj: Record<string, unknown> | undefined;
-      try { obj = parseJsonLine(text); } catch (err) {
+      try {
+        obj = parseJsonLine(text);
+      } catch (err) {
         result.badLines.count++;
         result.badLines.first ??= { line, message: (err as Error).message };
         continue;
       }
-      if (!obj) { result.badLines.count++; result.badLines.first ??= { line, message: 'not a JSON object' }; continue; }
-      if (!(loss.column in obj)) { if (step.column in obj) { result.rows++; result.rowsWithoutLoss++; } continue; }
+      if (!obj) {
+        result.badLines.count++;
+        result.badLines.first ??= { line, message: 'not a JSON object' };
+        continue;
+      }
+      if (!(loss.column in obj)) {
+        if (step.column in obj) {
+          result.rows++;
+          result.rowsWithoutLoss++;
+        }
+        continue;
+      }
       take(obj[step.column], obj[loss.column], line);
-      if ((++n & 0x3fff) === 0) { progress(bytes); await new Promise<void>((r) => setImmediate(r)); }
+      if ((++n & 0x3fff) === 0) {
+        progress(bytes);
+        await new Promise<void>((r) => setImmediate(r));
+      }
     }
     progress(total);
   }
@@ -410,8 +530,17 @@ export async function parseTrainingLog(file: string, opts: ParseLogOptions = {})
     }
   }
   return {
-    file, format, columns, step, loss, steps, losses, ...result,
-    restarts: series.restarts, decimation: series.decimation, bytes: total,
+    file,
+    format,
+    columns,
+    step,
+    loss,
+    steps,
+    losses,
+    ...result,
+    restarts: series.restarts,
+    decimation: series.decimation,
+    bytes: total,
   };
 }
 
@@ -442,7 +571,8 @@ export function spikeScores(losses: Float64Array, window: number = SPIKE_DEFAULT
   const ring = new Float64Array(w);
   const sorted = new Float64Array(w);
   const dev = new Float64Array(w);
-  let count = 0, head = 0;
+  let count = 0,
+    head = 0;
   for (let i = 0; i < losses.length; i++) {
     const x = losses[i];
     if (!Number.isFinite(x)) continue;
@@ -459,23 +589,31 @@ export function spikeScores(losses: Float64Array, window: number = SPIKE_DEFAULT
       let p = lowerBound(sorted, count, old);
       sorted.copyWithin(p, p + 1, count);
       count--;
-      ring[head] = x; head = (head + 1) % w;
+      ring[head] = x;
+      head = (head + 1) % w;
       p = lowerBound(sorted, count, x);
       sorted.copyWithin(p + 1, p, count);
-      sorted[p] = x; count++;
+      sorted[p] = x;
+      count++;
     } else {
       ring[(head + count) % w] = x;
       const p = lowerBound(sorted, count, x);
       sorted.copyWithin(p + 1, p, count);
-      sorted[p] = x; count++;
+      sorted[p] = x;
+      count++;
     }
   }
   return scores;
 }
 
 function lowerBound(a: Float64Array, n: number, x: number): number {
-  let lo = 0, hi = n;
-  while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < x) lo = m + 1; else hi = m; }
+  let lo = 0,
+    hi = n;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (a[m] < x) lo = m + 1;
+    else hi = m;
+  }
   return lo;
 }
 
@@ -487,16 +625,26 @@ function medianSorted(a: Float64Array, n: number): number {
 /** Median of the first n values (reorders them). */
 function quickMedian(a: Float64Array, n: number): number {
   const sel = (k: number): number => {
-    let lo = 0, hi = n - 1;
+    let lo = 0,
+      hi = n - 1;
     while (lo < hi) {
       const pivot = a[(lo + hi) >> 1];
-      let i = lo, j = hi;
+      let i = lo,
+        j = hi;
       while (i <= j) {
         while (a[i] < pivot) i++;
         while (a[j] > pivot) j--;
-        if (i <= j) { const t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+        if (i <= j) {
+          const t = a[i];
+          a[i] = a[j];
+          a[j] = t;
+          i++;
+          j--;
+        }
       }
-      if (k <= j) hi = j; else if (k >= i) lo = i; else return a[k];
+      if (k <= j) hi = j;
+      else if (k >= i) lo = i;
+      else return a[k];
     }
     return a[k];
   };
@@ -535,25 +683,56 @@ export interface Spike {
  * at its highest score; the lowest step on a tie), plus every non-finite loss as its own entry.
  * Sorted by step.
  */
-export function findSpikes(steps: Float64Array, losses: Float64Array, scores: Float64Array, threshold: number, conv: StepConvention): Spike[] {
+export function findSpikes(
+  steps: Float64Array,
+  losses: Float64Array,
+  scores: Float64Array,
+  threshold: number,
+  conv: StepConvention,
+): Spike[] {
   const out: Spike[] = [];
-  let runStart = -1, peak = -1;
+  let runStart = -1,
+    peak = -1;
   const close = (end: number) => {
     if (runStart < 0) return;
     const sc = scores[peak];
-    out.push({ kind: 'spike', index: peak, step: steps[peak], update: stepToUpdate(steps[peak], conv), loss: losses[peak], score: sc,
-      lossText: String(losses[peak]), scoreText: sc === Infinity ? '+∞' : sc.toFixed(2), firstStep: steps[runStart], lastStep: steps[end] });
-    runStart = -1; peak = -1;
+    out.push({
+      kind: 'spike',
+      index: peak,
+      step: steps[peak],
+      update: stepToUpdate(steps[peak], conv),
+      loss: losses[peak],
+      score: sc,
+      lossText: String(losses[peak]),
+      scoreText: sc === Infinity ? '+∞' : sc.toFixed(2),
+      firstStep: steps[runStart],
+      lastStep: steps[end],
+    });
+    runStart = -1;
+    peak = -1;
   };
   for (let i = 0; i < steps.length; i++) {
     if (!Number.isFinite(losses[i])) {
       close(i - 1);
-      out.push({ kind: 'non-finite', index: i, step: steps[i], update: stepToUpdate(steps[i], conv), loss: losses[i], score: NaN,
-        lossText: String(losses[i]), scoreText: '', firstStep: steps[i], lastStep: steps[i] });
+      out.push({
+        kind: 'non-finite',
+        index: i,
+        step: steps[i],
+        update: stepToUpdate(steps[i], conv),
+        loss: losses[i],
+        score: NaN,
+        lossText: String(losses[i]),
+        scoreText: '',
+        firstStep: steps[i],
+        lastStep: steps[i],
+      });
       continue;
     }
     if (scores[i] >= threshold) {
-      if (runStart < 0) { runStart = i; peak = i; } else if (scores[i] > scores[peak]) peak = i;
+      if (runStart < 0) {
+        runStart = i;
+        peak = i;
+      } else if (scores[i] > scores[peak]) peak = i;
     } else close(i - 1);
   }
   close(steps.length - 1);
@@ -572,17 +751,29 @@ export interface ChartSeries {
  * kept (as null, a gap). Short series are returned whole.
  */
 export function chartSeries(steps: Float64Array, losses: Float64Array, conv: StepConvention, buckets = 2000): ChartSeries {
-  const x: number[] = [], y: (number | null)[] = [];
-  const push = (i: number) => { x.push(stepToUpdate(steps[i], conv)); y.push(Number.isFinite(losses[i]) ? losses[i] : null); };
+  const x: number[] = [],
+    y: (number | null)[] = [];
+  const push = (i: number) => {
+    x.push(stepToUpdate(steps[i], conv));
+    y.push(Number.isFinite(losses[i]) ? losses[i] : null);
+  };
   const n = steps.length;
-  if (n <= 2 * buckets) { for (let i = 0; i < n; i++) push(i); return { x, y }; }
+  if (n <= 2 * buckets) {
+    for (let i = 0; i < n; i++) push(i);
+    return { x, y };
+  }
   for (let b = 0; b < buckets; b++) {
-    const lo = Math.floor((b * n) / buckets), hi = Math.floor(((b + 1) * n) / buckets);
-    let mn = -1, mx = -1;
+    const lo = Math.floor((b * n) / buckets),
+      hi = Math.floor(((b + 1) * n) / buckets);
+    let mn = -1,
+      mx = -1;
     const keep: number[] = [];
     for (let i = lo; i < hi; i++) {
       const v = losses[i];
-      if (!Number.isFinite(v)) { keep.push(i); continue; }
+      if (!Number.isFinite(v)) {
+        keep.push(i);
+        continue;
+      }
       if (mn < 0 || v < losses[mn]) mn = i;
       if (mx < 0 || v > losses[mx]) mx = i;
     }
@@ -594,11 +785,21 @@ export function chartSeries(steps: Float64Array, losses: Float64Array, conv: Ste
 }
 
 /** Points whose update (under the convention) is outside `0..numUpdates−1`: count and the step range. */
-export function outOfRangeSteps(steps: Float64Array, conv: StepConvention, numUpdates: number): { count: number; firstStep?: number; lastStep?: number } {
-  let count = 0, firstStep: number | undefined, lastStep: number | undefined;
+export function outOfRangeSteps(
+  steps: Float64Array,
+  conv: StepConvention,
+  numUpdates: number,
+): { count: number; firstStep?: number; lastStep?: number } {
+  let count = 0,
+    firstStep: number | undefined,
+    lastStep: number | undefined;
   for (let i = 0; i < steps.length; i++) {
     const u = stepToUpdate(steps[i], conv);
-    if (u < 0 || u >= numUpdates) { count++; firstStep ??= steps[i]; lastStep = steps[i]; }
+    if (u < 0 || u >= numUpdates) {
+      count++;
+      firstStep ??= steps[i];
+      lastStep = steps[i];
+    }
   }
   return { count, firstStep, lastStep };
 }
@@ -606,19 +807,46 @@ export function outOfRangeSteps(steps: Float64Array, conv: StepConvention, numUp
 /** One-paragraph summary of what was read and what was odd, for the UI and the CLI. */
 export function describeLog(log: TrainingLog, conv: StepConvention, numUpdates?: number): string[] {
   const name = path.basename(log.file);
-  const out = [`${name}: ${fmt(log.steps.length)} loss points from ${JSON.stringify(log.loss.column)} against ${JSON.stringify(log.step.column)}, steps ${fmt(log.steps[0])}..${fmt(log.steps[log.steps.length - 1])} (${STEP_CONVENTION_TEXT[conv]}).`];
+  const out = [
+    `${name}: ${fmt(log.steps.length)} loss points from ${JSON.stringify(log.loss.column)} against ${JSON.stringify(log.step.column)}, steps ${fmt(log.steps[0])}..${fmt(log.steps[log.steps.length - 1])} (${STEP_CONVENTION_TEXT[conv]}).`,
+  ];
   if (log.decimation > 1) out.push(`Large log: kept 1 point in ${fmt(log.decimation)} (the higher loss of each group, so spikes stay).`);
-  if (log.nonFiniteCount) out.push(`${fmt(log.nonFiniteCount)} loss value(s) are NaN or infinite (first at step ${fmt(log.nonFinite[0].step)}: ${log.nonFinite[0].value}); shown as gaps and listed.`);
-  const restarts = log.restarts.filter((r) => r.kind === 'restart'), dups = log.restarts.filter((r) => r.kind === 'duplicate');
-  if (restarts.length) out.push(`${fmt(restarts.length)} restart(s): the step went back (first at line ${fmt(restarts[0].line)}: step ${fmt(restarts[0].previousStep)} → ${fmt(restarts[0].step)}); the later run replaces the earlier points from that step on.`);
-  if (dups.length) out.push(`${fmt(dups.length)} duplicated step(s) (first at line ${fmt(dups[0].line)}, step ${fmt(dups[0].step)}); the last value is kept.`);
-  if (log.badSteps.count) out.push(`${fmt(log.badSteps.count)} row(s) with no usable step skipped (first at line ${fmt(log.badSteps.first!.line)}: ${JSON.stringify(log.badSteps.first!.text)}).`);
-  if (log.badLines.count) out.push(`${fmt(log.badLines.count)} line(s) that are not JSON objects skipped (first at line ${fmt(log.badLines.first!.line)}: ${log.badLines.first!.message}).`);
+  if (log.nonFiniteCount)
+    out.push(
+      `${fmt(log.nonFiniteCount)} loss value(s) are NaN or infinite (first at step ${fmt(log.nonFinite[0].step)}: ${log.nonFinite[0].value}); shown as gaps and listed.`,
+    );
+  const restarts = log.restarts.filter((r) => r.kind === 'restart'),
+    dups = log.restarts.filter((r) => r.kind === 'duplicate');
+  if (restarts.length)
+    out.push(
+      `${fmt(restarts.length)} restart(s): the step went back (first at line ${fmt(restarts[0].line)}: step ${fmt(restarts[0].previousStep)} → ${fmt(restarts[0].step)}); the later run replaces the earlier points from that step on.`,
+    );
+  if (dups.length)
+    out.push(
+      `${fmt(dups.length)} duplicated step(s) (first at line ${fmt(dups[0].line)}, step ${fmt(dups[0].step)}); the last value is kept.`,
+    );
+  if (log.badSteps.count)
+    out.push(
+      `${fmt(log.badSteps.count)} row(s) with no usable step skipped (first at line ${fmt(log.badSteps.first!.line)}: ${JSON.stringify(log.badSteps.first!.text)}).`,
+    );
+  if (log.badLines.count)
+    out.push(
+      `${fmt(log.badLines.count)} line(s) that are not JSON objects skipped (first at line ${fmt(log.badLines.first!.line)}: ${log.badLines.first!.message}).`,
+    );
   if (numUpdates !== undefined) {
     const o = outOfRangeSteps(log.steps, conv, numUpdates);
-    if (o.count) out.push(`${fmt(o.count)} point(s) (steps ${fmt(o.firstStep!)}..${fmt(o.lastStep!)}) fall outside the dataset's updates 0..${fmt(numUpdates - 1)}: drawn, but they have no data to inspect.`);
+    if (o.count)
+      out.push(
+        `${fmt(o.count)} point(s) (steps ${fmt(o.firstStep!)}..${fmt(o.lastStep!)}) fall outside the dataset's updates 0..${fmt(numUpdates - 1)}: drawn, but they have no data to inspect.`,
+      );
   }
-  if (log.step.ambiguous) out.push(`Several step columns: ${log.step.candidates.map((c) => JSON.stringify(c)).join(', ')}; using ${JSON.stringify(log.step.column)}.`);
-  if (log.loss.ambiguous) out.push(`Several loss columns: ${log.loss.candidates.map((c) => JSON.stringify(c)).join(', ')}; using ${JSON.stringify(log.loss.column)}.`);
+  if (log.step.ambiguous)
+    out.push(
+      `Several step columns: ${log.step.candidates.map((c) => JSON.stringify(c)).join(', ')}; using ${JSON.stringify(log.step.column)}.`,
+    );
+  if (log.loss.ambiguous)
+    out.push(
+      `Several loss columns: ${log.loss.candidates.map((c) => JSON.stringify(c)).join(', ')}; using ${JSON.stringify(log.loss.column)}.`,
+    );
   return out;
 }

@@ -33,9 +33,12 @@ export async function readUpdate(ds: Dataset, k: number): Promise<UpdateBatch> {
   const first = ds.stream.locate(start).segment;
   const last = ds.stream.locate(end).segment;
   return {
-    update: k, tokenRange: [start, end], tokens,
+    update: k,
+    tokenRange: [start, end],
+    tokens,
     shards: ds.shards.slice(first, last + 1),
-    rows: ds.schedule.sequencesPerUpdate, seqLen: ds.schedule.L,
+    rows: ds.schedule.sequencesPerUpdate,
+    seqLen: ds.schedule.L,
   };
 }
 

@@ -159,8 +159,14 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
   const { rows: S, seqLen: L, tokens } = batch;
   const [start, end] = batch.tokenRange;
   const eos = opts.eos;
-  const shards: UpdateShard[] = batch.shards.map((e) => ({ index: e.index, shard: e.shard, name: shardName(e), startToken: e.startToken, numTokens: e.numTokens }));
-  const eosText = tok ? tok.addedContent(eos) ?? tok.decode([eos]) : '<EOS>';
+  const shards: UpdateShard[] = batch.shards.map((e) => ({
+    index: e.index,
+    shard: e.shard,
+    name: shardName(e),
+    startToken: e.startToken,
+    numTokens: e.numTokens,
+  }));
+  const eosText = tok ? (tok.addedContent(eos) ?? tok.decode([eos])) : '<EOS>';
   const vocab = tok ? tok.vocabSize : Infinity;
   const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
@@ -206,9 +212,17 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
         text = body.length ? `[${Array.from(body).join(' ')}]` : '';
       }
       segments.push({
-        start: segStart, end: segEnd, offset: rowOffset + segStart, text, eos: isEos,
-        document: segDoc, documentStart: segDocStart, continues: segContinues, shard: shardIdx,
-        shardChange: segShardChange, unknownIds,
+        start: segStart,
+        end: segEnd,
+        offset: rowOffset + segStart,
+        text,
+        eos: isEos,
+        document: segDoc,
+        documentStart: segDocStart,
+        continues: segContinues,
+        shard: shardIdx,
+        shardChange: segShardChange,
+        unknownIds,
       });
       segStart = segEnd;
       segShardChange = false;
@@ -217,7 +231,10 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
       const i = base + c;
       // Shard edge inside the update at this token (not at column 0 of row 0).
       if (shardIdx + 1 < shards.length && start + i >= shards[shardIdx + 1].startToken) {
-        if (c > segStart) { flush(c, false); segContinues = true; }
+        if (c > segStart) {
+          flush(c, false);
+          segContinues = true;
+        }
         shardIdx++;
         segShardChange = true;
       }
@@ -240,15 +257,35 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
     const nextId = tokens[nextIdx];
     const piece = tok ? tok.pieces([nextId])[0] : { text: String(nextId), kind: 'text' as PieceKind };
     rows[r] = {
-      index: (opts.firstRow ?? 0) + r, offset: rowOffset,
-      x: tokens.subarray(base, base + L), y: tokens.subarray(base + 1, base + L + 1),
-      segments, continues: rowContinues,
-      next: { offset: rowOffset + L, id: nextId, text: piece.text, kind: piece.kind, shard: nextShard, shardChange: nextShard !== shardIdx },
+      index: (opts.firstRow ?? 0) + r,
+      offset: rowOffset,
+      x: tokens.subarray(base, base + L),
+      y: tokens.subarray(base + 1, base + L + 1),
+      segments,
+      continues: rowContinues,
+      next: {
+        offset: rowOffset + L,
+        id: nextId,
+        text: piece.text,
+        kind: piece.kind,
+        shard: nextShard,
+        shardChange: nextShard !== shardIdx,
+      },
     };
   }
   return {
-    update: batch.update, numUpdates: opts.numUpdates, tokenRange: [start, end], G: end - start, seqLen: L, eos, eosText,
-    shards, rows, firstDocument: opts.firstDocument, decoded: !!tok, tokens,
+    update: batch.update,
+    numUpdates: opts.numUpdates,
+    tokenRange: [start, end],
+    G: end - start,
+    seqLen: L,
+    eos,
+    eosText,
+    shards,
+    rows,
+    firstDocument: opts.firstDocument,
+    decoded: !!tok,
+    tokens,
     anomaly: tok ? diagnoseIds(tokens, tok.vocabSize)?.message : undefined,
   };
 }
@@ -259,14 +296,23 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
  * @param firstDocument the document number at `G·k` when the caller knows it.
  * @throws RangeRequestError for an invalid k; DataError on a short read.
  */
-export async function readUpdateModel(ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>, k: number,
-  tok: LoadedTokenizer | undefined, firstDocument?: number): Promise<UpdateModel> {
+export async function readUpdateModel(
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>,
+  k: number,
+  tok: LoadedTokenizer | undefined,
+  firstDocument?: number,
+): Promise<UpdateModel> {
   const start = ds.schedule.G * k;
   const [batch, prev] = await Promise.all([
     readUpdate(ds as Dataset, k),
     start > 0 ? ds.stream.read(start - 1, 1) : Promise.resolve(undefined),
   ]);
-  return buildUpdateModel(batch, tok, { previousId: prev?.[0], firstDocument, numUpdates: ds.schedule.numUpdates, eos: ds.settings.eosTokenId });
+  return buildUpdateModel(batch, tok, {
+    previousId: prev?.[0],
+    firstDocument,
+    numUpdates: ds.schedule.numUpdates,
+    eos: ds.settings.eosTokenId,
+  });
 }
 
 /**
@@ -276,7 +322,12 @@ export async function readUpdateModel(ds: Pick<Dataset, 'schedule' | 'stream' | 
  * undefined (counting documents before offset 5e10 means reading 200 GB).
  * @throws CancelledError when `signal` fires.
  */
-export async function documentNumberIfCheap(index: DocumentIndex, offset: number, budgetTokens: number, signal?: AbortSignal): Promise<number | undefined> {
+export async function documentNumberIfCheap(
+  index: DocumentIndex,
+  offset: number,
+  budgetTokens: number,
+  signal?: AbortSignal,
+): Promise<number | undefined> {
   const { segment } = index.stream.locate(offset);
   const known = index.exportCounts();
   let unscanned = 0;
@@ -346,7 +397,13 @@ function charEndsOf(model: UpdateModel, row: UpdateRow, tok: LoadedTokenizer): I
  * reveal): the first token of the segment whose output reaches past `charOffset` (per-token
  * character counts of the row are computed once, {@link charEndsOf}). Clamped to the segment.
  */
-export function columnAtChar(model: UpdateModel, row: number, segment: number, charOffset: number, tok: LoadedTokenizer | undefined): number {
+export function columnAtChar(
+  model: UpdateModel,
+  row: number,
+  segment: number,
+  charOffset: number,
+  tok: LoadedTokenizer | undefined,
+): number {
   const r = model.rows[row];
   const seg = r?.segments[segment];
   if (!seg) return 0;
@@ -355,10 +412,12 @@ export function columnAtChar(model: UpdateModel, row: number, segment: number, c
   if (charOffset >= seg.text.length) return Math.max(seg.start, seg.end - 1);
   const ends = charEndsOf(model, r, tok);
   // Binary search: the first column in [seg.start, lastBody) with ends[c] > charOffset.
-  let lo = seg.start, hi = lastBody;
+  let lo = seg.start,
+    hi = lastBody;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (ends[mid] > charOffset) hi = mid; else lo = mid + 1;
+    if (ends[mid] > charOffset) hi = mid;
+    else lo = mid + 1;
   }
   return lo < lastBody ? lo : Math.max(seg.start, lastBody - 1);
 }
@@ -381,8 +440,10 @@ export interface UpdateViewRow {
  * The model as sent to the webview: plain JSON, no paths, no typed arrays (the scalar fields are
  * {@link UpdateModel}'s).
  */
-export interface UpdateViewData extends Pick<UpdateModel,
-  'update' | 'numUpdates' | 'tokenRange' | 'G' | 'seqLen' | 'eos' | 'eosText' | 'firstDocument' | 'decoded' | 'anomaly'> {
+export interface UpdateViewData extends Pick<
+  UpdateModel,
+  'update' | 'numUpdates' | 'tokenRange' | 'G' | 'seqLen' | 'eos' | 'eosText' | 'firstDocument' | 'decoded' | 'anomaly'
+> {
   shards: { name: string; startToken: number; numTokens: number }[];
   rows: UpdateViewRow[];
   /** One line: "update 55,000 (0-based; the 55,001st update)". */
@@ -392,10 +453,19 @@ export interface UpdateViewData extends Pick<UpdateModel,
 /** Strips the id arrays and absolute data from a model for the webview. */
 export function toUpdateViewData(m: UpdateModel): UpdateViewData {
   return {
-    update: m.update, numUpdates: m.numUpdates, tokenRange: m.tokenRange, G: m.G, seqLen: m.seqLen, eos: m.eos, eosText: m.eosText,
+    update: m.update,
+    numUpdates: m.numUpdates,
+    tokenRange: m.tokenRange,
+    G: m.G,
+    seqLen: m.seqLen,
+    eos: m.eos,
+    eosText: m.eosText,
     shards: m.shards.map((s) => ({ name: s.name, startToken: s.startToken, numTokens: s.numTokens })),
     rows: m.rows.map((r) => ({ index: r.index, offset: r.offset, continues: r.continues, segments: r.segments, next: r.next })),
-    firstDocument: m.firstDocument, decoded: m.decoded, anomaly: m.anomaly, title: describeUpdate(m.update),
+    firstDocument: m.firstDocument,
+    decoded: m.decoded,
+    anomaly: m.anomaly,
+    title: describeUpdate(m.update),
   };
 }
 
@@ -407,12 +477,26 @@ export function toUpdateViewData(m: UpdateModel): UpdateViewData {
  * @param rows which rows to print (default all).
  */
 export function formatUpdateModelText(m: UpdateModel, rows?: number[]): string {
-  return [formatUpdateHeaderText(m.update, m.tokenRange, m.rows.length, m.seqLen, m.shards.map((s) => s.shard)),
-    formatUpdateRowsText(m, rows, m.rows.length - 1)].join('\n');
+  return [
+    formatUpdateHeaderText(
+      m.update,
+      m.tokenRange,
+      m.rows.length,
+      m.seqLen,
+      m.shards.map((s) => s.shard),
+    ),
+    formatUpdateRowsText(m, rows, m.rows.length - 1),
+  ].join('\n');
 }
 
 /** The first line of the text form: update, token range, S × L, shards. */
-export function formatUpdateHeaderText(update: number, tokenRange: [number, number], sequences: number, seqLen: number, shards: string[]): string {
+export function formatUpdateHeaderText(
+  update: number,
+  tokenRange: [number, number],
+  sequences: number,
+  seqLen: number,
+  shards: string[],
+): string {
   return `${describeUpdate(update)} · tokens [${fmt(tokenRange[0])}, ${fmt(tokenRange[1])}) · ${sequences} sequences × ${fmt(seqLen)} · shards ${shards.join(', ')}`;
 }
 
@@ -427,18 +511,26 @@ export function formatUpdateRowsText(m: UpdateModel, rows: number[] | undefined,
   for (const pos of rows ?? m.rows.map((_, i) => i)) {
     const row = m.rows[pos];
     const r = row.index;
-    lines.push('', `── sequence ${r} · tokens [${fmt(row.offset)}, ${fmt(row.offset + m.seqLen)}) · shard ${m.shards[row.segments[0].shard].name} ──`);
+    lines.push(
+      '',
+      `── sequence ${r} · tokens [${fmt(row.offset)}, ${fmt(row.offset + m.seqLen)}) · shard ${m.shards[row.segments[0].shard].name} ──`,
+    );
     let s = '';
     row.segments.forEach((g, i) => {
       if (g.shardChange) s += `⟦shard → ${m.shards[g.shard].name} at token ${fmt(g.offset)}⟧`;
-      if (i === 0 && g.continues) s += `⟦… continues ${doc(g.document)}${g.documentStart !== undefined ? ` from token ${fmt(g.documentStart)}` : ' from before this sequence'}⟧`;
+      if (i === 0 && g.continues)
+        s += `⟦… continues ${doc(g.document)}${g.documentStart !== undefined ? ` from token ${fmt(g.documentStart)}` : ' from before this sequence'}⟧`;
       s += g.text;
-      if (g.eos) s += `\n⟦EOS · next document starts at token ${fmt(g.offset + g.end - g.start)}${g.document !== undefined ? ` (document ${fmt(g.document + 1)})` : ''}⟧\n`;
+      if (g.eos)
+        s += `\n⟦EOS · next document starts at token ${fmt(g.offset + g.end - g.start)}${g.document !== undefined ? ` (document ${fmt(g.document + 1)})` : ''}⟧\n`;
     });
     lines.push(s);
     const n = row.next;
-    const label = r === lastRowIndex ? 'look-ahead token (target of the last position; first token of the next update)' : 'target of the last position';
-    lines.push(`→ ${label} at ${fmt(n.offset)}${n.shardChange ? ` (in ${m.shards[n.shard].name})` : ''}: id ${n.id} ${JSON.stringify(n.text)}`);
+    const label =
+      r === lastRowIndex ? 'look-ahead token (target of the last position; first token of the next update)' : 'target of the last position';
+    lines.push(
+      `→ ${label} at ${fmt(n.offset)}${n.shardChange ? ` (in ${m.shards[n.shard].name})` : ''}: id ${n.id} ${JSON.stringify(n.text)}`,
+    );
   }
   return lines.join('\n');
 }

@@ -229,7 +229,9 @@ export function resolveVerifyWorker(explicit?: string, from: string = __dirname)
     if (up === dir) break;
     dir = up;
   }
-  throw new Error(`cannot find the hash worker ${VERIFY_WORKER_FILE} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`);
+  throw new Error(
+    `cannot find the hash worker ${VERIFY_WORKER_FILE} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`,
+  );
 }
 
 /** A count of zero for every status. */
@@ -268,7 +270,10 @@ class VerifyRun {
   private readonly byIndex = new Map<number, ShardEntry>();
   private readonly pendingSaves: Promise<void>[] = [];
 
-  constructor(private readonly shards: readonly ShardEntry[], private readonly opts: VerifyOptions) {
+  constructor(
+    private readonly shards: readonly ShardEntry[],
+    private readonly opts: VerifyOptions,
+  ) {
     for (const e of shards) this.byIndex.set(e.index, e);
   }
 
@@ -282,7 +287,10 @@ class VerifyRun {
     if (this.jobs.length > 0 && !cancelled) {
       const jobs = Math.max(1, Math.min(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), 64, this.jobs.length));
       this.pool = new ShardReadPool({
-        jobs, workerFile: resolveVerifyWorker(opts.workerPath), chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal,
+        jobs,
+        workerFile: resolveVerifyWorker(opts.workerPath),
+        chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+        signal,
         onFirstChunk: opts.hooks?.onFirstChunk ? (key) => opts.hooks!.onFirstChunk!(key) : undefined,
       });
       opts.onProgress?.(this.snapshot());
@@ -300,9 +308,16 @@ class VerifyRun {
     await this.saveCache();
     return {
       results: [...this.results.values()].sort((a, b) => a.index - b.index),
-      counts: this.counts, cancelled: cancelled && unfinished.length > 0, unfinished, fromCache: this.fromCache,
-      bytesHashed: this.bytesHashed, elapsedMs: Date.now() - this.t0, jobs: this.pool?.size ?? 0, cacheError: this.cacheError,
-      indexed: this.indexed, indexError: this.indexErrors[0],
+      counts: this.counts,
+      cancelled: cancelled && unfinished.length > 0,
+      unfinished,
+      fromCache: this.fromCache,
+      bytesHashed: this.bytesHashed,
+      elapsedMs: Date.now() - this.t0,
+      jobs: this.pool?.size ?? 0,
+      cacheError: this.cacheError,
+      indexed: this.indexed,
+      indexError: this.indexErrors[0],
     };
   }
 
@@ -314,7 +329,14 @@ class VerifyRun {
     const STAT_BATCH = 256;
     for (let b = 0; b < this.shards.length; b += STAT_BATCH) {
       const batch = this.shards.slice(b, b + STAT_BATCH);
-      const stats = await Promise.all(batch.map((e) => fs.promises.stat(e.path, { bigint: true }).then((st) => st, (err: NodeJS.ErrnoException) => err)));
+      const stats = await Promise.all(
+        batch.map((e) =>
+          fs.promises.stat(e.path, { bigint: true }).then(
+            (st) => st,
+            (err: NodeJS.ErrnoException) => err,
+          ),
+        ),
+      );
       for (let i = 0; i < batch.length; i++) {
         const e = batch[i];
         const st = stats[i];
@@ -336,9 +358,13 @@ class VerifyRun {
         const identity = identityOfStats(st);
         const hit = !opts.ignoreCache && e.sha256 && st.isFile() ? opts.cache?.lookup(e.path, identity) : undefined;
         if (hit && hit.sha256 === e.sha256) {
-          this.finish({ ...makeResult(e, { kind: 'read', sha256: hit.sha256, size: hit.identity.size, identity: hit.identity }, true), checkedAt: hit.checkedAt });
+          this.finish({
+            ...makeResult(e, { kind: 'read', sha256: hit.sha256, size: hit.identity.size, identity: hit.identity }, true),
+            checkedAt: hit.checkedAt,
+          });
           // Known good, but not indexed yet: read it for the index only (no hash).
-          if (ix && !(await ix.store.load(identity, paramsKey))) this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: false, scan });
+          if (ix && !(await ix.store.load(identity, paramsKey)))
+            this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: false, scan });
           continue;
         }
         this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: true, scan });
@@ -384,10 +410,17 @@ class VerifyRun {
   private saveIndex(entry: ShardEntry, identity: FileIdentity, scan: ShardScan): void {
     const ix = this.opts.index!;
     const look = lookOf(scan.lookSample, ix.params.vocabSize);
-    this.pendingSaves.push(ix.store.save(identity, scanParamsKey(ix.params), scan, look).then(() => {
-      this.indexed++;
-      ix.onIndexed?.(entry.index);
-    }, (err: Error) => { this.indexErrors.push(`cannot write the stream index in ${ix.store.dir}: ${err.message}`); }));
+    this.pendingSaves.push(
+      ix.store.save(identity, scanParamsKey(ix.params), scan, look).then(
+        () => {
+          this.indexed++;
+          ix.onIndexed?.(entry.index);
+        },
+        (err: Error) => {
+          this.indexErrors.push(`cannot write the stream index in ${ix.store.dir}: ${err.message}`);
+        },
+      ),
+    );
   }
 
   private async saveCache(): Promise<void> {
@@ -406,8 +439,14 @@ class VerifyRun {
     const elapsed = Date.now() - this.hashStart;
     const rate = elapsed > 0 && bytesDone > 0 ? (bytesDone / elapsed) * 1000 : 0;
     return {
-      shardsTotal: this.shards.length, shardsDone: this.results.size, shardsFromCache: this.fromCache, running,
-      bytesTotal: this.bytesTotal, bytesDone, elapsedMs: Date.now() - this.t0, bytesPerSecond: rate,
+      shardsTotal: this.shards.length,
+      shardsDone: this.results.size,
+      shardsFromCache: this.fromCache,
+      running,
+      bytesTotal: this.bytesTotal,
+      bytesDone,
+      elapsedMs: Date.now() - this.t0,
+      bytesPerSecond: rate,
       etaMs: rate > 0 ? ((this.bytesTotal - bytesDone) / rate) * 1000 : undefined,
     };
   }
@@ -424,27 +463,50 @@ function makeResult(e: ShardEntry, o: Exclude<VerifyOutcome, { kind: 'cancelled'
   const expectedSize = e.numTokens * BYTES_PER_TOKEN;
   const where = `${e.shard} (shard_manifest.jsonl line ${e.line})`;
   const base = {
-    index: e.index, shard: e.shard, path: e.path, line: e.line, expectedSha256: e.sha256, expectedSize,
-    checkedAt: Date.now(), fromCache: cached,
+    index: e.index,
+    shard: e.shard,
+    path: e.path,
+    line: e.line,
+    expectedSha256: e.sha256,
+    expectedSize,
+    checkedAt: Date.now(),
+    fromCache: cached,
   };
   switch (o.kind) {
     case 'read': {
       if (!o.sha256) return { ...base, status: 'unreadable', message: `${where}: the file was read but not hashed.` };
       const common = { ...base, actualSha256: o.sha256, actualSize: o.size };
-      if (!e.sha256) return { ...common, status: 'no-hash', message: `${where}: the manifest line has no sha256, so the file cannot be checked; it hashes to ${o.sha256}.` };
+      if (!e.sha256)
+        return {
+          ...common,
+          status: 'no-hash',
+          message: `${where}: the manifest line has no sha256, so the file cannot be checked; it hashes to ${o.sha256}.`,
+        };
       if (o.sha256 === e.sha256) return { ...common, status: 'ok', message: `${where}: sha256 matches (${o.sha256.slice(0, 12)}…).` };
-      return { ...common, status: 'mismatch',
-        message: `${where}: sha256 mismatch: the file hashes to ${o.sha256} but the manifest says ${e.sha256}; the file is corrupt or not this dataset's version.` };
+      return {
+        ...common,
+        status: 'mismatch',
+        message: `${where}: sha256 mismatch: the file hashes to ${o.sha256} but the manifest says ${e.sha256}; the file is corrupt or not this dataset's version.`,
+      };
     }
     case 'missing':
       return { ...base, status: 'missing', message: `${where}: file not found at ${e.path}; expected ${fmt(expectedSize)} bytes.` };
     case 'size-mismatch': {
       const d = o.size - expectedSize;
-      return { ...base, status: 'size-mismatch', actualSize: o.size,
-        message: `${where}: ${fmt(o.size)} bytes on disk but num_tokens ${fmt(e.numTokens)} needs ${fmt(expectedSize)} bytes (${d > 0 ? `${fmt(d)} extra` : `${fmt(-d)} short`}); not hashed.` };
+      return {
+        ...base,
+        status: 'size-mismatch',
+        actualSize: o.size,
+        message: `${where}: ${fmt(o.size)} bytes on disk but num_tokens ${fmt(e.numTokens)} needs ${fmt(expectedSize)} bytes (${d > 0 ? `${fmt(d)} extra` : `${fmt(-d)} short`}); not hashed.`,
+      };
     }
     case 'changed':
-      return { ...base, status: 'changed', actualSize: o.size, message: `${where}: ${o.message}; verify again once nothing is writing to it.` };
+      return {
+        ...base,
+        status: 'changed',
+        actualSize: o.size,
+        message: `${where}: ${o.message}; verify again once nothing is writing to it.`,
+      };
     case 'unreadable':
       return { ...base, status: 'unreadable', message: `${where}: ${o.message}.` };
   }

@@ -50,8 +50,14 @@ interface CacheFileShape {
 
 function isEntry(v: unknown): v is VerifyCacheEntry {
   const e = v as VerifyCacheEntry;
-  return typeof e === 'object' && e !== null && isFileIdentity(e.identity)
-    && typeof e.sha256 === 'string' && /^[0-9a-f]{64}$/.test(e.sha256) && typeof e.checkedAt === 'number';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    isFileIdentity(e.identity) &&
+    typeof e.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(e.sha256) &&
+    typeof e.checkedAt === 'number'
+  );
 }
 
 /**
@@ -73,13 +79,19 @@ async function readCacheFile(file: string): Promise<{ entries: Map<string, Verif
     // An older format (version 1: path, size and mtime only) is not trustworthy: start empty, quietly.
     if (typeof data.version === 'number' && data.version < VERIFY_CACHE_VERSION) return { entries: new Map() };
     if (data.version !== VERIFY_CACHE_VERSION) {
-      return { entries: new Map(), warning: `${file}: verification cache version ${data.version} is not ${VERIFY_CACHE_VERSION}; starting empty.` };
+      return {
+        entries: new Map(),
+        warning: `${file}: verification cache version ${data.version} is not ${VERIFY_CACHE_VERSION}; starting empty.`,
+      };
     }
     const entries = new Map<string, VerifyCacheEntry>();
     for (const [p, e] of Object.entries(data.entries)) if (isEntry(e)) entries.set(p, e);
     return { entries };
   } catch (err) {
-    return { entries: new Map(), warning: `${file}: the verification cache is not valid JSON (${(err as Error).message}); starting empty.` };
+    return {
+      entries: new Map(),
+      warning: `${file}: the verification cache is not valid JSON (${(err as Error).message}); starting empty.`,
+    };
   }
 }
 

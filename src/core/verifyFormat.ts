@@ -28,7 +28,12 @@ export function formatDone(bytes: number): string {
 
 /** Bytes for people in decimal units: "812 B", "1.00 MB", "4.97 GB", "210 GB". */
 export function formatBytes(bytes: number): string {
-  const units: [number, string][] = [[1e12, 'TB'], [1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
+  const units: [number, string][] = [
+    [1e12, 'TB'],
+    [1e9, 'GB'],
+    [1e6, 'MB'],
+    [1e3, 'kB'],
+  ];
   for (const [u, name] of units) {
     if (bytes >= u) {
       const v = bytes / u;
@@ -69,8 +74,13 @@ export function formatVerifyProgress(p: VerifyProgress): string {
  */
 export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled' | 'unfinished'> & { fromCache?: number }): string {
   const labels: Record<ShardStatus, string> = {
-    ok: 'ok', mismatch: 'mismatched', missing: 'missing', 'size-mismatch': 'wrong size',
-    changed: 'changed while read', unreadable: 'unreadable', 'no-hash': 'without a manifest hash',
+    ok: 'ok',
+    mismatch: 'mismatched',
+    missing: 'missing',
+    'size-mismatch': 'wrong size',
+    changed: 'changed while read',
+    unreadable: 'unreadable',
+    'no-hash': 'without a manifest hash',
   };
   // Faults first ("3 mismatched · 2,095 ok"): they are what the reader must act on.
   const order = [...SHARD_STATUSES.filter((s) => s !== 'ok'), 'ok' as const];
@@ -80,7 +90,6 @@ export function formatVerifySummary(r: Pick<VerifyReport, 'counts' | 'cancelled'
   if (r.cancelled) return `Cancelled: ${[...parts, `${fmt(r.unfinished.length)} not checked`].join(' · ')}`;
   return parts.join(' · ') || 'nothing to verify';
 }
-
 
 /**
  * The updates fed by shards that are not ok, for summaries: "shards/tokens_000004.u32 feeds

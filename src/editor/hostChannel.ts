@@ -60,8 +60,11 @@ export class HostChannel<P extends ViewProtocol> implements vscode.Disposable {
    * @param handlers the webview's events, the requests the host answers, and `onReady` (called on
    *   every `ready`: send the view's whole state then).
    */
-  constructor(private readonly webview: vscode.Webview, handlers: ChannelHandlers<P['webviewEvents'], P['hostRequests']>,
-    private readonly opts: HostChannelOptions) {
+  constructor(
+    private readonly webview: vscode.Webview,
+    handlers: ChannelHandlers<P['webviewEvents'], P['hostRequests']>,
+    private readonly opts: HostChannelOptions,
+  ) {
     this.channel = new Channel(
       (env) => {
         this.tap('toWebview', env);
@@ -109,8 +112,11 @@ export class HostChannel<P extends ViewProtocol> implements vscode.Disposable {
    * @throws ChannelError when the webview's handler failed, or the request was cancelled (signal,
    *   webview reloaded, panel closed).
    */
-  async request<M extends keyof P['webviewRequests'] & string>(method: M, params: P['webviewRequests'][M]['params'], opts?: RequestOptions):
-    Promise<P['webviewRequests'][M]['result']> {
+  async request<M extends keyof P['webviewRequests'] & string>(
+    method: M,
+    params: P['webviewRequests'][M]['params'],
+    opts?: RequestOptions,
+  ): Promise<P['webviewRequests'][M]['result']> {
     await this.whenReady();
     if (this.disposed) throw new ChannelError(`${method}: the view was closed`, true);
     return this.channel.request(method, params, opts);

@@ -26,7 +26,13 @@ import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '.
 import type { ShardDisplayState, VerificationStore } from '../verificationStore';
 import type { ManifestDiagnostics } from '../diagnostics';
 import type {
-  ManifestField, ManifestFromWebview, ManifestInit, ManifestProtocol, ManifestRow, ManifestRowsChanged, ManifestTotals,
+  ManifestField,
+  ManifestFromWebview,
+  ManifestInit,
+  ManifestProtocol,
+  ManifestRow,
+  ManifestRowsChanged,
+  ManifestTotals,
 } from '../protocol';
 import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
@@ -95,7 +101,9 @@ function rowState(st: ShardDisplayState): Pick<ManifestRow, 'status' | 'checkedA
 /** One document per manifest file; nothing to load (the dataset is opened through the shared services). */
 class ManifestDocument implements vscode.CustomDocument {
   constructor(readonly uri: vscode.Uri) {}
-  dispose(): void { /* nothing held */ }
+  dispose(): void {
+    /* nothing held */
+  }
 }
 
 /** Provider of the manifest table (built and registered by the composition root, `src/extension.ts`). */
@@ -104,8 +112,12 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
    * @param diagnostics Problems of the datasets shown (the table tracks its dataset there).
    * @param taps sees every message of every table's channel (tests).
    */
-  constructor(private readonly services: Services, private readonly store: VerificationStore,
-    private readonly diagnostics?: ManifestDiagnostics, private readonly taps?: ChannelTaps) {}
+  constructor(
+    private readonly services: Services,
+    private readonly store: VerificationStore,
+    private readonly diagnostics?: ManifestDiagnostics,
+    private readonly taps?: ChannelTaps,
+  ) {}
 
   openCustomDocument(uri: vscode.Uri): ManifestDocument {
     return new ManifestDocument(uri);
@@ -117,15 +129,21 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
     const root = path.dirname(document.uri.fsPath);
     this.diagnostics?.track(root);
     let ds: Dataset | undefined;
-    const channel = new HostChannel<ManifestProtocol>(webview, {
-      onReady: () => void sendInit(),
-      onEvent: (m) => void this.onMessage(document, () => ds, m),
-      requests: {},
-    }, { view: MANIFEST_VIEW_TYPE, resource: document.uri.toString(), taps: this.taps });
+    const channel = new HostChannel<ManifestProtocol>(
+      webview,
+      {
+        onReady: () => void sendInit(),
+        onEvent: (m) => void this.onMessage(document, () => ds, m),
+        requests: {},
+      },
+      { view: MANIFEST_VIEW_TYPE, resource: document.uri.toString(), taps: this.taps },
+    );
     const post = channel.notify.bind(channel);
     webview.options = webviewOptions(extensionUri);
     webview.html = webviewHtml(webview, extensionUri, {
-      script: 'manifestEditor', title: vscode.l10n.t('Shard manifest table'), style: 'manifestEditor.css',
+      script: 'manifestEditor',
+      title: vscode.l10n.t('Shard manifest table'),
+      style: 'manifestEditor.css',
     });
     let generation = 0;
     const pending = new Set<number>();
@@ -146,14 +164,32 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
           const [firstUpdate, lastUpdate] = updatesCovered(e.startToken, e.numTokens, ds!.schedule.G, ds!.schedule.numUpdates);
           const st = this.store.displayState(root, e, cache, files.states[i]);
           return {
-            index: e.index, shard: e.shard, line: e.line, startToken: e.startToken, numTokens: e.numTokens, firstUpdate, lastUpdate,
-            sizeOnDisk: st.actualSize ?? files.states[i].size ?? null, expectedSize: e.numTokens * BYTES_PER_TOKEN, sha256: e.sha256 ?? null, ...rowState(st),
+            index: e.index,
+            shard: e.shard,
+            line: e.line,
+            startToken: e.startToken,
+            numTokens: e.numTokens,
+            firstUpdate,
+            lastUpdate,
+            sizeOnDisk: st.actualSize ?? files.states[i].size ?? null,
+            expectedSize: e.numTokens * BYTES_PER_TOKEN,
+            sha256: e.sha256 ?? null,
+            ...rowState(st),
           };
         });
-        const problems = [...opened.problems.filter((p) => !(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable'] as string[]).includes(p.code)), ...files.problems];
+        const problems = [
+          ...opened.problems.filter(
+            (p) => !(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable'] as string[]).includes(p.code),
+          ),
+          ...files.problems,
+        ];
         const init: ManifestInit = {
-          type: 'init', name: path.basename(root), provenance: fieldsOf(opened.provenance), verification: fieldsOf(opened.verification),
-          totals: totalsOf(opened), rows,
+          type: 'init',
+          name: path.basename(root),
+          provenance: fieldsOf(opened.provenance),
+          verification: fieldsOf(opened.verification),
+          totals: totalsOf(opened),
+          rows,
           problems: problems.map((p) => ({ severity: p.severity, message: p.message, line: p.line ?? null, file: path.basename(p.file) })),
           verifying: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
         };
@@ -175,7 +211,11 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
         const e = ds.shards[i];
         if (!e) continue;
         const st = this.store.displayState(root, e, cache, ds.fileStates[i]);
-        rows.push({ index: i, ...rowState(st), sizeOnDisk: st.actualSize ?? (st.status === 'missing' ? null : ds.fileStates[i]?.size ?? null) });
+        rows.push({
+          index: i,
+          ...rowState(st),
+          sizeOnDisk: st.actualSize ?? (st.status === 'missing' ? null : (ds.fileStates[i]?.size ?? null)),
+        });
       }
       if (rows.length) void post({ type: 'rowsChanged', rows });
     };
@@ -183,14 +223,20 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
     const postProgress = () => {
       progressTimer = undefined;
       lastProgressPost = Date.now();
-      void post({ type: 'verifying', text: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null) });
+      void post({
+        type: 'verifying',
+        text: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
+      });
     };
 
     const subs: vscode.Disposable[] = [
       channel,
       this.store.onDidChange((c) => {
         if (c.root !== root || !channel.ready) return;
-        if (c.indices === undefined && !c.progressOnly) { void sendInit(); return; }
+        if (c.indices === undefined && !c.progressOnly) {
+          void sendInit();
+          return;
+        }
         for (const i of c.indices ?? []) pending.add(i);
         if (pending.size && !flushTimer) flushTimer = setTimeout(() => void flushRows(), 100);
         // Progress text at most 10 times a second (the run reports 4 times a second); the run's start and end right away.
@@ -219,12 +265,17 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
         try {
           await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(e.path), SHARD_EDITOR_VIEW_TYPE);
         } catch (err) {
-          void vscode.window.showWarningMessage(vscode.l10n.t('Cannot open {0}: {1}', plainText(shortText(e.shard)), plainText((err as Error).message)));
+          void vscode.window.showWarningMessage(
+            vscode.l10n.t('Cannot open {0}: {1}', plainText(shortText(e.shard)), plainText((err as Error).message)),
+          );
         }
         return;
       }
       case 'verify':
-        await vscode.commands.executeCommand(m.ignoreCache ? 'tokenShards.verifyShardsIgnoreCache' : 'tokenShards.verifyShards', document.uri);
+        await vscode.commands.executeCommand(
+          m.ignoreCache ? 'tokenShards.verifyShardsIgnoreCache' : 'tokenShards.verifyShards',
+          document.uri,
+        );
         return;
       case 'showProblems':
         await vscode.commands.executeCommand('workbench.actions.view.problems');
@@ -250,7 +301,7 @@ async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri
   let uri = arg instanceof vscode.Uri ? arg : undefined;
   if (!uri) {
     const active = vscode.window.activeTextEditor?.document.uri ?? services.activeShard?.uri;
-    if (active?.scheme === 'file' && await findDatasetRoot(active.fsPath)) uri = active;
+    if (active?.scheme === 'file' && (await findDatasetRoot(active.fsPath))) uri = active;
   }
   if (uri?.scheme === 'file') {
     if (path.basename(uri.fsPath) === SHARD_MANIFEST) return uri;
@@ -270,8 +321,13 @@ export async function openManifest(services: Services, arg: unknown): Promise<vs
 
 /** True when a manifest table or a shard editor is open (in any tab group, shown or not). */
 function inspectorEditorOpen(): boolean {
-  return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputCustom
-    && (t.input.viewType === MANIFEST_VIEW_TYPE || t.input.viewType === SHARD_EDITOR_VIEW_TYPE)));
+  return vscode.window.tabGroups.all.some((g) =>
+    g.tabs.some(
+      (t) =>
+        t.input instanceof vscode.TabInputCustom &&
+        (t.input.viewType === MANIFEST_VIEW_TYPE || t.input.viewType === SHARD_EDITOR_VIEW_TYPE),
+    ),
+  );
 }
 
 /**
@@ -291,17 +347,29 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services,
   let shards = '';
   try {
     shards = fmt((await services.openRoot(roots[0])).shards.length);
-  } catch { /* the table will show why */ }
+  } catch {
+    /* the table will show why */
+  }
   // Checked again right before showing: opening the dataset may have taken a while.
   if (busy() || context.workspaceState.get<boolean>(OFFER_STATE_KEY)) return;
   await context.workspaceState.update(OFFER_STATE_KEY, true);
   const open = vscode.l10n.t('Open Manifest Table');
-  const msg = roots.length > 1
-    ? vscode.l10n.t('This workspace holds {0} token datasets. Open the shard manifest table of {1}?', roots.length, plainText(path.basename(roots[0])))
-    : vscode.l10n.t('{0} is a token dataset ({1} shards). Open its shard manifest table?', plainText(path.basename(roots[0])), shards || '?');
+  const msg =
+    roots.length > 1
+      ? vscode.l10n.t(
+          'This workspace holds {0} token datasets. Open the shard manifest table of {1}?',
+          roots.length,
+          plainText(path.basename(roots[0])),
+        )
+      : vscode.l10n.t(
+          '{0} is a token dataset ({1} shards). Open its shard manifest table?',
+          plainText(path.basename(roots[0])),
+          shards || '?',
+        );
   services.log.info(`offered to open the manifest table of ${roots[0]} (once per workspace)`);
   const choice = await vscode.window.showInformationMessage(msg, open);
-  if (choice === open) await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(path.join(roots[0], SHARD_MANIFEST)), MANIFEST_VIEW_TYPE);
+  if (choice === open)
+    await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(path.join(roots[0], SHARD_MANIFEST)), MANIFEST_VIEW_TYPE);
 }
 
 /**
@@ -313,11 +381,24 @@ export function offerManifestTable(context: vscode.ExtensionContext, services: S
   let tabsTouched = false;
   // (Tabs of unknown input, like the Welcome page the workbench opens by itself, do not count.)
   const tabSub = vscode.window.tabGroups.onDidChangeTabs((e) => {
-    if (e.opened.some((tab) => tab.input instanceof vscode.TabInputText || tab.input instanceof vscode.TabInputCustom
-      || tab.input instanceof vscode.TabInputTextDiff || tab.input instanceof vscode.TabInputNotebook || tab.input instanceof vscode.TabInputWebview)) tabsTouched = true;
+    if (
+      e.opened.some(
+        (tab) =>
+          tab.input instanceof vscode.TabInputText ||
+          tab.input instanceof vscode.TabInputCustom ||
+          tab.input instanceof vscode.TabInputTextDiff ||
+          tab.input instanceof vscode.TabInputNotebook ||
+          tab.input instanceof vscode.TabInputWebview,
+      )
+    )
+      tabsTouched = true;
   });
-  const t = setTimeout(() => void offerToOpen(context, services, () => tabsTouched)
-    .catch((err) => services.log.warn(`manifest offer: ${(err as Error).message}`))
-    .finally(() => tabSub.dispose()), OFFER_DELAY_MS);
+  const t = setTimeout(
+    () =>
+      void offerToOpen(context, services, () => tabsTouched)
+        .catch((err) => services.log.warn(`manifest offer: ${(err as Error).message}`))
+        .finally(() => tabSub.dispose()),
+    OFFER_DELAY_MS,
+  );
   return vscode.Disposable.from(tabSub, { dispose: () => clearTimeout(t) });
 }

@@ -69,7 +69,10 @@ export class ShardDocument implements vscode.CustomDocument {
   /** Fires when document numbering facts change. */
   readonly onDidChangeNumbering = this.numberingChanged.event;
 
-  private constructor(readonly uri: vscode.Uri, private readonly services: Services) {
+  private constructor(
+    readonly uri: vscode.Uri,
+    private readonly services: Services,
+  ) {
     this._numbering = { type: 'numbering', generation: 0, state: 'scanning' };
   }
 
@@ -107,12 +110,19 @@ export class ShardDocument implements vscode.CustomDocument {
     const s = this._state;
     const ds = s.entry ? s.dataset : undefined;
     return {
-      type: 'init', generation: this._generation, fileName: path.basename(s.file), numTokens: s.numTokens,
-      sizeBytes: s.sizeBytes, pageTokens: PAGE_TOKENS, globalStart: s.globalStart,
+      type: 'init',
+      generation: this._generation,
+      fileName: path.basename(s.file),
+      numTokens: s.numTokens,
+      sizeBytes: s.sizeBytes,
+      pageTokens: PAGE_TOKENS,
+      globalStart: s.globalStart,
       datasetName: ds ? path.basename(ds.root) : undefined,
       schedule: ds ? { ...ds.settings, storedTokens: ds.storedTokens } : undefined,
       eosId: s.eos,
-      tokenizer: s.tokenizer ? { name: path.basename(path.dirname(s.tokenizer.file)) + '/' + path.basename(s.tokenizer.file), vocabSize: s.tokenizer.vocabSize } : undefined,
+      tokenizer: s.tokenizer
+        ? { name: path.basename(path.dirname(s.tokenizer.file)) + '/' + path.basename(s.tokenizer.file), vocabSize: s.tokenizer.vocabSize }
+        : undefined,
       banners: s.banners,
       prevShard: ds && s.entry && s.entry.index > 0 ? path.basename(ds.shards[s.entry.index - 1].path) : undefined,
       nextShard: ds && s.entry && s.entry.index + 1 < ds.shards.length ? path.basename(ds.shards[s.entry.index + 1].path) : undefined,
@@ -127,10 +137,14 @@ export class ShardDocument implements vscode.CustomDocument {
   private async load(): Promise<void> {
     const file = this.uri.fsPath;
     const banners: ShardBanner[] = [];
-    let sizeBytes = 0, trailingBytes = 0, stream: TokenStream;
+    let sizeBytes = 0,
+      trailingBytes = 0,
+      stream: TokenStream;
     try {
       const r = await TokenStream.fromFile(file);
-      stream = r.stream; sizeBytes = r.sizeBytes; trailingBytes = r.trailingBytes;
+      stream = r.stream;
+      sizeBytes = r.sizeBytes;
+      trailingBytes = r.trailingBytes;
     } catch (err) {
       stream = new TokenStream([{ path: file, startToken: 0, numTokens: 0 }]);
       banners.push({ id: 'read', severity: 'error', message: (err as Error).message });
@@ -138,30 +152,56 @@ export class ShardDocument implements vscode.CustomDocument {
     const numTokens = Math.floor(sizeBytes / BYTES_PER_TOKEN);
     const name = path.basename(file);
     if (sizeBytes === 0 && banners.length === 0) {
-      banners.push({ id: 'empty', severity: 'warning', message: vscode.l10n.t('{0} is empty (0 bytes): there are no tokens to show.', name) });
+      banners.push({
+        id: 'empty',
+        severity: 'warning',
+        message: vscode.l10n.t('{0} is empty (0 bytes): there are no tokens to show.', name),
+      });
     }
     if (trailingBytes > 0) {
       const at = numTokens * BYTES_PER_TOKEN;
       const tail = await readBytes(file, at, trailingBytes);
       banners.push({
-        id: 'size', severity: 'error',
-        message: vscode.l10n.t('{0} is {1} bytes, not a multiple of 4: the last {2} byte(s) at byte offset {3} ({4}) do not make a whole uint32 token and are not shown. The file may be truncated or not a raw uint32 shard.',
-          name, fmt(sizeBytes), trailingBytes, fmt(at), toHex(tail)),
+        id: 'size',
+        severity: 'error',
+        message: vscode.l10n.t(
+          '{0} is {1} bytes, not a multiple of 4: the last {2} byte(s) at byte offset {3} ({4}) do not make a whole uint32 token and are not shown. The file may be truncated or not a raw uint32 shard.',
+          name,
+          fmt(sizeBytes),
+          trailingBytes,
+          fmt(at),
+          toHex(tail),
+        ),
       });
     }
     // Dataset and manifest line.
     const dataset = await this.services.datasetForFile(this.uri);
     const entry = dataset ? shardOfFile(dataset, file) : undefined;
     if (dataset && !entry) {
-      banners.push({ id: 'manifest', severity: 'info', message: vscode.l10n.t('{0} is not listed in {1}: offsets are local to this file.', name, dataset.manifestFile) });
+      banners.push({
+        id: 'manifest',
+        severity: 'info',
+        message: vscode.l10n.t('{0} is not listed in {1}: offsets are local to this file.', name, dataset.manifestFile),
+      });
     }
     if (dataset && entry) {
       for (const p of dataset.problems) {
-        if (p.severity === 'error' && path.resolve(p.file) === path.resolve(file)) banners.push({ id: 'manifest', severity: 'error', message: p.message });
+        if (p.severity === 'error' && path.resolve(p.file) === path.resolve(file))
+          banners.push({ id: 'manifest', severity: 'error', message: p.message });
       }
       if (entry.numTokens !== numTokens && !banners.some((b) => b.id === 'manifest')) {
-        banners.push({ id: 'manifest', severity: 'error', message: vscode.l10n.t('{0} holds {1} tokens but {2} line {3} says num_tokens = {4}: global offsets past the listed tokens are not part of the stream.',
-          name, fmt(numTokens), path.basename(dataset.manifestFile), entry.line, fmt(entry.numTokens)) });
+        banners.push({
+          id: 'manifest',
+          severity: 'error',
+          message: vscode.l10n.t(
+            '{0} holds {1} tokens but {2} line {3} says num_tokens = {4}: global offsets past the listed tokens are not part of the stream.',
+            name,
+            fmt(numTokens),
+            path.basename(dataset.manifestFile),
+            entry.line,
+            fmt(entry.numTokens),
+          ),
+        });
       }
     }
     const eos = dataset?.settings.eosTokenId ?? this.services.scheduleSettings().eosTokenId ?? DEFAULT_SCHEDULE.eosTokenId;
@@ -170,8 +210,15 @@ export class ShardDocument implements vscode.CustomDocument {
     try {
       tokenizer = await this.services.tokenizerFor(dataset);
       if (!tokenizer) {
-        banners.push({ id: 'tokenizer', severity: 'info', action: 'chooseTokenizer',
-          message: vscode.l10n.t('No tokenizer found for {0} (none in the dataset folder, tokenShards.tokenizerPath not set): showing ids only.', name) });
+        banners.push({
+          id: 'tokenizer',
+          severity: 'info',
+          action: 'chooseTokenizer',
+          message: vscode.l10n.t(
+            'No tokenizer found for {0} (none in the dataset folder, tokenShards.tokenizerPath not set): showing ids only.',
+            name,
+          ),
+        });
       }
     } catch (err) {
       banners.push({ id: 'tokenizer', severity: 'error', action: 'chooseTokenizer', message: (err as Error).message });
@@ -182,7 +229,11 @@ export class ShardDocument implements vscode.CustomDocument {
         const sample = await stream.read(0, Math.min(numTokens, DIAGNOSE_SAMPLE));
         const anomaly = diagnoseIds(sample, tokenizer?.vocabSize ?? CORRUPT_ID_FLOOR);
         if (anomaly) {
-          banners.push({ id: 'dtype', severity: 'error', message: vscode.l10n.t('{0}, first {1} tokens: {2}', name, fmt(sample.length), anomaly.message) });
+          banners.push({
+            id: 'dtype',
+            severity: 'error',
+            message: vscode.l10n.t('{0}, first {1} tokens: {2}', name, fmt(sample.length), anomaly.message),
+          });
         }
       } catch (err) {
         banners.push({ id: 'read', severity: 'error', message: (err as Error).message });
@@ -194,13 +245,17 @@ export class ShardDocument implements vscode.CustomDocument {
         const di = this.services.documentIndex(dataset);
         await di.ready();
         const ix = di.streamIndex;
-        const threshold = Math.max(LONG_RUN_FLOOR, this.services.setting<number>('index.eosFreeRunThreshold') || DEFAULT_EOS_FREE_RUN_THRESHOLD);
+        const threshold = Math.max(
+          LONG_RUN_FLOOR,
+          this.services.setting<number>('index.eosFreeRunThreshold') || DEFAULT_EOS_FREE_RUN_THRESHOLD,
+        );
         const end = entry.startToken + entry.numTokens;
         for (const a of ix ? ix.anomalies(dataset.schedule, threshold) : []) {
           const inside = a.offsets.filter((o) => o >= entry.startToken && o < end);
           const spans = a.kind === 'eos-free-run' && a.offsets[0] < end && a.offsets[0] + a.count > entry.startToken;
           if (a.segment !== entry.index && !spans) continue;
-          const places = (inside.length ? inside : spans ? [Math.max(a.offsets[0], entry.startToken)] : []).slice(0, 8)
+          const places = (inside.length ? inside : spans ? [Math.max(a.offsets[0], entry.startToken)] : [])
+            .slice(0, 8)
             .map((o) => ({ offset: o - entry.startToken, label: vscode.l10n.t('Go to {0}', fmt(o)) }));
           banners.push({ id: `index-${a.kind}`, severity: a.severity, message: a.message, places });
         }
@@ -210,16 +265,32 @@ export class ShardDocument implements vscode.CustomDocument {
     }
     const old = this._state;
     this._state = {
-      file, sizeBytes, trailingBytes, numTokens, stream, dataset, entry,
-      globalStart: entry?.startToken, tokenizer, eos, banners,
+      file,
+      sizeBytes,
+      trailingBytes,
+      numTokens,
+      stream,
+      dataset,
+      entry,
+      globalStart: entry?.startToken,
+      tokenizer,
+      eos,
+      banners,
       pages: new ShardPages(stream, numTokens, tokenizer, eos),
     };
     if (old && old.stream !== stream) void old.stream.close();
     this.stats = undefined;
     // An empty (or unreadable) shard has no page, so the editor never sends one and never starts
     // the scan: its numbering is final at once instead of "Counting documents…" forever.
-    this._numbering = numTokens === 0 ? emptyNumbering(this._generation)
-      : { type: 'numbering', generation: this._generation, state: 'scanning', progress: vscode.l10n.t('Counting documents in this shard…') };
+    this._numbering =
+      numTokens === 0
+        ? emptyNumbering(this._generation)
+        : {
+            type: 'numbering',
+            generation: this._generation,
+            state: 'scanning',
+            progress: vscode.l10n.t('Counting documents in this shard…'),
+          };
   }
 
   /** Starts the background document scan once (the editor calls this after the first page is sent). */
@@ -228,10 +299,12 @@ export class ShardDocument implements vscode.CustomDocument {
     this.numberingStarted = true;
     const ds = this._state.entry ? this._state.dataset : undefined;
     this.attachUnsub?.();
-    this.attachUnsub = ds ? this.services.documentIndex(ds).onAttach(() => {
-      // A stream index was built or reloaded: load again (banners of its anomalies, numbers from it).
-      if (this.numberingStarted && !this.disposed) void this.reload();
-    }) : undefined;
+    this.attachUnsub = ds
+      ? this.services.documentIndex(ds).onAttach(() => {
+          // A stream index was built or reloaded: load again (banners of its anomalies, numbers from it).
+          if (this.numberingStarted && !this.disposed) void this.reload();
+        })
+      : undefined;
     void this.runNumbering(false);
   }
 
@@ -253,7 +326,10 @@ export class ShardDocument implements vscode.CustomDocument {
       this.numberingChanged.fire(this._numbering);
     };
     try {
-      if (s.numTokens === 0) { publish(emptyNumbering(gen)); return; }
+      if (s.numTokens === 0) {
+        publish(emptyNumbering(gen));
+        return;
+      }
       // 0. With the stream index: global numbers at once, from the index (the same DocumentIndex
       //    the status bar, update view and Go to Document use), no scan of this shard.
       if (s.entry && s.dataset && s.entry.numTokens === s.numTokens) {
@@ -264,8 +340,17 @@ export class ShardDocument implements vscode.CustomDocument {
         const n = pages ? await ix!.segmentNumbering(s.entry.index) : undefined;
         if (pages && n) {
           this.stats = pages;
-          publish({ state: 'global', docBase: n.docBase, pageEos: pages.eosCount, pageFirstEos: pages.firstEos, pageLastEos: pages.lastEos,
-            headStart: n.headStart, headKnown: true, tailEnd: n.tailEnd, tailKnown: n.tailKnown });
+          publish({
+            state: 'global',
+            docBase: n.docBase,
+            pageEos: pages.eosCount,
+            pageFirstEos: pages.firstEos,
+            pageLastEos: pages.lastEos,
+            headStart: n.headStart,
+            headKnown: true,
+            tailEnd: n.tailEnd,
+            tailKnown: n.tailKnown,
+          });
           return;
         }
       }
@@ -276,7 +361,10 @@ export class ShardDocument implements vscode.CustomDocument {
           const now = Date.now();
           if (now - last < 250) return;
           last = now;
-          publish({ state: 'scanning', progress: vscode.l10n.t('Counting documents in this shard: {0}%', Math.floor(100 * done / s.numTokens)) });
+          publish({
+            state: 'scanning',
+            progress: vscode.l10n.t('Counting documents in this shard: {0}%', Math.floor((100 * done) / s.numTokens)),
+          });
         });
       }
       const stats = this.stats;
@@ -301,19 +389,23 @@ export class ShardDocument implements vscode.CustomDocument {
         index.importCounts(counts);
       }
       // 2. Head: where the document holding the shard's first token starts.
-      let headStart = base, headKnown = base === 0;
+      let headStart = base,
+        headKnown = base === 0;
       if (base > 0) {
         const b = await findDocumentBounds(ds.stream, base, s.eos, limit);
-        headStart = b.start; headKnown = b.startKnown;
+        headStart = b.start;
+        headKnown = b.startKnown;
       }
       if (signal.aborted) throw new CancelledError();
       // 3. Tail: where the document after this shard's last EOS ends.
       const lastEosPage = lastIndexWhere(stats.lastEos, (x) => x >= 0);
       const tailFrom = lastEosPage >= 0 ? base + lastEosPage * PAGE_TOKENS + stats.lastEos[lastEosPage] + 1 : base;
-      let tailEnd = ds.stream.totalTokens, tailKnown = false;
+      let tailEnd = ds.stream.totalTokens,
+        tailKnown = false;
       if (tailFrom < ds.stream.totalTokens) {
         const b = await findDocumentBounds(ds.stream, tailFrom, s.eos, limit);
-        tailEnd = b.end; tailKnown = b.endKnown;
+        tailEnd = b.end;
+        tailKnown = b.endKnown;
       }
       if (signal.aborted) throw new CancelledError();
       const shardFacts = { ...facts, headStart, headKnown, tailEnd, tailKnown };
@@ -322,24 +414,43 @@ export class ShardDocument implements vscode.CustomDocument {
       let before = 0;
       for (let i = 0; i < seg; i++) before += ds.shards[i].numTokens;
       if (!index.isReadyUpTo(seg) && before > AUTO_COUNT_TOKENS && !forceEarlier) {
-        publish({ state: 'shard', ...shardFacts, canCountEarlier: true,
-          progress: vscode.l10n.t('Global document numbers need the EOS count of the {0} earlier shards ({1} GB to read), or the stream index (Token Shards: Index Stream, once).', fmt(seg), fmt(Math.round(before * BYTES_PER_TOKEN / 1e9))) });
+        publish({
+          state: 'shard',
+          ...shardFacts,
+          canCountEarlier: true,
+          progress: vscode.l10n.t(
+            'Global document numbers need the EOS count of the {0} earlier shards ({1} GB to read), or the stream index (Token Shards: Index Stream, once).',
+            fmt(seg),
+            fmt(Math.round((before * BYTES_PER_TOKEN) / 1e9)),
+          ),
+        });
         return;
       }
-      publish({ state: 'shard', ...shardFacts, progress: index.isReadyUpTo(seg) ? undefined : vscode.l10n.t('Counting documents in earlier shards…') });
+      publish({
+        state: 'shard',
+        ...shardFacts,
+        progress: index.isReadyUpTo(seg) ? undefined : vscode.l10n.t('Counting documents in earlier shards…'),
+      });
       let lastPublish = 0;
       const docBase = await index.documentNumberAt(base, signal, (done, total) => {
         const now = Date.now();
         if (now - lastPublish < 250) return;
         lastPublish = now;
-        publish({ state: 'shard', ...shardFacts, progress: vscode.l10n.t('Counting documents in earlier shards: {0} of {1}', fmt(done), fmt(total)) });
+        publish({
+          state: 'shard',
+          ...shardFacts,
+          progress: vscode.l10n.t('Counting documents in earlier shards: {0} of {1}', fmt(done), fmt(total)),
+        });
       });
       publish({ state: 'global', ...shardFacts, docBase });
     } catch (err) {
       if (err instanceof CancelledError || signal.aborted) return;
       this.services.log.warn(`document numbering for ${s.file}: ${(err as Error).message}`);
-      publish({ state: this.stats ? 'shard' : 'scanning', ...(this.stats ? { pageEos: this.stats.eosCount, pageFirstEos: this.stats.firstEos, pageLastEos: this.stats.lastEos } : {}),
-        progress: vscode.l10n.t('Document numbering failed: {0}', (err as Error).message) });
+      publish({
+        state: this.stats ? 'shard' : 'scanning',
+        ...(this.stats ? { pageEos: this.stats.eosCount, pageFirstEos: this.stats.firstEos, pageLastEos: this.stats.lastEos } : {}),
+        progress: vscode.l10n.t('Document numbering failed: {0}', (err as Error).message),
+      });
     }
   }
 
@@ -347,29 +458,42 @@ export class ShardDocument implements vscode.CustomDocument {
     const dir = vscode.Uri.file(path.dirname(this.uri.fsPath));
     const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(dir, path.basename(this.uri.fsPath)));
     const changed = () => this.scheduleReload();
-    this.disposables.push(watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed), watcher.onDidDelete(changed),
+    this.disposables.push(
+      watcher,
+      watcher.onDidChange(changed),
+      watcher.onDidCreate(changed),
+      watcher.onDidDelete(changed),
       this.services.onDidChangeDataset((root) => {
         const ds = this._state.dataset;
         if (root !== '*' && ((ds && root === ds.root) || (!ds && this.uri.fsPath.startsWith(root + path.sep)))) this.scheduleReload();
       }),
       // Settings that change what is shown (not, e.g., hover settings).
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (['tokenizerPath', 'eosTokenId', 'globalTokensPerUpdate', 'sequenceLength', 'documentScanLimit']
-          .some((k) => e.affectsConfiguration(`tokenShards.${k}`))) this.scheduleReload();
-      }));
+        if (
+          ['tokenizerPath', 'eosTokenId', 'globalTokensPerUpdate', 'sequenceLength', 'documentScanLimit'].some((k) =>
+            e.affectsConfiguration(`tokenShards.${k}`),
+          )
+        )
+          this.scheduleReload();
+      }),
+    );
     // Node's watcher as well: VS Code's watcher does not report files outside the workspace everywhere.
     try {
       const w = fs.watch(this.uri.fsPath, { persistent: false }, () => this.scheduleReload());
       w.on('error', () => undefined);
       this.disposables.push({ dispose: () => w.close() });
-    } catch { /* the file may be gone; VS Code's watcher still reports a re-creation */ }
+    } catch {
+      /* the file may be gone; VS Code's watcher still reports a re-creation */
+    }
   }
 
   /** Reloads shortly (changes come in bursts while a file is written). */
   scheduleReload(): void {
     if (this.disposed) return;
     if (this.reloadTimer) clearTimeout(this.reloadTimer);
-    this.reloadTimer = setTimeout(() => { void this.reload(); }, 300);
+    this.reloadTimer = setTimeout(() => {
+      void this.reload();
+    }, 300);
   }
 
   /** Reads the file again and tells the webviews. */
@@ -403,7 +527,19 @@ function lastIndexWhere<T>(a: T[], f: (x: T) => boolean): number {
 
 /** Numbering of a shard with no tokens: final ('global', nothing to count, no document). */
 function emptyNumbering(generation: number): ShardNumberingToWebview {
-  return { type: 'numbering', generation, state: 'global', docBase: 0, pageEos: [], pageFirstEos: [], pageLastEos: [], headStart: 0, headKnown: true, tailEnd: 0, tailKnown: true };
+  return {
+    type: 'numbering',
+    generation,
+    state: 'global',
+    docBase: 0,
+    pageEos: [],
+    pageFirstEos: [],
+    pageLastEos: [],
+    headStart: 0,
+    headKnown: true,
+    tailEnd: 0,
+    tailKnown: true,
+  };
 }
 
 /** Reads `n` bytes at byte `pos` (for the trailing-bytes banner). */

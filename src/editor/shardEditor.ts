@@ -10,9 +10,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
-import type {
-  ShardEditorProtocol, ShardFromWebview, ShardHighlight, ShardPageReply, ShardToWebview, ShardView,
-} from '../protocol';
+import type { ShardEditorProtocol, ShardFromWebview, ShardHighlight, ShardPageReply, ShardToWebview, ShardView } from '../protocol';
 import type { Services } from '../services';
 import { ChannelError } from '../shared/channel';
 import { updateHighlights } from '../commands/highlightUpdate';
@@ -68,21 +66,38 @@ export class ShardSession implements vscode.Disposable {
   private readonly queue = new Map<number, { generation: number; signal: AbortSignal; done(r: Promise<ShardPageReply>): void }>();
   private serving = 0;
 
-  constructor(readonly provider: ShardEditorProvider, readonly document: ShardDocument, readonly panel: vscode.WebviewPanel) {
+  constructor(
+    readonly provider: ShardEditorProvider,
+    readonly document: ShardDocument,
+    readonly panel: vscode.WebviewPanel,
+  ) {
     const ext = provider.services.context.extensionUri;
     panel.webview.options = webviewOptions(ext);
-    panel.webview.html = webviewHtml(panel.webview, ext, { script: 'shardEditor', title: vscode.l10n.t('Token shard {0}', path.basename(document.uri.fsPath)), style: 'shardEditor.css' });
-    this.channel = new HostChannel<ShardEditorProtocol>(panel.webview, {
-      onReady: () => this.onReady(),
-      onEvent: (m) => this.onMessage(m),
-      requests: { page: (p, signal) => this.requestPage(p.generation, p.index, signal) },
-    }, { view: SHARD_EDITOR_VIEW_TYPE, resource: document.uri.toString(), taps: provider.taps });
+    panel.webview.html = webviewHtml(panel.webview, ext, {
+      script: 'shardEditor',
+      title: vscode.l10n.t('Token shard {0}', path.basename(document.uri.fsPath)),
+      style: 'shardEditor.css',
+    });
+    this.channel = new HostChannel<ShardEditorProtocol>(
+      panel.webview,
+      {
+        onReady: () => this.onReady(),
+        onEvent: (m) => this.onMessage(m),
+        requests: { page: (p, signal) => this.requestPage(p.generation, p.index, signal) },
+      },
+      { view: SHARD_EDITOR_VIEW_TYPE, resource: document.uri.toString(), taps: provider.taps },
+    );
     this.disposables.push(
       this.channel,
       // A hidden webview loses its page (no retainContextWhenHidden); posts to it fail and it
       // sends 'ready' again when shown, which re-sends everything.
       panel.onDidChangeViewState(() => provider.focusChanged(this)),
-      document.onDidReload(() => { this.pagesSent = 0; void this.post(document.initMessage()); void this.post(document.numbering); void this.post({ type: 'highlights', highlights: this.highlights }); }),
+      document.onDidReload(() => {
+        this.pagesSent = 0;
+        void this.post(document.initMessage());
+        void this.post(document.numbering);
+        void this.post({ type: 'highlights', highlights: this.highlights });
+      }),
       document.onDidChangeNumbering((m) => void this.post(m)),
     );
   }
@@ -102,7 +117,10 @@ export class ShardSession implements vscode.Disposable {
 
   /** Scrolls to local `offset` (placed per `align`), puts the cursor there and (when given) replaces the highlights. */
   reveal(offset: number, highlights?: ShardHighlight[], align?: 'top' | 'third'): void {
-    if (highlights) { this.highlights = highlights; this.highlightedUpdate = undefined; }
+    if (highlights) {
+      this.highlights = highlights;
+      this.highlightedUpdate = undefined;
+    }
     this.cursor = offset;
     this.awaitingReveal = offset;
     this.provider.focusChanged(this);
@@ -135,7 +153,9 @@ export class ShardSession implements vscode.Disposable {
     if (this.highlights.length) void this.post({ type: 'highlights', highlights: this.highlights });
     if (this.pendingReveal) {
       const r = this.pendingReveal;
-      void this.post({ type: 'reveal', ...r }).then((ok) => { if (ok && this.pendingReveal === r) this.pendingReveal = undefined; });
+      void this.post({ type: 'reveal', ...r }).then((ok) => {
+        if (ok && this.pendingReveal === r) this.pendingReveal = undefined;
+      });
     }
   }
 
@@ -147,10 +167,14 @@ export class ShardSession implements vscode.Disposable {
       prev?.done(Promise.reject(new ChannelError('superseded', true)));
       this.queue.set(index, { generation, signal, done: (r) => r.then(resolve, reject) });
       // A cancelled request leaves the queue (scrolled past before it was served).
-      signal.addEventListener('abort', () => {
-        if (this.queue.get(index)?.signal === signal) this.queue.delete(index);
-        reject(new ChannelError('cancelled', true));
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (this.queue.get(index)?.signal === signal) this.queue.delete(index);
+          reject(new ChannelError('cancelled', true));
+        },
+        { once: true },
+      );
       this.pump();
     });
   }
@@ -176,14 +200,17 @@ export class ShardSession implements vscode.Disposable {
       }
       case 'run': {
         const cmd = {
-          chooseTokenizer: 'tokenShards.chooseTokenizer', copyIds: 'tokenShards.copyIds',
-          highlightUpdate: 'tokenShards.highlightUpdate', copyText: 'tokenShards._copyShardText',
+          chooseTokenizer: 'tokenShards.chooseTokenizer',
+          copyIds: 'tokenShards.copyIds',
+          highlightUpdate: 'tokenShards.highlightUpdate',
+          copyText: 'tokenShards._copyShardText',
         }[m.command as string];
         if (m.command === 'countEarlierDocuments') this.document.countEarlierDocuments();
         else if (m.command === 'openNextShard' || m.command === 'openPrevShard') this.openNeighbour(m.command === 'openNextShard');
-        else if (cmd) void vscode.commands.executeCommand(cmd).then(undefined, (err: Error) => {
-          void vscode.window.showErrorMessage(vscode.l10n.t('{0} failed: {1}', plainText(cmd), plainText(err.message)));
-        });
+        else if (cmd)
+          void vscode.commands.executeCommand(cmd).then(undefined, (err: Error) => {
+            void vscode.window.showErrorMessage(vscode.l10n.t('{0} failed: {1}', plainText(cmd), plainText(err.message)));
+          });
         break;
       }
     }
@@ -200,7 +227,13 @@ export class ShardSession implements vscode.Disposable {
     const offset = next ? st.globalStart + st.numTokens : st.globalStart - 1;
     if (offset < 0 || offset >= ds.storedTokens) return;
     void this.provider.reveal({ dataset: ds, offset }).then(undefined, (err: Error) => {
-      void vscode.window.showErrorMessage(vscode.l10n.t('Could not open the {0} shard: {1}', next ? vscode.l10n.t('next') : vscode.l10n.t('previous'), plainText(err.message)));
+      void vscode.window.showErrorMessage(
+        vscode.l10n.t(
+          'Could not open the {0} shard: {1}',
+          next ? vscode.l10n.t('next') : vscode.l10n.t('previous'),
+          plainText(err.message),
+        ),
+      );
     });
   }
 
@@ -212,7 +245,15 @@ export class ShardSession implements vscode.Disposable {
       this.serving++;
       const served = this.servePage(req.generation, index);
       req.done(served);
-      void served.then(() => undefined, () => undefined).finally(() => { this.serving--; this.pump(); });
+      void served
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => {
+          this.serving--;
+          this.pump();
+        });
     }
   }
 
@@ -255,7 +296,10 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
   private readonly sessionOpened = new vscode.EventEmitter<ShardSession>();
 
   /** @param taps sees every message of every shard editor's channel (tests). */
-  constructor(readonly services: Services, readonly taps?: ChannelTaps) {}
+  constructor(
+    readonly services: Services,
+    readonly taps?: ChannelTaps,
+  ) {}
 
   async openCustomDocument(uri: vscode.Uri): Promise<ShardDocument> {
     return ShardDocument.open(uri, this.services);
@@ -268,7 +312,10 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
       this.sessions.delete(session);
       session.dispose();
       if (this.lastActive === session) this.lastActive = undefined;
-      if (this.active === session) { this.active = undefined; this.publishActive(); }
+      if (this.active === session) {
+        this.active = undefined;
+        this.publishActive();
+      }
     });
     this.sessionOpened.fire(session);
     this.focusChanged(session);
@@ -285,7 +332,10 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
   waitForSession(uri: vscode.Uri, timeoutMs: number): Promise<ShardSession> {
     const key = path.resolve(uri.fsPath);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { sub.dispose(); reject(new Error(vscode.l10n.t('The shard editor did not open {0} within {1} s.', uri.fsPath, timeoutMs / 1000))); }, timeoutMs);
+      const timer = setTimeout(() => {
+        sub.dispose();
+        reject(new Error(vscode.l10n.t('The shard editor did not open {0} within {1} s.', uri.fsPath, timeoutMs / 1000)));
+      }, timeoutMs);
       const sub = this.sessionOpened.event((s) => {
         if (path.resolve(s.document.uri.fsPath) !== key) return;
         sub.dispose();
@@ -316,16 +366,24 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
     const st = s.document.state;
     const ds = st.entry ? st.dataset : undefined;
     const g = st.globalStart;
-    const sel = s.selection ? [s.document.toGlobal(s.selection[0]), s.document.toGlobal(s.selection[1])] as [number, number] : undefined;
+    const sel = s.selection ? ([s.document.toGlobal(s.selection[0]), s.document.toGlobal(s.selection[1])] as [number, number]) : undefined;
     // The webview's confirmed position, or (while a reveal is on its way) the revealed offset with its
     // document still being worked out (`doc …`): never a stale document number beside a new offset.
-    const r = s.awaitingReveal !== undefined || !s.reported ? { offset: s.cursor, document: undefined, documentScope: undefined, documentPending: true } : s.reported;
+    const r =
+      s.awaitingReveal !== undefined || !s.reported
+        ? { offset: s.cursor, document: undefined, documentScope: undefined, documentPending: true }
+        : s.reported;
     {
       const global = g !== undefined ? g + r.offset : undefined;
       this.statusBar.show({
-        fileName: path.basename(st.file), local: r.offset, global,
+        fileName: path.basename(st.file),
+        local: r.offset,
+        global,
         position: ds && global !== undefined ? ds.schedule.position(global) : undefined,
-        document: r.document, documentScope: r.documentScope, documentPending: r.documentPending, selection: sel,
+        document: r.document,
+        documentScope: r.documentScope,
+        documentPending: r.documentPending,
+        selection: sel,
       });
     }
     this.services.setActiveShard({ uri: s.document.uri, dataset: ds, offset: s.document.toGlobal(s.cursor), selection: sel });
@@ -365,7 +423,9 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
  *   neither dataset nor file is given, or the editor did not open in 15 s.
  */
 async function revealInShardEditor(p: ShardEditorProvider, target: ShardRevealTarget): Promise<void> {
-  let uri: vscode.Uri, local: number, base = 0;
+  let uri: vscode.Uri,
+    local: number,
+    base = 0;
   if (target.dataset) {
     const loc = target.dataset.stream.locate(target.offset);
     const seg = target.dataset.stream.segments[loc.segment];
@@ -385,9 +445,13 @@ async function revealInShardEditor(p: ShardEditorProvider, target: ShardRevealTa
     const waiter = p.waitForSession(uri, 15_000);
     // Reuse the preview tab, as Go to Definition does (`tokenShards.navigation.openInPreview`).
     const preview = vscode.workspace.getConfiguration('tokenShards').get<boolean>('navigation.openInPreview', true);
-    const options: vscode.TextDocumentShowOptions = { preserveFocus: target.preserveFocus ?? false, viewColumn: target.viewColumn, preview };
+    const options: vscode.TextDocumentShowOptions = {
+      preserveFocus: target.preserveFocus ?? false,
+      viewColumn: target.viewColumn,
+      preview,
+    };
     await vscode.commands.executeCommand('vscode.openWith', uri, SHARD_EDITOR_VIEW_TYPE, options);
-    session = p.sessionFor(uri) ?? await waiter;
+    session = p.sessionFor(uri) ?? (await waiter);
     waiter.catch(() => undefined);
   }
   const n = session.document.state.numTokens;
@@ -401,7 +465,8 @@ async function revealInShardEditor(p: ShardEditorProvider, target: ShardRevealTa
     const root = target.dataset.root;
     for (const other of p.sessions) {
       const ods = other.document.state.dataset;
-      if (other !== session && ods && ods.root === root && other.highlightedUpdate === undefined && other.highlights.length) other.setHighlights([]);
+      if (other !== session && ods && ods.root === root && other.highlightedUpdate === undefined && other.highlights.length)
+        other.setHighlights([]);
     }
   }
   p.services.log.info(`revealed ${target.dataset ? 'global' : 'local'} offset ${fmt(target.offset)} in ${uri.fsPath}`);

@@ -44,15 +44,22 @@ export class ShardStatusBar implements vscode.Disposable {
     const md = new vscode.MarkdownString(undefined, true);
     md.appendMarkdown(`**${escapeMd(info.fileName)}** — ${vscode.l10n.t('shard editor cursor')}\n\n`);
     if (info.global !== undefined) {
-      md.appendMarkdown(`- ${vscode.l10n.t('global token offset')}: ${fmt(info.global)}\n- ${vscode.l10n.t('shard offset')}: ${fmt(info.local)}\n`);
+      md.appendMarkdown(
+        `- ${vscode.l10n.t('global token offset')}: ${fmt(info.global)}\n- ${vscode.l10n.t('shard offset')}: ${fmt(info.local)}\n`,
+      );
       const p = info.position;
       if (p?.lookAhead) md.appendMarkdown(`- ${vscode.l10n.t('look-ahead token: after the last update')}\n`);
-      else if (p) md.appendMarkdown(`- ${vscode.l10n.t('update {0} (0-based: the first optimizer step is update 0)', fmt(p.update!))}\n- ${vscode.l10n.t('sequence {0} within that update (0-based)', fmt(p.sequence!))}\n- ${vscode.l10n.t('position {0} within that sequence (0-based)', fmt(p.position!))}\n`);
+      else if (p)
+        md.appendMarkdown(
+          `- ${vscode.l10n.t('update {0} (0-based: the first optimizer step is update 0)', fmt(p.update!))}\n- ${vscode.l10n.t('sequence {0} within that update (0-based)', fmt(p.sequence!))}\n- ${vscode.l10n.t('position {0} within that sequence (0-based)', fmt(p.position!))}\n`,
+        );
     } else {
       md.appendMarkdown(`- ${vscode.l10n.t('offset {0} (local: no shard manifest lists this file)', fmt(info.local))}\n`);
     }
     if (info.document !== undefined) {
-      md.appendMarkdown(`- ${info.documentScope === 'shard' ? vscode.l10n.t('document +{0} counted from this shard\'s first document', fmt(info.document)) : vscode.l10n.t('document {0} (0-based)', fmt(info.document))}\n`);
+      md.appendMarkdown(
+        `- ${info.documentScope === 'shard' ? vscode.l10n.t("document +{0} counted from this shard's first document", fmt(info.document)) : vscode.l10n.t('document {0} (0-based)', fmt(info.document))}\n`,
+      );
     }
     if (info.selection) md.appendMarkdown(`- ${vscode.l10n.t('selection: {0} tokens', fmt(info.selection[1] - info.selection[0]))}\n`);
     md.appendMarkdown(`\n${vscode.l10n.t('Click to go to a token offset.')}`);
@@ -85,9 +92,17 @@ export function statusText(info: ShardStatusInfo): string {
   const p = info.position;
   if (info.global !== undefined && p) {
     if (p.lookAhead) parts.push(vscode.l10n.t('look-ahead'));
-    else parts.push(vscode.l10n.t('update {0}', fmt(p.update!)), vscode.l10n.t('seq {0}', fmt(p.sequence!)), vscode.l10n.t('pos {0}', fmt(p.position!)));
+    else
+      parts.push(
+        vscode.l10n.t('update {0}', fmt(p.update!)),
+        vscode.l10n.t('seq {0}', fmt(p.sequence!)),
+        vscode.l10n.t('pos {0}', fmt(p.position!)),
+      );
   }
-  if (info.document !== undefined) parts.push(info.documentScope === 'shard' ? vscode.l10n.t('doc +{0}', fmt(info.document)) : vscode.l10n.t('doc {0}', fmt(info.document)));
+  if (info.document !== undefined)
+    parts.push(
+      info.documentScope === 'shard' ? vscode.l10n.t('doc +{0}', fmt(info.document)) : vscode.l10n.t('doc {0}', fmt(info.document)),
+    );
   else if (info.documentPending) parts.push(vscode.l10n.t('doc …'));
   if (info.selection) parts.push(vscode.l10n.t('{0} selected', fmt(info.selection[1] - info.selection[0])));
   return parts.join(' · ');

@@ -67,7 +67,11 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
    * @param shardEditors where clicked tokens are revealed.
    * @param taps sees every message of every update view's channel (tests).
    */
-  constructor(readonly services: Services, readonly shardEditors: ShardEditorProvider, readonly taps?: ChannelTaps) {
+  constructor(
+    readonly services: Services,
+    readonly shardEditors: ShardEditorProvider,
+    readonly taps?: ChannelTaps,
+  ) {
     this.disposables.push(
       services.onDidChangeDataset((root) => {
         for (const p of this.panels.values()) if (root === '*' || p.root === root) void p.reloadDataset();
@@ -83,8 +87,12 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
   async show(ds: Dataset, k: UpdateIndex, focusRow?: number): Promise<UpdateViewResult> {
     let p = this.panels.get(ds.root);
     if (!p) {
-      const panel = vscode.window.createWebviewPanel(UPDATE_VIEW_TYPE, vscode.l10n.t('Update {0}', fmt(k)),
-        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewOptions(this.services.context.extensionUri));
+      const panel = vscode.window.createWebviewPanel(
+        UPDATE_VIEW_TYPE,
+        vscode.l10n.t('Update {0}', fmt(k)),
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        webviewOptions(this.services.context.extensionUri),
+      );
       p = this.adopt(panel, ds.root, ds);
     } else {
       p.panel.reveal(undefined, false);
@@ -123,7 +131,9 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
       if (this.lastActive === p) this.lastActive = undefined;
       p.dispose();
     });
-    panel.onDidChangeViewState((e) => { if (e.webviewPanel.active) this.lastActive = p; });
+    panel.onDidChangeViewState((e) => {
+      if (e.webviewPanel.active) this.lastActive = p;
+    });
     if (panel.active) this.lastActive = p;
     return p;
   }
@@ -175,19 +185,33 @@ class UpdatePanel {
   private loadSeq = 0;
   private docAbort?: AbortController;
 
-  constructor(private readonly owner: UpdateViews, readonly panel: vscode.WebviewPanel, readonly root: string, ds?: Dataset) {
+  constructor(
+    private readonly owner: UpdateViews,
+    readonly panel: vscode.WebviewPanel,
+    readonly root: string,
+    ds?: Dataset,
+  ) {
     this.dataset = ds;
     this.key = datasetKey(root);
-    this.channel = new HostChannel<UpdateViewProtocol>(panel.webview, {
-      onReady: () => this.onReady(),
-      onEvent: (m) => void this.onMessage(m),
-      requests: {},
-    }, { view: UPDATE_VIEW_TYPE, resource: root, taps: owner.taps });
-    panel.webview.html = webviewHtml(panel.webview, owner.services.context.extensionUri,
-      { script: 'updateView', title: vscode.l10n.t('Update view'), style: 'updateView.css' });
+    this.channel = new HostChannel<UpdateViewProtocol>(
+      panel.webview,
+      {
+        onReady: () => this.onReady(),
+        onEvent: (m) => void this.onMessage(m),
+        requests: {},
+      },
+      { view: UPDATE_VIEW_TYPE, resource: root, taps: owner.taps },
+    );
+    panel.webview.html = webviewHtml(panel.webview, owner.services.context.extensionUri, {
+      script: 'updateView',
+      title: vscode.l10n.t('Update view'),
+      style: 'updateView.css',
+    });
   }
 
-  private get log() { return this.owner.services.log; }
+  private get log() {
+    return this.owner.services.log;
+  }
 
   /** Sends an event once the page is ready. */
   private post(msg: UpdateViewToWebview): Promise<boolean> {
@@ -196,11 +220,15 @@ class UpdatePanel {
 
   /** Shows the model in the webview; resolves with the number of row elements it rendered (0 when superseded or closed). */
   private show(model: UpdateModel, focusRow: number | undefined): Promise<number> {
-    return this.channel.request('show', { key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow })
-      .then((r) => {
-        this.log.info(`update view: update ${r.update} rendered (${r.rows} rows in the DOM) in ${r.ms.toFixed(1)} ms`);
-        return r.rows;
-      }, () => 0);
+    return this.channel
+      .request('show', { key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow })
+      .then(
+        (r) => {
+          this.log.info(`update view: update ${r.update} rendered (${r.rows} rows in the DOM) in ${r.ms.toFixed(1)} ms`);
+          return r.rows;
+        },
+        () => 0,
+      );
   }
 
   /** The webview (re)loaded: a reloaded page (the panel became visible again) gets the current update again. */
@@ -225,14 +253,22 @@ class UpdatePanel {
     try {
       tok = await this.owner.services.tokenizerFor(d);
     } catch (err) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', plainText((err as Error).message)));
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('Cannot load the tokenizer ({0}); the update view shows token ids.', plainText((err as Error).message)),
+      );
     }
     // Read while the webview page loads (first show of a new panel).
     const t1 = performance.now();
     let modelMs = 0;
     let model: UpdateModel;
     try {
-      [model] = await Promise.all([readUpdateModel(d, k, tok).then((m) => { modelMs = performance.now() - t1; return m; }), this.channel.whenReady()]);
+      [model] = await Promise.all([
+        readUpdateModel(d, k, tok).then((m) => {
+          modelMs = performance.now() - t1;
+          return m;
+        }),
+        this.channel.whenReady(),
+      ]);
     } catch (err) {
       if (seq === this.loadSeq) this.showError((err as Error).message);
       throw err;
@@ -243,14 +279,22 @@ class UpdatePanel {
       this.focusedRow = focusRow;
       this.panel.title = vscode.l10n.t('Update {0} · {1}', fmt(k), path.basename(this.root));
       rendered = this.show(model, focusRow);
-      this.log.info(`update view: update ${k} of ${this.root}: tokenizer ${(t1 - t0).toFixed(1)} ms, read + model ${modelMs.toFixed(1)} ms, posted after ${(performance.now() - t0).toFixed(1)} ms`);
+      this.log.info(
+        `update view: update ${k} of ${this.root}: tokenizer ${(t1 - t0).toFixed(1)} ms, read + model ${modelMs.toFixed(1)} ms, posted after ${(performance.now() - t0).toFixed(1)} ms`,
+      );
       void this.numberDocuments(false);
       // A shard this update reads (targets included) that failed verification: say so in the view.
       const failed = (this.owner.services.failedShards?.(this.root) ?? []).filter((f) => model.shards.some((s) => s.index === f.index));
       const notes: string[] = [];
       if (failed.length) {
-        notes.push(vscode.l10n.t('Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset\'s.', fmt(k),
-          failed.map((f) => f.shard).join(', '), failed.map((f) => f.status).join(', ')));
+        notes.push(
+          vscode.l10n.t(
+            "Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset's.",
+            fmt(k),
+            failed.map((f) => f.shard).join(', '),
+            failed.map((f) => f.status).join(', '),
+          ),
+        );
       }
       // Stream-index anomalies that touch this update (when the index is loaded).
       const ix = this.owner.services.streamIndex?.peek(this.root);
@@ -268,7 +312,8 @@ class UpdatePanel {
    * `force`) by counting EOS tokens in every shard before it under a cancellable progress.
    */
   private async numberDocuments(force: boolean): Promise<void> {
-    const d = this.dataset, m = this.model;
+    const d = this.dataset,
+      m = this.model;
     if (!d || !m) return;
     const index = this.owner.services.documentIndex(d);
     const start = m.tokenRange[0];
@@ -280,23 +325,34 @@ class UpdatePanel {
       let first = await documentNumberIfCheap(index, start, budget, abort.signal);
       if (first === undefined && force) {
         void this.post({ type: 'documents', update: m.update, busy: true, note: vscode.l10n.t('Counting documents…') });
-        first = await vscode.window.withProgress({
-          location: vscode.ProgressLocation.Notification, cancellable: true,
-          title: vscode.l10n.t('Numbering documents before update {0}', fmt(m.update)),
-        }, async (progress, token) => {
-          token.onCancellationRequested(() => abort.abort());
-          let last = 0;
-          return index.documentNumberAt(start, abort.signal, (done, total) => {
-            const pct = (100 * done) / Math.max(1, total);
-            progress.report({ increment: pct - last, message: vscode.l10n.t('{0} of {1} shards', fmt(done), fmt(total)) });
-            last = pct;
-          });
-        });
+        first = await vscode.window.withProgress(
+          {
+            location: vscode.ProgressLocation.Notification,
+            cancellable: true,
+            title: vscode.l10n.t('Numbering documents before update {0}', fmt(m.update)),
+          },
+          async (progress, token) => {
+            token.onCancellationRequested(() => abort.abort());
+            let last = 0;
+            return index.documentNumberAt(start, abort.signal, (done, total) => {
+              const pct = (100 * done) / Math.max(1, total);
+              progress.report({ increment: pct - last, message: vscode.l10n.t('{0} of {1} shards', fmt(done), fmt(total)) });
+              last = pct;
+            });
+          },
+        );
       }
       if (abort.signal.aborted || this.model !== m) return;
       const shardsBefore = d.stream.locate(start).segment;
-      void this.post({ type: 'documents', update: m.update, firstDocument: first,
-        note: first === undefined ? vscode.l10n.t('Document numbers need the EOS count of the {0} shards before this update.', fmt(shardsBefore)) : undefined });
+      void this.post({
+        type: 'documents',
+        update: m.update,
+        firstDocument: first,
+        note:
+          first === undefined
+            ? vscode.l10n.t('Document numbers need the EOS count of the {0} shards before this update.', fmt(shardsBefore))
+            : undefined,
+      });
     } catch (err) {
       if (err instanceof CancelledError) {
         if (this.model === m) void this.post({ type: 'documents', update: m.update, note: vscode.l10n.t('Counting cancelled.') });
@@ -339,7 +395,10 @@ class UpdatePanel {
           const d = this.dataset;
           if (!d) break;
           const v = checkUpdate(m.update, d);
-          if (!v.ok) { void vscode.window.showWarningMessage(v.error); break; }
+          if (!v.ok) {
+            void vscode.window.showWarningMessage(v.error);
+            break;
+          }
           await this.load(v.value, undefined);
           break;
         }
@@ -360,8 +419,15 @@ class UpdatePanel {
   }
 
   /** Reveals a clicked token (or a row start) in its shard editor, highlighting its sequence. */
-  private async reveal(update: number, row: number, segment: number | undefined, char: number | undefined, next: boolean | undefined): Promise<void> {
-    const m = this.model, d = this.dataset;
+  private async reveal(
+    update: number,
+    row: number,
+    segment: number | undefined,
+    char: number | undefined,
+    next: boolean | undefined,
+  ): Promise<void> {
+    const m = this.model,
+      d = this.dataset;
     if (!m || !d || m.update !== update || !m.rows[row]) return;
     this.focusedRow = row;
     const r = m.rows[row];
@@ -369,15 +435,25 @@ class UpdatePanel {
     if (next) column = m.seqLen;
     else if (segment !== undefined) {
       const tok = await this.owner.services.tokenizerIfLoaded(d);
-      column = char === undefined ? r.segments[segment]?.start ?? 0 : columnAtChar(m, row, segment, char, tok);
+      column = char === undefined ? (r.segments[segment]?.start ?? 0) : columnAtChar(m, row, segment, char, tok);
     }
     const offset = r.offset + column;
     // Keep the update view visible: a shard not open yet opens beside it (an open one is revealed where it is).
     await this.owner.shardEditors.reveal({
-      dataset: d, offset, viewColumn: vscode.ViewColumn.Beside,
+      dataset: d,
+      offset,
+      viewColumn: vscode.ViewColumn.Beside,
       highlight: [
         { start: r.offset, end: r.offset + m.seqLen, label: vscode.l10n.t('update {0} (0-based) · sequence {1}', fmt(update), row) },
-        ...(next ? [{ start: offset, end: offset + 1, label: row === m.rows.length - 1 ? vscode.l10n.t('look-ahead token') : vscode.l10n.t('target of the last position') }] : []),
+        ...(next
+          ? [
+              {
+                start: offset,
+                end: offset + 1,
+                label: row === m.rows.length - 1 ? vscode.l10n.t('look-ahead token') : vscode.l10n.t('target of the last position'),
+              },
+            ]
+          : []),
       ],
     });
   }

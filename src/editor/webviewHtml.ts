@@ -48,7 +48,8 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, o
   ].join('; ');
   const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
   const styles = ['common.css', ...(opts.style ? [opts.style] : []), ...(opts.styles ?? [])]
-    .map((s) => `<link rel="stylesheet" nonce="${nonce}" href="${s.startsWith('dist/') ? uri(...s.split('/')) : uri('media', s)}">`).join('\n  ');
+    .map((s) => `<link rel="stylesheet" nonce="${nonce}" href="${s.startsWith('dist/') ? uri(...s.split('/')) : uri('media', s)}">`)
+    .join('\n  ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

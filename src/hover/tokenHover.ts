@@ -52,7 +52,10 @@ export const HOVER_MAX_TEXT_CHARS = 4_000;
 export function visiblePiece(p: TokenPiece): string {
   if (p.kind === 'special' || p.kind === 'added') return p.text;
   if (p.kind !== 'partial') return visibleText(p.text);
-  return p.text.split(/(<[0-9A-F]{2}(?: [0-9A-F]{2})*>)/).map((part, i) => (i % 2 ? part : visibleText(part))).join('');
+  return p.text
+    .split(/(<[0-9A-F]{2}(?: [0-9A-F]{2})*>)/)
+    .map((part, i) => (i % 2 ? part : visibleText(part)))
+    .join('');
 }
 
 /**
@@ -95,11 +98,16 @@ function linkLabel(s: string): string {
 /** What a token piece is, in words. */
 function kindLabel(p: TokenPiece): string {
   switch (p.kind) {
-    case 'special': return vscode.l10n.t('special token');
-    case 'added': return vscode.l10n.t('added token (not special)');
-    case 'partial': return vscode.l10n.t('part of a UTF-8 character');
-    case 'unknown': return vscode.l10n.t('not in the vocabulary');
-    default: return vscode.l10n.t('token');
+    case 'special':
+      return vscode.l10n.t('special token');
+    case 'added':
+      return vscode.l10n.t('added token (not special)');
+    case 'partial':
+      return vscode.l10n.t('part of a UTF-8 character');
+    case 'unknown':
+      return vscode.l10n.t('not in the vocabulary');
+    default:
+      return vscode.l10n.t('token');
   }
 }
 
@@ -138,9 +146,7 @@ export function renderListHover(tok: LoadedTokenizer, hit: IdListHit): vscode.Ma
   appendPiece(md, tok, hit.id, vscode.l10n.t('index {0} in a list of {1}', String(hit.index), fmt(hit.ids.length)));
   md.appendMarkdown('\n---\n\n');
   const { text, unknown, special } = decodeForDisplay(tok, hit.ids, hit.gaps, true);
-  const facts = [
-    hit.ids.length === 1 ? vscode.l10n.t('1 token') : vscode.l10n.t('{0} tokens', fmt(hit.ids.length)),
-  ];
+  const facts = [hit.ids.length === 1 ? vscode.l10n.t('1 token') : vscode.l10n.t('{0} tokens', fmt(hit.ids.length))];
   if (unknown) facts.push(unknown === 1 ? vscode.l10n.t('1 unknown id') : vscode.l10n.t('{0} unknown ids', fmt(unknown)));
   if (hit.gaps.length) facts.push(vscode.l10n.t('the print elides ids at ⟨…⟩'));
   if (special) facts.push(vscode.l10n.t('⟨special …⟩ is a real special token (such as EOS); text that only spells one is shown as is'));
@@ -183,15 +189,20 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Servic
   const md = new vscode.MarkdownString();
   md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate', 'tokenShards.inspectUpdates'] };
   const k = hit.update;
-  const inspect = (u: number) => `[${linkLabel(vscode.l10n.t('Inspect updates around {0}', fmt(u)))}](${commandUri('tokenShards.inspectUpdates', [{ update: u, root: ds.root }])})`;
+  const inspect = (u: number) =>
+    `[${linkLabel(vscode.l10n.t('Inspect updates around {0}', fmt(u)))}](${commandUri('tokenShards.inspectUpdates', [{ update: u, root: ds.root }])})`;
   const name = path.basename(ds.root);
-  const link = (u: number) => `[${linkLabel(vscode.l10n.t('Open update {0}', fmt(u)))}](${commandUri('tokenShards.goToUpdate', [{ update: u, root: ds.root }])})`;
+  const link = (u: number) =>
+    `[${linkLabel(vscode.l10n.t('Open update {0}', fmt(u)))}](${commandUri('tokenShards.goToUpdate', [{ update: u, root: ds.root }])})`;
   const inRange = (u: number) => Number.isSafeInteger(u) && u >= 0 && u < ds.schedule.numUpdates;
   if (!inRange(k)) {
     md.appendMarkdown(`**${vscode.l10n.t('{0} {1}', hit.keyword === 'step' ? 'Step' : 'Update', fmt(k))}** · `);
-    appendPlain(md, ds.schedule.numUpdates === 0
-      ? vscode.l10n.t('the dataset {0} holds no complete update.', name)
-      : vscode.l10n.t('outside the dataset {0}: it holds updates 0..{1} (0-based).', name, fmt(ds.schedule.numUpdates - 1)));
+    appendPlain(
+      md,
+      ds.schedule.numUpdates === 0
+        ? vscode.l10n.t('the dataset {0} holds no complete update.', name)
+        : vscode.l10n.t('outside the dataset {0}: it holds updates 0..{1} (0-based).', name, fmt(ds.schedule.numUpdates - 1)),
+    );
     if (hit.keyword === 'step' && inRange(k - 1)) {
       md.appendMarkdown('\n\n');
       appendPlain(md, vscode.l10n.t('If "step {0}" counts completed updates, its last update is {1}.', fmt(k), fmt(k - 1)));
@@ -203,9 +214,14 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Servic
   md.appendMarkdown(`\n\n${link(k)} · ${inspect(k)}`);
   if (hit.keyword === 'step') {
     md.appendMarkdown('\n\n---\n\n');
-    appendPlain(md, vscode.l10n.t(
-      '"Step {0}" may also mean "after {0} updates" (a checkpoint saved at step k has trained on updates 0..k−1), so the last update it saw is update {1}.',
-      fmt(k), fmt(k - 1)));
+    appendPlain(
+      md,
+      vscode.l10n.t(
+        '"Step {0}" may also mean "after {0} updates" (a checkpoint saved at step k has trained on updates 0..k−1), so the last update it saw is update {1}.',
+        fmt(k),
+        fmt(k - 1),
+      ),
+    );
     if (inRange(k - 1)) md.appendMarkdown(` ${link(k - 1)}`);
   }
   return md;
@@ -220,7 +236,16 @@ function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number, se
   md.appendMarkdown(`**${escapeMarkdown(desc.charAt(0).toUpperCase() + desc.slice(1))}**`);
   appendPlain(md, ' · ' + vscode.l10n.t('dataset {0}', path.basename(ds.root)));
   md.appendMarkdown('\n\n');
-  appendPlain(md, vscode.l10n.t('Global tokens [{0}, {1}) · {2} sequences × {3} tokens', fmt(start), fmt(end), fmt(ds.schedule.sequencesPerUpdate), fmt(ds.schedule.L)));
+  appendPlain(
+    md,
+    vscode.l10n.t(
+      'Global tokens [{0}, {1}) · {2} sequences × {3} tokens',
+      fmt(start),
+      fmt(end),
+      fmt(ds.schedule.sequencesPerUpdate),
+      fmt(ds.schedule.L),
+    ),
+  );
   md.appendMarkdown('\n\n');
   const shards: string[] = [];
   for (let i = first; i <= last; i++) {
@@ -230,9 +255,14 @@ function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number, se
     shards.push(vscode.l10n.t('{0}, its tokens [{1}, {2})', s.shard, fmt(a), fmt(b)));
   }
   // A shard this update reads that failed verification (this session).
-  const failed = (services?.failedShards?.(ds.root) ?? []).filter((f) => f.index >= first && f.index <= Math.min(ds.shards.length - 1, end < ds.storedTokens ? ds.stream.locate(end).segment : last));
+  const failed = (services?.failedShards?.(ds.root) ?? []).filter(
+    (f) => f.index >= first && f.index <= Math.min(ds.shards.length - 1, end < ds.storedTokens ? ds.stream.locate(end).segment : last),
+  );
   for (const f of failed) {
-    appendPlain(md, '⚠ ' + vscode.l10n.t('Reads {0}, which failed verification ({1}): its tokens are not the dataset\'s.', f.shard, f.status));
+    appendPlain(
+      md,
+      '⚠ ' + vscode.l10n.t("Reads {0}, which failed verification ({1}): its tokens are not the dataset's.", f.shard, f.status),
+    );
     md.appendMarkdown('\n\n');
   }
   if (last === first) appendPlain(md, vscode.l10n.t('Shard: {0}', shards[0]));
@@ -261,19 +291,19 @@ function loadingHover(): vscode.MarkdownString {
 function chooseTokenizerHover(error?: string): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
   md.isTrusted = { enabledCommands: ['tokenShards.chooseTokenizer'] };
-  appendPlain(md, error
-    ? vscode.l10n.t('Token ids: the tokenizer could not be loaded ({0}).', error)
-    : vscode.l10n.t('Token ids: no tokenizer. Open a dataset folder (with tokenizer/tokenizer.json) or choose a tokenizer.json.'));
+  appendPlain(
+    md,
+    error
+      ? vscode.l10n.t('Token ids: the tokenizer could not be loaded ({0}).', error)
+      : vscode.l10n.t('Token ids: no tokenizer. Open a dataset folder (with tokenizer/tokenizer.json) or choose a tokenizer.json.'),
+  );
   md.appendMarkdown(` [${linkLabel(vscode.l10n.t('Choose tokenizer…'))}](${commandUri('tokenShards.chooseTokenizer')})`);
   return md;
 }
 
 /** Where the tokenizer for hovers stands. Updated asynchronously; read synchronously by hovers. */
 type TokState =
-  | { status: 'loading' }
-  | { status: 'ready'; tok: LoadedTokenizer }
-  | { status: 'none' }
-  | { status: 'failed'; error: string };
+  { status: 'loading' } | { status: 'ready'; tok: LoadedTokenizer } | { status: 'none' } | { status: 'failed'; error: string };
 
 /** How long the first hover of a session waits for the datasets and tokenizer to load (ms). */
 export const HOVER_LOAD_WAIT_MS = 3000;
@@ -292,11 +322,23 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
   constructor(private readonly services: Services) {
     // Datasets: re-listed after any change, the old list serving hovers meanwhile. Tokenizers:
     // forgotten when a dataset's files changed (its tokenizer.json may have) or the setting did.
-    const relist = () => { this.generation++; this.stale = true; this.datasetsLoading = undefined; };
+    const relist = () => {
+      this.generation++;
+      this.stale = true;
+      this.datasetsLoading = undefined;
+    };
     this.subs.push(
-      services.onDidChangeDataset((root) => { relist(); if (root !== '*') this.toks.clear(); }),
+      services.onDidChangeDataset((root) => {
+        relist();
+        if (root !== '*') this.toks.clear();
+      }),
       vscode.workspace.onDidChangeWorkspaceFolders(relist),
-      vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('tokenShards.tokenizerPath')) { relist(); this.toks.clear(); } }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('tokenShards.tokenizerPath')) {
+          relist();
+          this.toks.clear();
+        }
+      }),
     );
   }
 
@@ -315,16 +357,30 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
         const roots = await this.services.workspaceDatasetRoots();
         const opened: Dataset[] = [];
         for (const root of roots) {
-          try { opened.push(await this.services.openRoot(root)); } catch { /* reported in the log by openRoot */ }
+          try {
+            opened.push(await this.services.openRoot(root));
+          } catch {
+            /* reported in the log by openRoot */
+          }
         }
-        if (gen === this.generation) { this.datasets = opened; this.stale = false; }
-        this.services.log.info(`token hover: ${opened.length} dataset(s) in the workspace${opened.length ? ` (${opened.map((d) => d.root).join(', ')})` : ''}; tokenizer setting: ${this.services.configuredTokenizerPath() ?? '(none)'}`);
-      })().catch((err) => {
-        this.services.log.warn(`token hover: cannot list datasets: ${(err as Error).message}`);
-        if (gen === this.generation) { this.datasets = []; this.stale = false; }
-      }).then(() => {
-        if (gen === this.generation && this.datasets) this.tokenizerNow(this.datasetFor(doc, this.datasets));
-      });
+        if (gen === this.generation) {
+          this.datasets = opened;
+          this.stale = false;
+        }
+        this.services.log.info(
+          `token hover: ${opened.length} dataset(s) in the workspace${opened.length ? ` (${opened.map((d) => d.root).join(', ')})` : ''}; tokenizer setting: ${this.services.configuredTokenizerPath() ?? '(none)'}`,
+        );
+      })()
+        .catch((err) => {
+          this.services.log.warn(`token hover: cannot list datasets: ${(err as Error).message}`);
+          if (gen === this.generation) {
+            this.datasets = [];
+            this.stale = false;
+          }
+        })
+        .then(() => {
+          if (gen === this.generation && this.datasets) this.tokenizerNow(this.datasetFor(doc, this.datasets));
+        });
     }
     return this.datasets;
   }
@@ -348,8 +404,12 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
     const state: TokState = { status: 'loading' };
     this.toks.set(file, state);
     this.services.tokenizerFor(ds).then(
-      (tok) => { if (this.toks.get(file) === state) this.toks.set(file, tok ? { status: 'ready', tok } : { status: 'none' }); },
-      (err) => { if (this.toks.get(file) === state) this.toks.set(file, { status: 'failed', error: (err as Error).message }); },
+      (tok) => {
+        if (this.toks.get(file) === state) this.toks.set(file, tok ? { status: 'ready', tok } : { status: 'none' });
+      },
+      (err) => {
+        if (this.toks.get(file) === state) this.toks.set(file, { status: 'failed', error: (err as Error).message });
+      },
     );
     return state;
   }
@@ -370,7 +430,12 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
       await Promise.resolve(); // let tokenizerNow's own .then record the state first
     })();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([loaded, new Promise<void>((r) => { timer = setTimeout(r, HOVER_LOAD_WAIT_MS); })]);
+    await Promise.race([
+      loaded,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, HOVER_LOAD_WAIT_MS);
+      }),
+    ]);
     clearTimeout(timer);
     if (token?.isCancellationRequested) return undefined;
     return this.hoverNow(doc, pos).hover;
@@ -453,6 +518,8 @@ export function registerTokenHover(provider: TokenHoverProvider): vscode.Disposa
   register();
   return vscode.Disposable.from(
     { dispose: () => registration?.dispose() },
-    vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('tokenShards.hover.languages')) register(); }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('tokenShards.hover.languages')) register();
+    }),
   );
 }

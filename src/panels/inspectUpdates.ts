@@ -41,7 +41,12 @@ export interface InspectArgs {
 }
 
 /** What the command resolves with. */
-export interface InspectResult { root: string; first: number; last: number; records: UpdateStats[] }
+export interface InspectResult {
+  root: string;
+  first: number;
+  last: number;
+  records: UpdateStats[];
+}
 
 /** The column list the webviews show. */
 export function statColumnInfo(): StatColumnInfo[] {
@@ -64,12 +69,19 @@ export class InspectPanels implements vscode.Disposable {
   async revive(panel: vscode.WebviewPanel, state: InspectState | undefined): Promise<void> {
     const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
     const root = state?.datasetKey ? roots[state.datasetKey] : undefined;
-    if (!root || state?.center === undefined) { panel.dispose(); return; }
+    if (!root || state?.center === undefined) {
+      panel.dispose();
+      return;
+    }
     try {
       const ds = await this.services.openRoot(root);
       const host: Host = new PanelHost(panel, this.services.context.extensionUri, spec());
-      void this.adopt(ds, host).show(state.center, state.radius ?? DEFAULT_RADIUS).catch(() => undefined);
-    } catch { panel.dispose(); }
+      void this.adopt(ds, host)
+        .show(state.center, state.radius ?? DEFAULT_RADIUS)
+        .catch(() => undefined);
+    } catch {
+      panel.dispose();
+    }
   }
 
   /** Opens (or reuses) the panel of `ds` and computes the window around `center`. */
@@ -89,7 +101,9 @@ export class InspectPanels implements vscode.Disposable {
   private adopt(ds: Dataset, host: Host): InspectPanel {
     const p = new InspectPanel(this.services, ds, host);
     this.panels.set(ds.root, p);
-    host.onDidDispose(() => { if (this.panels.get(ds.root) === p) this.panels.delete(ds.root); });
+    host.onDidDispose(() => {
+      if (this.panels.get(ds.root) === p) this.panels.delete(ds.root);
+    });
     return p;
   }
 
@@ -115,15 +129,30 @@ export class InspectPanel {
   /** Resolves when the current window's records are all computed (tests). */
   current?: Promise<InspectResult>;
 
-  constructor(private readonly services: Services, readonly ds: Dataset, readonly host: Host) {
+  constructor(
+    private readonly services: Services,
+    readonly ds: Dataset,
+    readonly host: Host,
+  ) {
     host.onMessage((m) => {
       switch (m.type) {
-        case 'openUpdate': void vscode.commands.executeCommand('tokenShards.goToUpdate', { update: m.update, root: ds.root }); break;
-        case 'recenter': void this.show(m.center, m.radius).catch(() => undefined); break;
-        case 'exportUpdates': void vscode.commands.executeCommand('tokenShards.exportUpdates', { first: m.first, last: m.last, root: ds.root }); break;
-        case 'export': void host.saveExport(m.export).then((uri) => {
-          if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
-        }, (err: Error) => reportError(services, vscode.l10n.t('Export CSV'), err)); break;
+        case 'openUpdate':
+          void vscode.commands.executeCommand('tokenShards.goToUpdate', { update: m.update, root: ds.root });
+          break;
+        case 'recenter':
+          void this.show(m.center, m.radius).catch(() => undefined);
+          break;
+        case 'exportUpdates':
+          void vscode.commands.executeCommand('tokenShards.exportUpdates', { first: m.first, last: m.last, root: ds.root });
+          break;
+        case 'export':
+          void host.saveExport(m.export).then(
+            (uri) => {
+              if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
+            },
+            (err: Error) => reportError(services, vscode.l10n.t('Export CSV'), err),
+          );
+          break;
       }
     });
     host.onDidDispose(() => this.running?.abort());
@@ -145,13 +174,22 @@ export class InspectPanel {
     const n = this.ds.schedule.numUpdates;
     center = Math.max(0, Math.min(n - 1, Math.floor(center)));
     radius = Math.max(0, Math.min(MAX_RADIUS, Math.floor(radius)));
-    const first = Math.max(0, center - radius), last = Math.min(n - 1, center + radius);
+    const first = Math.max(0, center - radius),
+      last = Math.min(n - 1, center + radius);
     this.host.panel.title = vscode.l10n.t('Updates {0}–{1}', fmt(first), fmt(last));
     const run = async (): Promise<InspectResult> => {
       const tok = await this.services.tokenizerFor(this.ds).catch(() => undefined);
       const init: InspectInit = {
-        type: 'init', dataset: path.basename(this.ds.root), datasetKey: datasetKey(this.ds.root), numUpdates: n, center, radius, first, last,
-        columns: statColumnInfo(), tokenizer: !!tok,
+        type: 'init',
+        dataset: path.basename(this.ds.root),
+        datasetKey: datasetKey(this.ds.root),
+        numUpdates: n,
+        center,
+        radius,
+        first,
+        last,
+        columns: statColumnInfo(),
+        tokenizer: !!tok,
       };
       const shown = { init, rows: [] as UpdateStats[], done: 0, total: last - first + 1 };
       if (ac.signal.aborted) throw new CancelledError();
@@ -161,7 +199,8 @@ export class InspectPanel {
       let lastPost = 0;
       const total = last - first + 1;
       const records = await computeUpdateStats(this.ds, first, last, {
-        tokenizer: tok, signal: ac.signal,
+        tokenizer: tok,
+        signal: ac.signal,
         onRecord: (s) => {
           batch.push(s);
           shown.rows.push(s);
@@ -188,31 +227,49 @@ export class InspectPanel {
 }
 
 /** Runs Inspect Updates Around… (see the file comment). */
-export async function inspectUpdates(services: Services, panels: InspectPanels, focused: () => { ds?: Dataset; update?: number }, ...args: unknown[]): Promise<InspectResult | undefined> {
+export async function inspectUpdates(
+  services: Services,
+  panels: InspectPanels,
+  focused: () => { ds?: Dataset; update?: number },
+  ...args: unknown[]
+): Promise<InspectResult | undefined> {
   const { opts, uri } = commandArgs<InspectArgs>(args);
   try {
     const here = focused();
     const ds = await resolveDataset(services, vscode.l10n.t('Inspect Updates: choose a dataset'), opts.root, uri, here.ds);
     if (!ds) return undefined;
     const n = ds.schedule.numUpdates;
-    if (n === 0) { void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root))); return undefined; }
+    if (n === 0) {
+      void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root)));
+      return undefined;
+    }
     let k: number | undefined;
     if (opts.update !== undefined) {
       const v = numberArg(opts.update, 'update');
       const c = v.error ? { ok: false as const, error: v.error } : checkUpdate(v.value!, ds);
-      if (!c.ok) { void vscode.window.showErrorMessage(c.error); return undefined; }
+      if (!c.ok) {
+        void vscode.window.showErrorMessage(c.error);
+        return undefined;
+      }
       k = c.value;
     }
     let radius = services.setting<number>('inspect.radius') ?? DEFAULT_RADIUS;
     if (opts.radius !== undefined) {
       const r = numberArg(opts.radius, 'radius');
-      if (r.error || r.value! > MAX_RADIUS) { void vscode.window.showErrorMessage(r.error ?? vscode.l10n.t('radius {0} is more than {1}', String(opts.radius), fmt(MAX_RADIUS))); return undefined; }
+      if (r.error || r.value! > MAX_RADIUS) {
+        void vscode.window.showErrorMessage(r.error ?? vscode.l10n.t('radius {0} is more than {1}', String(opts.radius), fmt(MAX_RADIUS)));
+        return undefined;
+      }
       radius = r.value!;
     }
     if (k === undefined) {
       const typed = await promptValidated<{ k: number; r: number }>({
         title: vscode.l10n.t('Inspect Updates Around… · {0}', path.basename(ds.root)),
-        prompt: vscode.l10n.t('Update k (0-based, 0..{0}), optionally ± radius (default {1}): "55000" or "55000 ± 50" or "55000 50".', fmt(n - 1), String(radius)),
+        prompt: vscode.l10n.t(
+          'Update k (0-based, 0..{0}), optionally ± radius (default {1}): "55000" or "55000 ± 50" or "55000 50".',
+          fmt(n - 1),
+          String(radius),
+        ),
         placeholder: vscode.l10n.t('e.g. {0} ± {1}', fmt(Math.min(55_000, n - 1)), String(radius)),
         value: here.update !== undefined ? String(here.update) : undefined,
         validate: (t) => {
@@ -228,11 +285,21 @@ export async function inspectUpdates(services: Services, panels: InspectPanels, 
             if (rv.value! > MAX_RADIUS) return { ok: false, error: vscode.l10n.t('radius at most {0}', fmt(MAX_RADIUS)) };
             r = rv.value!;
           }
-          return { ok: true, value: { k: c.value, r }, detail: vscode.l10n.t('updates {0}–{1} ({2} rows)', fmt(Math.max(0, c.value - r)), fmt(Math.min(n - 1, c.value + r)), fmt(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1)) };
+          return {
+            ok: true,
+            value: { k: c.value, r },
+            detail: vscode.l10n.t(
+              'updates {0}–{1} ({2} rows)',
+              fmt(Math.max(0, c.value - r)),
+              fmt(Math.min(n - 1, c.value + r)),
+              fmt(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1),
+            ),
+          };
         },
       });
       if (!typed) return undefined;
-      k = typed.k; radius = typed.r;
+      k = typed.k;
+      radius = typed.r;
     }
     return await panels.open(ds, k, radius);
   } catch (err) {

@@ -49,8 +49,13 @@ export type RequestHandler<Req, Res> = (payload: Req, signal: AbortSignal) => Pr
  * @typeParam FromWebview union of the plain messages the webview sends (each with a `type`).
  * @typeParam Requests   map of request type → `{ req, res }` the webview may ask for.
  */
-export class PanelHost<ToWebview extends { type: string }, FromWebview extends { type: string }, Requests extends PanelRequestMap = PanelRequestMap>
-implements vscode.Disposable {
+export class PanelHost<
+  ToWebview extends { type: string },
+  FromWebview extends { type: string },
+  Requests extends PanelRequestMap = PanelRequestMap,
+>
+  implements vscode.Disposable
+{
   private queue: ToWebview[] = [];
   private readonly channel: HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>;
   private readonly handlers: Record<string, RequestHandler<unknown, unknown>> = {};
@@ -72,9 +77,18 @@ implements vscode.Disposable {
    * @param column where to open it (default: the active group).
    */
   static create<T extends { type: string }, F extends { type: string }, R extends PanelRequestMap = PanelRequestMap>(
-    extensionUri: vscode.Uri, spec: PanelSpec, column: vscode.ViewColumn = vscode.ViewColumn.Active, preserveFocus = false, taps?: ChannelTaps,
+    extensionUri: vscode.Uri,
+    spec: PanelSpec,
+    column: vscode.ViewColumn = vscode.ViewColumn.Active,
+    preserveFocus = false,
+    taps?: ChannelTaps,
   ): PanelHost<T, F, R> {
-    const panel = vscode.window.createWebviewPanel(spec.viewType, spec.title, { viewColumn: column, preserveFocus }, webviewOptions(extensionUri));
+    const panel = vscode.window.createWebviewPanel(
+      spec.viewType,
+      spec.title,
+      { viewColumn: column, preserveFocus },
+      webviewOptions(extensionUri),
+    );
     return new PanelHost<T, F, R>(panel, extensionUri, spec, taps);
   }
 
@@ -82,20 +96,30 @@ implements vscode.Disposable {
    * Adopts a panel VS Code hands back to a serializer (or one created elsewhere) and loads the page into it.
    * @param taps sees every message of the panel's channel (tests; the composition root's `ChannelTaps`).
    */
-  constructor(readonly panel: vscode.WebviewPanel, readonly extensionUri: vscode.Uri, spec: PanelSpec, taps?: ChannelTaps) {
+  constructor(
+    readonly panel: vscode.WebviewPanel,
+    readonly extensionUri: vscode.Uri,
+    spec: PanelSpec,
+    taps?: ChannelTaps,
+  ) {
     panel.webview.options = webviewOptions(extensionUri);
     if (spec.iconPath) panel.iconPath = spec.iconPath;
-    this.channel = new HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>(panel.webview, {
-      onReady: () => this.onPageReady(),
-      onEvent: (m) => this.messageEmitter.fire(m),
-      // Looked up per request, so handlers registered later with `handle` are found.
-      requests: this.handlers as never,
-    }, { view: spec.viewType, taps });
+    this.channel = new HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>(
+      panel.webview,
+      {
+        onReady: () => this.onPageReady(),
+        onEvent: (m) => this.messageEmitter.fire(m),
+        // Looked up per request, so handlers registered later with `handle` are found.
+        requests: this.handlers as never,
+      },
+      { view: spec.viewType, taps },
+    );
     panel.webview.html = webviewHtml(panel.webview, extensionUri, { script: spec.script, title: spec.title, styles: spec.styles });
     this.disposables.push(
       this.channel,
       panel.onDidDispose(() => this.dispose()),
-      this.messageEmitter, this.readyEmitter,
+      this.messageEmitter,
+      this.readyEmitter,
     );
   }
 
@@ -112,7 +136,10 @@ implements vscode.Disposable {
   /** Sends a message; queued (in order) until the webview is ready. Dropped after disposal. */
   post(msg: ToWebview): void {
     if (this.disposed) return;
-    if (!this.channel.ready) { this.queue.push(msg); return; }
+    if (!this.channel.ready) {
+      this.queue.push(msg);
+      return;
+    }
     void this.channel.notify(msg);
   }
 
@@ -137,11 +164,13 @@ implements vscode.Disposable {
    * @throws Error when the data URL is not a PNG, or the write fails.
    */
   async saveExport(e: PanelExport): Promise<vscode.Uri | undefined> {
-    const filters: Record<string, string[]> = e.format === 'png' ? { 'PNG image': ['png'] } : e.format === 'csv' ? { CSV: ['csv'] } : { JSON: ['json'] };
+    const filters: Record<string, string[]> =
+      e.format === 'png' ? { 'PNG image': ['png'] } : e.format === 'csv' ? { CSV: ['csv'] } : { JSON: ['json'] };
     const base = vscode.workspace.workspaceFolders?.[0]?.uri;
     const safeName = e.fileName.replace(/[^\w.,+-]+/g, '_').slice(0, 120) || 'export';
     const target = await vscode.window.showSaveDialog({
-      defaultUri: base ? vscode.Uri.joinPath(base, safeName) : undefined, filters,
+      defaultUri: base ? vscode.Uri.joinPath(base, safeName) : undefined,
+      filters,
       title: vscode.l10n.t('Save {0}', e.format.toUpperCase()),
     });
     if (!target) return undefined;
@@ -183,8 +212,13 @@ export function exportBytes(e: PanelExport): Uint8Array {
  * the panel and the state the webview last saved with `setState` (undefined when none); it
  * should adopt the panel with `new PanelHost(panel, …)` or dispose it.
  */
-export function registerPanelSerializer<S>(viewType: string, revive: (panel: vscode.WebviewPanel, state: S | undefined) => Promise<void> | void): vscode.Disposable {
+export function registerPanelSerializer<S>(
+  viewType: string,
+  revive: (panel: vscode.WebviewPanel, state: S | undefined) => Promise<void> | void,
+): vscode.Disposable {
   return vscode.window.registerWebviewPanelSerializer(viewType, {
-    deserializeWebviewPanel: async (panel, state) => { await revive(panel, (state ?? undefined) as S | undefined); },
+    deserializeWebviewPanel: async (panel, state) => {
+      await revive(panel, (state ?? undefined) as S | undefined);
+    },
   });
 }

@@ -10,8 +10,11 @@ import type { ViewProtocol } from '../shared/channel';
 export type PanelRequestMap = Record<string, { req: unknown; res: unknown }>;
 
 /** A panel's messages and requests as the channel's {@link ViewProtocol} (requests are made by the webview only). */
-export interface PanelViewProtocol<ToWebview extends { type: string }, FromWebview extends { type: string }, Requests extends PanelRequestMap>
-  extends ViewProtocol {
+export interface PanelViewProtocol<
+  ToWebview extends { type: string },
+  FromWebview extends { type: string },
+  Requests extends PanelRequestMap,
+> extends ViewProtocol {
   hostEvents: ToWebview;
   webviewEvents: FromWebview;
   hostRequests: { [K in keyof Requests]: { params: Requests[K]['req']; result: Requests[K]['res'] } };

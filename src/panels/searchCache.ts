@@ -68,16 +68,29 @@ export async function datasetFingerprint(ds: Dataset, tokenizerFile: string | un
 
 /** The cache key (64 hex digits) of a search on a dataset with fingerprint `fingerprint`. */
 export function searchKey(query: SearchQuery, fingerprint: string): string {
-  return crypto.createHash('sha256').update(JSON.stringify({
-    v: CACHE_VERSION, terms: query.terms, word: !!query.options.word, ignoreCase: !!query.options.ignoreCase, ids: !!query.options.ids,
-    per: query.per, fingerprint,
-  })).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(
+      JSON.stringify({
+        v: CACHE_VERSION,
+        terms: query.terms,
+        word: !!query.options.word,
+        ignoreCase: !!query.options.ignoreCase,
+        ids: !!query.options.ids,
+        per: query.per,
+        fingerprint,
+      }),
+    )
+    .digest('hex');
 }
 
 /** Search results on disk under one folder (see the file comment). */
 export class SearchCache {
   /** @param dir folder for the cache files (created on first write), e.g. `<globalStorage>/search-cache`. */
-  constructor(readonly dir: string, private readonly maxEntries = MAX_CACHE_ENTRIES) {}
+  constructor(
+    readonly dir: string,
+    private readonly maxEntries = MAX_CACHE_ENTRIES,
+  ) {}
 
   private file(key: string): string {
     if (!/^[0-9a-f]{64}$/.test(key)) throw new Error(`not a search cache key: ${key}`);
@@ -94,7 +107,8 @@ export class SearchCache {
     }
     try {
       const f = JSON.parse(text) as CacheFile;
-      if (f.version !== CACHE_VERSION || f.key !== key || !f.result || !Array.isArray(f.result.buckets) || !Array.isArray(f.result.terms)) return undefined;
+      if (f.version !== CACHE_VERSION || f.key !== key || !f.result || !Array.isArray(f.result.buckets) || !Array.isArray(f.result.terms))
+        return undefined;
       const now = new Date();
       await fs.promises.utimes(this.file(key), now, now).catch(() => undefined);
       return { result: f.result, savedAt: f.savedAt, scanMs: f.scanMs };
@@ -123,7 +137,9 @@ export class SearchCache {
       return;
     }
     if (names.length <= this.maxEntries) return;
-    const stats = await Promise.all(names.map(async (n) => ({ n, t: (await fs.promises.stat(path.join(this.dir, n)).catch(() => undefined))?.mtimeMs ?? 0 })));
+    const stats = await Promise.all(
+      names.map(async (n) => ({ n, t: (await fs.promises.stat(path.join(this.dir, n)).catch(() => undefined))?.mtimeMs ?? 0 })),
+    );
     stats.sort((a, b) => a.t - b.t);
     for (const { n } of stats.slice(0, stats.length - this.maxEntries)) await fs.promises.rm(path.join(this.dir, n), { force: true });
   }

@@ -17,8 +17,15 @@ export function splitTerms(text: string, ids: boolean): string[] {
   let cur = '';
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (c === '\\' && (text[i + 1] === ',' || text[i + 1] === '\\')) { cur += text[++i]; continue; }
-    if (c === ',') { out.push(cur.trim()); cur = ''; continue; }
+    if (c === '\\' && (text[i + 1] === ',' || text[i + 1] === '\\')) {
+      cur += text[++i];
+      continue;
+    }
+    if (c === ',') {
+      out.push(cur.trim());
+      cur = '';
+      continue;
+    }
     cur += c;
   }
   out.push(cur.trim());
@@ -57,7 +64,12 @@ export function rebucket(r: CountResult, per: number): CountResult {
  * locating the match's bytes (as decoded in the context) in the token bytes from `occ.offset`.
  * Falls back to the first token alone when the bytes cannot be located (e.g. invalid UTF-8).
  */
-export async function matchTokenRange(ds: Dataset, tok: LoadedTokenizer | undefined, occ: Occurrence, ids: boolean): Promise<[number, number]> {
+export async function matchTokenRange(
+  ds: Dataset,
+  tok: LoadedTokenizer | undefined,
+  occ: Occurrence,
+  ids: boolean,
+): Promise<[number, number]> {
   const start = occ.offset;
   if (ids) return [start, Math.min(ds.storedTokens, start + occ.term.split(',').length)];
   if (!tok) return [start, start + 1];
@@ -68,7 +80,10 @@ export async function matchTokenRange(ds: Dataset, tok: LoadedTokenizer | undefi
   const pieces = Array.from(idsRead, (id) => Uint8Array.from(tok.bytesOf(id)));
   const ends: number[] = [];
   let total = 0;
-  for (const p of pieces) { total += p.length; ends.push(total); }
+  for (const p of pieces) {
+    total += p.length;
+    ends.push(total);
+  }
   const all = Buffer.concat(pieces);
   const firstLen = pieces[0]?.length ?? 0;
   for (let b0 = 0; b0 < Math.max(1, firstLen); b0++) {

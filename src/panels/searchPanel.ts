@@ -24,9 +24,7 @@ import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
 import { CancelledError, fmt } from '../core/errors';
 import type { LoadedTokenizer } from '../core/tokenizer';
-import {
-  CountResult, Occurrence, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, parseTerms,
-} from '../core/search';
+import { CountResult, Occurrence, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, parseTerms } from '../core/search';
 import type { ChannelTaps } from '../editor/hostChannel';
 import type { ShardEditorProvider } from '../editor/shardEditor';
 import type { Services } from '../services';
@@ -34,8 +32,15 @@ import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
 import { matchTokenRange, rebucket, splitTerms } from './searchModel';
 import type {
-  OccurrenceRow, OccurrencesReply, OccurrencesRequest, SearchDatasetInfo, SearchForm, SearchFromWebview, SearchPanelState,
-  SearchRequests, SearchToWebview,
+  OccurrenceRow,
+  OccurrencesReply,
+  OccurrencesRequest,
+  SearchDatasetInfo,
+  SearchForm,
+  SearchFromWebview,
+  SearchPanelState,
+  SearchRequests,
+  SearchToWebview,
 } from './searchProtocol';
 
 /** The panel's view type (and `onWebviewPanel:` activation event). */
@@ -88,7 +93,11 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
    * @param shardEditors reveals occurrences in the shard editor.
    * @param taps the channel taps (the extension-host tests record the panel's messages).
    */
-  constructor(readonly services: Services, readonly shardEditors: ShardEditorProvider, private readonly taps?: ChannelTaps) {
+  constructor(
+    readonly services: Services,
+    readonly shardEditors: ShardEditorProvider,
+    private readonly taps?: ChannelTaps,
+  ) {
     this.cache = new SearchCache(vscode.Uri.joinPath(services.context.globalStorageUri, 'search-cache').fsPath);
     this.disposables.push(
       services.onDidChangeDataset((root) => {
@@ -104,14 +113,22 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
   async show(ds: Dataset, form?: SearchForm): Promise<SearchOutcome | undefined> {
     let p = this.panels.get(ds.root);
     if (!p) {
-      const host = PanelHost.create<SearchToWebview, SearchFromWebview, SearchRequests>(this.services.context.extensionUri, panelSpec(ds.root),
-        vscode.ViewColumn.Active, false, this.taps);
+      const host = PanelHost.create<SearchToWebview, SearchFromWebview, SearchRequests>(
+        this.services.context.extensionUri,
+        panelSpec(ds.root),
+        vscode.ViewColumn.Active,
+        false,
+        this.taps,
+      );
       p = this.adopt(host, ds.root, ds);
     } else {
       p.host.panel.reveal(undefined, false);
     }
     await this.rememberRoot(ds.root);
-    if (!form) { p.showForm(); return undefined; }
+    if (!form) {
+      p.showForm();
+      return undefined;
+    }
     return p.run(form);
   }
 
@@ -123,7 +140,10 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
   private adopt(host: PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>, root: string, ds?: Dataset): SearchPanel {
     const p = new SearchPanel(this, host, root, ds);
     this.panels.set(root, p);
-    host.onDidDispose(() => { if (this.panels.get(root) === p) this.panels.delete(root); p.dispose(); });
+    host.onDidDispose(() => {
+      if (this.panels.get(root) === p) this.panels.delete(root);
+      p.dispose();
+    });
     return p;
   }
 
@@ -131,8 +151,16 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: SearchPanelState | undefined): Promise<void> {
     const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
     const root = state?.key ? roots[state.key] : undefined;
-    if (!root || this.panels.has(root)) { panel.dispose(); return; }
-    const host = new PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>(panel, this.services.context.extensionUri, panelSpec(root), this.taps);
+    if (!root || this.panels.has(root)) {
+      panel.dispose();
+      return;
+    }
+    const host = new PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>(
+      panel,
+      this.services.context.extensionUri,
+      panelSpec(root),
+      this.taps,
+    );
     const p = this.adopt(host, root);
     try {
       const ds = await this.services.openRoot(root);
@@ -199,7 +227,12 @@ export class SearchPanel {
   private form?: SearchForm;
   private readonly drawnWaiters = new Map<number, ((d: { buckets: number; series: number }) => void)[]>();
 
-  constructor(private readonly owner: SearchPanels, readonly host: PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>, readonly root: string, public dataset?: Dataset) {
+  constructor(
+    private readonly owner: SearchPanels,
+    readonly host: PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>,
+    readonly root: string,
+    public dataset?: Dataset,
+  ) {
     host.track(host.onMessage((m) => void this.onMessage(m)));
     host.track(host.onReady(() => this.sendInit()));
     host.handle('occurrences', (req, signal) => this.occurrences(req, signal));
@@ -221,8 +254,18 @@ export class SearchPanel {
   /** Sends the dataset facts and the form (on every page load); re-sends the result shown. */
   private sendInit(): void {
     const ds = this.dataset;
-    if (!ds) { void this.ds().then(() => this.sendInit(), (err: Error) => this.host.post({ type: 'error', searchId: null, message: err.message })); return; }
-    this.host.post({ type: 'init', dataset: this.info(ds), form: this.form ?? { text: '', word: false, ignoreCase: false, ids: false, per: null } });
+    if (!ds) {
+      void this.ds().then(
+        () => this.sendInit(),
+        (err: Error) => this.host.post({ type: 'error', searchId: null, message: err.message }),
+      );
+      return;
+    }
+    this.host.post({
+      type: 'init',
+      dataset: this.info(ds),
+      form: this.form ?? { text: '', word: false, ignoreCase: false, ids: false, per: null },
+    });
     const c = this.current;
     if (c) {
       this.host.post({ type: 'started', searchId: c.id, form: c.form, terms: c.terms, per: c.per });
@@ -264,7 +307,12 @@ export class SearchPanel {
       list.push(resolve);
       this.drawnWaiters.set(id, list);
     });
-    const outcome = (o: Omit<SearchOutcome, 'root' | 'ms' | 'drawn'>): SearchOutcome => ({ root: this.root, ms: performance.now() - t0, drawn, ...o });
+    const outcome = (o: Omit<SearchOutcome, 'root' | 'ms' | 'drawn'>): SearchOutcome => ({
+      root: this.root,
+      ms: performance.now() - t0,
+      drawn,
+      ...o,
+    });
     const fail = (message: string): SearchOutcome => {
       this.host.post({ type: 'error', searchId: id, message });
       this.resolveDrawn(id, { buckets: 0, series: 0 });
@@ -277,7 +325,13 @@ export class SearchPanel {
     } catch (err) {
       return fail((err as Error).message);
     }
-    if (!tok) return fail(vscode.l10n.t('Search needs the tokenizer: {0} has no tokenizer/tokenizer.json and the tokenShards.tokenizerPath setting is empty.', path.basename(ds.root)));
+    if (!tok)
+      return fail(
+        vscode.l10n.t(
+          'Search needs the tokenizer: {0} has no tokenizer/tokenizer.json and the tokenShards.tokenizerPath setting is empty.',
+          path.basename(ds.root),
+        ),
+      );
     const options: SearchOptions = { word: !!form.word, ignoreCase: !!form.ignoreCase, ids: !!form.ids };
     let terms: string[];
     try {
@@ -287,8 +341,17 @@ export class SearchPanel {
     }
     const info = this.info(ds);
     const per = form.per ?? info.autoPer;
-    if (!Number.isSafeInteger(per) || per < 1) return fail(vscode.l10n.t('Updates per bucket must be a whole number ≥ 1 (got {0}).', String(form.per)));
-    if (info.updates === 0) return fail(vscode.l10n.t('{0} holds no whole update ({1} tokens stored, G = {2}): nothing to count.', info.name, fmt(ds.storedTokens), fmt(info.G)));
+    if (!Number.isSafeInteger(per) || per < 1)
+      return fail(vscode.l10n.t('Updates per bucket must be a whole number ≥ 1 (got {0}).', String(form.per)));
+    if (info.updates === 0)
+      return fail(
+        vscode.l10n.t(
+          '{0} holds no whole update ({1} tokens stored, G = {2}): nothing to count.',
+          info.name,
+          fmt(ds.storedTokens),
+          fmt(info.G),
+        ),
+      );
     const controller = new AbortController();
     const prev = this.current;
     const cur: CurrentSearch = { id, form, terms, options, per, controller };
@@ -319,11 +382,13 @@ export class SearchPanel {
       return outcome({ terms, cached: false, status: 'cancelled' });
     }
     // 3. Scan.
-    let lastPost = 0, lastShards = 0;
+    let lastPost = 0,
+      lastShards = 0;
     let firstPartialMs: number | undefined;
     try {
       const result = await countTerms(ds, tok, terms, options, {
-        per, signal: controller.signal,
+        per,
+        signal: controller.signal,
         onProgress: (p) => {
           const now = performance.now();
           // Post at most every PROGRESS_MS, but at once when a shard finished (new counts for the curve).
@@ -332,14 +397,26 @@ export class SearchPanel {
           lastShards = p.shardsDone;
           if (p.shardsDone > 0) firstPartialMs ??= now - t0;
           this.host.post({
-            type: 'progress', searchId: id, partial: p.partial,
-            progress: { shardsDone: p.shardsDone, shardsTotal: p.shardsTotal, tokensDone: p.tokensDone, tokensTotal: p.tokensTotal, bytesPerSecond: p.bytesPerSecond, etaMs: p.etaMs },
+            type: 'progress',
+            searchId: id,
+            partial: p.partial,
+            progress: {
+              shardsDone: p.shardsDone,
+              shardsTotal: p.shardsTotal,
+              tokensDone: p.tokensDone,
+              tokensTotal: p.tokensTotal,
+              bytesPerSecond: p.bytesPerSecond,
+              etaMs: p.etaMs,
+            },
           });
         },
       });
       if (this.current !== cur || controller.signal.aborted) return outcome({ terms, cached: false, status: 'superseded' });
       const scanMs = performance.now() - t0;
-      if (key) void this.owner.cache.put(key, ds.root, result, scanMs).catch((err: Error) => this.services.log.warn(`search cache: ${err.message}`));
+      if (key)
+        void this.owner.cache
+          .put(key, ds.root, result, scanMs)
+          .catch((err: Error) => this.services.log.warn(`search cache: ${err.message}`));
       const o = this.finish(cur, result, t0, drawn);
       return { ...o, cached: false, firstPartialMs };
     } catch (err) {
@@ -356,11 +433,19 @@ export class SearchPanel {
     }
   }
 
-  private finish(cur: CurrentSearch, result: CountResult, t0: number, drawn: SearchOutcome['drawn'], cached?: { savedAt: number; scanMs: number }): SearchOutcome {
+  private finish(
+    cur: CurrentSearch,
+    result: CountResult,
+    t0: number,
+    drawn: SearchOutcome['drawn'],
+    cached?: { savedAt: number; scanMs: number },
+  ): SearchOutcome {
     cur.result = result;
     const ms = performance.now() - t0;
     this.host.post({ type: 'done', searchId: cur.id, result, ms, cached });
-    this.services.log.info(`search ${cur.id}: ${cached ? 'from the cache' : 'scanned'} in ${ms.toFixed(1)} ms; totals ${JSON.stringify(result.totals)}`);
+    this.services.log.info(
+      `search ${cur.id}: ${cached ? 'from the cache' : 'scanned'} in ${ms.toFixed(1)} ms; totals ${JSON.stringify(result.totals)}`,
+    );
     return { root: this.root, terms: cur.terms, result, cached: !!cached, status: 'done', ms, drawn };
   }
 
@@ -388,14 +473,20 @@ export class SearchPanel {
   private async onMessage(m: SearchFromWebview): Promise<void> {
     try {
       switch (m.type) {
-        case 'run': await this.run(m.form); break;
-        case 'cancel': this.cancel(); break;
+        case 'run':
+          await this.run(m.form);
+          break;
+        case 'cancel':
+          this.cancel();
+          break;
         case 'openUpdate': {
           const ds = await this.ds();
           await vscode.commands.executeCommand('tokenShards.goToUpdate', { update: m.update, root: ds.root });
           break;
         }
-        case 'reveal': await this.reveal(m.searchId, m.termIndex, m.bucket, m.index); break;
+        case 'reveal':
+          await this.reveal(m.searchId, m.termIndex, m.bucket, m.index);
+          break;
         case 'export': {
           const f = await this.host.saveExport(m.export);
           if (f) this.services.log.info(`search: exported ${m.export.format} to ${f.fsPath}`);
@@ -426,7 +517,8 @@ export class SearchPanel {
     if (!cur || cur.id !== req.searchId || !cur.result) throw new Error(vscode.l10n.t('That search is no longer shown.'));
     const bucket = cur.result.buckets[req.bucket];
     const term = cur.terms[req.termIndex];
-    if (!bucket || term === undefined) throw new Error(vscode.l10n.t('No bucket {0} / term {1} in this search.', req.bucket, req.termIndex));
+    if (!bucket || term === undefined)
+      throw new Error(vscode.l10n.t('No bucket {0} / term {1} in this search.', req.bucket, req.termIndex));
     const key = `${req.searchId}:${req.termIndex}:${req.bucket}`;
     if (this.list?.key !== key) {
       this.closeList();
@@ -436,7 +528,11 @@ export class SearchPanel {
       const G = ds.schedule.G;
       const controller = new AbortController();
       const iterable = findTerms(ds, tok, [term], cur.options, {
-        limit: LIST_CAP, context: CONTEXT_CHARS, fromOffset: bucket.first_update * G, toOffset: (bucket.last_update + 1) * G, signal: controller.signal,
+        limit: LIST_CAP,
+        context: CONTEXT_CHARS,
+        fromOffset: bucket.first_update * G,
+        toOffset: (bucket.last_update + 1) * G,
+        signal: controller.signal,
       });
       this.list = { key, rows: [], iterator: iterable[Symbol.asyncIterator](), done: false, controller, chain: Promise.resolve() };
     }
@@ -470,9 +566,14 @@ export class SearchPanel {
     const ds = await this.ds();
     const tok = await this.services.tokenizerFor(ds);
     const [start, end] = await matchTokenRange(ds, tok, occ, cur.options.ids);
-    const where = occ.update === null ? vscode.l10n.t('look-ahead token') : vscode.l10n.t('update {0} · seq {1} · pos {2}', fmt(occ.update), occ.sequence ?? 0, occ.position ?? 0);
+    const where =
+      occ.update === null
+        ? vscode.l10n.t('look-ahead token')
+        : vscode.l10n.t('update {0} · seq {1} · pos {2}', fmt(occ.update), occ.sequence ?? 0, occ.position ?? 0);
     await this.owner.shardEditors.reveal({
-      dataset: ds, offset: start, viewColumn: vscode.ViewColumn.Beside,
+      dataset: ds,
+      offset: start,
+      viewColumn: vscode.ViewColumn.Beside,
       highlight: [{ start, end, label: vscode.l10n.t('match of “{0}” · {1}', occ.term, where) }],
     });
   }
@@ -491,8 +592,12 @@ function sameSearch(a: CurrentSearch, b: CurrentSearch): boolean {
 
 function toRow(o: Occurrence): OccurrenceRow {
   return {
-    offset: o.offset, update: o.update, sequence: o.sequence, position: o.position,
-    before: o.context.slice(0, o.matchStart), match: o.context.slice(o.matchStart, o.matchEnd), after: o.context.slice(o.matchEnd),
+    offset: o.offset,
+    update: o.update,
+    sequence: o.sequence,
+    position: o.position,
+    before: o.context.slice(0, o.matchStart),
+    match: o.context.slice(o.matchStart, o.matchEnd),
+    after: o.context.slice(o.matchEnd),
   };
 }
-

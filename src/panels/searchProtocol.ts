@@ -46,42 +46,115 @@ export interface SearchProgressInfo {
 }
 
 /** Host → webview: the dataset and the form to show (on ready, and when a command fills the form). */
-export interface SearchInitToWebview { type: 'init'; dataset: SearchDatasetInfo; form: SearchForm }
+export interface SearchInitToWebview {
+  type: 'init';
+  dataset: SearchDatasetInfo;
+  form: SearchForm;
+}
 /** Host → webview: a scan `searchId` started (clears the chart; `terms` are the parsed terms). */
-export interface SearchStartedToWebview { type: 'started'; searchId: number; form: SearchForm; terms: string[]; per: number }
+export interface SearchStartedToWebview {
+  type: 'started';
+  searchId: number;
+  form: SearchForm;
+  terms: string[];
+  per: number;
+}
 /** Host → webview: partial counts while the scan runs. */
-export interface SearchProgressToWebview { type: 'progress'; searchId: number; progress: SearchProgressInfo; partial: CountResult }
+export interface SearchProgressToWebview {
+  type: 'progress';
+  searchId: number;
+  progress: SearchProgressInfo;
+  partial: CountResult;
+}
 /** Host → webview: the final counts (`cached`: from the result cache, with when it was saved). */
-export interface SearchDoneToWebview { type: 'done'; searchId: number; result: CountResult; ms: number; cached?: { savedAt: number; scanMs: number } }
+export interface SearchDoneToWebview {
+  type: 'done';
+  searchId: number;
+  result: CountResult;
+  ms: number;
+  cached?: { savedAt: number; scanMs: number };
+}
 /** Host → webview: the scan was cancelled (partial counts stay on screen, marked as such). */
-export interface SearchCancelledToWebview { type: 'cancelled'; searchId: number }
+export interface SearchCancelledToWebview {
+  type: 'cancelled';
+  searchId: number;
+}
 /** Host → webview: bad input or a data fault (one sentence naming what is wrong). */
-export interface SearchErrorToWebview { type: 'error'; searchId: number | null; message: string }
+export interface SearchErrorToWebview {
+  type: 'error';
+  searchId: number | null;
+  message: string;
+}
 /** Host → webview: select a bucket / term (tests, restore). */
-export interface SearchSelectToWebview { type: 'select'; bucket: number; termIndex: number }
+export interface SearchSelectToWebview {
+  type: 'select';
+  bucket: number;
+  termIndex: number;
+}
 
 /** Everything the host sends. */
-export type SearchToWebview = SearchInitToWebview | SearchStartedToWebview | SearchProgressToWebview | SearchDoneToWebview
-  | SearchCancelledToWebview | SearchErrorToWebview | SearchSelectToWebview;
+export type SearchToWebview =
+  | SearchInitToWebview
+  | SearchStartedToWebview
+  | SearchProgressToWebview
+  | SearchDoneToWebview
+  | SearchCancelledToWebview
+  | SearchErrorToWebview
+  | SearchSelectToWebview;
 
 /** Webview → host: run this search (replaces a running one). */
-export interface SearchRunFromWebview { type: 'run'; form: SearchForm }
+export interface SearchRunFromWebview {
+  type: 'run';
+  form: SearchForm;
+}
 /** Webview → host: cancel the running scan. */
-export interface SearchCancelFromWebview { type: 'cancel' }
+export interface SearchCancelFromWebview {
+  type: 'cancel';
+}
 /** Webview → host: open update `update` in the update view (a bucket's updates). */
-export interface SearchOpenUpdateFromWebview { type: 'openUpdate'; update: number }
+export interface SearchOpenUpdateFromWebview {
+  type: 'openUpdate';
+  update: number;
+}
 /** Webview → host: reveal occurrence `index` of the list for (termIndex, bucket) of `searchId` in the shard editor. */
-export interface SearchRevealFromWebview { type: 'reveal'; searchId: number; termIndex: number; bucket: number; index: number }
+export interface SearchRevealFromWebview {
+  type: 'reveal';
+  searchId: number;
+  termIndex: number;
+  bucket: number;
+  index: number;
+}
 /** Webview → host: save an export. */
-export interface SearchExportFromWebview { type: 'export'; export: PanelExport }
+export interface SearchExportFromWebview {
+  type: 'export';
+  export: PanelExport;
+}
 /** Webview → host: the chart drew the result of `searchId` with `points` points per series (tests wait on this). */
-export interface SearchDrawnFromWebview { type: 'drawn'; searchId: number; buckets: number; series: number; final: boolean }
+export interface SearchDrawnFromWebview {
+  type: 'drawn';
+  searchId: number;
+  buckets: number;
+  series: number;
+  final: boolean;
+}
 /** Webview → host: the occurrence list shows rows (tests wait on this). */
-export interface SearchListedFromWebview { type: 'listed'; searchId: number; termIndex: number; bucket: number; rows: number }
+export interface SearchListedFromWebview {
+  type: 'listed';
+  searchId: number;
+  termIndex: number;
+  bucket: number;
+  rows: number;
+}
 
 /** Everything the webview sends as plain messages. */
-export type SearchFromWebview = SearchRunFromWebview | SearchCancelFromWebview | SearchOpenUpdateFromWebview | SearchRevealFromWebview
-  | SearchExportFromWebview | SearchDrawnFromWebview | SearchListedFromWebview;
+export type SearchFromWebview =
+  | SearchRunFromWebview
+  | SearchCancelFromWebview
+  | SearchOpenUpdateFromWebview
+  | SearchRevealFromWebview
+  | SearchExportFromWebview
+  | SearchDrawnFromWebview
+  | SearchListedFromWebview;
 
 /** One occurrence ready to show: the match and its context split so the webview inserts three text nodes. */
 export interface OccurrenceRow {
@@ -95,9 +168,20 @@ export interface OccurrenceRow {
 }
 
 /** Request `occurrences`: rows `[start, start+count)` of the list of term `termIndex` in bucket `bucket`. */
-export interface OccurrencesRequest { searchId: number; termIndex: number; bucket: number; start: number; count: number }
+export interface OccurrencesRequest {
+  searchId: number;
+  termIndex: number;
+  bucket: number;
+  start: number;
+  count: number;
+}
 /** Reply: the rows found (fewer at the end), whether the list is complete, and how many are loadable at most. */
-export interface OccurrencesReply { rows: OccurrenceRow[]; done: boolean; loaded: number; cap: number }
+export interface OccurrencesReply {
+  rows: OccurrenceRow[];
+  done: boolean;
+  loaded: number;
+  cap: number;
+}
 
 /** Requests of the search panel (see `PanelRequestMap`). */
 export type SearchRequests = {

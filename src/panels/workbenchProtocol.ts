@@ -36,18 +36,37 @@ export interface InspectInit {
   tokenizer: boolean;
 }
 /** Host → webview: records computed so far (appended in update order). */
-export interface InspectRows { type: 'rows'; rows: UpdateStats[]; done: number; total: number }
+export interface InspectRows {
+  type: 'rows';
+  rows: UpdateStats[];
+  done: number;
+  total: number;
+}
 /** Host → webview: the computation failed (one sentence). */
-export interface InspectError { type: 'error'; message: string }
+export interface InspectError {
+  type: 'error';
+  message: string;
+}
 /** Everything the inspect host sends. */
 export type InspectToWebview = InspectInit | InspectRows | InspectError;
 
 /** Webview → host: open update k in the update view. */
-export interface InspectOpenUpdate { type: 'openUpdate'; update: number }
+export interface InspectOpenUpdate {
+  type: 'openUpdate';
+  update: number;
+}
 /** Webview → host: inspect another window. */
-export interface InspectRecenter { type: 'recenter'; center: number; radius: number }
+export interface InspectRecenter {
+  type: 'recenter';
+  center: number;
+  radius: number;
+}
 /** Webview → host: export the window's updates (Export Updates… with the range filled in). */
-export interface InspectExportUpdates { type: 'exportUpdates'; first: number; last: number }
+export interface InspectExportUpdates {
+  type: 'exportUpdates';
+  first: number;
+  last: number;
+}
 /** Everything the inspect webview sends (besides the channel's `export`). */
 export type InspectFromWebview = InspectOpenUpdate | InspectRecenter | InspectExportUpdates;
 
@@ -84,20 +103,46 @@ export interface LogLoaded {
   columns: StatColumnInfo[];
 }
 /** Host → webview: the spikes for the current threshold/window. */
-export interface LogSpikes { type: 'spikes'; spikes: Spike[]; threshold: number; window: number }
+export interface LogSpikes {
+  type: 'spikes';
+  spikes: Spike[];
+  threshold: number;
+  window: number;
+}
 /** Host → webview: one statistic for the second axis, sampled at `updates` (null = cleared). */
-export interface LogOverlay { type: 'overlay'; column: StatColumn | null; label: string; updates: number[]; values: (number | null)[]; sampled: boolean }
+export interface LogOverlay {
+  type: 'overlay';
+  column: StatColumn | null;
+  label: string;
+  updates: number[];
+  values: (number | null)[];
+  sampled: boolean;
+}
 /** Host → webview: a message to show in the panel (bad input, progress). */
-export interface LogNotice { type: 'notice'; message: string; level: 'info' | 'error' }
+export interface LogNotice {
+  type: 'notice';
+  message: string;
+  level: 'info' | 'error';
+}
 /** Everything the training-log host sends. */
 export type LogToWebview = LogLoaded | LogSpikes | LogOverlay | LogNotice;
 
 /** Webview → host: recompute spikes. */
-export interface LogSetThreshold { type: 'threshold'; threshold: number; window: number }
+export interface LogSetThreshold {
+  type: 'threshold';
+  threshold: number;
+  window: number;
+}
 /** Webview → host: Inspect Updates Around `update`. */
-export interface LogInspect { type: 'inspect'; update: number }
+export interface LogInspect {
+  type: 'inspect';
+  update: number;
+}
 /** Webview → host: draw a statistic on the second axis (null clears it). */
-export interface LogSetOverlay { type: 'overlay'; column: StatColumn | null }
+export interface LogSetOverlay {
+  type: 'overlay';
+  column: StatColumn | null;
+}
 /** Everything the training-log webview sends (besides the channel's `export`). */
 export type LogFromWebview = LogSetThreshold | LogInspect | LogSetOverlay;
 

@@ -48,7 +48,10 @@ export interface ChannelErrorInfo {
 
 /** Rejection of a request: the other side's handler threw (`message` is its message), or it was cancelled. */
 export class ChannelError extends Error {
-  constructor(message: string, readonly cancelled = false) {
+  constructor(
+    message: string,
+    readonly cancelled = false,
+  ) {
     super(message);
     this.name = cancelled ? 'ChannelCancelled' : 'ChannelError';
   }
@@ -56,8 +59,12 @@ export class ChannelError extends Error {
 
 /** True when `x` is one of our envelopes. */
 export function isEnvelope(x: unknown): x is Envelope {
-  return typeof x === 'object' && x !== null && (x as { tag?: unknown }).tag === CHANNEL_TAG
-    && typeof (x as { kind?: unknown }).kind === 'string';
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    (x as { tag?: unknown }).tag === CHANNEL_TAG &&
+    typeof (x as { kind?: unknown }).kind === 'string'
+  );
 }
 
 /** The handlers of one side: events of the other side, and the requests this side answers. */
@@ -69,7 +76,12 @@ export interface ChannelHandlers<InEvent extends { type: string }, InRequests ex
    * throw (or rejection) becomes a `ChannelError` on the requesting side with the same message.
    * `signal` aborts when the requester cancels or the channel is reset.
    */
-  requests: { [M in keyof InRequests]: (params: InRequests[M]['params'], signal: AbortSignal) => InRequests[M]['result'] | Promise<InRequests[M]['result']> };
+  requests: {
+    [M in keyof InRequests]: (
+      params: InRequests[M]['params'],
+      signal: AbortSignal,
+    ) => InRequests[M]['result'] | Promise<InRequests[M]['result']>;
+  };
   /** Called when the other side says `ready` (the host side only). */
   onReady?(): void;
 }
@@ -84,13 +96,20 @@ export interface RequestOptions {
  * One end of the channel. `post` sends an envelope (resolving false when it was not delivered);
  * feed every received message to {@link receive}.
  */
-export class Channel<OutEvent extends { type: string }, InEvent extends { type: string }, OutRequests extends RequestMap, InRequests extends RequestMap> {
+export class Channel<
+  OutEvent extends { type: string },
+  InEvent extends { type: string },
+  OutRequests extends RequestMap,
+  InRequests extends RequestMap,
+> {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private readonly serving = new Map<number, AbortController>();
 
-  constructor(private readonly post: (env: Envelope) => boolean | PromiseLike<boolean>,
-    private readonly handlers: ChannelHandlers<InEvent, InRequests>) {}
+  constructor(
+    private readonly post: (env: Envelope) => boolean | PromiseLike<boolean>,
+    private readonly handlers: ChannelHandlers<InEvent, InRequests>,
+  ) {}
 
   /** Sends an event; resolves false when it was not delivered. */
   notify(event: OutEvent): Promise<boolean> {
@@ -107,7 +126,11 @@ export class Channel<OutEvent extends { type: string }, InEvent extends { type: 
    * @throws ChannelError when the other side's handler failed, when the request was cancelled
    *   (`cancelled` true: `opts.signal` aborted, or {@link reset}), or when it could not be posted.
    */
-  request<M extends keyof OutRequests & string>(method: M, params: OutRequests[M]['params'], opts: RequestOptions = {}): Promise<OutRequests[M]['result']> {
+  request<M extends keyof OutRequests & string>(
+    method: M,
+    params: OutRequests[M]['params'],
+    opts: RequestOptions = {},
+  ): Promise<OutRequests[M]['result']> {
     const id = this.nextId++;
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(new ChannelError(`${method} cancelled`, true));
@@ -119,8 +142,14 @@ export class Channel<OutEvent extends { type: string }, InEvent extends { type: 
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.pending.set(id, {
-        resolve: (v) => { signal?.removeEventListener('abort', onAbort); resolve(v as OutRequests[M]['result']); },
-        reject: (e) => { signal?.removeEventListener('abort', onAbort); reject(e); },
+        resolve: (v) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(v as OutRequests[M]['result']);
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
       });
       void this.send({ tag: CHANNEL_TAG, kind: 'request', id, method, params }).then((ok) => {
         if (ok) return;
@@ -183,7 +212,12 @@ export class Channel<OutEvent extends { type: string }, InEvent extends { type: 
       response = { tag: CHANNEL_TAG, kind: 'response', id, result };
     } catch (err) {
       const cancelled = ac.signal.aborted || (err instanceof ChannelError && err.cancelled);
-      response = { tag: CHANNEL_TAG, kind: 'response', id, error: { message: (err as Error)?.message ?? String(err), ...(cancelled ? { cancelled } : {}) } };
+      response = {
+        tag: CHANNEL_TAG,
+        kind: 'response',
+        id,
+        error: { message: (err as Error)?.message ?? String(err), ...(cancelled ? { cancelled } : {}) },
+      };
     }
     // A cancelled or reset request gets no answer (the requester already gave up).
     if (this.serving.get(id) !== ac) return;
@@ -194,7 +228,10 @@ export class Channel<OutEvent extends { type: string }, InEvent extends { type: 
 
   private send(env: Envelope): Promise<boolean> {
     try {
-      return Promise.resolve(this.post(env)).then((ok) => ok !== false, () => false);
+      return Promise.resolve(this.post(env)).then(
+        (ok) => ok !== false,
+        () => false,
+      );
     } catch {
       return Promise.resolve(false);
     }

@@ -44,7 +44,12 @@ interface RunningCodeServer {
 
 /** The parts of scripts/code-server.mjs the harness uses (an ES module, loaded at run time). */
 interface CodeServerModule {
-  startCodeServer(o: { folder: string; installVsix?: string; settings?: Record<string, unknown>; logFile?: string }): Promise<RunningCodeServer>;
+  startCodeServer(o: {
+    folder: string;
+    installVsix?: string;
+    settings?: Record<string, unknown>;
+    logFile?: string;
+  }): Promise<RunningCodeServer>;
   launchChromium(o?: { headless?: boolean }): Promise<Browser>;
   findExtensionHostLogs(userDataDir: string): string[];
   tailFile(file: string, lines?: number): string;
@@ -89,8 +94,12 @@ export class Workbench {
     private readonly cs: CodeServerModule,
   ) {
     const noise = /open-vsx|marketplace|telemetry|getaddrinfo|ENOTFOUND|net::ERR_|Failed to load resource|vsda/i;
-    page.on('console', (m) => { if (m.type() === 'error' && !noise.test(m.text())) this.errors.push(m.text()); });
-    page.on('pageerror', (e) => { if (!noise.test(String(e))) this.errors.push(String(e)); });
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !noise.test(m.text())) this.errors.push(m.text());
+    });
+    page.on('pageerror', (e) => {
+      if (!noise.test(String(e))) this.errors.push(String(e));
+    });
   }
 
   /** The folder the workbench has open. */
@@ -150,7 +159,9 @@ export class Workbench {
       await row.waitFor({ state: 'visible', timeout: 15_000 });
       if ((await row.getAttribute('aria-expanded')) !== 'true') {
         await row.click();
-        await this.page.waitForFunction((el) => el?.getAttribute('aria-expanded') === 'true', await row.elementHandle(), { timeout: 10_000 });
+        await this.page.waitForFunction((el) => el?.getAttribute('aria-expanded') === 'true', await row.elementHandle(), {
+          timeout: 10_000,
+        });
       }
     }
     const file = parts[parts.length - 1];
@@ -221,7 +232,10 @@ export class Workbench {
     const deadline = Date.now() + timeoutMs;
     await this.page.locator('iframe.webview.ready:visible').first().waitFor({ state: 'visible', timeout: timeoutMs });
     const frame = await this.activeWebviewFrame();
-    await frame.locator(selector).first().waitFor({ state: 'visible', timeout: Math.max(1_000, deadline - Date.now()) });
+    await frame
+      .locator(selector)
+      .first()
+      .waitFor({ state: 'visible', timeout: Math.max(1_000, deadline - Date.now()) });
     return frame;
   }
 
@@ -301,7 +315,9 @@ export async function launchWorkbench(options: LaunchOptions = {}): Promise<Work
     const tail = cs.tailFile(server.logFile, 30);
     await browser?.close().catch(() => undefined);
     await server.stop();
-    throw new Error(`the workbench did not become ready: ${err instanceof Error ? err.message : String(err)}\n----- ${server.logFile} -----\n${tail}`);
+    throw new Error(
+      `the workbench did not become ready: ${err instanceof Error ? err.message : String(err)}\n----- ${server.logFile} -----\n${tail}`,
+    );
   }
 }
 

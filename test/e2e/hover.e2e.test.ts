@@ -28,11 +28,14 @@ function makeWorkspace(ids: number[], update: number, lone: { eos: number; parti
   fs.symlinkSync(path.join(SAMPLE_DIR, 'shards'), path.join(data, 'shards'), 'dir');
   fs.writeFileSync(path.join(dir, 'ids.json'), JSON.stringify({ prompt: 'sample', input_ids: ids }, null, 2) + '\n');
   fs.writeFileSync(path.join(dir, 'notes.md'), `EOS is ${lone.eos}; the emoji starts with ${lone.partial}; and ${lone.text} is plain.\n`);
-  fs.writeFileSync(path.join(dir, 'train.log'), [
-    `2025-01-01 12:00:00,001 INFO update ${update} loss=2.4817 lr=3.0e-04`,
-    `2025-01-01 12:00:09,412 INFO step=${update + 1} loss=2.4790 lr=3.0e-04`,
-    '',
-  ].join('\n'));
+  fs.writeFileSync(
+    path.join(dir, 'train.log'),
+    [
+      `2025-01-01 12:00:00,001 INFO update ${update} loss=2.4817 lr=3.0e-04`,
+      `2025-01-01 12:00:09,412 INFO step=${update + 1} loss=2.4790 lr=3.0e-04`,
+      '',
+    ].join('\n'),
+  );
   return dir;
 }
 
@@ -46,30 +49,33 @@ async function pointOf(wb: Workbench, lineText: Locator, text: string): Promise<
   for (let attempt = 0; attempt < 100; attempt++) {
     await lineText.first().waitFor({ state: 'visible', timeout: 30_000 });
     const handle = await lineText.first().elementHandle();
-    last = await wb.page.evaluate(({ el, needle }) => {
-      const nodes: Text[] = [];
-      const walker = document.createTreeWalker(el!, NodeFilter.SHOW_TEXT);
-      for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n as Text);
-      const all = nodes.map((n) => (n.textContent ?? '').replace(/\u00a0/g, ' ')).join('');
-      const at = all.indexOf(needle);
-      if (at < 0) return undefined;
-      const locate = (offset: number): [Text, number] => {
-        let o = offset;
-        for (const n of nodes) {
-          const len = (n.textContent ?? '').length;
-          if (o <= len) return [n, o];
-          o -= len;
-        }
-        return [nodes[nodes.length - 1], (nodes[nodes.length - 1].textContent ?? '').length];
-      };
-      const r = document.createRange();
-      r.setStart(...locate(at));
-      r.setEnd(...locate(at + needle.length));
-      const b = r.getBoundingClientRect();
-      const p = { x: b.left + b.width / 2, y: b.top + b.height / 2 };
-      const under = document.elementFromPoint(p.x, p.y);
-      return { ...p, onLine: !!under && el!.contains(under) && b.width > 0 };
-    }, { el: handle, needle: text });
+    last = await wb.page.evaluate(
+      ({ el, needle }) => {
+        const nodes: Text[] = [];
+        const walker = document.createTreeWalker(el!, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n as Text);
+        const all = nodes.map((n) => (n.textContent ?? '').replace(/\u00a0/g, ' ')).join('');
+        const at = all.indexOf(needle);
+        if (at < 0) return undefined;
+        const locate = (offset: number): [Text, number] => {
+          let o = offset;
+          for (const n of nodes) {
+            const len = (n.textContent ?? '').length;
+            if (o <= len) return [n, o];
+            o -= len;
+          }
+          return [nodes[nodes.length - 1], (nodes[nodes.length - 1].textContent ?? '').length];
+        };
+        const r = document.createRange();
+        r.setStart(...locate(at));
+        r.setEnd(...locate(at + needle.length));
+        const b = r.getBoundingClientRect();
+        const p = { x: b.left + b.width / 2, y: b.top + b.height / 2 };
+        const under = document.elementFromPoint(p.x, p.y);
+        return { ...p, onLine: !!under && el!.contains(under) && b.width > 0 };
+      },
+      { el: handle, needle: text },
+    );
     const box = last as { x: number; y: number; onLine: boolean } | undefined;
     if (box?.onLine) return { x: box.x, y: box.y };
     // Something covers it (an open hover): close it.
@@ -91,7 +97,11 @@ function extensionLog(wb: Workbench): string {
       else if (/Token Shard Inspector\.log$/.test(e.name)) found.push(p);
     }
   };
-  try { walk(path.join(host, 'logs')); } catch { /* not yet */ }
+  try {
+    walk(path.join(host, 'logs'));
+  } catch {
+    /* not yet */
+  }
   return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 }
 
@@ -127,8 +137,13 @@ async function hoverUntil(wb: Workbench, at: { x: number; y: number }, ready: Re
     if (await ours.isVisible()) return ours;
     last = (await hovers.allInnerTexts()).join(' | ');
     if (process.env.TSI_DEBUG_HOVER) {
-      const under = await wb.page.evaluate(({ x, y }) => { const e = document.elementFromPoint(x, y); return e ? `${e.tagName}.${e.className} ${JSON.stringify((e.textContent ?? '').slice(0, 30))}` : 'none'; }, at);
-      console.log(`    attempt ${attempt}: under the mouse ${under}; hovers: ${JSON.stringify(last)}; log: ${JSON.stringify(extensionLog(wb).slice(-300))}`);
+      const under = await wb.page.evaluate(({ x, y }) => {
+        const e = document.elementFromPoint(x, y);
+        return e ? `${e.tagName}.${e.className} ${JSON.stringify((e.textContent ?? '').slice(0, 30))}` : 'none';
+      }, at);
+      console.log(
+        `    attempt ${attempt}: under the mouse ${under}; hovers: ${JSON.stringify(last)}; log: ${JSON.stringify(extensionLog(wb).slice(-300))}`,
+      );
     }
     if (await loading.isVisible()) await waitForLog(wb, loadedLog);
     await sleep(300);
@@ -216,7 +231,11 @@ describe('e2e: token-id hover', function () {
     await w.screenshot('hover-update');
     await widget.screenshot({ path: path.join(path.dirname(await w.screenshot('hover-update')), 'hover-update-widget.png') });
     // "step k": the hover says plainly that it may mean "after k updates".
-    const stepAt = await pointOf(w, w.page.locator('.monaco-editor .view-line').filter({ hasText: `step=${update + 1}` }), `step=${update + 1}`);
+    const stepAt = await pointOf(
+      w,
+      w.page.locator('.monaco-editor .view-line').filter({ hasText: `step=${update + 1}` }),
+      `step=${update + 1}`,
+    );
     const step = await hoverUntil(w, stepAt, /after/);
     const stepText = (await step.innerText()).replace(/\u00a0/g, ' ');
     assert.ok(stepText.includes(`after ${fmt(update + 1)} updates`), stepText);

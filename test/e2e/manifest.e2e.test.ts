@@ -37,7 +37,10 @@ function bigShard(): string {
   const f = path.join(REPO_ROOT, 'bench-data', 'shards', 'tokens_000000.u32');
   if (!fs.existsSync(f)) {
     process.stderr.write('making bench-data/ (two full-size 100 MB shards, git-ignored; kept for later runs and `npm run bench`)\n');
-    execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-sample.mjs'), '--full-size'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-sample.mjs'), '--full-size'], {
+      cwd: REPO_ROOT,
+      stdio: 'inherit',
+    });
   }
   return f;
 }
@@ -70,22 +73,40 @@ function makeDataset(dir: string): { root: string; corruptable: number; smallSha
     start += k.tokens;
   }
   fs.writeFileSync(path.join(root, 'shard_manifest.jsonl'), lines.join('\n') + '\n');
-  fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify({
-    name: 'lit-2098 (e2e fixture)',
-    description: 'The real row count (2,098 shards) built from two real shards by hard links: the sample\'s first shard and, every 70th row, the full-size bench shard.',
-    created_by: 'test/e2e/manifest.e2e.test.ts',
-    global_tokens_per_update: 131072,
-    sequence_length: 1024,
-    eos_token_id: 100257,
-    seed: 20260730,
-    stored_tokens: start,
-    sources: [{ id: 'sample', file: 'sample/shards/tokens_000000.u32' }, { id: 'bench', file: 'bench-data/shards/tokens_000000.u32' }],
-  }, null, 2));
-  fs.writeFileSync(path.join(root, 'verification.json'), JSON.stringify({
-    method: 'sha256sum of the two source files, recorded for every row',
-    all_shards_match: true,
-    checked_by: 'test/e2e/manifest.e2e.test.ts',
-  }, null, 2));
+  fs.writeFileSync(
+    path.join(root, 'manifest.json'),
+    JSON.stringify(
+      {
+        name: 'lit-2098 (e2e fixture)',
+        description:
+          "The real row count (2,098 shards) built from two real shards by hard links: the sample's first shard and, every 70th row, the full-size bench shard.",
+        created_by: 'test/e2e/manifest.e2e.test.ts',
+        global_tokens_per_update: 131072,
+        sequence_length: 1024,
+        eos_token_id: 100257,
+        seed: 20260730,
+        stored_tokens: start,
+        sources: [
+          { id: 'sample', file: 'sample/shards/tokens_000000.u32' },
+          { id: 'bench', file: 'bench-data/shards/tokens_000000.u32' },
+        ],
+      },
+      null,
+      2,
+    ),
+  );
+  fs.writeFileSync(
+    path.join(root, 'verification.json'),
+    JSON.stringify(
+      {
+        method: 'sha256sum of the two source files, recorded for every row',
+        all_shards_match: true,
+        checked_by: 'test/e2e/manifest.e2e.test.ts',
+      },
+      null,
+      2,
+    ),
+  );
   fs.symlinkSync(path.join(SAMPLE_DIR, 'tokenizer'), path.join(root, 'tokenizer'));
   return { root, corruptable: 7, smallSha: kinds[0].sha };
 }
@@ -115,8 +136,10 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
   });
 
   const toast = (re: RegExp) => wb!.page.locator('.notifications-toasts .notification-toast').filter({ hasText: re });
-  const row = (index: number) => frame.locator('.mf-spacer > .mf-row:not([hidden])')
-    .filter({ has: frame.locator('.mf-cell:first-child', { hasText: new RegExp(`^${index}$`) }) });
+  const row = (index: number) =>
+    frame
+      .locator('.mf-spacer > .mf-row:not([hidden])')
+      .filter({ has: frame.locator('.mf-cell:first-child', { hasText: new RegExp(`^${index}$`) }) });
 
   it('offers to open the table once, and opens it (2,098 rows, header from manifest.json and verification.json)', async () => {
     const w = wb!;
@@ -137,11 +160,24 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     assert.match(head, /all_shards_match\s+true/);
     // Nested values: JSON.stringify(v, null, 2) as text, indentation kept (white-space: pre, monospace).
     const sources = frame.locator('pre.mf-json').filter({ hasText: '"bench"' });
-    assert.strictEqual(await sources.innerText(), JSON.stringify([{ id: 'sample', file: 'sample/shards/tokens_000000.u32' }, { id: 'bench', file: 'bench-data/shards/tokens_000000.u32' }], null, 2));
+    assert.strictEqual(
+      await sources.innerText(),
+      JSON.stringify(
+        [
+          { id: 'sample', file: 'sample/shards/tokens_000000.u32' },
+          { id: 'bench', file: 'bench-data/shards/tokens_000000.u32' },
+        ],
+        null,
+        2,
+      ),
+    );
     assert.strictEqual(await sources.evaluate((el) => getComputedStyle(el).whiteSpace), 'pre');
     await sources.scrollIntoViewIfNeeded();
     await w.screenshot('manifest-header-json');
-    await frame.locator('.mf-head-body').evaluate((el: HTMLElement) => { el.scrollTop = 0; el.parentElement!.scrollTop = 0; });
+    await frame.locator('.mf-head-body').evaluate((el: HTMLElement) => {
+      el.scrollTop = 0;
+      el.parentElement!.scrollTop = 0;
+    });
     assert.match(await row(0).innerText(), /tokens_000000\.u32/);
     // The sha256 column, after status: the first 12 hex digits, the full digest (sha256sum's) in the tooltip.
     const heads = await frame.locator('.mf-colheads .mf-cell').allInnerTexts();
@@ -157,17 +193,32 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
 
   it('copies a full sha256 from its cell, and the header collapses (remembered) and scrolls inside a max height', async () => {
     const w = wb!;
-    await w.page.context().grantPermissions(['clipboard-read', 'clipboard-write']).catch(() => undefined);
+    await w.page
+      .context()
+      .grantPermissions(['clipboard-read', 'clipboard-write'])
+      .catch(() => undefined);
     await row(0).hover();
     await row(0).locator('.mf-copy').click();
-    await w.page.locator('.statusbar').filter({ hasText: /Copied the sha256 of shards\/tokens_000000\.u32/ }).waitFor({ state: 'visible', timeout: 10_000 });
+    await w.page
+      .locator('.statusbar')
+      .filter({ hasText: /Copied the sha256 of shards\/tokens_000000\.u32/ })
+      .waitFor({ state: 'visible', timeout: 10_000 });
     const clip = await w.page.evaluate(() => navigator.clipboard.readText()).catch(() => undefined);
     if (clip !== undefined) assert.strictEqual(clip, smallSha);
     else console.log('    (clipboard not readable in this browser; the status bar confirmed the copy)');
-    assert.strictEqual(await w.page.locator('.tabs-container .tab.active').getAttribute('data-resource-name'), 'shard_manifest.jsonl', 'copying opened nothing');
+    assert.strictEqual(
+      await w.page.locator('.tabs-container .tab.active').getAttribute('data-resource-name'),
+      'shard_manifest.jsonl',
+      'copying opened nothing',
+    );
 
     const body = frame.locator('.mf-head-body');
-    const geo = await body.evaluate((el) => ({ max: parseFloat(getComputedStyle(el).maxHeight), h: el.clientHeight, overflowY: getComputedStyle(el).overflowY, win: window.innerHeight }));
+    const geo = await body.evaluate((el) => ({
+      max: parseFloat(getComputedStyle(el).maxHeight),
+      h: el.clientHeight,
+      overflowY: getComputedStyle(el).overflowY,
+      win: window.innerHeight,
+    }));
     assert.ok(geo.max <= geo.win * 0.3 && geo.h <= geo.max, `header body ${geo.h}px ≤ max ${geo.max}px of ${geo.win}px`);
     assert.strictEqual(geo.overflowY, 'auto');
     const toggle = frame.locator('.mf-head-toggle');
@@ -198,14 +249,21 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
       await new Promise((r) => setTimeout(r, 100));
       gaps.sort((a, b) => a - b);
       return {
-        frames: gaps.length, median: gaps[Math.floor(gaps.length / 2)], p95: gaps[Math.floor(gaps.length * 0.95)], max: gaps[gaps.length - 1],
+        frames: gaps.length,
+        median: gaps[Math.floor(gaps.length / 2)],
+        p95: gaps[Math.floor(gaps.length * 0.95)],
+        max: gaps[gaps.length - 1],
         domRows: el.querySelectorAll('.mf-row:not([hidden])').length,
       };
     });
-    console.log(`    scroll 2,098 rows: ${stats.frames} frames, frame gap median ${stats.median.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms, max ${stats.max.toFixed(1)} ms; ${stats.domRows} rows in the DOM`);
+    console.log(
+      `    scroll 2,098 rows: ${stats.frames} frames, frame gap median ${stats.median.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms, max ${stats.max.toFixed(1)} ms; ${stats.domRows} rows in the DOM`,
+    );
     assert.ok(stats.domRows < 150, `virtualised: ${stats.domRows} row elements`);
     await row(SHARDS - 1).waitFor({ state: 'visible', timeout: 10_000 });
-    await grid.evaluate((el: HTMLElement) => { el.scrollTop = 0; });
+    await grid.evaluate((el: HTMLElement) => {
+      el.scrollTop = 0;
+    });
     await row(0).waitFor({ state: 'visible', timeout: 10_000 });
   });
 
@@ -215,10 +273,18 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     const progress = toast(/shard [\d,]+ of 2,098 · \d+(\.\d+)? [MG]B done/);
     await progress.waitFor({ state: 'visible', timeout: 30_000 });
     // Wait until the rate and time left are known, then take the picture.
-    await toast(/GB\/s · .* left/).waitFor({ state: 'visible', timeout: 30_000 }).catch(() => undefined);
-    const table = await frame.locator('.mf-progress').innerText().catch(() => '');
+    await toast(/GB\/s · .* left/)
+      .waitFor({ state: 'visible', timeout: 30_000 })
+      .catch(() => undefined);
+    const table = await frame
+      .locator('.mf-progress')
+      .innerText()
+      .catch(() => '');
     await w.screenshot('verify-progress');
-    const text = await progress.first().innerText().catch(() => '');
+    const text = await progress
+      .first()
+      .innerText()
+      .catch(() => '');
     console.log(`    progress notification: ${text.replace(/\s+/g, ' ').trim()}`);
     console.log(`    table toolbar: ${table.replace(/\s+/g, ' ').trim()}`);
     assert.match(table, /Verifying: shard [\d,]+ of 2,098 · \d+(\.\d+)? [MG]B done/);
@@ -255,7 +321,10 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     await w.page.keyboard.press('Control+Shift+M');
     const markers = w.page.locator('.markers-panel');
     await markers.waitFor({ state: 'visible', timeout: 15_000 });
-    const item = markers.locator('.monaco-list-row').filter({ hasText: /sha256 mismatch/ }).first();
+    const item = markers
+      .locator('.monaco-list-row')
+      .filter({ hasText: /sha256 mismatch/ })
+      .first();
     await item.waitFor({ state: 'visible', timeout: 15_000 });
     const itemText = await item.innerText();
     assert.ok(itemText.includes(`tokens_${String(victim).padStart(6, '0')}.u32 (shard_manifest.jsonl line ${victim + 1})`), itemText);
@@ -263,7 +332,10 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     await w.screenshot('verify-problems');
 
     await summary.getByRole('button', { name: 'Show' }).click();
-    await w.page.locator('.output-view, .panel .monaco-editor').filter({ hasText: /sha256\s+mismatch/ }).first()
+    await w.page
+      .locator('.output-view, .panel .monaco-editor')
+      .filter({ hasText: /sha256\s+mismatch/ })
+      .first()
       .waitFor({ state: 'visible', timeout: 15_000 });
     await w.screenshot('verify-log');
   });
@@ -282,7 +354,10 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     };
     await grid.press('Home');
     await activeRow('row-0');
-    for (let i = 1; i <= 5; i++) { await grid.press('ArrowDown'); await activeRow(`row-${i}`); }
+    for (let i = 1; i <= 5; i++) {
+      await grid.press('ArrowDown');
+      await activeRow(`row-${i}`);
+    }
     assert.strictEqual(await grid.getAttribute('aria-activedescendant'), 'row-5');
     await grid.press('Enter');
     await w.activeTab('tokens_000005.u32').waitFor({ state: 'visible', timeout: 30_000 });
@@ -297,7 +372,7 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     assert.strictEqual(input, 'tokens_000003.u32');
   });
 
-  it('the shard editor\'s title-bar action verifies that one shard', async () => {
+  it("the shard editor's title-bar action verifies that one shard", async () => {
     const w = wb!;
     await w.waitForWebview('body', 30_000); // the shard editor is up (its title-bar actions depend on it)
     const action = w.page.locator('.editor-group-container.active .editor-actions [aria-label*="Verify This Shard"]').first();

@@ -14,7 +14,12 @@ import * as path from 'path';
 import { runCli } from '../unit/fixtures';
 import { launchWorkbench, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
 
-interface CountResult { terms: string[]; per: number; buckets: { first_update: number; last_update: number; counts: number[] }[]; totals: number[] }
+interface CountResult {
+  terms: string[];
+  per: number;
+  buckets: { first_update: number; last_update: number; counts: number[] }[];
+  totals: number[];
+}
 
 describe('e2e: Search Stream → search panel → occurrence → shard editor', function () {
   this.timeout(300_000);
@@ -47,31 +52,49 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     await input.press('Enter');
 
     const frame = await w.waitForWebview('.chart-plot canvas', 60_000);
-    await frame.locator('.status').filter({ hasText: /^Done:/ }).waitFor({ state: 'visible', timeout: 120_000 });
+    await frame
+      .locator('.status')
+      .filter({ hasText: /^Done:/ })
+      .waitFor({ state: 'visible', timeout: 120_000 });
     assert.deepStrictEqual(await frame.locator('.chart-legend-item .chart-legend-label').allTextContents(), ['whale', 'Ahab']);
     // The screen-reader table: one row per bucket, one column per term (plus the bucket column).
     assert.strictEqual(await frame.locator('.chart-table tbody tr').count(), want.buckets.length);
     assert.strictEqual(await frame.locator('.chart-table thead th').count(), 3);
     const totals = await frame.locator('.totals .total').allTextContents();
-    assert.deepStrictEqual(totals, want.terms.map((t, k) => `${t}: ${want.totals[k].toLocaleString('en-US')}`));
+    assert.deepStrictEqual(
+      totals,
+      want.terms.map((t, k) => `${t}: ${want.totals[k].toLocaleString('en-US')}`),
+    );
     // The canvas has been drawn on (not blank): some pixels differ from the first one.
-    const painted = await frame.locator('.chart-plot canvas').first().evaluate((c: HTMLCanvasElement) => {
-      const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-      let differ = 0;
-      for (let i = 4; i < d.length; i += 4) if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2] || d[i + 3] !== d[3]) differ++;
-      return differ;
-    });
+    const painted = await frame
+      .locator('.chart-plot canvas')
+      .first()
+      .evaluate((c: HTMLCanvasElement) => {
+        const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let differ = 0;
+        for (let i = 4; i < d.length; i += 4) if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2] || d[i + 3] !== d[3]) differ++;
+        return differ;
+      });
     assert.ok(painted > 1000, `the chart canvas is drawn on (${painted} pixels differ)`);
-    assert.deepStrictEqual(w.errors.filter((e) => /Content Security Policy|Refused to/i.test(e)), [], 'no CSP violations');
-    const heap = await frame.locator('body').evaluate(() => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize);
-    if (heap) console.log(`      (measured: search panel JS heap ${(heap / 1e6).toFixed(1)} MB with ${want.buckets.length} buckets × ${want.terms.length} terms)`);
+    assert.deepStrictEqual(
+      w.errors.filter((e) => /Content Security Policy|Refused to/i.test(e)),
+      [],
+      'no CSP violations',
+    );
+    const heap = await frame
+      .locator('body')
+      .evaluate(() => (performance as unknown as { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize);
+    if (heap)
+      console.log(
+        `      (measured: search panel JS heap ${(heap / 1e6).toFixed(1)} MB with ${want.buckets.length} buckets × ${want.terms.length} terms)`,
+      );
     await w.runCommand('Notifications: Clear All Notifications');
     await w.runCommand('View: Close Primary Side Bar');
     await w.page.waitForTimeout(800);
     await w.screenshot('search-panel');
   });
 
-  it('keyboard: the chart cursor moves between buckets, Enter lists the bucket\'s occurrences', async () => {
+  it("keyboard: the chart cursor moves between buckets, Enter lists the bucket's occurrences", async () => {
     const w = wb!;
     const frame = await w.activeWebviewFrame();
     const b = want.buckets.findIndex((x) => x.counts[0] > 0 && x.counts[0] < 500);
@@ -82,7 +105,10 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     await w.page.keyboard.press('Enter');
     const bk = want.buckets[b];
     const name = bk.first_update === bk.last_update ? `update ${bk.first_update}` : `updates ${bk.first_update}–${bk.last_update}`;
-    await frame.locator('.occ-head').filter({ hasText: `in ${name}` }).waitFor({ state: 'visible', timeout: 30_000 });
+    await frame
+      .locator('.occ-head')
+      .filter({ hasText: `in ${name}` })
+      .waitFor({ state: 'visible', timeout: 30_000 });
     assert.match(await frame.locator('.occ-head').innerText(), new RegExp(`: ${bk.counts[0].toLocaleString('en-US')} occurrences?$`));
     await frame.locator('.occ-row .occ-where').first().waitFor({ state: 'visible', timeout: 60_000 });
     const marks = await frame.locator('.occ-row mark').allTextContents();

@@ -20,10 +20,18 @@ import { pyTokens } from '../unit/pyref';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-interface ManifestLine { shard: string; start_token: number; num_tokens: number }
+interface ManifestLine {
+  shard: string;
+  start_token: number;
+  num_tokens: number;
+}
 function manifest(root: string): ManifestLine[] {
-  return fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+  return fs
+    .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as ManifestLine)
+    .sort((a, b) => a.start_token - b.start_token);
 }
 
 /** Polls `f` until it returns a truthy value. */
@@ -39,7 +47,9 @@ async function until<T>(f: () => Promise<T>, what: string, ms = 30_000): Promise
 
 /** Text tokens rendered in the Documents view: [local offset, text]. */
 function renderedText(frame: FrameLocator): Promise<[number, string][]> {
-  return frame.locator('.viewport .tok.tx').evaluateAll((els) => els.map((e) => [Number((e as HTMLElement).dataset.o), e.textContent ?? ''] as [number, string]));
+  return frame
+    .locator('.viewport .tok.tx')
+    .evaluateAll((els) => els.map((e) => [Number((e as HTMLElement).dataset.o), e.textContent ?? ''] as [number, string]));
 }
 
 /**
@@ -55,7 +65,10 @@ async function collectDocument(w: Workbench, frame: FrameLocator, start: number,
     await sleep(150);
   }
   assert.ok(await frame.locator(`.viewport .blk.sep[data-s="${end}"]`).count(), `the separator at ${end} never appeared`);
-  return [...got.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => t).join('');
+  return [...got.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([, t]) => t)
+    .join('');
 }
 
 async function clickView(frame: FrameLocator, view: 'documents' | 'tokens' | 'ids'): Promise<void> {
@@ -97,7 +110,7 @@ describe('e2e: shard editor', function () {
       wb = undefined;
     });
 
-    it('opens a shard from the Explorer; the first document\'s text equals the decode of its ids', async () => {
+    it("opens a shard from the Explorer; the first document's text equals the decode of its ids", async () => {
       const w = wb!;
       await w.openFileFromExplorer('shards', path.basename(line().shard));
       frame = await w.waitForWebview('.viewport .tok', 60_000);
@@ -105,7 +118,7 @@ describe('e2e: shard editor', function () {
       // The first document: tokens up to the first EOS (from the reader; the shard starts the stream).
       const head = pyTokens(SAMPLE_DIR, line().start_token, Math.min(line().num_tokens, 200_000));
       const firstEos = head.indexOf(eos);
-      assert.ok(firstEos > 0, 'the sample\'s first shard has an EOS in its first 200,000 tokens');
+      assert.ok(firstEos > 0, "the sample's first shard has an EOS in its first 200,000 tokens");
       await frame.locator('.viewport').click({ position: { x: 40, y: 10 } });
       const shown = await collectDocument(w, frame, 0, firstEos);
       assert.strictEqual(shown, await tok.libraryDecode(head.slice(0, firstEos)));
@@ -127,7 +140,8 @@ describe('e2e: shard editor', function () {
       const w = wb!;
       const head = pyTokens(SAMPLE_DIR, line().start_token, Math.min(line().num_tokens, 200_000));
       const at = 6_144;
-      const docStart = head.lastIndexOf(eos, at - 1) + 1, docEnd = head.indexOf(eos, at);
+      const docStart = head.lastIndexOf(eos, at - 1) + 1,
+        docEnd = head.indexOf(eos, at);
       assert.ok(docEnd > at, 'a document spans offset 6,144');
       await frame.locator('.viewport').focus();
       await w.page.keyboard.press('Home');
@@ -135,11 +149,18 @@ describe('e2e: shard editor', function () {
       // Every Documents block of the document: [start, soft-break class, wrap glyph element, text].
       const blocks = new Map<number, { soft: boolean; glyph: string; text: string }>();
       for (let i = 0; i < 600; i++) {
-        const seen = await frame.locator('.viewport .blk.doc').evaluateAll((els) => els.map((e) => {
-          const wrap = e.querySelector(':scope > .wrap');
-          const glyph = wrap ? getComputedStyle(wrap, '::before').content : '';
-          return [Number((e as HTMLElement).dataset.s), e.classList.contains('soft'), glyph, e.textContent ?? ''] as [number, boolean, string, string];
-        }));
+        const seen = await frame.locator('.viewport .blk.doc').evaluateAll((els) =>
+          els.map((e) => {
+            const wrap = e.querySelector(':scope > .wrap');
+            const glyph = wrap ? getComputedStyle(wrap, '::before').content : '';
+            return [Number((e as HTMLElement).dataset.s), e.classList.contains('soft'), glyph, e.textContent ?? ''] as [
+              number,
+              boolean,
+              string,
+              string,
+            ];
+          }),
+        );
         for (const [s0, soft, glyph, text] of seen) if (s0 >= docStart && s0 < docEnd) blocks.set(s0, { soft, glyph, text });
         if (await frame.locator(`.viewport .blk.sep[data-s="${docEnd}"]`).count()) break;
         await w.page.keyboard.press('PageDown');
@@ -157,20 +178,28 @@ describe('e2e: shard editor', function () {
         const realNewline = ordered[i - 1][1].text.endsWith('\n');
         const b = ordered[i][1];
         assert.strictEqual(b.soft, !realNewline, `block at ${ordered[i][0]} after ${JSON.stringify(ordered[i - 1][1].text.slice(-30))}`);
-        if (b.soft) { assert.ok(b.glyph.includes('↪'), `soft-break glyph at ${ordered[i][0]}: ${b.glyph}`); softStart = ordered[i][0]; }
+        if (b.soft) {
+          assert.ok(b.glyph.includes('↪'), `soft-break glyph at ${ordered[i][0]}: ${b.glyph}`);
+          softStart = ordered[i][0];
+        }
       }
       // Copying across a soft break gives the exact decoded text (no newline).
       if (softStart > 0) {
         await w.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(w.page.url()).origin });
         const offs = (await renderedText(frame)).map(([o]) => o);
-        const a = offs.filter((o) => o < softStart).at(-3), bTok = offs.filter((o) => o >= softStart)[3];
+        const a = offs.filter((o) => o < softStart).at(-3),
+          bTok = offs.filter((o) => o >= softStart)[3];
         if (a !== undefined && bTok !== undefined) {
           await frame.locator(`.viewport .tok.tx[data-o="${a}"]`).click();
           await frame.locator(`.viewport .tok.tx[data-o="${bTok}"]`).click({ modifiers: ['Shift'] });
           await w.page.keyboard.press('Control+C');
-          const n = Number(await frame.locator(`.viewport .tok.tx[data-o="${bTok}"]`).getAttribute('data-n') || 1);
+          const n = Number((await frame.locator(`.viewport .tok.tx[data-o="${bTok}"]`).getAttribute('data-n')) || 1);
           const want = await tok.libraryDecode(head.slice(a, bTok + n));
-          await until(async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === want, `clipboard = ${JSON.stringify(want)}`, 10_000);
+          await until(
+            async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === want,
+            `clipboard = ${JSON.stringify(want)}`,
+            10_000,
+          );
           await frame.locator('.viewport').focus();
           await w.page.keyboard.press('Escape');
           // A picture of a soft break with the cursor's update highlighted (README).
@@ -188,7 +217,7 @@ describe('e2e: shard editor', function () {
       await sleep(300);
     });
 
-    it('switches views: Tokens shows chips, IDs shows the reader\'s ids', async () => {
+    it("switches views: Tokens shows chips, IDs shows the reader's ids", async () => {
       const w = wb!;
       await clickView(frame, 'tokens');
       const chips = frame.locator('.viewport .tok.chip');
@@ -199,11 +228,16 @@ describe('e2e: shard editor', function () {
       await w.screenshot('shard-editor-tokens');
       await clickView(frame, 'ids');
       const cells = await until(async () => {
-        const c = await frame.locator('.viewport .tok.idc').evaluateAll((els) => els.slice(0, 64).map((e) => [Number((e as HTMLElement).dataset.o), Number(e.textContent)]));
+        const c = await frame
+          .locator('.viewport .tok.idc')
+          .evaluateAll((els) => els.slice(0, 64).map((e) => [Number((e as HTMLElement).dataset.o), Number(e.textContent)]));
         return c.length >= 64 ? c : undefined;
       }, 'id cells');
       const ref = pyTokens(SAMPLE_DIR, line().start_token + cells[0][0], 64);
-      assert.deepStrictEqual(cells.map(([, id]) => id), ref);
+      assert.deepStrictEqual(
+        cells.map(([, id]) => id),
+        ref,
+      );
       await w.page.mouse.move(700, 880);
       await sleep(300);
       await w.screenshot('shard-editor-ids');
@@ -220,7 +254,10 @@ describe('e2e: shard editor', function () {
       const box = await last.boundingBox();
       const vp = await frame.locator('.viewport').boundingBox();
       assert.ok(box && vp && box.y + box.height <= vp.y + vp.height + 1 && box.y >= vp.y, 'the last token is inside the viewport');
-      await until(async () => (await frame.locator('.foot-pos').innerText()).includes(`shard offset ${(n - 1).toLocaleString('en-US')}`), 'cursor at the last token');
+      await until(
+        async () => (await frame.locator('.foot-pos').innerText()).includes(`shard offset ${(n - 1).toLocaleString('en-US')}`),
+        'cursor at the last token',
+      );
       await w.screenshot('shard-editor-end');
     });
 
@@ -237,9 +274,17 @@ describe('e2e: shard editor', function () {
       await w.page.keyboard.press('Control+C');
       const ids = pyTokens(SAMPLE_DIR, line().start_token, 13);
       const text = await tok.libraryDecode(ids);
-      await until(async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === text, `clipboard = ${JSON.stringify(text)}`, 10_000);
+      await until(
+        async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === text,
+        `clipboard = ${JSON.stringify(text)}`,
+        10_000,
+      );
       await w.runCommand('Token Shards: Copy Token IDs of Selection');
-      await until(async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === `[${ids.join(', ')}]`, 'clipboard = ids', 10_000);
+      await until(
+        async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === `[${ids.join(', ')}]`,
+        'clipboard = ids',
+        10_000,
+      );
       await frame.locator('.viewport').focus();
       await w.page.keyboard.press('Escape');
     });
@@ -284,7 +329,11 @@ describe('e2e: shard editor', function () {
       await marker.locator('vscode-button').click();
       await w.activeTab(nextName).waitFor({ state: 'visible', timeout: 30_000 });
       const f2 = await w.activeWebviewFrame();
-      await until(async () => (await f2.locator('.foot-pos').innerText()).includes(`Token ${next.start_token.toLocaleString('en-US')} (shard offset 0)`), 'cursor at the next shard\'s first token');
+      await until(
+        async () =>
+          (await f2.locator('.foot-pos').innerText()).includes(`Token ${next.start_token.toLocaleString('en-US')} (shard offset 0)`),
+        "cursor at the next shard's first token",
+      );
       const start = f2.locator('.viewport .edge.start');
       await start.waitFor({ state: 'visible', timeout: 30_000 });
       assert.ok((await start.innerText()).includes(path.basename(line().shard)), await start.innerText());
@@ -307,11 +356,22 @@ describe('e2e: shard editor', function () {
         '<b>bold?</b> &amp; <a href="javascript:window.__pwned=3">link</a>',
       ];
       const ids: number[] = [];
-      for (const d of docs) ids.push(...await tok.encode(d), eos);
+      for (const d of docs) ids.push(...(await tok.encode(d)), eos);
       const buf = Buffer.from(new Uint32Array(ids).buffer);
       fs.writeFileSync(path.join(dir, 'shards', 'tokens_000000.u32'), buf);
-      fs.writeFileSync(path.join(dir, 'shard_manifest.jsonl'), JSON.stringify({ shard: 'shards/tokens_000000.u32', start_token: 0, num_tokens: ids.length, sha256: crypto.createHash('sha256').update(buf).digest('hex') }) + '\n');
-      fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ global_tokens_per_update: 8, sequence_length: 4, eos_token_id: eos }));
+      fs.writeFileSync(
+        path.join(dir, 'shard_manifest.jsonl'),
+        JSON.stringify({
+          shard: 'shards/tokens_000000.u32',
+          start_token: 0,
+          num_tokens: ids.length,
+          sha256: crypto.createHash('sha256').update(buf).digest('hex'),
+        }) + '\n',
+      );
+      fs.writeFileSync(
+        path.join(dir, 'manifest.json'),
+        JSON.stringify({ global_tokens_per_update: 8, sequence_length: 4, eos_token_id: eos }),
+      );
       wb = await launchWorkbench({ folder: dir, viewport: { width: 1400, height: 900 } });
     });
 
@@ -331,11 +391,20 @@ describe('e2e: shard editor', function () {
       let from = 0;
       for (let i = 0; i < ids.length; i++) {
         if (ids[i] !== eos) continue;
-        const text = drawn.filter(([o]) => o >= from && o < i).map(([, t]) => t).join('');
+        const text = drawn
+          .filter(([o]) => o >= from && o < i)
+          .map(([, t]) => t)
+          .join('');
         assert.strictEqual(text, await tok.libraryDecode(ids.slice(from, i)), `document ending at ${i}`);
         from = i + 1;
       }
-      assert.ok(drawn.map(([, t]) => t).join('').includes('<script>'), 'the markup is shown as text');
+      assert.ok(
+        drawn
+          .map(([, t]) => t)
+          .join('')
+          .includes('<script>'),
+        'the markup is shown as text',
+      );
       // Nothing ran and no element was made from the text.
       const body = frame.locator('body');
       assert.strictEqual(await body.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);

@@ -27,9 +27,23 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const EDGE_DIR = path.join(REPO_ROOT, 'edge-docs');
 const fmt = (n: number) => n.toLocaleString('en-US');
 
-interface EdgeLine { start: number; text?: string; chars: number[] }
-interface EdgeDoc { name: string; start: number; end: number; lines: EdgeLine[] }
-interface EdgeInfo { storedTokens: number; contentStarts: { first: number; deep: number }; deepShard: string; documents: EdgeDoc[] }
+interface EdgeLine {
+  start: number;
+  text?: string;
+  chars: number[];
+}
+interface EdgeDoc {
+  name: string;
+  start: number;
+  end: number;
+  lines: EdgeLine[];
+}
+interface EdgeInfo {
+  storedTokens: number;
+  contentStarts: { first: number; deep: number };
+  deepShard: string;
+  documents: EdgeDoc[];
+}
 
 async function until<T>(f: () => Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + ms;
@@ -72,12 +86,20 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
     await w.runCommand('Token Shards: Go to Token Offset…');
     const input = w.page.locator('.quick-input-widget .quick-input-box input');
     await input.fill(String(global));
-    await w.page.locator('.quick-input-widget .quick-input-message').filter({ hasText: fmt(global) }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    await w.page
+      .locator('.quick-input-widget .quick-input-message')
+      .filter({ hasText: fmt(global) })
+      .first()
+      .waitFor({ state: 'visible', timeout: 15_000 });
     await input.press('Enter');
-    const f = await until(async () => {
-      const fr = await w.activeWebviewFrame();
-      return (await fr.locator('.foot-pos').innerText()).includes(`Token ${fmt(global)} `) ? fr : undefined;
-    }, `cursor at ${fmt(global)}`, 60_000);
+    const f = await until(
+      async () => {
+        const fr = await w.activeWebviewFrame();
+        return (await fr.locator('.foot-pos').innerText()).includes(`Token ${fmt(global)} `) ? fr : undefined;
+      },
+      `cursor at ${fmt(global)}`,
+      60_000,
+    );
     frame = f;
     return f;
   }
@@ -89,15 +111,26 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
   }
 
   /** Invisible-character marks rendered inside local tokens [start, end), paging down until `end` is drawn. */
-  async function collectMarks(start: number, end: number): Promise<Map<string, { mark: string; title: string; ch: string; width: number }>> {
+  async function collectMarks(
+    start: number,
+    end: number,
+  ): Promise<Map<string, { mark: string; title: string; ch: string; width: number }>> {
     const w = wb!;
     const got = new Map<string, { mark: string; title: string; ch: string; width: number }>();
     for (let i = 0; i < 60; i++) {
-      const marks = await frame.locator('.viewport .tok .inv').evaluateAll((els) => els.map((e) => {
-        const el = e as HTMLElement;
-        const o = Number((el.closest('.tok') as HTMLElement).dataset.o);
-        return { o, mark: el.dataset.mark ?? '', title: el.title, ch: el.querySelector('.inv-ch')?.textContent ?? '', width: el.getBoundingClientRect().width };
-      }));
+      const marks = await frame.locator('.viewport .tok .inv').evaluateAll((els) =>
+        els.map((e) => {
+          const el = e as HTMLElement;
+          const o = Number((el.closest('.tok') as HTMLElement).dataset.o);
+          return {
+            o,
+            mark: el.dataset.mark ?? '',
+            title: el.title,
+            ch: el.querySelector('.inv-ch')?.textContent ?? '',
+            width: el.getBoundingClientRect().width,
+          };
+        }),
+      );
       for (const m of marks) if (m.o >= start && m.o < end) got.set(`${m.o}:${m.title}`, m);
       if (await frame.locator(`.viewport .tok[data-o="${end - 1}"]`).count()) break;
       await frame.locator('.viewport').focus();
@@ -149,14 +182,22 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
     await w.page.keyboard.press('Home');
     await sleep(500);
     await w.page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(w.page.url()).origin });
-    const a = d.lines[0].start, b = d.lines[3].start - 1;
+    const a = d.lines[0].start,
+      b = d.lines[3].start - 1;
     await frame.locator(`.viewport .tok.tx[data-o="${a}"]`).click();
-    await frame.locator(`.viewport .tok[data-o="${b}"]`).first().click({ modifiers: ['Shift'] });
+    await frame
+      .locator(`.viewport .tok[data-o="${b}"]`)
+      .first()
+      .click({ modifiers: ['Shift'] });
     await w.page.keyboard.press('Control+C');
     const ids = pyTokens(EDGE_DIR, info.contentStarts.first + a, b + 1 - a);
     const text = await tok.libraryDecode(ids);
     assert.ok(text.includes('\u200b') && text.includes('\u200c') && text.includes('\u200d'));
-    await until(async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === text, `clipboard = ${JSON.stringify(text)}`, 10_000);
+    await until(
+      async () => (await w.page.evaluate(() => navigator.clipboard.readText())) === text,
+      `clipboard = ${JSON.stringify(text)}`,
+      10_000,
+    );
     await frame.locator('.viewport').focus();
     await w.page.keyboard.press('Escape');
   });
@@ -166,47 +207,84 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
     const line = d.lines[1];
     const end = d.lines[2].start;
     await goTo(info.contentStarts.first + line.start);
-    const positions = async (sel: string) => frame.locator(sel).evaluateAll((els, [s, e]) => els
-      .map((el) => ({ o: Number((el as HTMLElement).dataset.o), r: el.getBoundingClientRect() }))
-      .filter((x) => x.o >= s && x.o < e).sort((x, y) => x.o - y.o).map((x) => ({ o: x.o, x: x.r.left, y: x.r.top })), [line.start, end]);
+    const positions = async (sel: string) =>
+      frame.locator(sel).evaluateAll(
+        (els, [s, e]) =>
+          els
+            .map((el) => ({ o: Number((el as HTMLElement).dataset.o), r: el.getBoundingClientRect() }))
+            .filter((x) => x.o >= s && x.o < e)
+            .sort((x, y) => x.o - y.o)
+            .map((x) => ({ o: x.o, x: x.r.left, y: x.r.top })),
+        [line.start, end],
+      );
     await clickView('tokens');
-    const chips = await until(async () => { const p = await positions('.viewport .tok.chip'); return p.length >= end - line.start - 1 ? p : undefined; }, 'chips of the Arabic line');
+    const chips = await until(async () => {
+      const p = await positions('.viewport .tok.chip');
+      return p.length >= end - line.start - 1 ? p : undefined;
+    }, 'chips of the Arabic line');
     let pairs = 0;
     for (let i = 1; i < chips.length; i++) {
       if (Math.abs(chips[i].y - chips[i - 1].y) > 2) continue; // wrapped onto the next row
-      assert.ok(chips[i].x > chips[i - 1].x, `chip ${chips[i].o} (x ${chips[i].x}) is right of chip ${chips[i - 1].o} (x ${chips[i - 1].x})`);
+      assert.ok(
+        chips[i].x > chips[i - 1].x,
+        `chip ${chips[i].o} (x ${chips[i].x}) is right of chip ${chips[i - 1].o} (x ${chips[i - 1].x})`,
+      );
       pairs++;
     }
     assert.ok(pairs >= 10, `compared ${pairs} chip pairs`);
     await wb!.screenshot('shard-editor-rtl-tokens');
     await clickView('documents');
-    const text = await until(async () => { const p = await positions('.viewport .tok.tx'); return p.length >= 10 ? p : undefined; }, 'Arabic text tokens');
+    const text = await until(async () => {
+      const p = await positions('.viewport .tok.tx');
+      return p.length >= 10 ? p : undefined;
+    }, 'Arabic text tokens');
     const firstRow = text.filter((t) => Math.abs(t.y - text[0].y) <= 2);
-    assert.ok(firstRow.length >= 3 && firstRow[0].x > firstRow[firstRow.length - 1].x, 'the Arabic line runs right to left in the Documents view');
+    assert.ok(
+      firstRow.length >= 3 && firstRow[0].x > firstRow[firstRow.length - 1].x,
+      'the Arabic line runs right to left in the Documents view',
+    );
     await wb!.screenshot('shard-editor-rtl-documents');
   });
 
   /** The cursor token's top relative to the viewport, once it is drawn. */
   async function cursorY(): Promise<number> {
-    return until(async () => frame.locator('.viewport').evaluate((vp) => {
-      const c = vp.querySelector('.tok.cur');
-      if (!c) return undefined;
-      const r = c.getBoundingClientRect(), v = vp.getBoundingClientRect();
-      return r.bottom > v.top && r.top < v.bottom ? r.top - v.top + 1 : undefined; // +1: never 0 (falsy)
-    }), 'the cursor token in view');
+    return until(
+      async () =>
+        frame.locator('.viewport').evaluate((vp) => {
+          const c = vp.querySelector('.tok.cur');
+          if (!c) return undefined;
+          const r = c.getBoundingClientRect(),
+            v = vp.getBoundingClientRect();
+          return r.bottom > v.top && r.top < v.bottom ? r.top - v.top + 1 : undefined; // +1: never 0 (falsy)
+        }),
+      'the cursor token in view',
+    );
   }
 
   /** The status bar item's text, and the cursor line's. */
   async function statusAndCursorLine(): Promise<{ status: string; line: string }> {
-    const status = (await wb!.page.locator('.statusbar-item').filter({ hasText: /Token [0-9,]+/ }).first().innerText()).trim();
+    const status = (
+      await wb!.page
+        .locator('.statusbar-item')
+        .filter({ hasText: /Token [0-9,]+/ })
+        .first()
+        .innerText()
+    ).trim();
     return { status, line: (await frame.locator('.foot-pos').innerText()).trim() };
   }
 
-  for (const depth of ['inside the 520,000-token line', 'deep in the dataset (shard 2,096), in text', 'deep in the dataset, 20M tokens into a run without EOS'] as const) {
+  for (const depth of [
+    'inside the 520,000-token line',
+    'deep in the dataset (shard 2,096), in text',
+    'deep in the dataset, 20M tokens into a run without EOS',
+  ] as const) {
     it(`switching views keeps the cursor token at the same height: ${depth}; status bar and cursor line agree`, async () => {
       const long = doc('long-line');
-      const target = depth.startsWith('inside') ? info.contentStarts.first + long.start + 300_000
-        : depth.includes('text') ? info.contentStarts.deep + long.start + 10_000 : info.contentStarts.deep + 20_000_000;
+      const target = depth.startsWith('inside')
+        ? info.contentStarts.first + long.start + 300_000
+        : depth.includes('text')
+          ? info.contentStarts.deep + long.start + 10_000
+          : info.contentStarts.deep + 20_000_000;
       // Record every text the status bar item shows while navigating.
       await wb!.page.evaluate(() => {
         const w = window as unknown as { __tsiStatus: string[]; __tsiObs?: MutationObserver };
@@ -221,7 +299,12 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
         });
         w.__tsiObs.observe(bar, { subtree: true, childList: true, characterData: true, attributes: true });
       });
-      const before = await wb!.page.locator('.statusbar-item').filter({ hasText: /Token [0-9,]+/ }).first().innerText().catch(() => '');
+      const before = await wb!.page
+        .locator('.statusbar-item')
+        .filter({ hasText: /Token [0-9,]+/ })
+        .first()
+        .innerText()
+        .catch(() => '');
       await goTo(target);
       await clickView('documents');
       const y0 = await cursorY();
@@ -229,9 +312,14 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
         await clickView(v);
         const y = await cursorY();
         assert.ok(Math.abs(y - y0) <= 30, `${depth}: after switching to ${v} the cursor is at ${y}px, was ${y0}px`);
-        assert.ok((await frame.locator('.foot-pos').innerText()).includes(`Token ${fmt(target)} `), `${depth}: cursor line still at ${fmt(target)}`);
+        assert.ok(
+          (await frame.locator('.foot-pos').innerText()).includes(`Token ${fmt(target)} `),
+          `${depth}: cursor line still at ${fmt(target)}`,
+        );
       }
-      await wb!.screenshot(`shard-editor-switch-${depth.startsWith('inside') ? 'long-line' : depth.includes('text') ? 'deep-text' : 'deep-run'}`);
+      await wb!.screenshot(
+        `shard-editor-switch-${depth.startsWith('inside') ? 'long-line' : depth.includes('text') ? 'deep-text' : 'deep-run'}`,
+      );
       // The status bar says what the cursor line says: token, update/seq/pos and document.
       const { status, line } = await until(async () => {
         const s = await statusAndCursorLine();
@@ -244,14 +332,22 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
       assert.strictEqual(docInStatus, docInLine, `status "${status}" vs cursor line "${line}"`);
       const seen = await wb!.page.evaluate(() => (window as unknown as { __tsiStatus: string[] }).__tsiStatus);
       for (const t of seen) {
-        assert.ok(t === before.trim() || t.includes(`Token ${fmt(target)}`), `the status bar showed an intermediate state: "${t}" (all: ${JSON.stringify(seen)})`);
+        assert.ok(
+          t === before.trim() || t.includes(`Token ${fmt(target)}`),
+          `the status bar showed an intermediate state: "${t}" (all: ${JSON.stringify(seen)})`,
+        );
       }
       // Never the position without its document first (the document number must not flash in later).
-      if (/ doc /.test(status)) for (const t of seen.filter((x) => x.includes(`Token ${fmt(target)}`))) assert.ok(/ doc /.test(t), `status went through "${t}" before "${status}"`);
+      if (/ doc /.test(status))
+        for (const t of seen.filter((x) => x.includes(`Token ${fmt(target)}`)))
+          assert.ok(/ doc /.test(t), `status went through "${t}" before "${status}"`);
     });
   }
 
-  for (const size of [{ width: 1280, height: 800 }, { width: 1600, height: 1000 }]) {
+  for (const size of [
+    { width: 1280, height: 800 },
+    { width: 1600, height: 1000 },
+  ]) {
     it(`nothing essential is cut at ${size.width}×${size.height}: cursor line, footer, separators, end-of-shard bar, manifest table`, async () => {
       const w = wb!;
       await w.page.setViewportSize(size);
@@ -263,9 +359,14 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
       await frame.locator('vscode-toolbar-button[icon="symbol-color"]').click();
       await until(async () => (await frame.locator('.foot-hl').innerText()).startsWith('Highlighted:'), 'highlight');
       await sleep(500);
-      const cut = (sel: string) => frame.locator(sel).evaluateAll((els) => els
-        .filter((e) => (e as HTMLElement).offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
-        .map((e) => `${e.className}: "${(e.textContent ?? '').slice(0, 80)}" ${e.scrollWidth}>${e.clientWidth}`));
+      const cut = (sel: string) =>
+        frame
+          .locator(sel)
+          .evaluateAll((els) =>
+            els
+              .filter((e) => (e as HTMLElement).offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+              .map((e) => `${e.className}: "${(e.textContent ?? '').slice(0, 80)}" ${e.scrollWidth}>${e.clientWidth}`),
+          );
       assert.deepStrictEqual(await cut('.footer > span, .blk.sep .next, .blk.sep'), [], 'footer and separators');
       await w.screenshot(`shard-editor-layout-${size.width}`);
       await frame.locator('vscode-toolbar-button[icon="symbol-color"]').click();
@@ -277,7 +378,8 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
       await edge.waitFor({ state: 'visible', timeout: 30_000 });
       await sleep(500);
       const inside = await frame.locator('.viewport').evaluate((vp) => {
-        const e = vp.querySelector('.edge.end')!.getBoundingClientRect(), v = vp.getBoundingClientRect();
+        const e = vp.querySelector('.edge.end')!.getBoundingClientRect(),
+          v = vp.getBoundingClientRect();
         return e.top >= v.top - 1 && e.bottom <= v.bottom + 1 && e.right <= v.right + 1;
       });
       assert.ok(inside, 'the end-of-shard bar is wholly visible');
@@ -288,22 +390,38 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
       const mf = await w.waitForWebview('.mf-grid', 60_000);
       await mf.locator('.mf-spacer > .mf-row').first().waitFor({ state: 'visible', timeout: 30_000 });
       await sleep(500);
-      const cells = await mf.locator('.mf-spacer > .mf-row:not([hidden]) .mf-cell:not(.mf-file), .mf-colheads .mf-cell').evaluateAll((els) => els
-        .filter((e) => (e as HTMLElement).offsetParent !== null && getComputedStyle(e).display !== 'none' && e.scrollWidth > e.clientWidth + 1)
-        .map((e) => `"${e.textContent}" ${e.scrollWidth}>${e.clientWidth}`));
+      const cells = await mf
+        .locator('.mf-spacer > .mf-row:not([hidden]) .mf-cell:not(.mf-file), .mf-colheads .mf-cell')
+        .evaluateAll((els) =>
+          els
+            .filter(
+              (e) =>
+                (e as HTMLElement).offsetParent !== null && getComputedStyle(e).display !== 'none' && e.scrollWidth > e.clientWidth + 1,
+            )
+            .map((e) => `"${e.textContent}" ${e.scrollWidth}>${e.clientWidth}`),
+        );
       assert.deepStrictEqual(cells, [], 'manifest cells');
-      const digits = await mf.locator('.mf-spacer > .mf-row:not([hidden]) .mf-cell.mf-file').evaluateAll((els) => els.map((cell) => {
-        const text = cell.querySelector('.mf-path')!.firstChild as Text;
-        const r = document.createRange();
-        r.setStart(text, text.length - 10); r.setEnd(text, text.length);
-        const a = r.getBoundingClientRect(), c = cell.getBoundingClientRect();
-        return a.left >= c.left - 1 && a.right <= c.right + 1 ? '' : `${text.data} (digits at ${a.left}–${a.right}, cell ${c.left}–${c.right})`;
-      }));
+      const digits = await mf.locator('.mf-spacer > .mf-row:not([hidden]) .mf-cell.mf-file').evaluateAll((els) =>
+        els.map((cell) => {
+          const text = cell.querySelector('.mf-path')!.firstChild as Text;
+          const r = document.createRange();
+          r.setStart(text, text.length - 10);
+          r.setEnd(text, text.length);
+          const a = r.getBoundingClientRect(),
+            c = cell.getBoundingClientRect();
+          return a.left >= c.left - 1 && a.right <= c.right + 1
+            ? ''
+            : `${text.data} (digits at ${a.left}–${a.right}, cell ${c.left}–${c.right})`;
+        }),
+      );
       assert.deepStrictEqual(digits.filter(Boolean), [], 'the last 10 characters of every file name are visible');
-      const lastCol = await mf.locator('.mf-colheads .mf-cell').last().evaluate((e) => {
-        const r = e.getBoundingClientRect();
-        return r.right <= document.documentElement.clientWidth + 1;
-      });
+      const lastCol = await mf
+        .locator('.mf-colheads .mf-cell')
+        .last()
+        .evaluate((e) => {
+          const r = e.getBoundingClientRect();
+          return r.right <= document.documentElement.clientWidth + 1;
+        });
       assert.ok(lastCol, 'the last column is inside the window');
       await w.screenshot(`manifest-table-${size.width}`);
     });

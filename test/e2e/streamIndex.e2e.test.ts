@@ -22,7 +22,9 @@ describe('e2e: stream index', function () {
 
   before(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-e2e-index-'));
-    execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-index-fixtures.mjs'), '--sample', SAMPLE_DIR, '--out', tmp], { stdio: 'ignore' });
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'make-index-fixtures.mjs'), '--sample', SAMPLE_DIR, '--out', tmp], {
+      stdio: 'ignore',
+    });
     root = path.join(tmp, 'anomalies');
     planted = JSON.parse(fs.readFileSync(path.join(root, 'fixture.json'), 'utf8')).planted.special;
     wb = await launchWorkbench({ folder: root });
@@ -42,10 +44,18 @@ describe('e2e: stream index', function () {
     await w.waitForActivation(60_000);
     const offsetText = planted.offset.toLocaleString('en-US');
     await w.runCommand('Token Shards: Index Stream');
-    await w.page.locator('.notifications-toasts').filter({ hasText: /Stream indexed: .* documents/ }).first().waitFor({ state: 'visible', timeout: 120_000 });
+    await w.page
+      .locator('.notifications-toasts')
+      .filter({ hasText: /Stream indexed: .* documents/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 120_000 });
     // Problems: on the shard's manifest line, naming the offset.
     await w.page.keyboard.press('Control+Shift+M');
-    await w.page.locator('.markers-panel').filter({ hasText: `special token id ${planted.id} inside documents` }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await w.page
+      .locator('.markers-panel')
+      .filter({ hasText: `special token id ${planted.id} inside documents` })
+      .first()
+      .waitFor({ state: 'visible', timeout: 30_000 });
     const problems = await w.page.locator('.markers-panel').first().innerText();
     assert.ok(problems.includes(offsetText), `the Problem names global offset ${offsetText}: ${problems.slice(0, 400)}`);
     // The shard editor of shards/tokens_000002.u32: a banner with a button to the place.
@@ -53,15 +63,31 @@ describe('e2e: stream index', function () {
     const frame = await w.waitForWebview('[data-banner="index-special-in-document"]', 60_000);
     const banner = frame.locator('[data-banner="index-special-in-document"]');
     assert.ok((await banner.innerText()).includes(offsetText));
-    await banner.locator('vscode-button').filter({ hasText: `Go to ${offsetText}` }).click();
+    await banner
+      .locator('vscode-button')
+      .filter({ hasText: `Go to ${offsetText}` })
+      .click();
     // numpy's document number at that offset.
-    const py = JSON.parse(execFileSync('python3', [path.join(REPO_ROOT, 'scripts', 'index_reference.py'), root, '--offsets', String(planted.offset)], { encoding: 'utf8' }));
+    const py = JSON.parse(
+      execFileSync('python3', [path.join(REPO_ROOT, 'scripts', 'index_reference.py'), root, '--offsets', String(planted.offset)], {
+        encoding: 'utf8',
+      }),
+    );
     const doc = (py.locate[0].document as number).toLocaleString('en-US');
     const footer = frame.locator('.footer');
     await footer.filter({ hasText: `Token ${offsetText} ` }).waitFor({ state: 'visible', timeout: 30_000 });
     await footer.filter({ hasText: `doc ${doc}` }).waitFor({ state: 'visible', timeout: 30_000 });
-    await w.page.locator('.statusbar-item').filter({ hasText: `Token ${offsetText} ` }).filter({ hasText: `doc ${doc}` }).first().waitFor({ state: 'visible', timeout: 30_000 });
-    const bar = await w.page.locator('.statusbar-item').filter({ hasText: `Token ${offsetText} ` }).first().innerText();
+    await w.page
+      .locator('.statusbar-item')
+      .filter({ hasText: `Token ${offsetText} ` })
+      .filter({ hasText: `doc ${doc}` })
+      .first()
+      .waitFor({ state: 'visible', timeout: 30_000 });
+    const bar = await w.page
+      .locator('.statusbar-item')
+      .filter({ hasText: `Token ${offsetText} ` })
+      .first()
+      .innerText();
     const cursorLine = await footer.innerText();
     const docOf = (s: string) => /\bdoc ([\d,]+)/.exec(s)?.[1];
     assert.strictEqual(docOf(bar), docOf(cursorLine), `status bar "${bar}" vs cursor line "${cursorLine}"`);

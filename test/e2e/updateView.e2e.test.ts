@@ -14,20 +14,29 @@ import { loadTokenizer } from '../../src/core/tokenizer';
 import { pyTokens, pyUpdates } from '../unit/pyref';
 import { launchWorkbench, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
 
-interface ManifestLine { shard: string; start_token: number; num_tokens: number }
+interface ManifestLine {
+  shard: string;
+  start_token: number;
+  num_tokens: number;
+}
 
 describe('e2e: Go to Update → update view', function () {
   this.timeout(300_000);
   let wb: Workbench | undefined;
-  let G = 131072, L = 1024;
+  let G = 131072,
+    L = 1024;
   let k = 0;
 
   before(async () => {
     const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
     G = m.global_tokens_per_update ?? G;
     L = m.sequence_length ?? L;
-    const shards = fs.readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+    const shards = fs
+      .readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as ManifestLine)
+      .sort((a, b) => a.start_token - b.start_token);
     // The first update whose inputs cross a shard edge.
     k = Math.floor(shards[1].start_token / G);
     assert.ok(G * k < shards[1].start_token && shards[1].start_token < G * (k + 1));
@@ -72,7 +81,9 @@ describe('e2e: Go to Update → update view', function () {
     await w.runCommand('View: Close Primary Side Bar');
     await w.page.waitForTimeout(800); // let fonts and the first screen settle for the picture
     await w.screenshot('update-view');
-    await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(await w.screenshot('update-view')), 'update-view-editor.png') });
+    await w.page
+      .locator('.part.editor')
+      .screenshot({ path: path.join(path.dirname(await w.screenshot('update-view')), 'update-view-editor.png') });
     const edgeRow = frame.locator('.rows > .row.has-shard-change');
     await edgeRow.evaluate((el) => el.scrollIntoView({ block: 'start' }));
     assert.ok(await edgeRow.locator('.mark.shard').first().isVisible(), 'the shard change mark is visible in compact mode');
@@ -91,11 +102,15 @@ describe('e2e: Go to Update → update view', function () {
       const r = document.createRange();
       r.setStart(text, 40);
       r.setEnd(text, 41);
-      const c = r.getBoundingClientRect(), b = el.getBoundingClientRect();
+      const c = r.getBoundingClientRect(),
+        b = el.getBoundingClientRect();
       return { x: c.left - b.left + c.width / 2, y: c.top - b.top + c.height / 2 };
     });
     await seg.click({ position: at });
-    await w.page.locator('.tabs-container .tab[data-resource-name="tokens_000000.u32"]').first().waitFor({ state: 'visible', timeout: 60_000 });
+    await w.page
+      .locator('.tabs-container .tab[data-resource-name="tokens_000000.u32"]')
+      .first()
+      .waitFor({ state: 'visible', timeout: 60_000 });
     // The token under character 40 of row 2 (its first segment starts at column 0), by the library's decode.
     const x2 = pyUpdates(SAMPLE_DIR, [k], G, L).get(k)!.x[2];
     const tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
@@ -106,34 +121,63 @@ describe('e2e: Go to Update → update view', function () {
     await w.page.waitForTimeout(1_000);
     await w.screenshot('update-view-click-reveal');
     // The update view is still open in its own group.
-    assert.ok(await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).count() >= 1);
+    assert.ok(
+      (await w.page
+        .locator('.tabs-container .tab')
+        .filter({ hasText: /^Update / })
+        .count()) >= 1,
+    );
   });
 
-  it('is keyboard reachable: a row, ↓, Enter opens that sequence\'s start in the shard editor', async () => {
+  it("is keyboard reachable: a row, ↓, Enter opens that sequence's start in the shard editor", async () => {
     const w = wb!;
-    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    await w.page
+      .locator('.tabs-container .tab')
+      .filter({ hasText: /^Update / })
+      .first()
+      .click();
     const frame = await w.activeWebviewFrame();
     await frame.locator('.rows > .row[data-row="5"] .gutter').click();
     await w.page.keyboard.press('ArrowDown');
     assert.strictEqual(await frame.locator('.rows > .row:focus').getAttribute('data-row'), '6');
     await w.page.keyboard.press('Enter');
-    await w.page.locator('.statusbar-item').filter({ hasText: `update ${k} · seq 6 · pos 0` }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await w.page
+      .locator('.statusbar-item')
+      .filter({ hasText: `update ${k} · seq 6 · pos 0` })
+      .first()
+      .waitFor({ state: 'visible', timeout: 60_000 });
   });
 
   it('Next and Previous step through updates in the same view', async () => {
     const w = wb!;
-    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    await w.page
+      .locator('.tabs-container .tab')
+      .filter({ hasText: /^Update / })
+      .first()
+      .click();
     const frame = await w.activeWebviewFrame();
     await frame.locator('vscode-button').filter({ hasText: 'Next' }).click();
-    await frame.locator('h1').filter({ hasText: `Update ${k + 1} (0-based;` }).waitFor({ state: 'visible', timeout: 60_000 });
+    await frame
+      .locator('h1')
+      .filter({ hasText: `Update ${k + 1} (0-based;` })
+      .waitFor({ state: 'visible', timeout: 60_000 });
     await frame.locator('.rows > .row[data-row="127"]').waitFor({ state: 'attached', timeout: 60_000 });
     assert.strictEqual(await frame.locator('.rows > .row').count(), G / L);
     const ref = pyUpdates(SAMPLE_DIR, [k + 1], G, L).get(k + 1)!;
     const tok = await loadTokenizer(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'));
     assert.strictEqual(await frame.locator('.rows > .row[data-row="127"] .text').textContent(), await tok.libraryDecode(ref.x[127]));
     await frame.locator('vscode-button').filter({ hasText: 'Previous' }).click();
-    await frame.locator('h1').filter({ hasText: `Update ${k} (0-based;` }).waitFor({ state: 'visible', timeout: 60_000 });
-    assert.strictEqual(await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).count(), 1);
+    await frame
+      .locator('h1')
+      .filter({ hasText: `Update ${k} (0-based;` })
+      .waitFor({ state: 'visible', timeout: 60_000 });
+    assert.strictEqual(
+      await w.page
+        .locator('.tabs-container .tab')
+        .filter({ hasText: /^Update / })
+        .count(),
+      1,
+    );
   });
 
   it('full rows by default: every EOS inside a row is visible; compact rows elide text but keep every EOS', async () => {
@@ -143,8 +187,14 @@ describe('e2e: Go to Update → update view', function () {
     const ref = pyUpdates(SAMPLE_DIR, [k], G, L).get(k)!;
     const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
     const eos = m.eos_token_id ?? 100257;
-    const visibleEos = () => frame.locator('.rows > .row').evaluateAll((rows) => rows.map((r) =>
-      [...r.querySelectorAll<HTMLElement>('.eos')].filter((e) => e.checkVisibility() && e.getClientRects().length > 0).length));
+    const visibleEos = () =>
+      frame
+        .locator('.rows > .row')
+        .evaluateAll((rows) =>
+          rows.map(
+            (r) => [...r.querySelectorAll<HTMLElement>('.eos')].filter((e) => e.checkVisibility() && e.getClientRects().length > 0).length,
+          ),
+        );
     const expected = ref.x.map((row) => row.filter((t) => t === eos).length);
     assert.deepStrictEqual(await visibleEos(), expected);
     await frame.locator('vscode-checkbox').filter({ hasText: 'Compact rows' }).click();
@@ -157,7 +207,7 @@ describe('e2e: Go to Update → update view', function () {
     await frame.locator('.rows.compact').waitFor({ state: 'detached' });
   });
 
-  it('next-token chips draw whitespace like the shard editor (· ↵ ⇥), from the reader\'s y', async () => {
+  it("next-token chips draw whitespace like the shard editor (· ↵ ⇥), from the reader's y", async () => {
     const w = wb!;
     const frame = await w.activeWebviewFrame();
     const ref = pyUpdates(SAMPLE_DIR, [k], G, L).get(k)!;
@@ -177,14 +227,21 @@ describe('e2e: Go to Update → update view', function () {
 
   it('Go to Update k after scrolling down lands at the top (row 0, header visible)', async () => {
     const w = wb!;
-    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    await w.page
+      .locator('.tabs-container .tab')
+      .filter({ hasText: /^Update / })
+      .first()
+      .click();
     let frame = await w.activeWebviewFrame();
     await frame.locator('.rows > .row[data-row="100"]').evaluate((el) => el.scrollIntoView({ block: 'start' }));
-    assert.ok(await frame.locator('body').evaluate(() => window.scrollY) > 1000);
+    assert.ok((await frame.locator('body').evaluate(() => window.scrollY)) > 1000);
     await w.runCommand('Token Shards: Go to Update…');
     const input = w.page.locator('.quick-input-widget .quick-input-box input');
     await input.fill('1');
-    await w.page.locator('.quick-input-widget .quick-input-message').filter({ hasText: 'update 1 (0-based)' }).waitFor({ state: 'visible', timeout: 15_000 });
+    await w.page
+      .locator('.quick-input-widget .quick-input-message')
+      .filter({ hasText: 'update 1 (0-based)' })
+      .waitFor({ state: 'visible', timeout: 15_000 });
     await input.press('Enter');
     frame = await w.activeWebviewFrame();
     await frame.locator('h1').filter({ hasText: 'Update 1 (0-based;' }).waitFor({ state: 'visible', timeout: 60_000 });
@@ -195,12 +252,18 @@ describe('e2e: Go to Update → update view', function () {
     assert.ok(await frame.locator('.rows > .row[data-row="0"]').isVisible());
     await w.runCommand('Notifications: Clear All Notifications');
     await w.page.waitForTimeout(500);
-    await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(await w.screenshot('update-view-k1-top')), 'update-view-k1-editor.png') });
+    await w.page
+      .locator('.part.editor')
+      .screenshot({ path: path.join(path.dirname(await w.screenshot('update-view-k1-top')), 'update-view-k1-editor.png') });
   });
 
   it('Go to Sequence opens pre-filled with the update shown (valid, no error) and takes "#N"', async () => {
     const w = wb!;
-    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    await w.page
+      .locator('.tabs-container .tab')
+      .filter({ hasText: /^Update / })
+      .first()
+      .click();
     const frame = await w.activeWebviewFrame();
     await frame.locator('h1').click(); // focus inside the view, as a person reading it
     await w.page.waitForTimeout(300);
@@ -220,15 +283,22 @@ describe('e2e: Go to Update → update view', function () {
     await input.press('Escape');
   });
 
-  it('Go to Document checks the range live (count from the reader\'s EOS tokens) and reveals the document', async () => {
+  it("Go to Document checks the range live (count from the reader's EOS tokens) and reveals the document", async () => {
     const w = wb!;
     const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
     const eos = m.eos_token_id ?? 100257;
-    const stored = fs.readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+    const stored = fs
+      .readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
       .reduce((n, l) => n + (JSON.parse(l) as ManifestLine).num_tokens, 0);
     const ids = pyTokens(SAMPLE_DIR, 0, stored);
     const count = ids.filter((t) => t === eos).length + (ids[ids.length - 1] === eos ? 0 : 1);
-    await w.page.locator('.tabs-container .tab').filter({ hasText: /^Update / }).first().click();
+    await w.page
+      .locator('.tabs-container .tab')
+      .filter({ hasText: /^Update / })
+      .first()
+      .click();
     await (await w.activeWebviewFrame()).locator('h1').click();
     await w.page.waitForTimeout(300);
     await w.runCommand('Token Shards: Go to Document…');
@@ -239,7 +309,9 @@ describe('e2e: Go to Update → update view', function () {
     await input.fill('');
     await input.pressSequentially(String(count), { delay: 40 });
     const c = count.toLocaleString('en-US');
-    await message.filter({ hasText: `Document ${c} is out of range: the stream has ${c} documents` }).waitFor({ state: 'visible', timeout: 30_000 });
+    await message
+      .filter({ hasText: `Document ${c} is out of range: the stream has ${c} documents` })
+      .waitFor({ state: 'visible', timeout: 30_000 });
     await w.screenshot('go-to-document-out-of-range');
     await input.fill(String(count - 1));
     await message.filter({ hasText: `of ${c} documents` }).waitFor({ state: 'visible', timeout: 15_000 });
@@ -247,8 +319,16 @@ describe('e2e: Go to Update → update view', function () {
     await message.filter({ hasText: `document 21 (0-based` }).waitFor({ state: 'visible', timeout: 15_000 });
     await input.press('Enter');
     let start = 0;
-    for (let i = 0, n = 0; i < ids.length; i++) if (ids[i] === eos && ++n === 21) { start = i + 1; break; }
-    await w.page.locator('.statusbar-item').filter({ hasText: `Token ${start.toLocaleString('en-US')} ` }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    for (let i = 0, n = 0; i < ids.length; i++)
+      if (ids[i] === eos && ++n === 21) {
+        start = i + 1;
+        break;
+      }
+    await w.page
+      .locator('.statusbar-item')
+      .filter({ hasText: `Token ${start.toLocaleString('en-US')} ` })
+      .first()
+      .waitFor({ state: 'visible', timeout: 60_000 });
     await w.page.waitForTimeout(800);
     await w.screenshot('go-to-document-reveal');
   });
@@ -274,15 +354,23 @@ describe('e2e: update view numbers documents on request when counting is not che
   it('the last update offers "Number documents"; clicking it numbers them as the reader\'s EOS count says', async () => {
     const w = wb!;
     const m = JSON.parse(fs.readFileSync(path.join(SAMPLE_DIR, 'manifest.json'), 'utf8')) as Record<string, number>;
-    const G = m.global_tokens_per_update ?? 131072, eos = m.eos_token_id ?? 100257;
-    const shards = fs.readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+    const G = m.global_tokens_per_update ?? 131072,
+      eos = m.eos_token_id ?? 100257;
+    const shards = fs
+      .readFileSync(path.join(SAMPLE_DIR, 'shard_manifest.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as ManifestLine)
+      .sort((a, b) => a.start_token - b.start_token);
     const stored = shards.reduce((s, e) => s + e.num_tokens, 0);
     const last = Math.floor((stored - 1) / G) - 1;
     await w.runCommand('Token Shards: Go to Update…');
     const input = w.page.locator('.quick-input-widget .quick-input-box input');
     await input.fill(String(last));
-    await w.page.locator('.quick-input-widget .quick-input-message').filter({ hasText: `update ${last} (0-based)` }).waitFor({ state: 'visible', timeout: 15_000 });
+    await w.page
+      .locator('.quick-input-widget .quick-input-message')
+      .filter({ hasText: `update ${last} (0-based)` })
+      .waitFor({ state: 'visible', timeout: 15_000 });
     await input.press('Enter');
     const frame = await w.waitForWebview('.rows > .row[data-row="0"] .text', 60_000);
     const button = frame.locator('.docs-line vscode-button');
@@ -294,7 +382,10 @@ describe('e2e: update view numbers documents on request when counting is not che
     await button.click();
     const ids = pyTokens(SAMPLE_DIR, 0, G * last);
     const first = ids.filter((t) => t === eos).length;
-    await frame.locator('.docs-line').filter({ hasText: `Documents ${first.toLocaleString('en-US')}..` }).waitFor({ state: 'visible', timeout: 120_000 });
+    await frame
+      .locator('.docs-line')
+      .filter({ hasText: `Documents ${first.toLocaleString('en-US')}..` })
+      .waitFor({ state: 'visible', timeout: 120_000 });
     assert.strictEqual(await frame.locator('.rows > .row[data-row="0"] .gutter .docs').innerText(), `doc ${first.toLocaleString('en-US')}`);
   });
 });

@@ -14,7 +14,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { REPO_ROOT, SAMPLE_DIR, Workbench, launchWorkbench, reportIfFailed } from './harness';
 
-interface Expected { spikeStep: number }
+interface Expected {
+  spikeStep: number;
+}
 
 describe('e2e: loss-spike workbench', function () {
   this.timeout(300_000);
@@ -28,8 +30,12 @@ describe('e2e: loss-spike workbench', function () {
     wb = await launchWorkbench();
     await wb.waitForActivation();
   });
-  afterEach(async function () { await reportIfFailed(this.currentTest, wb); });
-  after(async () => { await wb?.close(); });
+  afterEach(async function () {
+    await reportIfFailed(this.currentTest, wb);
+  });
+  after(async () => {
+    await wb?.close();
+  });
 
   it('Inspect Updates Around… renders one row per update with numpy-equal statistics; a row click opens the update', async () => {
     const w = wb!;
@@ -43,7 +49,9 @@ describe('e2e: loss-spike workbench', function () {
     const frame = await w.waitForWebview('body[data-done="true"] .wb-table tbody tr', 90_000);
     const rows = frame.locator('.wb-table tbody tr');
     assert.strictEqual(await rows.count(), 11);
-    const ref = JSON.parse(execFileSync('python3', [path.join(REPO_ROOT, 'scripts', 'reference_stats.py'), SAMPLE_DIR, '4', '14'], { encoding: 'utf8' })) as { update: number; eos: number }[];
+    const ref = JSON.parse(
+      execFileSync('python3', [path.join(REPO_ROOT, 'scripts', 'reference_stats.py'), SAMPLE_DIR, '4', '14'], { encoding: 'utf8' }),
+    ) as { update: number; eos: number }[];
     const headers = await frame.locator('.wb-table thead th').evaluateAll((ths) => ths.map((t) => t.getAttribute('data-key')));
     const eosCol = headers.indexOf('eos');
     for (const r of ref) {
@@ -66,7 +74,8 @@ describe('e2e: loss-spike workbench', function () {
     const input = box.locator('.quick-input-box input');
     await input.fill(path.join(fixtures, 'wandb.csv'));
     const ok = box.locator('.monaco-button').filter({ hasText: /^OK$/ });
-    if (await ok.count()) await ok.first().click(); else await input.press('Enter');
+    if (await ok.count()) await ok.first().click();
+    else await input.press('Enter');
     const frame = await w.waitForWebview('body[data-ready="true"] .wb-spikes li', 90_000);
     await frame.locator('.chart-plot canvas').first().waitFor({ state: 'visible', timeout: 30_000 });
     assert.match(await frame.locator('.wb-axis-note').innerText(), /logged step s = loss of update s − 1/);

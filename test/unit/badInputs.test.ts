@@ -19,7 +19,15 @@ import { loadTokenizer } from '../../src/core/tokenizer';
 import { terminalSafe } from '../../src/text/untrusted';
 import { repoRoot, sampleDir } from './fixtures';
 
-interface Case { name: string; dir: string; description: string; args: string[]; code: number; expect: string; core?: 'dataset' | 'tokenizer' }
+interface Case {
+  name: string;
+  dir: string;
+  description: string;
+  args: string[];
+  code: number;
+  expect: string;
+  core?: 'dataset' | 'tokenizer';
+}
 
 /** sha256 of every file under `dir` (symbolic links by their target text), by relative path. */
 export function hashTree(dir: string): Record<string, string> {
@@ -29,8 +37,10 @@ export function hashTree(dir: string): Record<string, string> {
       const p = path.join(d, e.name);
       const rel = path.relative(dir, p);
       if (e.isSymbolicLink()) out[rel] = `link:${fs.readlinkSync(p)}`;
-      else if (e.isDirectory()) { out[rel + '/'] = 'dir'; walk(p); }
-      else out[rel] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+      else if (e.isDirectory()) {
+        out[rel + '/'] = 'dir';
+        walk(p);
+      } else out[rel] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
     }
   };
   walk(dir);
@@ -39,8 +49,10 @@ export function hashTree(dir: string): Record<string, string> {
 
 /** Runs the CLI in-process; returns the exit code and what it wrote. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough(), stderr = new PassThrough();
-  let o = '', e = '';
+  const stdout = new PassThrough(),
+    stderr = new PassThrough();
+  let o = '',
+    e = '';
   stdout.on('data', (d) => (o += d));
   stderr.on('data', (d) => (e += d));
   const code = await main(args, { stdout, stderr });
@@ -60,7 +72,8 @@ describe('bad-input corpus (issue 10): exit code, a message naming file/line/off
     cases = (await m.makeBadInputs({ out: path.join(out, 'corpus'), sampleRoot: sample, quiet: true })).cases;
   });
   after(() => {
-    if (savedCache === undefined) delete process.env.XDG_CACHE_HOME; else process.env.XDG_CACHE_HOME = savedCache;
+    if (savedCache === undefined) delete process.env.XDG_CACHE_HOME;
+    else process.env.XDG_CACHE_HOME = savedCache;
     if (out) fs.rmSync(out, { recursive: true, force: true });
   });
 
@@ -100,7 +113,8 @@ describe('bad-input corpus (issue 10): exit code, a message naming file/line/off
           const shown = ds.problems.map((p) => terminalSafe(p.message)).join('\n');
           // The dtype diagnosis is the CLI's (sampling reads); everything else is in the core's problems.
           if (!re.test(shown)) failures.push(`${c.name}: no problem matches /${c.expect}/: ${shown.slice(0, 300)}`);
-          if (!ds.problems.every((p) => p.file && (p.line !== undefined || !/ line \d/.test(p.message)))) failures.push(`${c.name}: a problem names a line but has none`);
+          if (!ds.problems.every((p) => p.file && (p.line !== undefined || !/ line \d/.test(p.message))))
+            failures.push(`${c.name}: a problem names a line but has none`);
         } else {
           const tok = await loadTokenizer(path.join(root, 'tokenizer', 'tokenizer.json'));
           try {

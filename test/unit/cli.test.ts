@@ -10,7 +10,13 @@ import { pathToFileURL } from 'url';
 import { repoRoot, runCli, sampleDir } from './fixtures';
 import { pyTokens } from './pyref';
 
-interface Case { name: string; dir: string; valid: boolean; skipped?: boolean; expect: { problems: { code: string; line?: number }[] } }
+interface Case {
+  name: string;
+  dir: string;
+  valid: boolean;
+  skipped?: boolean;
+  expect: { problems: { code: string; line?: number }[] };
+}
 
 describe('CLI exit codes and messages', function () {
   this.timeout(0);
@@ -23,7 +29,9 @@ describe('CLI exit codes and messages', function () {
     await fx.makeBrokenFixtures({ out, sampleRoot: sample, quiet: true });
     cases = JSON.parse(fs.readFileSync(path.join(out, 'cases.json'), 'utf8')).cases;
   });
-  after(() => { if (out) fs.rmSync(out, { recursive: true, force: true }); });
+  after(() => {
+    if (out) fs.rmSync(out, { recursive: true, force: true });
+  });
 
   it('`info` exits 0 on valid roots and 1 on broken ones, naming the manifest line', () => {
     for (const c of cases) {
@@ -39,7 +47,11 @@ describe('CLI exit codes and messages', function () {
 
   it('a read past a truncated shard fails with exit 1 and names the file and byte offset', () => {
     const root = path.join(out, 'truncated-file');
-    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const e = lines.find((l) => l.shard.includes('000001'));
     const actualTokens = fs.statSync(path.join(root, e.shard)).size / 4;
     const r = runCli(['tokens', root, '--start', String(e.start_token + actualTokens), '--count', '2']);
@@ -49,7 +61,11 @@ describe('CLI exit codes and messages', function () {
 
   it('a lone .u32 (no manifest) works with local offsets and equals the reader at the same global offsets', () => {
     const root = sampleDir();
-    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const e = lines.sort((a, b) => a.start_token - b.start_token)[1];
     const file = path.join(root, e.shard);
     const info = runCli(['info', file, '--json']);
@@ -70,21 +86,39 @@ describe('CLI exit codes and messages', function () {
 
   it('a read reaching into a manifest gap fails with exit 1 naming the hole (no tokens from the next shard)', () => {
     const root = path.join(out, 'gap');
-    const es = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const es = fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
       .sort((a, b) => a.start_token - b.start_token);
     const holeStart = es[1].start_token + es[1].num_tokens;
     const r = runCli(['tokens', root, '--start', String(holeStart - 2), '--count', '4']);
     assert.strictEqual(r.code, 1, r.stdout);
     assert.strictEqual(r.stdout, '');
-    assert.match(r.stderr, new RegExp(`^error: token ${holeStart.toLocaleString('en-US')} is in no shard: .*\\[${holeStart.toLocaleString('en-US')}, ${es[2].start_token.toLocaleString('en-US')}\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^error: token ${holeStart.toLocaleString('en-US')} is in no shard: .*\\[${holeStart.toLocaleString('en-US')}, ${es[2].start_token.toLocaleString('en-US')}\\)`,
+      ),
+    );
   });
 
   it('`update` on a stream without one complete update says so (exit 2), and `info` does not print "0..0"', () => {
     const root = path.join(out, 'valid');
-    const stored = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').reduce((n, l) => n + JSON.parse(l).num_tokens, 0);
+    const stored = fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .reduce((n, l) => n + JSON.parse(l).num_tokens, 0);
     const r = runCli(['update', root, '0']);
     assert.strictEqual(r.code, 2);
-    assert.match(r.stderr, new RegExp(`^error: the stream holds no complete update: it has ${stored.toLocaleString('en-US')} tokens and one update needs 131,073`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^error: the stream holds no complete update: it has ${stored.toLocaleString('en-US')} tokens and one update needs 131,073`,
+      ),
+    );
     const info = runCli(['info', root]);
     assert.strictEqual(info.code, 0, info.stderr);
     assert.match(info.stdout, /^updates +0 \(one update needs 131,073 tokens/m);
@@ -92,8 +126,13 @@ describe('CLI exit codes and messages', function () {
 
   it('`tokens` prints any count in pieces, byte for byte the JSON of the whole range, equal to the reader', () => {
     const root = sampleDir();
-    const stored = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').reduce((n, l) => n + JSON.parse(l).num_tokens, 0);
-    const start = 3, count = stored - 5; // several 1,048,576-token pieces, not aligned to them
+    const stored = fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .reduce((n, l) => n + JSON.parse(l).num_tokens, 0);
+    const start = 3,
+      count = stored - 5; // several 1,048,576-token pieces, not aligned to them
     const want = pyTokens(root, start, count);
     const json = runCli(['tokens', root, '--start', String(start), '--count', String(count), '--json']);
     assert.strictEqual(json.code, 0, json.stderr);
@@ -103,10 +142,21 @@ describe('CLI exit codes and messages', function () {
   });
 
   it('usage errors exit 2 with one line', () => {
-    for (const args of [[], ['frobnicate'], ['info'], ['tokens', sampleDir()], ['tokens', sampleDir(), '--start', 'abc', '--count', '1'],
-      ['update', sampleDir(), '1.5'], ['update', sampleDir(), '0', '--sequence', '128'], ['info', '/nonexistent/dataset'],
-      ['info', sampleDir(), '[--json]'], ['verify', sampleDir(), '[--jobs', '2]'], ['decode', sampleDir(), '791', '[--pieces]'],
-      ['decode', sampleDir(), ''], ['decode', sampleDir(), ' , ']]) {
+    for (const args of [
+      [],
+      ['frobnicate'],
+      ['info'],
+      ['tokens', sampleDir()],
+      ['tokens', sampleDir(), '--start', 'abc', '--count', '1'],
+      ['update', sampleDir(), '1.5'],
+      ['update', sampleDir(), '0', '--sequence', '128'],
+      ['info', '/nonexistent/dataset'],
+      ['info', sampleDir(), '[--json]'],
+      ['verify', sampleDir(), '[--jobs', '2]'],
+      ['decode', sampleDir(), '791', '[--pieces]'],
+      ['decode', sampleDir(), ''],
+      ['decode', sampleDir(), ' , '],
+    ]) {
       const r = runCli(args);
       assert.strictEqual(r.code, 2, `${args.join(' ')} → ${r.code}: ${r.stderr}`);
       if (args.length) assert.match(r.stderr, /^error: .+\n$/, `${args.join(' ')}: ${r.stderr}`);

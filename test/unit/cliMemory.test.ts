@@ -27,9 +27,12 @@ describe('CLI memory on the largest accepted update (issue 10 item 6)', function
     fs.ftruncateSync(fd, 4 * (MAX_TOKENS_PER_UPDATE + 1)); // sparse: no disk used
     fs.closeSync(fd);
     sampler = path.join(dir, 'peak.js');
-    fs.writeFileSync(sampler, `let peak = 0; const f = () => { peak = Math.max(peak, process.memoryUsage().rss); };
+    fs.writeFileSync(
+      sampler,
+      `let peak = 0; const f = () => { peak = Math.max(peak, process.memoryUsage().rss); };
 setInterval(f, 10).unref();
-process.on('exit', () => { f(); require('fs').writeSync(2, '\\nPEAK_RSS ' + peak + '\\n'); });\n`);
+process.on('exit', () => { f(); require('fs').writeSync(2, '\\nPEAK_RSS ' + peak + '\\n'); });\n`,
+    );
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -59,10 +62,25 @@ process.on('exit', () => { f(); require('fs').writeSync(2, '\\nPEAK_RSS ' + peak
   });
 
   it('G past 16,777,216 or L past 1,048,576 is refused (exit 2), naming the flag', () => {
-    const big = spawnSync(process.execPath, [cliPath(), 'update', shard, '0', '--tokens-per-update', String(2 * MAX_TOKENS_PER_UPDATE)], { encoding: 'utf8' });
+    const big = spawnSync(process.execPath, [cliPath(), 'update', shard, '0', '--tokens-per-update', String(2 * MAX_TOKENS_PER_UPDATE)], {
+      encoding: 'utf8',
+    });
     assert.strictEqual(big.status, 2);
     assert.match(big.stderr, /^error: --tokens-per-update: 33,554,432 is more than 16,777,216/);
-    const long = spawnSync(process.execPath, [cliPath(), 'update', shard, '0', '--tokens-per-update', String(MAX_TOKENS_PER_UPDATE), '--sequence-length', String(MAX_TOKENS_PER_UPDATE)], { encoding: 'utf8' });
+    const long = spawnSync(
+      process.execPath,
+      [
+        cliPath(),
+        'update',
+        shard,
+        '0',
+        '--tokens-per-update',
+        String(MAX_TOKENS_PER_UPDATE),
+        '--sequence-length',
+        String(MAX_TOKENS_PER_UPDATE),
+      ],
+      { encoding: 'utf8' },
+    );
     assert.strictEqual(long.status, 2);
     assert.match(long.stderr, /^error: --sequence-length: 16,777,216 is more than 1,048,576/);
   });

@@ -24,7 +24,8 @@ describe('decoding equals the tokenizer library', function () {
   after(() => ds?.stream.close());
 
   it('every document of the sample decodes identically', async () => {
-    let from = 0, docs = 0;
+    let from = 0,
+      docs = 0;
     for (let i = 0; i <= all.length; i++) {
       if (i === all.length || all[i] === ds.settings.eosTokenId) {
         const ids = all.subarray(from, Math.min(i + 1, all.length));
@@ -83,18 +84,21 @@ describe('decoding equals the tokenizer library', function () {
     assert.strictEqual(diagnoseIds(ids, tok.vocabSize), undefined);
     // uint16 data read as uint32: two ids packed per element.
     const packed = new Uint32Array(ids.length / 2);
-    for (let i = 0; i < packed.length; i++) packed[i] = (ids[2 * i] & 0xffff) | ((ids[2 * i + 1] & 0xffff) << 16) >>> 0;
+    for (let i = 0; i < packed.length; i++) packed[i] = (ids[2 * i] & 0xffff) | (((ids[2 * i + 1] & 0xffff) << 16) >>> 0);
     const small = Array.from(ids).filter((v) => v < 65536);
     const packedSmall = new Uint32Array(Math.floor(small.length / 2));
     for (let i = 0; i < packedSmall.length; i++) packedSmall[i] = (small[2 * i] | (small[2 * i + 1] << 16)) >>> 0;
     assert.strictEqual(diagnoseIds(packedSmall, tok.vocabSize)?.kind, 'uint16-as-uint32');
     // uint32 data read as uint16: every other value 0.
     const halves = new Uint32Array(ids.length * 2);
-    for (let i = 0; i < ids.length; i++) { halves[2 * i] = ids[i] & 0xffff; halves[2 * i + 1] = ids[i] >>> 16; }
+    for (let i = 0; i < ids.length; i++) {
+      halves[2 * i] = ids[i] & 0xffff;
+      halves[2 * i + 1] = ids[i] >>> 16;
+    }
     assert.strictEqual(diagnoseIds(halves, tok.vocabSize)?.kind, 'uint32-as-uint16');
   });
 
-  it('CLI decode prints the library\'s text and --pieces shows bytes', async () => {
+  it("CLI decode prints the library's text and --pieces shows bytes", async () => {
     const ids = Array.from(all.subarray(0, 50));
     const r = runCli(['decode', ds.root, ...ids.map(String)]);
     assert.strictEqual(r.code, 0, r.stderr);
@@ -142,14 +146,28 @@ describe('tokenizer.json that cannot be used', function () {
 
   it('an id past any vocabulary is refused before any table is built', async () => {
     const huge = CORRUPT_ID_FLOOR * 4096; // ~4e9: a uint32-range id
-    assert.match(await loadError('vocab-huge', withVocabId(huge)), new RegExp(`model\\.vocab\\[.*\\] has id ${huge}; expected an integer 0\\.\\.`));
+    assert.match(
+      await loadError('vocab-huge', withVocabId(huge)),
+      new RegExp(`model\\.vocab\\[.*\\] has id ${huge}; expected an integer 0\\.\\.`),
+    );
     const added = real.added_tokens.map((t: { id: number }, i: number) => (i === 0 ? { ...t, id: huge } : t));
-    assert.match(await loadError('added-huge', { ...real, added_tokens: added }), new RegExp(`added_tokens\\[0\\] \\(".+"\\) has id ${huge}`));
+    assert.match(
+      await loadError('added-huge', { ...real, added_tokens: added }),
+      new RegExp(`added_tokens\\[0\\] \\(".+"\\) has id ${huge}`),
+    );
   });
 
   it('negative, fractional and string ids, and added tokens without content, name the field', async () => {
-    for (const [name, id] of [['negative', -1], ['float', 1.5], ['string', '0']] as const) {
-      assert.match(await loadError(`vocab-${name}`, withVocabId(id)), new RegExp(`has id ${JSON.stringify(id).replace('.', '\\.')};`), name);
+    for (const [name, id] of [
+      ['negative', -1],
+      ['float', 1.5],
+      ['string', '0'],
+    ] as const) {
+      assert.match(
+        await loadError(`vocab-${name}`, withVocabId(id)),
+        new RegExp(`has id ${JSON.stringify(id).replace('.', '\\.')};`),
+        name,
+      );
     }
     assert.match(await loadError('added-no-content', { ...real, added_tokens: [{ id: 0 }] }), /added_tokens\[0\] has no string content/);
   });
@@ -158,9 +176,27 @@ describe('tokenizer.json that cannot be used', function () {
     assert.match(await loadError('null', null), /the top level is null/);
     assert.match(await loadError('array', [real]), /the top level is an array/);
     // A WordPiece model (as BERT's tokenizer.json has it) with no decoder section still is not byte-level BPE.
-    const wordPiece = { ...real, decoder: null, model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: real.model.vocab } };
+    const wordPiece = {
+      ...real,
+      decoder: null,
+      model: {
+        type: 'WordPiece',
+        unk_token: '[UNK]',
+        continuing_subword_prefix: '##',
+        max_input_chars_per_word: 100,
+        vocab: real.model.vocab,
+      },
+    };
     assert.match(await loadError('wordpiece', wordPiece), /model\.type is "WordPiece", expected "BPE"/);
-    const unigram = { ...real, model: { type: 'Unigram', vocab: Object.keys(real.model.vocab).slice(0, 10).map((t) => [t, -1]) } };
+    const unigram = {
+      ...real,
+      model: {
+        type: 'Unigram',
+        vocab: Object.keys(real.model.vocab)
+          .slice(0, 10)
+          .map((t) => [t, -1]),
+      },
+    };
     assert.match(await loadError('unigram', unigram), /model\.type is "Unigram"/);
   });
 

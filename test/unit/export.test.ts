@@ -35,18 +35,31 @@ print(json.dumps({"files": sorted(z.files), "dtype": [str(z["input_ids"].dtype),
 describe('export: npz, jsonl, txt', function () {
   this.timeout(0);
   let tmp: string;
-  before(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-export-')); });
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-export-'));
+  });
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-  it('`export --format npz` round-trips through numpy.load equal to the card\'s x and y (every update)', () => {
+  it("`export --format npz` round-trips through numpy.load equal to the card's x and y (every update)", () => {
     const root = sampleDir();
     const last = Number(JSON.parse(runCli(['info', root, '--json']).stdout).updates) - 1;
-    for (const [k1, k2] of [[0, last], [7, 7]]) {
+    for (const [k1, k2] of [
+      [0, last],
+      [7, 7],
+    ]) {
       const f = path.join(tmp, `u${k1}-${k2}.npz`);
       const r = runCli(['export', root, k1 === k2 ? String(k1) : `${k1}..${k2}`, '--format', 'npz', '--out', f]);
       assert.strictEqual(r.code, 0, r.stderr);
-      const got = JSON.parse(execFileSync('python3', ['-c', NPZ_CHECK, path.join(repoRoot(), 'scripts'), root, f, String(k1), String(k2)], { encoding: 'utf8' }));
-      assert.deepStrictEqual(got, { files: ['input_ids', 'target_ids'], dtype: ['uint32', 'uint32'], shape: [k2 - k1 + 1, 128, 1024], x: true, y: true });
+      const got = JSON.parse(
+        execFileSync('python3', ['-c', NPZ_CHECK, path.join(repoRoot(), 'scripts'), root, f, String(k1), String(k2)], { encoding: 'utf8' }),
+      );
+      assert.deepStrictEqual(got, {
+        files: ['input_ids', 'target_ids'],
+        dtype: ['uint32', 'uint32'],
+        shape: [k2 - k1 + 1, 128, 1024],
+        x: true,
+        y: true,
+      });
     }
   });
 
@@ -55,15 +68,21 @@ describe('export: npz, jsonl, txt', function () {
       const h = npyHeader(shape);
       assert.strictEqual(h.length % 64, 0);
       assert.strictEqual(h.readUInt16LE(8), h.length - 10);
-      assert.match(h.toString('latin1'), new RegExp(`'descr': '<u4', 'fortran_order': False, 'shape': \\(${shape.join(', ')}${shape.length === 1 ? ',' : ''}\\)`));
+      assert.match(
+        h.toString('latin1'),
+        new RegExp(`'descr': '<u4', 'fortran_order': False, 'shape': \\(${shape.join(', ')}${shape.length === 1 ? ',' : ''}\\)`),
+      );
     }
   });
 
-  it('`export --format jsonl` rows equal the card\'s rows; text is the library\'s decode of input_ids', async () => {
+  it("`export --format jsonl` rows equal the card's rows; text is the library's decode of input_ids", async () => {
     const root = sampleDir();
     const r = runCli(['export', root, '4..5', '--format', 'jsonl']);
     assert.strictEqual(r.code, 0, r.stderr);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.strictEqual(rows.length, 2 * 128);
     const ref = pyUpdates(root, [4, 5]);
     const tok = await loadTokenizer(path.join(root, 'tokenizer', 'tokenizer.json'));
@@ -79,11 +98,12 @@ describe('export: npz, jsonl, txt', function () {
     }
   });
 
-  it('`export --format txt` is `update`\'s text, update after update (raw in the file; `update` marks control characters for the terminal)', () => {
+  it("`export --format txt` is `update`'s text, update after update (raw in the file; `update` marks control characters for the terminal)", () => {
     const root = sampleDir();
     const r = runCli(['export', root, '1..2', '--format', 'txt']);
     assert.strictEqual(r.code, 0, r.stderr);
-    const u1 = runCli(['update', root, '1']).stdout, u2 = runCli(['update', root, '2']).stdout;
+    const u1 = runCli(['update', root, '1']).stdout,
+      u2 = runCli(['update', root, '2']).stdout;
     assert.strictEqual(terminalSafe(r.stdout, { keepLayout: true }), u1 + '\n' + u2);
   });
 
@@ -92,9 +112,15 @@ describe('export: npz, jsonl, txt', function () {
     for (const format of ['npz', 'jsonl'] as const) {
       const f = path.join(tmp, `cancel.${format}`);
       const ac = new AbortController();
-      await assert.rejects(exportUpdatesToFile(ds, 0, 10, format, f, {
-        signal: ac.signal, onProgress: (p) => { if (p.done === 2) ac.abort(); },
-      }), CancelledError);
+      await assert.rejects(
+        exportUpdatesToFile(ds, 0, 10, format, f, {
+          signal: ac.signal,
+          onProgress: (p) => {
+            if (p.done === 2) ac.abort();
+          },
+        }),
+        CancelledError,
+      );
       assert.ok(!fs.existsSync(f) && !fs.existsSync(f + '.partial'), format);
     }
     await ds.stream.close();

@@ -12,19 +12,26 @@ import { fstatIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity 
 
 describe('fileIdentity', () => {
   let dir: string;
-  before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-identity-')); });
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-identity-'));
+  });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('matches stat(1): device, inode, size, mtime and ctime to the nanosecond', async () => {
     const f = path.join(dir, 'a.u32');
     fs.writeFileSync(f, Buffer.alloc(40, 7));
-    const [dev, ino, size, mtime, ctime] = execFileSync('stat', ['--format=%d %i %s %Y.%.9Y %Z.%.9Z', f], { encoding: 'utf8' }).trim().split(' ');
+    const [dev, ino, size, mtime, ctime] = execFileSync('stat', ['--format=%d %i %s %Y.%.9Y %Z.%.9Z', f], { encoding: 'utf8' })
+      .trim()
+      .split(' ');
     const id = await statIdentity(f);
     assert.strictEqual(id.dev, dev);
     assert.strictEqual(id.ino, ino);
     assert.strictEqual(id.size, Number(size));
     // %Y.%.9Y prints "seconds.seconds.fraction": keep the seconds and the fraction.
-    const ns = (s: string) => { const parts = s.split('.'); return parts[0] + parts[parts.length - 1].padStart(9, '0'); };
+    const ns = (s: string) => {
+      const parts = s.split('.');
+      return parts[0] + parts[parts.length - 1].padStart(9, '0');
+    };
     assert.strictEqual(id.mtimeNs, ns(mtime));
     assert.strictEqual(id.ctimeNs, ns(ctime));
     assert.ok(isFileIdentity(id));
@@ -32,7 +39,9 @@ describe('fileIdentity', () => {
     const fd = fs.openSync(f, 'r');
     try {
       assert.deepStrictEqual(await fstatIdentity(fd), id);
-    } finally { fs.closeSync(fd); }
+    } finally {
+      fs.closeSync(fd);
+    }
   });
 
   it('a read or a hard link keeps the key; a write with the mtime put back, or a replacement by rename, changes it', async () => {

@@ -16,11 +16,18 @@ describe('first run: missing system packages and bad options (issue 10)', functi
     m.DEBIAN_PACKAGES['tsi-fake-pkg'] = { present: () => false, why: 'a test' };
     try {
       assert.deepStrictEqual(m.ensureDebianPackages(['ripgrep'].filter((p: string) => !m.missingPackages([p]).length)), []);
-      assert.throws(() => m.ensureDebianPackages(['tsi-fake-pkg'], { isRoot: false, apt: true }),
-        (e: Error) => e instanceof m.SetupError && !e.message.includes('\n') &&
-          e.message.includes("sudo sh -c 'apt-get update && apt-get install -y tsi-fake-pkg'") && e.message.includes('tsi-fake-pkg (a test)'));
-      assert.throws(() => m.ensureDebianPackages(['tsi-fake-pkg'], { isRoot: true, apt: false }),
-        (e: Error) => e instanceof m.SetupError && /install tsi-fake-pkg with your system's package manager/.test(e.message));
+      assert.throws(
+        () => m.ensureDebianPackages(['tsi-fake-pkg'], { isRoot: false, apt: true }),
+        (e: Error) =>
+          e instanceof m.SetupError &&
+          !e.message.includes('\n') &&
+          e.message.includes("sudo sh -c 'apt-get update && apt-get install -y tsi-fake-pkg'") &&
+          e.message.includes('tsi-fake-pkg (a test)'),
+      );
+      assert.throws(
+        () => m.ensureDebianPackages(['tsi-fake-pkg'], { isRoot: true, apt: false }),
+        (e: Error) => e instanceof m.SetupError && /install tsi-fake-pkg with your system's package manager/.test(e.message),
+      );
     } finally {
       delete m.DEBIAN_PACKAGES['tsi-fake-pkg'];
     }

@@ -34,7 +34,11 @@ export function cliPath(): string {
 /** Runs the CLI; returns stdout, stderr and the exit code (never throws on non-zero exit). */
 export function runCli(args: string[]): { stdout: string; stderr: string; code: number } {
   try {
-    const stdout = execFileSync(process.execPath, [cliPath(), ...args], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdout = execFileSync(process.execPath, [cliPath(), ...args], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return { stdout, stderr: '', code: 0 };
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; status?: number };

@@ -34,28 +34,93 @@ function rng(seed: number): () => number {
   };
 }
 
-const ALPHABET = ['[', ']', '{', '}', '"', ',', ':', '\\', '-', '+', '.', 'e', 'E', '0', '1', '9', ' ', '\n', '\r', '\t',
-  'x', 'null', 'true', '1e309', '-0', '0x1F', '9007199254740993', '\u0000', '\u001b[31m', '\u009b', '\u202e', '\ud800', '🐋', '$(zap)',
-  '[a](command:x)', '..', '/', '../..', '/etc/passwd', '"shard"', '"start_token"', '"num_tokens"', '"sha256"', '__proto__', '"__proto__"', 'constructor'];
+const ALPHABET = [
+  '[',
+  ']',
+  '{',
+  '}',
+  '"',
+  ',',
+  ':',
+  '\\',
+  '-',
+  '+',
+  '.',
+  'e',
+  'E',
+  '0',
+  '1',
+  '9',
+  ' ',
+  '\n',
+  '\r',
+  '\t',
+  'x',
+  'null',
+  'true',
+  '1e309',
+  '-0',
+  '0x1F',
+  '9007199254740993',
+  '\u0000',
+  '\u001b[31m',
+  '\u009b',
+  '\u202e',
+  '\ud800',
+  '🐋',
+  '$(zap)',
+  '[a](command:x)',
+  '..',
+  '/',
+  '../..',
+  '/etc/passwd',
+  '"shard"',
+  '"start_token"',
+  '"num_tokens"',
+  '"sha256"',
+  '__proto__',
+  '"__proto__"',
+  'constructor',
+];
 
 /** One random edit of `s`. */
 function mutateOnce(s: string, r: () => number): string {
   const pos = Math.floor(r() * (s.length + 1));
   const pick = <T>(a: readonly T[]) => a[Math.floor(r() * a.length)];
   switch (Math.floor(r() * 10)) {
-    case 0: return s.slice(0, pos) + s.slice(pos + 1 + Math.floor(r() * 8)); // delete
-    case 1: case 2: return s.slice(0, pos) + pick(ALPHABET) + s.slice(pos); // insert a token
-    case 3: return s.slice(0, pos) + pick(ALPHABET) + s.slice(pos + 1); // replace a char
-    case 4: { const a = Math.floor(r() * s.length), n = Math.floor(r() * 40); return s.slice(0, pos) + s.slice(a, a + n) + s.slice(pos); } // duplicate
-    case 5: return s.slice(0, pos); // truncate
-    case 6: { const lines = s.split('\n'); const i = Math.floor(r() * lines.length), j = Math.floor(r() * lines.length); [lines[i], lines[j]] = [lines[j], lines[i]]; return lines.join('\n'); }
-    case 7: return s.replace(/\d+/, () => pick(['-1', '1.5', '1e400', '9007199254740993', '0', '16777217', '4294967296', '"12"', '[]', '{}', 'null']));
-    case 8: { // deep nesting, usually modest, sometimes 100,000 levels
+    case 0:
+      return s.slice(0, pos) + s.slice(pos + 1 + Math.floor(r() * 8)); // delete
+    case 1:
+    case 2:
+      return s.slice(0, pos) + pick(ALPHABET) + s.slice(pos); // insert a token
+    case 3:
+      return s.slice(0, pos) + pick(ALPHABET) + s.slice(pos + 1); // replace a char
+    case 4: {
+      const a = Math.floor(r() * s.length),
+        n = Math.floor(r() * 40);
+      return s.slice(0, pos) + s.slice(a, a + n) + s.slice(pos);
+    } // duplicate
+    case 5:
+      return s.slice(0, pos); // truncate
+    case 6: {
+      const lines = s.split('\n');
+      const i = Math.floor(r() * lines.length),
+        j = Math.floor(r() * lines.length);
+      [lines[i], lines[j]] = [lines[j], lines[i]];
+      return lines.join('\n');
+    }
+    case 7:
+      return s.replace(/\d+/, () =>
+        pick(['-1', '1.5', '1e400', '9007199254740993', '0', '16777217', '4294967296', '"12"', '[]', '{}', 'null']),
+      );
+    case 8: {
+      // deep nesting, usually modest, sometimes 100,000 levels
       const n = r() < 0.05 ? 100_000 : Math.floor(r() * 600);
       const [o, c] = r() < 0.5 ? ['[', ']'] : ['{"a":', '}'];
       return s.slice(0, pos) + o.repeat(n) + (r() < 0.5 ? c.repeat(n) : '') + s.slice(pos);
     }
-    default: return s.slice(0, pos) + String.fromCharCode(Math.floor(r() * 0x3000)) + s.slice(pos);
+    default:
+      return s.slice(0, pos) + String.fromCharCode(Math.floor(r() * 0x3000)) + s.slice(pos);
   }
 }
 
@@ -77,13 +142,18 @@ function fuzz(name: string, seeds: string[], target: (text: string) => void): st
       target(input);
     } catch (e) {
       if (!(e instanceof DataError || e instanceof RangeRequestError)) {
-        failures.push(`${name} seed ${SEED} case ${i}: untyped ${(e as Error)?.name}: ${(e as Error)?.message} for ${JSON.stringify(input.slice(0, 200))}`);
+        failures.push(
+          `${name} seed ${SEED} case ${i}: untyped ${(e as Error)?.name}: ${(e as Error)?.message} for ${JSON.stringify(input.slice(0, 200))}`,
+        );
       }
     }
     const used = process.cpuUsage(t0);
     const ms = (used.user + used.system) / 1000;
     slowest = Math.max(slowest, ms);
-    if (ms > CASE_LIMIT_MS) failures.push(`${name} seed ${SEED} case ${i}: ${ms.toFixed(0)} ms (> ${CASE_LIMIT_MS} ms CPU) for ${JSON.stringify(input.slice(0, 200))}`);
+    if (ms > CASE_LIMIT_MS)
+      failures.push(
+        `${name} seed ${SEED} case ${i}: ${ms.toFixed(0)} ms (> ${CASE_LIMIT_MS} ms CPU) for ${JSON.stringify(input.slice(0, 200))}`,
+      );
     if (failures.length > 20) break;
   }
   process.stdout.write(`      ${name}: ${CASES.toLocaleString('en-US')} mutations, slowest case ${slowest.toFixed(1)} ms CPU\n`);
@@ -91,9 +161,29 @@ function fuzz(name: string, seeds: string[], target: (text: string) => void): st
 }
 
 const SHA = 'a'.repeat(64);
-const MANIFEST = [0, 1, 2].map((i) => JSON.stringify({ shard: `shards/tokens_00000${i}.u32`, start_token: i * 1000, num_tokens: 1000, sha256: SHA })).join('\n') + '\n';
-const PROVENANCE = JSON.stringify({ name: 'x', global_tokens_per_update: 131072, sequence_length: 1024, eos_token_id: 100257, training: { seq_len: 1024 }, sources: [{ id: 'a', file: 'b' }] }, null, 2);
-const ID_LISTS = ['[791, 4062, 14198]', 'tensor([[  791,  4062, 14198],\n        [  13,   220,  100257]])', 'ids: 791 4062 14198 at update 55000', '{"input_ids": [[791, 4062], [14198, 13]]}', 'array([791, ..., 14198], dtype=uint32)'];
+const MANIFEST =
+  [0, 1, 2]
+    .map((i) => JSON.stringify({ shard: `shards/tokens_00000${i}.u32`, start_token: i * 1000, num_tokens: 1000, sha256: SHA }))
+    .join('\n') + '\n';
+const PROVENANCE = JSON.stringify(
+  {
+    name: 'x',
+    global_tokens_per_update: 131072,
+    sequence_length: 1024,
+    eos_token_id: 100257,
+    training: { seq_len: 1024 },
+    sources: [{ id: 'a', file: 'b' }],
+  },
+  null,
+  2,
+);
+const ID_LISTS = [
+  '[791, 4062, 14198]',
+  'tensor([[  791,  4062, 14198],\n        [  13,   220,  100257]])',
+  'ids: 791 4062 14198 at update 55000',
+  '{"input_ids": [[791, 4062], [14198, 13]]}',
+  'array([791, ..., 14198], dtype=uint32)',
+];
 
 describe(`seeded fuzzing (seed ${SEED}, ${CASES} mutations per target): only typed errors, no case over 1 s`, function () {
   this.timeout(0);

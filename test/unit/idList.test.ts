@@ -16,13 +16,26 @@ import { repoRoot, runCli, sampleDir } from './fixtures';
 type Expect =
   | null
   | { kind: 'id'; id: number }
-  | { kind: 'list'; id: number; index: number; ids: number[]; form: 'brackets' | 'bare'; gaps: number[]; row?: { index: number; count: number } }
+  | {
+      kind: 'list';
+      id: number;
+      index: number;
+      ids: number[];
+      form: 'brackets' | 'bare';
+      gaps: number[];
+      row?: { index: number; count: number };
+    }
   | { kind: 'update'; keyword: 'update' | 'step'; update: number };
 
 interface Corpus {
   vocabSize: number;
   minDigits: number;
-  cases: { name: string; text: string; probes: { offset: number; expect: Expect }[]; lists: { start: number; end: number; rows: number[][] }[] }[];
+  cases: {
+    name: string;
+    text: string;
+    probes: { offset: number; expect: Expect }[];
+    lists: { start: number; end: number; rows: number[][] }[];
+  }[];
   long_ids: number[];
 }
 
@@ -48,7 +61,18 @@ describe('idList: finding ids in real prints', function () {
 
   it('the corpus covers every shape', () => {
     const names = corpus.cases.map((c) => c.name).join('\n');
-    for (const shape of ['numpy repr', 'numpy str', 'summarised', 'tensor', 'json compact', 'json indented', 'bare run', 'lone', 'training log', 'distractors']) {
+    for (const shape of [
+      'numpy repr',
+      'numpy str',
+      'summarised',
+      'tensor',
+      'json compact',
+      'json indented',
+      'bare run',
+      'lone',
+      'training log',
+      'distractors',
+    ]) {
       assert.ok(names.includes(shape), shape);
     }
     assert.ok(corpus.cases.reduce((n, c) => n + c.probes.length, 0) > 500);
@@ -68,7 +92,8 @@ describe('idList: finding ids in real prints', function () {
             else assert.strictEqual(Number(c.text.slice(hit.numberRange.start, hit.numberRange.end).replace(/,/g, '')), hit.update);
           }
         } catch (err) {
-          const ctx = c.text.slice(Math.max(0, p.offset - 25), p.offset) + '⟦' + c.text[p.offset] + '⟧' + c.text.slice(p.offset + 1, p.offset + 25);
+          const ctx =
+            c.text.slice(Math.max(0, p.offset - 25), p.offset) + '⟦' + c.text[p.offset] + '⟧' + c.text.slice(p.offset + 1, p.offset + 25);
           failures.push(`${c.name} @${p.offset} ${JSON.stringify(ctx)}: ${(err as Error).message.split('\n').slice(0, 12).join(' ')}`);
         }
       }
@@ -109,8 +134,14 @@ describe('idList: finding ids in real prints', function () {
     const labels: number[] = JSON.parse(c.text).labels;
     const from = c.text.indexOf('"labels"');
     const got = extractIds(c.text.slice(from));
-    assert.deepStrictEqual(got.ids, labels.filter((x) => x >= 0));
-    assert.deepStrictEqual(got.skipped.map((s) => [s.text, s.reason]), labels.filter((x) => x < 0).map((x) => [String(x), 'negative']));
+    assert.deepStrictEqual(
+      got.ids,
+      labels.filter((x) => x >= 0),
+    );
+    assert.deepStrictEqual(
+      got.skipped.map((s) => [s.text, s.reason]),
+      labels.filter((x) => x < 0).map((x) => [String(x), 'negative']),
+    );
   });
 
   it('extractIds finds no ids in distractor lines (except the all-numbers mask and timestamps lists)', () => {
@@ -121,7 +152,10 @@ describe('idList: finding ids in real prints', function () {
       else assert.deepStrictEqual(got.ids, [], line);
     }
     const offsets = extractIds(c.text.split('\n').find((l) => l.startsWith('offsets '))!);
-    assert.deepStrictEqual(offsets.skipped.map((s) => s.reason), ['negative', 'negative', 'negative', 'negative', 'signed']);
+    assert.deepStrictEqual(
+      offsets.skipped.map((s) => s.reason),
+      ['negative', 'negative', 'negative', 'negative', 'signed'],
+    );
   });
 
   it('a 4,096-id JSON array (one line, and one id per line) is one list of the real ids', () => {
@@ -166,7 +200,7 @@ describe('idList: finding ids in real prints', function () {
     assert.strictEqual(findIdsAt(c.text, short.offset, { vocabSize: corpus.vocabSize, minDigits: 1 })?.kind, 'id');
   });
 
-  it('the CLI\'s encode output (a bare run) and --json (a JSON array) read back as the library\'s ids', async () => {
+  it("the CLI's encode output (a bare run) and --json (a JSON array) read back as the library's ids", async () => {
     const sample = sampleDir();
     const tok = await loadTokenizer(path.join(sample, 'tokenizer', 'tokenizer.json'));
     const text = (corpus as unknown as { texts: Record<string, string> }).texts.usher;
@@ -209,8 +243,15 @@ describe('idList: finding ids in real prints', function () {
     // Outside brackets a 3-digit number after `<digit>,` (or a ≤ 3-digit one before `,ddd`) reads as a thousands group.
     const len = (k: number) => String(ids[k]).length;
     const grouped = (k: number) => (k > 0 && len(k) === 3) || (k + 1 < ids.length && len(k) <= 3 && len(k + 1) === 3);
-    assert.deepStrictEqual(found.ids, ids.filter((_, k) => !grouped(k)));
-    assert.deepStrictEqual(found.skipped.map((s) => [s.start, s.text.length, s.reason]), [[0, text.length, 'formatted']], 'one report: the run as written');
+    assert.deepStrictEqual(
+      found.ids,
+      ids.filter((_, k) => !grouped(k)),
+    );
+    assert.deepStrictEqual(
+      found.skipped.map((s) => [s.start, s.text.length, s.reason]),
+      [[0, text.length, 'formatted']],
+      'one report: the run as written',
+    );
     assert.deepStrictEqual(extractIds(`[${text}]`).ids, ids, 'inside brackets every element is an id');
     const dotted = ids.join('.');
     const d = extractIds(dotted);

@@ -11,11 +11,20 @@ import { codePointLabel, hasInvisibles, invisibleMark, visibleRuns, visibleText 
 /** The characters issue 14 lists (ranges expanded), as code points. */
 function issueList(): number[] {
   const out: number[] = [];
-  const range = (a: number, b: number) => { for (let c = a; c <= b; c++) out.push(c); };
-  range(0x200b, 0x200d); out.push(0xfeff, 0x2060);
-  range(0x202a, 0x202e); range(0x2066, 0x2069);
-  range(0x00, 0x08); range(0x0b, 0x1f); out.push(0x7f); range(0x80, 0x9f);
-  out.push(0xa0); range(0x2000, 0x200a); out.push(0x3000);
+  const range = (a: number, b: number) => {
+    for (let c = a; c <= b; c++) out.push(c);
+  };
+  range(0x200b, 0x200d);
+  out.push(0xfeff, 0x2060);
+  range(0x202a, 0x202e);
+  range(0x2066, 0x2069);
+  range(0x00, 0x08);
+  range(0x0b, 0x1f);
+  out.push(0x7f);
+  range(0x80, 0x9f);
+  out.push(0xa0);
+  range(0x2000, 0x200a);
+  out.push(0x3000);
   range(0xfe00, 0xfe0f);
   return out;
 }
@@ -53,8 +62,8 @@ describe('invisible characters: one display helper', () => {
   it('cuts text into runs that give back the original exactly', () => {
     const text = 'Hello\u200bworld\u202eevil\u202c \u00a0x\u0007\ufe0f\u3000end\r\n\u0301';
     const runs = visibleRuns(text);
-    assert.strictEqual(runs.map((r) => 'text' in r ? r.text : r.char).join(''), text);
-    const marks = runs.filter((r) => !('text' in r)).map((r) => 'mark' in r ? r.mark : '');
+    assert.strictEqual(runs.map((r) => ('text' in r ? r.text : r.char)).join(''), text);
+    const marks = runs.filter((r) => !('text' in r)).map((r) => ('mark' in r ? r.mark : ''));
     assert.deepStrictEqual(marks, ['ZWSP', 'RLO', 'PDF', 'NBSP', 'BEL', 'VS16', 'IDSP', 'CR', '\u25cc\u0301']);
   });
 

@@ -22,7 +22,12 @@ import { MAX_SHARD_PATH_CHARS, MAX_TOKEN_ID, SHARD_MANIFEST, parseShardManifest 
 import { DEFAULT_SCHEDULE } from '../../src/core/schedule';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
 
-interface Entry { shard: string; start_token: number; num_tokens: number; sha256: string }
+interface Entry {
+  shard: string;
+  start_token: number;
+  num_tokens: number;
+  sha256: string;
+}
 
 describe('manifest faults found by bad-input testing', function () {
   this.timeout(0);
@@ -35,7 +40,10 @@ describe('manifest faults found by bad-input testing', function () {
   function variant(manifest: (Entry | string)[], files: Record<string, string> = {}): string {
     const root = path.join(out, `v${++copies}`);
     fs.cpSync(valid, root, { recursive: true });
-    fs.writeFileSync(path.join(root, SHARD_MANIFEST), manifest.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('\n') + '\n');
+    fs.writeFileSync(
+      path.join(root, SHARD_MANIFEST),
+      manifest.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('\n') + '\n',
+    );
     for (const [rel, text] of Object.entries(files)) fs.writeFileSync(path.join(root, rel), text);
     return root;
   }
@@ -50,15 +58,24 @@ describe('manifest faults found by bad-input testing', function () {
     fs.chmodSync(out, 0o755); // the unreadable-shard test reads it as another user
     await fx.makeBrokenFixtures({ out: path.join(out, 'corpus'), sampleRoot: sampleDir(), sparse: false, quiet: true });
     valid = path.join(out, 'corpus', 'valid');
-    good = fs.readFileSync(path.join(valid, SHARD_MANIFEST), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    good = fs
+      .readFileSync(path.join(valid, SHARD_MANIFEST), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   });
-  after(() => { if (out) fs.rmSync(out, { recursive: true, force: true }); });
+  after(() => {
+    if (out) fs.rmSync(out, { recursive: true, force: true });
+  });
 
   it('start_token + num_tokens past 2^53 is a bad field on its line', () => {
     const num = Number.MAX_SAFE_INTEGER - good[2].start_token + 1; // safe on its own, the end is not
     const p = parse(variant([good[0], good[1], { ...good[2], num_tokens: num }]));
     const bad = p.problems.filter((x) => x.code === 'bad-field');
-    assert.deepStrictEqual(bad.map((x) => x.line), [3]);
+    assert.deepStrictEqual(
+      bad.map((x) => x.line),
+      [3],
+    );
     assert.match(bad[0].message, /line 3: start_token \+ num_tokens = [\d,]+ .*past 2\^53/);
     assert.strictEqual(p.entries.length, 2, 'the line is skipped');
   });
@@ -74,7 +91,10 @@ describe('manifest faults found by bad-input testing', function () {
   it('a shard path longer than PATH_MAX is a bad field, and no message carries it whole', () => {
     const huge = 'shards/' + 'a'.repeat(10_000_000) + '.u32';
     const p = parse(variant([good[0], { ...good[1], shard: huge }, good[2]]));
-    assert.deepStrictEqual(p.problems.filter((x) => x.code === 'bad-field').map((x) => x.line), [2]);
+    assert.deepStrictEqual(
+      p.problems.filter((x) => x.code === 'bad-field').map((x) => x.line),
+      [2],
+    );
     assert.ok(huge.length > MAX_SHARD_PATH_CHARS);
     for (const x of p.problems) assert.ok(x.message.length < 1000, `${x.code}: ${x.message.length} characters`);
   });
@@ -88,13 +108,30 @@ describe('manifest faults found by bad-input testing', function () {
     ];
     const p = parse(variant(manifest));
     const refused = p.problems.filter((x) => x.code === 'outside-root');
-    assert.deepStrictEqual(refused.map((x) => [x.line, x.severity]), [[2, 'error'], [3, 'error']]);
+    assert.deepStrictEqual(
+      refused.map((x) => [x.line, x.severity]),
+      [
+        [2, 'error'],
+        [3, 'error'],
+      ],
+    );
     assert.match(refused[0].message, /line 2: .*climbs out with \.\..*not read/);
     assert.match(refused[1].message, /line 3: .*is an absolute path.*--allow-outside-root/);
-    assert.deepStrictEqual(p.entries.map((e) => e.line), [1]);
+    assert.deepStrictEqual(
+      p.entries.map((e) => e.line),
+      [1],
+    );
     const root = variant(manifest);
-    const allowed = parseShardManifest(fs.readFileSync(path.join(root, SHARD_MANIFEST), 'utf8'), path.join(root, SHARD_MANIFEST), { allowOutsideRoot: true });
-    assert.deepStrictEqual(allowed.problems.filter((x) => x.code === 'outside-root').map((x) => [x.line, x.severity]), [[2, 'warning'], [3, 'warning']]);
+    const allowed = parseShardManifest(fs.readFileSync(path.join(root, SHARD_MANIFEST), 'utf8'), path.join(root, SHARD_MANIFEST), {
+      allowOutsideRoot: true,
+    });
+    assert.deepStrictEqual(
+      allowed.problems.filter((x) => x.code === 'outside-root').map((x) => [x.line, x.severity]),
+      [
+        [2, 'warning'],
+        [3, 'warning'],
+      ],
+    );
     assert.strictEqual(allowed.entries.length, 3);
   });
 
@@ -107,7 +144,10 @@ describe('manifest faults found by bad-input testing', function () {
       fs.symlinkSync(target, path.join(root, good[1].shard));
       const ds = await openDataset(root);
       const p = ds.problems.filter((x) => x.code === 'outside-root');
-      assert.deepStrictEqual(p.map((x) => [x.line, x.severity]), [[2, 'error']]);
+      assert.deepStrictEqual(
+        p.map((x) => [x.line, x.severity]),
+        [[2, 'error']],
+      );
       assert.match(p[0].message, /symbolic link/);
       assert.ok(!ds.shards.some((e) => e.line === 2));
       const ok = await openDataset(root, {}, { allowOutsideRoot: true });
@@ -142,14 +182,24 @@ describe('manifest faults found by bad-input testing', function () {
     assert.strictEqual(ds.settingSources.globalTokensPerUpdate, 'default');
     const p = ds.problems.find((x) => x.file.endsWith('manifest.json'));
     assert.strictEqual(p?.severity, 'error');
-    assert.match(p!.message, /^manifest\.json: tokens per update 1,000 \(from manifest\.json\) is not a multiple of the sequence length 1,024/);
+    assert.match(
+      p!.message,
+      /^manifest\.json: tokens per update 1,000 \(from manifest\.json\) is not a multiple of the sequence length 1,024/,
+    );
     // The user's sequence length is kept when manifest.json's G is dropped.
     const L = 64;
     assert.ok(G % L !== 0 && DEFAULT_SCHEDULE.globalTokensPerUpdate % L === 0);
-    const withSetting = await openDataset(variant(good, { 'manifest.json': JSON.stringify({ global_tokens_per_update: G }) }), { sequenceLength: L });
-    assert.deepStrictEqual([withSetting.settings.globalTokensPerUpdate, withSetting.settings.sequenceLength], [DEFAULT_SCHEDULE.globalTokensPerUpdate, L]);
+    const withSetting = await openDataset(variant(good, { 'manifest.json': JSON.stringify({ global_tokens_per_update: G }) }), {
+      sequenceLength: L,
+    });
+    assert.deepStrictEqual(
+      [withSetting.settings.globalTokensPerUpdate, withSetting.settings.sequenceLength],
+      [DEFAULT_SCHEDULE.globalTokensPerUpdate, L],
+    );
     // A consistent pair from manifest.json is used as before.
-    const ok = await openDataset(variant(good, { 'manifest.json': JSON.stringify({ global_tokens_per_update: G, sequence_length: G / 10 }) }));
+    const ok = await openDataset(
+      variant(good, { 'manifest.json': JSON.stringify({ global_tokens_per_update: G, sequence_length: G / 10 }) }),
+    );
     assert.deepStrictEqual([ok.settings.globalTokensPerUpdate, ok.settings.sequenceLength], [G, G / 10]);
     assert.deepStrictEqual(ok.problems, []);
     // The CLI reports it as a data problem (exit 1), not a usage error.

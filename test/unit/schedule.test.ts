@@ -17,10 +17,10 @@ describe('schedule', () => {
     assert.strictEqual(s.sequencesPerUpdate, 128);
   });
 
-  it('update 55,000 (the card\'s example) covers [G·55000, G·55001) and the card\'s shard formula', () => {
+  it("update 55,000 (the card's example) covers [G·55000, G·55001) and the card's shard formula", () => {
     const [a, b] = s.updateRange(55_000);
     assert.deepStrictEqual([a, b], [131_072 * 55_000, 131_072 * 55_001]);
-    assert.strictEqual(Math.floor(a / 25e6), Math.floor(131_072 * 55_000 / 25_000_000));
+    assert.strictEqual(Math.floor(a / 25e6), Math.floor((131_072 * 55_000) / 25_000_000));
     assert.ok(a * 4 > 2 ** 32, 'byte offsets beyond 2^32 stay exact');
   });
 
@@ -70,10 +70,19 @@ describe('number input', () => {
     assert.ok(!r.ok && re.test(r.error), `${t}: ${JSON.stringify(r)}`);
   };
   it('accepts the forms people type', () => {
-    ok('55000', 55000); ok(' 55_000 ', 55000); ok('55,000', 55000); ok('5.5e7', 55_000_000); ok('0xD6D8', 0xd6d8); ok('0', 0);
+    ok('55000', 55000);
+    ok(' 55_000 ', 55000);
+    ok('55,000', 55000);
+    ok('5.5e7', 55_000_000);
+    ok('0xD6D8', 0xd6d8);
+    ok('0', 0);
   });
   it('rejects the rest with a reason', () => {
-    bad('', /enter a number/); bad('-3', /negative/); bad('1.5', /whole/); bad('abc', /not a number/);
-    bad('1e300', /too large/); bad('12,34', /not a number/);
+    bad('', /enter a number/);
+    bad('-3', /negative/);
+    bad('1.5', /whole/);
+    bad('abc', /not a number/);
+    bad('1e300', /too large/);
+    bad('12,34', /not a number/);
   });
 });

@@ -15,16 +15,40 @@ import { Dataset, openDataset } from '../../src/core/dataset';
 import { CancelledError, DataError } from '../../src/core/errors';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
 import {
-  CountResult, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, mergeCounts, parseShardRange, parseTerms,
+  CountResult,
+  SearchInputError,
+  SearchOptions,
+  countTerms,
+  defaultPer,
+  findTerms,
+  mergeCounts,
+  parseShardRange,
+  parseTerms,
 } from '../../src/core/search';
 import { repoRoot, runCli, sampleDir } from './fixtures';
 
-interface RefCounts { updates: number; counts: Record<string, number[]> }
+interface RefCounts {
+  updates: number;
+  counts: Record<string, number[]>;
+}
 
 function reference(root: string, terms: string[], o: SearchOptions, mode: 'counts' | 'offsets', G: number): unknown {
   const flags = [o.word && '--word', o.ignoreCase && '--ignore-case', o.ids && '--ids'].filter(Boolean) as string[];
-  const out = execFileSync('python3', [path.join(repoRoot(), 'scripts', 'reference_search.py'), root, '--terms', JSON.stringify(terms),
-    ...flags, '--G', String(G), '--mode', mode], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const out = execFileSync(
+    'python3',
+    [
+      path.join(repoRoot(), 'scripts', 'reference_search.py'),
+      root,
+      '--terms',
+      JSON.stringify(terms),
+      ...flags,
+      '--G',
+      String(G),
+      '--mode',
+      mode,
+    ],
+    { encoding: 'utf8', maxBuffer: 1 << 30 },
+  );
   return JSON.parse(out);
 }
 
@@ -42,7 +66,12 @@ async function findAll(ds: Dataset, tok: LoadedTokenizer, terms: string[], o: Se
 }
 
 const PLAIN: SearchOptions = { word: false, ignoreCase: false, ids: false };
-const COMBOS: SearchOptions[] = [PLAIN, { ...PLAIN, word: true }, { ...PLAIN, ignoreCase: true }, { ...PLAIN, word: true, ignoreCase: true }];
+const COMBOS: SearchOptions[] = [
+  PLAIN,
+  { ...PLAIN, word: true },
+  { ...PLAIN, ignoreCase: true },
+  { ...PLAIN, word: true, ignoreCase: true },
+];
 const label = (o: SearchOptions) => [o.word && 'word', o.ignoreCase && 'ignore-case', o.ids && 'ids'].filter(Boolean).join('+') || 'plain';
 
 describe('stream search (count / find / merge) against the Python reference', function () {
@@ -62,7 +91,9 @@ describe('stream search (count / find / merge) against the Python reference', fu
     fxTok = await loadTokenizer(fx.tokenizerFile!);
     fxInfo = JSON.parse(fs.readFileSync(path.join(fxRoot, 'manifest.json'), 'utf8')).search_fixture;
   });
-  after(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
+  after(() => {
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
 
   it('sample: names per update (worker threads) equal the reference', async () => {
     const terms = ['Lily', 'whale', 'Ahab', 'Queequeg', 'the United States', 'the'];
@@ -81,8 +112,29 @@ describe('stream search (count / find / merge) against the Python reference', fu
     assert.deepStrictEqual(await findAll(sample, sampleTok, terms, o), reference(sample.root, terms, o, 'offsets', sample.schedule.G));
   });
 
-  const FX_TERMS = ['Lily', 'the', '👨‍👩‍👧', '東京', 'aa', 'ana', 'Straße', 'strasse', 'kelvin', 'stop', 'σίσυφος', 'ΣΊΣΥΦΟΣ', 'ǆemal',
-    'fim_prefix', '<|fim_prefix|>', 'Lily and', 'ⅻ', 'ς', 'Li', 'ly', 'dog.'];
+  const FX_TERMS = [
+    'Lily',
+    'the',
+    '👨‍👩‍👧',
+    '東京',
+    'aa',
+    'ana',
+    'Straße',
+    'strasse',
+    'kelvin',
+    'stop',
+    'σίσυφος',
+    'ΣΊΣΥΦΟΣ',
+    'ǆemal',
+    'fim_prefix',
+    '<|fim_prefix|>',
+    'Lily and',
+    'ⅻ',
+    'ς',
+    'Li',
+    'ly',
+    'dog.',
+  ];
   for (const o of COMBOS) {
     it(`fixture (${label(o)}): counts per update and find offsets equal the reference`, async () => {
       const r = await countTerms(fx, fxTok, FX_TERMS, o, { per: 1, jobs: 2 });
@@ -103,11 +155,17 @@ describe('stream search (count / find / merge) against the Python reference', fu
     for (const at of fxInfo.shard_edge_matches) {
       const shard = fx.shards.find((s) => s.startToken <= at && at < s.startToken + s.numTokens)!;
       assert.ok(at + 4 > shard.startToken + shard.numTokens, 'the fixture cuts a shard inside this match');
-      assert.ok(found.some(([o]) => o === at), `occurrence at ${at} (crossing a shard edge) found`);
+      assert.ok(
+        found.some(([o]) => o === at),
+        `occurrence at ${at} (crossing a shard edge) found`,
+      );
     }
     const last: { update: number | null }[] = [];
     for await (const occ of findTerms(fx, fxTok, ['Lily'], PLAIN, { fromOffset: fxInfo.look_ahead_offset, limit: 5 })) last.push(occ);
-    assert.deepStrictEqual(last.map((x) => x.update), [null]);
+    assert.deepStrictEqual(
+      last.map((x) => x.update),
+      [null],
+    );
     const r = await countTerms(fx, fxTok, ['Lily'], PLAIN, { per: 1, jobs: 0 });
     assert.strictEqual(r.totals[0], found.length - 1, 'the look-ahead occurrence is not counted');
     // "…Li" EOS "ly…": the byte sequence exists only across the EOS
@@ -136,18 +194,22 @@ describe('stream search (count / find / merge) against the Python reference', fu
   });
 
   it('merge of two halves equals the whole (CLI count --shards --json, merge --json)', () => {
-    const n = sample.shards.length, h = Math.floor(n / 2);
+    const n = sample.shards.length,
+      h = Math.floor(n / 2);
     const args = ['whale', 'Lily', 'the sea', '--word'];
     const whole = runCli(['count', sample.root, ...args, '--json']);
     assert.strictEqual(whole.code, 0, whole.stderr);
     const p1 = runCli(['count', sample.root, ...args, '--shards', `0:${h}`, '--json']);
     const p2 = runCli(['count', sample.root, ...args, '--shards', `${h}:${n}`, '--json']);
     assert.deepStrictEqual(JSON.parse(p1.stdout).shards, [0, h]);
-    const f1 = path.join(tmp, 'p1.json'), f2 = path.join(tmp, 'p2.json');
-    fs.writeFileSync(f1, p1.stdout); fs.writeFileSync(f2, p2.stdout);
+    const f1 = path.join(tmp, 'p1.json'),
+      f2 = path.join(tmp, 'p2.json');
+    fs.writeFileSync(f1, p1.stdout);
+    fs.writeFileSync(f2, p2.stdout);
     const merged = runCli(['merge', f2, f1, '--json']);
     assert.strictEqual(merged.code, 0, merged.stderr);
-    const m = JSON.parse(merged.stdout), w = JSON.parse(whole.stdout);
+    const m = JSON.parse(merged.stdout),
+      w = JSON.parse(whole.stdout);
     assert.deepStrictEqual(m.shards, [0, n]);
     delete m.shards;
     assert.deepStrictEqual(m, w);
@@ -191,11 +253,18 @@ describe('stream search (count / find / merge) against the Python reference', fu
     let touched = false;
     ds.stream.read = async (s: number, n: number) => {
       const out = await read(s, n);
-      if (!touched) { touched = true; const f = ds.shards[0].path; const t = new Date(Date.now() + 5000); fs.utimesSync(f, t, t); }
+      if (!touched) {
+        touched = true;
+        const f = ds.shards[0].path;
+        const t = new Date(Date.now() + 5000);
+        fs.utimesSync(f, t, t);
+      }
       return out;
     };
-    await assert.rejects(countTerms(ds, fxTok, ['Lily'], PLAIN, { jobs: 0, shards: [0, 1] }),
-      (e: Error) => e instanceof DataError && /tokens_000000\.u32 was modified while it was being searched/.test(e.message));
+    await assert.rejects(
+      countTerms(ds, fxTok, ['Lily'], PLAIN, { jobs: 0, shards: [0, 1] }),
+      (e: Error) => e instanceof DataError && /tokens_000000\.u32 was modified while it was being searched/.test(e.message),
+    );
     const ac = new AbortController();
     ac.abort();
     await assert.rejects(countTerms(sample, sampleTok, ['whale'], PLAIN, { signal: ac.signal }), CancelledError);
@@ -210,9 +279,15 @@ describe('stream search (count / find / merge) against the Python reference', fu
     const lines = t.stdout.trim().split('\n');
     assert.strictEqual(lines.length, 3);
     assert.match(lines[0], /^update [\d,]+ · seq [\d,]+ · pos [\d,]+ · [\d,]+ │ ….*\[whale\].*…$/);
-    const j = runCli(['find', sample.root, 'whale', '--limit', '5', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const j = runCli(['find', sample.root, 'whale', '--limit', '5', '--json'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const ref = (reference(sample.root, ['whale'], PLAIN, 'offsets', sample.schedule.G) as [number, number][]).slice(0, 5).map(([o]) => o);
-    assert.deepStrictEqual(j.map((x) => x.offset), ref);
+    assert.deepStrictEqual(
+      j.map((x) => x.offset),
+      ref,
+    );
     assert.deepStrictEqual(Object.keys(j[0]), ['term', 'offset', 'update', 'sequence', 'position', 'context']);
   });
 });

@@ -18,11 +18,19 @@ import { sampleDir } from './fixtures';
 /** A count result with pseudo-random counts (seeded), `updates` updates in buckets of `per`. */
 function syntheticResult(updates: number, per: number, terms: string[], seed = 7): CountResult {
   let s = seed;
-  const rnd = () => { s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648; };
+  const rnd = () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
   const buckets: CountResult['buckets'] = [];
   for (let first = 0; first < updates; first += per) {
     const last = Math.min(updates - 1, first + per - 1);
-    buckets.push({ first_update: first, last_update: last, tokens: (last - first + 1) * 131072, counts: terms.map(() => Math.floor(rnd() * 50)) });
+    buckets.push({
+      first_update: first,
+      last_update: last,
+      tokens: (last - first + 1) * 131072,
+      counts: terms.map(() => Math.floor(rnd() * 50)),
+    });
   }
   const totals = terms.map((_t, k) => buckets.reduce((a, b) => a + b.counts[k], 0));
   return { terms, options: { word: false, ignore_case: false, ids: false }, per, updates, buckets, totals };
@@ -34,8 +42,14 @@ describe('search panel: terms, buckets, cache', () => {
     assert.deepStrictEqual(splitTerms('a\\, b, c\\\\', false), ['a, b', 'c\\']);
     assert.deepStrictEqual(splitTerms('x,,y', false), ['x', '', 'y'], 'empty pieces are kept so parseTerms names them');
     assert.deepStrictEqual(splitTerms('791,4062; 100257', true), ['791,4062', '100257']);
-    for (const terms of [['a, b', 'c\\d', ' e'], ['Lily', 'Ben and Lily']]) {
-      assert.deepStrictEqual(splitTerms(joinTerms(terms, false), false), terms.map((t) => t.trim()));
+    for (const terms of [
+      ['a, b', 'c\\d', ' e'],
+      ['Lily', 'Ben and Lily'],
+    ]) {
+      assert.deepStrictEqual(
+        splitTerms(joinTerms(terms, false), false),
+        terms.map((t) => t.trim()),
+      );
     }
   });
 
@@ -46,12 +60,19 @@ describe('search panel: terms, buckets, cache', () => {
       assert.strictEqual(r.per, per);
       assert.strictEqual(r.buckets.length, Math.ceil(23 / per));
       r.buckets.forEach((b, j) => {
-        const first = j * per, last = Math.min(22, first + per - 1);
+        const first = j * per,
+          last = Math.min(22, first + per - 1);
         assert.strictEqual(b.first_update, first);
         assert.strictEqual(b.last_update, last);
         const members = fine.buckets.filter((f) => f.first_update >= first && f.last_update <= last);
-        assert.strictEqual(b.tokens, members.reduce((a, f) => a + f.tokens, 0));
-        assert.deepStrictEqual(b.counts, [0, 1].map((k) => members.reduce((a, f) => a + f.counts[k], 0)));
+        assert.strictEqual(
+          b.tokens,
+          members.reduce((a, f) => a + f.tokens, 0),
+        );
+        assert.deepStrictEqual(
+          b.counts,
+          [0, 1].map((k) => members.reduce((a, f) => a + f.counts[k], 0)),
+        );
       });
       assert.deepStrictEqual(r.totals, fine.totals);
     }
@@ -112,14 +133,25 @@ describe('search panel: terms, buckets, cache', () => {
     it('keeps at most the configured number of entries, dropping the least recently used', async () => {
       const cache = new SearchCache(path.join(tmp, 'small'), 3);
       const r = syntheticResult(4, 1, ['x']);
-      const keys = ['a', 'b', 'c', 'd'].map((t) => searchKey({ terms: [t], options: { word: false, ignoreCase: false, ids: false }, per: 1 }, 'fp'));
+      const keys = ['a', 'b', 'c', 'd'].map((t) =>
+        searchKey({ terms: [t], options: { word: false, ignoreCase: false, ids: false }, per: 1 }, 'fp'),
+      );
       for (const [i, k] of keys.entries()) {
         await cache.put(k, root, r, 0);
         const t = new Date(Date.now() - (10 - i) * 1000);
         fs.utimesSync(path.join(cache.dir, `${k}.json`), t, t);
       }
-      const left = fs.readdirSync(cache.dir).filter((n) => n.endsWith('.json')).sort();
-      assert.deepStrictEqual(left, keys.slice(1).map((k) => `${k}.json`).sort());
+      const left = fs
+        .readdirSync(cache.dir)
+        .filter((n) => n.endsWith('.json'))
+        .sort();
+      assert.deepStrictEqual(
+        left,
+        keys
+          .slice(1)
+          .map((k) => `${k}.json`)
+          .sort(),
+      );
     });
   });
 });

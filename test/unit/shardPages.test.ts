@@ -48,14 +48,18 @@ function writeDataset(dir: string, ids: number[]): string {
   const buf = Buffer.from(new Uint32Array(ids).buffer);
   fs.writeFileSync(path.join(dir, 'shards', 'tokens_000000.u32'), buf);
   const sha = crypto.createHash('sha256').update(buf).digest('hex');
-  fs.writeFileSync(path.join(dir, 'shard_manifest.jsonl'), JSON.stringify({ shard: 'shards/tokens_000000.u32', start_token: 0, num_tokens: ids.length, sha256: sha }) + '\n');
+  fs.writeFileSync(
+    path.join(dir, 'shard_manifest.jsonl'),
+    JSON.stringify({ shard: 'shards/tokens_000000.u32', start_token: 0, num_tokens: ids.length, sha256: sha }) + '\n',
+  );
   return path.join(dir, 'shards', 'tokens_000000.u32');
 }
 
 /** A seeded PRNG (mulberry32) for the property test. */
 function rng(seed: number): () => number {
   return () => {
-    seed |= 0; seed = (seed + 0x6d2b79f5) | 0;
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
     let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
@@ -131,9 +135,9 @@ describe('shard editor pages', function () {
     const dsRoot = path.join(tmp, 'split');
     for (const pl of pages) assert.deepStrictEqual(pl.ids, pyTokens(dsRoot, pl.start, pl.ids.length));
     assert.strictEqual(pages[0].ids.at(-1), piece[firstPartial]);
-    assert.ok((pages[1].cont ?? 0) > 0, 'page 1 starts with tokens that finish page 0\'s character');
+    assert.ok((pages[1].cont ?? 0) > 0, "page 1 starts with tokens that finish page 0's character");
     const lastJoin = pages[0].joins!.at(-1)!;
-    assert.ok(lastJoin[0] + lastJoin[1] > P, 'page 0\'s last group runs into page 1');
+    assert.ok(lastJoin[0] + lastJoin[1] > P, "page 0's last group runs into page 1");
     assert.strictEqual(shownText(pages, eos), await tok.libraryDecode(ids));
     // Per document (as the Documents view draws them, EOS excluded): equal to the library's decode.
     let from = 0;
@@ -141,7 +145,10 @@ describe('shard editor pages', function () {
       if (i === ids.length || ids[i] === eos) {
         const doc = ids.slice(from, i);
         let s = '';
-        for (const pl of pages) { const pd = new PageData(pl, eos); for (let o = Math.max(from, pd.start); o < Math.min(i, pd.end); o++) s += pd.docText(o); }
+        for (const pl of pages) {
+          const pd = new PageData(pl, eos);
+          for (let o = Math.max(from, pd.start); o < Math.min(i, pd.end); o++) s += pd.docText(o);
+        }
         assert.strictEqual(s, doc.length ? await tok.libraryDecode(doc) : '', `document ending at ${i}`);
         from = i + 1;
       }
@@ -153,10 +160,12 @@ describe('shard editor pages', function () {
   });
 
   it('decode groups join exactly like the decoder on random mixes of partial, whole, special and unknown ids', async () => {
-    const partial: number[] = [], whole: number[] = [];
+    const partial: number[] = [],
+      whole: number[] = [];
     for (let id = 0; id < tok.vocabSize && (partial.length < 400 || whole.length < 400); id += 7) {
       const k = tok.pieces([id])[0].kind;
-      if (k === 'partial') partial.push(id); else if (k === 'text') whole.push(id);
+      if (k === 'partial') partial.push(id);
+      else if (k === 'text') whole.push(id);
     }
     const r = rng(20260730);
     for (let trial = 0; trial < 300; trial++) {
@@ -164,14 +173,29 @@ describe('shard editor pages', function () {
       const n = 1 + Math.floor(r() * 60);
       for (let i = 0; i < n; i++) {
         const x = r();
-        ids.push(x < 0.55 ? partial[Math.floor(r() * partial.length)] : x < 0.9 ? whole[Math.floor(r() * whole.length)]
-          : x < 0.95 ? eos : tok.vocabSize + Math.floor(r() * 1000));
+        ids.push(
+          x < 0.55
+            ? partial[Math.floor(r() * partial.length)]
+            : x < 0.9
+              ? whole[Math.floor(r() * whole.length)]
+              : x < 0.95
+                ? eos
+                : tok.vocabSize + Math.floor(r() * 1000),
+        );
       }
       const ends = groupEnds(ids, tok, eos);
-      let s = '', from = 0;
-      for (let i = 0; i < ids.length; i++) if (ends[i] || i === ids.length - 1) { s += tok.decode(ids.slice(from, i + 1)); from = i + 1; }
+      let s = '',
+        from = 0;
+      for (let i = 0; i < ids.length; i++)
+        if (ends[i] || i === ids.length - 1) {
+          s += tok.decode(ids.slice(from, i + 1));
+          from = i + 1;
+        }
       assert.strictEqual(s, tok.decode(ids), `trial ${trial}: ${ids.join(',')}`);
-      assert.ok(ids.every((id, i) => id !== eos || (ends[i] && (i === 0 || ends[i - 1]))), 'groups never span an EOS');
+      assert.ok(
+        ids.every((id, i) => id !== eos || (ends[i] && (i === 0 || ends[i - 1]))),
+        'groups never span an EOS',
+      );
     }
   });
 
@@ -228,11 +252,18 @@ describe('shard editor pages', function () {
           if (b.kind === 'text' && b.start > 0) {
             // A block that does not follow a newline or an EOS must carry the soft-break flag, and vice versa.
             const realBreak = prevKind === 'sep' || prevText.endsWith('\n');
-            assert.strictEqual(!!b.midLine, !realBreak, `block at local ${b.start} of ${path.basename(e.path)}: midLine=${b.midLine} after ${JSON.stringify(prevText.slice(-20))}`);
+            assert.strictEqual(
+              !!b.midLine,
+              !realBreak,
+              `block at local ${b.start} of ${path.basename(e.path)}: midLine=${b.midLine} after ${JSON.stringify(prevText.slice(-20))}`,
+            );
             if (b.midLine) {
               softBreaks++;
               // Blocks prefer ending at newlines: a soft break only at a page edge or after a block of ≥ the soft limit.
-              assert.ok(b.start % P === 0 || prevLen >= BLOCK_LIMITS.documents.soft, `soft break at ${b.start} after a block of ${prevLen} tokens`);
+              assert.ok(
+                b.start % P === 0 || prevLen >= BLOCK_LIMITS.documents.soft,
+                `soft break at ${b.start} after a block of ${prevLen} tokens`,
+              );
             }
           }
           if (b.kind === 'sep') assert.ok(!b.midLine);
@@ -249,7 +280,7 @@ describe('shard editor pages', function () {
     }
   });
 
-  it('per-page EOS facts and document numbers equal counts over the reader\'s tokens', async () => {
+  it("per-page EOS facts and document numbers equal counts over the reader's tokens", async () => {
     const e = ds.shards[2];
     const { stream } = await TokenStream.fromFile(e.path);
     const sp = new ShardPages(stream, stream.totalTokens, tok, eos);
@@ -263,17 +294,33 @@ describe('shard editor pages', function () {
       assert.strictEqual(stats.lastEos[p], slice.lastIndexOf(eos));
     }
     const num = new Numbering(P, e.startToken);
-    num.update({ type: 'numbering', generation: 0, state: 'global', pageEos: stats.eosCount, pageFirstEos: stats.firstEos, pageLastEos: stats.lastEos, docBase: before });
+    num.update({
+      type: 'numbering',
+      generation: 0,
+      state: 'global',
+      pageEos: stats.eosCount,
+      pageFirstEos: stats.firstEos,
+      pageLastEos: stats.lastEos,
+      docBase: before,
+    });
     const pages = new Map<number, PageData>();
     for (let p = 0; p < sp.pageCount; p++) pages.set(p, new PageData(await sp.page(p), eos));
     const pageAt = (i: number) => pages.get(i);
     // Every EOS position and a spread of others.
     const probes = new Set<number>([0, e.numTokens - 1]);
-    ref.forEach((id, i) => { if (id === eos) { probes.add(i); probes.add(i + 1); } });
+    ref.forEach((id, i) => {
+      if (id === eos) {
+        probes.add(i);
+        probes.add(i + 1);
+      }
+    });
     for (let o = 0; o < e.numTokens; o += 9973) probes.add(o);
     let eosBefore = 0;
     const prefix = new Int32Array(e.numTokens + 1);
-    for (let i = 0; i < e.numTokens; i++) { prefix[i] = eosBefore; if (ref[i] === eos) eosBefore++; }
+    for (let i = 0; i < e.numTokens; i++) {
+      prefix[i] = eosBefore;
+      if (ref[i] === eos) eosBefore++;
+    }
     prefix[e.numTokens] = eosBefore;
     for (const o of probes) {
       if (o >= e.numTokens) continue;

@@ -23,14 +23,18 @@ export function pyStats(root: string, k1: number, k2: number, tokenizer?: string
 /** The stats fixture root, made by its script. */
 export function statsFixture(): string {
   const out = path.join(repoRoot(), 'out', 'fixtures', 'stats');
-  execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-stats-fixture.mjs'), '--out', out, '--sample', sampleDir()], { stdio: 'ignore' });
+  execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-stats-fixture.mjs'), '--out', out, '--sample', sampleDir()], {
+    stdio: 'ignore',
+  });
   return out;
 }
 
-describe('per-update statistics equal numpy over the card\'s x', function () {
+describe("per-update statistics equal numpy over the card's x", function () {
   this.timeout(0);
   const opened: Dataset[] = [];
-  after(async () => { for (const ds of opened) await ds.stream.close(); });
+  after(async () => {
+    for (const ds of opened) await ds.stream.close();
+  });
 
   for (const which of ['sample', 'stats fixture'] as const) {
     it(`every statistic of every update of the ${which}`, async () => {
@@ -65,17 +69,22 @@ describe('per-update statistics equal numpy over the card\'s x', function () {
 
   it('13-gram hash collisions never count as repeats (a tiny table forces them)', () => {
     // Same ids through a calculator, then checked against a brute-force definition on a small G.
-    const G = 4096, L = 512;
+    const G = 4096,
+      L = 512;
     const calc = new StatsCalculator({ G, L, eos: 7 });
     const t = new Uint32Array(G);
     let s = 12345;
-    for (let i = 0; i < G; i++) { s = (s * 1103515245 + 12345) >>> 0; t[i] = (s >>> 16) % 5; }
+    for (let i = 0; i < G; i++) {
+      s = (s * 1103515245 + 12345) >>> 0;
+      t[i] = (s >>> 16) % 5;
+    }
     const got = calc.compute(0, t, undefined).repeated_13grams;
     const seen = new Set<string>();
     let want = 0;
     for (let i = 12; i < G; i++) {
       const key = Array.from(t.subarray(i - 12, i + 1)).join(',');
-      if (seen.has(key)) want++; else seen.add(key);
+      if (seen.has(key)) want++;
+      else seen.add(key);
     }
     assert.strictEqual(got, want);
   });

@@ -31,8 +31,13 @@ describe('TokenStream on broken datasets', function () {
   let cases: Any[];
   const caseDir = (name: string) => path.join(out, cases.find((c) => c.name === name).dir);
   /** `shard_manifest.jsonl` entries of a case, sorted by start_token. */
-  const entriesOf = (root: string) => fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split('\n').filter(Boolean)
-    .map((l) => JSON.parse(l)).sort((a, b) => a.start_token - b.start_token);
+  const entriesOf = (root: string) =>
+    fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .sort((a, b) => a.start_token - b.start_token);
 
   before(async () => {
     const fx = await import(pathToFileURL(path.join(repoRoot(), 'scripts', 'make-broken-fixtures.mjs')).href);
@@ -40,12 +45,15 @@ describe('TokenStream on broken datasets', function () {
     await fx.makeBrokenFixtures({ out, sampleRoot: sampleDir(), sparse: false, quiet: true });
     cases = JSON.parse(fs.readFileSync(path.join(out, 'cases.json'), 'utf8')).cases;
   });
-  after(() => { if (out) fs.rmSync(out, { recursive: true, force: true }); });
+  after(() => {
+    if (out) fs.rmSync(out, { recursive: true, force: true });
+  });
 
   it('gap: a range reaching into the hole is a DataError naming it; listed tokens equal the reader, on every read', async () => {
     const root = caseDir('gap');
     const es = entriesOf(root);
-    const holeStart = es[1].start_token + es[1].num_tokens, holeEnd = es[2].start_token;
+    const holeStart = es[1].start_token + es[1].num_tokens,
+      holeEnd = es[2].start_token;
     assert.ok(holeEnd > holeStart, 'the fixture has a gap');
     const ds = await openDataset(root);
     await assert.rejects(ds.stream.read(holeStart - 5, 10), (err: Error) => {
@@ -71,8 +79,13 @@ describe('TokenStream on broken datasets', function () {
     const es = entriesOf(root);
     assert.ok(es[0].start_token > 0, 'the fixture starts past 0');
     const ds = await openDataset(root);
-    await assert.rejects(ds.stream.read(0, 4), (err: Error) =>
-      err instanceof DataError && err.message.includes(`[0, ${es[0].start_token.toLocaleString('en-US')})`) && err.message.includes('before the first shard'));
+    await assert.rejects(
+      ds.stream.read(0, 4),
+      (err: Error) =>
+        err instanceof DataError &&
+        err.message.includes(`[0, ${es[0].start_token.toLocaleString('en-US')})`) &&
+        err.message.includes('before the first shard'),
+    );
     for (let i = 0; i < 2; i++) {
       assert.deepStrictEqual(Array.from(await ds.stream.read(es[0].start_token, 16)), pyTokens(root, es[0].start_token, 16));
     }
@@ -83,14 +96,21 @@ describe('TokenStream on broken datasets', function () {
     const root = fs.mkdtempSync(path.join(out, 'special-'));
     fs.cpSync(caseDir('valid'), root, { recursive: true });
     const es = entriesOf(root);
-    const dir = path.join(root, es[1].shard), fifo = path.join(root, es[2].shard);
-    fs.rmSync(dir); fs.mkdirSync(dir);
-    fs.rmSync(fifo); execFileSync('mkfifo', [fifo]);
+    const dir = path.join(root, es[1].shard),
+      fifo = path.join(root, es[2].shard);
+    fs.rmSync(dir);
+    fs.mkdirSync(dir);
+    fs.rmSync(fifo);
+    execFileSync('mkfifo', [fifo]);
     const ds = await openDataset(root);
-    await assert.rejects(ds.stream.read(es[1].start_token, 1), (err: Error) =>
-      err instanceof DataError && err.message.startsWith(`${dir}: is a folder`));
-    await assert.rejects(ds.stream.read(es[2].start_token, 1), (err: Error) =>
-      err instanceof DataError && err.message.startsWith(`${fifo}: is a FIFO`));
+    await assert.rejects(
+      ds.stream.read(es[1].start_token, 1),
+      (err: Error) => err instanceof DataError && err.message.startsWith(`${dir}: is a folder`),
+    );
+    await assert.rejects(
+      ds.stream.read(es[2].start_token, 1),
+      (err: Error) => err instanceof DataError && err.message.startsWith(`${fifo}: is a FIFO`),
+    );
     assert.deepStrictEqual(Array.from(await ds.stream.read(0, 8)), pyTokens(caseDir('valid'), 0, 8), 'the regular shard still reads');
     await ds.stream.close();
     await assert.rejects(TokenStream.fromFile(dir), (err: Error) => err instanceof DataError && err.message.includes('is a folder'));
@@ -99,7 +119,13 @@ describe('TokenStream on broken datasets', function () {
   it('a count past one Buffer is refused with the limit before anything is allocated', async () => {
     const shard = path.join(caseDir('valid'), entriesOf(caseDir('valid'))[0].shard);
     const stream = new TokenStream([{ path: shard, startToken: 0, numTokens: 2 * MAX_READ_TOKENS }]);
-    await assert.rejects(stream.read(0, MAX_READ_TOKENS + 1), (err: Error) =>
-      err instanceof RangeRequestError && err.message.includes(`(${MAX_READ_TOKENS.toLocaleString('en-US')} tokens = ${(MAX_READ_TOKENS * BYTES_PER_TOKEN).toLocaleString('en-US')} bytes)`));
+    await assert.rejects(
+      stream.read(0, MAX_READ_TOKENS + 1),
+      (err: Error) =>
+        err instanceof RangeRequestError &&
+        err.message.includes(
+          `(${MAX_READ_TOKENS.toLocaleString('en-US')} tokens = ${(MAX_READ_TOKENS * BYTES_PER_TOKEN).toLocaleString('en-US')} bytes)`,
+        ),
+    );
   });
 });

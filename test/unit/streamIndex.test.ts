@@ -23,8 +23,13 @@ import { VerifyCache } from '../../src/core/verifyCache';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
 
 interface PyIndex {
-  eos: number; vocab: number; tokens: number; eos_per_shard: number[]; documents: number;
-  longest_run: { start: number; length: number }; long_runs: { start: number; length: number }[];
+  eos: number;
+  vocab: number;
+  tokens: number;
+  eos_per_shard: number[];
+  documents: number;
+  longest_run: { start: number; length: number };
+  long_runs: { start: number; length: number }[];
   specials: Record<string, Record<string, { count: number; first: number[] }>>;
   unknown: Record<string, { count: number; first: number[] }>;
   duplicates: { count: number; pairs: number[][] };
@@ -32,22 +37,38 @@ interface PyIndex {
 }
 
 function pyIndex(root: string, offsets: number[] = [], threshold = 100_000): PyIndex {
-  const out = execFileSync('python3', [path.join(repoRoot(), 'scripts', 'index_reference.py'), root, '--threshold', String(threshold), '--offsets', ...offsets.map(String)],
-    { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const out = execFileSync(
+    'python3',
+    [path.join(repoRoot(), 'scripts', 'index_reference.py'), root, '--threshold', String(threshold), '--offsets', ...offsets.map(String)],
+    { encoding: 'utf8', maxBuffer: 1 << 28 },
+  );
   return JSON.parse(out) as PyIndex;
 }
 
 /** Deterministic offsets (mulberry32), plus every shard edge and its neighbours. */
 function offsetsFor(ds: Dataset, n: number, seed = 13): number[] {
   let a = seed >>> 0;
-  const rnd = () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  const rnd = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
   const out = new Set<number>([0, ds.storedTokens - 1]);
-  for (const e of ds.shards) for (const d of [-1, 0, 1]) { const o = e.startToken + d; if (o >= 0 && o < ds.storedTokens) out.add(o); }
+  for (const e of ds.shards)
+    for (const d of [-1, 0, 1]) {
+      const o = e.startToken + d;
+      if (o >= 0 && o < ds.storedTokens) out.add(o);
+    }
   while (out.size < n) out.add(Math.floor(rnd() * ds.storedTokens));
   return [...out].sort((x, y) => x - y);
 }
 
-async function buildIndex(root: string, store: IndexStore): Promise<{ ds: Dataset; ix: StreamIndex; params: ReturnType<typeof indexParamsFor> }> {
+async function buildIndex(
+  root: string,
+  store: IndexStore,
+): Promise<{ ds: Dataset; ix: StreamIndex; params: ReturnType<typeof indexParamsFor> }> {
   const ds = await openDataset(root);
   const params = indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!));
   const r = await indexShards(indexSegmentsOf(ds), store, params, { jobs: 2 });
@@ -56,7 +77,11 @@ async function buildIndex(root: string, store: IndexStore): Promise<{ ds: Datase
 }
 
 function cli(args: string[], cacheHome: string): { stdout: string; stderr: string; code: number } {
-  const r = spawnSync(process.execPath, [cliPath(), ...args], { encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: cacheHome }, maxBuffer: 1 << 28 });
+  const r = spawnSync(process.execPath, [cliPath(), ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+    maxBuffer: 1 << 28,
+  });
   return { stdout: r.stdout, stderr: r.stderr, code: r.status ?? -1 };
 }
 
@@ -67,7 +92,11 @@ describe('stream index', function () {
   before(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-index-'));
     fixtures = path.join(tmp, 'fixtures');
-    execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-index-fixtures.mjs'), '--sample', sampleDir(), '--out', fixtures], { stdio: 'ignore' });
+    execFileSync(
+      process.execPath,
+      [path.join(repoRoot(), 'scripts', 'make-index-fixtures.mjs'), '--sample', sampleDir(), '--out', fixtures],
+      { stdio: 'ignore' },
+    );
   });
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -76,7 +105,10 @@ describe('stream index', function () {
       const eos = 7;
       let x = 99;
       const ids = new Uint32Array(3 * INDEX_BLOCK_TOKENS + 123);
-      for (let i = 0; i < ids.length; i++) { x = (Math.imul(x, 1103515245) + 12345) >>> 0; ids[i] = (x >>> 16) % 50 === 0 ? eos : (x >>> 8) % 1000; }
+      for (let i = 0; i < ids.length; i++) {
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+        ids[i] = (x >>> 16) % 50 === 0 ? eos : (x >>> 8) % 1000;
+      }
       const params = { eos, vocabSize: 1000, specialIds: [11], holeIds: [5] };
       const whole = new ShardScanner(params, ids.length);
       whole.push(ids);
@@ -86,14 +118,19 @@ describe('stream index', function () {
         for (let o = 0; o < ids.length; o += chunk) s.push(ids.subarray(o, Math.min(ids.length, o + chunk)));
         assert.deepStrictEqual(s.finish(), a, `chunk ${chunk}`);
       }
-      let eosCount = 0, hole = 0;
-      for (const v of ids) { if (v === eos) eosCount++; if (v === 5) hole++; }
+      let eosCount = 0,
+        hole = 0;
+      for (const v of ids) {
+        if (v === eos) eosCount++;
+        if (v === 5) hole++;
+      }
       assert.strictEqual(a.eosCount, eosCount);
       assert.strictEqual(a.unknown.count, hole);
       assert.strictEqual(a.specials[11]?.count ?? 0, ids.filter((v) => v === 11).length);
       const p = ids.indexOf(eos);
       assert.deepStrictEqual(a.leadHash, hashIds(ids.subarray(0, p)));
-      const left = ids.subarray(0, 777), right = ids.subarray(777, 5000);
+      const left = ids.subarray(0, 777),
+        right = ids.subarray(777, 5000);
       assert.deepStrictEqual(combineHash(hashIds(left), hashIds(right)), hashIds(ids.subarray(0, 5000)));
     });
   });
@@ -106,7 +143,10 @@ describe('stream index', function () {
       const offsets = offsetsFor(ds, 300);
       const py = pyIndex(root, offsets);
       assert.ok(ix.complete);
-      assert.deepStrictEqual(ix.records.map((r) => r!.eosCount), py.eos_per_shard);
+      assert.deepStrictEqual(
+        ix.records.map((r) => r!.eosCount),
+        py.eos_per_shard,
+      );
       assert.strictEqual(ix.documentCount, py.documents);
       const s = ix.summary();
       assert.deepStrictEqual({ start: s.longestRun.start, length: s.longestRun.length }, py.longest_run);
@@ -114,7 +154,11 @@ describe('stream index', function () {
       for (let i = 0; i < offsets.length; i++) {
         const d = await ix.documentAt(offsets[i]);
         const want = py.locate[i];
-        assert.deepStrictEqual({ document: d!.document, start: d!.start, length: d!.length }, { document: want.document, start: want.document_start, length: want.document_length }, `offset ${offsets[i]}`);
+        assert.deepStrictEqual(
+          { document: d!.document, start: d!.start, length: d!.length },
+          { document: want.document, start: want.document_start, length: want.document_length },
+          `offset ${offsets[i]}`,
+        );
       }
       // Document n → start: the inverse of the lookup.
       for (const want of py.locate.slice(0, 50)) assert.strictEqual((await ix.documentInfo(want.document))!.start, want.document_start);
@@ -122,18 +166,34 @@ describe('stream index', function () {
       const anomalies = ix.anomalies(ds.schedule);
       const runs = anomalies.filter((a) => a.kind === 'eos-free-run').map((a) => ({ start: a.offsets[0], length: a.count }));
       assert.deepStrictEqual(runs, py.long_runs);
-      const specials = anomalies.filter((a) => a.kind === 'special-in-document').map((a) => [String(a.segment), String(a.id), a.count, a.offsets]);
-      assert.deepStrictEqual(specials, Object.entries(py.specials).flatMap(([seg, per]) => Object.entries(per).map(([id, o]) => [seg, id, o.count, o.first])));
+      const specials = anomalies
+        .filter((a) => a.kind === 'special-in-document')
+        .map((a) => [String(a.segment), String(a.id), a.count, a.offsets]);
+      assert.deepStrictEqual(
+        specials,
+        Object.entries(py.specials).flatMap(([seg, per]) => Object.entries(per).map(([id, o]) => [seg, id, o.count, o.first])),
+      );
       const looks = new Set(anomalies.filter((a) => a.kind === 'dtype-look').map((a) => a.segment));
       const unknown = anomalies.filter((a) => a.kind === 'unknown-ids').map((a) => [String(a.segment), a.count, a.offsets]);
-      assert.deepStrictEqual(unknown, Object.entries(py.unknown).filter(([seg]) => !looks.has(Number(seg))).map(([seg, o]) => [seg, o.count, o.first]));
+      assert.deepStrictEqual(
+        unknown,
+        Object.entries(py.unknown)
+          .filter(([seg]) => !looks.has(Number(seg)))
+          .map(([seg, o]) => [seg, o.count, o.first]),
+      );
       for (const seg of looks) assert.strictEqual(ix.records[seg]!.unknown.count, py.unknown[String(seg)].count);
       const dups = await ix.duplicates(store);
       assert.strictEqual(dups.duplicates, py.duplicates.count);
-      assert.deepStrictEqual(dups.pairs.map((p) => [p.document, p.start, p.length, p.earlierDocument, p.earlierStart]), py.duplicates.pairs);
+      assert.deepStrictEqual(
+        dups.pairs.map((p) => [p.document, p.start, p.length, p.earlierDocument, p.earlierStart]),
+        py.duplicates.pairs,
+      );
       if (name === 'anomalies') {
         const planted = JSON.parse(fs.readFileSync(path.join(root, 'fixture.json'), 'utf8')).planted;
-        assert.ok(runs.some((r) => r.start <= planted.removed_eos.removed[0] && r.start + r.length > planted.removed_eos.removed.at(-1)), 'the glued run is found');
+        assert.ok(
+          runs.some((r) => r.start <= planted.removed_eos.removed[0] && r.start + r.length > planted.removed_eos.removed.at(-1)),
+          'the glued run is found',
+        );
         assert.deepStrictEqual(looks, new Set([9]), 'shard 9 looks like uint16 data');
         assert.strictEqual(py.duplicates.count >= 1, true);
         assert.ok(anomalies.every((a) => a.updates === undefined || a.updates[0] <= a.updates[1]));
@@ -147,13 +207,33 @@ describe('stream index', function () {
     for (const root of [sampleDir(), path.join(fixtures, 'anomalies')]) {
       const store = new IndexStore(path.join(tmp, `store-pages-${path.basename(root)}`));
       const { ix } = await buildIndex(root, store);
-      const out = execFileSync('python3', [path.join(repoRoot(), 'scripts', 'index_reference.py'), root, '--page-tokens', String(PAGE_TOKENS)], { encoding: 'utf8', maxBuffer: 1 << 28 });
-      const py = JSON.parse(out) as { pages: number[][][]; numbering: { doc_base: number; head_start: number; tail_end: number; tail_known: boolean }[] };
+      const out = execFileSync(
+        'python3',
+        [path.join(repoRoot(), 'scripts', 'index_reference.py'), root, '--page-tokens', String(PAGE_TOKENS)],
+        { encoding: 'utf8', maxBuffer: 1 << 28 },
+      );
+      const py = JSON.parse(out) as {
+        pages: number[][][];
+        numbering: { doc_base: number; head_start: number; tail_end: number; tail_known: boolean }[];
+      };
       for (let s = 0; s < ix.segments.length; s++) {
         const st = ix.pageStats(s, PAGE_TOKENS)!;
-        assert.deepStrictEqual(st.eosCount.map((c, i) => [c, st.firstEos[i], st.lastEos[i]]), py.pages[s], `pages of shard ${s}`);
+        assert.deepStrictEqual(
+          st.eosCount.map((c, i) => [c, st.firstEos[i], st.lastEos[i]]),
+          py.pages[s],
+          `pages of shard ${s}`,
+        );
         const n = (await ix.segmentNumbering(s))!;
-        assert.deepStrictEqual(n, { docBase: py.numbering[s].doc_base, headStart: py.numbering[s].head_start, tailEnd: py.numbering[s].tail_end, tailKnown: py.numbering[s].tail_known }, `numbering of shard ${s}`);
+        assert.deepStrictEqual(
+          n,
+          {
+            docBase: py.numbering[s].doc_base,
+            headStart: py.numbering[s].head_start,
+            tailEnd: py.numbering[s].tail_end,
+            tailKnown: py.numbering[s].tail_known,
+          },
+          `numbering of shard ${s}`,
+        );
       }
     }
   });
@@ -182,9 +262,16 @@ describe('stream index', function () {
     const { ds, ix } = await buildIndex(path.join(fixtures, 'uint16'), new IndexStore(path.join(tmp, 'store-u16')));
     const a = ix.anomalies(ds.schedule);
     const look = a.filter((x) => x.kind === 'dtype-look');
-    assert.deepStrictEqual(look.map((x) => x.severity), ['error']);
+    assert.deepStrictEqual(
+      look.map((x) => x.severity),
+      ['error'],
+    );
     assert.match(look[0].message, /uint16 data read as uint32/);
-    assert.deepStrictEqual(a.filter((x) => x.kind === 'unknown-ids'), [], 'the look explains the unknown ids: one line');
+    assert.deepStrictEqual(
+      a.filter((x) => x.kind === 'unknown-ids'),
+      [],
+      'the look explains the unknown ids: one line',
+    );
   });
 
   it('a shard rewritten with the same size (and its mtime put back) is stale: rebuilt, never trusted', async () => {
@@ -210,7 +297,10 @@ describe('stream index', function () {
     const r = await indexShards(indexSegmentsOf(ds2), new IndexStore(store.dir), params, { jobs: 1 });
     assert.deepStrictEqual([r.built, r.reused], [1, ds2.shards.length - 1]);
     const fresh = await openDatasetIndex(ds2, new IndexStore(store.dir), params);
-    assert.deepStrictEqual(fresh.records.map((x) => x!.eosCount), pyIndex(root).eos_per_shard);
+    assert.deepStrictEqual(
+      fresh.records.map((x) => x!.eosCount),
+      pyIndex(root).eos_per_shard,
+    );
   });
 
   it('hard links to one file are read once and share one entry', async () => {
@@ -238,7 +328,10 @@ describe('stream index', function () {
     assert.strictEqual(ix.documentCount, py.documents);
     const dups = await ix.duplicates(store);
     assert.strictEqual(dups.duplicates, py.duplicates.count);
-    assert.deepStrictEqual(dups.pairs.map((p) => [p.document, p.start, p.length, p.earlierDocument, p.earlierStart]), py.duplicates.pairs);
+    assert.deepStrictEqual(
+      dups.pairs.map((p) => [p.document, p.start, p.length, p.earlierDocument, p.earlierStart]),
+      py.duplicates.pairs,
+    );
   });
 
   it('verify builds the index in the same read; a cached shard without an entry is read for the index only', async () => {
@@ -255,20 +348,32 @@ describe('stream index', function () {
     assert.strictEqual(rep.indexed, ds.shards.length);
     const ix = await openDatasetIndex(ds, store, params);
     assert.ok(ix.complete);
-    assert.deepStrictEqual(ix.records.map((x) => x!.eosCount), pyIndex(root).eos_per_shard);
+    assert.deepStrictEqual(
+      ix.records.map((x) => x!.eosCount),
+      pyIndex(root).eos_per_shard,
+    );
   });
 
   it('verify of a corrupted copy names exactly the updates of that shard (text and --json)', () => {
     const root = path.join(tmp, 'corrupt');
     fs.cpSync(sampleDir(), root, { recursive: true });
     const victim = 4;
-    const lines = fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const f = path.join(root, lines[victim].shard);
     const b = fs.readFileSync(f);
     b[1001] ^= 0x10;
     fs.writeFileSync(f, b);
     // The updates a shard feeds, computed in Python from the manifest and G (floor division, as the dataset card).
-    const want = JSON.parse(execFileSync('python3', ['-c', `
+    const want = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          `
 import json, sys
 root = sys.argv[1]
 meta = json.load(open(f"{root}/manifest.json"))
@@ -278,7 +383,13 @@ stored = sum(e["num_tokens"] for e in shards)
 U = (stored - 1) // G
 e = shards[int(sys.argv[2])]
 print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_tokens"] - 1) // G)]))
-`, root, String(victim)], { encoding: 'utf8' }));
+`,
+          root,
+          String(victim),
+        ],
+        { encoding: 'utf8' },
+      ),
+    );
     const cacheHome = path.join(tmp, 'xdg-corrupt');
     const r = cli(['verify', root, '--json'], cacheHome);
     assert.strictEqual(r.code, 1);
@@ -286,7 +397,10 @@ print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_t
     for (const res of j.results) assert.deepStrictEqual(res.updates, res.shard === lines[victim].shard ? want : null, res.shard);
     const text = cli(['verify', root, '--no-cache'], cacheHome);
     const n = want[1] - want[0] + 1;
-    assert.match(text.stdout, new RegExp(`MISMATCH .*${lines[victim].shard.replace(/[.]/g, '\\.')}.*It feeds updates ${want[0]}–${want[1]} \\(${n} updates\\)`));
+    assert.match(
+      text.stdout,
+      new RegExp(`MISMATCH .*${lines[victim].shard.replace(/[.]/g, '\\.')}.*It feeds updates ${want[0]}–${want[1]} \\(${n} updates\\)`),
+    );
   });
 
   it('CLI: locate equals numpy for random offsets (with and without the index); index --json reports the same numbers', () => {
@@ -294,8 +408,18 @@ print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_t
     const cacheHome = path.join(tmp, 'xdg');
     const offs = [0, 515_987, 1_200_000, 1_751_000, 2_359_296];
     const py = pyIndex(root, offs);
-    const want = py.locate.map((l) => ({ offset: l.offset, shard: l.shard, local_offset: l.local_offset, document: l.document, document_start: l.document_start, document_length: l.document_length }));
-    const strip = (o: Record<string, unknown>) => { const { update: _u, sequence: _s, position: _p, ...rest } = o; return rest; };
+    const want = py.locate.map((l) => ({
+      offset: l.offset,
+      shard: l.shard,
+      local_offset: l.local_offset,
+      document: l.document,
+      document_start: l.document_start,
+      document_length: l.document_length,
+    }));
+    const strip = (o: Record<string, unknown>) => {
+      const { update: _u, sequence: _s, position: _p, ...rest } = o;
+      return rest;
+    };
     const noIndex = cli(['locate', root, String(offs[2]), '--json'], cacheHome);
     assert.strictEqual(noIndex.code, 0, noIndex.stderr);
     assert.deepStrictEqual(strip(JSON.parse(noIndex.stdout)), want[2]);
@@ -313,7 +437,17 @@ print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_t
       assert.strictEqual(r.stderr, '', 'indexed: no fallback note');
       const got = JSON.parse(r.stdout);
       assert.deepStrictEqual(strip(got), want[i]);
-      assert.deepStrictEqual(Object.keys(got), ['offset', 'shard', 'local_offset', 'update', 'sequence', 'position', 'document', 'document_start', 'document_length']);
+      assert.deepStrictEqual(Object.keys(got), [
+        'offset',
+        'shard',
+        'local_offset',
+        'update',
+        'sequence',
+        'position',
+        'document',
+        'document_start',
+        'document_length',
+      ]);
     }
     assert.strictEqual(cli(['locate', root, String(py.tokens)], cacheHome).code, 2);
   });

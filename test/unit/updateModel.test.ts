@@ -12,15 +12,28 @@ import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
 import { readUpdate } from '../../src/core/update';
-import { UpdateModel, buildUpdateModel, readUpdateModel, columnAtChar, toUpdateViewData, formatUpdateModelText, documentCountIfCheap } from '../../src/core/updateModel';
+import {
+  UpdateModel,
+  buildUpdateModel,
+  readUpdateModel,
+  columnAtChar,
+  toUpdateViewData,
+  formatUpdateModelText,
+  documentCountIfCheap,
+} from '../../src/core/updateModel';
 import { DocumentIndex } from '../../src/core/documents';
 import { pyUpdates, pyTokens, PyBatch } from './pyref';
 import { runCli, sampleDir } from './fixtures';
 
 /** Shard edges from the manifest file itself (start_token of every shard but the first). */
 function manifestEdges(root: string): number[] {
-  return fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
-    .map((l) => JSON.parse(l).start_token as number).sort((a, b) => a - b).slice(1);
+  return fs
+    .readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l).start_token as number)
+    .sort((a, b) => a - b)
+    .slice(1);
 }
 
 /** The row's text as the view shows it: segment text, EOS as its token text. */
@@ -74,7 +87,8 @@ describe('update view model equals the dataset card reader', function () {
 
   it('x and y equal the reader row by row, for every update', () => {
     for (const k of ks) {
-      const m = models.get(k)!, py = ref.get(k)!;
+      const m = models.get(k)!,
+        py = ref.get(k)!;
       assert.strictEqual(m.rows.length, py.x.length, `update ${k}: rows`);
       assert.deepStrictEqual(m.tokenRange, [G * k, G * (k + 1)]);
       for (let r = 0; r < m.rows.length; r++) {
@@ -107,8 +121,15 @@ describe('update view model equals the dataset card reader', function () {
           assert.strictEqual(s.eos, eosAt === ids.length - 1, `update ${k} row ${row.index} col ${s.start}: eos flag`);
           assert.ok(eosAt === -1 || eosAt === ids.length - 1, 'no EOS inside a segment');
           for (let o = s.offset + 1; o < row.offset + s.end; o++) assert.ok(!edges.has(o), 'no shard edge inside a segment');
-          assert.strictEqual(s.shardChange, edges.has(s.offset) && s.offset !== m.tokenRange[0], `update ${k} offset ${s.offset}: shard change mark`);
-          assert.strictEqual(m.shards[s.shard].startToken <= s.offset && s.offset < m.shards[s.shard].startToken + m.shards[s.shard].numTokens, true);
+          assert.strictEqual(
+            s.shardChange,
+            edges.has(s.offset) && s.offset !== m.tokenRange[0],
+            `update ${k} offset ${s.offset}: shard change mark`,
+          );
+          assert.strictEqual(
+            m.shards[s.shard].startToken <= s.offset && s.offset < m.shards[s.shard].startToken + m.shards[s.shard].numTokens,
+            true,
+          );
           col = s.end;
         }
         assert.strictEqual(col, L);
@@ -139,9 +160,10 @@ describe('update view model equals the dataset card reader', function () {
     }
   });
 
-  it('row text equals the tokenizer library decoding the reader\'s x row (every row of every update)', async () => {
+  it("row text equals the tokenizer library decoding the reader's x row (every row of every update)", async () => {
     for (const k of ks) {
-      const m = models.get(k)!, py = ref.get(k)!;
+      const m = models.get(k)!,
+        py = ref.get(k)!;
       for (let r = 0; r < m.rows.length; r++) {
         assert.strictEqual(rowText(m, r), await tok.libraryDecode(py.x[r]), `update ${k} row ${r}`);
       }
@@ -155,15 +177,23 @@ describe('update view model equals the dataset card reader', function () {
     const m = await readUpdateModel(ds, k, tok);
     assert.strictEqual(m.firstDocument, undefined);
     for (const row of m.rows) for (const s of row.segments) assert.strictEqual(s.document, undefined);
-    assert.deepStrictEqual(m.rows.map((r) => r.segments.map((s) => [s.start, s.end, s.text])),
-      models.get(k)!.rows.map((r) => r.segments.map((s) => [s.start, s.end, s.text])));
+    assert.deepStrictEqual(
+      m.rows.map((r) => r.segments.map((s) => [s.start, s.end, s.text])),
+      models.get(k)!.rows.map((r) => r.segments.map((s) => [s.start, s.end, s.text])),
+    );
   });
 
   it('without a tokenizer, segments show ids', async () => {
     const b = await readUpdate(ds, 0);
     const m = buildUpdateModel(b, undefined, { numUpdates: ds.schedule.numUpdates, eos });
     const s = m.rows[0].segments[0];
-    assert.strictEqual(s.text, `[${ref.get(0)!.x[0].slice(s.start, s.end - (s.eos ? 1 : 0)).join(' ')}]`);
+    assert.strictEqual(
+      s.text,
+      `[${ref
+        .get(0)!
+        .x[0].slice(s.start, s.end - (s.eos ? 1 : 0))
+        .join(' ')}]`,
+    );
     assert.strictEqual(m.eosText, '<EOS>');
   });
 
@@ -192,16 +222,37 @@ describe('update view model equals the dataset card reader', function () {
     const ids = await tok.encode('ab 🎉 cd ef gh ij kl');
     const split = tok.pieces(ids).findIndex((p) => p.kind === 'partial');
     assert.ok(split > 0, 'the emoji is split across tokens');
-    const Lx = 4, rows = 2, tokens = new Uint32Array(rows * Lx + 1);
+    const Lx = 4,
+      rows = 2,
+      tokens = new Uint32Array(rows * Lx + 1);
     for (let i = 0; i < tokens.length; i++) tokens[i] = ids[(i + Math.max(0, split - 2)) % ids.length];
     const edge = 3; // the emoji's first partial token is column 2, its continuation column 3
-    const shard = (index: number, startToken: number, numTokens: number) =>
-      ({ index, shard: `shards/s${index}.u32`, path: `/x/s${index}.u32`, startToken, numTokens, line: index + 1, extra: {} });
-    const m = buildUpdateModel({ update: 0, tokenRange: [0, rows * Lx], tokens, shards: [shard(0, 0, edge), shard(1, edge, 100)], rows, seqLen: Lx },
-      tok, { numUpdates: 1, eos });
+    const shard = (index: number, startToken: number, numTokens: number) => ({
+      index,
+      shard: `shards/s${index}.u32`,
+      path: `/x/s${index}.u32`,
+      startToken,
+      numTokens,
+      line: index + 1,
+      extra: {},
+    });
+    const m = buildUpdateModel(
+      { update: 0, tokenRange: [0, rows * Lx], tokens, shards: [shard(0, 0, edge), shard(1, edge, 100)], rows, seqLen: Lx },
+      tok,
+      { numUpdates: 1, eos },
+    );
     const row = m.rows[0];
-    assert.deepStrictEqual(row.segments.map((x) => [x.start, x.end, x.shardChange]), [[0, 3, false], [3, 4, true]]);
-    assert.ok(!row.segments[0].text.includes('\uFFFD') && !row.segments[1].text.includes('\uFFFD'), JSON.stringify(row.segments.map((x) => x.text)));
+    assert.deepStrictEqual(
+      row.segments.map((x) => [x.start, x.end, x.shardChange]),
+      [
+        [0, 3, false],
+        [3, 4, true],
+      ],
+    );
+    assert.ok(
+      !row.segments[0].text.includes('\uFFFD') && !row.segments[1].text.includes('\uFFFD'),
+      JSON.stringify(row.segments.map((x) => x.text)),
+    );
     assert.strictEqual(row.segments.map((x) => x.text).join(''), await tok.libraryDecode(Array.from(row.x)));
     assert.ok(row.segments[1].text.includes('🎉'));
   });
@@ -209,7 +260,8 @@ describe('update view model equals the dataset card reader', function () {
   it('flags ids that look like uint16 data read as uint32 (the view shows it as a banner)', async () => {
     const b = await readUpdate(ds, 0);
     const packed = new Uint32Array(b.tokens.length);
-    for (let i = 0; i < packed.length; i++) packed[i] = ((b.tokens[(2 * i) % b.tokens.length] << 16) | b.tokens[(2 * i + 1) % b.tokens.length]) >>> 0;
+    for (let i = 0; i < packed.length; i++)
+      packed[i] = ((b.tokens[(2 * i) % b.tokens.length] << 16) | b.tokens[(2 * i + 1) % b.tokens.length]) >>> 0;
     const m = buildUpdateModel({ ...b, tokens: packed }, tok, { numUpdates: ds.schedule.numUpdates, eos });
     assert.match(m.anomaly ?? '', /uint16 data read as uint32/);
     assert.strictEqual(models.get(0)!.anomaly, undefined, 'the sample itself looks fine');

@@ -19,12 +19,15 @@ describe('updates equal the dataset card reader', function () {
   });
   after(() => ds?.stream.close());
 
-  it('has the card\'s update arithmetic: updates = floor((stored − 1) / G)', () => {
+  it("has the card's update arithmetic: updates = floor((stored − 1) / G)", () => {
     const stored = pyStoredTokens(root);
     assert.strictEqual(ds.storedTokens, stored);
     assert.strictEqual(ds.schedule.numUpdates, Math.floor((stored - 1) / 131072));
     assert.ok(ds.schedule.numUpdates >= 15, `sample should hold at least 15 updates, has ${ds.schedule.numUpdates}`);
-    assert.deepStrictEqual(ds.problems.filter((p) => p.severity === 'error'), []);
+    assert.deepStrictEqual(
+      ds.problems.filter((p) => p.severity === 'error'),
+      [],
+    );
   });
 
   it('core readUpdate equals the reader for every update, row by row', async () => {
@@ -55,13 +58,17 @@ describe('updates equal the dataset card reader', function () {
       assert.deepStrictEqual(j.target_ids, ref.get(k)!.y, `update ${k} target_ids`);
       const first = ds.stream.locate(131072 * k).segment;
       const last = ds.stream.locate(131072 * (k + 1)).segment;
-      assert.deepStrictEqual(j.shards, ds.shards.slice(first, last + 1).map((s) => s.shard));
+      assert.deepStrictEqual(
+        j.shards,
+        ds.shards.slice(first, last + 1).map((s) => s.shard),
+      );
     }
   });
 
   it('updates that cross a shard edge are one batch (no half-batches)', async () => {
-    const crossing = [...Array(ds.schedule.numUpdates).keys()].filter((k) =>
-      ds.stream.locate(131072 * k).segment !== ds.stream.locate(131072 * (k + 1)).segment);
+    const crossing = [...Array(ds.schedule.numUpdates).keys()].filter(
+      (k) => ds.stream.locate(131072 * k).segment !== ds.stream.locate(131072 * (k + 1)).segment,
+    );
     assert.ok(crossing.length > 0, 'the sample must have updates crossing shard edges (250,000-token shards)');
     for (const k of crossing) {
       const b = await readUpdate(ds, k);
@@ -73,7 +80,12 @@ describe('updates equal the dataset card reader', function () {
   it('CLI `tokens` equals the reader at shard edges and the stream end', () => {
     const edges = ds.shards.slice(1).map((s) => s.startToken);
     const end = ds.storedTokens;
-    for (const [start, n] of [[0, 5], [edges[0] - 3, 7], [edges[edges.length - 1] - 1, 2], [end - 4, 4]]) {
+    for (const [start, n] of [
+      [0, 5],
+      [edges[0] - 3, 7],
+      [edges[edges.length - 1] - 1, 2],
+      [end - 4, 4],
+    ]) {
       const r = runCli(['tokens', root, '--start', String(start), '--count', String(n), '--json']);
       assert.strictEqual(r.code, 0, r.stderr);
       assert.deepStrictEqual(JSON.parse(r.stdout).ids, pyTokens(root, start, n), `tokens at ${start}`);

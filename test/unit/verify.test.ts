@@ -55,7 +55,9 @@ function byStatus(results: ShardVerifyResult[]): Record<string, number[]> {
 /** Runs the built CLI with its cache in `cacheHome`; never throws on a non-zero exit. */
 function cli(args: string[], cacheHome: string): { code: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [cliPath(), ...args], {
-    encoding: 'utf8', env: { ...process.env, XDG_CACHE_HOME: cacheHome }, maxBuffer: 1 << 26,
+    encoding: 'utf8',
+    env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+    maxBuffer: 1 << 26,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
@@ -86,7 +88,16 @@ describe('verify: shard hashes', function () {
     assert.strictEqual(formatDone(1_000_000_000), '1.00 GB');
     assert.strictEqual(formatDone(5_070_000_000), '5.07 GB');
     assert.strictEqual(formatDone(210_000_000_000), '210.0 GB');
-    const line = formatVerifyProgress({ shardsDone: 3, shardsTotal: 8, shardsFromCache: 0, running: [], bytesDone: 3_000_000, bytesTotal: 8_000_000, elapsedMs: 10, bytesPerSecond: 0 });
+    const line = formatVerifyProgress({
+      shardsDone: 3,
+      shardsTotal: 8,
+      shardsFromCache: 0,
+      running: [],
+      bytesDone: 3_000_000,
+      bytesTotal: 8_000_000,
+      elapsedMs: 10,
+      bytesPerSecond: 0,
+    });
     assert.strictEqual(line, 'shard 3 of 8 · 3.00 MB done');
     for (let b = 0; b < 2e9; b += 1.7e7) assert.doesNotMatch(formatDone(b), /^0\.00 GB/);
   });
@@ -112,7 +123,10 @@ describe('verify: shard hashes', function () {
         assert.strictEqual(r.actualSize, fs.statSync(r.path).size);
         assert.strictEqual(r.fromCache, false);
       }
-      assert.strictEqual(report.bytesHashed, shards.reduce((s, e) => s + fs.statSync(e.path).size, 0));
+      assert.strictEqual(
+        report.bytesHashed,
+        shards.reduce((s, e) => s + fs.statSync(e.path).size, 0),
+      );
     }
   });
 
@@ -142,7 +156,10 @@ describe('verify: shard hashes', function () {
     const bad = report.results[victim.index];
     assert.strictEqual(bad.actualSha256, sums.get(victim.path), 'the reported digest is what sha256sum says');
     assert.notStrictEqual(bad.actualSha256, victim.sha256);
-    assert.match(bad.message, new RegExp(`${victim.shard.replace(/[.]/g, '\\.')} \\(shard_manifest\\.jsonl line ${victim.line}\\): sha256 mismatch`));
+    assert.match(
+      bad.message,
+      new RegExp(`${victim.shard.replace(/[.]/g, '\\.')} \\(shard_manifest\\.jsonl line ${victim.line}\\): sha256 mismatch`),
+    );
   });
 
   it('a deleted shard is missing; a truncated one is a size mismatch (not hashed)', async () => {
@@ -168,18 +185,27 @@ describe('verify: shard hashes', function () {
     const root = copySample();
     const ds = await openDataset(root);
     const [, folder, fifo] = ds.shards;
-    fs.rmSync(folder.path); fs.mkdirSync(folder.path);
-    fs.rmSync(fifo.path); execFileSync('mkfifo', [fifo.path]); // opening it for reading used to block the worker forever
+    fs.rmSync(folder.path);
+    fs.mkdirSync(folder.path);
+    fs.rmSync(fifo.path);
+    execFileSync('mkfifo', [fifo.path]); // opening it for reading used to block the worker forever
     const report = await verifyShards(ds.shards, { jobs: 2 });
     const st = byStatus(report.results);
     assert.deepStrictEqual(st.unreadable, [folder.index, fifo.index]);
-    for (const e of [folder, fifo]) assert.match(report.results[e.index].message, new RegExp(`${e.path.replace(/[.]/g, '\\.')} is not a regular file`));
+    for (const e of [folder, fifo])
+      assert.match(report.results[e.index].message, new RegExp(`${e.path.replace(/[.]/g, '\\.')} is not a regular file`));
     const rest = ds.shards.filter((e) => e !== folder && e !== fifo);
-    assert.deepStrictEqual(st.ok, rest.map((e) => e.index));
+    assert.deepStrictEqual(
+      st.ok,
+      rest.map((e) => e.index),
+    );
     const sums = sha256sum(rest.map((e) => e.path));
     for (const e of rest) assert.strictEqual(report.results[e.index].actualSha256, sums.get(e.path));
     // Only what was read to the end counts (they used to add the folder's and the FIFO's expected sizes).
-    assert.strictEqual(report.bytesHashed, rest.reduce((s, e) => s + fs.statSync(e.path).size, 0));
+    assert.strictEqual(
+      report.bytesHashed,
+      rest.reduce((s, e) => s + fs.statSync(e.path).size, 0),
+    );
   });
 
   it('cancel mid-run: finished shards are cached, unfinished ones are not', async () => {
@@ -190,15 +216,34 @@ describe('verify: shard hashes', function () {
     const ac = new AbortController();
     const stopAt = 3;
     const report = await verifyShards(ds.shards, {
-      jobs: 1, cache, signal: ac.signal, chunkBytes: 65536,
-      hooks: { onFirstChunk: (i) => { if (i === stopAt) ac.abort(); } },
+      jobs: 1,
+      cache,
+      signal: ac.signal,
+      chunkBytes: 65536,
+      hooks: {
+        onFirstChunk: (i) => {
+          if (i === stopAt) ac.abort();
+        },
+      },
     });
     assert.strictEqual(report.cancelled, true);
-    assert.deepStrictEqual(report.results.map((r) => r.index), [0, 1, 2]);
-    assert.deepStrictEqual(report.unfinished, ds.shards.map((e) => e.index).filter((i) => i >= stopAt));
+    assert.deepStrictEqual(
+      report.results.map((r) => r.index),
+      [0, 1, 2],
+    );
+    assert.deepStrictEqual(
+      report.unfinished,
+      ds.shards.map((e) => e.index).filter((i) => i >= stopAt),
+    );
     const onDisk = JSON.parse(fs.readFileSync(cacheFile, 'utf8'));
     assert.strictEqual(onDisk.version, VERIFY_CACHE_VERSION);
-    assert.deepStrictEqual(Object.keys(onDisk.entries).sort(), ds.shards.slice(0, stopAt).map((e) => e.path).sort());
+    assert.deepStrictEqual(
+      Object.keys(onDisk.entries).sort(),
+      ds.shards
+        .slice(0, stopAt)
+        .map((e) => e.path)
+        .sort(),
+    );
     const sums = sha256sum(ds.shards.slice(0, stopAt).map((e) => e.path));
     for (const e of ds.shards.slice(0, stopAt)) assert.strictEqual(onDisk.entries[e.path].sha256, sums.get(e.path));
   });
@@ -209,7 +254,10 @@ describe('verify: shard hashes', function () {
     const cacheFile = path.join(tmpRoot, 'cancel2-cache.json');
     const ac = new AbortController();
     const report = await verifyShards(ds.shards, {
-      jobs: 2, cache: await VerifyCache.load(cacheFile), signal: ac.signal, chunkBytes: 65536,
+      jobs: 2,
+      cache: await VerifyCache.load(cacheFile),
+      signal: ac.signal,
+      chunkBytes: 65536,
       onResult: () => ac.abort(),
     });
     assert.ok(report.results.length >= 1);
@@ -241,7 +289,10 @@ describe('verify: shard hashes', function () {
     assert.strictEqual(cache3.lookup(touched.path, await statIdentity(touched.path)), undefined, 'entry no longer valid');
     const third = await verifyShards(ds.shards, { jobs: 2, cache: cache3 });
     assert.strictEqual(third.counts.ok, ds.shards.length);
-    assert.deepStrictEqual(third.results.filter((r) => !r.fromCache).map((r) => r.index), [touched.index]);
+    assert.deepStrictEqual(
+      third.results.filter((r) => !r.fromCache).map((r) => r.index),
+      [touched.index],
+    );
     assert.strictEqual(third.bytesHashed, touched.numTokens * 4);
     const entry = (await VerifyCache.load(cacheFile)).get(touched.path)!;
     assert.deepStrictEqual(entry.identity, await statIdentity(touched.path), 'the entry was re-recorded with the new identity');
@@ -277,7 +328,10 @@ describe('verify: shard hashes', function () {
     assert.strictEqual(r.status, 'mismatch');
     assert.strictEqual(r.actualSha256, expected);
     assert.strictEqual(second.fromCache, ds.shards.length - 1);
-    assert.match(formatVerifySummary(second), new RegExp(`1 mismatched · ${ds.shards.length - 1} ok · ${ds.shards.length - 1} not re-read \\(cached\\)`));
+    assert.match(
+      formatVerifySummary(second),
+      new RegExp(`1 mismatched · ${ds.shards.length - 1} ok · ${ds.shards.length - 1} not re-read \\(cached\\)`),
+    );
   });
 
   it('a cached mismatch is re-hashed, a repaired file then verifies ok', async () => {
@@ -292,7 +346,11 @@ describe('verify: shard hashes', function () {
     const r1 = await verifyShards(ds.shards, { cache: await VerifyCache.load(cacheFile) });
     assert.deepStrictEqual(byStatus(r1.results).mismatch, [victim.index]);
     const r2 = await verifyShards(ds.shards, { cache: await VerifyCache.load(cacheFile) });
-    assert.deepStrictEqual(r2.results.filter((r) => !r.fromCache).map((r) => r.index), [victim.index], 'only the known-bad shard is read again');
+    assert.deepStrictEqual(
+      r2.results.filter((r) => !r.fromCache).map((r) => r.index),
+      [victim.index],
+      'only the known-bad shard is read again',
+    );
     fs.writeFileSync(victim.path, original);
     const r3 = await verifyShards(ds.shards, { cache: await VerifyCache.load(cacheFile) });
     assert.strictEqual(r3.counts.ok, ds.shards.length);
@@ -304,14 +362,23 @@ describe('verify: shard hashes', function () {
     const victim = ds.shards[2];
     const cacheFile = path.join(tmpRoot, 'grow-cache.json');
     const report = await verifyShards(ds.shards, {
-      jobs: 2, chunkBytes: 65536, cache: await VerifyCache.load(cacheFile),
-      hooks: { onFirstChunk: (i) => { if (i === victim.index) fs.appendFileSync(victim.path, Buffer.alloc(4096)); } },
+      jobs: 2,
+      chunkBytes: 65536,
+      cache: await VerifyCache.load(cacheFile),
+      hooks: {
+        onFirstChunk: (i) => {
+          if (i === victim.index) fs.appendFileSync(victim.path, Buffer.alloc(4096));
+        },
+      },
     });
     const st = byStatus(report.results);
     assert.deepStrictEqual(st.changed, [victim.index]);
     assert.strictEqual(st.ok.length, ds.shards.length - 1);
     const r = report.results[victim.index];
-    assert.match(r.message, new RegExp(`grew from ${victim.numTokens * 4} to ${victim.numTokens * 4 + 4096} bytes while it was being verified`));
+    assert.match(
+      r.message,
+      new RegExp(`grew from ${victim.numTokens * 4} to ${victim.numTokens * 4 + 4096} bytes while it was being verified`),
+    );
     assert.strictEqual((await VerifyCache.load(cacheFile)).get(victim.path), undefined, 'nothing cached for it');
   });
 
@@ -320,7 +387,8 @@ describe('verify: shard hashes', function () {
     const ds = await openDataset(root);
     const [, gone, rewritten] = ds.shards;
     const report = await verifyShards(ds.shards, {
-      jobs: 1, chunkBytes: 65536,
+      jobs: 1,
+      chunkBytes: 65536,
       hooks: {
         onFirstChunk: (i) => {
           if (i === gone.index) fs.rmSync(gone.path);
@@ -395,7 +463,11 @@ describe('verify: shard hashes', function () {
       for (const damage of ['flip', 'delete', 'truncate'] as const) {
         const root = copySample();
         const f = path.join(root, 'shards', 'tokens_000001.u32');
-        if (damage === 'flip') { const b = fs.readFileSync(f); b[999] ^= 0x80; fs.writeFileSync(f, b); }
+        if (damage === 'flip') {
+          const b = fs.readFileSync(f);
+          b[999] ^= 0x80;
+          fs.writeFileSync(f, b);
+        }
         if (damage === 'delete') fs.rmSync(f);
         if (damage === 'truncate') fs.truncateSync(f, 4000);
         const r = cli(['verify', root], cacheHome);
@@ -434,7 +506,13 @@ describe('verify: shard hashes', function () {
       fs.writeFileSync(file, '{ not json');
       const a = await VerifyCache.load(file);
       assert.match(a.warning ?? '', /verify-cache\.json: the verification cache is not valid JSON/);
-      const id = (n: number): FileIdentity => ({ dev: '1', ino: String(n), size: n, mtimeNs: String(n * 1000), ctimeNs: String(n * 1000 + 1) });
+      const id = (n: number): FileIdentity => ({
+        dev: '1',
+        ino: String(n),
+        size: n,
+        mtimeNs: String(n * 1000),
+        ctimeNs: String(n * 1000 + 1),
+      });
       const entry = (n: number) => ({ identity: id(n), sha256: 'a'.repeat(63) + String(n % 10), checkedAt: n });
       a.record('/p/one', entry(1));
       await a.save();
@@ -456,17 +534,27 @@ describe('verify: shard hashes', function () {
 
     it('the CLI cache lives under $XDG_CACHE_HOME, else ~/.cache', () => {
       assert.strictEqual(defaultCliCacheFile({ XDG_CACHE_HOME: '/x/cache' }), '/x/cache/token-shard-inspector/verify-cache.json');
-      assert.strictEqual(defaultCliCacheFile({ XDG_CACHE_HOME: 'relative' }), path.join(os.homedir(), '.cache', 'token-shard-inspector', 'verify-cache.json'));
+      assert.strictEqual(
+        defaultCliCacheFile({ XDG_CACHE_HOME: 'relative' }),
+        path.join(os.homedir(), '.cache', 'token-shard-inspector', 'verify-cache.json'),
+      );
       assert.strictEqual(defaultCliCacheFile({}), path.join(os.homedir(), '.cache', 'token-shard-inspector', 'verify-cache.json'));
     });
   });
 
   describe('broken-fixtures corpus', () => {
-    interface Case { name: string; dir: string; expect: { problems: { code: string; severity: string; line?: number }[]; sha256_mismatch: string[] } }
+    interface Case {
+      name: string;
+      dir: string;
+      expect: { problems: { code: string; severity: string; line?: number }[]; sha256_mismatch: string[] };
+    }
     it('every damaged or mismatching shard the corpus describes is found, and nothing else', async function () {
       const corpus = path.join(repoRoot(), 'out', 'fixtures', 'broken');
       if (!fs.existsSync(path.join(corpus, 'cases.json'))) {
-        execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-broken-fixtures.mjs')], { cwd: repoRoot(), stdio: 'ignore' });
+        execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-broken-fixtures.mjs')], {
+          cwd: repoRoot(),
+          stdio: 'ignore',
+        });
       }
       const cases = (JSON.parse(fs.readFileSync(path.join(corpus, 'cases.json'), 'utf8')) as { cases: Case[] }).cases;
       let checked = 0;
@@ -475,16 +563,35 @@ describe('verify: shard hashes', function () {
         if (!fs.existsSync(path.join(dir, 'shard_manifest.jsonl'))) continue;
         const ds = await openDataset(dir);
         const report = await verifyShards(ds.shards, { jobs: 2 });
-        const bad = report.results.filter((r) => r.status === 'mismatch' || r.status === 'size-mismatch').map((r) => r.shard).sort();
+        const bad = report.results
+          .filter((r) => r.status === 'mismatch' || r.status === 'size-mismatch')
+          .map((r) => r.shard)
+          .sort();
         assert.deepStrictEqual(bad, [...c.expect.sha256_mismatch].sort(), `${c.name}: content faults`);
-        const missing = report.results.filter((r) => r.status === 'missing').map((r) => r.line).sort();
-        const expectedMissing = c.expect.problems.filter((p) => p.code === 'missing-file').map((p) => p.line!).sort();
+        const missing = report.results
+          .filter((r) => r.status === 'missing')
+          .map((r) => r.line)
+          .sort();
+        const expectedMissing = c.expect.problems
+          .filter((p) => p.code === 'missing-file')
+          .map((p) => p.line!)
+          .sort();
         assert.deepStrictEqual(missing, expectedMissing, `${c.name}: missing files`);
-        const noHash = report.results.filter((r) => r.status === 'no-hash').map((r) => r.line).sort();
-        const expectedNoHash = c.expect.problems.filter((p) => p.code === 'missing-field' && p.severity === 'warning').map((p) => p.line!).sort();
+        const noHash = report.results
+          .filter((r) => r.status === 'no-hash')
+          .map((r) => r.line)
+          .sort();
+        const expectedNoHash = c.expect.problems
+          .filter((p) => p.code === 'missing-field' && p.severity === 'warning')
+          .map((p) => p.line!)
+          .sort();
         assert.deepStrictEqual(noHash, expectedNoHash, `${c.name}: lines without sha256`);
         const others = report.results.filter((r) => !['ok', 'mismatch', 'size-mismatch', 'missing', 'no-hash'].includes(r.status));
-        assert.deepStrictEqual(others.map((r) => r.message), [], `${c.name}: no other faults`);
+        assert.deepStrictEqual(
+          others.map((r) => r.message),
+          [],
+          `${c.name}: no other faults`,
+        );
         checked++;
       }
       assert.ok(checked >= 10, `checked ${checked} cases`);

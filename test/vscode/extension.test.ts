@@ -13,8 +13,14 @@ import { delay, waitFor } from './probe';
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const SHARD_VIEW_TYPE = 'tokenShards.shardEditor';
 
-interface ContributedCommand { command: string; title: string }
-interface ContributedSetting { type?: string; default?: unknown }
+interface ContributedCommand {
+  command: string;
+  title: string;
+}
+interface ContributedSetting {
+  type?: string;
+  default?: unknown;
+}
 interface Manifest {
   name: string;
   publisher: string;
@@ -23,7 +29,6 @@ interface Manifest {
     configuration: { properties: Record<string, ContributedSetting> };
   };
 }
-
 
 function extension(): vscode.Extension<unknown> {
   const ext = vscode.extensions.getExtension(EXTENSION_ID);
@@ -92,7 +97,9 @@ describe('Token Shard Inspector extension', () => {
     assert.ok(contributed.length > 0, 'package.json contributes no commands');
     const missing = contributed.filter((id) => !registered.has(id));
     if (missing.length > 0) {
-      assert.fail(`${missing.length} of ${contributed.length} contributed commands are not registered after activation: ${missing.join(', ')}`);
+      assert.fail(
+        `${missing.length} of ${contributed.length} contributed commands are not registered after activation: ${missing.join(', ')}`,
+      );
     }
   });
 
@@ -116,8 +123,10 @@ describe('Token Shard Inspector extension', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     const uri = firstShard();
     // Without a registered provider `vscode.open` never settles: bound it so the failure says why.
-    const opened = Promise.resolve(vscode.commands.executeCommand('vscode.open', uri))
-      .then(() => 'vscode.open resolved', (e: unknown) => `vscode.open failed: ${e instanceof Error ? e.message : String(e)}`);
+    const opened = Promise.resolve(vscode.commands.executeCommand('vscode.open', uri)).then(
+      () => 'vscode.open resolved',
+      (e: unknown) => `vscode.open failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
     const outcome = await Promise.race([opened, delay(20_000).then(() => 'vscode.open still pending after 20 s')]);
     const isShardTab = (): boolean => {
       const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
@@ -126,13 +135,22 @@ describe('Token Shard Inspector extension', () => {
     const ok = await waitFor(isShardTab, 15_000);
     const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
     const input = tab?.input;
-    const seen = input instanceof vscode.TabInputCustom ? `TabInputCustom(${input.viewType})`
-      : input instanceof vscode.TabInputText ? 'TabInputText (fell back to the text editor)'
-      : input ? (input as object).constructor.name : 'no active tab';
+    const seen =
+      input instanceof vscode.TabInputCustom
+        ? `TabInputCustom(${input.viewType})`
+        : input instanceof vscode.TabInputText
+          ? 'TabInputText (fell back to the text editor)'
+          : input
+            ? (input as object).constructor.name
+            : 'no active tab';
     assert.ok(ok, `active tab for ${path.basename(uri.path)} is ${seen}, expected TabInputCustom(${SHARD_VIEW_TYPE}); ${outcome}`);
     assert.strictEqual(tab?.label, 'tokens_000000.u32');
     // The tab appears as soon as the workbench picks the editor; `vscode.open` settles only once
     // the provider has resolved it, so this is what proves the shard editor really opened.
-    assert.strictEqual(outcome, 'vscode.open resolved', `the shard editor did not finish opening (is a provider registered for ${SHARD_VIEW_TYPE}?)`);
+    assert.strictEqual(
+      outcome,
+      'vscode.open resolved',
+      `the shard editor did not finish opening (is a provider registered for ${SHARD_VIEW_TYPE}?)`,
+    );
   });
 });

@@ -105,7 +105,8 @@ describe('token-id hover', function () {
   });
 
   it('decodes a numpy-style 2-D print row by row, and a bare run of ids', async () => {
-    const a = stream.slice(100, 108), b = stream.slice(108, 116);
+    const a = stream.slice(100, 108),
+      b = stream.slice(108, 116);
     const pad = (r: number[]) => r.map((x) => String(x).padStart(6)).join('');
     const doc = await untitled(`array([[${pad(a)}],\n       [${pad(b)}]], dtype=uint32)\nids: ${a.join(' ')}\n`);
     const md = await settledHover(doc, posOf(doc, String(b[3]), doc.getText().indexOf('],')));
@@ -131,7 +132,11 @@ describe('token-id hover', function () {
     const eosId = ds.settings.eosTokenId;
     const eosText = tok.addedContent(eosId)!;
     // The text "<|endoftext|>" from ordinary tokens (encoded in parts, so the tokenizer does not match the special token).
-    const spelled = [...await tok.encode(eosText.slice(0, 2)), ...await tok.encode(eosText.slice(2, -2)), ...await tok.encode(eosText.slice(-2))];
+    const spelled = [
+      ...(await tok.encode(eosText.slice(0, 2))),
+      ...(await tok.encode(eosText.slice(2, -2))),
+      ...(await tok.encode(eosText.slice(-2))),
+    ];
     assert.ok(!spelled.includes(eosId));
     assert.strictEqual(tok.decode(spelled), eosText);
     const ids = [...spelled, eosId];
@@ -164,7 +169,8 @@ describe('token-id hover', function () {
   });
 
   it('a summarised numpy print marks the elided ids; a long list is cut in the hover with a pointer to Decode Selection', async () => {
-    const head = stream.slice(200, 203), tail = stream.slice(5000, 5003);
+    const head = stream.slice(200, 203),
+      tail = stream.slice(5000, 5003);
     const doc = await untitled(`array([${[...head, '...', ...tail].map((x) => String(x).padStart(6)).join(',')}], dtype=uint32)\n`);
     const md = await settledHover(doc, posOf(doc, String(tail[1]), doc.getText().indexOf('...')));
     assert.ok(md.includes(codeBlock(tok.decode(head) + '⟨…⟩' + tok.decode(tail))), md);
@@ -211,7 +217,10 @@ describe('token-id hover', function () {
     try {
       // Re-registration follows the configuration event: give it a few turns.
       let t = await hoverText(txt, posOf(txt, String(id)));
-      for (let i = 0; i < 100 && t !== ''; i++) { await delay(20); t = await hoverText(txt, posOf(txt, String(id))); }
+      for (let i = 0; i < 100 && t !== ''; i++) {
+        await delay(20);
+        t = await hoverText(txt, posOf(txt, String(id)));
+      }
       assert.strictEqual(t, '');
       assert.ok((await settledHover(py, posOf(py, String(id)))).includes(`Token ${id}`));
     } finally {
@@ -230,7 +239,14 @@ describe('token-id hover', function () {
     const shard = ds.shards[ds.stream.locate(start).segment].shard;
     assert.ok(u.includes(shard), u);
     if (ds.stream.locate(end - 1).segment !== ds.stream.locate(start).segment) assert.ok(u.includes('Crosses a shard edge'), u);
-    assert.ok(md.includes(`command:tokenShards.goToUpdate?${encodeURIComponent(JSON.stringify([{ update: k, root: ds.root }])).replace(/\(/g, '%28').replace(/\)/g, '%29')}`), md);
+    assert.ok(
+      md.includes(
+        `command:tokenShards.goToUpdate?${encodeURIComponent(JSON.stringify([{ update: k, root: ds.root }]))
+          .replace(/\(/g, '%28')
+          .replace(/\)/g, '%29')}`,
+      ),
+      md,
+    );
     const step = unescape(await settledHover(doc, posOf(doc, 'Step')));
     assert.ok(step.includes(`after ${fmt(k)} updates`), step);
     assert.ok(step.includes(`Open update ${fmt(k - 1)}`), step);
@@ -275,7 +291,9 @@ describe('token-id commands', function () {
     assert.ok(body.includes(`── row 0 · 12 tokens ──\n${tok.decode(rows[0])}`), body);
     assert.ok(body.includes(`── row 1 · 12 tokens ──\n${tok.decode(rows[1])}`), body);
     // Negatives are named as skipped, not decoded.
-    const lab = await vscode.commands.executeCommand<vscode.TextDocument>('tokenShards.decodeSelection', { text: `labels [-100, -100, ${ids[3]}, ${ids[4]}]` });
+    const lab = await vscode.commands.executeCommand<vscode.TextDocument>('tokenShards.decodeSelection', {
+      text: `labels [-100, -100, ${ids[3]}, ${ids[4]}]`,
+    });
     assert.match(lab!.getText(), /^Decoded 2 tokens · 0 unknown ids · tokenizer .* · not ids: 2 negative \(-100\)\n\n/);
     assert.ok(lab!.getText().endsWith(tok.decode([ids[3], ids[4]])));
   });
@@ -285,7 +303,9 @@ describe('token-id commands', function () {
     const doc = await untitled(text);
     const ed = vscode.window.activeTextEditor!;
     ed.selection = new vscode.Selection(0, 0, 0, text.length);
-    const res = await vscode.commands.executeCommand<{ action: string; ids: number[][] }>('tokenShards.encodeSelection', { action: 'insert' });
+    const res = await vscode.commands.executeCommand<{ action: string; ids: number[][] }>('tokenShards.encodeSelection', {
+      action: 'insert',
+    });
     const expected = await tok.encode(text);
     assert.deepStrictEqual(res.ids, [expected]);
     assert.strictEqual(doc.getText(), `${text}\n${formatIds(expected)}`);

@@ -17,9 +17,26 @@ import { snapshot } from './probe';
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
 
-interface ManifestLine { shard: string; start_token: number; num_tokens: number }
-interface UpdateViewResult { root: string; update: number; rows: number; shards: string[]; rendered: Promise<number> }
-interface ShardSnapshot { uri: string; fileName: string; active: boolean; cursor: number; statusText?: string; highlights: { start: number; end: number; label?: string }[] }
+interface ManifestLine {
+  shard: string;
+  start_token: number;
+  num_tokens: number;
+}
+interface UpdateViewResult {
+  root: string;
+  update: number;
+  rows: number;
+  shards: string[];
+  rendered: Promise<number>;
+}
+interface ShardSnapshot {
+  uri: string;
+  fileName: string;
+  active: boolean;
+  cursor: number;
+  statusText?: string;
+  highlights: { start: number; end: number; label?: string }[];
+}
 
 function root(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -28,8 +45,12 @@ function root(): string {
 }
 
 function manifest(): ManifestLine[] {
-  return fs.readFileSync(path.join(root(), 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+  return fs
+    .readFileSync(path.join(root(), 'shard_manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as ManifestLine)
+    .sort((a, b) => a.start_token - b.start_token);
 }
 
 /** Schedule values: the sample's manifest.json keys, else the dataset card's defaults. */
@@ -39,7 +60,8 @@ function schedule(): { G: number; L: number; eos: number } {
 }
 
 function updateViewTabs(): vscode.Tab[] {
-  return vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+  return vscode.window.tabGroups.all
+    .flatMap((g) => g.tabs)
     .filter((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(UPDATE_VIEW_TYPE));
 }
 
@@ -49,7 +71,9 @@ async function shardEditors(): Promise<ShardSnapshot[]> {
 
 /** The shard holding global offset `o` and the local offset in it, from the manifest file. */
 function locate(o: number): { file: string; local: number } {
-  const m = manifest().filter((e) => e.start_token <= o).pop()!;
+  const m = manifest()
+    .filter((e) => e.start_token <= o)
+    .pop()!;
   return { file: path.basename(m.shard), local: o - m.start_token };
 }
 
@@ -72,7 +96,12 @@ describe('navigation: Go to commands, update view, links', function () {
     assert.ok(res, 'goToUpdate returned nothing');
     assert.strictEqual(res.update, k);
     assert.strictEqual(res.rows, G / L);
-    assert.deepStrictEqual(res.shards, manifest().slice(0, 2).map((e) => e.shard));
+    assert.deepStrictEqual(
+      res.shards,
+      manifest()
+        .slice(0, 2)
+        .map((e) => e.shard),
+    );
     assert.strictEqual(await res.rendered, G / L, 'row elements rendered in the webview');
     assert.strictEqual(updateViewTabs().length, 1);
     assert.match(updateViewTabs()[0].label, new RegExp(`^Update ${k.toLocaleString('en-US')} · `));
@@ -111,8 +140,12 @@ describe('navigation: Go to commands, update view, links', function () {
   });
 
   it('goToSequence({update, sequence}) reveals the sequence with its inputs highlighted', async () => {
-    const k = 3, r = 77;
-    const res = await vscode.commands.executeCommand<{ update: number; sequence: number; offset: number }>('tokenShards.goToSequence', { update: k, sequence: r });
+    const k = 3,
+      r = 77;
+    const res = await vscode.commands.executeCommand<{ update: number; sequence: number; offset: number }>('tokenShards.goToSequence', {
+      update: k,
+      sequence: r,
+    });
     const s = G * k + L * r;
     assert.deepStrictEqual(res, { update: k, sequence: r, offset: s });
     const ed = (await shardEditors()).find((x) => x.active)!;
@@ -127,12 +160,24 @@ describe('navigation: Go to commands, update view, links', function () {
 
   it('goToDocument({document}) reveals the document start found by counting EOS tokens', async () => {
     const { eos } = schedule();
-    const all = pyTokens(root(), 0, Math.min(600000, manifest().reduce((a, e) => a + e.num_tokens, 0)));
+    const all = pyTokens(
+      root(),
+      0,
+      Math.min(
+        600000,
+        manifest().reduce((a, e) => a + e.num_tokens, 0),
+      ),
+    );
     const eosAt: number[] = [];
-    all.forEach((t, i) => { if (t === eos) eosAt.push(i); });
+    all.forEach((t, i) => {
+      if (t === eos) eosAt.push(i);
+    });
     const n = Math.min(40, eosAt.length - 1);
-    const start = eosAt[n - 1] + 1, end = eosAt[n] + 1;
-    const res = await vscode.commands.executeCommand<{ document: number; start: number; end: number }>('tokenShards.goToDocument', { document: n });
+    const start = eosAt[n - 1] + 1,
+      end = eosAt[n] + 1;
+    const res = await vscode.commands.executeCommand<{ document: number; start: number; end: number }>('tokenShards.goToDocument', {
+      document: n,
+    });
     assert.strictEqual(res?.document, n);
     assert.strictEqual(res.start, start);
     assert.strictEqual(res.end, end);
@@ -163,4 +208,3 @@ describe('navigation: Go to commands, update view, links', function () {
     assert.strictEqual(link, `${vscode.env.uriScheme}://${EXTENSION_ID}/update?k=2`);
   });
 });
-

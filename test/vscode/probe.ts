@@ -6,22 +6,41 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { TokenShardsApi } from '../../src/extension';
-import type { ShardHighlight, ShardInitToWebview, ShardNumberingToWebview, ShardPageReply, ShardToWebview, ShardView } from '../../src/protocol';
+import type {
+  ShardHighlight,
+  ShardInitToWebview,
+  ShardNumberingToWebview,
+  ShardPageReply,
+  ShardToWebview,
+  ShardView,
+} from '../../src/protocol';
 import type { Envelope } from '../../src/shared/channel';
 
 export const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const SHARD_VIEW = 'tokenShards.shardEditor';
 
 /** A page the host sent (the answer to a `page` request), tagged like an event for the tests. */
-export interface ShardPageMessage extends ShardPageReply { type: 'page' }
+export interface ShardPageMessage extends ShardPageReply {
+  type: 'page';
+}
 /** What the host sent to a shard editor: its events and its page answers. */
 export type RecordedShardMessage = ShardToWebview | ShardPageMessage;
 
 /** One open shard editor as the tests see it. */
 export interface SessionSnapshot {
-  uri: string; fileName: string; active: boolean; generation: number; cursor: number;
-  selection?: [number, number]; view: ShardView; highlights: ShardHighlight[]; highlightedUpdate?: number;
-  numbering: ShardNumberingToWebview; init: ShardInitToWebview; statusText?: string; messages: RecordedShardMessage[];
+  uri: string;
+  fileName: string;
+  active: boolean;
+  generation: number;
+  cursor: number;
+  selection?: [number, number];
+  view: ShardView;
+  highlights: ShardHighlight[];
+  highlightedUpdate?: number;
+  numbering: ShardNumberingToWebview;
+  init: ShardInitToWebview;
+  statusText?: string;
+  messages: RecordedShardMessage[];
 }
 
 /** Argument of {@link snapshot}; every field optional. */
@@ -73,7 +92,10 @@ function record(resource: string, m: RecordedShardMessage): void {
     const drop = list.length - 200;
     let dropped = 0;
     for (let i = 0; i < list.length && dropped < drop;) {
-      if (list[i].type === 'page' || list[i].type === 'numbering') { list.splice(i, 1); dropped++; } else i++;
+      if (list[i].type === 'page' || list[i].type === 'numbering') {
+        list.splice(i, 1);
+        dropped++;
+      } else i++;
     }
     if (list.length > 400) list.splice(0, list.length - 400);
   }
@@ -93,7 +115,10 @@ export async function snapshot(arg: SnapshotArg = {}): Promise<SessionSnapshot[]
   const a = await api();
   const p = a.shardEditors;
   if (arg.record === true && !tap) tap = a.tapMessages((m) => onTapped(m.view, m.resource, m.direction, m.envelope));
-  if (arg.record === false) { tap?.dispose(); tap = undefined; }
+  if (arg.record === false) {
+    tap?.dispose();
+    tap = undefined;
+  }
   if (arg.clear) recorded.clear();
   if (arg.reveal) {
     const file = vscode.Uri.file(arg.reveal.file);
@@ -102,10 +127,18 @@ export async function snapshot(arg: SnapshotArg = {}): Promise<SessionSnapshot[]
   }
   if (arg.setView) void p.commandTarget()?.post({ type: 'setView', view: arg.setView });
   return [...p.sessions].map((s) => ({
-    uri: s.document.uri.toString(), fileName: path.basename(s.document.uri.fsPath), active: s === p.active,
-    generation: s.document.generation, cursor: s.cursor, selection: s.selection, view: s.view,
-    highlights: s.highlights, highlightedUpdate: s.highlightedUpdate, numbering: s.document.numbering,
+    uri: s.document.uri.toString(),
+    fileName: path.basename(s.document.uri.fsPath),
+    active: s === p.active,
+    generation: s.document.generation,
+    cursor: s.cursor,
+    selection: s.selection,
+    view: s.view,
+    highlights: s.highlights,
+    highlightedUpdate: s.highlightedUpdate,
+    numbering: s.document.numbering,
     init: s.document.initMessage(),
-    statusText: s === p.active ? p.statusBar.text : undefined, messages: [...(recorded.get(s.document.uri.toString()) ?? [])],
+    statusText: s === p.active ? p.statusBar.text : undefined,
+    messages: [...(recorded.get(s.document.uri.toString()) ?? [])],
   }));
 }

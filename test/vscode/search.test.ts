@@ -17,8 +17,25 @@ import { EXTENSION_ID, api } from './probe';
 
 const SEARCH_VIEW = 'tokenShards.searchPanel';
 
-interface CountResult { terms: string[]; options: Record<string, boolean>; per: number; updates: number; buckets: { first_update: number; last_update: number; tokens: number; counts: number[] }[]; totals: number[] }
-interface SearchOutcome { root: string; terms: string[]; result?: CountResult; cached: boolean; status: string; error?: string; ms: number; firstPartialMs?: number; drawn: Promise<{ buckets: number; series: number }> }
+interface CountResult {
+  terms: string[];
+  options: Record<string, boolean>;
+  per: number;
+  updates: number;
+  buckets: { first_update: number; last_update: number; tokens: number; counts: number[] }[];
+  totals: number[];
+}
+interface SearchOutcome {
+  root: string;
+  terms: string[];
+  result?: CountResult;
+  cached: boolean;
+  status: string;
+  error?: string;
+  ms: number;
+  firstPartialMs?: number;
+  drawn: Promise<{ buckets: number; series: number }>;
+}
 
 function root(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -33,9 +50,12 @@ function root(): string {
 function cliCount(args: string[]): Promise<CountResult> {
   const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(ext.extensionPath, 'dist', 'cli.js'), 'count', root(), ...args, '--json'],
+    execFile(
+      process.execPath,
+      [path.join(ext.extensionPath, 'dist', 'cli.js'), 'count', root(), ...args, '--json'],
       { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, maxBuffer: 1 << 26 },
-      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as CountResult)));
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as CountResult)),
+    );
   });
 }
 
@@ -49,7 +69,10 @@ async function search(args: Record<string, unknown>): Promise<SearchOutcome> {
  * Resolves with the first event of the search panel's channel (either direction) that `pick`
  * accepts, seen through the API's channel taps (`then` runs synchronously inside the tap).
  */
-async function nextPanelEvent<T>(pick: (e: { direction: string; body: { type: string } & Record<string, unknown> }) => T | undefined, then?: (v: T) => void): Promise<T> {
+async function nextPanelEvent<T>(
+  pick: (e: { direction: string; body: { type: string } & Record<string, unknown> }) => T | undefined,
+  then?: (v: T) => void,
+): Promise<T> {
   const a = await api();
   return new Promise<T>((resolve) => {
     const sub = a.tapMessages((m) => {
@@ -66,7 +89,12 @@ async function nextPanelEvent<T>(pick: (e: { direction: string; body: { type: st
 }
 
 function cacheFiles(dir: string): string[] {
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort() : [];
+  return fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((n) => n.endsWith('.json'))
+        .sort()
+    : [];
 }
 
 describe('search: Search Stream command and panel', function () {
@@ -80,7 +108,7 @@ describe('search: Search Stream command and panel', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
-  it('searchStream({terms}) returns the CLI\'s counts, and the chart draws every bucket', async () => {
+  it("searchStream({terms}) returns the CLI's counts, and the chart draws every bucket", async () => {
     const o = await search({ terms: ['whale', 'Ahab'] });
     assert.strictEqual(o.status, 'done', o.error);
     assert.strictEqual(o.cached, false);
@@ -88,7 +116,9 @@ describe('search: Search Stream command and panel', function () {
     assert.deepStrictEqual(o.result, want);
     assert.ok(want.totals[0] > 0 && want.totals[1] > 0, 'the sample mentions both terms');
     assert.deepStrictEqual(await o.drawn, { buckets: want.buckets.length, series: 2 });
-    console.log(`      (measured: scan ${o.ms.toFixed(0)} ms, first partial counts posted after ${o.firstPartialMs?.toFixed(0) ?? '—'} ms)`);
+    console.log(
+      `      (measured: scan ${o.ms.toFixed(0)} ms, first partial counts posted after ${o.firstPartialMs?.toFixed(0) ?? '—'} ms)`,
+    );
   });
 
   it('reopens the same search from the cache with identical counts', async () => {
@@ -131,8 +161,10 @@ describe('search: Search Stream command and panel', function () {
     const dir = a.searchPanels.cache.dir;
     const before = cacheFiles(dir);
     // Cancel (as the Cancel button does) when the first partial counts go to the chart.
-    const cancelled = nextPanelEvent((e) => (e.direction === 'toWebview' && e.body.type === 'progress' ? true : undefined),
-      () => a.searchPanels.panelFor(root())!.cancel());
+    const cancelled = nextPanelEvent(
+      (e) => (e.direction === 'toWebview' && e.body.type === 'progress' ? true : undefined),
+      () => a.searchPanels.panelFor(root())!.cancel(),
+    );
     const o = await search({ terms: ['Starbuck'] });
     await cancelled;
     assert.strictEqual(o.status, 'cancelled');
@@ -150,7 +182,11 @@ describe('search: Search Stream command and panel', function () {
     await o.drawn;
     const panel = (await api()).searchPanels.panelFor(root())!;
     const id = panel.currentSearchId;
-    const listed = nextPanelEvent((e) => (e.direction === 'fromWebview' && e.body.type === 'listed' && e.body.searchId === id && e.body.bucket === b ? e.body.rows as number : undefined));
+    const listed = nextPanelEvent((e) =>
+      e.direction === 'fromWebview' && e.body.type === 'listed' && e.body.searchId === id && e.body.bucket === b
+        ? (e.body.rows as number)
+        : undefined,
+    );
     panel.select(b, 0);
     const rows = await listed;
     assert.strictEqual(rows, Math.min(o.result!.buckets[b].counts[0], 200), 'the first page of occurrences is listed');

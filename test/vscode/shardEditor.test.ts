@@ -24,7 +24,12 @@ import { SessionSnapshot, ShardPageMessage as ShardPageToWebview, api, delay, sn
 const VIEW_TYPE = 'tokenShards.shardEditor';
 
 /** Polls the snapshot of the session on `file` until `check` returns a value (or fails after `ms`). */
-async function waitSession<T>(file: string, check: (s: SessionSnapshot) => T | undefined | false, ms = 30_000, what = 'condition'): Promise<T> {
+async function waitSession<T>(
+  file: string,
+  check: (s: SessionSnapshot) => T | undefined | false,
+  ms = 30_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const s = (await snapshot()).find((x) => path.resolve(vscode.Uri.parse(x.uri).fsPath) === path.resolve(file));
@@ -39,15 +44,25 @@ function root(): string {
   return vscode.workspace.workspaceFolders![0].uri.fsPath;
 }
 
-interface ManifestLine { shard: string; start_token: number; num_tokens: number }
+interface ManifestLine {
+  shard: string;
+  start_token: number;
+  num_tokens: number;
+}
 function manifestLines(): ManifestLine[] {
-  return fs.readFileSync(path.join(root(), 'shard_manifest.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as ManifestLine).sort((a, b) => a.start_token - b.start_token);
+  return fs
+    .readFileSync(path.join(root(), 'shard_manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as ManifestLine)
+    .sort((a, b) => a.start_token - b.start_token);
 }
 
 function isShardTab(uri: vscode.Uri): boolean {
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-  return input instanceof vscode.TabInputCustom && input.viewType === VIEW_TYPE && path.resolve(input.uri.fsPath) === path.resolve(uri.fsPath);
+  return (
+    input instanceof vscode.TabInputCustom && input.viewType === VIEW_TYPE && path.resolve(input.uri.fsPath) === path.resolve(uri.fsPath)
+  );
 }
 
 describe('shard editor (extension host)', function () {
@@ -62,7 +77,10 @@ describe('shard editor (extension host)', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await snapshot({ record: true, clear: true });
     tok = await loadTokenizer(path.join(root(), 'tokenizer', 'tokenizer.json'));
-    const prov = JSON.parse(fs.readFileSync(path.join(root(), 'manifest.json'), 'utf8')) as { eos_token_id?: number; global_tokens_per_update?: number };
+    const prov = JSON.parse(fs.readFileSync(path.join(root(), 'manifest.json'), 'utf8')) as {
+      eos_token_id?: number;
+      global_tokens_per_update?: number;
+    };
     eos = prov.eos_token_id ?? vscode.workspace.getConfiguration('tokenShards').get<number>('eosTokenId')!;
     G = prov.global_tokens_per_update ?? vscode.workspace.getConfiguration('tokenShards').get<number>('globalTokensPerUpdate')!;
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-shard-editor-'));
@@ -90,10 +108,15 @@ describe('shard editor (extension host)', function () {
     assert.deepStrictEqual(init.banners, []);
   });
 
-  it('the page messages the host sends equal the reader\'s ids and the core\'s decode', async () => {
+  it("the page messages the host sends equal the reader's ids and the core's decode", async () => {
     const line = manifestLines()[1];
     const file = path.join(root(), line.shard);
-    const page = await waitSession(file, (s) => s.messages.find((m): m is ShardPageToWebview => m.type === 'page' && m.index === 0), 30_000, 'page 0');
+    const page = await waitSession(
+      file,
+      (s) => s.messages.find((m): m is ShardPageToWebview => m.type === 'page' && m.index === 0),
+      30_000,
+      'page 0',
+    );
     assert.deepStrictEqual(page.ids, pyTokens(root(), line.start_token + page.start, page.ids.length), 'ids equal the Python reader');
     // The same page prepared by the core directly.
     const { stream } = await TokenStream.fromFile(file);
@@ -122,7 +145,10 @@ describe('shard editor (extension host)', function () {
     const before = pyTokens(root(), 0, line.start_token).filter((id) => id === eos).length;
     assert.strictEqual(num.docBase, before);
     const ids = pyTokens(root(), line.start_token, line.num_tokens);
-    assert.strictEqual(num.pageEos!.reduce((a, b) => a + b, 0), ids.filter((id) => id === eos).length);
+    assert.strictEqual(
+      num.pageEos!.reduce((a, b) => a + b, 0),
+      ids.filter((id) => id === eos).length,
+    );
   });
 
   it('revealInShardEditor with a global offset opens the right shard, moves the cursor, highlights, and the status bar follows', async () => {
@@ -138,8 +164,14 @@ describe('shard editor (extension host)', function () {
     const s = await waitSession(file, (x) => x.cursor === 12_345 && x.highlights.length > 0 && x, 30_000, 'reveal');
     assert.deepStrictEqual(s.highlights, [{ start: 12_335, end: 12_355, label: 'test range' }]);
     const reveal = s.messages.find((m) => m.type === 'reveal');
-    if (reveal) assert.deepStrictEqual(reveal, { type: 'reveal', offset: 12_345, highlights: [{ start: 12_335, end: 12_355, label: 'test range' }] });
-    const status = await waitSession(file, (x) => x.cursor === 12_345 && x.statusText?.includes(offset.toLocaleString('en-US')) && x.statusText, 30_000, 'status bar with the global offset');
+    if (reveal)
+      assert.deepStrictEqual(reveal, { type: 'reveal', offset: 12_345, highlights: [{ start: 12_335, end: 12_355, label: 'test range' }] });
+    const status = await waitSession(
+      file,
+      (x) => x.cursor === 12_345 && x.statusText?.includes(offset.toLocaleString('en-US')) && x.statusText,
+      30_000,
+      'status bar with the global offset',
+    );
     const k = Math.floor(offset / G);
     assert.ok(status.includes(`update ${k.toLocaleString('en-US')} ·`), `status bar "${status}" shows update ${k}`);
   });
@@ -153,7 +185,7 @@ describe('shard editor (extension host)', function () {
     if (r) assert.deepStrictEqual(r, { type: 'reveal', offset: 777, highlights: undefined });
   });
 
-  it('highlightUpdate toggles the cursor\'s update range and its sequence starts', async () => {
+  it("highlightUpdate toggles the cursor's update range and its sequence starts", async () => {
     const line = manifestLines()[2];
     const file = path.join(root(), line.shard);
     await snapshot({ reveal: { file, offset: 100_000 } });
@@ -168,7 +200,12 @@ describe('shard editor (extension host)', function () {
     assert.strictEqual(h.end, Math.min(line.num_tokens, G * (k + 1) - line.start_token));
     assert.ok(h.label!.includes('0-based'));
     const firstSeq = Math.max(0, Math.ceil((line.start_token - G * k) / L));
-    assert.deepStrictEqual(h.boundaries, { first: G * k + firstSeq * L - line.start_token, every: L, firstIndex: firstSeq, labelPrefix: 'sequence ' });
+    assert.deepStrictEqual(h.boundaries, {
+      first: G * k + firstSeq * L - line.start_token,
+      every: L,
+      firstIndex: firstSeq,
+      labelPrefix: 'sequence ',
+    });
     await vscode.commands.executeCommand('tokenShards.highlightUpdate');
     await waitSession(file, (x) => x.highlights.length === 0, 10_000, 'highlight off');
   });
@@ -187,10 +224,23 @@ describe('shard editor (extension host)', function () {
   it('bad input: trailing bytes, empty file, uint16 data, no tokenizer — each with its banner', async () => {
     const ids = pyTokens(root(), 0, 5000).filter((id) => id < 65536);
     const cases: { name: string; bytes: Buffer; banner: string; check?: (m: string) => void }[] = [
-      { name: 'trailing.u32', bytes: Buffer.concat([Buffer.from(new Uint32Array(ids.slice(0, 100)).buffer), Buffer.from([0xab, 0xcd, 0xef])]), banner: 'size',
-        check: (m) => { assert.ok(m.includes('AB CD EF'), m); assert.ok(m.includes('403 bytes'), m); assert.ok(m.includes('400'), m); } },
+      {
+        name: 'trailing.u32',
+        bytes: Buffer.concat([Buffer.from(new Uint32Array(ids.slice(0, 100)).buffer), Buffer.from([0xab, 0xcd, 0xef])]),
+        banner: 'size',
+        check: (m) => {
+          assert.ok(m.includes('AB CD EF'), m);
+          assert.ok(m.includes('403 bytes'), m);
+          assert.ok(m.includes('400'), m);
+        },
+      },
       { name: 'empty.u32', bytes: Buffer.alloc(0), banner: 'empty' },
-      { name: 'uint16.u32', bytes: Buffer.from(new Uint16Array(ids).buffer), banner: 'dtype', check: (m) => assert.ok(/uint16/.test(m), m) },
+      {
+        name: 'uint16.u32',
+        bytes: Buffer.from(new Uint16Array(ids).buffer),
+        banner: 'dtype',
+        check: (m) => assert.ok(/uint16/.test(m), m),
+      },
     ];
     for (const c of cases) {
       const file = path.join(tmp, c.name);
@@ -198,7 +248,12 @@ describe('shard editor (extension host)', function () {
       await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(file), VIEW_TYPE);
       // The init message the host sends on the webview's 'ready' is `document.initMessage()`;
       // the snapshot carries it, so this does not depend on the webview loading in time.
-      const init = await waitSession(file, (s) => s.messages.find((m): m is ShardInitToWebview => m.type === 'init') ?? s.init, 30_000, `init of ${c.name}`);
+      const init = await waitSession(
+        file,
+        (s) => s.messages.find((m): m is ShardInitToWebview => m.type === 'init') ?? s.init,
+        30_000,
+        `init of ${c.name}`,
+      );
       const b = init.banners.find((x) => x.id === c.banner);
       assert.ok(b, `${c.name}: banners ${JSON.stringify(init.banners)} lack '${c.banner}'`);
       c.check?.(b.message);
@@ -209,7 +264,12 @@ describe('shard editor (extension host)', function () {
       assert.strictEqual(init.globalStart, undefined, 'a lone shard uses local offsets');
       if (c.name === 'empty.u32') {
         // No page is ever sent for an empty shard, so nothing started the scan: the footer said "Counting documents…" forever.
-        await waitSession(file, (s) => s.numbering.state === 'global' && s.numbering.generation === init.generation, 30_000, 'final numbering of the empty shard');
+        await waitSession(
+          file,
+          (s) => s.numbering.state === 'global' && s.numbering.generation === init.generation,
+          30_000,
+          'final numbering of the empty shard',
+        );
       }
       if (c.name === 'trailing.u32') {
         // Pages of a lone shard without tokenizer carry ids only (the trailing bytes are not a token).
@@ -228,9 +288,19 @@ describe('shard editor (extension host)', function () {
     const first = await waitSession(file, (s) => s.messages.find((m): m is ShardInitToWebview => m.type === 'init'), 30_000, 'init');
     assert.strictEqual(first.numTokens, 1000);
     fs.writeFileSync(file, Buffer.from(new Uint32Array(ids).buffer));
-    const second = await waitSession(file, (s) => s.messages.find((m): m is ShardInitToWebview => m.type === 'init' && m.generation > first.generation), 30_000, 'reload');
+    const second = await waitSession(
+      file,
+      (s) => s.messages.find((m): m is ShardInitToWebview => m.type === 'init' && m.generation > first.generation),
+      30_000,
+      'reload',
+    );
     assert.strictEqual(second.numTokens, 3000);
-    const page = await waitSession(file, (s) => s.messages.find((m): m is ShardPageToWebview => m.type === 'page' && m.generation === second.generation), 30_000, 'page after reload');
+    const page = await waitSession(
+      file,
+      (s) => s.messages.find((m): m is ShardPageToWebview => m.type === 'page' && m.generation === second.generation),
+      30_000,
+      'page after reload',
+    );
     assert.deepStrictEqual(page.ids, ids);
   });
 });

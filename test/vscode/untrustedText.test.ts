@@ -43,7 +43,10 @@ describe('data-derived text in notifications is plain text (issue 10)', function
     const name = `${HOSTILE}.u32`;
     fs.writeFileSync(path.join(dir, 'shards', name), bytes);
     const sha = crypto.createHash('sha256').update(bytes).digest('hex');
-    fs.writeFileSync(path.join(dir, 'shard_manifest.jsonl'), JSON.stringify({ shard: `shards/${name}`, start_token: 0, num_tokens: 64, sha256: sha }) + '\n');
+    fs.writeFileSync(
+      path.join(dir, 'shard_manifest.jsonl'),
+      JSON.stringify({ shard: `shards/${name}`, start_token: 0, num_tokens: 64, sha256: sha }) + '\n',
+    );
   });
 
   after(() => {
@@ -70,11 +73,18 @@ describe('data-derived text in notifications is plain text (issue 10)', function
     const api = (ext.isActive ? ext.exports : await ext.activate()) as TokenShardsApi;
     const nav = { services: api.services, views: api.updateViews, shardEditors: api.shardEditors };
     const before = shown.length;
-    for (const q of [`k=${encodeURIComponent(HOSTILE)}`, `k=1&sequence=${encodeURIComponent(HOSTILE)}`, `o=${encodeURIComponent(HOSTILE)}`]) {
+    for (const q of [
+      `k=${encodeURIComponent(HOSTILE)}`,
+      `k=1&sequence=${encodeURIComponent(HOSTILE)}`,
+      `o=${encodeURIComponent(HOSTILE)}`,
+    ]) {
       const what = q.startsWith('o=') ? 'offset' : 'update';
       await handleNavigationUri(nav, vscode.Uri.parse(`${vscode.env.uriScheme}://token-shards.token-shard-inspector/${what}?${q}`));
     }
-    await handleNavigationUri(nav, vscode.Uri.parse(`${vscode.env.uriScheme}://token-shards.token-shard-inspector/${encodeURIComponent(HOSTILE)}?k=1`));
+    await handleNavigationUri(
+      nav,
+      vscode.Uri.parse(`${vscode.env.uriScheme}://token-shards.token-shard-inspector/${encodeURIComponent(HOSTILE)}?k=1`),
+    );
     const mine = shown.slice(before);
     assert.strictEqual(mine.length, 4, JSON.stringify(mine));
     for (const s of mine) {

@@ -22,7 +22,6 @@ import { waitFor } from './probe';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 
-
 function sampleRoot(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
   assert.ok(folder, 'the test workspace has a folder (the sample dataset)');
@@ -31,10 +30,15 @@ function sampleRoot(): string {
 
 function sha256sum(files: string[]): Map<string, string> {
   const out = execFileSync('sha256sum', files, { encoding: 'utf8' });
-  return new Map(out.trim().split('\n').map((l) => {
-    const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(l)!;
-    return [m[2], m[1]] as [string, string];
-  }));
+  return new Map(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => {
+        const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(l)!;
+        return [m[2], m[1]] as [string, string];
+      }),
+  );
 }
 
 let tmp: string;
@@ -48,9 +52,16 @@ function copySample(): string {
 }
 
 /** A `Progress` that records every report. */
-function recordingProgress(): vscode.Progress<{ message?: string; increment?: number }> & { reports: { message?: string; increment?: number }[] } {
+function recordingProgress(): vscode.Progress<{ message?: string; increment?: number }> & {
+  reports: { message?: string; increment?: number }[];
+} {
   const reports: { message?: string; increment?: number }[] = [];
-  return { reports, report: (v) => { reports.push(v); } };
+  return {
+    reports,
+    report: (v) => {
+      reports.push(v);
+    },
+  };
 }
 
 function silentLog(): VerifyDeps['log'] & { lines: string[] } {
@@ -138,10 +149,14 @@ describe('Verify Shard Hashes (extension host)', function () {
     assert.strictEqual(one.results[0].shard, 'shards/tokens_000001.u32');
     assert.strictEqual(one.results[0].actualSha256, sha256sum([shard.fsPath]).get(shard.fsPath));
     const errors = vscode.languages.getDiagnostics(manifest).filter((d) => d.severity === vscode.DiagnosticSeverity.Error);
-    assert.deepStrictEqual(errors.map((d) => d.message), [], 'the clean sample has no errors in Problems');
+    assert.deepStrictEqual(
+      errors.map((d) => d.message),
+      [],
+      'the clean sample has no errors in Problems',
+    );
   });
 
-  it('a corrupted copy: the mismatch is in the summary and in Problems on the shard\'s manifest line', async () => {
+  it("a corrupted copy: the mismatch is in the summary and in Problems on the shard's manifest line", async () => {
     const root = copySample();
     const ds = await openDataset(root);
     const victim = ds.shards[3];
@@ -171,7 +186,11 @@ describe('Verify Shard Hashes (extension host)', function () {
     fs.rmSync(path.join(root, 'shards', 'tokens_000006.u32')); // line 7: missing file
     const uri = vscode.Uri.file(mf);
     await vscode.commands.executeCommand('tokenShards.openManifest', uri);
-    const codesAt = () => vscode.languages.getDiagnostics(uri).map((d) => `${d.code}@${d.range.start.line}`).sort();
+    const codesAt = () =>
+      vscode.languages
+        .getDiagnostics(uri)
+        .map((d) => `${d.code}@${d.range.start.line}`)
+        .sort();
     const got = await waitFor(() => {
       const c = codesAt();
       return c.includes('malformed-json@3') && c.includes('missing-file@6') ? c : undefined;

@@ -7,7 +7,7 @@ import type { ShardState } from './state';
 
 /** The token element (`.tok`) holding `n`, inside `root`. */
 export function tokOf(n: Node, root: HTMLElement): HTMLElement | undefined {
-  const el = (n.nodeType === Node.ELEMENT_NODE ? n as HTMLElement : n.parentElement)?.closest?.('.tok') as HTMLElement | null;
+  const el = (n.nodeType === Node.ELEMENT_NODE ? (n as HTMLElement) : n.parentElement)?.closest?.('.tok') as HTMLElement | null;
   return el && root.contains(el) ? el : undefined;
 }
 
@@ -15,9 +15,11 @@ export function tokOf(n: Node, root: HTMLElement): HTMLElement | undefined {
 export function domSelectionRange(root: HTMLElement): [number, number] | undefined {
   const s = document.getSelection();
   if (!s || s.isCollapsed || !s.anchorNode || !s.focusNode) return undefined;
-  const a = tokOf(s.anchorNode, root), f = tokOf(s.focusNode, root);
+  const a = tokOf(s.anchorNode, root),
+    f = tokOf(s.focusNode, root);
   if (!a || !f) return undefined;
-  const ao = Number(a.dataset.o), fo = Number(f.dataset.o);
+  const ao = Number(a.dataset.o),
+    fo = Number(f.dataset.o);
   return [Math.min(ao, fo), Math.max(ao + Number(a.dataset.n || 1), fo + Number(f.dataset.n || 1))];
 }
 

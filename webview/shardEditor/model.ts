@@ -46,7 +46,10 @@ export class PageData {
   private readonly groupLen = new Map<number, number>();
   private blockCache = new Map<string, Block[]>();
 
-  constructor(readonly payload: PagePayload, readonly eos: number) {
+  constructor(
+    readonly payload: PagePayload,
+    readonly eos: number,
+  ) {
     this.start = payload.start;
     this.ids = payload.ids;
     this.end = payload.start + payload.ids.length;
@@ -190,10 +193,18 @@ export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard:
     const next = Math.min(page.end, o + n);
     const text = page.hasText ? page.docText(o) : '';
     const len = next - s;
-    if (text.endsWith('\n') || len >= hard) { push(next, 'text'); o = next; continue; }
+    if (text.endsWith('\n') || len >= hard) {
+      push(next, 'text');
+      o = next;
+      continue;
+    }
     if (len >= soft && next < page.end && page.id(next) !== page.eos) {
       const t = page.hasText ? page.docText(next) : ' ';
-      if (t.startsWith(' ')) { push(next, 'text'); o = next; continue; }
+      if (t.startsWith(' ')) {
+        push(next, 'text');
+        o = next;
+        continue;
+      }
     }
     o = next;
   }
@@ -209,10 +220,12 @@ function lastGroupStart(page: PageData, s: number, e: number): number {
 
 /** Finds the block containing `offset` (binary search). */
 export function blockIndexOf(blocks: Block[], offset: number): number {
-  let lo = 0, hi = blocks.length - 1;
+  let lo = 0,
+    hi = blocks.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (blocks[mid].start <= offset) lo = mid; else hi = mid - 1;
+    if (blocks[mid].start <= offset) lo = mid;
+    else hi = mid - 1;
   }
   return lo;
 }
@@ -239,7 +252,10 @@ export class Numbering {
   private msg?: ShardNumberingToWebview;
   private prefix: number[] = [];
 
-  constructor(readonly pageTokens: number, readonly globalStart: number) {}
+  constructor(
+    readonly pageTokens: number,
+    readonly globalStart: number,
+  ) {}
 
   /** Takes a numbering message from the host. */
   update(msg: ShardNumberingToWebview): void {
@@ -268,8 +284,13 @@ export class Numbering {
     const m = this.msg;
     if (m?.pageEos && page) {
       const local = this.prefix[p] + page.eosBefore(offset);
-      if (m.docBase !== undefined) { info.number = m.docBase + local; info.scope = 'global'; }
-      else { info.number = local; info.scope = 'shard'; }
+      if (m.docBase !== undefined) {
+        info.number = m.docBase + local;
+        info.scope = 'global';
+      } else {
+        info.number = local;
+        info.scope = 'shard';
+      }
     }
     // start
     const before = page ? page.lastEosBefore(offset) : -1;
@@ -278,7 +299,10 @@ export class Numbering {
       let q = p - 1;
       while (q >= 0 && m.pageLastEos[q] < 0) q--;
       if (q >= 0) info.start = q * this.pageTokens + m.pageLastEos[q] + 1;
-      else if (m.headStart !== undefined) { info.start = m.headStart - this.globalStart; info.startIsBound = !m.headKnown; }
+      else if (m.headStart !== undefined) {
+        info.start = m.headStart - this.globalStart;
+        info.startIsBound = !m.headKnown;
+      }
     } else {
       // Without the scan only the previous cached page can tell.
       const prev = pageAt(p - 1);
@@ -310,7 +334,10 @@ export class Numbering {
   docAfterEos(eosOffset: number, page: PageData, pageAt: (i: number) => PageData | undefined): DocInfo {
     const info = this.docAt(eosOffset, page, pageAt);
     const out: DocInfo = { start: eosOffset + 1 };
-    if (info.number !== undefined) { out.number = info.number + 1; out.scope = info.scope; }
+    if (info.number !== undefined) {
+      out.number = info.number + 1;
+      out.scope = info.scope;
+    }
     const nextEos = page.firstEosFrom(eosOffset + 1);
     if (nextEos >= 0) out.end = nextEos + 1;
     else out.end = this.endAfterPage(Math.floor(eosOffset / this.pageTokens), pageAt);

@@ -29,12 +29,17 @@ export class PageCache {
   private count = 0;
   private eos = 100257;
 
-  constructor(private readonly source: PageSource, readonly max = MAX_PAGES) {}
+  constructor(
+    private readonly source: PageSource,
+    readonly max = MAX_PAGES,
+  ) {}
 
   /** Forgets everything (a new file or a reload): requests carry `generation` from now on. */
   reset(generation: number, pageCount: number, eos: number): void {
     for (const ac of this.pending.values()) ac.abort();
-    this.pages.clear(); this.pending.clear(); this.errors.clear();
+    this.pages.clear();
+    this.pending.clear();
+    this.errors.clear();
     this.generation = generation;
     this.count = pageCount;
     this.eos = eos;
@@ -43,7 +48,10 @@ export class PageCache {
   /** The page, marked as recently used; undefined when not loaded. */
   get(i: number): PageData | undefined {
     const p = this.pages.get(i);
-    if (p) { this.pages.delete(i); this.pages.set(i, p); }
+    if (p) {
+      this.pages.delete(i);
+      this.pages.set(i, p);
+    }
     return p;
   }
 
@@ -58,24 +66,30 @@ export class PageCache {
     const ac = new AbortController();
     this.pending.set(i, ac);
     const generation = this.generation;
-    this.source.fetch(generation, i, ac.signal).then((reply) => {
-      if (reply.generation !== this.generation || this.pending.get(i) !== ac) return;
-      this.pending.delete(i);
-      const page = new PageData(reply, this.eos);
-      this.pages.set(i, page);
-      this.source.loaded(page, reply);
-    }, (err: { cancelled?: boolean; message?: string }) => {
-      if (err?.cancelled || generation !== this.generation || this.pending.get(i) !== ac) return;
-      this.pending.delete(i);
-      this.errors.set(i, err?.message ?? String(err));
-      this.source.failed(i, err?.message ?? String(err));
-    });
+    this.source.fetch(generation, i, ac.signal).then(
+      (reply) => {
+        if (reply.generation !== this.generation || this.pending.get(i) !== ac) return;
+        this.pending.delete(i);
+        const page = new PageData(reply, this.eos);
+        this.pages.set(i, page);
+        this.source.loaded(page, reply);
+      },
+      (err: { cancelled?: boolean; message?: string }) => {
+        if (err?.cancelled || generation !== this.generation || this.pending.get(i) !== ac) return;
+        this.pending.delete(i);
+        this.errors.set(i, err?.message ?? String(err));
+        this.source.failed(i, err?.message ?? String(err));
+      },
+    );
   }
 
   /** Withdraws the requests for pages not in `needed` (a drag of the scrollbar passes many). */
   withdrawExcept(needed: Set<number>): void {
     for (const [p, ac] of [...this.pending]) {
-      if (!needed.has(p)) { ac.abort(); this.pending.delete(p); }
+      if (!needed.has(p)) {
+        ac.abort();
+        this.pending.delete(p);
+      }
     }
   }
 

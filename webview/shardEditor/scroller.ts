@@ -60,18 +60,26 @@ export class VirtualScroller {
   private readonly content: HTMLElement;
   private readonly thumb: HTMLElement;
 
-  constructor(readonly viewport: HTMLElement, readonly bar: HTMLElement, private readonly source: ScrollSource) {
+  constructor(
+    readonly viewport: HTMLElement,
+    readonly bar: HTMLElement,
+    private readonly source: ScrollSource,
+  ) {
     this.content = document.createElement('div');
     this.content.className = 'content';
     viewport.append(this.content);
     this.thumb = document.createElement('div');
     this.thumb.className = 'thumb';
     bar.append(this.thumb);
-    viewport.addEventListener('wheel', (e) => {
-      e.preventDefault();
-      const unit = e.deltaMode === 1 ? 20 : e.deltaMode === 2 ? this.viewport.clientHeight : 1;
-      this.scrollBy(e.deltaY * unit);
-    }, { passive: false });
+    viewport.addEventListener(
+      'wheel',
+      (e) => {
+        e.preventDefault();
+        const unit = e.deltaMode === 1 ? 20 : e.deltaMode === 2 ? this.viewport.clientHeight : 1;
+        this.scrollBy(e.deltaY * unit);
+      },
+      { passive: false },
+    );
     this.thumb.addEventListener('mousedown', (e) => {
       const r = this.thumb.getBoundingClientRect();
       this.drag = { offset: e.clientY - r.top };
@@ -85,11 +93,18 @@ export class VirtualScroller {
     });
     window.addEventListener('mousemove', (e) => {
       if (!this.drag) return;
-      if (!e.buttons) { this.drag = undefined; return; }
+      if (!e.buttons) {
+        this.drag = undefined;
+        return;
+      }
       this.dragTo(e.clientY);
     });
-    window.addEventListener('mouseup', () => { this.drag = undefined; });
-    new ResizeObserver(() => { this.invalidate(); }).observe(viewport);
+    window.addEventListener('mouseup', () => {
+      this.drag = undefined;
+    });
+    new ResizeObserver(() => {
+      this.invalidate();
+    }).observe(viewport);
     // A live block whose height changed after it was measured: forget the stale height, lay out again.
     this.sizes = new ResizeObserver((entries) => {
       let changed = false;
@@ -97,9 +112,15 @@ export class VirtualScroller {
         const l = this.live.find((x) => x.el === e.target);
         if (!l) continue;
         const h = this.heights.get(l.block.key);
-        if (h !== undefined && Math.abs(h - (e.target as HTMLElement).getBoundingClientRect().height) > 0.5) { this.heights.delete(l.block.key); changed = true; }
+        if (h !== undefined && Math.abs(h - (e.target as HTMLElement).getBoundingClientRect().height) > 0.5) {
+          this.heights.delete(l.block.key);
+          changed = true;
+        }
       }
-      if (changed) { this.applyPin(); this.schedule(); }
+      if (changed) {
+        this.applyPin();
+        this.schedule();
+      }
     });
   }
 
@@ -138,7 +159,10 @@ export class VirtualScroller {
     this.stickToEnd = false;
     this.revealTarget = { offset, where };
     this.pin = where === 'ifHidden' ? undefined : { offset, where, until: performance.now() + PIN_MS };
-    if (!this.live.some((l) => l.block.start <= offset && offset < l.block.end)) { this.top = offset; this.px = 0; }
+    if (!this.live.some((l) => l.block.start <= offset && offset < l.block.end)) {
+      this.top = offset;
+      this.px = 0;
+    }
     this.schedule();
   }
 
@@ -155,7 +179,10 @@ export class VirtualScroller {
   /** Forgets measured heights and DOM (width, view or data changed) and lays out again. */
   invalidate(): void {
     this.heights.clear();
-    for (const l of this.live) { this.sizes.unobserve(l.el); l.el.remove(); }
+    for (const l of this.live) {
+      this.sizes.unobserve(l.el);
+      l.el.remove();
+    }
     this.live = [];
     this.applyPin();
     this.schedule();
@@ -193,7 +220,10 @@ export class VirtualScroller {
   /** Lays out on the next animation frame. */
   schedule(): void {
     if (this.frame) return;
-    this.frame = requestAnimationFrame(() => { this.frame = 0; this.layout(); });
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.layout();
+    });
   }
 
   /** Lays out now (tests and reveal call this through `schedule`). */
@@ -206,7 +236,10 @@ export class VirtualScroller {
       this.updateBar(0, 0, 0);
       return;
     }
-    if (this.stickToEnd) { this.top = total - 1; this.px = Number.MAX_SAFE_INTEGER; }
+    if (this.stickToEnd) {
+      this.top = total - 1;
+      this.px = Number.MAX_SAFE_INTEGER;
+    }
     this.top = Math.max(0, Math.min(this.top, total - 1));
     let first = this.source.blockAt(this.top);
     for (let pass = 0; pass < 6; pass++) {
@@ -236,7 +269,12 @@ export class VirtualScroller {
           let y = 0;
           for (let i = 0; i < idx; i++) y += this.height(i);
           const tokTop = y + relativeTop(tokEl, l.el);
-          const at = typeof t.where === 'number' ? Math.max(0, Math.min(t.where, H - tokEl.getBoundingClientRect().height)) : t.where === 'top' ? 0 : Math.round(H / 3);
+          const at =
+            typeof t.where === 'number'
+              ? Math.max(0, Math.min(t.where, H - tokEl.getBoundingClientRect().height))
+              : t.where === 'top'
+                ? 0
+                : Math.round(H / 3);
           this.px = tokTop - at;
           this.revealTarget = undefined;
           continue; // re-normalise
@@ -248,8 +286,12 @@ export class VirtualScroller {
       let last = first;
       while (y < H + OVERSCAN_PX && last.end < total) {
         const next = this.source.blockAt(last.end);
-        if (i < this.live.length && this.live[i].block.key === next.key) { /* reuse */ }
-        else { this.truncate(i); this.append(next); }
+        if (i < this.live.length && this.live[i].block.key === next.key) {
+          /* reuse */
+        } else {
+          this.truncate(i);
+          this.append(next);
+        }
         y += this.height(i);
         last = next;
         i++;
@@ -258,8 +300,9 @@ export class VirtualScroller {
       // At the end of the file: no empty space below the last block.
       if (last.end >= total && y < H && (first.start > 0 || this.px > 0)) {
         this.px -= H - y;
-        if (this.px < 0 && first.start === 0) { this.px = 0; }
-        else continue;
+        if (this.px < 0 && first.start === 0) {
+          this.px = 0;
+        } else continue;
       }
       if (this.stickToEnd && last.end >= total && y > H) {
         this.px += y - H;
@@ -271,8 +314,12 @@ export class VirtualScroller {
     this.content.style.transform = `translateY(${-Math.round(this.px)}px)`;
     const lastBlock = this.live[this.live.length - 1]?.block ?? first;
     // Tokens in view, estimated from the rendered blocks' sizes.
-    let shown = 0, hsum = 0;
-    for (let i = 0; i < this.live.length; i++) { shown += this.live[i].block.end - this.live[i].block.start; hsum += this.height(i); }
+    let shown = 0,
+      hsum = 0;
+    for (let i = 0; i < this.live.length; i++) {
+      shown += this.live[i].block.end - this.live[i].block.start;
+      hsum += this.height(i);
+    }
     this.visibleTokens = Math.max(1, Math.round(hsum > 0 ? shown * Math.min(1, H / hsum) : shown));
     const topToken = first.start + (this.height(0) > 0 ? (this.px / this.height(0)) * (first.end - first.start) : 0);
     this.updateBar(topToken, total, H);
@@ -371,7 +418,7 @@ export class VirtualScroller {
     this.bar.classList.toggle('hidden', !visible);
     if (!visible) return;
     const trackH = this.bar.clientHeight;
-    const thumbH = Math.max(MIN_THUMB, Math.round(trackH * this.visibleTokens / total));
+    const thumbH = Math.max(MIN_THUMB, Math.round((trackH * this.visibleTokens) / total));
     const frac = Math.max(0, Math.min(1, topToken / span));
     this.thumb.style.height = `${thumbH}px`;
     this.thumb.style.transform = `translateY(${Math.round(frac * (trackH - thumbH))}px)`;
@@ -384,7 +431,10 @@ export class VirtualScroller {
     const thumbH = this.thumb.offsetHeight;
     const frac = Math.max(0, Math.min(1, (clientY - r.top - (this.drag?.offset ?? 0)) / Math.max(1, r.height - thumbH)));
     const total = this.source.total();
-    if (frac >= 1) { this.scrollToEnd(); return; }
+    if (frac >= 1) {
+      this.scrollToEnd();
+      return;
+    }
     this.jumpTo(Math.floor(frac * Math.max(0, total - this.visibleTokens)));
   }
 }

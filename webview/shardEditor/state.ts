@@ -39,7 +39,10 @@ export class ShardState implements ViewContext {
   /** Opens the next (true) or previous shard (the edge markers' buttons). */
   openNeighbour?: (next: boolean) => void;
 
-  constructor(private readonly cache: PageCache, saved: ShardWebviewState | undefined) {
+  constructor(
+    private readonly cache: PageCache,
+    saved: ShardWebviewState | undefined,
+  ) {
     this.saved = saved;
     this.preferredView = this.view = saved?.view ?? 'documents';
     this.invisibles = saved?.invisibles ?? true;
@@ -48,15 +51,31 @@ export class ShardState implements ViewContext {
   /** Page `i` from the cache (arrow function: the renderers pass it around unbound). */
   readonly page = (i: number): PageData | undefined => this.cache.get(i);
 
-  get total(): number { return this.init?.numTokens ?? 0; }
-  get pageTokens(): number { return this.init?.pageTokens ?? 32768; }
-  get eos(): number { return this.init?.eosId ?? 100257; }
-  get globalStart(): number | undefined { return this.init?.globalStart; }
-  get streamTokens(): number | undefined { return this.init?.schedule?.storedTokens; }
-  get prevShard(): string | undefined { return this.init?.prevShard; }
-  get nextShard(): string | undefined { return this.init?.nextShard; }
+  get total(): number {
+    return this.init?.numTokens ?? 0;
+  }
+  get pageTokens(): number {
+    return this.init?.pageTokens ?? 32768;
+  }
+  get eos(): number {
+    return this.init?.eosId ?? 100257;
+  }
+  get globalStart(): number | undefined {
+    return this.init?.globalStart;
+  }
+  get streamTokens(): number | undefined {
+    return this.init?.schedule?.storedTokens;
+  }
+  get prevShard(): string | undefined {
+    return this.init?.prevShard;
+  }
+  get nextShard(): string | undefined {
+    return this.init?.nextShard;
+  }
   /** The selection the views paint (shift+click/arrows), not a text selection. */
-  get paintedSelection(): [number, number] | undefined { return this.selectionPainted ? this.selection : undefined; }
+  get paintedSelection(): [number, number] | undefined {
+    return this.selectionPainted ? this.selection : undefined;
+  }
 
   /** Pages in the shard. */
   get pageCount(): number {
@@ -72,7 +91,16 @@ export class ShardState implements ViewContext {
   setInit(m: ShardInitToWebview): void {
     this.init = m;
     this.numbering = new Numbering(m.pageTokens, m.globalStart ?? 0);
-    this.schedule = m.schedule ? new Schedule({ globalTokensPerUpdate: m.schedule.globalTokensPerUpdate, sequenceLength: m.schedule.sequenceLength, eosTokenId: m.schedule.eosTokenId }, m.schedule.storedTokens) : undefined;
+    this.schedule = m.schedule
+      ? new Schedule(
+          {
+            globalTokensPerUpdate: m.schedule.globalTokensPerUpdate,
+            sequenceLength: m.schedule.sequenceLength,
+            eosTokenId: m.schedule.eosTokenId,
+          },
+          m.schedule.storedTokens,
+        )
+      : undefined;
   }
 
   /** The view drawn: IDs when there is no tokenizer, else the preferred one. */

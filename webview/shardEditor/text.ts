@@ -48,7 +48,8 @@ export function docHeaderText(st: ShardState, top: number): string {
   if (doc.start === undefined) parts.push(`starts before ${where} ${showOffset(st, top)} (finding its start…)`);
   else if (doc.startIsBound) parts.push(`starts before global offset ${showOffset(st, doc.start)} (beyond the scan limit)`);
   else if (doc.start === top) parts.push(`starts at ${where} ${showOffset(st, doc.start)}`);
-  else if (doc.start < 0) parts.push(`began in the previous shard at global offset ${showOffset(st, doc.start)} (${count(top - doc.start, 'token')} above)`);
+  else if (doc.start < 0)
+    parts.push(`began in the previous shard at global offset ${showOffset(st, doc.start)} (${count(top - doc.start, 'token')} above)`);
   else parts.push(`began at ${where} ${showOffset(st, doc.start)} (${count(top - doc.start, 'token')} above)`);
   if (doc.end !== undefined && doc.start !== undefined && !doc.startIsBound) parts.push(lengthText(doc.end - doc.start));
   return parts.join(' · ');
@@ -79,7 +80,10 @@ function invisibleRows(s: string): TipRow[] {
   for (const ch of s) {
     if (seen.has(ch)) continue;
     const t = visibleText(ch, { whitespace: false });
-    if (t !== ch && t.startsWith('⟨')) { seen.add(ch); rows.push(['character', `${t} ${'U+' + ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`]); }
+    if (t !== ch && t.startsWith('⟨')) {
+      seen.add(ch);
+      rows.push(['character', `${t} ${'U+' + ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`]);
+    }
   }
   return rows;
 }
@@ -96,7 +100,18 @@ export function tipRows(st: ShardState, o: number, n: number, seq?: string): Tip
   for (let t = o; t < o + Math.min(n, 4); t++) {
     const id = page.id(t);
     const k = page.kind(t);
-    const kind = id === init.eosId ? ' (EOS: end of document)' : k === 's' ? ' (special)' : k === 'a' ? ' (added token)' : k === 'p' ? ' (part of a UTF-8 character)' : k === 'u' ? ` (unknown: ≥ vocabulary size ${fmt(init.tokenizer?.vocabSize ?? 0)})` : '';
+    const kind =
+      id === init.eosId
+        ? ' (EOS: end of document)'
+        : k === 's'
+          ? ' (special)'
+          : k === 'a'
+            ? ' (added token)'
+            : k === 'p'
+              ? ' (part of a UTF-8 character)'
+              : k === 'u'
+                ? ` (unknown: ≥ vocabulary size ${fmt(init.tokenizer?.vocabSize ?? 0)})`
+                : '';
     rows.push(['id', `${id}${kind}`]);
     if (k !== undefined && k !== 'u') {
       const piece = page.piece(t) ?? '';

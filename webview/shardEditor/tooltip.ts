@@ -28,13 +28,16 @@ export class TokenTooltip {
 
   /** Shows the rows now, below (or above) `anchor`. */
   show(anchor: Element, rows: TipRow[]): void {
-    this.el.replaceChildren(...rows.map(([k, v]) => h('div', { class: 'tip-row' }, h('span', { class: 'tip-k' }, k), h('span', { class: 'tip-v' }, v))));
+    this.el.replaceChildren(
+      ...rows.map(([k, v]) => h('div', { class: 'tip-row' }, h('span', { class: 'tip-k' }, k), h('span', { class: 'tip-v' }, v))),
+    );
     this.el.classList.remove('hidden');
     // Measure at the left edge so the width is not squeezed by the previous position.
     this.el.style.left = '0px';
     this.el.style.top = '0px';
     const r = anchor.getBoundingClientRect();
-    const w = this.el.offsetWidth, ht = this.el.offsetHeight;
+    const w = this.el.offsetWidth,
+      ht = this.el.offsetHeight;
     let x = Math.min(r.left, window.innerWidth - w - 8);
     let y = r.bottom + 4;
     if (y + ht > window.innerHeight - 4) y = Math.max(4, r.top - ht - 4);

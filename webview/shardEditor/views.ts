@@ -55,8 +55,12 @@ function decorate(el: HTMLElement, ctx: ViewContext, o: number, n: number): void
     const b = hl.boundaries;
     if (b && o >= hl.start && o < hl.end) {
       const rel = o - b.first;
-      if (rel >= 0 && rel % b.every === 0) { el.classList.add('seq'); el.dataset.seq = String(b.firstIndex + rel / b.every); }
-      else if (rel < 0 && o === hl.start) { /* range starts before the first boundary */ }
+      if (rel >= 0 && rel % b.every === 0) {
+        el.classList.add('seq');
+        el.dataset.seq = String(b.firstIndex + rel / b.every);
+      } else if (rel < 0 && o === hl.start) {
+        /* range starts before the first boundary */
+      }
     }
   }
 }
@@ -65,8 +69,11 @@ const KIND_CLASS: Record<string, string> = { s: 'sp', a: 'ad', p: 'pt', u: 'unk'
 
 /** Placeholder for a page not loaded yet (or that failed). */
 export function renderPlaceholder(start: number, end: number, ctx: ViewContext, error?: string): HTMLElement {
-  const el = h('div', { class: `blk ph${error ? ' error' : ''}`, 'data-s': start },
-    error ?? `Loading tokens ${showOffset(ctx, start)} – ${showOffset(ctx, end - 1)}…`);
+  const el = h(
+    'div',
+    { class: `blk ph${error ? ' error' : ''}`, 'data-s': start },
+    error ?? `Loading tokens ${showOffset(ctx, start)} – ${showOffset(ctx, end - 1)}…`,
+  );
   return el;
 }
 
@@ -76,9 +83,14 @@ export function renderPlaceholder(start: number, end: number, ctx: ViewContext, 
  */
 export function renderBlock(block: Block, ctx: ViewContext): HTMLElement {
   const page = ctx.page(Math.floor(block.start / ctx.pageTokens))!;
-  const el = ctx.view === 'ids' ? renderRow(block, page, ctx)
-    : block.kind === 'sep' ? renderSeparator(block, page, ctx)
-    : ctx.view === 'documents' ? renderText(block, page, ctx) : renderChips(block, page, ctx);
+  const el =
+    ctx.view === 'ids'
+      ? renderRow(block, page, ctx)
+      : block.kind === 'sep'
+        ? renderSeparator(block, page, ctx)
+        : ctx.view === 'documents'
+          ? renderText(block, page, ctx)
+          : renderChips(block, page, ctx);
   const head = block.start === 0 && ctx.prevShard ? startMarker(page, ctx) : undefined;
   const tail = block.end === ctx.total && ctx.total > 0 ? endMarker(page, ctx) : undefined;
   if (!head && !tail) return el;
@@ -96,7 +108,10 @@ function neighbourButton(ctx: ViewContext, next: boolean, name: string): HTMLEle
   b.className = next ? 'open-next' : 'open-prev';
   b.textContent = next ? `Open ${name} →` : `← Open ${name}`;
   b.title = next ? `Open ${name} at its first token` : `Open ${name} at its last token`;
-  b.addEventListener('click', (e) => { e.stopPropagation(); ctx.openNeighbour?.(next); });
+  b.addEventListener('click', (e) => {
+    e.stopPropagation();
+    ctx.openNeighbour?.(next);
+  });
   b.addEventListener('mousedown', (e) => e.stopPropagation());
   return b;
 }
@@ -113,7 +128,12 @@ function startMarker(page: PageData, ctx: ViewContext): HTMLElement {
   } else {
     text = `↑ Start of shard · previous shard: ${prev}`;
   }
-  const el = h('div', { class: 'edge start', role: 'note', 'data-prev': prev }, h('span', { class: 'edge-text' }, text), neighbourButton(ctx, false, prev));
+  const el = h(
+    'div',
+    { class: 'edge start', role: 'note', 'data-prev': prev },
+    h('span', { class: 'edge-text' }, text),
+    neighbourButton(ctx, false, prev),
+  );
   return el;
 }
 
@@ -123,16 +143,23 @@ function endMarker(page: PageData, ctx: ViewContext): HTMLElement {
   const endsWithEos = page.id(last) === ctx.eos;
   let text: string;
   if (ctx.globalStart === undefined) text = '■ End of file' + (endsWithEos ? '' : ' (the last document has no closing EOS here)');
-  else if (!ctx.nextShard) text = `■ End of the stream: global offset ${showOffset(ctx, last)} is the dataset's last token` + (endsWithEos ? '' : ' (the last document has no closing EOS)');
+  else if (!ctx.nextShard)
+    text =
+      `■ End of the stream: global offset ${showOffset(ctx, last)} is the dataset's last token` +
+      (endsWithEos ? '' : ' (the last document has no closing EOS)');
   else if (endsWithEos) text = `End of shard · the next document starts in ${ctx.nextShard} at global offset ${showOffset(ctx, ctx.total)}`;
   else text = `End of shard · this document continues in ${ctx.nextShard} at global offset ${showOffset(ctx, ctx.total)} →`;
   const el = h('div', { class: `edge end${ctx.nextShard ? ' continues' : ''}`, role: 'note' }, h('span', { class: 'edge-text' }, text));
-  if (ctx.nextShard) { el.dataset.next = ctx.nextShard; el.append(neighbourButton(ctx, true, ctx.nextShard)); }
+  if (ctx.nextShard) {
+    el.dataset.next = ctx.nextShard;
+    el.append(neighbourButton(ctx, true, ctx.nextShard));
+  }
   return el;
 }
 
 /** Tooltip of the soft-break glyph in the Documents view. */
-export const SOFT_BREAK_TITLE = 'Soft break: not a newline in the data. The text continues from the line above without a break (blocks are cut for display only); copying gives the exact decoded text.';
+export const SOFT_BREAK_TITLE =
+  'Soft break: not a newline in the data. The text continues from the line above without a break (blocks are cut for display only); copying gives the exact decoded text.';
 
 function renderText(block: Block, page: PageData, ctx: ViewContext): HTMLElement {
   const el = h('div', { class: `blk doc${block.midLine ? ' soft' : ''}`, 'data-s': block.start });
@@ -144,11 +171,18 @@ function renderText(block: Block, page: PageData, ctx: ViewContext): HTMLElement
   let o = block.start;
   while (o < block.end) {
     let n = page.groupSize(o);
-    if (n === 0) { o++; continue; } // finishes the previous page's character: its text is there
+    if (n === 0) {
+      o++;
+      continue;
+    } // finishes the previous page's character: its text is there
     n = Math.min(n, ctx.total - o);
     const k = page.kind(o) ?? 't';
     const text = page.docText(o);
-    const span = h('span', { class: `tok tx ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': n }, ...(k === 't' || k === 'p' ? visibleNodes(text, { marks: ctx.invisibles }) : [text]));
+    const span = h(
+      'span',
+      { class: `tok tx ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': n },
+      ...(k === 't' || k === 'p' ? visibleNodes(text, { marks: ctx.invisibles }) : [text]),
+    );
     if (k === 'u') span.dataset.id = String(page.id(o));
     decorate(span, ctx, o, n);
     el.append(span);
@@ -158,13 +192,23 @@ function renderText(block: Block, page: PageData, ctx: ViewContext): HTMLElement
 }
 
 function renderChips(block: Block, page: PageData, ctx: ViewContext): HTMLElement {
-  const el = h('div', { class: 'blk chips', 'data-s': block.start }, h('span', { class: 'gut', 'aria-hidden': 'true' }, showOffset(ctx, block.start)));
+  const el = h(
+    'div',
+    { class: 'blk chips', 'data-s': block.start },
+    h('span', { class: 'gut', 'aria-hidden': 'true' }, showOffset(ctx, block.start)),
+  );
   const body = h('span', { class: 'body' });
   for (let o = block.start; o < block.end; o++) {
     const k = page.kind(o) ?? 't';
     const piece = page.piece(o) ?? '';
-    const content = k === 'u' ? [`#${page.id(o)}`] : k === 'p' || k === 's' || k === 'a' ? [piece]
-      : piece === '' ? ['∅'] : visibleNodes(piece, { whitespace: true, marks: ctx.invisibles });
+    const content =
+      k === 'u'
+        ? [`#${page.id(o)}`]
+        : k === 'p' || k === 's' || k === 'a'
+          ? [piece]
+          : piece === ''
+            ? ['∅']
+            : visibleNodes(piece, { whitespace: true, marks: ctx.invisibles });
     const chip = h('span', { class: `tok chip ${o % 2 ? 'alt' : ''} ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': 1, dir: 'auto' }, ...content);
     decorate(chip, ctx, o, 1);
     body.append(chip);
@@ -194,7 +238,10 @@ export function separatorLabel(doc: DocInfo, ctx: ViewContext): string {
   else parts.push('next document');
   if (doc.start !== undefined && doc.start >= ctx.total) {
     const streamEnds = ctx.globalStart === undefined || ctx.streamTokens === undefined || ctx.globalStart + doc.start >= ctx.streamTokens;
-    if (streamEnds) return ctx.globalStart === undefined ? 'end of the file: no tokens follow' : `end of the stream at global offset ${showOffset(ctx, doc.start)}: no document follows`;
+    if (streamEnds)
+      return ctx.globalStart === undefined
+        ? 'end of the file: no tokens follow'
+        : `end of the stream at global offset ${showOffset(ctx, doc.start)}: no document follows`;
     parts.push(`starts in the next shard at global offset ${showOffset(ctx, doc.start)}`);
   } else if (doc.start !== undefined) {
     parts.push(`starts at ${ctx.globalStart === undefined ? 'offset' : 'global offset'} ${showOffset(ctx, doc.start)}`);
@@ -209,9 +256,12 @@ function renderSeparator(block: Block, page: PageData, ctx: ViewContext): HTMLEl
   const doc = ctx.numbering.docAfterEos(o, page, ctx.page);
   const label = separatorLabel(doc, ctx);
   const eosText = page.piece(o) ?? 'EOS';
-  const el = h('div', { class: `blk sep ${ctx.view}`, 'data-s': o },
+  const el = h(
+    'div',
+    { class: `blk sep ${ctx.view}`, 'data-s': o },
     h('span', { class: 'tok eos sp', 'data-o': o, 'data-n': 1, title: '' }, eosText),
-    h('span', { class: 'next' }, label));
+    h('span', { class: 'next' }, label),
+  );
   decorate(el.firstElementChild as HTMLElement, ctx, o, 1);
   el.setAttribute('role', 'separator');
   el.setAttribute('aria-label', `end of document; ${label}`);
@@ -219,7 +269,11 @@ function renderSeparator(block: Block, page: PageData, ctx: ViewContext): HTMLEl
 }
 
 function renderRow(block: Block, page: PageData, ctx: ViewContext): HTMLElement {
-  const el = h('div', { class: 'blk row', 'data-s': block.start }, h('span', { class: 'gut', 'aria-hidden': 'true' }, showOffset(ctx, block.start)));
+  const el = h(
+    'div',
+    { class: 'blk row', 'data-s': block.start },
+    h('span', { class: 'gut', 'aria-hidden': 'true' }, showOffset(ctx, block.start)),
+  );
   const cells = h('span', { class: 'cells' });
   let preview = '';
   for (let o = block.start; o < block.end; o++) {
@@ -229,7 +283,8 @@ function renderRow(block: Block, page: PageData, ctx: ViewContext): HTMLElement 
     const cell = h('span', { class: `tok idc ${cls}`, 'data-o': o, 'data-n': 1 }, String(id));
     decorate(cell, ctx, o, 1);
     cells.append(cell);
-    if (page.hasText) preview += k === 'u' ? '�' : k === 's' || k === 'a' || k === 'p' ? page.piece(o) ?? '' : visibleText(page.piece(o) ?? '');
+    if (page.hasText)
+      preview += k === 'u' ? '�' : k === 's' || k === 'a' || k === 'p' ? (page.piece(o) ?? '') : visibleText(page.piece(o) ?? '');
   }
   el.append(cells);
   if (page.hasText) el.append(h('span', { class: 'pv', 'aria-hidden': 'true' }, preview));

@@ -69,13 +69,21 @@ export interface ChartOptions {
 }
 
 /** Theme colours for series, in order; repeats with dashes after the sixth. */
-const SERIES_VARS = ['--vscode-charts-blue', '--vscode-charts-orange', '--vscode-charts-green', '--vscode-charts-purple', '--vscode-charts-red', '--vscode-charts-yellow'];
+const SERIES_VARS = [
+  '--vscode-charts-blue',
+  '--vscode-charts-orange',
+  '--vscode-charts-green',
+  '--vscode-charts-purple',
+  '--vscode-charts-red',
+  '--vscode-charts-yellow',
+];
 const FALLBACK = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
 const DASHES: number[][] = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
 
 function cssVar(name: string, fallback: string): string {
-  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim()
-    || getComputedStyle(document.body).getPropertyValue(name).trim();
+  const v =
+    getComputedStyle(document.documentElement).getPropertyValue(name).trim() ||
+    getComputedStyle(document.body).getPropertyValue(name).trim();
   return v || fallback;
 }
 
@@ -85,7 +93,8 @@ export function seriesStyle(i: number): { color: string; dash: number[] } {
   return { color: cssVar(SERIES_VARS[k], FALLBACK[k]), dash: DASHES[Math.floor(i / SERIES_VARS.length) % DASHES.length] };
 }
 
-const defaultFormatY = (v: number) => (Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumSignificantDigits: 4 }));
+const defaultFormatY = (v: number) =>
+  Number.isInteger(v) ? v.toLocaleString('en-US') : v.toLocaleString('en-US', { maximumSignificantDigits: 4 });
 const defaultFormatX = (v: number) => v.toLocaleString('en-US');
 
 /** A bucketed line chart; see the file comment. */
@@ -115,7 +124,10 @@ export class Chart {
     this.fmtX = opts.formatX ?? defaultFormatX;
     this.legendEl = h('div', { class: 'chart-legend', role: 'group', 'aria-label': `${opts.title}: series (toggle to show or hide)` });
     this.plotEl = h('div', {
-      class: 'chart-plot', tabindex: 0, role: 'application', 'aria-roledescription': 'chart',
+      class: 'chart-plot',
+      tabindex: 0,
+      role: 'application',
+      'aria-roledescription': 'chart',
       'aria-label': `${opts.title}. Left and right arrows move between buckets, up and down pick the series, Enter selects the bucket.`,
     });
     this.tooltipEl = h('div', { class: 'chart-tooltip', role: 'presentation', hidden: true });
@@ -124,8 +136,12 @@ export class Chart {
     this.element = h('div', { class: 'chart' }, this.legendEl, this.plotEl, this.liveEl, this.tableEl);
 
     this.plotEl.addEventListener('keydown', (e) => this.onKey(e));
-    this.plotEl.addEventListener('focus', () => { if (this.cursorIdx === null && this.data.x.length) this.moveCursor(this.selectedIdx ?? 0); });
-    this.plotEl.addEventListener('blur', () => { this.tooltipEl.hidden = true; });
+    this.plotEl.addEventListener('focus', () => {
+      if (this.cursorIdx === null && this.data.x.length) this.moveCursor(this.selectedIdx ?? 0);
+    });
+    this.plotEl.addEventListener('blur', () => {
+      this.tooltipEl.hidden = true;
+    });
     this.resizeObserver = new ResizeObserver(() => this.resize());
     this.resizeObserver.observe(this.plotEl);
     // VS Code sets the theme's variables on <html style> and its kind as a class on <body>.
@@ -139,8 +155,10 @@ export class Chart {
    * series, the selection and the keyboard cursor when the number of buckets is unchanged.
    */
   setData(data: ChartData): void {
-    const shapeChanged = data.x.length !== this.data.x.length || data.series.length !== this.data.series.length
-      || data.series.some((s, i) => s.label !== this.data.series[i]?.label);
+    const shapeChanged =
+      data.x.length !== this.data.x.length ||
+      data.series.length !== this.data.series.length ||
+      data.series.some((s, i) => s.label !== this.data.series[i]?.label);
     this.data = data;
     if (shapeChanged) {
       this.hidden.clear();
@@ -156,7 +174,13 @@ export class Chart {
     }
     // The table is for reading, not watching: refresh it at most every half second.
     if (this.tableTimer === undefined) {
-      this.tableTimer = window.setTimeout(() => { this.tableTimer = undefined; this.renderTable(); }, shapeChanged ? 0 : 500);
+      this.tableTimer = window.setTimeout(
+        () => {
+          this.tableTimer = undefined;
+          this.renderTable();
+        },
+        shapeChanged ? 0 : 500,
+      );
     }
   }
 
@@ -193,7 +217,12 @@ export class Chart {
 
   /** One sentence for bucket `i`: its label and every visible series' value. */
   describe(i: number): string {
-    const parts = this.data.series.map((s, k) => (this.hidden.has(k) ? null : `${s.label}: ${s.values[i] === null || s.values[i] === undefined ? 'no value' : this.fmtY(s.values[i]!)}`))
+    const parts = this.data.series
+      .map((s, k) =>
+        this.hidden.has(k)
+          ? null
+          : `${s.label}: ${s.values[i] === null || s.values[i] === undefined ? 'no value' : this.fmtY(s.values[i]!)}`,
+      )
       .filter((x): x is string => x !== null);
     return `${this.bucketLabel(i)}. ${parts.join(', ')}`;
   }
@@ -207,7 +236,9 @@ export class Chart {
     if (!u) throw new Error('the chart has not been drawn yet');
     const src = u.ctx.canvas;
     const ratio = src.width / Math.max(1, src.clientWidth || parseFloat(src.style.width) || src.width);
-    const pad = Math.round(12 * ratio), titleH = Math.round(22 * ratio), lineH = Math.round(18 * ratio);
+    const pad = Math.round(12 * ratio),
+      titleH = Math.round(22 * ratio),
+      lineH = Math.round(18 * ratio);
     const font = cssVar('--vscode-font-family', 'sans-serif');
     const measure = document.createElement('canvas').getContext('2d')!;
     measure.font = `${Math.round(12 * ratio)}px ${font}`;
@@ -217,7 +248,10 @@ export class Chart {
     let x = pad;
     for (const { s, i } of items) {
       const w = Math.round(24 * ratio) + measure.measureText(s.label).width + pad;
-      if (x + w > src.width + pad && rows[rows.length - 1].length) { rows.push([]); x = pad; }
+      if (x + w > src.width + pad && rows[rows.length - 1].length) {
+        rows.push([]);
+        x = pad;
+      }
       rows[rows.length - 1].push({ label: s.label, i, x });
       x += w;
     }
@@ -240,7 +274,10 @@ export class Chart {
         ctx.strokeStyle = st.color;
         ctx.lineWidth = 2 * ratio;
         ctx.setLineDash(st.dash.map((d) => d * ratio));
-        ctx.beginPath(); ctx.moveTo(it.x, y); ctx.lineTo(it.x + 18 * ratio, y); ctx.stroke();
+        ctx.beginPath();
+        ctx.moveTo(it.x, y);
+        ctx.lineTo(it.x + 18 * ratio, y);
+        ctx.stroke();
         ctx.setLineDash([]);
         ctx.fillStyle = cssVar('--vscode-foreground', '#cccccc');
         ctx.fillText(it.label, it.x + 24 * ratio, y);
@@ -255,7 +292,11 @@ export class Chart {
     const head = [this.opts.xKey ?? 'x', ...Object.keys(extra), ...this.data.series.map((s) => s.label)];
     const lines = [head.map(csvCell).join(',')];
     for (let i = 0; i < this.data.x.length; i++) {
-      lines.push([this.data.x[i], ...Object.values(extra).map((c) => c[i]), ...this.data.series.map((s) => s.values[i] ?? '')].map(csvCell).join(','));
+      lines.push(
+        [this.data.x[i], ...Object.values(extra).map((c) => c[i]), ...this.data.series.map((s) => s.values[i] ?? '')]
+          .map(csvCell)
+          .join(','),
+      );
     }
     return lines.join('\r\n') + '\r\n';
   }
@@ -264,11 +305,23 @@ export class Chart {
   toJson(): string {
     const extra = this.opts.extraColumns?.() ?? {};
     const xKey = this.opts.xKey ?? 'x';
-    return JSON.stringify({
-      title: this.opts.title, x_label: this.opts.xLabel, y_label: this.opts.yLabel,
-      series: this.data.series.map((s) => s.label),
-      buckets: this.data.x.map((x, i) => ({ [xKey]: x, ...Object.fromEntries(Object.entries(extra).map(([k, c]) => [k, c[i]])), values: this.data.series.map((s) => s.values[i]) })),
-    }, null, 2) + '\n';
+    return (
+      JSON.stringify(
+        {
+          title: this.opts.title,
+          x_label: this.opts.xLabel,
+          y_label: this.opts.yLabel,
+          series: this.data.series.map((s) => s.label),
+          buckets: this.data.x.map((x, i) => ({
+            [xKey]: x,
+            ...Object.fromEntries(Object.entries(extra).map(([k, c]) => [k, c[i]])),
+            values: this.data.series.map((s) => s.values[i]),
+          })),
+        },
+        null,
+        2,
+      ) + '\n'
+    );
   }
 
   /** Removes the chart and its observers. */
@@ -308,15 +361,22 @@ export class Chart {
     this.plotEl.replaceChildren();
     if (!this.element.isConnected && !this.plotEl.clientWidth) {
       // Drawn once the element is in the page (ResizeObserver fires then).
-      requestAnimationFrame(() => { if (!this.u && this.element.isConnected) this.rebuild(); });
+      requestAnimationFrame(() => {
+        if (!this.u && this.element.isConnected) this.rebuild();
+      });
       return;
     }
     const fg = cssVar('--vscode-descriptionForeground', '#999999');
     const grid = cssVar('--vscode-editorWidget-border', cssVar('--vscode-panel-border', 'rgba(128,128,128,0.35)'));
     const font = `${cssVar('--vscode-font-size', '12px')} ${cssVar('--vscode-font-family', 'sans-serif')}`;
     const axis = (label: string, values: (u: uPlot, v: number[]) => string[]): uPlot.Axis => ({
-      label, stroke: fg, font, labelFont: font, values,
-      grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 },
+      label,
+      stroke: fg,
+      font,
+      labelFont: font,
+      values,
+      grid: { stroke: grid, width: 1 },
+      ticks: { stroke: grid, width: 1 },
     });
     const right = this.data.series.find((s) => s.axis === 'right');
     const opts: uPlot.Options = {
@@ -333,30 +393,59 @@ export class Chart {
       axes: [
         axis(this.opts.xLabel, (_u, v) => v.map((x) => this.fmtX(x))),
         axis(this.opts.yLabel, (_u, v) => v.map((y) => this.fmtY(y))),
-        ...(right ? [{ ...axis(this.opts.y2Label ?? right.label, (_u: uPlot, v: number[]) => v.map((y) => this.fmtY(y))), scale: 'y2', side: 1, grid: { show: false } } as uPlot.Axis] : []),
+        ...(right
+          ? [
+              {
+                ...axis(this.opts.y2Label ?? right.label, (_u: uPlot, v: number[]) => v.map((y) => this.fmtY(y))),
+                scale: 'y2',
+                side: 1,
+                grid: { show: false },
+              } as uPlot.Axis,
+            ]
+          : []),
       ],
       series: [
         { label: this.opts.xLabel },
         ...this.data.series.map((s, i) => {
           const st = seriesStyle(i);
-          return { label: s.label, ...(s.axis === 'right' ? { scale: 'y2' } : {}), stroke: st.color, dash: st.dash, width: 2, show: !this.hidden.has(i), spanGaps: false, points: { show: this.data.x.length <= 80, size: 5, fill: st.color } } as uPlot.Series;
+          return {
+            label: s.label,
+            ...(s.axis === 'right' ? { scale: 'y2' } : {}),
+            stroke: st.color,
+            dash: st.dash,
+            width: 2,
+            show: !this.hidden.has(i),
+            spanGaps: false,
+            points: { show: this.data.x.length <= 80, size: 5, fill: st.color },
+          } as uPlot.Series;
         }),
       ],
       hooks: {
-        setCursor: [(u) => {
-          const idx = u.cursor.idx;
-          if (idx === null || idx === undefined) { if (document.activeElement !== this.plotEl) this.tooltipEl.hidden = true; return; }
-          this.cursorIdx = idx;
-          this.renderTooltip(idx);
-        }],
-        setSeries: [(_u, i, o) => { if (i !== null && i > 0 && (o as { focus?: boolean }).focus) this.cursorSeries = i - 1; }],
+        setCursor: [
+          (u) => {
+            const idx = u.cursor.idx;
+            if (idx === null || idx === undefined) {
+              if (document.activeElement !== this.plotEl) this.tooltipEl.hidden = true;
+              return;
+            }
+            this.cursorIdx = idx;
+            this.renderTooltip(idx);
+          },
+        ],
+        setSeries: [
+          (_u, i, o) => {
+            if (i !== null && i > 0 && (o as { focus?: boolean }).focus) this.cursorSeries = i - 1;
+          },
+        ],
         drawClear: [(u) => this.drawSelection(u)],
         draw: [(u) => this.drawMarkers(u)],
       },
     };
     this.u = new uPlot(opts, this.aligned(), this.plotEl);
     this.u.over.append(this.tooltipEl);
-    this.u.over.addEventListener('mouseleave', () => { if (document.activeElement !== this.plotEl) this.tooltipEl.hidden = true; });
+    this.u.over.addEventListener('mouseleave', () => {
+      if (document.activeElement !== this.plotEl) this.tooltipEl.hidden = true;
+    });
     this.u.over.addEventListener('click', () => {
       const idx = this.u?.cursor.idx;
       if (idx === null || idx === undefined) return;
@@ -381,7 +470,12 @@ export class Chart {
     const ctx = u.ctx;
     ctx.save();
     ctx.fillStyle = cssVar('--vscode-editor-findMatchHighlightBackground', 'rgba(234,92,0,0.33)');
-    ctx.fillRect(Math.max(u.bbox.left, left), u.bbox.top, Math.min(u.bbox.left + u.bbox.width, right) - Math.max(u.bbox.left, left), u.bbox.height);
+    ctx.fillRect(
+      Math.max(u.bbox.left, left),
+      u.bbox.top,
+      Math.min(u.bbox.left + u.bbox.width, right) - Math.max(u.bbox.left, left),
+      u.bbox.height,
+    );
     ctx.restore();
   }
 
@@ -395,7 +489,10 @@ export class Chart {
     for (const m of this.markers) {
       const x = Math.round(u.valToPos(m.x, 'x', true));
       if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
-      ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
     }
     ctx.restore();
   }
@@ -410,9 +507,18 @@ export class Chart {
       const st = seriesStyle(k);
       const sw = h('span', { class: 'chart-swatch' });
       sw.style.background = st.color;
-      rows.push(h('div', { class: k === this.cursorSeries ? 'chart-tip-row focused' : 'chart-tip-row' }, sw, h('span', { class: 'chart-tip-label' }, s.label), h('span', { class: 'chart-tip-value' }, v === null || v === undefined ? '—' : this.fmtY(v))));
+      rows.push(
+        h(
+          'div',
+          { class: k === this.cursorSeries ? 'chart-tip-row focused' : 'chart-tip-row' },
+          sw,
+          h('span', { class: 'chart-tip-label' }, s.label),
+          h('span', { class: 'chart-tip-value' }, v === null || v === undefined ? '—' : this.fmtY(v)),
+        ),
+      );
     });
-    const x = this.data.x[i], nextX = this.data.x[i + 1] ?? Infinity;
+    const x = this.data.x[i],
+      nextX = this.data.x[i + 1] ?? Infinity;
     const marks = this.markers.filter((m) => m.x >= x && m.x < nextX).map((m) => h('div', { class: 'chart-tip-marker' }, m.label));
     this.tooltipEl.replaceChildren(h('div', { class: 'chart-tip-head' }, this.bucketLabel(i)), ...rows, ...marks);
     this.tooltipEl.hidden = false;
@@ -431,8 +537,12 @@ export class Chart {
       const sw = h('span', { class: 'chart-swatch' + (st.dash.length ? ' dashed' : '') });
       sw.style.background = st.dash.length ? 'transparent' : st.color;
       sw.style.borderColor = st.color;
-      const b = h('button', { class: 'chart-legend-item', type: 'button', 'aria-pressed': String(!this.hidden.has(i)), title: `Show or hide ${s.label}` },
-        sw, h('span', { class: 'chart-legend-label' }, s.label));
+      const b = h(
+        'button',
+        { class: 'chart-legend-item', type: 'button', 'aria-pressed': String(!this.hidden.has(i)), title: `Show or hide ${s.label}` },
+        sw,
+        h('span', { class: 'chart-legend-label' }, s.label),
+      );
       b.dataset.total = String(totals[i]);
       b.addEventListener('click', () => this.toggle(i));
       return b;
@@ -441,17 +551,33 @@ export class Chart {
   }
 
   private toggle(i: number): void {
-    if (this.hidden.has(i)) this.hidden.delete(i); else this.hidden.add(i);
+    if (this.hidden.has(i)) this.hidden.delete(i);
+    else this.hidden.add(i);
     this.u?.setSeries(i + 1, { show: !this.hidden.has(i) });
     this.renderLegend();
     this.renderTable();
   }
 
   private renderTable(): void {
-    const head = h('tr', {}, h('th', { scope: 'col' }, this.opts.xLabel), ...this.data.series.map((s) => h('th', { scope: 'col' }, s.label)));
-    const body = this.data.x.map((_x, i) => h('tr', {}, h('th', { scope: 'row' }, this.bucketLabel(i)),
-      ...this.data.series.map((s) => h('td', {}, s.values[i] === null || s.values[i] === undefined ? '—' : this.fmtY(s.values[i]!)))));
-    this.tableEl.replaceChildren(h('caption', {}, `${this.opts.title} (${this.opts.yLabel})`), h('thead', {}, head), h('tbody', {}, ...body));
+    const head = h(
+      'tr',
+      {},
+      h('th', { scope: 'col' }, this.opts.xLabel),
+      ...this.data.series.map((s) => h('th', { scope: 'col' }, s.label)),
+    );
+    const body = this.data.x.map((_x, i) =>
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'row' }, this.bucketLabel(i)),
+        ...this.data.series.map((s) => h('td', {}, s.values[i] === null || s.values[i] === undefined ? '—' : this.fmtY(s.values[i]!))),
+      ),
+    );
+    this.tableEl.replaceChildren(
+      h('caption', {}, `${this.opts.title} (${this.opts.yLabel})`),
+      h('thead', {}, head),
+      h('tbody', {}, ...body),
+    );
   }
 
   private onKey(e: KeyboardEvent): void {
@@ -460,13 +586,26 @@ export class Chart {
     const cur = this.cursorIdx ?? this.selectedIdx ?? 0;
     let next: number | null = null;
     switch (e.key) {
-      case 'ArrowRight': next = cur + 1; break;
-      case 'ArrowLeft': next = cur - 1; break;
-      case 'PageDown': next = cur + 10; break;
-      case 'PageUp': next = cur - 10; break;
-      case 'Home': next = 0; break;
-      case 'End': next = n - 1; break;
-      case 'ArrowUp': case 'ArrowDown': {
+      case 'ArrowRight':
+        next = cur + 1;
+        break;
+      case 'ArrowLeft':
+        next = cur - 1;
+        break;
+      case 'PageDown':
+        next = cur + 10;
+        break;
+      case 'PageUp':
+        next = cur - 10;
+        break;
+      case 'Home':
+        next = 0;
+        break;
+      case 'End':
+        next = n - 1;
+        break;
+      case 'ArrowUp':
+      case 'ArrowDown': {
         const visible = this.data.series.map((_s, k) => k).filter((k) => !this.hidden.has(k));
         if (!visible.length) return;
         const at = Math.max(0, visible.indexOf(this.cursorSeries));
@@ -476,11 +615,13 @@ export class Chart {
         this.liveEl.textContent = `${this.data.series[this.cursorSeries].label}. ${this.describe(cur)}`;
         return;
       }
-      case 'Enter': case ' ':
+      case 'Enter':
+      case ' ':
         e.preventDefault();
         this.select(cur);
         return;
-      default: return;
+      default:
+        return;
     }
     e.preventDefault();
     this.moveCursor(next);

@@ -17,7 +17,10 @@ import { ChannelError } from '../../src/shared/channel';
 
 /** Rejection reason of a request cancelled with its `AbortSignal`. */
 export class RequestCancelled extends Error {
-  constructor() { super('cancelled'); this.name = 'RequestCancelled'; }
+  constructor() {
+    super('cancelled');
+    this.name = 'RequestCancelled';
+  }
 }
 
 /** The channel of one panel page. */
@@ -42,10 +45,18 @@ export interface PanelChannel<FromHost, ToHost, Requests extends PanelRequestMap
 }
 
 /** Message a panel sends to save an export (handled by the host's `saveExport`). */
-export interface ExportMessage { type: 'export'; export: PanelExport }
+export interface ExportMessage {
+  type: 'export';
+  export: PanelExport;
+}
 
 /** Creates the page's channel (acquires the VS Code API: call once per page). */
-export function panelChannel<FromHost, ToHost, Requests extends PanelRequestMap, State>(): PanelChannel<FromHost, ToHost | ExportMessage, Requests, State> {
+export function panelChannel<FromHost, ToHost, Requests extends PanelRequestMap, State>(): PanelChannel<
+  FromHost,
+  ToHost | ExportMessage,
+  Requests,
+  State
+> {
   type P = PanelViewProtocol<FromHost & { type: string }, (ToHost | ExportMessage) & { type: string }, Requests>;
   const api = vscodeApi<unknown, State>();
   let state = api.getState();
@@ -55,11 +66,16 @@ export function panelChannel<FromHost, ToHost, Requests extends PanelRequestMap,
   return {
     ready: () => channel.ready(),
     post: (msg) => channel.notify(msg as P['webviewEvents']),
-    request: (type, payload, signal) => channel.request(type, payload, { signal }).catch((err: unknown) => {
-      throw err instanceof ChannelError && err.cancelled ? new RequestCancelled() : err;
-    }),
-    onMessage: (h) => { handler = h; },
-    get state() { return state; },
+    request: (type, payload, signal) =>
+      channel.request(type, payload, { signal }).catch((err: unknown) => {
+        throw err instanceof ChannelError && err.cancelled ? new RequestCancelled() : err;
+      }),
+    onMessage: (h) => {
+      handler = h;
+    },
+    get state() {
+      return state;
+    },
     setState: (patch) => {
       state = { ...(state ?? {}), ...patch } as State;
       api.setState(state);

@@ -13,24 +13,39 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<ids...>', 'token ids')
     .option('--pieces', 'one line per token with its bytes')
     .option('--json', 'machine-readable output')
-    .action(ctx.run(async (target: string, rest: string[], opts: { pieces?: boolean; json?: boolean }, cmd: Command) => {
-      const ids = rest.flatMap((a) => a.split(/[\s,[\]]+/).filter(Boolean)).map((a) => ctx.int(a, `id ${JSON.stringify(ctx.term(a))}`)!);
-      if (ids.length === 0) throw new UsageError(`decode needs at least one id; got only separators (${rest.map((a) => JSON.stringify(ctx.term(a))).join(' ')})`);
-      const tok = await ctx.tokenizerFor(target, cmd);
-      const unknown = ids.filter((id) => !tok.isKnown(id));
-      if (opts.pieces) {
-        const pieces = tok.pieces(ids);
-        if (opts.json) ctx.out(ctx.json(pieces));
-        else ctx.out(pieces.map((p) => `${String(p.id).padStart(7)}  ${p.kind.padEnd(7)}  ${p.kind === 'unknown' ? unknownIdMark(p.id) : ctx.term(JSON.stringify(p.text))}  [${p.hex}]`).join('\n'));
-      } else if (opts.json) {
-        ctx.out(ctx.json({ ids, text: tok.decode(ids), unknown_ids: unknown }));
-      } else {
-        ctx.out(ctx.term(decodeForDisplay(tok, ids).text, { keepLayout: true }));
-      }
-      if (unknown.length) {
-        ctx.warn(`${unknownWarning(unknown.length, tok.vocabSize)}: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', …' : ''}`);
-        return 1;
-      }
-      return 0;
-    }));
+    .action(
+      ctx.run(async (target: string, rest: string[], opts: { pieces?: boolean; json?: boolean }, cmd: Command) => {
+        const ids = rest.flatMap((a) => a.split(/[\s,[\]]+/).filter(Boolean)).map((a) => ctx.int(a, `id ${JSON.stringify(ctx.term(a))}`)!);
+        if (ids.length === 0)
+          throw new UsageError(
+            `decode needs at least one id; got only separators (${rest.map((a) => JSON.stringify(ctx.term(a))).join(' ')})`,
+          );
+        const tok = await ctx.tokenizerFor(target, cmd);
+        const unknown = ids.filter((id) => !tok.isKnown(id));
+        if (opts.pieces) {
+          const pieces = tok.pieces(ids);
+          if (opts.json) ctx.out(ctx.json(pieces));
+          else
+            ctx.out(
+              pieces
+                .map(
+                  (p) =>
+                    `${String(p.id).padStart(7)}  ${p.kind.padEnd(7)}  ${p.kind === 'unknown' ? unknownIdMark(p.id) : ctx.term(JSON.stringify(p.text))}  [${p.hex}]`,
+                )
+                .join('\n'),
+            );
+        } else if (opts.json) {
+          ctx.out(ctx.json({ ids, text: tok.decode(ids), unknown_ids: unknown }));
+        } else {
+          ctx.out(ctx.term(decodeForDisplay(tok, ids).text, { keepLayout: true }));
+        }
+        if (unknown.length) {
+          ctx.warn(
+            `${unknownWarning(unknown.length, tok.vocabSize)}: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', …' : ''}`,
+          );
+          return 1;
+        }
+        return 0;
+      }),
+    );
 }

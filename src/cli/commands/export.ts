@@ -18,18 +18,26 @@ import type { CliContext } from '../context';
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('export')
-    .description('write updates as jsonl (one line per sequence), txt (as `update` prints) or npz (input_ids, target_ids: uint32 [n, S, L])')
+    .description(
+      'write updates as jsonl (one line per sequence), txt (as `update` prints) or npz (input_ids, target_ids: uint32 [n, S, L])',
+    )
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
     .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
     .requiredOption('--format <format>', 'jsonl | txt | npz')
     .option('--out <file>', 'write to FILE (via FILE.partial, renamed when complete) instead of stdout')
-    .action(ctx.run(async (root: string, range: string, opts: { format?: string; out?: string }, cmd: Command) => {
-      const ds = await ctx.open(root, cmd);
-      return runExport(ds, range, {
-        format: opts.format, out: opts.out, stdout: process.stdout, stderr: process.stderr, signal: ctx.cancellable(),
-        tokenizer: async () => (ctx.globals(cmd).tokenizer || ds.tokenizerFile ? ctx.tokenizerFor(undefined, cmd, ds) : undefined),
-      });
-    }));
+    .action(
+      ctx.run(async (root: string, range: string, opts: { format?: string; out?: string }, cmd: Command) => {
+        const ds = await ctx.open(root, cmd);
+        return runExport(ds, range, {
+          format: opts.format,
+          out: opts.out,
+          stdout: process.stdout,
+          stderr: process.stderr,
+          signal: ctx.cancellable(),
+          tokenizer: async () => (ctx.globals(cmd).tokenizer || ds.tokenizerFile ? ctx.tokenizerFor(undefined, cmd, ds) : undefined),
+        });
+      }),
+    );
 }
 
 /** Options of {@link runExport}. */
@@ -51,7 +59,10 @@ export interface ExportCliOptions {
  */
 export async function runExport(ds: Dataset, rangeText: string | undefined, o: ExportCliOptions): Promise<number> {
   const format = o.format as ExportFormat;
-  if (!EXPORT_FORMATS.includes(format)) throw new RangeRequestError(`--format ${o.format === undefined ? '(missing)' : JSON.stringify(o.format)}: expected one of ${EXPORT_FORMATS.join(', ')}`);
+  if (!EXPORT_FORMATS.includes(format))
+    throw new RangeRequestError(
+      `--format ${o.format === undefined ? '(missing)' : JSON.stringify(o.format)}: expected one of ${EXPORT_FORMATS.join(', ')}`,
+    );
   const { first, last } = parseUpdateRange(rangeText);
   ds.schedule.checkUpdate(first);
   ds.schedule.checkUpdate(last);
@@ -76,9 +87,14 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
     o.stderr.write(`wrote ${o.out}: ${fmt(n)} update(s), ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } else {
     // Text for a terminal gets its control characters marked (as `update` prints); files and pipes get the data as is.
-    const sink = format === 'txt' && o.stdout.isTTY
-      ? new Writable({ write: (chunk: Buffer, _enc, cb) => { o.stdout.write(terminalSafe(chunk.toString('utf8'), { keepLayout: true }), cb); } })
-      : o.stdout;
+    const sink =
+      format === 'txt' && o.stdout.isTTY
+        ? new Writable({
+            write: (chunk: Buffer, _enc, cb) => {
+              o.stdout.write(terminalSafe(chunk.toString('utf8'), { keepLayout: true }), cb);
+            },
+          })
+        : o.stdout;
     await exportUpdates(ds, first, last, format, sink, opts);
   }
   return 0;

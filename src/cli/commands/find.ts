@@ -17,26 +17,30 @@ import { SearchFlags, searchFlags, searchOptions } from './count';
 
 /** Registers `find`. */
 export function register(program: Command, ctx: CliContext): void {
-  searchFlags(program
-    .command('find')
-    .description('list where a term occurs, in stream order, with context')
-    .argument('<root>', 'dataset folder holding shard_manifest.jsonl')
-    .argument('<term>', 'a literal string (UTF-8), or token ids with --ids'))
+  searchFlags(
+    program
+      .command('find')
+      .description('list where a term occurs, in stream order, with context')
+      .argument('<root>', 'dataset folder holding shard_manifest.jsonl')
+      .argument('<term>', 'a literal string (UTF-8), or token ids with --ids'),
+  )
     .option('--limit <N>', 'most occurrences to list', '100')
     .option('--context <chars>', 'characters of context each side', '60')
     .option('--json', 'one JSON object per line')
-    .action(ctx.run(async (root: string, term: string, opts: SearchFlags & { limit: string; context: string; json?: boolean }, cmd: Command) => {
-      const options = searchOptions(opts);
-      const terms = parseTerms([term], options);
-      const limit = ctx.int(opts.limit, '--limit')!;
-      const context = ctx.int(opts.context, '--context')!;
-      if (context > 10_000) throw new UsageError('--context: at most 10,000 characters');
-      const ds = await ctx.open(root, cmd);
-      const tok = await ctx.tokenizerFor(root, cmd, ds);
-      const signal = ctx.cancellable();
-      for await (const o of findTerms(ds, tok, terms, options, { limit, context, signal })) {
-        await ctx.write((opts.json ? occurrenceJson(o) : occurrenceText(o, (s) => ctx.term(s))) + '\n');
-      }
-      return 0;
-    }));
+    .action(
+      ctx.run(async (root: string, term: string, opts: SearchFlags & { limit: string; context: string; json?: boolean }, cmd: Command) => {
+        const options = searchOptions(opts);
+        const terms = parseTerms([term], options);
+        const limit = ctx.int(opts.limit, '--limit')!;
+        const context = ctx.int(opts.context, '--context')!;
+        if (context > 10_000) throw new UsageError('--context: at most 10,000 characters');
+        const ds = await ctx.open(root, cmd);
+        const tok = await ctx.tokenizerFor(root, cmd, ds);
+        const signal = ctx.cancellable();
+        for await (const o of findTerms(ds, tok, terms, options, { limit, context, signal })) {
+          await ctx.write((opts.json ? occurrenceJson(o) : occurrenceText(o, (s) => ctx.term(s))) + '\n');
+        }
+        return 0;
+      }),
+    );
 }

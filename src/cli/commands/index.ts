@@ -20,7 +20,8 @@ import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 /** Parses `--run-threshold` (tokens; at least the per-shard floor of kept runs). */
 export function runThreshold(ctx: CliContext, text: string | undefined): number {
   const t = ctx.int(text, '--run-threshold') ?? DEFAULT_EOS_FREE_RUN_THRESHOLD;
-  if (t < LONG_RUN_FLOOR) throw new UsageError(`--run-threshold must be ≥ ${fmt(LONG_RUN_FLOOR)} tokens (shorter runs are not kept by the index)`);
+  if (t < LONG_RUN_FLOOR)
+    throw new UsageError(`--run-threshold must be ≥ ${fmt(LONG_RUN_FLOOR)} tokens (shorter runs are not kept by the index)`);
   return t;
 }
 
@@ -34,65 +35,113 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'machine-readable output')
     .option('--force', 'rebuild entries that are still valid')
     .option('--run-threshold <tokens>', `report EOS-free runs longer than this (default ${DEFAULT_EOS_FREE_RUN_THRESHOLD})`)
-    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; force?: boolean; runThreshold?: string }, cmd: Command) => {
-      const jobs = ctx.int(opts.jobs, '--jobs');
-      if (jobs !== undefined && jobs > 256) throw new UsageError('--jobs must be at most 256');
-      const threshold = runThreshold(ctx, opts.runThreshold);
-      const ds = await ctx.open(root, cmd);
-      const signal = ctx.cancellable();
-      const { store, params, noTokenizer } = await openCliIndex(ctx, ds, cmd);
-      if (noTokenizer) ctx.warn(noTokenizer);
-      const tty = !opts.json && process.stderr.isTTY === true;
-      let lastLen = 0;
-      const report = await indexShards(indexSegmentsOf(ds), store, params, {
-        jobs: jobs || undefined, signal, force: !!opts.force,
-        onProgress: tty ? (p) => {
-          const width = process.stderr.columns || 100;
-          const line = formatVerifyProgress(p).slice(0, width - 1);
-          process.stderr.write(`\r${line.padEnd(Math.min(width - 1, Math.max(lastLen, line.length)))}`);
-          lastLen = line.length;
-        } : undefined,
-      });
-      if (lastLen) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
-      for (const f of report.failed) ctx.err(`error: ${ctx.term(f.message)}`);
-      const ix = await openDatasetIndex(ds, store, params);
-      const anomalies = ix.anomalies(ds.schedule, threshold);
-      const dups = ix.complete ? await ix.duplicates(store, { signal }) : undefined;
-      // Index size on disk: distinct entries (hard links share one).
-      const seen = new Set<unknown>();
-      let json = 0, docs = 0, entries = 0;
-      for (const r of ix.records) {
-        if (!r || seen.has(r)) continue;
-        seen.add(r);
-        const s = await store.entrySize(r);
-        json += s.json; docs += s.docs; entries++;
-      }
-      if (opts.json) {
-        const s = ix.summary();
-        ctx.out(JSON.stringify({
-          root: ds.root, index_dir: store.dir, shards: ds.shards.length, built: report.built, reused: report.reused, shared: report.shared,
-          failed: report.failed.map((f) => ({ shard: ds.shards[f.segment].shard, message: f.message })),
-          cancelled: report.cancelled, bytes_read: report.bytesRead, elapsed_ms: report.elapsedMs, jobs: report.jobs,
-          complete: ix.complete, documents: ix.documentCount ?? null, eos: ix.totalEos ?? null,
-          eos_per_shard: ix.records.map((r) => r?.eosCount ?? null),
-          document_length: { count: s.documents.count, sum: s.documents.sum, min: s.documents.min, max: s.documents.max, log2_histogram: s.documents.hist },
-          longest_run: s.longestRun, run_threshold: threshold,
-          anomalies: anomalies.map((a) => anomalyJson(ds, a)),
-          duplicates: dups ? { documents: dups.documents, duplicates: dups.duplicates, stopped_at: dups.stoppedAt ?? null,
-            pairs: dups.pairs.map((p) => ({ document: p.document, start: p.start, length: p.length, earlier_document: p.earlierDocument, earlier_start: p.earlierStart })) } : null,
-          index_bytes: { entries, json, docs, json_per_entry: entries ? Math.round(json / entries) : 0 },
-        }, null, 2));
-      } else {
-        const rate = report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${formatRate((report.bytesRead / report.elapsedMs) * 1000)})` : '';
-        const lines = [
-          `indexed          ${fmt(ds.shards.length)} shards: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
-          ...describeIndex(ds, ix, anomalies, ctx.term),
-          dups ? `duplicates       ${fmt(dups.duplicates)} of ${fmt(dups.documents)} non-empty documents repeat an earlier one exactly${dups.pairs.length ? ` (first: document ${fmt(dups.pairs[0].document)} at ${fmt(dups.pairs[0].start)} = document ${fmt(dups.pairs[0].earlierDocument)} at ${fmt(dups.pairs[0].earlierStart)})` : ''}${dups.stoppedAt !== undefined ? `; compared up to global offset ${fmt(dups.stoppedAt)} (memory cap)` : ''}` : 'duplicates       (needs the whole stream indexed)',
-          `index size       ${formatBytes(json)} (${formatBytes(entries ? json / entries : 0)} per distinct shard file) + ${formatBytes(docs)} document hashes, in ${ctx.term(store.dir)}`,
-        ];
-        ctx.out(lines.join('\n'));
-      }
-      if (report.cancelled) return 130;
-      return report.failed.length ? 1 : 0;
-    }));
+    .action(
+      ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; force?: boolean; runThreshold?: string }, cmd: Command) => {
+        const jobs = ctx.int(opts.jobs, '--jobs');
+        if (jobs !== undefined && jobs > 256) throw new UsageError('--jobs must be at most 256');
+        const threshold = runThreshold(ctx, opts.runThreshold);
+        const ds = await ctx.open(root, cmd);
+        const signal = ctx.cancellable();
+        const { store, params, noTokenizer } = await openCliIndex(ctx, ds, cmd);
+        if (noTokenizer) ctx.warn(noTokenizer);
+        const tty = !opts.json && process.stderr.isTTY === true;
+        let lastLen = 0;
+        const report = await indexShards(indexSegmentsOf(ds), store, params, {
+          jobs: jobs || undefined,
+          signal,
+          force: !!opts.force,
+          onProgress: tty
+            ? (p) => {
+                const width = process.stderr.columns || 100;
+                const line = formatVerifyProgress(p).slice(0, width - 1);
+                process.stderr.write(`\r${line.padEnd(Math.min(width - 1, Math.max(lastLen, line.length)))}`);
+                lastLen = line.length;
+              }
+            : undefined,
+        });
+        if (lastLen) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
+        for (const f of report.failed) ctx.err(`error: ${ctx.term(f.message)}`);
+        const ix = await openDatasetIndex(ds, store, params);
+        const anomalies = ix.anomalies(ds.schedule, threshold);
+        const dups = ix.complete ? await ix.duplicates(store, { signal }) : undefined;
+        // Index size on disk: distinct entries (hard links share one).
+        const seen = new Set<unknown>();
+        let json = 0,
+          docs = 0,
+          entries = 0;
+        for (const r of ix.records) {
+          if (!r || seen.has(r)) continue;
+          seen.add(r);
+          const s = await store.entrySize(r);
+          json += s.json;
+          docs += s.docs;
+          entries++;
+        }
+        if (opts.json) {
+          const s = ix.summary();
+          ctx.out(
+            JSON.stringify(
+              {
+                root: ds.root,
+                index_dir: store.dir,
+                shards: ds.shards.length,
+                built: report.built,
+                reused: report.reused,
+                shared: report.shared,
+                failed: report.failed.map((f) => ({ shard: ds.shards[f.segment].shard, message: f.message })),
+                cancelled: report.cancelled,
+                bytes_read: report.bytesRead,
+                elapsed_ms: report.elapsedMs,
+                jobs: report.jobs,
+                complete: ix.complete,
+                documents: ix.documentCount ?? null,
+                eos: ix.totalEos ?? null,
+                eos_per_shard: ix.records.map((r) => r?.eosCount ?? null),
+                document_length: {
+                  count: s.documents.count,
+                  sum: s.documents.sum,
+                  min: s.documents.min,
+                  max: s.documents.max,
+                  log2_histogram: s.documents.hist,
+                },
+                longest_run: s.longestRun,
+                run_threshold: threshold,
+                anomalies: anomalies.map((a) => anomalyJson(ds, a)),
+                duplicates: dups
+                  ? {
+                      documents: dups.documents,
+                      duplicates: dups.duplicates,
+                      stopped_at: dups.stoppedAt ?? null,
+                      pairs: dups.pairs.map((p) => ({
+                        document: p.document,
+                        start: p.start,
+                        length: p.length,
+                        earlier_document: p.earlierDocument,
+                        earlier_start: p.earlierStart,
+                      })),
+                    }
+                  : null,
+                index_bytes: { entries, json, docs, json_per_entry: entries ? Math.round(json / entries) : 0 },
+              },
+              null,
+              2,
+            ),
+          );
+        } else {
+          const rate =
+            report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${formatRate((report.bytesRead / report.elapsedMs) * 1000)})` : '';
+          const lines = [
+            `indexed          ${fmt(ds.shards.length)} shards: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
+            ...describeIndex(ds, ix, anomalies, ctx.term),
+            dups
+              ? `duplicates       ${fmt(dups.duplicates)} of ${fmt(dups.documents)} non-empty documents repeat an earlier one exactly${dups.pairs.length ? ` (first: document ${fmt(dups.pairs[0].document)} at ${fmt(dups.pairs[0].start)} = document ${fmt(dups.pairs[0].earlierDocument)} at ${fmt(dups.pairs[0].earlierStart)})` : ''}${dups.stoppedAt !== undefined ? `; compared up to global offset ${fmt(dups.stoppedAt)} (memory cap)` : ''}`
+              : 'duplicates       (needs the whole stream indexed)',
+            `index size       ${formatBytes(json)} (${formatBytes(entries ? json / entries : 0)} per distinct shard file) + ${formatBytes(docs)} document hashes, in ${ctx.term(store.dir)}`,
+          ];
+          ctx.out(lines.join('\n'));
+        }
+        if (report.cancelled) return 130;
+        return report.failed.length ? 1 : 0;
+      }),
+    );
 }

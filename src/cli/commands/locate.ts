@@ -26,35 +26,49 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
     .argument('<offset>', 'global token offset (0-based)')
     .option('--json', 'machine-readable output')
-    .action(ctx.run(async (root: string, offsetText: string, opts: { json?: boolean }, cmd: Command) => {
-      const offset = ctx.int(offsetText, 'offset')!;
-      const ds = await ctx.open(root, cmd);
-      if (offset >= ds.storedTokens) throw new UsageError(`offset ${fmt(offset)} is outside the stream (0..${fmt(ds.storedTokens - 1)})`);
-      const { index: ix } = await openCliIndex(ctx, ds, cmd);
-      const { segment, localToken } = ds.stream.locate(offset);
-      const pos = ds.schedule.position(offset);
-      let document: number, start: number, length: number;
-      const info = ix.covers(offset) ? await ix.documentAt(offset) : undefined;
-      if (info && info.length !== undefined) {
-        ({ document, start, length } = { document: info.document, start: info.start, length: info.length });
-      } else {
-        ctx.warn(`no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`token-shards index ${ctx.term(root)}\` makes this instant`);
-        const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
-        document = await di.documentNumberAt(offset, ctx.signal);
-        const b = await findDocumentBounds(ds.stream, offset, ds.settings.eosTokenId, Number.MAX_SAFE_INTEGER);
-        start = b.start;
-        length = (b.endKnown ? b.end - 1 : b.end) - b.start;
-      }
-      const out = {
-        offset, shard: ds.shards[segment].shard, local_offset: localToken,
-        update: pos.update ?? null, sequence: pos.sequence ?? null, position: pos.position ?? null,
-        document, document_start: start, document_length: length,
-      };
-      if (opts.json) ctx.out(JSON.stringify(out));
-      else {
-        const where = pos.lookAhead ? 'a look-ahead token (after the last update)' : `update ${fmt(pos.update!)}, sequence ${fmt(pos.sequence!)}, position ${fmt(pos.position!)} (0-based)`;
-        ctx.out(`offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${fmt(length)} tokens excluding its EOS`);
-      }
-      return 0;
-    }));
+    .action(
+      ctx.run(async (root: string, offsetText: string, opts: { json?: boolean }, cmd: Command) => {
+        const offset = ctx.int(offsetText, 'offset')!;
+        const ds = await ctx.open(root, cmd);
+        if (offset >= ds.storedTokens) throw new UsageError(`offset ${fmt(offset)} is outside the stream (0..${fmt(ds.storedTokens - 1)})`);
+        const { index: ix } = await openCliIndex(ctx, ds, cmd);
+        const { segment, localToken } = ds.stream.locate(offset);
+        const pos = ds.schedule.position(offset);
+        let document: number, start: number, length: number;
+        const info = ix.covers(offset) ? await ix.documentAt(offset) : undefined;
+        if (info && info.length !== undefined) {
+          ({ document, start, length } = { document: info.document, start: info.start, length: info.length });
+        } else {
+          ctx.warn(
+            `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`token-shards index ${ctx.term(root)}\` makes this instant`,
+          );
+          const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+          document = await di.documentNumberAt(offset, ctx.signal);
+          const b = await findDocumentBounds(ds.stream, offset, ds.settings.eosTokenId, Number.MAX_SAFE_INTEGER);
+          start = b.start;
+          length = (b.endKnown ? b.end - 1 : b.end) - b.start;
+        }
+        const out = {
+          offset,
+          shard: ds.shards[segment].shard,
+          local_offset: localToken,
+          update: pos.update ?? null,
+          sequence: pos.sequence ?? null,
+          position: pos.position ?? null,
+          document,
+          document_start: start,
+          document_length: length,
+        };
+        if (opts.json) ctx.out(JSON.stringify(out));
+        else {
+          const where = pos.lookAhead
+            ? 'a look-ahead token (after the last update)'
+            : `update ${fmt(pos.update!)}, sequence ${fmt(pos.sequence!)}, position ${fmt(pos.position!)} (0-based)`;
+          ctx.out(
+            `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${fmt(length)} tokens excluding its EOS`,
+          );
+        }
+        return 0;
+      }),
+    );
 }

@@ -22,26 +22,28 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<part...>', 'JSON files written by `count --shards A:B --json`')
     .option('--json', 'the result as one JSON object')
     .option('--csv', 'one CSV row per bucket')
-    .action(ctx.run(async (files: string[], opts: { json?: boolean; csv?: boolean }) => {
-      if (opts.json && opts.csv) throw new UsageError('--json and --csv are exclusive');
-      const parts: CountResult[] = files.map((f) => {
-        let text: string;
-        try {
-          text = fs.readFileSync(f, 'utf8');
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`${f}: no such file`);
-          throw new DataError(`${f}: cannot read: ${(err as Error).message}`, f);
-        }
-        try {
-          return JSON.parse(text) as CountResult;
-        } catch (err) {
-          throw new DataError(`${f}: not JSON (${(err as Error).message}); expected the output of \`count --shards A:B --json\``, f);
-        }
-      });
-      const merged = mergeCounts(parts, files);
-      if (opts.json) await ctx.write(countJson(merged) + '\n');
-      else if (opts.csv) await ctx.write(countCsv(merged));
-      else await ctx.write(countText(merged, (s) => ctx.term(s)));
-      return 0;
-    }));
+    .action(
+      ctx.run(async (files: string[], opts: { json?: boolean; csv?: boolean }) => {
+        if (opts.json && opts.csv) throw new UsageError('--json and --csv are exclusive');
+        const parts: CountResult[] = files.map((f) => {
+          let text: string;
+          try {
+            text = fs.readFileSync(f, 'utf8');
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`${f}: no such file`);
+            throw new DataError(`${f}: cannot read: ${(err as Error).message}`, f);
+          }
+          try {
+            return JSON.parse(text) as CountResult;
+          } catch (err) {
+            throw new DataError(`${f}: not JSON (${(err as Error).message}); expected the output of \`count --shards A:B --json\``, f);
+          }
+        });
+        const merged = mergeCounts(parts, files);
+        if (opts.json) await ctx.write(countJson(merged) + '\n');
+        else if (opts.csv) await ctx.write(countCsv(merged));
+        else await ctx.write(countText(merged, (s) => ctx.term(s)));
+        return 0;
+      }),
+    );
 }

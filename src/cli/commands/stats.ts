@@ -21,11 +21,20 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
     .option('--json', 'a JSON array of records (field names as in the README)')
     .option('--csv', 'CSV: a header and one row per update')
-    .action(ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
-      const ds = await ctx.open(root, cmd);
-      const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
-      return runStats(ds, range, opts.json ? 'json' : opts.csv ? 'csv' : 'table', { write: (s) => ctx.write(s), err: (s) => ctx.err(s) }, tok, ctx.cancellable());
-    }));
+    .action(
+      ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
+        const ds = await ctx.open(root, cmd);
+        const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
+        return runStats(
+          ds,
+          range,
+          opts.json ? 'json' : opts.csv ? 'csv' : 'table',
+          { write: (s) => ctx.write(s), err: (s) => ctx.err(s) },
+          tok,
+          ctx.cancellable(),
+        );
+      }),
+    );
 }
 
 /** Output sinks of a CLI command. */
@@ -59,8 +68,14 @@ const TABLE: [string, (s: UpdateStats) => string][] = [
  * @returns the exit code (0).
  * @throws RangeRequestError for updates outside the stream; DataError on a short read; CancelledError on `signal`.
  */
-export async function runStats(ds: Dataset, rangeText: string | undefined, format: 'json' | 'csv' | 'table', io: CliIo,
-  tok: LoadedTokenizer | undefined, signal?: AbortSignal): Promise<number> {
+export async function runStats(
+  ds: Dataset,
+  rangeText: string | undefined,
+  format: 'json' | 'csv' | 'table',
+  io: CliIo,
+  tok: LoadedTokenizer | undefined,
+  signal?: AbortSignal,
+): Promise<number> {
   const { first, last } = parseUpdateRange(rangeText);
   ds.schedule.checkUpdate(first);
   ds.schedule.checkUpdate(last);
@@ -71,11 +86,15 @@ export async function runStats(ds: Dataset, rangeText: string | undefined, forma
   if (format === 'csv') await io.write(STATS_CSV_HEADER + '\n');
   if (format === 'table') await io.write(TABLE.map(([h]) => h).join('\t') + '\n');
   await computeUpdateStats(ds, first, last, {
-    tokenizer: tok, signal,
+    tokenizer: tok,
+    signal,
     onRecord: (s) => {
-      const line = format === 'json' ? `${n ? ',' : ''}\n${JSON.stringify(s)}`
-        : format === 'csv' ? statsToCsvRow(s) + '\n'
-          : TABLE.map(([, f]) => f(s)).join('\t') + '\n';
+      const line =
+        format === 'json'
+          ? `${n ? ',' : ''}\n${JSON.stringify(s)}`
+          : format === 'csv'
+            ? statsToCsvRow(s) + '\n'
+            : TABLE.map(([, f]) => f(s)).join('\t') + '\n';
       n++;
       pending = pending.then(() => io.write(line));
     },

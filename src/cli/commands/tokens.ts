@@ -18,40 +18,46 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--count <N>', 'number of tokens')
     .option('--json', 'print {"start","count","ids"}')
     .option('--text', 'print the decoded text (unknown ids as ⟨unknown N⟩, control characters visible)')
-    .action(ctx.run(async (root: string, opts: { start?: string; count?: string; json?: boolean; text?: boolean }, cmd: Command) => {
-      if (opts.json && opts.text) throw new UsageError('--json and --text exclude each other: --json prints ids as JSON, --text decoded text');
-      const start = ctx.int(opts.start, '--start');
-      const count = ctx.int(opts.count, '--count');
-      if (start === undefined || count === undefined) throw new UsageError('tokens needs --start S and --count N');
-      const ds = await ctx.open(root, cmd);
-      if (start + count > ds.storedTokens) {
-        throw new UsageError(`--start ${fmt(start)} --count ${fmt(count)} runs past the stream end (${fmt(ds.storedTokens)} tokens)`);
-      }
-      // The tokenizer decodes --text; otherwise it only sizes the dtype diagnosis (skipped when it cannot load).
-      const tok = opts.text ? await ctx.tokenizerFor(undefined, cmd, ds)
-        : ds.tokenizerFile || ctx.globals(cmd).tokenizer ? await ctx.tokenizerFor(undefined, cmd, ds).catch(() => undefined) : undefined;
-      if (tok) {
-        const anomaly = await diagnoseDataset(ds, tok.vocabSize);
-        if (anomaly && anomaly.kind !== 'out-of-vocab') ctx.warn(anomaly.message);
-      }
-      if (opts.text) {
-        const dec = new DisplayDecoder(tok!);
+    .action(
+      ctx.run(async (root: string, opts: { start?: string; count?: string; json?: boolean; text?: boolean }, cmd: Command) => {
+        if (opts.json && opts.text)
+          throw new UsageError('--json and --text exclude each other: --json prints ids as JSON, --text decoded text');
+        const start = ctx.int(opts.start, '--start');
+        const count = ctx.int(opts.count, '--count');
+        if (start === undefined || count === undefined) throw new UsageError('tokens needs --start S and --count N');
+        const ds = await ctx.open(root, cmd);
+        if (start + count > ds.storedTokens) {
+          throw new UsageError(`--start ${fmt(start)} --count ${fmt(count)} runs past the stream end (${fmt(ds.storedTokens)} tokens)`);
+        }
+        // The tokenizer decodes --text; otherwise it only sizes the dtype diagnosis (skipped when it cannot load).
+        const tok = opts.text
+          ? await ctx.tokenizerFor(undefined, cmd, ds)
+          : ds.tokenizerFile || ctx.globals(cmd).tokenizer
+            ? await ctx.tokenizerFor(undefined, cmd, ds).catch(() => undefined)
+            : undefined;
+        if (tok) {
+          const anomaly = await diagnoseDataset(ds, tok.vocabSize);
+          if (anomaly && anomaly.kind !== 'out-of-vocab') ctx.warn(anomaly.message);
+        }
+        if (opts.text) {
+          const dec = new DisplayDecoder(tok!);
+          for (let at = 0; at < count; at += TOKENS_PRINT_CHUNK) {
+            const ids = await ds.stream.read(start + at, Math.min(TOKENS_PRINT_CHUNK, count - at));
+            await ctx.write(ctx.term(dec.push(ids), { keepLayout: true }));
+          }
+          await ctx.write(ctx.term(dec.end(), { keepLayout: true }) + '\n');
+          if (dec.unknown) ctx.warn(unknownWarning(dec.unknown, tok!.vocabSize));
+          return 0;
+        }
+        // Read and print in pieces (500M ids do not fit in one JS string); same bytes as one JSON.stringify.
+        const sep = opts.json ? ',' : ' ';
+        if (opts.json) await ctx.write(`{"start":${start},"count":${count},"ids":[`);
         for (let at = 0; at < count; at += TOKENS_PRINT_CHUNK) {
           const ids = await ds.stream.read(start + at, Math.min(TOKENS_PRINT_CHUNK, count - at));
-          await ctx.write(ctx.term(dec.push(ids), { keepLayout: true }));
+          await ctx.write((at > 0 ? sep : '') + ids.join(sep));
         }
-        await ctx.write(ctx.term(dec.end(), { keepLayout: true }) + '\n');
-        if (dec.unknown) ctx.warn(unknownWarning(dec.unknown, tok!.vocabSize));
+        await ctx.write(opts.json ? ']}\n' : '\n');
         return 0;
-      }
-      // Read and print in pieces (500M ids do not fit in one JS string); same bytes as one JSON.stringify.
-      const sep = opts.json ? ',' : ' ';
-      if (opts.json) await ctx.write(`{"start":${start},"count":${count},"ids":[`);
-      for (let at = 0; at < count; at += TOKENS_PRINT_CHUNK) {
-        const ids = await ds.stream.read(start + at, Math.min(TOKENS_PRINT_CHUNK, count - at));
-        await ctx.write((at > 0 ? sep : '') + ids.join(sep));
-      }
-      await ctx.write(opts.json ? ']}\n' : '\n');
-      return 0;
-    }));
+      }),
+    );
 }

@@ -27,18 +27,21 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--sequence <r>', 'only sequence r (0-based); reads only that row')
     .option('--json', 'print {"update","token_range","shards","input_ids","target_ids"}')
     .option('--text', 'decoded text (the default)')
-    .action(ctx.run(async (root: string, kText: string, opts: { sequence?: string; json?: boolean; text?: boolean }, cmd: Command) => {
-      if (opts.json && opts.text) throw new UsageError('--json and --text exclude each other: --json prints ids, --text (the default) decoded text');
-      const k = ctx.int(kText, 'update')!;
-      const seq = ctx.int(opts.sequence, '--sequence');
-      const ds = await ctx.open(root, cmd);
-      ds.schedule.checkUpdate(k); // RangeRequestError (exit 2) naming the valid range, or saying there is no complete update
-      const S = ds.schedule.sequencesPerUpdate;
-      if (seq !== undefined && seq >= S) throw new UsageError(`--sequence ${seq} is outside 0..${S - 1}`);
-      const [first, last] = seq === undefined ? [0, S] : [seq, seq + 1];
-      if (opts.json) return printJson(ctx, ds, k, first, last, seq);
-      return printText(ctx, cmd, ds, k, first, last);
-    }));
+    .action(
+      ctx.run(async (root: string, kText: string, opts: { sequence?: string; json?: boolean; text?: boolean }, cmd: Command) => {
+        if (opts.json && opts.text)
+          throw new UsageError('--json and --text exclude each other: --json prints ids, --text (the default) decoded text');
+        const k = ctx.int(kText, 'update')!;
+        const seq = ctx.int(opts.sequence, '--sequence');
+        const ds = await ctx.open(root, cmd);
+        ds.schedule.checkUpdate(k); // RangeRequestError (exit 2) naming the valid range, or saying there is no complete update
+        const S = ds.schedule.sequencesPerUpdate;
+        if (seq !== undefined && seq >= S) throw new UsageError(`--sequence ${seq} is outside 0..${S - 1}`);
+        const [first, last] = seq === undefined ? [0, S] : [seq, seq + 1];
+        if (opts.json) return printJson(ctx, ds, k, first, last, seq);
+        return printText(ctx, cmd, ds, k, first, last);
+      }),
+    );
 }
 
 /** Manifest `shard` fields of the shards holding global tokens [a, b] (inclusive). */
@@ -50,10 +53,17 @@ function shardsOf(ds: Dataset, a: number, b: number) {
 async function printJson(ctx: CliContext, ds: Dataset, k: number, first: number, last: number, seq: number | undefined): Promise<number> {
   const { G, L } = ds.schedule;
   const start = G * k;
-  const head: Record<string, unknown> = { update: k, token_range: [start, start + G], shards: shardsOf(ds, start, start + G).map((s) => s.shard) };
+  const head: Record<string, unknown> = {
+    update: k,
+    token_range: [start, start + G],
+    shards: shardsOf(ds, start, start + G).map((s) => s.shard),
+  };
   if (seq !== undefined) head.sequence = seq;
   await ctx.write(ctx.json(head).slice(0, -1));
-  for (const [key, shift] of [['input_ids', 0], ['target_ids', 1]] as const) {
+  for (const [key, shift] of [
+    ['input_ids', 0],
+    ['target_ids', 1],
+  ] as const) {
     await ctx.write(`,${JSON.stringify(key)}:[`);
     for (let r = first; r < last; r++) {
       await ctx.write(r > first ? ',[' : '[');
@@ -78,7 +88,15 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
   const tok = await ctx.tokenizerFor(undefined, cmd, ds);
   const anomaly = await diagnoseDataset(ds, tok.vocabSize);
   if (anomaly && anomaly.kind !== 'out-of-vocab') ctx.warn(anomaly.message);
-  ctx.out(formatUpdateHeaderText(k, [start, start + G], S, L, shardsOf(ds, start, start + G).map((s) => s.shard)));
+  ctx.out(
+    formatUpdateHeaderText(
+      k,
+      [start, start + G],
+      S,
+      L,
+      shardsOf(ds, start, start + G).map((s) => s.shard),
+    ),
+  );
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_TOKENS / L));
   const eos = ds.settings.eosTokenId;
   let doc = await documentNumberIfCheap(new DocumentIndex(ds.stream, eos), start + L * first, DEFAULT_DOCUMENT_SCAN_LIMIT);
@@ -88,8 +106,22 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
     const from = start + L * r0;
     const tokens = await ds.stream.read(from, rows * L + 1);
     const prev = from > 0 ? (await ds.stream.read(from - 1, 1))[0] : undefined;
-    const batch: UpdateBatch = { update: k, tokenRange: [from, from + rows * L], tokens, shards: shardsOf(ds, from, from + rows * L), rows, seqLen: L };
-    const m = buildUpdateModel(batch, tok, { previousId: prev, firstDocument: doc, numUpdates: ds.schedule.numUpdates, eos, firstRow: r0, markUnknown: true });
+    const batch: UpdateBatch = {
+      update: k,
+      tokenRange: [from, from + rows * L],
+      tokens,
+      shards: shardsOf(ds, from, from + rows * L),
+      rows,
+      seqLen: L,
+    };
+    const m = buildUpdateModel(batch, tok, {
+      previousId: prev,
+      firstDocument: doc,
+      numUpdates: ds.schedule.numUpdates,
+      eos,
+      firstRow: r0,
+      markUnknown: true,
+    });
     for (const row of m.rows) for (const g of row.segments) unknown += g.unknownIds;
     await ctx.write(ctx.term(formatUpdateRowsText(m, undefined, S - 1), { keepLayout: true }) + '\n');
     if (doc !== undefined) for (let i = 0; i < rows * L; i++) if (tokens[i] === eos) doc++;

@@ -37,19 +37,30 @@ import { CliContext, UsageError, requireDatasetFolder } from '../context';
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('verify')
-    .description('check every shard\'s sha256 against the manifest (worker threads, cached, Ctrl-C cancels)')
+    .description("check every shard's sha256 against the manifest (worker threads, cached, Ctrl-C cancels)")
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl')
     .option('--jobs <N>', 'hashing threads (default: number of CPU cores)')
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
     .option('--no-index', 'do not build the stream index in the same read')
-    .action(ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean }, cmd: Command) => {
-      if (fs.existsSync(root) && fs.statSync(root).isFile()) {
-        throw new UsageError(`${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`);
-      }
-      if (fs.existsSync(root)) await requireDatasetFolder(root);
-      return runVerifyCommand(root, { jobs: ctx.int(opts.jobs, '--jobs'), json: !!opts.json, noCache: !opts.cache, noIndex: !opts.index, signal: ctx.cancellable(), open: ctx.openOptions(cmd) });
-    }));
+    .action(
+      ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean }, cmd: Command) => {
+        if (fs.existsSync(root) && fs.statSync(root).isFile()) {
+          throw new UsageError(
+            `${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`,
+          );
+        }
+        if (fs.existsSync(root)) await requireDatasetFolder(root);
+        return runVerifyCommand(root, {
+          jobs: ctx.int(opts.jobs, '--jobs'),
+          json: !!opts.json,
+          noCache: !opts.cache,
+          noIndex: !opts.index,
+          signal: ctx.cancellable(),
+          open: ctx.openOptions(cmd),
+        });
+      }),
+    );
 }
 
 /** Options of `token-shards verify`. `jobs` undefined or 0 = number of CPU cores. */
@@ -70,7 +81,13 @@ const PER_SHARD_CODES = new Set<ManifestProblem['code']>(['missing-file', 'size-
 
 /** Status words of the text output, upper-case so they stand out in a terminal. */
 const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
-  ok: 'OK', mismatch: 'MISMATCH', missing: 'MISSING', 'size-mismatch': 'SIZE', changed: 'CHANGED', unreadable: 'UNREADABLE', 'no-hash': 'NO-HASH',
+  ok: 'OK',
+  mismatch: 'MISMATCH',
+  missing: 'MISSING',
+  'size-mismatch': 'SIZE',
+  changed: 'CHANGED',
+  unreadable: 'UNREADABLE',
+  'no-hash': 'NO-HASH',
 };
 
 /**
@@ -79,13 +96,22 @@ const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
  */
 export async function runVerifyCommand(root: string, opts: VerifyCommandOptions): Promise<number> {
   const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : s + '\n');
-  if (!fs.existsSync(root)) { err(`error: ${terminalSafe(root)}: no such folder`); return 2; }
-  if (opts.jobs !== undefined && (!Number.isSafeInteger(opts.jobs) || opts.jobs > 256)) { err(`error: --jobs ${opts.jobs}: expected 1..256 (0 = number of cores)`); return 2; }
+  if (!fs.existsSync(root)) {
+    err(`error: ${terminalSafe(root)}: no such folder`);
+    return 2;
+  }
+  if (opts.jobs !== undefined && (!Number.isSafeInteger(opts.jobs) || opts.jobs > 256)) {
+    err(`error: --jobs ${opts.jobs}: expected 1..256 (0 = number of cores)`);
+    return 2;
+  }
   let ds;
   try {
     ds = await openDataset(root, {}, opts.open);
   } catch (e) {
-    if (e instanceof DataError) { err(`error: ${terminalSafe(e.message)}`); return 2; }
+    if (e instanceof DataError) {
+      err(`error: ${terminalSafe(e.message)}`);
+      return 2;
+    }
     throw e;
   }
   const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !PER_SHARD_CODES.has(p.code));
@@ -106,7 +132,12 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   let progressShown = false;
   let lastLen = 0;
   const ac = new AbortController();
-  const onSigint = () => { if (!ac.signal.aborted) { err(progressShown ? '\ncancelling…' : 'cancelling…'); ac.abort(); } };
+  const onSigint = () => {
+    if (!ac.signal.aborted) {
+      err(progressShown ? '\ncancelling…' : 'cancelling…');
+      ac.abort();
+    }
+  };
   if (opts.signal) opts.signal.addEventListener('abort', onSigint, { once: true });
   else process.on('SIGINT', onSigint);
   let index: VerifyOptions['index'];
@@ -122,13 +153,15 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
       schedule: ds.schedule,
       index,
       signal: ac.signal,
-      onProgress: tty ? (p) => {
-        progressShown = true;
-        const width = process.stderr.columns || 100;
-        const line = formatVerifyProgress(p).slice(0, width - 1);
-        process.stderr.write(`\r${line.padEnd(Math.min(width - 1, Math.max(lastLen, line.length)))}`);
-        lastLen = line.length;
-      } : undefined,
+      onProgress: tty
+        ? (p) => {
+            progressShown = true;
+            const width = process.stderr.columns || 100;
+            const line = formatVerifyProgress(p).slice(0, width - 1);
+            process.stderr.write(`\r${line.padEnd(Math.min(width - 1, Math.max(lastLen, line.length)))}`);
+            lastLen = line.length;
+          }
+        : undefined,
     });
   } finally {
     if (opts.signal) opts.signal.removeEventListener('abort', onSigint);
@@ -140,36 +173,61 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;
   if (opts.json) {
-    process.stdout.write(jsonSafe({
-      root: ds.root,
-      shards: ds.shards.length,
-      all_ok: allOk,
-      cancelled: report.cancelled,
-      counts: report.counts,
-      from_cache: report.fromCache,
-      unfinished: report.unfinished.map((i) => ds.shards[i].shard),
-      bytes_hashed: report.bytesHashed,
-      elapsed_ms: report.elapsedMs,
-      jobs: report.jobs,
-      cache_file: cache?.file ?? null,
-      results: report.results.map((r) => ({
-        shard: r.shard, line: r.line, status: r.status,
-        expected_sha256: r.expectedSha256 ?? null, actual_sha256: r.actualSha256 ?? null,
-        expected_size: r.expectedSize, actual_size: r.actualSize ?? null,
-        from_cache: r.fromCache, checked_at: new Date(r.checkedAt).toISOString(), message: r.message,
-        updates: r.updates ?? null,
-      })),
-      indexed: report.indexed,
-      manifest_problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, file: p.file, line: p.line ?? null, message: p.message })),
-    }, 2) + '\n');
+    process.stdout.write(
+      jsonSafe(
+        {
+          root: ds.root,
+          shards: ds.shards.length,
+          all_ok: allOk,
+          cancelled: report.cancelled,
+          counts: report.counts,
+          from_cache: report.fromCache,
+          unfinished: report.unfinished.map((i) => ds.shards[i].shard),
+          bytes_hashed: report.bytesHashed,
+          elapsed_ms: report.elapsedMs,
+          jobs: report.jobs,
+          cache_file: cache?.file ?? null,
+          results: report.results.map((r) => ({
+            shard: r.shard,
+            line: r.line,
+            status: r.status,
+            expected_sha256: r.expectedSha256 ?? null,
+            actual_sha256: r.actualSha256 ?? null,
+            expected_size: r.expectedSize,
+            actual_size: r.actualSize ?? null,
+            from_cache: r.fromCache,
+            checked_at: new Date(r.checkedAt).toISOString(),
+            message: r.message,
+            updates: r.updates ?? null,
+          })),
+          indexed: report.indexed,
+          manifest_problems: ds.problems.map((p) => ({
+            severity: p.severity,
+            code: p.code,
+            file: p.file,
+            line: p.line ?? null,
+            message: p.message,
+          })),
+        },
+        2,
+      ) + '\n',
+    );
   } else {
     const out: string[] = [];
     for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${terminalSafe(r.message)}`);
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
-    const rate = report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)}, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})` : '';
-    out.push(`${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +
-      ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`);
-    if (lineFaults.length) out.push(`${fmt(lineFaults.length)} manifest problem${lineFaults.length === 1 ? '' : 's'} (listed above on stderr): lines that could not be read are not verified.`);
+    const rate =
+      report.elapsedMs > 0 && report.bytesHashed >= 1e8
+        ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)}, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})`
+        : '';
+    out.push(
+      `${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +
+        ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`,
+    );
+    if (lineFaults.length)
+      out.push(
+        `${fmt(lineFaults.length)} manifest problem${lineFaults.length === 1 ? '' : 's'} (listed above on stderr): lines that could not be read are not verified.`,
+      );
     process.stdout.write(out.join('\n') + '\n');
   }
   if (report.cancelled) return 130;

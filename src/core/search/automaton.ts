@@ -109,11 +109,17 @@ export class Dfa {
     let s = this.keys.get(key);
     if (s !== undefined) return s;
     s = this.sets.length;
-    if (s >= MAX_DFA_STATES) throw new SearchInputError(`the terms are too complex to search together (more than ${MAX_DFA_STATES.toLocaleString('en-US')} automaton states); search fewer or shorter terms`);
+    if (s >= MAX_DFA_STATES)
+      throw new SearchInputError(
+        `the terms are too complex to search together (more than ${MAX_DFA_STATES.toLocaleString('en-US')} automaton states); search fewer or shorter terms`,
+      );
     this.sets.push(set);
     this.keys.set(key, s);
     const acc: number[] = [];
-    for (const n of set) { const f = this.finals[n]; if (f) acc.push(f[0], f[1]); }
+    for (const n of set) {
+      const f = this.finals[n];
+      if (f) acc.push(f[0], f[1]);
+    }
     this.accepts.push(acc.length ? Int32Array.from(acc) : null);
     this.idTrans.push(new Map());
     if (this.byteTrans.length < (s + 1) * 256) {
@@ -147,12 +153,17 @@ export class Dfa {
     if (!this.alphabet.has(id)) return 0;
     const m = this.idTrans[s];
     let n = m.get(id);
-    if (n === undefined) { n = this.compute(s, id); m.set(id, n); }
+    if (n === undefined) {
+      n = this.compute(s, id);
+      m.set(id, n);
+    }
     return n;
   }
 
   /** Number of states built so far. */
-  get size(): number { return this.sets.length; }
+  get size(): number {
+    return this.sets.length;
+  }
 }
 
 function addEdge(m: Map<number, number[]>, sym: number, target: number): void {
@@ -175,7 +186,10 @@ const tokenBytesCache = new WeakMap<object, TokenBytes>();
 /** Builds {@link TokenBytes} from a tokenizer's `bytesOf` (once per tokenizer object). */
 export function tokenBytesOf(tok: { vocabSize: number; bytesOf(id: number): Uint8Array }): TokenBytes {
   let tb = tokenBytesCache.get(tok);
-  if (!tb) { tb = buildTokenBytes(tok); tokenBytesCache.set(tok, tb); }
+  if (!tb) {
+    tb = buildTokenBytes(tok);
+    tokenBytesCache.set(tok, tb);
+  }
   return tb;
 }
 
@@ -183,7 +197,10 @@ function buildTokenBytes(tok: { vocabSize: number; bytesOf(id: number): Uint8Arr
   const V = tok.vocabSize;
   const offsets = new Uint32Array(V + 1);
   let total = 0;
-  for (let id = 0; id < V; id++) { offsets[id] = total; total += tok.bytesOf(id).length; }
+  for (let id = 0; id < V; id++) {
+    offsets[id] = total;
+    total += tok.bytesOf(id).length;
+  }
   offsets[V] = total;
   const bytes = new Uint8Array(total);
   for (let id = 0; id < V; id++) bytes.set(tok.bytesOf(id), offsets[id]);
@@ -234,7 +251,12 @@ export class TokenTable {
    * @param eos the EOS id: in text mode it ends the document (back to state 0, no bytes).
    * @param memoryBytes budget for the table rows (4·V bytes each).
    */
-  constructor(readonly dfa: Dfa, readonly tb: TokenBytes, readonly eos: number, memoryBytes = 192 << 20) {
+  constructor(
+    readonly dfa: Dfa,
+    readonly tb: TokenBytes,
+    readonly eos: number,
+    memoryBytes = 192 << 20,
+  ) {
     this.V = Math.max(1, tb.vocabSize);
     this.ids = dfa.compiled.mode === 'ids';
     this.maxLen = dfa.compiled.maxLen;
@@ -255,8 +277,12 @@ export class TokenTable {
     if (s < this.rowOf.length) return;
     let n = this.rowOf.length;
     while (n <= s) n *= 2;
-    const r = new Int32Array(n).fill(-1); r.set(this.rowOf); this.rowOf = r;
-    const v = new Int32Array(n); v.set(this.visits); this.visits = v;
+    const r = new Int32Array(n).fill(-1);
+    r.set(this.rowOf);
+    this.rowOf = r;
+    const v = new Int32Array(n);
+    v.set(this.visits);
+    this.visits = v;
   }
 
   private buildRow(state: number): number {
@@ -298,7 +324,8 @@ export class TokenTable {
     const dfa = this.dfa;
     let s = state;
     let hitList: number[] | undefined;
-    const o0 = offsets[id], o1 = offsets[id + 1];
+    const o0 = offsets[id],
+      o1 = offsets[id + 1];
     for (let o = o0; o < o1; o++) {
       s = dfa.stepByte(s, bytes[o]);
       const acc = dfa.accepts[s];
@@ -348,7 +375,8 @@ export class TokenTable {
     if (id >= this.tb.vocabSize) return state;
     const { offsets, bytes } = this.tb;
     let s = state;
-    const o0 = offsets[id], o1 = offsets[id + 1];
+    const o0 = offsets[id],
+      o1 = offsets[id + 1];
     for (let o = o0; o < o1; o++) {
       s = dfa.stepByte(s, bytes[o]);
       const acc = dfa.accepts[s];
@@ -375,10 +403,11 @@ export class TokenTable {
         if (text) {
           const sk = this.skipper;
           if (sk && ids.buffer === sk.buffer) i = sk.skip(ids.byteOffset, i, to, V, 0);
-          else for (; i < to; i++) {
-            const id = ids[i];
-            if (id < V && (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
-          }
+          else
+            for (; i < to; i++) {
+              const id = ids[i];
+              if (id < V && (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
+            }
         } else {
           for (; i < to; i++) {
             const id = ids[i];
@@ -402,8 +431,15 @@ export class TokenTable {
           const pos = rb + id;
           state = this.rowState[(rb / V) | 0];
           let x = T[pos];
-          if (x === UNKNOWN) { this.computeEntry(pos, state, id); x = T[pos]; }
-          if (x >= 0) { rb = x; i++; continue; } // (0: back to state 0)
+          if (x === UNKNOWN) {
+            this.computeEntry(pos, state, id);
+            x = T[pos];
+          }
+          if (x >= 0) {
+            rb = x;
+            i++;
+            continue;
+          } // (0: back to state 0)
           const next = -x - 1;
           const h = this.hits.get(pos);
           if (h) for (let k = 0; k < h.length; k += 3) hit(h[k], i, h[k + 1], h[k + 2]);
@@ -425,5 +461,7 @@ export class TokenTable {
   }
 
   /** Rows built (for tests and diagnostics). */
-  get rowCount(): number { return this.rows; }
+  get rowCount(): number {
+    return this.rows;
+  }
 }

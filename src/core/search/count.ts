@@ -14,7 +14,14 @@ import { compileTerms, tokenBytesOf } from './automaton';
 import { CountSetup, CountTask, countTask, makeScanner } from './task';
 import { parseTerms } from './terms';
 import {
-  CountBucket, CountOptions, CountProgress, CountResult, DEFAULT_BUCKETS, SEARCH_WORKER_FILE, SearchInputError, SearchOptions,
+  CountBucket,
+  CountOptions,
+  CountProgress,
+  CountResult,
+  DEFAULT_BUCKETS,
+  SEARCH_WORKER_FILE,
+  SearchInputError,
+  SearchOptions,
 } from './types';
 
 /** Updates per bucket so that `updates` make about {@link DEFAULT_BUCKETS} buckets (≥ 1). */
@@ -44,7 +51,9 @@ export function resolveSearchWorker(explicit?: string, from: string = __dirname)
     if (up === dir) break;
     dir = up;
   }
-  throw new Error(`cannot find the search worker ${SEARCH_WORKER_FILE} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`);
+  throw new Error(
+    `cannot find the search worker ${SEARCH_WORKER_FILE} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`,
+  );
 }
 
 /** An all-zero result: buckets of `per` updates over `updates` updates. */
@@ -54,14 +63,25 @@ export function emptyResult(terms: string[], options: SearchOptions, per: number
     buckets.push({ first_update: first, last_update: Math.min(updates, first + per) - 1, tokens: 0, counts: terms.map(() => 0) });
   }
   return {
-    terms: [...terms], options: { word: options.word, ignore_case: options.ignoreCase, ids: options.ids }, per, updates, buckets,
-    totals: terms.map(() => 0), ...(shards ? { shards: [shards[0], shards[1]] as [number, number] } : {}),
+    terms: [...terms],
+    options: { word: options.word, ignore_case: options.ignoreCase, ids: options.ids },
+    per,
+    updates,
+    buckets,
+    totals: terms.map(() => 0),
+    ...(shards ? { shards: [shards[0], shards[1]] as [number, number] } : {}),
   };
 }
 
 function cloneResult(r: CountResult): CountResult {
-  return { ...r, terms: [...r.terms], options: { ...r.options }, buckets: r.buckets.map((b) => ({ ...b, counts: [...b.counts] })), totals: [...r.totals],
-    ...(r.shards ? { shards: [r.shards[0], r.shards[1]] as [number, number] } : {}) };
+  return {
+    ...r,
+    terms: [...r.terms],
+    options: { ...r.options },
+    buckets: r.buckets.map((b) => ({ ...b, counts: [...b.counts] })),
+    totals: [...r.totals],
+    ...(r.shards ? { shards: [r.shards[0], r.shards[1]] as [number, number] } : {}),
+  };
 }
 
 /** Adds the training tokens of global range `[s0, s1)` to the buckets they fall in. */
@@ -79,7 +99,8 @@ function addTokens(res: CountResult, G: number, s0: number, s1: number): void {
 function addCells(res: CountResult, cells: number[]): void {
   const nt = res.terms.length;
   for (let i = 0; i < cells.length; i += 2) {
-    const bi = Math.floor(cells[i] / nt), t = cells[i] % nt;
+    const bi = Math.floor(cells[i] / nt),
+      t = cells[i] % nt;
     res.buckets[bi].counts[t] += cells[i + 1];
     res.totals[t] += cells[i + 1];
   }
@@ -95,8 +116,13 @@ function addCells(res: CountResult, cells: number[]): void {
  *   shard, a gap in the manifest, or a shard that changed while it was read; CancelledError
  *   when `signal` fires (nothing partial is returned).
  */
-export async function countTerms(ds: Dataset, tok: LoadedTokenizer, terms: string[], options: SearchOptions,
-  opts: CountOptions = {}): Promise<CountResult> {
+export async function countTerms(
+  ds: Dataset,
+  tok: LoadedTokenizer,
+  terms: string[],
+  options: SearchOptions,
+  opts: CountOptions = {},
+): Promise<CountResult> {
   terms = parseTerms(terms, options);
   const updates = ds.schedule.numUpdates;
   const G = ds.schedule.G;
@@ -111,13 +137,22 @@ export async function countTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
   if (signal?.aborted) throw new CancelledError();
   const result = emptyResult(terms, options, per, updates, opts.shards ? [A, B] : undefined);
   const setup: CountSetup = {
-    compiled: compileTerms(terms, options), tokenBytes: tokenBytesOf(tok), eos: ds.settings.eosTokenId, word: options.word,
-    G, updates, per,
+    compiled: compileTerms(terms, options),
+    tokenBytes: tokenBytesOf(tok),
+    eos: ds.settings.eosTokenId,
+    word: options.word,
+    G,
+    updates,
+    per,
   };
-  const tasks: CountTask[] = ds.shards.slice(A, B).map((e) => ({ index: e.index, path: e.path, startToken: e.startToken, numTokens: e.numTokens }));
+  const tasks: CountTask[] = ds.shards
+    .slice(A, B)
+    .map((e) => ({ index: e.index, path: e.path, startToken: e.startToken, numTokens: e.numTokens }));
   const tokensTotal = tasks.reduce((s, t) => s + t.numTokens, 0);
   const t0 = Date.now();
-  let tokensFinished = 0, shardsDone = 0, lastReport = 0;
+  let tokensFinished = 0,
+    shardsDone = 0,
+    lastReport = 0;
   const inFlight = new Map<number, number>();
   const progress = (force: boolean) => {
     if (!opts.onProgress) return;
@@ -129,8 +164,13 @@ export async function countTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
     const elapsed = (now - t0) / 1000;
     const rate = elapsed > 0 ? tokensDone / elapsed : 0;
     const p: CountProgress = {
-      shardsDone, shardsTotal: tasks.length, tokensDone, tokensTotal, bytesPerSecond: rate * 4,
-      etaMs: rate > 0 && tokensDone > 0 ? ((tokensTotal - tokensDone) / rate) * 1000 : null, partial: cloneResult(result),
+      shardsDone,
+      shardsTotal: tasks.length,
+      tokensDone,
+      tokensTotal,
+      bytesPerSecond: rate * 4,
+      etaMs: rate > 0 && tokensDone > 0 ? ((tokensTotal - tokensDone) / rate) * 1000 : null,
+      partial: cloneResult(result),
     };
     opts.onProgress(p);
   };
@@ -149,7 +189,11 @@ export async function countTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
     for (const t of tasks) {
       if (signal?.aborted) throw new CancelledError();
       const cells = await countTask(scanner, setup, t, {
-        signal, onChunk: (k) => { inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + k); progress(false); },
+        signal,
+        onChunk: (k) => {
+          inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + k);
+          progress(false);
+        },
       });
       finishTask(t, cells);
     }
@@ -161,8 +205,15 @@ export async function countTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
   const workers: Worker[] = [];
   try {
     await new Promise<void>((resolve, reject) => {
-      let next = 0, done = 0, failed = false;
-      const fail = (err: Error) => { if (!failed) { failed = true; reject(err); } };
+      let next = 0,
+        done = 0,
+        failed = false;
+      const fail = (err: Error) => {
+        if (!failed) {
+          failed = true;
+          reject(err);
+        }
+      };
       const onAbort = () => fail(new CancelledError());
       signal?.addEventListener('abort', onAbort, { once: true });
       const give = (w: Worker) => {
@@ -177,14 +228,27 @@ export async function countTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
         w.on('message', (m: SearchWorkerReply) => {
           if (failed) return;
           const t = tasks[m.id];
-          if (m.type === 'chunk') { inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + m.tokens); progress(false); return; }
-          if (m.type === 'error') { fail(new DataError(m.message, m.file)); return; }
+          if (m.type === 'chunk') {
+            inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + m.tokens);
+            progress(false);
+            return;
+          }
+          if (m.type === 'error') {
+            fail(new DataError(m.message, m.file));
+            return;
+          }
           finishTask(t, m.cells);
-          if (++done === tasks.length) { signal?.removeEventListener('abort', onAbort); resolve(); return; }
+          if (++done === tasks.length) {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+            return;
+          }
           give(w);
         });
         w.on('error', (err) => fail(new Error(`search worker failed: ${err.message}`)));
-        w.on('exit', (code) => { if (done < tasks.length) fail(new Error(`search worker exited (code ${code}) before the scan finished`)); });
+        w.on('exit', (code) => {
+          if (done < tasks.length) fail(new Error(`search worker exited (code ${code}) before the scan finished`));
+        });
         give(w);
       }
     });
@@ -196,8 +260,17 @@ export async function countTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
 
 function isCountResult(x: unknown): x is CountResult {
   const r = x as CountResult;
-  return !!r && typeof r === 'object' && Array.isArray(r.terms) && typeof r.per === 'number' && typeof r.updates === 'number'
-    && Array.isArray(r.buckets) && Array.isArray(r.totals) && !!r.options && typeof r.options === 'object';
+  return (
+    !!r &&
+    typeof r === 'object' &&
+    Array.isArray(r.terms) &&
+    typeof r.per === 'number' &&
+    typeof r.updates === 'number' &&
+    Array.isArray(r.buckets) &&
+    Array.isArray(r.totals) &&
+    !!r.options &&
+    typeof r.options === 'object'
+  );
 }
 
 /**
@@ -218,17 +291,27 @@ export function mergeCounts(parts: CountResult[], labels?: string[]): CountResul
   const first = parts[0];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   parts.forEach((p, i) => {
-    if (!same(p.terms, first.terms)) throw new SearchInputError(`${name(i)} counts other terms (${JSON.stringify(p.terms)}) than ${name(0)} (${JSON.stringify(first.terms)})`);
-    if (!same(p.options, first.options)) throw new SearchInputError(`${name(i)} has other options (${JSON.stringify(p.options)}) than ${name(0)} (${JSON.stringify(first.options)})`);
+    if (!same(p.terms, first.terms))
+      throw new SearchInputError(
+        `${name(i)} counts other terms (${JSON.stringify(p.terms)}) than ${name(0)} (${JSON.stringify(first.terms)})`,
+      );
+    if (!same(p.options, first.options))
+      throw new SearchInputError(
+        `${name(i)} has other options (${JSON.stringify(p.options)}) than ${name(0)} (${JSON.stringify(first.options)})`,
+      );
     if (p.per !== first.per) throw new SearchInputError(`${name(i)} has --per ${p.per}, ${name(0)} has ${first.per}`);
     if (p.updates !== first.updates || p.buckets.length !== first.buckets.length) {
-      throw new SearchInputError(`${name(i)} covers ${p.updates} updates, ${name(0)} ${first.updates}: parts of different datasets or schedules`);
+      throw new SearchInputError(
+        `${name(i)} covers ${p.updates} updates, ${name(0)} ${first.updates}: parts of different datasets or schedules`,
+      );
     }
   });
   const order = parts.map((p, i) => ({ i, s: p.shards! })).sort((x, y) => x.s[0] - y.s[0]);
   for (let k = 1; k < order.length; k++) {
-    const a = order[k - 1], b = order[k];
-    if (b.s[0] < a.s[1]) throw new SearchInputError(`${name(a.i)} (shards ${a.s[0]}:${a.s[1]}) and ${name(b.i)} (shards ${b.s[0]}:${b.s[1]}) overlap`);
+    const a = order[k - 1],
+      b = order[k];
+    if (b.s[0] < a.s[1])
+      throw new SearchInputError(`${name(a.i)} (shards ${a.s[0]}:${a.s[1]}) and ${name(b.i)} (shards ${b.s[0]}:${b.s[1]}) overlap`);
     if (b.s[0] > a.s[1]) throw new SearchInputError(`shards ${a.s[1]}:${b.s[0]} are in no part (between ${name(a.i)} and ${name(b.i)})`);
   }
   const out = cloneResult(first);
@@ -236,11 +319,16 @@ export function mergeCounts(parts: CountResult[], labels?: string[]): CountResul
   for (const p of parts.slice(1)) {
     p.buckets.forEach((b, bi) => {
       const o = out.buckets[bi];
-      if (b.first_update !== o.first_update || b.last_update !== o.last_update) throw new SearchInputError(`bucket ${bi} of a part covers other updates`);
+      if (b.first_update !== o.first_update || b.last_update !== o.last_update)
+        throw new SearchInputError(`bucket ${bi} of a part covers other updates`);
       o.tokens += b.tokens;
-      b.counts.forEach((c, t) => { o.counts[t] += c; });
+      b.counts.forEach((c, t) => {
+        o.counts[t] += c;
+      });
     });
-    p.totals.forEach((c, t) => { out.totals[t] += c; });
+    p.totals.forEach((c, t) => {
+      out.totals[t] += c;
+    });
   }
   return out;
 }

@@ -21,7 +21,8 @@ function bytesOfRange(tb: TokenBytes, ids: Uint32Array, from: number, to: number
   for (let i = from; i < to; i++) {
     const id = ids[i];
     if (id >= tb.vocabSize) continue;
-    const o0 = tb.offsets[id], o1 = tb.offsets[id + 1];
+    const o0 = tb.offsets[id],
+      o1 = tb.offsets[id + 1];
     const s = i === from ? o0 + firstFrom : o0;
     const e = i === to - 1 && lastTo >= 0 ? o0 + lastTo : o1;
     for (let o = s; o < e; o++) out.push(tb.bytes[o]);
@@ -50,21 +51,32 @@ function head(s: string, n: number): string {
  * @throws (from the iterator) SearchInputError for bad terms or offsets; DataError for
  *   unreadable shards; CancelledError when `signal` fires.
  */
-export async function* findTerms(ds: Dataset, tok: LoadedTokenizer, terms: string[], options: SearchOptions,
-  opts: FindOptions = {}): AsyncGenerator<Occurrence> {
+export async function* findTerms(
+  ds: Dataset,
+  tok: LoadedTokenizer,
+  terms: string[],
+  options: SearchOptions,
+  opts: FindOptions = {},
+): AsyncGenerator<Occurrence> {
   terms = parseTerms(terms, options);
   const limit = opts.limit ?? 100;
   const context = opts.context ?? 60;
   const total = ds.stream.totalTokens;
   const from = opts.fromOffset ?? 0;
   const to = Math.min(opts.toOffset ?? total, total);
-  if (!Number.isSafeInteger(from) || from < 0 || from > total) throw new RangeRequestError(`fromOffset ${fmt(from)} is outside the stream [0, ${fmt(total)}]`);
+  if (!Number.isSafeInteger(from) || from < 0 || from > total)
+    throw new RangeRequestError(`fromOffset ${fmt(from)} is outside the stream [0, ${fmt(total)}]`);
   if (limit <= 0) return;
   const tb = tokenBytesOf(tok);
   const eos = ds.settings.eosTokenId;
   const setup = {
-    compiled: compileTerms(terms, options), tokenBytes: tb, eos, word: options.word,
-    G: ds.schedule.G, updates: ds.schedule.numUpdates, per: 1,
+    compiled: compileTerms(terms, options),
+    tokenBytes: tb,
+    eos,
+    word: options.word,
+    G: ds.schedule.G,
+    updates: ds.schedule.numUpdates,
+    per: 1,
   };
   const scanner = makeScanner(ds.stream, setup);
   const idsMode = options.ids;
@@ -73,27 +85,51 @@ export async function* findTerms(ds: Dataset, tok: LoadedTokenizer, terms: strin
   for (let p = from; p < to; p += FIND_CHUNK) {
     if (opts.signal?.aborted) throw new CancelledError();
     const found: MatchPlace[] = [];
-    await scanner.scanRange(p, Math.min(to, p + FIND_CHUNK), (term, start, startByte, end, endByte) => found.push({ term, start, startByte, end, endByte }), { chunkTokens: FIND_CHUNK + 4096, signal: opts.signal });
+    await scanner.scanRange(
+      p,
+      Math.min(to, p + FIND_CHUNK),
+      (term, start, startByte, end, endByte) => found.push({ term, start, startByte, end, endByte }),
+      { chunkTokens: FIND_CHUNK + 4096, signal: opts.signal },
+    );
     found.sort((x, y) => x.start - y.start || x.startByte - y.startByte || x.term - y.term);
     for (const m of found) {
       if (opts.signal?.aborted) throw new CancelledError();
-      const lo = Math.max(0, m.start - W), hi = Math.min(total, m.end + 1 + W);
+      const lo = Math.max(0, m.start - W),
+        hi = Math.min(total, m.end + 1 + W);
       const ids = await ds.stream.read(lo, hi - lo);
-      const s = m.start - lo, e = m.end - lo;
-      let docStart = 0, docEnd = ids.length;
-      for (let i = s - 1; i >= 0; i--) if (ids[i] === eos) { docStart = i + 1; break; }
-      for (let i = e + 1; i < ids.length; i++) if (ids[i] === eos) { docEnd = i; break; }
+      const s = m.start - lo,
+        e = m.end - lo;
+      let docStart = 0,
+        docEnd = ids.length;
+      for (let i = s - 1; i >= 0; i--)
+        if (ids[i] === eos) {
+          docStart = i + 1;
+          break;
+        }
+      for (let i = e + 1; i < ids.length; i++)
+        if (ids[i] === eos) {
+          docEnd = i;
+          break;
+        }
       const pre = decoder.decode(Uint8Array.from(bytesOfRange(tb, ids, docStart, s + 1, 0, m.startByte)));
-      const mid = idsMode ? decoder.decode(Uint8Array.from(bytesOfRange(tb, ids, s, e + 1)))
+      const mid = idsMode
+        ? decoder.decode(Uint8Array.from(bytesOfRange(tb, ids, s, e + 1)))
         : decoder.decode(Uint8Array.from(bytesOfRange(tb, ids, s, e + 1, m.startByte, m.endByte)));
-      const post = idsMode ? decoder.decode(Uint8Array.from(bytesOfRange(tb, ids, e + 1, docEnd)))
+      const post = idsMode
+        ? decoder.decode(Uint8Array.from(bytesOfRange(tb, ids, e + 1, docEnd)))
         : decoder.decode(Uint8Array.from(bytesOfRange(tb, ids, e, docEnd, m.endByte)));
       const before = tail(pre, context);
       const pos = ds.schedule.position(m.start);
       yield {
-        term: terms[m.term], termIndex: m.term, offset: m.start,
-        update: pos.lookAhead ? null : pos.update!, sequence: pos.lookAhead ? null : pos.sequence!, position: pos.lookAhead ? null : pos.position!,
-        context: before + mid + head(post, context), matchStart: before.length, matchEnd: before.length + mid.length,
+        term: terms[m.term],
+        termIndex: m.term,
+        offset: m.start,
+        update: pos.lookAhead ? null : pos.update!,
+        sequence: pos.lookAhead ? null : pos.sequence!,
+        position: pos.lookAhead ? null : pos.position!,
+        context: before + mid + head(post, context),
+        matchStart: before.length,
+        matchEnd: before.length + mid.length,
       };
       if (++yielded >= limit) return;
     }

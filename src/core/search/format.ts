@@ -10,7 +10,10 @@ import { CountResult, Occurrence } from './types';
 /** The `count --json` object, keys in the documented order (`shards` only for a part). */
 export function countJson(r: CountResult): string {
   const o: Record<string, unknown> = {
-    terms: r.terms, options: { word: r.options.word, ignore_case: r.options.ignore_case, ids: r.options.ids }, per: r.per, updates: r.updates,
+    terms: r.terms,
+    options: { word: r.options.word, ignore_case: r.options.ignore_case, ids: r.options.ids },
+    per: r.per,
+    updates: r.updates,
     buckets: r.buckets.map((b) => ({ first_update: b.first_update, last_update: b.last_update, tokens: b.tokens, counts: b.counts })),
     totals: r.totals,
   };
@@ -41,13 +44,20 @@ export function sparkline(r: CountResult, term: number, width = 80): string {
   const groups = Math.min(width, n);
   const rates: number[] = [];
   for (let g = 0; g < groups; g++) {
-    const from = Math.floor((g * n) / groups), to = Math.floor(((g + 1) * n) / groups);
-    let c = 0, t = 0;
-    for (let i = from; i < to; i++) { c += r.buckets[i].counts[term]; t += r.buckets[i].tokens; }
+    const from = Math.floor((g * n) / groups),
+      to = Math.floor(((g + 1) * n) / groups);
+    let c = 0,
+      t = 0;
+    for (let i = from; i < to; i++) {
+      c += r.buckets[i].counts[term];
+      t += r.buckets[i].tokens;
+    }
     rates.push(t > 0 ? c / t : NaN);
   }
   const max = Math.max(0, ...rates.filter((x) => !Number.isNaN(x)));
-  return rates.map((x) => (Number.isNaN(x) ? ' ' : max === 0 || x === 0 ? '▁' : BARS[Math.min(7, 1 + Math.floor((x / max) * 6.999))])).join('');
+  return rates
+    .map((x) => (Number.isNaN(x) ? ' ' : max === 0 || x === 0 ? '▁' : BARS[Math.min(7, 1 + Math.floor((x / max) * 6.999))]))
+    .join('');
 }
 
 /**
@@ -64,20 +74,34 @@ export function countText(r: CountResult, safe: (s: string) => string = (s) => s
   const widths = head.map((h, i) => Math.max(h.length, total[i].length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   const out = [line(head), ...rows.map(line), line(total), ''];
-  const opts = [r.options.word && 'whole word', r.options.ignore_case && 'ignore case', r.options.ids && 'token ids'].filter(Boolean).join(', ');
-  out.push(`${fmt(r.buckets.length)} buckets of ${fmt(r.per)} update${r.per === 1 ? '' : 's'} over ${fmt(r.updates)} updates` +
-    (r.shards ? `, shards ${r.shards[0]}:${r.shards[1]} only` : '') + (opts ? ` (${opts})` : ''));
+  const opts = [r.options.word && 'whole word', r.options.ignore_case && 'ignore case', r.options.ids && 'token ids']
+    .filter(Boolean)
+    .join(', ');
+  out.push(
+    `${fmt(r.buckets.length)} buckets of ${fmt(r.per)} update${r.per === 1 ? '' : 's'} over ${fmt(r.updates)} updates` +
+      (r.shards ? `, shards ${r.shards[0]}:${r.shards[1]} only` : '') +
+      (opts ? ` (${opts})` : ''),
+  );
   const nameWidth = Math.max(...names.map((n) => n.length));
   r.terms.forEach((_, t) => {
     const perM = tokens > 0 ? (r.totals[t] / tokens) * 1e6 : 0;
-    out.push(`${names[t].padEnd(nameWidth)}  ${sparkline(r, t)}  ${fmt(r.totals[t])} (${perM.toFixed(perM < 10 ? 2 : 1)} per million tokens)`);
+    out.push(
+      `${names[t].padEnd(nameWidth)}  ${sparkline(r, t)}  ${fmt(r.totals[t])} (${perM.toFixed(perM < 10 ? 2 : 1)} per million tokens)`,
+    );
   });
   return out.join('\n') + '\n';
 }
 
 /** The `find --json` line of an occurrence. */
 export function occurrenceJson(o: Occurrence): string {
-  return JSON.stringify({ term: o.term, offset: o.offset, update: o.update, sequence: o.sequence, position: o.position, context: o.context });
+  return JSON.stringify({
+    term: o.term,
+    offset: o.offset,
+    update: o.update,
+    sequence: o.sequence,
+    position: o.position,
+    context: o.context,
+  });
 }
 
 /**
@@ -86,6 +110,8 @@ export function occurrenceJson(o: Occurrence): string {
  */
 export function occurrenceText(o: Occurrence, safe: (s: string) => string = (s) => s): string {
   const where = o.update === null ? 'look-ahead' : `update ${fmt(o.update)} · seq ${fmt(o.sequence!)} · pos ${fmt(o.position!)}`;
-  const pre = o.context.slice(0, o.matchStart), mid = o.context.slice(o.matchStart, o.matchEnd), post = o.context.slice(o.matchEnd);
+  const pre = o.context.slice(0, o.matchStart),
+    mid = o.context.slice(o.matchStart, o.matchEnd),
+    post = o.context.slice(o.matchEnd);
   return `${where} · ${fmt(o.offset)} │ …${safe(pre)}[${safe(mid)}]${safe(post)}…`;
 }

@@ -69,7 +69,11 @@ export class RangeScanner {
   private onMatch: MatchFn = () => undefined;
   private readonly hitFn: HitFn;
 
-  constructor(readonly src: TokenSource, readonly table: TokenTable, readonly word: boolean) {
+  constructor(
+    readonly src: TokenSource,
+    readonly table: TokenTable,
+    readonly word: boolean,
+  ) {
     this.ids = table.dfa.compiled.mode === 'ids';
     this.tb = table.tb;
     this.eos = table.eos;
@@ -96,7 +100,8 @@ export class RangeScanner {
 
   /** First token to feed so that the automaton is in the right state at `a`. */
   private warmStart(a: number): number {
-    let w = a, got = 0;
+    let w = a,
+      got = 0;
     const need = this.table.maxLen - 1;
     while (w > 0 && got < need) {
       const id = this.tokenAt(w - 1);
@@ -109,7 +114,8 @@ export class RangeScanner {
 
   /** End of the tokens to feed so that every match starting before `b` has completed. */
   private contEnd(b: number): number {
-    let c = b, got = 0;
+    let c = b,
+      got = 0;
     const need = this.table.maxLen - 1;
     const total = this.src.totalTokens;
     while (c < total && got < need) {
@@ -129,8 +135,12 @@ export class RangeScanner {
   async scanRange(a: number, b: number, onMatch: MatchFn, opts: ScanOptions = {}): Promise<void> {
     if (b <= a) return;
     const C = Math.max(1, opts.chunkTokens ?? DEFAULT_CHUNK_TOKENS);
-    this.cur = new Uint32Array(0); this.prev = this.cur; this.aux = this.cur;
-    this.a = a; this.b = b; this.onMatch = onMatch;
+    this.cur = new Uint32Array(0);
+    this.prev = this.cur;
+    this.aux = this.cur;
+    this.a = a;
+    this.b = b;
+    this.onMatch = onMatch;
     const w = this.warmStart(a);
     const c = this.contEnd(b);
     let pos = w;
@@ -156,8 +166,10 @@ export class RangeScanner {
     while (pos < c) {
       const chunk = await pending;
       if (opts.signal?.aborted) throw new CancelledError();
-      this.prev = this.cur; this.prevBase = this.curBase;
-      this.cur = chunk; this.curBase = pos;
+      this.prev = this.cur;
+      this.prevBase = this.curBase;
+      this.cur = chunk;
+      this.curBase = pos;
       const from = pos;
       pos += chunk.length;
       if (pos < c) pending = readAt(pos);
@@ -168,13 +180,22 @@ export class RangeScanner {
 
   private hit(term: number, j: number, back: number, endIn: number): void {
     let start: number, sb: number;
-    if (this.ids) { start = j - back; sb = 0; }
-    else if (back <= 0) { start = j; sb = -back; }
-    else {
-      let k = j - 1, need = back;
+    if (this.ids) {
+      start = j - back;
+      sb = 0;
+    } else if (back <= 0) {
+      start = j;
+      sb = -back;
+    } else {
+      let k = j - 1,
+        need = back;
       for (;;) {
         const len = this.table.symbolsOf(this.tokenAt(k));
-        if (need <= len) { start = k; sb = len - need; break; }
+        if (need <= len) {
+          start = k;
+          sb = len - need;
+          break;
+        }
         need -= len;
         k--;
       }
@@ -191,7 +212,8 @@ export class RangeScanner {
   /** True when the character before byte `sb` of token `t` is not a word character (or is a document edge). */
   private edgeBefore(t: number, sb: number): boolean {
     const rev: number[] = []; // bytes before the match, nearest first
-    let k = t, lim = sb;
+    let k = t,
+      lim = sb;
     for (;;) {
       if (lim > 0) {
         const id = this.tokenAt(k);
@@ -217,7 +239,9 @@ export class RangeScanner {
   /** True when the character after the first `endIn` bytes of token `t` is not a word character (or is a document edge). */
   private edgeAfter(t: number, endIn: number): boolean {
     const fwd: number[] = [];
-    let k = t, from = endIn, want = 1;
+    let k = t,
+      from = endIn,
+      want = 1;
     const total = this.src.totalTokens;
     for (;;) {
       const id = this.tokenAt(k);

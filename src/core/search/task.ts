@@ -56,22 +56,32 @@ export async function countTask(scanner: RangeScanner, setup: CountSetup, task: 
   const { G, updates, per } = setup;
   const cells = new Map<number, number>();
   const st0 = statOf(task.path);
-  await scanner.scanRange(task.startToken, task.startToken + task.numTokens, (term, start) => {
-    const u = Math.floor(start / G);
-    if (u >= updates) return;
-    const key = Math.floor(u / per) * nt + term;
-    cells.set(key, (cells.get(key) ?? 0) + 1);
-  }, opts);
+  await scanner.scanRange(
+    task.startToken,
+    task.startToken + task.numTokens,
+    (term, start) => {
+      const u = Math.floor(start / G);
+      if (u >= updates) return;
+      const key = Math.floor(u / per) * nt + term;
+      cells.set(key, (cells.get(key) ?? 0) + 1);
+    },
+    opts,
+  );
   let st1: fs.Stats;
   try {
     st1 = fs.statSync(task.path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new DataError(`${task.path} was deleted while it was being searched`, task.path);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new DataError(`${task.path} was deleted while it was being searched`, task.path);
     throw new DataError(`cannot stat ${task.path} after reading it: ${(err as Error).message}`, task.path);
   }
-  if (st1.ino !== st0.ino || st1.dev !== st0.dev) throw new DataError(`${task.path} was replaced by another file while it was being searched`, task.path);
+  if (st1.ino !== st0.ino || st1.dev !== st0.dev)
+    throw new DataError(`${task.path} was replaced by another file while it was being searched`, task.path);
   if (st1.size !== st0.size) {
-    throw new DataError(`${task.path} ${st1.size > st0.size ? 'grew' : 'shrank'} from ${st0.size} to ${st1.size} bytes while it was being searched`, task.path);
+    throw new DataError(
+      `${task.path} ${st1.size > st0.size ? 'grew' : 'shrank'} from ${st0.size} to ${st1.size} bytes while it was being searched`,
+      task.path,
+    );
   }
   if (st1.mtimeMs !== st0.mtimeMs) throw new DataError(`${task.path} was modified while it was being searched (mtime changed)`, task.path);
   const out: number[] = [];

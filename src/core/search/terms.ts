@@ -21,8 +21,10 @@ function show(term: string): string {
  */
 export function parseIdTerm(term: string): number[] {
   const parts = term.split(/[\s,]+/).filter((p) => p !== '');
-  if (parts.length === 0) throw new SearchInputError(`--ids term ${show(term)} has no ids; expected ids separated by commas, e.g. 791,4062`);
-  if (parts.length > MAX_TERM_BYTES) throw new SearchInputError(`--ids term has ${fmt(parts.length)} ids; at most ${fmt(MAX_TERM_BYTES)} per term`);
+  if (parts.length === 0)
+    throw new SearchInputError(`--ids term ${show(term)} has no ids; expected ids separated by commas, e.g. 791,4062`);
+  if (parts.length > MAX_TERM_BYTES)
+    throw new SearchInputError(`--ids term has ${fmt(parts.length)} ids; at most ${fmt(MAX_TERM_BYTES)} per term`);
   return parts.map((p) => {
     const v = /^0x[0-9a-f]+$/i.test(p) ? Number.parseInt(p.slice(2), 16) : /^\d+$/.test(p) ? Number(p) : NaN;
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
@@ -55,7 +57,8 @@ export function parseTerms(raw: string[], options: SearchOptions): string[] {
     if (term.trim() === '') throw new SearchInputError(`term ${i + 1} (${show(term)}) is only whitespace`);
     if (/\p{Cs}/u.test(term)) throw new SearchInputError(`term ${i + 1} (${show(term)}) holds a lone surrogate, which is not text`);
     const bytes = UTF8.encode(term).length;
-    if (bytes > MAX_TERM_BYTES) throw new SearchInputError(`term ${i + 1} (${show(term)}) is ${fmt(bytes)} bytes of UTF-8; at most ${fmt(MAX_TERM_BYTES)}`);
+    if (bytes > MAX_TERM_BYTES)
+      throw new SearchInputError(`term ${i + 1} (${show(term)}) is ${fmt(bytes)} bytes of UTF-8; at most ${fmt(MAX_TERM_BYTES)}`);
     return term;
   });
 }
@@ -67,11 +70,15 @@ export function parseTerms(raw: string[], options: SearchOptions): string[] {
  */
 export function parseShardRange(spec: string, numShards: number): [number, number] {
   const m = /^\s*(\d*)\s*(?::\s*(\d*))?\s*$/.exec(spec);
-  if (!m || (m[1] === '' && (m[2] ?? '') === '')) throw new SearchInputError(`--shards ${JSON.stringify(spec)}: expected A:B (manifest entries A..B−1, 0-based)`);
+  if (!m || (m[1] === '' && (m[2] ?? '') === ''))
+    throw new SearchInputError(`--shards ${JSON.stringify(spec)}: expected A:B (manifest entries A..B−1, 0-based)`);
   const a = m[1] === '' ? 0 : Number(m[1]);
   const b = m[2] === undefined ? a + 1 : m[2] === '' ? numShards : Number(m[2]);
   if (!(a < b)) throw new SearchInputError(`--shards ${spec}: the range is empty (A must be less than B)`);
-  if (b > numShards) throw new SearchInputError(`--shards ${spec}: the manifest has ${fmt(numShards)} entries (0..${fmt(numShards - 1)}); B must be at most ${fmt(numShards)}`);
+  if (b > numShards)
+    throw new SearchInputError(
+      `--shards ${spec}: the manifest has ${fmt(numShards)} entries (0..${fmt(numShards - 1)}); B must be at most ${fmt(numShards)}`,
+    );
   return [a, b];
 }
 

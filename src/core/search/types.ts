@@ -134,4 +134,3 @@ export interface FindOptions {
   /** Cancels: the iterator throws `CancelledError`. */
   signal?: AbortSignal;
 }
-

@@ -27,7 +27,8 @@
  * `skip(ptr, i, to, V, bits)` returns the first index `≥ i` and `< to` of the uint32 array at
  * byte `ptr` whose id is `< V` with its bit set, or `to`.
  */
-const SKIP_WASM = 'AGFzbQEAAAABCgFgBX9/f39/AX8CDAEDZW52A21lbQIAAQMCAQAHCAEEc2tpcAAACkkBRwEBfwJAA0AgASACTw0BIAAgAUECdGooAgAhBSAFIANJBEAgBCAFQQV2QQJ0aigCACAFdkEBcQ0CCyABQQFqIQEMAAsLIAEL';
+const SKIP_WASM =
+  'AGFzbQEAAAABCgFgBX9/f39/AX8CDAEDZW52A21lbQIAAQMCAQAHCAEEc2tpcAAACkkBRwEBfwJAA0AgASACTw0BIAAgAUECdGooAgAhBSAFIANJBEAgBCAFQQV2QQJ0aigCACAFdkEBcQ0CCyABQQFqIQEMAAsLIAEL';
 
 /** Bytes reserved for the bit set at the start of the memory (enough for ids < 2^20, the corrupt-id floor). */
 export const BITS_BYTES = (1 << 20) / 8;

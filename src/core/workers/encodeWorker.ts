@@ -17,11 +17,16 @@ export interface EncodeWorkerData {
   json?: unknown;
 }
 /** One text to encode. */
-export interface EncodeRequest { id: number; text: string }
+export interface EncodeRequest {
+  id: number;
+  text: string;
+}
 /** The ids, or the library's error message. */
 export type EncodeReply = { id: number; ids: number[] } | { id: number; error: string } | { ready: true } | { loadError: string };
 
-interface Lib { encode(text: string): { ids: number[] } }
+interface Lib {
+  encode(text: string): { ids: number[] };
+}
 
 async function load(): Promise<Lib> {
   const data = workerData as EncodeWorkerData;
@@ -35,19 +40,24 @@ async function load(): Promise<Lib> {
   try {
     const r = parseJson(fs.readFileSync(path.join(path.dirname(data.file), 'tokenizer_config.json'), 'utf8'));
     if (r.ok && typeof r.value === 'object' && r.value !== null) config = r.value;
-  } catch { /* optional: the library only needs an object */ }
+  } catch {
+    /* optional: the library only needs an object */
+  }
   const { Tokenizer } = await import('@huggingface/tokenizers');
   return new Tokenizer(json as never, config as never) as unknown as Lib;
 }
 
 const port = parentPort!;
-load().then((lib) => {
-  port.postMessage({ ready: true } satisfies EncodeReply);
-  port.on('message', (req: EncodeRequest) => {
-    try {
-      port.postMessage({ id: req.id, ids: lib.encode(req.text).ids } satisfies EncodeReply);
-    } catch (e) {
-      port.postMessage({ id: req.id, error: e instanceof Error ? e.message : String(e) } satisfies EncodeReply);
-    }
-  });
-}, (e: Error) => port.postMessage({ loadError: e.message } satisfies EncodeReply));
+load().then(
+  (lib) => {
+    port.postMessage({ ready: true } satisfies EncodeReply);
+    port.on('message', (req: EncodeRequest) => {
+      try {
+        port.postMessage({ id: req.id, ids: lib.encode(req.text).ids } satisfies EncodeReply);
+      } catch (e) {
+        port.postMessage({ id: req.id, error: e instanceof Error ? e.message : String(e) } satisfies EncodeReply);
+      }
+    });
+  },
+  (e: Error) => port.postMessage({ loadError: e.message } satisfies EncodeReply),
+);

@@ -21,7 +21,11 @@ export interface SearchWorkerData {
 }
 
 /** Parent → worker: count one shard. */
-export interface SearchWorkerTask { type: 'task'; id: number; task: CountTask }
+export interface SearchWorkerTask {
+  type: 'task';
+  id: number;
+  task: CountTask;
+}
 
 /** Worker → parent. */
 export type SearchWorkerReply =
@@ -43,7 +47,8 @@ parentPort!.on('message', (msg: SearchWorkerTask) => {
   queue = queue.then(async () => {
     try {
       const cells = await countTask(scanner, data.setup, msg.task, {
-        chunkTokens: data.chunkTokens, onChunk: (tokens) => post({ type: 'chunk', id: msg.id, tokens }),
+        chunkTokens: data.chunkTokens,
+        onChunk: (tokens) => post({ type: 'chunk', id: msg.id, tokens }),
       });
       post({ type: 'done', id: msg.id, cells });
     } catch (err) {

@@ -94,14 +94,26 @@ function post(msg: VerifyWorkerReply): void {
  * chunk is read while this one is hashed.
  */
 function readAt(fd: number, buf: Buffer, length: number, position: number, sync = false): Promise<number> {
-  if (sync) { try { return Promise.resolve(fs.readSync(fd, buf, 0, length, position)); } catch (err) { return Promise.reject(err); } }
+  if (sync) {
+    try {
+      return Promise.resolve(fs.readSync(fd, buf, 0, length, position));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
   return new Promise((resolve, reject) => {
     fs.read(fd, buf, 0, length, position, (err, n) => (err ? reject(err) : resolve(n)));
   });
 }
 
 function fstat(fd: number, sync = false): Promise<fs.BigIntStats> {
-  if (sync) { try { return Promise.resolve(fs.fstatSync(fd, { bigint: true })); } catch (err) { return Promise.reject(err); } }
+  if (sync) {
+    try {
+      return Promise.resolve(fs.fstatSync(fd, { bigint: true }));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
   return new Promise((resolve, reject) => fs.fstat(fd, { bigint: true }, (err, st) => (err ? reject(err) : resolve(st))));
 }
 
@@ -121,7 +133,10 @@ class TokenFeeder {
   private carry = Buffer.alloc(4);
   private carried = 0;
   private fed = 0;
-  constructor(private readonly scanner: ShardScanner, private readonly numTokens: number) {}
+  constructor(
+    private readonly scanner: ShardScanner,
+    private readonly numTokens: number,
+  ) {}
 
   push(buf: Buffer, n: number): void {
     let off = 0;
@@ -136,7 +151,10 @@ class TokenFeeder {
     }
     const whole = Math.floor((n - off) / 4);
     if (whole > 0) {
-      const ids = off === 0 ? new Uint32Array(buf.buffer, buf.byteOffset, whole) : new Uint32Array(buf.buffer.slice(buf.byteOffset + off, buf.byteOffset + off + whole * 4));
+      const ids =
+        off === 0
+          ? new Uint32Array(buf.buffer, buf.byteOffset, whole)
+          : new Uint32Array(buf.buffer.slice(buf.byteOffset + off, buf.byteOffset + off + whole * 4));
       this.emit(ids);
     }
     const rest = n - off - whole * 4;
@@ -164,8 +182,9 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     // Non-blocking open: a FIFO listed as a shard would otherwise block this worker (and its
     // libuv thread) until some process writes to it; the fstat below then rejects it.
     const flags = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
-    fd = sync ? fs.openSync(file, flags) : await new Promise<number>((resolve, reject) => fs.open(file, flags,
-      (err, f) => (err ? reject(err) : resolve(f))));
+    fd = sync
+      ? fs.openSync(file, flags)
+      : await new Promise<number>((resolve, reject) => fs.open(file, flags, (err, f) => (err ? reject(err) : resolve(f))));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'missing', message: `${file} does not exist` };
@@ -229,16 +248,30 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     }
     if (st1.size !== st0.size) {
       const verb = st1.size > st0.size ? 'grew' : 'shrank';
-      return { kind: 'changed', message: `${file} ${verb} from ${st0.size} to ${st1.size} bytes while it was being verified`, size: Number(st1.size) };
+      return {
+        kind: 'changed',
+        message: `${file} ${verb} from ${st0.size} to ${st1.size} bytes while it was being verified`,
+        size: Number(st1.size),
+      };
     }
     if (st1.mtimeNs !== st0.mtimeNs || st1.ctimeNs !== st0.ctimeNs) {
-      return { kind: 'changed', message: `${file} was modified while it was being verified (${st1.mtimeNs !== st0.mtimeNs ? 'mtime' : 'ctime'} changed)`, size: Number(st1.size) };
+      return {
+        kind: 'changed',
+        message: `${file} was modified while it was being verified (${st1.mtimeNs !== st0.mtimeNs ? 'mtime' : 'ctime'} changed)`,
+        size: Number(st1.size),
+      };
     }
     return { kind: 'read', sha256: digest, scan: scanner?.finish(), size: Number(st0.size), identity: identityOfStats(st0) };
   } catch (err) {
     return { kind: 'unreadable', message: `cannot read ${file}: ${errText(err)}` };
   } finally {
-    if (sync) { try { fs.closeSync(fd); } catch { /* already closed */ } } else fs.close(fd, () => undefined);
+    if (sync) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        /* already closed */
+      }
+    } else fs.close(fd, () => undefined);
   }
 }
 
@@ -248,10 +281,22 @@ parentPort!.on('message', (task: VerifyTask) => {
     post({ type: 'done', id: task.id, outcome: { kind: 'cancelled' } });
     return;
   }
-  void hashFile(task).then((outcome) => {
-    // Hand the scan's arrays over without copying them.
-    const transfer = outcome.kind === 'read' && outcome.scan
-      ? [outcome.scan.blockEos.buffer, outcome.scan.blockFirstEos.buffer, outcome.scan.blockLastEos.buffer, outcome.scan.innerDocHashes.buffer, outcome.scan.lookSample.buffer] as ArrayBuffer[] : [];
-    parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transfer);
-  }, (err: unknown) => post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }));
+  void hashFile(task).then(
+    (outcome) => {
+      // Hand the scan's arrays over without copying them.
+      const transfer =
+        outcome.kind === 'read' && outcome.scan
+          ? ([
+              outcome.scan.blockEos.buffer,
+              outcome.scan.blockFirstEos.buffer,
+              outcome.scan.blockLastEos.buffer,
+              outcome.scan.innerDocHashes.buffer,
+              outcome.scan.lookSample.buffer,
+            ] as ArrayBuffer[])
+          : [];
+      parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transfer);
+    },
+    (err: unknown) =>
+      post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }),
+  );
 });
