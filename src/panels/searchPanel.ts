@@ -373,8 +373,10 @@ export class SearchPanel {
     const prevResult = prev?.result;
     if (prevResult && prev && sameSearch(prev, cur) && per % prevResult.per === 0) {
       const r = rebucket(prevResult, per);
-      if (key) void this.owner.cache.put(key, ds.root, r, 0).catch((err: Error) => this.services.log.warn(`search cache: ${err.message}`));
-      return this.finish(cur, r, t0, drawn, { savedAt: Date.now(), scanMs: 0 });
+      const o = this.finish(cur, r, t0, drawn, { savedAt: Date.now(), scanMs: 0 });
+      // The result is on screen already; the command resolves once it is cached (so a caller never races the write).
+      if (key) await this.owner.cache.put(key, ds.root, r, 0).catch((err: Error) => this.services.log.warn(`search cache: ${err.message}`));
+      return o;
     }
     if (opts.cacheOnly) {
       this.host.post({ type: 'cancelled', searchId: id });
@@ -413,11 +415,12 @@ export class SearchPanel {
       });
       if (this.current !== cur || controller.signal.aborted) return outcome({ terms, cached: false, status: 'superseded' });
       const scanMs = performance.now() - t0;
+      const o = this.finish(cur, result, t0, drawn);
+      // The result is on screen already; the command resolves once it is cached (so a caller never races the write).
       if (key)
-        void this.owner.cache
+        await this.owner.cache
           .put(key, ds.root, result, scanMs)
           .catch((err: Error) => this.services.log.warn(`search cache: ${err.message}`));
-      const o = this.finish(cur, result, t0, drawn);
       return { ...o, cached: false, firstPartialMs };
     } catch (err) {
       if (err instanceof CancelledError || controller.signal.aborted) {

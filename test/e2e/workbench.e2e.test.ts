@@ -72,7 +72,20 @@ describe('e2e: loss-spike workbench', function () {
     const box = w.page.locator('.quick-input-widget');
     await box.waitFor({ state: 'visible', timeout: 30_000 });
     const input = box.locator('.quick-input-box input');
-    await input.fill(path.join(fixtures, 'wandb.csv'));
+    const target = path.join(fixtures, 'wandb.csv');
+    // The simple file dialog first fills the box with its starting folder and may overwrite what was
+    // typed before that: wait for its own value, then type until the box holds exactly our path.
+    await w.page.waitForFunction(
+      () => ((document.querySelector('.quick-input-widget .quick-input-box input') as HTMLInputElement | null)?.value ?? '') !== '',
+      undefined,
+      { timeout: 30_000 },
+    );
+    for (let attempt = 0; attempt < 10; attempt++) {
+      await input.fill(target);
+      await w.page.waitForTimeout(250);
+      if ((await input.inputValue()) === target) break;
+    }
+    assert.strictEqual(await input.inputValue(), target);
     const ok = box.locator('.monaco-button').filter({ hasText: /^OK$/ });
     if (await ok.count()) await ok.first().click();
     else await input.press('Enter');
