@@ -2,7 +2,8 @@
  * End-to-end: a person opens a JSON file of token ids in the workbench, hovers an id, and reads
  * the decoded list in the hover widget (`.monaco-hover`); then hovers `update k` in a training
  * log. The workspace is a temporary folder holding the sample dataset's metadata and tokenizer
- * (shards linked, not copied), `ids.json` with real ids read from the sample's shards, and
+ * (shards hard-linked, or copied across file systems: a symlink leading out of the dataset folder is
+ * refused by design), `ids.json` with real ids read from the sample's shards, and
  * `train.log`. Expected text is computed here with the core tokenizer. Screenshots go to
  * test-results/screenshots/ (hover-json-list.png, hover-update.png are the README's).
  */
@@ -18,14 +19,25 @@ import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** A workspace with the sample's metadata + tokenizer, its shards linked, and the files to hover. */
+/** A workspace with the sample's metadata + tokenizer, its shards hard-linked (or copied), and the files to hover. */
 function makeWorkspace(ids: number[], update: number, lone: { eos: number; partial: number; text: number }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-hover-e2e-'));
   const data = path.join(dir, 'data');
   fs.mkdirSync(path.join(data, 'tokenizer'), { recursive: true });
   for (const f of ['shard_manifest.jsonl', 'manifest.json']) fs.copyFileSync(path.join(SAMPLE_DIR, f), path.join(data, f));
   fs.copyFileSync(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'), path.join(data, 'tokenizer', 'tokenizer.json'));
-  fs.symlinkSync(path.join(SAMPLE_DIR, 'shards'), path.join(data, 'shards'), 'dir');
+  // Shards inside the dataset folder: a symlink to the sample's folder would lead outside the root,
+  // which the manifest check refuses (issue 10 item 5).
+  fs.mkdirSync(path.join(data, 'shards'));
+  for (const f of fs.readdirSync(path.join(SAMPLE_DIR, 'shards'))) {
+    const src = path.join(SAMPLE_DIR, 'shards', f);
+    const dst = path.join(data, 'shards', f);
+    try {
+      fs.linkSync(src, dst);
+    } catch {
+      fs.copyFileSync(src, dst);
+    }
+  }
   fs.writeFileSync(path.join(dir, 'ids.json'), JSON.stringify({ prompt: 'sample', input_ids: ids }, null, 2) + '\n');
   fs.writeFileSync(path.join(dir, 'notes.md'), `EOS is ${lone.eos}; the emoji starts with ${lone.partial}; and ${lone.text} is plain.\n`);
   fs.writeFileSync(
