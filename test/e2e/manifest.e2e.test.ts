@@ -273,13 +273,13 @@ describe('e2e: manifest table and Verify Shard Hashes', function () {
     const progress = toast(/shard [\d,]+ of 2,098 · \d+(\.\d+)? [MG]B done/);
     await progress.waitFor({ state: 'visible', timeout: 30_000 });
     // Wait until the rate and time left are known, then take the picture.
-    await toast(/GB\/s · .* left/)
-      .waitFor({ state: 'visible', timeout: 30_000 })
+    await toast(/[kMG]B\/s · .* left/)
+      .waitFor({ state: 'visible', timeout: 8_000 })
       .catch(() => undefined);
     // The table's toolbar receives the same progress line a moment after the notification.
     await frame
       .locator('.mf-progress', { hasText: /Verifying: shard [\d,]+ of 2,098/ })
-      .waitFor({ state: 'visible', timeout: 30_000 })
+      .waitFor({ state: 'visible', timeout: 5_000 })
       .catch(() => undefined);
     const table = await frame
       .locator('.mf-progress')
