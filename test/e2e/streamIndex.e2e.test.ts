@@ -121,6 +121,15 @@ describe('e2e: stream index', function () {
     for (const [seg, o] of Object.entries(py.unknown)) add(Number(seg), o.first.slice(0, 1));
     const fmt = (n: number) => n.toLocaleString('en-US');
 
+    // Self-contained when run alone: (re)build the index (a no-op read when the first test built it).
+    await w.waitForActivation(60_000);
+    await w.runCommand('Notifications: Clear All Notifications');
+    await w.runCommand('Token Shards: Index Stream');
+    await w.page
+      .locator('.notifications-toasts')
+      .filter({ hasText: /Stream indexed: .* documents/ })
+      .first()
+      .waitFor({ state: 'visible', timeout: 120_000 });
     await w.runCommand('Token Shards: Open Shard Manifest Table');
     const table = await w.waitForWebview('.mf-grid', 60_000);
     const marked = table.locator('.mf-spacer > .mf-row:not([hidden])[data-anomaly]');
