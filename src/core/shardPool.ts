@@ -17,6 +17,9 @@
  * - A worker that dies (crash, `exit`) reports its job (every job of its batch) as `unreadable` and
  *   is replaced, so the queue keeps draining.
  */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { Worker } from 'worker_threads';
 import type { VerifyBatch, VerifyOutcome, VerifyTask, VerifyWorkerData, VerifyWorkerReply } from './workers/verifyWorker';
 
@@ -28,6 +31,42 @@ export const BATCH_FILE_BYTES = 256 * 1024;
 export const BATCH_FILES = 64;
 /** Bytes per batch at most (a batch is one uninterrupted piece of a worker's work; cancel waits for it). */
 export const BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Default pool size: the number of CPU cores (`os.availableParallelism()`). */
+export function defaultJobs(): number {
+  const n = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  return Math.max(1, n || 1);
+}
+
+/**
+ * Finds a worker bundle `dist/workers/<file>` for the pools of this folder (verify and index:
+ * `verifyWorker.js`; search: `searchWorker.js`). The rule:
+ * 1. `explicit` when given;
+ * 2. `<from>/workers/<file>`: `dist/extension.js`, `dist/cli.js` and `dist/core.js` all live in
+ *    `dist/`, and esbuild builds the workers to `dist/workers/`;
+ * 3. otherwise `dist/workers/<file>` in the first folder up from `from` that holds it and a
+ *    `package.json` (bundled tests in `out/test/unit` find the repository's `dist/` this way).
+ * @param what how the error names the worker ("the hash worker").
+ * @throws Error listing the places tried; run `node esbuild.js` first.
+ */
+export function resolveWorkerScript(file: string, what: string, explicit: string | undefined, from: string): string {
+  if (explicit) return path.resolve(explicit);
+  const tried: string[] = [];
+  const beside = path.join(from, 'workers', file);
+  tried.push(beside);
+  if (fs.existsSync(beside)) return beside;
+  for (let dir = path.resolve(from); ;) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) {
+      const candidate = path.join(dir, 'dist', 'workers', file);
+      tried.push(candidate);
+      if (fs.existsSync(candidate)) return candidate;
+    }
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  throw new Error(`cannot find ${what} ${file} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`);
+}
 
 /** One file to read. */
 export interface ReadJob {

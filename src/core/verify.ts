@@ -36,12 +36,10 @@
  *    find the repository's `dist/` this way). Run `node esbuild.js` first.
  */
 import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
 import { fmt } from './errors';
 import { FileIdentity, identityKeyOfStats, identityOfStats } from './fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
-import { ReadJob, ShardReadPool } from './shardPool';
+import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from './shardPool';
 import { Schedule } from './schedule';
 import { IndexStore, ShardLook, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
 import { ScanParams, ShardScan } from './streamIndexScan';
@@ -53,7 +51,7 @@ import type { VerifyOutcome } from './workers/verifyWorker';
 export const VERIFY_WORKER_FILE = 'verifyWorker.js';
 /** Default bytes per sequential read in a worker: 8 MiB. */
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
-export { CANCEL_GRACE_MS } from './shardPool';
+export { CANCEL_GRACE_MS, defaultJobs } from './shardPool';
 /** How often a long run saves the cache while it runs (ms). */
 export const CACHE_SAVE_INTERVAL_MS = 30_000;
 
@@ -200,38 +198,14 @@ export interface VerifyReport {
   indexError?: string;
 }
 
-/** Default pool size: the number of CPU cores (`os.availableParallelism()`). */
-export function defaultJobs(): number {
-  const n = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  return Math.max(1, n || 1);
-}
-
 /**
- * Finds `verifyWorker.js` (rule in the file header).
+ * Finds `verifyWorker.js` (rule in the file header; `resolveWorkerScript`).
  * @param explicit a path given by the caller; used as is when given.
  * @param from folder to start from (default: this bundle's folder).
  * @throws Error listing the places tried when no worker bundle exists.
  */
 export function resolveVerifyWorker(explicit?: string, from: string = __dirname): string {
-  if (explicit) return path.resolve(explicit);
-  const tried: string[] = [];
-  const beside = path.join(from, 'workers', VERIFY_WORKER_FILE);
-  tried.push(beside);
-  if (fs.existsSync(beside)) return beside;
-  let dir = path.resolve(from);
-  for (;;) {
-    const candidate = path.join(dir, 'dist', 'workers', VERIFY_WORKER_FILE);
-    if (fs.existsSync(path.join(dir, 'package.json'))) {
-      tried.push(candidate);
-      if (fs.existsSync(candidate)) return candidate;
-    }
-    const up = path.dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  throw new Error(
-    `cannot find the hash worker ${VERIFY_WORKER_FILE} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`,
-  );
+  return resolveWorkerScript(VERIFY_WORKER_FILE, 'the hash worker', explicit, from);
 }
 
 /** A count of zero for every status. */
