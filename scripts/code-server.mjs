@@ -509,8 +509,8 @@ export function tailFile(file, lines = 60) {
   }
 }
 
-/** Log files of the extension host under a code-server user data dir, newest first. */
-export function findExtensionHostLogs(userDataDir) {
+/** Log files under a code-server user data dir whose file name matches `re`, newest first. */
+export function findLogs(userDataDir, re) {
   const found = [];
   const walk = (dir, depth) => {
     let entries;
@@ -522,11 +522,16 @@ export function findExtensionHostLogs(userDataDir) {
     for (const e of entries) {
       const p = path.join(dir, e.name);
       if (e.isDirectory() && depth < 6) walk(p, depth + 1);
-      else if (e.isFile() && /^(remote)?exthost\d*\.log$/.test(e.name)) found.push(p);
+      else if (e.isFile() && re.test(e.name)) found.push(p);
     }
   };
   walk(path.join(userDataDir, 'logs'), 0);
   return found.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+}
+
+/** Log files of the extension host under a code-server user data dir, newest first. */
+export function findExtensionHostLogs(userDataDir) {
+  return findLogs(userDataDir, /^(remote)?exthost\d*\.log$/);
 }
 
 // ---------------------------------------------------------------------------------------- CLI

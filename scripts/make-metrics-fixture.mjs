@@ -16,30 +16,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 } from './lib/mulberry32.mjs';
+import { parseArgs } from 'node:util';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const opt = (n, d) => {
-  const i = args.indexOf(n);
-  return i >= 0 ? args[i + 1] : d;
-};
-const out = path.resolve(opt('--out', path.join(repo, 'test-results', 'metrics-fixture')));
-const STEPS = Number(opt('--steps', 30));
-const SPIKE_STEP = Number(opt('--spike-step', 15));
+const { values: argv } = parseArgs({ options: { out: { type: 'string' }, steps: { type: 'string' }, 'spike-step': { type: 'string' } } });
+const out = path.resolve(argv.out ?? path.join(repo, 'test-results', 'metrics-fixture'));
+const STEPS = Number(argv.steps ?? 30);
+const SPIKE_STEP = Number(argv['spike-step'] ?? 15);
 const NAN_STEP = STEPS - 4;
 const DUP_STEP = 5;
 const RESTART_STEP = STEPS - 2;
 const SPIKE = 2.5;
 
-function rng(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(15);
+const rand = mulberry32(15);
 const base = (s) => 3.0 + 0.5 * Math.exp(-s / 50) + (rand() - 0.5) * 0.02;
 /** [step, loss] rows in logging order. */
 const rows = [];

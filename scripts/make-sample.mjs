@@ -51,6 +51,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { DOLMA2_EOS_ID, defaultTiktokenPath, gptTokenizerVersion, writeDolma2Tokenizer } from './lib/dolma2-tokenizer.mjs';
+import { mulberry32 } from './lib/mulberry32.mjs';
 
 const require = createRequire(import.meta.url);
 const SCRIPT_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -147,21 +148,6 @@ export function sourceText(source, file) {
   const src = SOURCES.find((s) => s.id === source);
   if (!src) throw new Error(`unknown source ${source}`);
   return JSON.parse(fs.readFileSync(path.join(packageDir(src.package), 'data', file), 'utf8')).text;
-}
-
-/**
- * mulberry32: a tiny deterministic 32-bit PRNG.
- * @param {number} seed
- * @returns {() => number} uniform floats in [0, 1)
- */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -19,15 +19,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const opt = (n, d) => {
-  const i = args.indexOf(n);
-  return i >= 0 ? args[i + 1] : d;
-};
-const out = path.resolve(opt('--out', path.join(repo, 'out', 'fixtures', 'stats')));
-const sample = path.resolve(opt('--sample', path.join(repo, 'sample')));
+const { values: argv } = parseArgs({ options: { out: { type: 'string' }, sample: { type: 'string' } } });
+const out = path.resolve(argv.out ?? path.join(repo, 'out', 'fixtures', 'stats'));
+const sample = path.resolve(argv.sample ?? path.join(repo, 'sample'));
 if (!fs.existsSync(path.join(sample, 'shard_manifest.jsonl')))
   execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-sample.mjs')], { cwd: repo, stdio: 'inherit' });
 

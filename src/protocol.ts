@@ -68,6 +68,11 @@ export interface ShardInitToWebview {
   prevShard?: string;
   /** File name of the dataset's next shard (absent for the last shard: the stream ends here, or a lone shard). */
   nextShard?: string;
+  /**
+   * Where the view starts, when a reveal was asked for before the page was ready (e.g. Go to Token
+   * Offset opening a shard): applied instead of the saved position, before anything is drawn.
+   */
+  reveal?: Omit<ShardRevealToWebview, 'type'>;
 }
 
 /**
@@ -167,13 +172,26 @@ export interface ShardRunFromWebview {
   command: 'chooseTokenizer' | 'copyIds' | 'highlightUpdate' | 'countEarlierDocuments' | 'copyText' | 'openNextShard' | 'openPrevShard';
 }
 
+/**
+ * Webview → host, once per page load: when each step of the load happened (epoch ms, this
+ * machine's clock), sent after the first decoded text was drawn. The host logs it against the
+ * moment the open was asked for (issue 14 item 7).
+ */
+export interface ShardTimingFromWebview {
+  type: 'timing';
+  /** `navigationStart` (the page began loading), `scriptStart`, `ready`, `init`, `pageRequested`, `pageArrived`, `firstText`. */
+  marks: Record<string, number>;
+  /** The page's resources (styles, script, fonts): start (epoch ms), duration (ms) and size (bytes, 0 when not known). */
+  resources: { name: string; start: number; durationMs: number; bytes: number }[];
+}
+
 /** Every event the shard editor webview sends. */
-export type ShardFromWebview = ShardCursorFromWebview | ShardSelectionFromWebview | ShardRunFromWebview;
+export type ShardFromWebview = ShardCursorFromWebview | ShardSelectionFromWebview | ShardRunFromWebview | ShardTimingFromWebview;
 
 /**
  * The shard editor's channel. The webview asks for pages with the `page` request (newest requests
  * are served first; cancel a request when the page scrolled away before it arrived); the host
- * answers `ready` with `init`, `numbering`, the highlights and any pending `reveal`.
+ * answers `ready` with `init` (carrying any pending reveal), `numbering` and the highlights.
  */
 export interface ShardEditorProtocol extends ViewProtocol {
   hostEvents: ShardToWebview;

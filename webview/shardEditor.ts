@@ -10,6 +10,7 @@
  * Position and view are kept with `setState`; the cursor and selection are reported to the host
  * (status bar, commands). Decoded text is only ever inserted as text nodes.
  */
+import { firstTextDrawn, mark } from './shardEditor/timing';
 import '@vscode-elements/elements/dist/vscode-tabs/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
@@ -24,6 +25,7 @@ import type {
   ShardInitToWebview,
   ShardNumberingToWebview,
   ShardPageReply,
+  ShardRevealToWebview,
   ShardToWebview,
   ShardView,
   ShardWebviewState,
@@ -47,7 +49,10 @@ function post(msg: ShardFromWebview): void {
 }
 
 const cache = new PageCache({
-  fetch: (generation, index, signal) => channel.request('page', { generation, index }, { signal }),
+  fetch: (generation, index, signal) => {
+    mark('pageRequested');
+    return channel.request('page', { generation, index }, { signal });
+  },
   loaded: onPage,
   failed: () => scroller.invalidate(),
 });
@@ -146,6 +151,7 @@ const scroller = new VirtualScroller(viewport, bar, {
       el.style.height = `${Math.max(200, viewport.clientHeight)}px`;
       return el;
     }
+    firstTextDrawn(post);
     return renderBlock({ start: block.start, end: block.end, kind: (block.kind ?? 'text') as 'text', midLine: block.midLine }, st);
   },
   tokenElement(blockEl: HTMLElement, offset: number): HTMLElement | undefined {
@@ -431,6 +437,7 @@ function showBanners(list: ShardBanner[]): void {
 /** A page arrived (the cache stored it). */
 function onPage(_page: PageData, m: ShardPageReply): void {
   if (!st.init) return;
+  mark('pageArrived');
   for (const id of m.ids) if (id > st.maxIdSeen) st.maxIdSeen = id;
   if (
     st.view === 'ids' &&
@@ -461,15 +468,9 @@ function onEvent(m: ShardToWebview): void {
       if (cursorReportWaits || st.docAt(st.cursor).number !== before) reportCursor();
       break;
     }
-    case 'reveal': {
-      if (m.highlights) setHighlights(m.highlights);
-      setSelection(undefined, true);
-      setCursor(m.offset, true, true);
-      scroller.reveal(m.offset, m.align ?? 'third');
-      scroller.refresh();
-      viewport.focus();
+    case 'reveal':
+      applyReveal(m);
       break;
-    }
     case 'highlights':
       setHighlights(m.highlights);
       break;
@@ -479,7 +480,18 @@ function onEvent(m: ShardToWebview): void {
   }
 }
 
+/** Puts the cursor on a revealed offset and scrolls there (a `reveal` event, or the one `init` carries). */
+function applyReveal(m: Omit<ShardRevealToWebview, 'type'>): void {
+  if (m.highlights) setHighlights(m.highlights);
+  setSelection(undefined, true);
+  setCursor(m.offset, true, true);
+  scroller.reveal(m.offset, m.align ?? 'third');
+  scroller.refresh();
+  viewport.focus();
+}
+
 function onInit(m: ShardInitToWebview): void {
+  mark('init');
   const first = !st.init;
   const sameFile = st.init && st.init.sizeBytes === m.sizeBytes;
   st.setInit(m);
@@ -498,7 +510,11 @@ function onInit(m: ShardInitToWebview): void {
   computeCols();
   scroller.invalidate();
   const saved = st.saved;
-  if (first && !st.restored && saved && saved.sizeBytes === m.sizeBytes) {
+  if (m.reveal) {
+    // Opened to go somewhere: start there (the saved position is moot).
+    st.restored = true;
+    applyReveal(m.reveal);
+  } else if (first && !st.restored && saved && saved.sizeBytes === m.sizeBytes) {
     st.restored = true;
     st.cursor = Math.min(saved.cursor, Math.max(0, m.numTokens - 1));
     scroller.top = Math.min(saved.top, Math.max(0, m.numTokens - 1));
@@ -615,4 +631,5 @@ viewport.addEventListener('keydown', (e) => {
   }
 });
 
+mark('ready');
 const channel = connect<ShardEditorProtocol>(vscode, { onEvent, requests: {} });

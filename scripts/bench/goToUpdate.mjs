@@ -12,6 +12,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { PY_READER_PRELUDE } from '../lib/reference-reader.mjs';
+import { mulberry32 } from '../lib/mulberry32.mjs';
 
 const READER = `${PY_READER_PRELUDE}root, G, L = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 ks = list(map(int, sys.argv[4:]))
@@ -29,22 +30,12 @@ for rnd in range(3):
 print(json.dumps({"ms": best, "check": check}))
 `;
 
-/** mulberry32: a small seeded PRNG so every run picks the same 200 updates. */
-function rng(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export async function run(ctx) {
   const { core, root } = ctx;
   const ds = await core.openDataset(root);
   const { G, L } = ds.schedule;
   const tok = await core.loadTokenizer(ds.tokenizerFile);
-  const rand = rng(20260730);
+  const rand = mulberry32(20260730);
   const ks = Array.from({ length: 200 }, () => Math.floor(rand() * ds.schedule.numUpdates));
   const spanning = ks.filter((k) => ds.stream.locate(G * k).segment !== ds.stream.locate(G * (k + 1) - 1).segment).length;
 

@@ -88,6 +88,8 @@ export interface ShardReadPoolOptions {
   workerFile: string;
   /** Bytes per read. */
   chunkBytes: number;
+  /** The stream-index kernel module for the workers (`indexKernelModule()`), when the jobs scan. */
+  kernelModule?: WebAssembly.Module;
   signal?: AbortSignal;
   /** Test hook: after the first chunk of each job, the worker waits until the returned promise settles. */
   onFirstChunk?(key: number): void | Promise<void>;
@@ -284,12 +286,8 @@ export class ShardReadPool {
 
   private spawn(): Slot {
     const shared = new SharedArrayBuffer(8);
-    const data: VerifyWorkerData = { control: shared, chunkBytes: this.opts.chunkBytes };
-    const slot: Slot = {
-      worker: new Worker(this.opts.workerFile, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 8 } }),
-      control: new Int32Array(shared),
-      dead: false,
-    };
+    const data: VerifyWorkerData = { control: shared, chunkBytes: this.opts.chunkBytes, kernelModule: this.opts.kernelModule };
+    const slot: Slot = { worker: new Worker(this.opts.workerFile, { workerData: data }), control: new Int32Array(shared), dead: false };
     if (this.cancelled) Atomics.store(slot.control, 0, 1);
     slot.worker.on('message', (msg: VerifyWorkerReply) => this.onMessage(slot, msg));
     slot.worker.on('error', (err) => this.crashed(slot, err.message));

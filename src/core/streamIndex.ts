@@ -211,7 +211,8 @@ export class IndexStore {
       blockFirstEos: u16(scan.blockFirstEos),
       blockLastEos: u16(scan.blockLastEos),
     };
-    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file));
+    // No fsync: an entry is a cache, validated on load (a torn file is rebuilt, never trusted).
+    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file), false);
     if (this.opts.remember !== false) this.memo.set(base, rec);
     return rec;
   }

@@ -42,6 +42,7 @@ import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
 import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from './shardPool';
 import { Schedule } from './schedule';
 import { IndexStore, ShardLook, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
+import { indexKernelModule } from './streamIndexKernel';
 import { ScanParams, ShardScan } from './streamIndexScan';
 import { diagnoseIds } from './tokenizer';
 import { VerifyCache } from './verifyCache';
@@ -279,6 +280,7 @@ class VerifyRun {
         jobs,
         workerFile: resolveVerifyWorker(opts.workerPath),
         chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+        kernelModule: opts.index ? indexKernelModule() : undefined,
         signal,
         onFirstChunk: onFirstChunk ? (key) => onFirstChunk(this.shards[key].index) : undefined,
       });

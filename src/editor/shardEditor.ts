@@ -10,7 +10,15 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
-import type { ShardEditorProtocol, ShardFromWebview, ShardHighlight, ShardPageReply, ShardToWebview, ShardView } from '../protocol';
+import type {
+  ShardEditorProtocol,
+  ShardFromWebview,
+  ShardHighlight,
+  ShardPageReply,
+  ShardTimingFromWebview,
+  ShardToWebview,
+  ShardView,
+} from '../protocol';
 import type { Services } from '../services';
 import { ChannelError } from '../shared/channel';
 import { updateHighlights } from '../commands/highlightUpdate';
@@ -32,6 +40,19 @@ export interface ShardRevealTarget {
   viewColumn?: vscode.ViewColumn;
   preserveFocus?: boolean;
   align?: 'top' | 'third';
+}
+
+/**
+ * A reveal asked for before its editor existed (local offset, highlight ranges in local terms, not
+ * clipped yet): the session created for that file starts there, so its first state (status bar,
+ * cursor line, first page) is already the target, never the shard's first token.
+ */
+export interface InitialReveal {
+  offset: number;
+  highlights?: ShardHighlight[];
+  align?: 'top' | 'third';
+  /** Set by the provider when a new session took it. */
+  session?: ShardSession;
 }
 
 /** One shard editor tab: a webview panel on a {@link ShardDocument}. */
@@ -62,6 +83,19 @@ export class ShardSession implements vscode.Disposable {
   highlightedUpdate?: number;
   /** Pages sent since the last init. */
   pagesSent = 0;
+  /**
+   * When each host-side step of this editor's open happened (epoch ms), for the one timing line
+   * logged when the webview reports its first text (issue 14 item 7); `logged` once it was.
+   */
+  openTiming?: {
+    n: number;
+    asked: number;
+    resolved: number;
+    ready?: number;
+    initSent?: number;
+    pageRead?: [number, number];
+    logged?: boolean;
+  };
   /** Page requests not started yet, oldest first (served newest first: the view moved on). */
   private readonly queue = new Map<number, { generation: number; signal: AbortSignal; done(r: Promise<ShardPageReply>): void }>();
   private serving = 0;
@@ -70,7 +104,12 @@ export class ShardSession implements vscode.Disposable {
     readonly provider: ShardEditorProvider,
     readonly document: ShardDocument,
     readonly panel: vscode.WebviewPanel,
+    initial?: InitialReveal,
   ) {
+    if (initial) {
+      const n = document.state.numTokens;
+      this.setReveal(clampOffset(initial.offset, n), clipHighlights(initial.highlights, n), initial.align);
+    }
     const ext = provider.services.context.extensionUri;
     panel.webview.options = webviewOptions(ext);
     panel.webview.html = webviewHtml(panel.webview, ext, {
@@ -117,20 +156,26 @@ export class ShardSession implements vscode.Disposable {
 
   /** Scrolls to local `offset` (placed per `align`), puts the cursor there and (when given) replaces the highlights. */
   reveal(offset: number, highlights?: ShardHighlight[], align?: 'top' | 'third'): void {
+    const pending = this.setReveal(offset, highlights, align);
+    this.provider.focusChanged(this);
+    if (!this.channel.ready) return;
+    void this.post({ type: 'reveal', ...pending }).then((ok) => {
+      if (ok && this.pendingReveal === pending) this.pendingReveal = undefined;
+    });
+  }
+
+  /** The state half of {@link reveal}: cursor, highlights, the reveal to send (with `init` when not ready yet). */
+  private setReveal(offset: number, highlights?: ShardHighlight[], align?: 'top' | 'third'): NonNullable<ShardSession['pendingReveal']> {
     if (highlights) {
       this.highlights = highlights;
       this.highlightedUpdate = undefined;
     }
     this.cursor = offset;
     this.awaitingReveal = offset;
-    this.provider.focusChanged(this);
     // `align` only when asked for, so a plain reveal message stays { type, offset, highlights }.
     const pending = { offset, highlights, ...(align ? { align } : {}) };
     this.pendingReveal = pending;
-    if (!this.channel.ready) return;
-    void this.post({ type: 'reveal', ...pending }).then((ok) => {
-      if (ok && this.pendingReveal === pending) this.pendingReveal = undefined;
-    });
+    return pending;
   }
 
   /** Replaces the highlights. */
@@ -148,15 +193,17 @@ export class ShardSession implements vscode.Disposable {
   private onReady(): void {
     this.pagesSent = 0;
     this.queue.clear();
-    void this.post(this.document.initMessage());
+    const t = this.openTiming;
+    if (t && !t.ready) t.ready = Date.now();
+    // A reveal asked for before the page was ready travels with `init`: the page starts at the
+    // target (no first paint, cursor or page request at the shard's first token).
+    const r = this.pendingReveal;
+    void this.post({ ...this.document.initMessage(), ...(r ? { reveal: r } : {}) }).then((ok) => {
+      if (ok && r && this.pendingReveal === r) this.pendingReveal = undefined;
+    });
+    if (t && !t.initSent) t.initSent = Date.now();
     void this.post(this.document.numbering);
-    if (this.highlights.length) void this.post({ type: 'highlights', highlights: this.highlights });
-    if (this.pendingReveal) {
-      const r = this.pendingReveal;
-      void this.post({ type: 'reveal', ...r }).then((ok) => {
-        if (ok && this.pendingReveal === r) this.pendingReveal = undefined;
-      });
-    }
+    if (this.highlights.length && !r?.highlights) void this.post({ type: 'highlights', highlights: this.highlights });
   }
 
   /** Queues a page request; resolves with the page (newest requests are served first, two at a time). */
@@ -198,6 +245,9 @@ export class ShardSession implements vscode.Disposable {
         this.provider.focusChanged(this);
         break;
       }
+      case 'timing':
+        this.logOpenTiming(m);
+        break;
       case 'run': {
         const cmd = {
           chooseTokenizer: 'tokenShards.chooseTokenizer',
@@ -214,6 +264,36 @@ export class ShardSession implements vscode.Disposable {
         break;
       }
     }
+  }
+
+  /**
+   * Logs, once per open, how long it took from the moment the open was asked for (Enter in the
+   * palette, a click in the Explorer) to the first decoded text, and when each step happened
+   * (ms after the ask): the document, the webview page and script, the ready handshake, the first
+   * page's request, read and arrival, the first text; then the webview's resources (ms, bytes).
+   */
+  private logOpenTiming(m: ShardTimingFromWebview): void {
+    const t = this.openTiming;
+    if (!t || t.logged) return;
+    t.logged = true;
+    const rel = (x: number | undefined) => (x === undefined ? undefined : Math.round(x - t.asked));
+    const steps: Record<string, number | undefined> = {
+      document: rel(t.resolved),
+      pageStart: rel(m.marks.navigationStart),
+      scriptStart: rel(m.marks.scriptStart),
+      ready: rel(t.ready),
+      initSent: rel(t.initSent),
+      initReceived: rel(m.marks.init),
+      pageRequested: rel(m.marks.pageRequested),
+      pageReadStart: rel(t.pageRead?.[0]),
+      pageReadEnd: rel(t.pageRead?.[1]),
+      pageArrived: rel(m.marks.pageArrived),
+      firstText: rel(m.marks.firstText),
+    };
+    const resources = m.resources.map((r) => ({ name: r.name, at: rel(r.start), ms: r.durationMs, bytes: r.bytes }));
+    this.provider.services.log.info(
+      `shard editor open #${t.n} (${t.n === 1 ? 'first in this session' : 'later'}) ${path.basename(this.document.uri.fsPath)}: first text ${fmt(steps.firstText ?? 0)} ms after the open; timing ${JSON.stringify({ n: t.n, askedAt: t.asked, ...steps, resources })}`,
+    );
   }
 
   /**
@@ -265,7 +345,9 @@ export class ShardSession implements vscode.Disposable {
     const doc = this.document;
     if (generation !== doc.generation) throw new ChannelError('stale generation', true);
     try {
+      const t0 = Date.now();
       const payload = await doc.state.pages.page(index);
+      if (this.openTiming && !this.openTiming.pageRead) this.openTiming.pageRead = [t0, Date.now()];
       if (generation !== doc.generation) throw new ChannelError('stale generation', true);
       this.pagesSent++;
       doc.startNumbering();
@@ -294,6 +376,12 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
   lastActive?: ShardSession;
   readonly statusBar = new ShardStatusBar();
   private readonly sessionOpened = new vscode.EventEmitter<ShardSession>();
+  /** Reveals waiting for the editor being opened on their file (key: resolved path). */
+  readonly initialReveals = new Map<string, InitialReveal>();
+  /** When an open was asked for, per file (epoch ms; key: resolved path): where the open timing starts. */
+  private readonly openAsked = new Map<string, number>();
+  /** Shard editors opened in this session (the timing line says which open it was). */
+  private opens = 0;
 
   /** @param taps sees every message of every shard editor's channel (tests). */
   constructor(
@@ -302,11 +390,24 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
   ) {}
 
   async openCustomDocument(uri: vscode.Uri): Promise<ShardDocument> {
+    this.markOpenAsked(uri, false);
     return ShardDocument.open(uri, this.services);
   }
 
+  /** Notes that an open of `uri` was asked for now (`replace`: a command that knows better than the document open). */
+  markOpenAsked(uri: vscode.Uri, replace = true): void {
+    const key = path.resolve(uri.fsPath);
+    if (replace || !this.openAsked.has(key)) this.openAsked.set(key, Date.now());
+  }
+
   async resolveCustomEditor(document: ShardDocument, panel: vscode.WebviewPanel): Promise<void> {
-    const session = new ShardSession(this, document, panel);
+    const key = path.resolve(document.uri.fsPath);
+    const initial = this.initialReveals.get(key);
+    this.initialReveals.delete(key);
+    const session = new ShardSession(this, document, panel, initial);
+    if (initial) initial.session = session;
+    session.openTiming = { n: ++this.opens, asked: this.openAsked.get(key) ?? Date.now(), resolved: Date.now() };
+    this.openAsked.delete(key);
     this.sessions.add(session);
     panel.onDidDispose(() => {
       this.sessions.delete(session);
@@ -367,6 +468,13 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
     const ds = st.entry ? st.dataset : undefined;
     const g = st.globalStart;
     const sel = s.selection ? ([s.document.toGlobal(s.selection[0]), s.document.toGlobal(s.selection[1])] as [number, number]) : undefined;
+    // Nothing settled yet (a fresh editor with no reveal: the webview may restore a saved position):
+    // show nothing rather than a guess that the first report would replace.
+    if (s.awaitingReveal === undefined && !s.reported) {
+      this.statusBar.hide();
+      this.services.setActiveShard({ uri: s.document.uri, dataset: ds, offset: s.document.toGlobal(s.cursor), selection: sel });
+      return;
+    }
     // The webview's confirmed position, or (while a reveal is on its way) the revealed offset with its
     // document still being worked out (`doc …`): never a stale document number beside a new offset.
     const r =
@@ -438,11 +546,18 @@ async function revealInShardEditor(p: ShardEditorProvider, target: ShardRevealTa
   } else {
     throw new Error('revealInShardEditor needs a dataset (global offset) or a file (local offset).');
   }
+  const ranges = target.highlight?.map((hl) => ({ start: hl.start - base, end: hl.end - base, label: hl.label }));
   let session = p.sessionFor(uri);
+  let initial: InitialReveal | undefined;
   if (session) {
     session.panel.reveal(session.panel.viewColumn, target.preserveFocus ?? false);
   } else {
     const waiter = p.waitForSession(uri, 15_000);
+    // The editor about to open starts at the target (see InitialReveal).
+    const key = path.resolve(uri.fsPath);
+    initial = { offset: local, highlights: ranges, align: target.align };
+    p.initialReveals.set(key, initial);
+    p.markOpenAsked(uri);
     // Reuse the preview tab, as Go to Definition does (`tokenShards.navigation.openInPreview`).
     const preview = vscode.workspace.getConfiguration('tokenShards').get<boolean>('navigation.openInPreview', true);
     const options: vscode.TextDocumentShowOptions = {
@@ -450,15 +565,17 @@ async function revealInShardEditor(p: ShardEditorProvider, target: ShardRevealTa
       viewColumn: target.viewColumn,
       preview,
     };
-    await vscode.commands.executeCommand('vscode.openWith', uri, SHARD_EDITOR_VIEW_TYPE, options);
-    session = p.sessionFor(uri) ?? (await waiter);
+    try {
+      await vscode.commands.executeCommand('vscode.openWith', uri, SHARD_EDITOR_VIEW_TYPE, options);
+      session = p.sessionFor(uri) ?? (await waiter);
+    } finally {
+      if (p.initialReveals.get(key) === initial) p.initialReveals.delete(key);
+    }
     waiter.catch(() => undefined);
   }
   const n = session.document.state.numTokens;
-  const highlights = target.highlight
-    ?.map((hl) => ({ start: Math.max(0, hl.start - base), end: Math.min(n, hl.end - base), label: hl.label }))
-    .filter((hl) => hl.end > hl.start);
-  session.reveal(Math.max(0, Math.min(local, Math.max(0, n - 1))), highlights, target.align);
+  const highlights = clipHighlights(ranges, n);
+  if (initial?.session !== session) session.reveal(clampOffset(local, n), highlights, target.align);
   if (highlights && target.dataset) {
     // New highlights replace the old ones everywhere in the dataset: another shard's editor must
     // not keep saying "Highlighted: update 3 …" once the user went to another update.
@@ -470,4 +587,14 @@ async function revealInShardEditor(p: ShardEditorProvider, target: ShardRevealTa
     }
   }
   p.services.log.info(`revealed ${target.dataset ? 'global' : 'local'} offset ${fmt(target.offset)} in ${uri.fsPath}`);
+}
+
+/** `offset` clamped to a shard of `n` tokens (0 for an empty one). */
+function clampOffset(offset: number, n: number): number {
+  return Math.max(0, Math.min(offset, Math.max(0, n - 1)));
+}
+
+/** Local highlight ranges clipped to a shard of `n` tokens; ranges outside it are dropped. */
+function clipHighlights(ranges: ShardHighlight[] | undefined, n: number): ShardHighlight[] | undefined {
+  return ranges?.map((hl) => ({ ...hl, start: Math.max(0, hl.start), end: Math.min(n, hl.end) })).filter((hl) => hl.end > hl.start);
 }

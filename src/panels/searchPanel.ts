@@ -398,19 +398,8 @@ export class SearchPanel {
           lastPost = now;
           lastShards = p.shardsDone;
           if (p.shardsDone > 0) firstPartialMs ??= now - t0;
-          this.host.post({
-            type: 'progress',
-            searchId: id,
-            partial: p.partial,
-            progress: {
-              shardsDone: p.shardsDone,
-              shardsTotal: p.shardsTotal,
-              tokensDone: p.tokensDone,
-              tokensTotal: p.tokensTotal,
-              bytesPerSecond: p.bytesPerSecond,
-              etaMs: p.etaMs,
-            },
-          });
+          const { partial, ...progress } = p;
+          this.host.post({ type: 'progress', searchId: id, partial, progress });
         },
       });
       if (this.current !== cur || controller.signal.aborted) return outcome({ terms, cached: false, status: 'superseded' });

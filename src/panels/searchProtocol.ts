@@ -3,7 +3,7 @@
  * webview/searchPanel.ts), carried by the panel channel (src/panels/panelProtocol.ts).
  * No `vscode` import. Offsets are global token offsets; updates are 0-based.
  */
-import type { CountResult } from '../core/search';
+import type { CountProgress, CountResult } from '../core/search';
 import type { PanelExport } from './panelProtocol';
 
 export type { CountResult };
@@ -33,17 +33,9 @@ export interface SearchDatasetInfo {
   autoPer: number;
 }
 
-/** Progress of a running scan. */
-export interface SearchProgressInfo {
-  shardsDone: number;
-  shardsTotal: number;
-  tokensDone: number;
-  tokensTotal: number;
-  /** Token storage read per second (bytes). */
-  bytesPerSecond: number;
-  /** Estimated time left (ms), null while unknown. */
-  etaMs: number | null;
-}
+/** Progress of a running scan: the engine's progress report without its partial counts (those
+ *  travel as the chart's data). Units as in {@link CountProgress}: tokens, bytes per second, ms. */
+export type SearchProgressInfo = Omit<CountProgress, 'partial'>;
 
 /** Host → webview: the dataset and the form to show (on ready, and when a command fills the form). */
 export interface SearchInitToWebview {

@@ -52,6 +52,7 @@ interface CodeServerModule {
   }): Promise<RunningCodeServer>;
   launchChromium(o?: { headless?: boolean }): Promise<Browser>;
   findExtensionHostLogs(userDataDir: string): string[];
+  findLogs(userDataDir: string, re: RegExp): string[];
   tailFile(file: string, lines?: number): string;
 }
 
@@ -115,6 +116,12 @@ export class Workbench {
   /** The extension host's log (the newest remoteexthost.log), '' until it exists. */
   extensionHostLog(): string {
     const [log] = this.cs.findExtensionHostLogs(this.codeServer.userDataDir);
+    return log ? fs.readFileSync(log, 'utf8') : '';
+  }
+
+  /** Our output channel's log ("Token Shard Inspector", the extension's `log.info` lines), '' until it exists. */
+  extensionLog(): string {
+    const [log] = this.cs.findLogs(this.codeServer.userDataDir, /Token Shard Inspector\.log$/);
     return log ? fs.readFileSync(log, 'utf8') : '';
   }
 
@@ -190,6 +197,22 @@ export class Workbench {
     const item = widget.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
     await item.waitFor({ state: 'visible', timeout: 10_000 });
     await item.click();
+  }
+
+  /**
+   * Runs "Token Shards: Go to Token Offset…" and types `offset` (a global offset); resolves with
+   * the input box once it says it will go there, for the caller to press Enter.
+   */
+  async typeTokenOffset(offset: number): Promise<Locator> {
+    await this.runCommand('Token Shards: Go to Token Offset…');
+    const input = this.page.locator('.quick-input-widget .quick-input-box input');
+    await input.fill(String(offset));
+    await this.page
+      .locator('.quick-input-widget .quick-input-message')
+      .filter({ hasText: offset.toLocaleString('en-US') })
+      .first()
+      .waitFor({ state: 'visible', timeout: 15_000 });
+    return input;
   }
 
   /**

@@ -21,6 +21,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
+import { IndexKernel, makeIndexKernel } from '../streamIndexKernel';
 import { ScanParams, ShardScan, ShardScanner } from '../streamIndexScan';
 
 /** Data given to each verify worker at creation. */
@@ -29,6 +30,8 @@ export interface VerifyWorkerData {
   control: SharedArrayBuffer;
   /** Bytes per sequential read (the worker allocates two buffers of this size). */
   chunkBytes: number;
+  /** The stream-index kernel compiled by the parent (`indexKernelModule()`); absent: the worker builds its own. */
+  kernelModule?: WebAssembly.Module;
 }
 
 /** Parent → worker: read one file, hashing it and/or scanning it for the stream index. */
@@ -89,9 +92,22 @@ export type VerifyWorkerReply =
 const data = workerData as VerifyWorkerData;
 const control = new Int32Array(data.control);
 const chunkBytes = Math.max(4096, data.chunkBytes | 0);
-// Whole multiples of 4 bytes, each buffer its own ArrayBuffer (offset 0), so a chunk is a Uint32Array view.
+// Whole multiples of 4 bytes (a chunk is a Uint32Array view).
 const chunkSize = Math.floor(chunkBytes / 4) * 4;
-const buffers = [Buffer.allocUnsafeSlow(chunkSize), Buffer.allocUnsafeSlow(chunkSize)];
+let buffers: Buffer[] = [Buffer.allocUnsafeSlow(chunkSize), Buffer.allocUnsafeSlow(chunkSize)];
+let kernel: IndexKernel | undefined;
+
+/**
+ * The stream-index kernel, made on the first scan task; from then on both read buffers live in its
+ * memory, so the scanner walks the very bytes sha256 reads, without a copy.
+ */
+function scanKernel(): IndexKernel {
+  if (!kernel) {
+    kernel = makeIndexKernel(2 * chunkSize, 'auto', data.kernelModule);
+    buffers = [kernel.area.subarray(0, chunkSize), kernel.area.subarray(chunkSize, 2 * chunkSize)];
+  }
+  return kernel;
+}
 
 function aborted(): boolean {
   return Atomics.load(control, 0) !== 0;
@@ -213,7 +229,7 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     if (!st0.isFile()) return { kind: 'unreadable', message: `${file} is not a regular file` };
     if (Number(st0.size) !== task.expectedSize) return { kind: 'size-mismatch', size: Number(st0.size) };
     const hash = task.hash === false ? undefined : crypto.createHash('sha256');
-    const scanner = task.scan ? new ShardScanner(task.scan, task.scan.numTokens) : undefined;
+    const scanner = task.scan ? new ShardScanner(task.scan, task.scan.numTokens, scanKernel()) : undefined;
     const feeder = scanner ? new TokenFeeder(scanner, task.scan!.numTokens) : undefined;
     const size = task.expectedSize;
     let pos = 0;
