@@ -198,6 +198,26 @@ const RARE_EOS = 1,
   RARE_SPECIAL = 2,
   RARE_HOLE = 3;
 
+/** The last table {@link rareTable} built, and what it was built from. */
+let lastTable: { key: string; table: Uint8Array } | undefined;
+
+/**
+ * The kind of each id in [rareFloor, vocab) (0 normal, else RARE_*), shared by the scanners of
+ * one worker while the parameters stay the same: up to vocab bytes (1 MiB without a tokenizer),
+ * which a new table per shard allocated again for each of 100,000 tiny shards (issue 10 item 9).
+ * Read-only once built.
+ */
+function rareTable(params: ScanParams, eos: number, vocab: number, rareFloor: number): Uint8Array {
+  const key = `${eos}|${vocab}|${rareFloor}|${params.specialIds.join(',')}|${(params.holeIds ?? []).join(',')}`;
+  if (lastTable?.key === key) return lastTable.table;
+  const table = new Uint8Array(Math.max(0, vocab - rareFloor));
+  for (const id of params.holeIds ?? []) if (id >= rareFloor && id < vocab) table[id - rareFloor] = RARE_HOLE;
+  for (const id of params.specialIds) if (id >= rareFloor && id < vocab && id !== eos) table[id - rareFloor] = RARE_SPECIAL;
+  if (eos >= rareFloor && eos < vocab) table[eos - rareFloor] = RARE_EOS;
+  lastTable = { key, table };
+  return table;
+}
+
 /**
  * Scans one shard in one pass. Call {@link push} with consecutive chunks of its ids, then
  * {@link finish}. Not reusable.
@@ -248,11 +268,7 @@ export class ShardScanner {
     this.vocab = Math.max(0, Math.floor(params.vocabSize));
     const rare = [this.eos, ...params.specialIds, ...(params.holeIds ?? [])].filter((id) => id >= 0 && id < this.vocab);
     this.rareFloor = Math.min(this.vocab, ...rare);
-    this.table = new Uint8Array(Math.max(0, this.vocab - this.rareFloor));
-    for (const id of params.holeIds ?? []) if (id >= this.rareFloor && id < this.vocab) this.table[id - this.rareFloor] = RARE_HOLE;
-    for (const id of params.specialIds)
-      if (id >= this.rareFloor && id < this.vocab && id !== this.eos) this.table[id - this.rareFloor] = RARE_SPECIAL;
-    if (this.eos >= this.rareFloor && this.eos < this.vocab) this.table[this.eos - this.rareFloor] = RARE_EOS;
+    this.table = rareTable(params, this.eos, this.vocab, this.rareFloor);
     this.blockEos = new Uint32Array(Math.ceil(numTokens / INDEX_BLOCK_TOKENS));
     this.blockFirst = new Uint16Array(this.blockEos.length).fill(NO_EOS);
     this.blockLast = new Uint16Array(this.blockEos.length).fill(NO_EOS);

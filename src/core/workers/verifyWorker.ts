@@ -51,6 +51,18 @@ export interface VerifyTask {
   hold?: boolean;
 }
 
+/**
+ * Parent → worker: several small files, read one after the other (each as a {@link VerifyTask};
+ * no `progress` messages), answered by one `batch-done` with an outcome per file in order. Once
+ * the abort flag is set, the files not started are `cancelled`.
+ */
+export interface VerifyBatch {
+  type: 'batch';
+  /** Batch id chosen by the parent, echoed in the reply. */
+  id: number;
+  tasks: VerifyTask[];
+}
+
 /** How a task ended. Sizes in bytes; `identity` is the file's (device, inode, size, mtime, ctime) when it was opened. */
 export type VerifyOutcome =
   /** The whole file was read (hashed when asked, scanned when asked) and did not change meanwhile. */
@@ -73,7 +85,9 @@ export type VerifyWorkerReply =
   /** Test hook: the worker is paused after the first chunk of task `id`. */
   | { type: 'held'; id: number }
   /** The task ended. */
-  | { type: 'done'; id: number; outcome: VerifyOutcome };
+  | { type: 'done'; id: number; outcome: VerifyOutcome }
+  /** Every file of a batch ended (one outcome per task, same order). */
+  | { type: 'batch-done'; id: number; outcomes: VerifyOutcome[] };
 
 const data = workerData as VerifyWorkerData;
 const control = new Int32Array(data.control);
@@ -99,7 +113,11 @@ function aborted(): boolean {
   return Atomics.load(control, 0) !== 0;
 }
 
+/** True while a batch is read: its files report no progress (the batch-done reply is the progress). */
+let quiet = false;
+
 function post(msg: VerifyWorkerReply): void {
+  if (quiet && msg.type === 'progress') return;
   parentPort!.postMessage(msg);
 }
 
@@ -291,27 +309,56 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
   }
 }
 
-parentPort!.on('message', (task: VerifyTask) => {
+/** The scan's arrays of an outcome, handed over to the parent without copying them. */
+function transferOf(outcome: VerifyOutcome): ArrayBuffer[] {
+  return outcome.kind === 'read' && outcome.scan
+    ? ([
+        outcome.scan.blockEos.buffer,
+        outcome.scan.blockFirstEos.buffer,
+        outcome.scan.blockLastEos.buffer,
+        outcome.scan.innerDocHashes.buffer,
+        outcome.scan.lookSample.buffer,
+      ] as ArrayBuffer[])
+    : [];
+}
+
+/** Reads a batch's files in order (see {@link VerifyBatch}); never throws. */
+async function readBatch(batch: VerifyBatch): Promise<VerifyOutcome[]> {
+  const outcomes: VerifyOutcome[] = [];
+  quiet = true;
+  try {
+    for (const task of batch.tasks) {
+      if (aborted()) outcomes.push({ kind: 'cancelled' });
+      else
+        outcomes.push(
+          await hashFile(task).catch((err: unknown): VerifyOutcome => ({
+            kind: 'unreadable',
+            message: `cannot read ${task.path}: ${errText(err)}`,
+          })),
+        );
+    }
+  } finally {
+    quiet = false;
+  }
+  return outcomes;
+}
+
+parentPort!.on('message', (task: VerifyTask | VerifyBatch) => {
+  if (task.type === 'batch') {
+    void readBatch(task).then((outcomes) =>
+      parentPort!.postMessage({ type: 'batch-done', id: task.id, outcomes } satisfies VerifyWorkerReply, [
+        ...new Set(outcomes.flatMap(transferOf)),
+      ]),
+    );
+    return;
+  }
   if (task.type !== 'hash') return;
   if (aborted()) {
     post({ type: 'done', id: task.id, outcome: { kind: 'cancelled' } });
     return;
   }
   void hashFile(task).then(
-    (outcome) => {
-      // Hand the scan's arrays over without copying them.
-      const transfer =
-        outcome.kind === 'read' && outcome.scan
-          ? ([
-              outcome.scan.blockEos.buffer,
-              outcome.scan.blockFirstEos.buffer,
-              outcome.scan.blockLastEos.buffer,
-              outcome.scan.innerDocHashes.buffer,
-              outcome.scan.lookSample.buffer,
-            ] as ArrayBuffer[])
-          : [];
-      parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transfer);
-    },
+    (outcome) => parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transferOf(outcome)),
     (err: unknown) =>
       post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }),
   );
