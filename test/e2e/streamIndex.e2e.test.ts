@@ -15,6 +15,16 @@ import * as os from 'os';
 import * as path from 'path';
 import { REPO_ROOT, SAMPLE_DIR, Workbench, launchWorkbench, reportIfFailed } from './harness';
 
+/** Runs Index Stream from the palette and waits for its summary toast. */
+async function indexStream(w: Workbench): Promise<void> {
+  await w.runCommand('Token Shards: Index Stream');
+  await w.page
+    .locator('.notifications-toasts')
+    .filter({ hasText: /Stream indexed: .* documents/ })
+    .first()
+    .waitFor({ state: 'visible', timeout: 120_000 });
+}
+
 describe('e2e: stream index', function () {
   this.timeout(300_000);
   let wb: Workbench | undefined;
@@ -45,12 +55,7 @@ describe('e2e: stream index', function () {
     const w = wb!;
     await w.waitForActivation(60_000);
     const offsetText = planted.offset.toLocaleString('en-US');
-    await w.runCommand('Token Shards: Index Stream');
-    await w.page
-      .locator('.notifications-toasts')
-      .filter({ hasText: /Stream indexed: .* documents/ })
-      .first()
-      .waitFor({ state: 'visible', timeout: 120_000 });
+    await indexStream(w);
     // Problems: on the shard's manifest line, naming the offset.
     await w.page.keyboard.press('Control+Shift+M');
     await w.page
@@ -124,12 +129,7 @@ describe('e2e: stream index', function () {
     // Self-contained when run alone: (re)build the index (a no-op read when the first test built it).
     await w.waitForActivation(60_000);
     await w.runCommand('Notifications: Clear All Notifications');
-    await w.runCommand('Token Shards: Index Stream');
-    await w.page
-      .locator('.notifications-toasts')
-      .filter({ hasText: /Stream indexed: .* documents/ })
-      .first()
-      .waitFor({ state: 'visible', timeout: 120_000 });
+    await indexStream(w);
     await w.runCommand('Token Shards: Open Shard Manifest Table');
     const table = await w.waitForWebview('.mf-grid', 60_000);
     const marked = table.locator('.mf-spacer > .mf-row:not([hidden])[data-anomaly]');
