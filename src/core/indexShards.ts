@@ -7,7 +7,8 @@
  * keeps every finished shard); another shard of this run with the same identity (a hard link) →
  * read once; else queued to the worker pool (`shardPool.ts`), which reads the file once in big
  * sequential chunks and scans it (`streamIndexScan.ts`). Stale entries are never used: the
- * identity is part of the entry's key.
+ * identity is part of the entry's key; after a build that wrote entries, those no file can use
+ * any more are deleted (`IndexStore.prune`).
  *
  * Progress (bytes read, rate, time left) uses the verify progress shape ({@link VerifyProgress}) so
  * one formatter serves both (`verifyFormat.ts`).
@@ -56,6 +57,8 @@ export interface IndexReport {
   elapsedMs: number;
   /** Worker threads used. */
   jobs: number;
+  /** Entries deleted from the store after the build: no file can use them any more (`IndexStore.prune`). */
+  pruned: number;
 }
 
 /**
@@ -114,7 +117,10 @@ export async function indexShards(
     bytesRead: 0,
     elapsedMs: 0,
     jobs: 0,
+    pruned: 0,
   };
+  /** Entries the segments' files use now (kept by the prune without reading them). */
+  const live = new Set<string>();
   const done = new Set<number>();
   const jobs: ReadJob[] = [];
   /** Segments waiting for a job reading the same file (hard links), by the job's key. */
@@ -145,6 +151,7 @@ export async function indexShards(
         continue;
       }
       const id: FileIdentity = identityOfStats(st);
+      live.add(store.baseName(id, key));
       if (Math.floor(id.size / 4) !== segments[seg].numTokens) {
         report.failed.push({
           segment: seg,
@@ -219,7 +226,7 @@ export async function indexShards(
             report.bytesRead += outcome.size;
             const scan = outcome.scan;
             saves.push(
-              store.save(outcome.identity, key, scan, lookOf(scan.lookSample, params.vocabSize)).then(
+              store.save(outcome.identity, key, scan, lookOf(scan.lookSample, params.vocabSize), job.path).then(
                 () => {
                   report.built++;
                   report.shared += group.length - 1;
@@ -258,6 +265,8 @@ export async function indexShards(
     }
   }
   await Promise.all(saves);
+  // Entries were written: delete those of files rewritten or replaced since (they are never used again).
+  if (report.built > 0) report.pruned = (await store.prune(live)).removed;
   report.failed.sort((a, b) => a.segment - b.segment);
   report.unfinished = cancelled ? segments.map((_, i) => i).filter((i) => !done.has(i)) : [];
   report.cancelled = cancelled && report.unfinished.length > 0;

@@ -12,8 +12,10 @@
  * (EOS, vocabulary size, special ids, holes): `<key>.json` (everything but the document hashes;
  * a few KiB) and `<key>.docs` (16 bytes per document, for the duplicate summary). A shard whose
  * identity changed (written, touched, replaced) has another key, so a stale entry is never found:
- * it is rebuilt. The JSON also holds the identity and parameters, checked again on load. Hard links
- * to one file share an identity and so one entry.
+ * it is rebuilt. The JSON also holds the identity and parameters, checked again on load, and the
+ * path it was built from. Hard links to one file share an identity and so one entry. Entries no
+ * file can use any more (the shard was rewritten or replaced) are deleted after each build that
+ * wrote entries ({@link IndexStore.prune}).
  *
  * Numbering convention (as `documents.ts`): document n (0-based) at global offset o = the number of
  * EOS ids in [0, o). A document's length is in tokens and **excludes** its closing EOS; the last
@@ -76,6 +78,8 @@ export interface ShardIndexRecord extends Omit<ShardScan, 'innerDocHashes' | 'lo
 interface RecordFile extends Omit<ShardIndexRecord, 'blockEos' | 'blockFirstEos' | 'blockLastEos'> {
   format: 'token-shard-inspector stream index';
   version: number;
+  /** The shard file the entry was built from (absolute path): {@link IndexStore.prune} checks it. */
+  path?: string;
   /** Base64 of the little-endian uint32 block counts. */
   blockEos: string;
   /** Base64 of the little-endian uint16 first/last EOS offsets inside each block. */
@@ -186,7 +190,13 @@ export class IndexStore {
    * @returns the record as {@link load} would return it.
    * @throws the file-system error when the folder cannot be written.
    */
-  async save(identity: FileIdentity, params: string, scan: ShardScan, look: ShardLook | undefined): Promise<ShardIndexRecord> {
+  async save(
+    identity: FileIdentity,
+    params: string,
+    scan: ShardScan,
+    look: ShardLook | undefined,
+    file?: string,
+  ): Promise<ShardIndexRecord> {
     const base = this.baseName(identity, params);
     await fs.promises.mkdir(this.dir, { recursive: true });
     const docs = Buffer.alloc(scan.innerDocHashes.length * 4);
@@ -203,18 +213,89 @@ export class IndexStore {
     };
     const { innerDocHashes, lookSample: _s, ...rest } = scan;
     const rec: ShardIndexRecord = { ...rest, identity, params, builtAt: Date.now(), innerDocCount: innerDocHashes.length / 4, look };
-    const file: RecordFile = {
+    const entry: RecordFile = {
       format: 'token-shard-inspector stream index',
       version: STREAM_INDEX_VERSION,
+      path: file,
       ...rec,
       blockEos: blocks.toString('base64'),
       blockFirstEos: u16(scan.blockFirstEos),
       blockLastEos: u16(scan.blockLastEos),
     };
     // No fsync: an entry is a cache, validated on load (a torn file is rebuilt, never trusted).
-    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file), false);
+    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(entry), false);
     if (this.opts.remember !== false) this.memo.set(base, rec);
     return rec;
+  }
+
+  /**
+   * Deletes the entries no shard file can use any more, so the store does not grow with every
+   * rewritten or replaced shard. Run after an index build or a verify run that wrote entries.
+   * An entry (`<key>.json` + `<key>.docs`) is kept when its base name is in `keep` (the current
+   * identities of the dataset just indexed: not even read), or when the file it was built from
+   * still exists with the same identity (device, inode, size, mtime, ctime) — a hard link's other
+   * names share that identity. It is deleted when that file is gone or has another identity
+   * (rewritten, touched, replaced, or the dataset moved: such a shard would get another key and be
+   * rebuilt anyway), when it is of another index version, unreadable, or names no file (entries
+   * written before the file was recorded). Temporary files and `.docs` without their `.json` are
+   * deleted once older than `graceMs` (default one hour: another process may be writing them).
+   * A file that cannot be stat'ed for another reason than "does not exist" keeps its entry.
+   * @returns how many entries were deleted and kept.
+   */
+  async prune(keep: ReadonlySet<string> = new Set(), opts: { graceMs?: number } = {}): Promise<{ removed: number; kept: number }> {
+    const grace = opts.graceMs ?? 60 * 60 * 1000;
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(this.dir);
+    } catch {
+      return { removed: 0, kept: 0 };
+    }
+    const entries = new Set<string>();
+    const others: string[] = [];
+    for (const n of names) {
+      const m = /^([0-9a-f]{32})\.json$/.exec(n);
+      if (m) entries.add(m[1]);
+      else others.push(n);
+    }
+    const rm = (f: string) => fs.promises.rm(path.join(this.dir, f), { force: true }).catch(() => undefined);
+    let removed = 0,
+      kept = 0;
+    await mapLimit([...entries], async (base) => {
+      if (keep.has(base) || (await this.stillUsable(base))) {
+        kept++;
+        return;
+      }
+      await rm(`${base}.json`);
+      await rm(`${base}.docs`);
+      this.memo.delete(base);
+      removed++;
+    });
+    // Leftovers: temporary files of interrupted writes, `.docs` whose `.json` is gone.
+    const now = Date.now();
+    await mapLimit(others, async (n) => {
+      const docs = /^([0-9a-f]{32})\.docs$/.exec(n);
+      const temp = n.startsWith('.') && (n.endsWith('.tmp') || n.endsWith('.docs'));
+      if (!(temp || (docs && !entries.has(docs[1])))) return;
+      const st = await fs.promises.stat(path.join(this.dir, n)).catch(() => undefined);
+      if (st && now - st.mtimeMs > grace) await rm(n);
+    });
+    return { removed, kept };
+  }
+
+  /** Whether entry `base` can still be used by some file (see {@link prune}). */
+  private async stillUsable(base: string): Promise<boolean> {
+    let data: Partial<RecordFile>;
+    try {
+      data = JSON.parse(await fs.promises.readFile(path.join(this.dir, `${base}.json`), 'utf8')) as Partial<RecordFile>;
+    } catch {
+      return false;
+    }
+    if (!data || data.version !== STREAM_INDEX_VERSION || typeof data.path !== 'string' || !isFileIdentity(data.identity)) return false;
+    try {
+      return sameIdentity(await statIdentity(data.path), data.identity);
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR';
+    }
   }
 
   /** Bytes of a shard's entry on disk (`.json`, `.docs`), for size reports. */
@@ -735,9 +816,16 @@ export class StreamIndex {
    * The exact-duplicate summary over the indexed prefix: documents whose (64-bit content hash,
    * length) equals an earlier document's. Reads every `.docs` file once (16 bytes per document)
    * and keeps one table entry per distinct document (≈ 32 bytes), up to `cap` distinct documents.
+   * @param opts.onProgress called after each shard: documents numbered so far (compared or
+   *   empty) of `total` (the documents of the covered range), and ms since the start.
    * @throws CancelledError when `signal` fires (checked between shards).
    */
-  async duplicates(store: IndexStore, opts: { cap?: number; signal?: AbortSignal } = {}): Promise<DuplicateSummary> {
+  async duplicates(
+    store: IndexStore,
+    opts: { cap?: number; signal?: AbortSignal; onProgress?(done: number, total: number, elapsedMs: number): void } = {},
+  ): Promise<DuplicateSummary> {
+    const t0 = Date.now();
+    const total = this.summary().documents.count;
     const cap = opts.cap ?? DEFAULT_DUPLICATE_CAP;
     const table = new DocTable(cap);
     const out: DuplicateSummary = { documents: 0, duplicates: 0, pairs: [], missingSegments: 0 };
@@ -784,6 +872,7 @@ export class StreamIndex {
       }
       openHash = rec.trailHash;
       openStart = g + rec.lastEos + 1;
+      opts.onProgress?.(docNo, total, Date.now() - t0);
       await new Promise((r) => setImmediate(r));
     }
     if (out.stoppedAt === undefined && this.complete && openHash.length > 0) add(openHash, openStart);

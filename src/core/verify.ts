@@ -258,6 +258,8 @@ class VerifyRun {
   private readonly indexQueue: { entry: ShardEntry; identity: FileIdentity; scan: ShardScan }[] = [];
   private indexSaving = 0;
   private indexIdle?: () => void;
+  /** With `index`: the store entries the shards' files use now (kept by the prune after the run). */
+  private readonly liveIndex = new Set<string>();
 
   constructor(
     private readonly shards: readonly ShardEntry[],
@@ -293,6 +295,8 @@ class VerifyRun {
       }
     }
     await this.indexSaves();
+    // Index entries were written: delete those no file can use any more (rewritten or replaced shards).
+    if (opts.index && this.indexed > 0) await opts.index.store.prune(this.liveIndex);
     // Shards neither finished nor (when not cancelled) left: only possible when cancelled.
     const unfinished: number[] = [];
     if (cancelled) this.shards.forEach((e, i) => this.results[i] || unfinished.push(e.index));
@@ -348,6 +352,7 @@ class VerifyRun {
           }
           continue;
         }
+        if (ix) this.liveIndex.add(ix.store.baseName(identityOfStats(st), paramsKey));
         if (st.isFile() && Number(st.size) !== expectedSize) {
           const r = new ShardResult(e, 'size-mismatch', false);
           r.actualSize = Number(st.size);
@@ -420,7 +425,7 @@ class VerifyRun {
       this.indexSaving++;
       const look = lookOf(scan.lookSample, ix.params.vocabSize);
       void ix.store
-        .save(identity, scanParamsKey(ix.params), scan, look)
+        .save(identity, scanParamsKey(ix.params), scan, look, entry.path)
         .then(
           () => {
             this.indexed++;

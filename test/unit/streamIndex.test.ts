@@ -14,7 +14,8 @@ import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/indexShards';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { anomalyMarksBySegment, anomalyMarksForRows, IndexStore, StreamIndex } from '../../src/core/streamIndex';
+import { anomalyMarksBySegment, anomalyMarksForRows, IndexStore, scanParamsKey, StreamIndex } from '../../src/core/streamIndex';
+import { identityOfStats } from '../../src/core/fileIdentity';
 import { fmt } from '../../src/core/errors';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS } from '../../src/core/streamIndexScan';
 import {
@@ -261,8 +262,11 @@ describe('stream index', function () {
           .map(([seg, o]) => [seg, o.count, o.first]),
       );
       for (const seg of looks) assert.strictEqual(ix.records[seg]!.unknown.count, py.unknown[String(seg)].count);
-      const dups = await ix.duplicates(store);
+      let progress: number[] = [];
+      const dups = await ix.duplicates(store, { onProgress: (done, total) => (progress = [done, total]) });
       assert.strictEqual(dups.duplicates, py.duplicates.count);
+      assert.strictEqual(progress[1], py.documents, 'the duplicate pass counts progress in documents, of all of them');
+      assert.ok(progress[0] > 0 && progress[0] <= py.documents);
       assert.deepStrictEqual(
         dups.pairs.map((p) => [p.document, p.start, p.length, p.earlierDocument, p.earlierStart]),
         py.duplicates.pairs,
@@ -417,6 +421,67 @@ describe('stream index', function () {
       fresh.records.map((x) => x!.eosCount),
       pyIndex(root).eos_per_shard,
     );
+  });
+
+  it("entries no file can use any more are pruned after builds that write (index and verify); live ones and other datasets' stay", async () => {
+    const roots = ['prune-a', 'prune-b'].map((n) => path.join(tmp, n));
+    for (const r of roots) fs.cpSync(sampleDir(), r, { recursive: true });
+    const store = new IndexStore(path.join(tmp, 'store-prune'));
+    const [a, b] = [await buildIndex(roots[0], store), await buildIndex(roots[1], store)];
+    const n = a.ds.shards.length;
+    const entries = () =>
+      fs
+        .readdirSync(store.dir)
+        .filter((f) => /^[0-9a-f]{32}\.json$/.test(f))
+        .map((f) => f.slice(0, 32))
+        .sort();
+    assert.strictEqual(entries().length, 2 * n, 'two copies: distinct files, distinct entries');
+    const key = scanParamsKey(a.params);
+    const baseOf = (file: string) => store.baseName(identityOfStats(fs.statSync(file, { bigint: true })), key);
+    const rewrite = async (file: string) => {
+      const old = baseOf(file);
+      await new Promise((r) => setTimeout(r, 20));
+      fs.writeFileSync(file, fs.readFileSync(file)); // same bytes, new identity (mtime, ctime)
+      return old;
+    };
+    // a's shard 3 rewritten, b's shard 5 deleted, an entry of an older build (no file recorded),
+    // leftovers of interrupted writes: old ones go, a fresh one stays (another writer may own it).
+    const stale = await rewrite(a.ds.shards[3].path);
+    const goneFile = b.ds.shards[5].path;
+    const gone = baseOf(goneFile);
+    fs.rmSync(goneFile);
+    const legacy = '0'.repeat(32);
+    const sample = JSON.parse(fs.readFileSync(path.join(store.dir, `${entries()[0]}.json`), 'utf8')) as Record<string, unknown>;
+    delete sample.path;
+    fs.writeFileSync(path.join(store.dir, `${legacy}.json`), JSON.stringify(sample));
+    const old = Date.now() / 1000 - 2 * 3600;
+    for (const f of ['.x.123.abcd.tmp', `${'f'.repeat(32)}.docs`, '.y.1.2.docs']) {
+      fs.writeFileSync(path.join(store.dir, f), 'x');
+      fs.utimesSync(path.join(store.dir, f), old, old);
+    }
+    fs.writeFileSync(path.join(store.dir, '.fresh.1.2.tmp'), 'x');
+    const r = await indexShards(indexSegmentsOf(await openDataset(roots[0])), store, a.params, { jobs: 1 });
+    assert.deepStrictEqual([r.built, r.reused, r.pruned], [1, n - 1, 3], 'the rewritten, the deleted and the legacy entry');
+    const now = entries();
+    for (const x of [stale, gone, legacy]) assert.ok(!now.includes(x), `${x} pruned`);
+    assert.ok(!fs.existsSync(path.join(store.dir, `${stale}.docs`)), 'with its document hashes');
+    assert.strictEqual(now.length, 2 * n - 1, "a's n entries and b's n - 1");
+    assert.deepStrictEqual(
+      fs.readdirSync(store.dir).filter((f) => !/^[0-9a-f]{32}\.(json|docs)$/.test(f)),
+      ['.fresh.1.2.tmp'],
+      'old leftovers deleted, the fresh one kept',
+    );
+    // b's other entries are still used: its index loads complete but for the deleted shard.
+    const bi = await openDatasetIndex(await openDataset(roots[1]), new IndexStore(store.dir), b.params);
+    assert.strictEqual(bi.indexedCount, n - 1);
+    // Verify with the index prunes too.
+    const stale2 = await rewrite(a.ds.shards[6].path);
+    const ds = await openDataset(roots[0]);
+    const v = await verifyShards(ds.shards, { jobs: 1, index: { store, params: a.params } });
+    assert.strictEqual(v.indexed, n, 'verify scans every shard it hashes');
+    assert.ok(!entries().includes(stale2), 'verify pruned the entry of the rewritten shard');
+    assert.ok(entries().includes(baseOf(a.ds.shards[6].path)));
+    assert.strictEqual(entries().length, 2 * n - 1);
   });
 
   it('hard links to one file are read once and share one entry', async () => {

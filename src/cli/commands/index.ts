@@ -3,7 +3,8 @@
  * index (`core/streamIndex.ts`) of every shard without hashing, in the CLI's cache folder
  * (`$XDG_CACHE_HOME/token-shard-inspector/stream-index`, never the dataset folder). Entries still
  * valid for a shard's file identity are reused; Ctrl-C keeps finished shards (resumable).
- * Progress (shards, bytes, rate, time left) on stderr when it is a terminal.
+ * Progress (shards, bytes, rate, time left; then the duplicate pass: documents, rate, time left)
+ * on stderr when it is a terminal.
  *
  * Exit codes: 0 indexed (anomalies are listed, not faults here: `info` judges them), 1 a shard
  * could not be read, 2 usage, 130 interrupted.
@@ -23,6 +24,25 @@ export function runThreshold(ctx: CliContext, text: string | undefined): number 
   if (t < LONG_RUN_FLOOR)
     throw new UsageError(`--run-threshold must be ≥ ${fmt(LONG_RUN_FLOOR)} tokens (shorter runs are not kept by the index)`);
   return t;
+}
+
+/** Redraws the one progress line on stderr (a terminal); returns its length. */
+function drawLine(text: string, lastLen: number): number {
+  const width = process.stderr.columns || 100;
+  const line = text.slice(0, width - 1);
+  process.stderr.write(`\r${line.padEnd(Math.min(width - 1, Math.max(lastLen, line.length)))}`);
+  return line.length;
+}
+
+/** "duplicates: 1,234,567 of 8,208,264 documents · 612,000 documents/s · 11 s left". */
+export function formatDuplicateProgress(done: number, total: number, elapsedMs: number): string {
+  const parts = [`duplicates: ${fmt(done)} of ${fmt(total)} documents`];
+  if (elapsedMs > 0 && done > 0) {
+    const rate = (done / elapsedMs) * 1000;
+    parts.push(`${fmt(Math.round(rate))} documents/s`);
+    if (done < total) parts.push(`${formatDuration(((total - done) / rate) * 1000)} left`);
+  }
+  return parts.join(' · ');
 }
 
 /** Registers `index`. */
@@ -50,20 +70,30 @@ export function register(program: Command, ctx: CliContext): void {
           jobs: jobs || undefined,
           signal,
           force: !!opts.force,
-          onProgress: tty
-            ? (p) => {
-                const width = process.stderr.columns || 100;
-                const line = formatVerifyProgress(p).slice(0, width - 1);
-                process.stderr.write(`\r${line.padEnd(Math.min(width - 1, Math.max(lastLen, line.length)))}`);
-                lastLen = line.length;
-              }
-            : undefined,
+          onProgress: tty ? (p) => (lastLen = drawLine(formatVerifyProgress(p), lastLen)) : undefined,
         });
         if (lastLen) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
+        lastLen = 0;
         for (const f of report.failed) ctx.err(`error: ${ctx.term(f.message)}`);
         const ix = await openDatasetIndex(ds, store, params);
         const anomalies = ix.anomalies(ds.schedule, threshold);
-        const dups = ix.complete ? await ix.duplicates(store, { signal }) : undefined;
+        // The duplicate pass reads every shard's document hashes (16 bytes a document): seconds to
+        // tens of seconds at full scale, so it draws its own progress line (rate, time left).
+        let lastDraw = 0;
+        const dups = ix.complete
+          ? await ix.duplicates(store, {
+              signal,
+              onProgress: tty
+                ? (done, total, ms) => {
+                    if (Date.now() - lastDraw < 200) return;
+                    lastDraw = Date.now();
+                    lastLen = drawLine(formatDuplicateProgress(done, total, ms), lastLen);
+                  }
+                : undefined,
+            })
+          : undefined;
+        if (lastLen) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
+        lastLen = 0;
         // Index size on disk: distinct entries (hard links share one).
         const seen = new Set<unknown>();
         let json = 0,
@@ -88,6 +118,7 @@ export function register(program: Command, ctx: CliContext): void {
                 built: report.built,
                 reused: report.reused,
                 shared: report.shared,
+                pruned: report.pruned,
                 failed: report.failed.map((f) => ({ shard: ds.shards[f.segment].shard, message: f.message })),
                 cancelled: report.cancelled,
                 bytes_read: report.bytesRead,
@@ -130,7 +161,7 @@ export function register(program: Command, ctx: CliContext): void {
           const rate =
             report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${formatRate((report.bytesRead / report.elapsedMs) * 1000)})` : '';
           const lines = [
-            `indexed          ${fmt(ds.shards.length)} shards: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
+            `indexed          ${fmt(ds.shards.length)} shards: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''}${report.pruned ? `, ${fmt(report.pruned)} entries of rewritten or removed shard files deleted` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
             ...describeIndex(ds, ix, anomalies, ctx.term),
             dups
               ? `duplicates       ${fmt(dups.duplicates)} of ${fmt(dups.documents)} non-empty documents repeat an earlier one exactly${dups.pairs.length ? ` (first: document ${fmt(dups.pairs[0].document)} at ${fmt(dups.pairs[0].start)} = document ${fmt(dups.pairs[0].earlierDocument)} at ${fmt(dups.pairs[0].earlierStart)})` : ''}${dups.stoppedAt !== undefined ? `; compared up to global offset ${fmt(dups.stoppedAt)} (memory cap)` : ''}`
