@@ -3,24 +3,31 @@
  * A dataset with very many tiny shards, for the memory/time check of verifying a 100,000-line
  * manifest (issue 10 item 9): N shards of T tokens each (ids from a fixed LCG, an EOS every 50
  * tokens), with their sha256 in shard_manifest.jsonl. Files go into 100 sub-folders.
+ * Default output: `many-shards/<N>/` (git-ignored); an existing dataset there is kept.
  *
- * Usage: node scripts/make-many-shards.mjs --out DIR [--shards N=100000] [--tokens T=16]
+ * Usage: node scripts/make-many-shards.mjs [--out DIR] [--shards N=100000] [--tokens T=16]
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const arg = (n, d) => {
   const i = process.argv.indexOf(`--${n}`);
   return i >= 0 ? process.argv[i + 1] : d;
 };
-const out = arg('out');
-if (!out) {
-  console.error('usage: node scripts/make-many-shards.mjs --out DIR [--shards N] [--tokens T]');
-  process.exit(2);
-}
 const N = Number(arg('shards', 100000)),
   T = Number(arg('tokens', 16));
+if (!Number.isSafeInteger(N) || N < 1 || !Number.isSafeInteger(T) || T < 1) {
+  console.error('usage: node scripts/make-many-shards.mjs [--out DIR] [--shards N] [--tokens T]');
+  process.exit(2);
+}
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = arg('out') ?? path.join(repo, 'many-shards', String(N));
+if (!arg('out') && fs.existsSync(path.join(out, 'shard_manifest.jsonl'))) {
+  console.log(`${out} exists; kept`);
+  process.exit(0);
+}
 fs.mkdirSync(out, { recursive: true });
 let x = 12345;
 const lines = [];

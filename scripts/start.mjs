@@ -24,7 +24,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { SetupError, ensureDebianPackages } from './lib/prereqs.mjs';
+import { SetupError, ensureDebianPackages, runScript } from './lib/prereqs.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -152,12 +152,4 @@ async function main() {
   });
 }
 
-main().then(
-  (code) => process.exit(code ?? 0),
-  (err) => {
-    const oneLine = err instanceof SetupError ? err.message : `${err?.message ?? err}`.split('\n')[0];
-    process.stderr.write(`\n✖ npm start: ${oneLine}\n`);
-    if (verbose && !(err instanceof SetupError) && err?.stack) process.stderr.write(err.stack + '\n');
-    process.exit(1);
-  },
-);
+runScript('npm start', main, { verbose });

@@ -42,13 +42,13 @@ function hasApt() {
 /**
  * Makes sure the Debian packages in `wanted` are installed.
  * @param {string[]} wanted keys of DEBIAN_PACKAGES
- * @param {{ verbose?: boolean, log?: (s: string) => void, logDir?: string, isRoot?: boolean, apt?: boolean }} [o]
- *   isRoot / apt override what this machine is (for tests).
+ * @param {{ verbose?: boolean, log?: (s: string) => void, logDir?: string, isRoot?: boolean, apt?: boolean, aptGet?: string }} [o]
+ *   isRoot / apt override what this machine is, aptGet the program run as apt-get (for tests).
  * @throws SetupError with the exact command to run when they are missing and cannot be installed here.
  */
 export function ensureDebianPackages(
   wanted,
-  { verbose = false, log = (s) => process.stderr.write(s + '\n'), logDir = os.tmpdir(), isRoot, apt } = {},
+  { verbose = false, log = (s) => process.stderr.write(s + '\n'), logDir = os.tmpdir(), isRoot, apt, aptGet = 'apt-get' } = {},
 ) {
   const missing = missingPackages(wanted);
   if (missing.length === 0) return [];
@@ -64,7 +64,7 @@ export function ensureDebianPackages(
   const logFile = path.join(logDir, `tsi-apt-${process.pid}.log`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   for (const args of [['update'], ['install', '-y', '--no-install-recommends', ...missing]]) {
-    const r = spawnSync('apt-get', args, {
+    const r = spawnSync(aptGet, args, {
       env,
       encoding: 'utf8',
       stdio: verbose ? 'inherit' : ['ignore', 'pipe', 'pipe'],
@@ -84,4 +84,25 @@ export function ensureDebianPackages(
       `apt-get installed ${missing.join(' ')} but ${still.join(', ')} still look missing; check with: dpkg -s ${still.join(' ')}`,
     );
   return missing;
+}
+
+/**
+ * Runs `main` as the body of a command-line script (`npm start`): what it resolves to is the exit
+ * code (default 0); any error becomes one line `✖ <name>: <message>` on stderr and exit 1 — the
+ * first line of the message only, and a stack trace only with `verbose` for an error that is not
+ * a {@link SetupError}.
+ * @param {string} name how the line names the script ("npm start").
+ * @param {() => Promise<number | undefined>} main
+ * @param {{ verbose?: boolean }} [o]
+ */
+export function runScript(name, main, { verbose = false } = {}) {
+  main().then(
+    (code) => process.exit(code ?? 0),
+    (err) => {
+      const oneLine = err instanceof SetupError ? err.message : `${err?.message ?? err}`.split('\n')[0];
+      process.stderr.write(`\n✖ ${name}: ${oneLine}\n`);
+      if (verbose && !(err instanceof SetupError) && err?.stack) process.stderr.write(err.stack + '\n');
+      process.exit(1);
+    },
+  );
 }

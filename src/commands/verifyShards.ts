@@ -37,6 +37,8 @@ export interface VerifyLog {
   warn(message: string): void;
   error(message: string): void;
   trace?(message: string): void;
+  /** The channel's level (a `LogOutputChannel` has it): ok shards are traced only at `Trace`, so their sentences are not even built otherwise. */
+  readonly logLevel?: vscode.LogLevel;
 }
 
 /** Everything a run needs besides the dataset (so tests can build one without the extension's services). */
@@ -138,8 +140,9 @@ export async function runVerification(
       progressIntervalMs: 250,
       onResult: (r) => {
         store?.record(ds.root, r);
-        if (r.status === 'ok') deps.log.trace?.(r.message);
-        else deps.log.error(r.message);
+        if (r.status === 'ok') {
+          if (deps.log.trace && (deps.log.logLevel ?? vscode.LogLevel.Trace) <= vscode.LogLevel.Trace) deps.log.trace(r.message);
+        } else deps.log.error(r.message);
       },
       onProgress: (p) => {
         const message = progressMessage(p);

@@ -22,7 +22,7 @@ import {
   parseShardManifest,
   readSideFile,
   scheduleOverrides,
-  symlinkOutsideRoot,
+  symlinksOutsideRoot,
   validateShardFiles,
 } from './manifest';
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './schedule';
@@ -186,7 +186,10 @@ async function dropSymlinksOutsideRoot(
   } catch {
     return;
   }
-  const why = await Promise.all(parsed.entries.map((e) => symlinkOutsideRoot(e.path, realRoot)));
+  const why = await symlinksOutsideRoot(
+    parsed.entries.map((e) => e.path),
+    realRoot,
+  );
   if (!why.some(Boolean)) return;
   parsed.entries.forEach((e, i) => {
     if (why[i]) parsed.problems.push(outsideRootProblem(manifestFile, e.line, e.shard, why[i]!, false));

@@ -22,6 +22,7 @@ import { CancelledError, RangeRequestError, fmt } from './errors';
 import type { LoadedTokenizer } from './tokenizer';
 import { readUpdate, inputRow, targetRow } from './update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './updateModel';
+import { jsonSafe } from '../text/untrusted';
 
 /** Export formats. */
 export const EXPORT_FORMATS = ['jsonl', 'txt', 'npz'] as const;
@@ -137,7 +138,7 @@ export async function exportUpdates(
           y = targetRow(batch, r);
         const s = G * k + L * r;
         lines.push(
-          `{"update":${k},"sequence":${r},"token_range":[${s},${s + L}],"input_ids":[${x.join(',')}],"target_ids":[${y.join(',')}],"text":${tok ? JSON.stringify(tok.decode(x)) : 'null'}}\n`,
+          `{"update":${k},"sequence":${r},"token_range":[${s},${s + L}],"input_ids":[${x.join(',')}],"target_ids":[${y.join(',')}],"text":${tok ? jsonSafe(tok.decode(x)) : 'null'}}\n`,
         );
       }
       text = lines.join('');

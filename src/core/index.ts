@@ -20,6 +20,7 @@ export * from './verifyCache';
 export * from './invisibles';
 export * from './verifyFormat';
 export * from './streamIndex';
+export * from './streamIndexKernel';
 export * from './streamIndexScan';
 export * from './stats';
 export * from './export';

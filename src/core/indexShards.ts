@@ -17,6 +17,7 @@ import { FileIdentity, identityKey, identityOfStats } from './fileIdentity';
 import { Dataset } from './dataset';
 import { ShardReadPool, ReadJob } from './shardPool';
 import { IndexSegment, IndexStore, openStreamIndex, scanParamsKey, StreamIndex } from './streamIndex';
+import { indexKernelModule } from './streamIndexKernel';
 import { ScanParams } from './streamIndexScan';
 import { LoadedTokenizer, CORRUPT_ID_FLOOR } from './tokenizer';
 import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, lookOf, resolveVerifyWorker } from './verify';
@@ -203,6 +204,7 @@ export async function indexShards(
       jobs: n,
       workerFile: resolveVerifyWorker(opts.workerPath),
       chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+      kernelModule: indexKernelModule(),
       signal: opts.signal,
     });
     report.jobs = n;

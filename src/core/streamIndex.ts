@@ -106,8 +106,15 @@ export class IndexStore {
   /** Records loaded in this process, by file base name (hard links share them). */
   private readonly memo = new Map<string, ShardIndexRecord>();
 
-  /** @param dir absolute folder (created on the first save). */
-  constructor(readonly dir: string) {}
+  /**
+   * @param dir absolute folder (created on the first save).
+   * @param opts `remember: false`: keep no record in memory (a writer that never reads them back,
+   *   like `token-shards verify`: 100,000 tiny shards' records are ~300 MB; issue 10 item 9).
+   */
+  constructor(
+    readonly dir: string,
+    private readonly opts: { remember?: boolean } = {},
+  ) {}
 
   /** File base name (no extension) of a shard's entry: a hash of its identity and the parameters. */
   baseName(identity: FileIdentity, params: string): string {
@@ -157,7 +164,7 @@ export class IndexStore {
     }
     const { format: _f, version: _v, ...rest } = data;
     const rec: ShardIndexRecord = { ...rest, blockEos, blockFirstEos, blockLastEos };
-    this.memo.set(base, rec);
+    if (this.opts.remember !== false) this.memo.set(base, rec);
     return rec;
   }
 
@@ -204,8 +211,9 @@ export class IndexStore {
       blockFirstEos: u16(scan.blockFirstEos),
       blockLastEos: u16(scan.blockLastEos),
     };
-    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file));
-    this.memo.set(base, rec);
+    // No fsync: an entry is a cache, validated on load (a torn file is rebuilt, never trusted).
+    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(file), false);
+    if (this.opts.remember !== false) this.memo.set(base, rec);
     return rec;
   }
 

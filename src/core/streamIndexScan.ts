@@ -4,10 +4,10 @@
  * shard (see {@link ShardScan}). It runs inside the verify/index worker on the very buffer that is
  * being hashed, so it touches every token once with as little work as possible:
  *
- * - the hot loop per token is: update the max id, fold the id into the running document hash
- *   (two 32-bit polynomial lanes), and one comparison `id >= rareFloor`, where `rareFloor` is the
- *   smallest id that needs attention (EOS, special ids, ids outside the vocabulary, vocabulary
- *   holes). Only those "rare" ids take the slow path.
+ * - the hot loop (`streamIndexKernel.ts`: WebAssembly SIMD, 16 ids per step) keeps the max id and
+ *   the running document hash (two 32-bit polynomial lanes) and tests every id against
+ *   `rareFloor`, the smallest id that needs attention (EOS, special ids, ids outside the
+ *   vocabulary, vocabulary holes). Only those "rare" ids come back here, as events.
  * - EOS (the document separator; 100257 in dolma2) closes a document: its length (tokens,
  *   excluding the EOS), its content hash, the EOS-free run before it, and the per-block EOS count
  *   are recorded there.
@@ -21,6 +21,23 @@
  * shards is the exact combination of its parts ({@link combineHash}), so documents crossing shard
  * edges are hashed too.
  */
+
+import {
+  EVENTS_AT,
+  HASH_P1,
+  HASH_P2,
+  IndexKernel,
+  powMod32,
+  SCRATCH_AT,
+  SCRATCH_BYTES,
+  sharedIndexKernel,
+  ST_EOS,
+  ST_EVENTS,
+  ST_FLOOR,
+  ST_H1,
+  ST_H2,
+  ST_MAX,
+} from './streamIndexKernel';
 
 /** Tokens per block of the positions summary (16,384): a document number anywhere = prefix counts + a scan of at most one block. */
 export const INDEX_BLOCK_TOKENS = 16384;
@@ -36,10 +53,6 @@ export const FIRST_OFFSETS_KEPT = 8;
 export const LENGTH_BUCKETS = 40;
 /** Tokens at the start of a shard given to `diagnoseIds` for the dtype look. */
 export const LOOK_SAMPLE_TOKENS = 65536;
-
-/** Multipliers of the two hash lanes (odd constants from FNV-1 and MurmurHash2). */
-export const HASH_P1 = 0x01000193;
-export const HASH_P2 = 0x5bd1e995;
 
 /** What the scanner needs to know about the vocabulary. */
 export interface ScanParams {
@@ -158,19 +171,6 @@ export function mergeLengthStats(a: LengthStats, b: LengthStats): void {
   for (let i = 0; i < LENGTH_BUCKETS; i++) a.hist[i] += b.hist[i];
 }
 
-/** `p^n mod 2^32` (unsigned), by squaring. */
-export function powMod32(p: number, n: number): number {
-  let result = 1,
-    base = p | 0;
-  let e = n;
-  while (e > 0) {
-    if (e % 2 === 1) result = Math.imul(result, base);
-    base = Math.imul(base, base);
-    e = Math.floor(e / 2);
-  }
-  return result >>> 0;
-}
-
 /** The hash of `a` followed by `b` (polynomial hashes combine exactly). */
 export function combineHash(a: RunHash, b: RunHash): RunHash {
   if (a.length === 0) return { ...b };
@@ -193,33 +193,30 @@ export function hashIds(ids: ArrayLike<number>): RunHash {
   return { h1: h1 >>> 0, h2: h2 >>> 0, length: ids.length };
 }
 
-/**
- * The hot loop, kept a small top-level function so V8 optimises it on its own: from `i`, folds
- * every id below `floor` into the state (`st[0]` max id, `st[1]`/`st[2]` the hash lanes) and
- * returns the index of the first id ≥ `floor` (or `n`).
- */
-function hotRun(ids: Uint32Array, i: number, n: number, floor: number, st: Uint32Array): number {
-  let m = st[0],
-    h1 = st[1] | 0,
-    h2 = st[2] | 0;
-  let j = i;
-  for (; j < n; j++) {
-    const v = ids[j];
-    if (v >= floor) break;
-    m = v > m ? v : m;
-    h1 = (Math.imul(h1, HASH_P1) + v) | 0;
-    h2 = (Math.imul(h2, HASH_P2) + v) | 0;
-  }
-  st[0] = m;
-  st[1] = h1;
-  st[2] = h2;
-  return j;
-}
-
 /** Kinds of rare ids in the lookup table. */
 const RARE_EOS = 1,
   RARE_SPECIAL = 2,
   RARE_HOLE = 3;
+
+/** The last table {@link rareTable} built, and what it was built from. */
+let lastTable: { key: string; table: Uint8Array } | undefined;
+
+/**
+ * The kind of each id in [rareFloor, vocab) (0 normal, else RARE_*), shared by the scanners of
+ * one worker while the parameters stay the same: up to vocab bytes (1 MiB without a tokenizer),
+ * which a new table per shard allocated again for each of 100,000 tiny shards (issue 10 item 9).
+ * Read-only once built.
+ */
+function rareTable(params: ScanParams, eos: number, vocab: number, rareFloor: number): Uint8Array {
+  const key = `${eos}|${vocab}|${rareFloor}|${params.specialIds.join(',')}|${(params.holeIds ?? []).join(',')}`;
+  if (lastTable?.key === key) return lastTable.table;
+  const table = new Uint8Array(Math.max(0, vocab - rareFloor));
+  for (const id of params.holeIds ?? []) if (id >= rareFloor && id < vocab) table[id - rareFloor] = RARE_HOLE;
+  for (const id of params.specialIds) if (id >= rareFloor && id < vocab && id !== eos) table[id - rareFloor] = RARE_SPECIAL;
+  if (eos >= rareFloor && eos < vocab) table[eos - rareFloor] = RARE_EOS;
+  lastTable = { key, table };
+  return table;
+}
 
 /**
  * Scans one shard in one pass. Call {@link push} with consecutive chunks of its ids, then
@@ -233,8 +230,10 @@ export class ShardScanner {
   /** Kind of each id in [rareFloor, vocab): 0 normal, else RARE_*. */
   private readonly table: Uint8Array;
   private pos = 0;
-  /** Hot-loop state: [max id, hash lane 1, hash lane 2] (uint32 / int32 bits). */
-  private readonly hot = new Uint32Array(3);
+  /** Hot-loop state between pushes (the kernel is shared by the thread's scanners): max id, hash lanes (uint32). */
+  private maxId = 0;
+  private h1 = 0;
+  private h2 = 0;
   private readonly blockEos: Uint32Array;
   private readonly blockFirst: Uint16Array;
   private readonly blockLast: Uint16Array;
@@ -256,20 +255,20 @@ export class ShardScanner {
   /**
    * @param params vocabulary facts (EOS, vocabulary size, special ids, holes).
    * @param numTokens tokens the shard holds (the block array is sized from it).
+   * @param kernel the hot loop (default: this thread's shared kernel); ids that live in its memory
+   *   (`ids.buffer === kernel.buffer`, e.g. the worker's read buffers) are scanned in place, others
+   *   are copied through its scratch area.
    */
   constructor(
     params: ScanParams,
     readonly numTokens: number,
+    private readonly kernel: IndexKernel = sharedIndexKernel(),
   ) {
     this.eos = params.eos >>> 0;
     this.vocab = Math.max(0, Math.floor(params.vocabSize));
     const rare = [this.eos, ...params.specialIds, ...(params.holeIds ?? [])].filter((id) => id >= 0 && id < this.vocab);
     this.rareFloor = Math.min(this.vocab, ...rare);
-    this.table = new Uint8Array(Math.max(0, this.vocab - this.rareFloor));
-    for (const id of params.holeIds ?? []) if (id >= this.rareFloor && id < this.vocab) this.table[id - this.rareFloor] = RARE_HOLE;
-    for (const id of params.specialIds)
-      if (id >= this.rareFloor && id < this.vocab && id !== this.eos) this.table[id - this.rareFloor] = RARE_SPECIAL;
-    if (this.eos >= this.rareFloor && this.eos < this.vocab) this.table[this.eos - this.rareFloor] = RARE_EOS;
+    this.table = rareTable(params, this.eos, this.vocab, this.rareFloor);
     this.blockEos = new Uint32Array(Math.ceil(numTokens / INDEX_BLOCK_TOKENS));
     this.blockFirst = new Uint16Array(this.blockEos.length).fill(NO_EOS);
     this.blockLast = new Uint16Array(this.blockEos.length).fill(NO_EOS);
@@ -284,28 +283,45 @@ export class ShardScanner {
       this.look.set(ids.subarray(0, k), this.lookFilled);
       this.lookFilled += k;
     }
-    const floor = this.rareFloor;
-    const eos = this.eos;
-    const st = this.hot;
-    const base = this.pos;
-    let i = 0;
-    while (i < n) {
-      const j = hotRun(ids, i, n, floor, st);
-      if (j >= n) break;
-      const v = ids[j];
-      if (v > st[0]) st[0] = v;
-      if (v === eos) {
-        this.onEos(base + j, st[1] >>> 0, st[2] >>> 0);
-        st[1] = 0;
-        st[2] = 0;
-      } else {
-        this.onRare(v, base + j);
-        st[1] = (Math.imul(st[1], HASH_P1) + v) | 0;
-        st[2] = (Math.imul(st[2], HASH_P2) + v) | 0;
+    const k = this.kernel;
+    const w = k.words;
+    w[ST_FLOOR] = this.rareFloor;
+    w[ST_EOS] = this.eos;
+    w[ST_MAX] = this.maxId;
+    w[ST_H1] = this.h1;
+    w[ST_H2] = this.h2;
+    w[ST_EVENTS] = 0;
+    if (ids.buffer === k.buffer) this.run(ids.byteOffset, n, this.pos);
+    else {
+      const room = SCRATCH_BYTES / 4;
+      for (let o = 0; o < n; o += room) {
+        const part = ids.subarray(o, Math.min(n, o + room));
+        new Uint32Array(k.buffer, SCRATCH_AT, part.length).set(part);
+        this.run(SCRATCH_AT, part.length, this.pos + o);
       }
-      i = j + 1;
     }
-    this.pos = base + n;
+    this.maxId = w[ST_MAX];
+    this.h1 = w[ST_H1];
+    this.h2 = w[ST_H2];
+    this.pos += n;
+  }
+
+  /** Runs the kernel over `n` ids at byte `ptr` of its memory (local offset `base`), handling its events. */
+  private run(ptr: number, n: number, base: number): void {
+    const k = this.kernel;
+    const w = k.words;
+    const eos = this.eos;
+    for (let i = 0; ;) {
+      i = k.scan(ptr, i, n);
+      const events = w[ST_EVENTS];
+      for (let e = 0, q = EVENTS_AT / 4; e < events; e++, q += 4) {
+        const v = w[q + 1];
+        if (v === eos) this.onEos(base + w[q], w[q + 2], w[q + 3]);
+        else this.onRare(v, base + w[q]);
+      }
+      w[ST_EVENTS] = 0;
+      if (i >= n) return;
+    }
   }
 
   /** An EOS at local offset `p`; `h1`/`h2` hash the tokens since the previous EOS (or the shard start). */
@@ -367,8 +383,8 @@ export class ShardScanner {
     this.trimLongRuns();
     this.longRuns.sort((a, b) => a.start - b.start);
     const tail: RunHash = {
-      h1: this.hot[1],
-      h2: this.hot[2],
+      h1: this.h1,
+      h2: this.h2,
       length: this.lastEos < 0 ? this.numTokens : this.numTokens - this.lastEos - 1,
     };
     return {
@@ -385,7 +401,7 @@ export class ShardScanner {
       longRunCount: this.longRunCount,
       specials: this.specials,
       unknown: this.unknown,
-      maxId: this.hot[0],
+      maxId: this.maxId,
       leadHash: this.lead ?? tail,
       trailHash: this.lastEos < 0 ? { h1: 0, h2: 0, length: 0 } : tail,
       innerDocHashes: this.docHashes.slice(0, 4 * this.docCount),

@@ -36,14 +36,13 @@
  *    find the repository's `dist/` this way). Run `node esbuild.js` first.
  */
 import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
 import { fmt } from './errors';
-import { FileIdentity, identityOfStats } from './fileIdentity';
+import { FileIdentity, identityKeyOfStats, identityOfStats } from './fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
-import { ReadJob, ShardReadPool } from './shardPool';
+import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from './shardPool';
 import { Schedule } from './schedule';
 import { IndexStore, ShardLook, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
+import { indexKernelModule } from './streamIndexKernel';
 import { ScanParams, ShardScan } from './streamIndexScan';
 import { diagnoseIds } from './tokenizer';
 import { VerifyCache } from './verifyCache';
@@ -53,7 +52,7 @@ import type { VerifyOutcome } from './workers/verifyWorker';
 export const VERIFY_WORKER_FILE = 'verifyWorker.js';
 /** Default bytes per sequential read in a worker: 8 MiB. */
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
-export { CANCEL_GRACE_MS } from './shardPool';
+export { CANCEL_GRACE_MS, defaultJobs } from './shardPool';
 /** How often a long run saves the cache while it runs (ms). */
 export const CACHE_SAVE_INTERVAL_MS = 30_000;
 
@@ -200,38 +199,14 @@ export interface VerifyReport {
   indexError?: string;
 }
 
-/** Default pool size: the number of CPU cores (`os.availableParallelism()`). */
-export function defaultJobs(): number {
-  const n = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  return Math.max(1, n || 1);
-}
-
 /**
- * Finds `verifyWorker.js` (rule in the file header).
+ * Finds `verifyWorker.js` (rule in the file header; `resolveWorkerScript`).
  * @param explicit a path given by the caller; used as is when given.
  * @param from folder to start from (default: this bundle's folder).
  * @throws Error listing the places tried when no worker bundle exists.
  */
 export function resolveVerifyWorker(explicit?: string, from: string = __dirname): string {
-  if (explicit) return path.resolve(explicit);
-  const tried: string[] = [];
-  const beside = path.join(from, 'workers', VERIFY_WORKER_FILE);
-  tried.push(beside);
-  if (fs.existsSync(beside)) return beside;
-  let dir = path.resolve(from);
-  for (;;) {
-    const candidate = path.join(dir, 'dist', 'workers', VERIFY_WORKER_FILE);
-    if (fs.existsSync(path.join(dir, 'package.json'))) {
-      tried.push(candidate);
-      if (fs.existsSync(candidate)) return candidate;
-    }
-    const up = path.dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  throw new Error(
-    `cannot find the hash worker ${VERIFY_WORKER_FILE} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`,
-  );
+  return resolveWorkerScript(VERIFY_WORKER_FILE, 'the hash worker', explicit, from);
 }
 
 /** A count of zero for every status. */
@@ -250,10 +225,22 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
   return new VerifyRun(shards, opts).run();
 }
 
-/** One verification run: the stat/cache pass, the hashing loop on the pool, progress and the report. */
+/** How many shards are stat'ed between two yields to the event loop (bounded blocking, flat memory). */
+const STAT_BATCH = 256;
+/** Stream-index entries written at the same time at most (the rest wait their turn). */
+const INDEX_SAVES_IN_FLIGHT = 16;
+/** Stream-index writes waiting at most before the pool stops reading (it reads on below half of it). */
+const INDEX_QUEUE_MAX = 256;
+
+/**
+ * One verification run: the stat/cache pass, the hashing loop on the pool, progress and the report.
+ * Jobs are keyed by position in `shards` (results are stored in one array by position).
+ */
 class VerifyRun {
   private readonly t0 = Date.now();
-  private readonly results = new Map<number, ShardVerifyResult>();
+  /** Result of each shard by its position in `shards` (undefined: not finished). */
+  private readonly results: (ShardResult | undefined)[];
+  private finished = 0;
   private readonly counts = emptyCounts();
   private fromCache = 0;
   private indexed = 0;
@@ -267,14 +254,16 @@ class VerifyRun {
   private bytesHashed = 0;
   private hashStart = Date.now();
   private pool?: ShardReadPool;
-  private readonly byIndex = new Map<number, ShardEntry>();
-  private readonly pendingSaves: Promise<void>[] = [];
+  /** Index entries to write, and the writes in flight (at most {@link INDEX_SAVES_IN_FLIGHT}). */
+  private readonly indexQueue: { entry: ShardEntry; identity: FileIdentity; scan: ShardScan }[] = [];
+  private indexSaving = 0;
+  private indexIdle?: () => void;
 
   constructor(
     private readonly shards: readonly ShardEntry[],
     private readonly opts: VerifyOptions,
   ) {
-    for (const e of shards) this.byIndex.set(e.index, e);
+    this.results = new Array(shards.length);
   }
 
   async run(): Promise<VerifyReport> {
@@ -286,12 +275,14 @@ class VerifyRun {
     let cancelled = !!signal?.aborted;
     if (this.jobs.length > 0 && !cancelled) {
       const jobs = Math.max(1, Math.min(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), 64, this.jobs.length));
+      const onFirstChunk = opts.hooks?.onFirstChunk;
       this.pool = new ShardReadPool({
         jobs,
         workerFile: resolveVerifyWorker(opts.workerPath),
         chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+        kernelModule: opts.index ? indexKernelModule() : undefined,
         signal,
-        onFirstChunk: opts.hooks?.onFirstChunk ? (key) => opts.hooks!.onFirstChunk!(key) : undefined,
+        onFirstChunk: onFirstChunk ? (key) => onFirstChunk(this.shards[key].index) : undefined,
       });
       opts.onProgress?.(this.snapshot());
       const timer = opts.onProgress ? setInterval(() => opts.onProgress!(this.snapshot()), opts.progressIntervalMs ?? 200) : undefined;
@@ -301,13 +292,16 @@ class VerifyRun {
         if (timer) clearInterval(timer);
       }
     }
-    await Promise.all(this.pendingSaves);
+    await this.indexSaves();
     // Shards neither finished nor (when not cancelled) left: only possible when cancelled.
-    const unfinished = cancelled ? this.shards.map((e) => e.index).filter((i) => !this.results.has(i)) : [];
+    const unfinished: number[] = [];
+    if (cancelled) this.shards.forEach((e, i) => this.results[i] || unfinished.push(e.index));
     opts.onProgress?.(this.snapshot());
     await this.saveCache();
+    const results: ShardVerifyResult[] = [];
+    for (const r of this.results) if (r) results.push(r);
     return {
-      results: [...this.results.values()].sort((a, b) => a.index - b.index),
+      results: results.sort((a, b) => a.index - b.index),
       counts: this.counts,
       cancelled: cancelled && unfinished.length > 0,
       unfinished,
@@ -321,66 +315,71 @@ class VerifyRun {
     };
   }
 
-  /** 1. stat + cache lookup on this thread (cheap); queue the rest. Stats run a bounded number at a time. */
+  /**
+   * 1. stat + cache lookup on this thread (cheap); queue the rest. Synchronous stats in batches of
+   * {@link STAT_BATCH} with a yield between batches: flat memory and linear time for 100,000 shards.
+   */
   private async triage(): Promise<void> {
     const { opts } = this;
     const ix = opts.index;
     const paramsKey = ix ? scanParamsKey(ix.params) : '';
-    const STAT_BATCH = 256;
+    // One scan request per shard size, shared by its jobs (not an object per shard).
+    const scans = new Map<number, ReadJob['scan']>();
+    const scanFor = (numTokens: number) => {
+      let scan = scans.get(numTokens);
+      if (!scan) scans.set(numTokens, (scan = { ...ix!.params, numTokens }));
+      return scan;
+    };
     for (let b = 0; b < this.shards.length; b += STAT_BATCH) {
-      const batch = this.shards.slice(b, b + STAT_BATCH);
-      const stats = await Promise.all(
-        batch.map((e) =>
-          fs.promises.stat(e.path, { bigint: true }).then(
-            (st) => st,
-            (err: NodeJS.ErrnoException) => err,
-          ),
-        ),
-      );
-      for (let i = 0; i < batch.length; i++) {
-        const e = batch[i];
-        const st = stats[i];
+      if (b > 0) await new Promise<void>((r) => setImmediate(r));
+      for (let i = b; i < Math.min(this.shards.length, b + STAT_BATCH); i++) {
+        const e = this.shards[i];
         const expectedSize = e.numTokens * BYTES_PER_TOKEN;
-        const scan = ix ? { ...ix.params, numTokens: e.numTokens } : undefined;
-        if (st instanceof Error) {
-          if (st.code === 'ENOENT') {
+        const scan = ix ? scanFor(e.numTokens) : undefined;
+        let st: fs.BigIntStats;
+        try {
+          st = fs.statSync(e.path, { bigint: true });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
             opts.cache?.delete(e.path);
-            this.finish(makeResult(e, { kind: 'missing', message: `${e.path} does not exist` }, false));
+            this.finish(i, new ShardResult(e, 'missing', false));
           } else {
-            this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: true, scan }); // let the worker produce the exact error
+            this.jobs.push({ key: i, path: e.path, expectedSize, hash: true, scan }); // let the worker produce the exact error
           }
           continue;
         }
         if (st.isFile() && Number(st.size) !== expectedSize) {
-          this.finish(makeResult(e, { kind: 'size-mismatch', size: Number(st.size) }, false));
+          const r = new ShardResult(e, 'size-mismatch', false);
+          r.actualSize = Number(st.size);
+          this.finish(i, r);
           continue;
         }
-        const identity = identityOfStats(st);
-        const hit = !opts.ignoreCache && e.sha256 && st.isFile() ? opts.cache?.lookup(e.path, identity) : undefined;
+        const hit = !opts.ignoreCache && e.sha256 && st.isFile() ? opts.cache?.lookupKey(e.path, identityKeyOfStats(st)) : undefined;
         if (hit && hit.sha256 === e.sha256) {
-          this.finish({
-            ...makeResult(e, { kind: 'read', sha256: hit.sha256, size: hit.identity.size, identity: hit.identity }, true),
-            checkedAt: hit.checkedAt,
-          });
+          const r = new ShardResult(e, 'ok', true, hit.checkedAt);
+          r.actualSha256 = e.sha256;
+          r.actualSize = Number(st.size);
+          this.finish(i, r);
           // Known good, but not indexed yet: read it for the index only (no hash).
-          if (ix && !(await ix.store.load(identity, paramsKey)))
-            this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: false, scan });
+          if (ix && !(await ix.store.load(identityOfStats(st), paramsKey)))
+            this.jobs.push({ key: i, path: e.path, expectedSize, hash: false, scan });
           continue;
         }
-        this.jobs.push({ key: e.index, path: e.path, expectedSize, hash: true, scan });
+        this.jobs.push({ key: i, path: e.path, expectedSize, hash: true, scan });
       }
     }
   }
 
-  private finish(r: ShardVerifyResult): void {
+  private finish(pos: number, r: ShardResult): void {
     const schedule = this.opts.schedule;
     if (schedule && r.status !== 'ok') {
-      const e = this.byIndex.get(r.index)!;
+      const e = this.shards[pos];
+      r.scheduled = true;
       const u = updatesTouching(schedule, e.startToken, e.startToken + e.numTokens);
       if (u) r.updates = u;
-      r.message += ` ${u ? `It feeds ${describeUpdates(u)}` : 'It feeds no update (look-ahead tokens only)'}.`;
     }
-    this.results.set(r.index, r);
+    this.results[pos] = r;
+    this.finished++;
     this.counts[r.status]++;
     if (r.fromCache) this.fromCache++;
     this.opts.onResult?.(r);
@@ -389,38 +388,61 @@ class VerifyRun {
   /** A job finished (any outcome but cancelled). */
   private done(job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>): void {
     const { opts } = this;
-    const entry = this.byIndex.get(job.key)!;
+    const entry = this.shards[job.key];
     this.bytesFinished += job.expectedSize;
     if (outcome.kind === 'read' && outcome.scan && opts.index) this.saveIndex(entry, outcome.identity, outcome.scan);
     if (!job.hash) return; // an index-only read of a shard already verified from the cache
     if (outcome.kind === 'read') this.bytesHashed += outcome.size;
-    const r = makeResult(entry, outcome, false);
+    const r = resultOf(entry, outcome);
     if (outcome.kind === 'read' && outcome.sha256 && opts.cache) {
-      opts.cache.record(entry.path, { identity: outcome.identity, sha256: outcome.sha256, checkedAt: r.checkedAt });
+      opts.cache.record(entry.path, { identity: outcome.identity, sha256: r.actualSha256!, checkedAt: r.checkedAt });
     } else if (outcome.kind === 'missing') {
       opts.cache?.delete(entry.path);
     }
-    this.finish(r);
+    this.finish(job.key, r);
     if (opts.cache && Date.now() - this.lastSave > CACHE_SAVE_INTERVAL_MS) {
       this.lastSave = Date.now();
       void this.saveCache();
     }
   }
 
+  /** Queues a stream-index write; at most {@link INDEX_SAVES_IN_FLIGHT} run at once. */
   private saveIndex(entry: ShardEntry, identity: FileIdentity, scan: ShardScan): void {
+    this.indexQueue.push({ entry, identity, scan });
+    if (this.indexQueue.length >= INDEX_QUEUE_MAX) this.pool?.pause();
+    this.pumpIndexSaves();
+  }
+
+  private pumpIndexSaves(): void {
     const ix = this.opts.index!;
-    const look = lookOf(scan.lookSample, ix.params.vocabSize);
-    this.pendingSaves.push(
-      ix.store.save(identity, scanParamsKey(ix.params), scan, look).then(
-        () => {
-          this.indexed++;
-          ix.onIndexed?.(entry.index);
-        },
-        (err: Error) => {
-          this.indexErrors.push(`cannot write the stream index in ${ix.store.dir}: ${err.message}`);
-        },
-      ),
-    );
+    while (this.indexSaving < INDEX_SAVES_IN_FLIGHT && this.indexQueue.length > 0) {
+      const { entry, identity, scan } = this.indexQueue.shift()!;
+      this.indexSaving++;
+      const look = lookOf(scan.lookSample, ix.params.vocabSize);
+      void ix.store
+        .save(identity, scanParamsKey(ix.params), scan, look)
+        .then(
+          () => {
+            this.indexed++;
+            ix.onIndexed?.(entry.index);
+          },
+          (err: Error) => {
+            this.indexErrors.push(`cannot write the stream index in ${ix.store.dir}: ${err.message}`);
+          },
+        )
+        .finally(() => {
+          this.indexSaving--;
+          if (this.indexQueue.length < INDEX_QUEUE_MAX / 2) this.pool?.resume();
+          this.pumpIndexSaves();
+          if (this.indexSaving === 0 && this.indexQueue.length === 0) this.indexIdle?.();
+        });
+    }
+  }
+
+  /** Resolves once every queued stream-index write has ended. */
+  private indexSaves(): Promise<void> {
+    if (this.indexSaving === 0 && this.indexQueue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.indexIdle = resolve));
   }
 
   private async saveCache(): Promise<void> {
@@ -434,13 +456,13 @@ class VerifyRun {
   }
 
   private snapshot(): VerifyProgress {
-    const running = this.pool?.running() ?? [];
+    const running = (this.pool?.running() ?? []).map((key) => this.shards[key].index);
     const bytesDone = Math.min(this.bytesTotal, this.bytesFinished + (this.pool?.bytesInFlight() ?? 0));
     const elapsed = Date.now() - this.hashStart;
     const rate = elapsed > 0 && bytesDone > 0 ? (bytesDone / elapsed) * 1000 : 0;
     return {
       shardsTotal: this.shards.length,
-      shardsDone: this.results.size,
+      shardsDone: this.finished,
       shardsFromCache: this.fromCache,
       running,
       bytesTotal: this.bytesTotal,
@@ -458,57 +480,117 @@ export function lookOf(sample: Uint32Array, vocabSize: number): ShardLook | unde
   return a ? { kind: a.kind, message: a.message } : undefined;
 }
 
+/**
+ * One shard's result, kept small for runs of 100,000 shards (issue 10 item 9): the strings are
+ * the manifest entry's own (an ok shard's `actualSha256` is the manifest's string), and the
+ * `message` sentence is built when it is read — only faults and output ever read it.
+ */
+class ShardResult implements ShardVerifyResult {
+  readonly index: number;
+  readonly shard: string;
+  readonly path: string;
+  readonly line: number;
+  readonly expectedSha256?: string;
+  actualSha256?: string;
+  readonly expectedSize: number;
+  actualSize?: number;
+  updates?: [number, number];
+  /** The worker's phrase for `changed` and `unreadable` (the message's second half). */
+  detail?: string;
+  /** A schedule was given: a shard that is not ok also names the updates it feeds. */
+  scheduled = false;
+
+  constructor(
+    e: ShardEntry,
+    readonly status: ShardStatus,
+    readonly fromCache: boolean,
+    readonly checkedAt: number = Date.now(),
+  ) {
+    this.index = e.index;
+    this.shard = e.shard;
+    this.path = e.path;
+    this.line = e.line;
+    this.expectedSha256 = e.sha256;
+    this.expectedSize = e.numTokens * BYTES_PER_TOKEN;
+  }
+
+  /**
+   * One sentence naming the shard, its manifest line and what was expected; for a shard that is
+   * not ok (with a schedule), a second one naming the updates it feeds.
+   */
+  get message(): string {
+    const where = `${this.shard} (shard_manifest.jsonl line ${this.line})`;
+    const actual = this.actualSha256 ?? '';
+    let m: string;
+    switch (this.status) {
+      case 'ok':
+        return `${where}: sha256 matches (${actual.slice(0, 12)}…).`;
+      case 'no-hash':
+        m = `${where}: the manifest line has no sha256, so the file cannot be checked; it hashes to ${actual}.`;
+        break;
+      case 'mismatch':
+        m = `${where}: sha256 mismatch: the file hashes to ${actual} but the manifest says ${this.expectedSha256}; the file is corrupt or not this dataset's version.`;
+        break;
+      case 'missing':
+        m = `${where}: file not found at ${this.path}; expected ${fmt(this.expectedSize)} bytes.`;
+        break;
+      case 'size-mismatch': {
+        const size = this.actualSize ?? 0;
+        const d = size - this.expectedSize;
+        m = `${where}: ${fmt(size)} bytes on disk but num_tokens ${fmt(this.expectedSize / BYTES_PER_TOKEN)} needs ${fmt(this.expectedSize)} bytes (${d > 0 ? `${fmt(d)} extra` : `${fmt(-d)} short`}); not hashed.`;
+        break;
+      }
+      case 'changed':
+        m = `${where}: ${this.detail}; verify again once nothing is writing to it.`;
+        break;
+      case 'unreadable':
+        m = `${where}: ${this.detail}.`;
+        break;
+    }
+    if (!this.scheduled) return m;
+    return `${m} ${this.updates ? `It feeds ${describeUpdates(this.updates)}` : 'It feeds no update (look-ahead tokens only)'}.`;
+  }
+
+  /** The result as a plain object, `message` included (for JSON and anything that copies it). */
+  toJSON(): ShardVerifyResult {
+    const { detail: _d, scheduled: _s, ...rest } = this;
+    return { ...rest, message: this.message };
+  }
+}
+
 /** Builds the result of one shard from a worker outcome (never `cancelled`). */
-function makeResult(e: ShardEntry, o: Exclude<VerifyOutcome, { kind: 'cancelled' }>, cached: boolean): ShardVerifyResult {
-  const expectedSize = e.numTokens * BYTES_PER_TOKEN;
-  const where = `${e.shard} (shard_manifest.jsonl line ${e.line})`;
-  const base = {
-    index: e.index,
-    shard: e.shard,
-    path: e.path,
-    line: e.line,
-    expectedSha256: e.sha256,
-    expectedSize,
-    checkedAt: Date.now(),
-    fromCache: cached,
-  };
+function resultOf(e: ShardEntry, o: Exclude<VerifyOutcome, { kind: 'cancelled' }>): ShardResult {
   switch (o.kind) {
     case 'read': {
-      if (!o.sha256) return { ...base, status: 'unreadable', message: `${where}: the file was read but not hashed.` };
-      const common = { ...base, actualSha256: o.sha256, actualSize: o.size };
-      if (!e.sha256)
-        return {
-          ...common,
-          status: 'no-hash',
-          message: `${where}: the manifest line has no sha256, so the file cannot be checked; it hashes to ${o.sha256}.`,
-        };
-      if (o.sha256 === e.sha256) return { ...common, status: 'ok', message: `${where}: sha256 matches (${o.sha256.slice(0, 12)}…).` };
-      return {
-        ...common,
-        status: 'mismatch',
-        message: `${where}: sha256 mismatch: the file hashes to ${o.sha256} but the manifest says ${e.sha256}; the file is corrupt or not this dataset's version.`,
-      };
+      if (!o.sha256) {
+        const r = new ShardResult(e, 'unreadable', false);
+        r.detail = 'the file was read but not hashed';
+        return r;
+      }
+      const status: ShardStatus = !e.sha256 ? 'no-hash' : o.sha256 === e.sha256 ? 'ok' : 'mismatch';
+      const r = new ShardResult(e, status, false);
+      r.actualSha256 = status === 'ok' ? e.sha256 : o.sha256;
+      r.actualSize = o.size;
+      return r;
     }
     case 'missing':
-      return { ...base, status: 'missing', message: `${where}: file not found at ${e.path}; expected ${fmt(expectedSize)} bytes.` };
+      return new ShardResult(e, 'missing', false);
     case 'size-mismatch': {
-      const d = o.size - expectedSize;
-      return {
-        ...base,
-        status: 'size-mismatch',
-        actualSize: o.size,
-        message: `${where}: ${fmt(o.size)} bytes on disk but num_tokens ${fmt(e.numTokens)} needs ${fmt(expectedSize)} bytes (${d > 0 ? `${fmt(d)} extra` : `${fmt(-d)} short`}); not hashed.`,
-      };
+      const r = new ShardResult(e, 'size-mismatch', false);
+      r.actualSize = o.size;
+      return r;
     }
-    case 'changed':
-      return {
-        ...base,
-        status: 'changed',
-        actualSize: o.size,
-        message: `${where}: ${o.message}; verify again once nothing is writing to it.`,
-      };
-    case 'unreadable':
-      return { ...base, status: 'unreadable', message: `${where}: ${o.message}.` };
+    case 'changed': {
+      const r = new ShardResult(e, 'changed', false);
+      r.actualSize = o.size;
+      r.detail = o.message;
+      return r;
+    }
+    case 'unreadable': {
+      const r = new ShardResult(e, 'unreadable', false);
+      r.detail = o.message;
+      return r;
+    }
   }
 }
 

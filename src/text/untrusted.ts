@@ -2,7 +2,8 @@
  * Text that came from data — shard names, paths and values from a manifest, decoded token text,
  * parameters of a `vscode://` link — is never markup and never terminal control. This module is
  * the ONE place that makes such text safe for each place it is shown. It imports nothing from
- * `vscode`, so it runs in the CLI, the extension host and unit tests alike.
+ * `vscode` (only the invisible-character table, `core/invisibles.ts`, for the names of control
+ * characters), so it runs in the CLI, the extension host and unit tests alike.
  *
  * - {@link terminalSafe}: for terminals (the CLI). Control characters (C0 except newline/tab when
  *   asked to keep them, DEL, C1 such as U+009B "CSI", bidi overrides/isolates) become visible marks
@@ -22,41 +23,7 @@
  *   cannot fill a notification.
  */
 
-/** Names of the C0 control characters, as shown in marks (`⟨ESC⟩`). */
-const C0_NAMES = [
-  'NUL',
-  'SOH',
-  'STX',
-  'ETX',
-  'EOT',
-  'ENQ',
-  'ACK',
-  'BEL',
-  'BS',
-  'TAB',
-  'LF',
-  'VT',
-  'FF',
-  'CR',
-  'SO',
-  'SI',
-  'DLE',
-  'DC1',
-  'DC2',
-  'DC3',
-  'DC4',
-  'NAK',
-  'SYN',
-  'ETB',
-  'CAN',
-  'EM',
-  'SUB',
-  'ESC',
-  'FS',
-  'GS',
-  'RS',
-  'US',
-];
+import { codePointLabel, invisibleMark } from '../core/invisibles';
 
 /**
  * Characters that are not shown as themselves: C0 controls, DEL, C1 controls, the bidi
@@ -68,12 +35,18 @@ const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028
 // eslint-disable-next-line no-control-regex
 const CONTROL_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
-/** The visible mark for one control character: `⟨ESC⟩`, `⟨DEL⟩`, `⟨U+009B⟩`. */
+/** Marks of the two layout characters, which the invisible-character table leaves to whitespace display. */
+const LAYOUT_MARKS: Record<number, string> = { 0x09: 'TAB', 0x0a: 'LF' };
+
+/**
+ * The visible mark for one control character: `⟨ESC⟩`, `⟨DEL⟩` (the short names of the one
+ * invisible-character table, `core/invisibles.ts`; tab and newline as `⟨TAB⟩`, `⟨LF⟩`), and the
+ * code point for everything above ASCII (`⟨U+009B⟩`, `⟨U+202E⟩`).
+ */
 export function controlMark(ch: string): string {
   const c = ch.codePointAt(0)!;
-  if (c < 0x20) return `⟨${C0_NAMES[c]}⟩`;
-  if (c === 0x7f) return '⟨DEL⟩';
-  return `⟨U+${c.toString(16).toUpperCase().padStart(4, '0')}⟩`;
+  if (c <= 0x7f) return `⟨${LAYOUT_MARKS[c] ?? invisibleMark(c)?.mark ?? codePointLabel(c)}⟩`;
+  return `⟨${codePointLabel(c)}⟩`;
 }
 
 /** Options of {@link terminalSafe}. */

@@ -16,6 +16,20 @@ import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '
 import { loadTokenizer } from '../../src/core/tokenizer';
 import { IndexStore, StreamIndex } from '../../src/core/streamIndex';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS } from '../../src/core/streamIndexScan';
+import {
+  EVENT_CAP,
+  EVENTS_AT,
+  IndexKernel,
+  makeIndexKernel,
+  SCRATCH_AT,
+  SCRATCH_BYTES,
+  ST_EOS,
+  ST_EVENTS,
+  ST_FLOOR,
+  ST_H1,
+  ST_H2,
+  ST_MAX,
+} from '../../src/core/streamIndexKernel';
 import { verifyShards } from '../../src/core/verify';
 import { PAGE_TOKENS } from '../../src/core/pages';
 import { DocumentIndex } from '../../src/core/documents';
@@ -101,10 +115,63 @@ describe('stream index', function () {
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
   describe('scanner', () => {
+    /** Events of a kernel run, by the kernel's contract: [index, id, h1, h2] per rare id; then [max, h1, h2]. */
+    function kernelRun(k: IndexKernel, ids: Uint32Array, floor: number, eos: number, from = 0): number[][] {
+      const w = k.words;
+      new Uint32Array(k.buffer, SCRATCH_AT, ids.length).set(ids);
+      [w[ST_FLOOR], w[ST_EOS], w[ST_MAX], w[ST_H1], w[ST_H2], w[ST_EVENTS]] = [floor, eos, 0, 0, 0, 0];
+      const out: number[][] = [];
+      for (let i = from; ;) {
+        i = k.scan(SCRATCH_AT, i, ids.length);
+        for (let e = 0; e < w[ST_EVENTS]; e++) out.push([...w.subarray(EVENTS_AT / 4 + 4 * e, EVENTS_AT / 4 + 4 * e + 4)]);
+        w[ST_EVENTS] = 0;
+        if (i >= ids.length) break;
+      }
+      out.push([w[ST_MAX], w[ST_H1], w[ST_H2]]);
+      return out;
+    }
+
+    it('the WebAssembly SIMD kernel compiles here and equals hashIds and its JavaScript twin on every length, start and id range', () => {
+      const wasm = makeIndexKernel(0, 'wasm');
+      const js = makeIndexKernel(0, 'js');
+      assert.strictEqual(wasm.simd, true, 'Node 20 runs WebAssembly SIMD');
+      let x = 7;
+      const rnd = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
+      const cases: { ids: Uint32Array; floor: number; eos: number; from: number }[] = [];
+      for (let len = 0; len <= 70; len++)
+        for (const rare of [0, 5, 40]) {
+          const ids = Uint32Array.from({ length: len }, () => (rnd() % 100 < rare ? 1000 + (rnd() % 3) : rnd() % 1000));
+          if (len > 3 && rare === 5) ids[len - 2] = 0xfffffff0 + (rnd() % 15); // an id ≥ 2^31 is rare too
+          cases.push({ ids, floor: 1000, eos: 1000, from: len > 20 ? len % 7 : 0 });
+        }
+      // Every id an EOS: more events than the event area holds (the kernel returns early and resumes).
+      cases.push({ ids: new Uint32Array(EVENT_CAP * 2 + 37).fill(3), floor: 3, eos: 3, from: 0 });
+      const big = Uint32Array.from({ length: 50_000 }, () => (rnd() % 997 === 0 ? 9 : rnd() % 9));
+      cases.push({ ids: big, floor: 9, eos: 9, from: 0 });
+      for (const c of cases) {
+        const a = kernelRun(wasm, c.ids, c.floor, c.eos, c.from);
+        assert.deepStrictEqual(a, kernelRun(js, c.ids, c.floor, c.eos, c.from), `length ${c.ids.length} from ${c.from}`);
+        // Against the reference hash: each event carries the hash of the ids since the last EOS.
+        let docStart = c.from;
+        let max = 0;
+        for (let i = c.from; i < c.ids.length; i++) max = Math.max(max, c.ids[i]);
+        for (const [i, v, h1, h2] of a.slice(0, -1)) {
+          assert.strictEqual(v, c.ids[i]);
+          const h = hashIds(c.ids.subarray(docStart, i));
+          assert.deepStrictEqual([h1, h2], [h.h1, h.h2], `hash before index ${i}`);
+          if (v === c.eos) docStart = i + 1;
+        }
+        const tail = hashIds(c.ids.subarray(docStart));
+        assert.deepStrictEqual(a.at(-1), [max, tail.h1, tail.h2]);
+        const rare = [...c.ids.subarray(c.from)].filter((v) => v >= c.floor).length;
+        assert.strictEqual(a.length - 1, rare, 'one event per rare id');
+      }
+    });
+
     it('any chunking gives the same scan; polynomial hashes combine exactly', () => {
       const eos = 7;
       let x = 99;
-      const ids = new Uint32Array(3 * INDEX_BLOCK_TOKENS + 123);
+      const ids = new Uint32Array(5 * INDEX_BLOCK_TOKENS + 123);
       for (let i = 0; i < ids.length; i++) {
         x = (Math.imul(x, 1103515245) + 12345) >>> 0;
         ids[i] = (x >>> 16) % 50 === 0 ? eos : (x >>> 8) % 1000;
@@ -113,9 +180,20 @@ describe('stream index', function () {
       const whole = new ShardScanner(params, ids.length);
       whole.push(ids);
       const a = whole.finish();
-      for (const chunk of [1, 3, 1000, INDEX_BLOCK_TOKENS + 1]) {
-        const s = new ShardScanner(params, ids.length);
-        for (let o = 0; o < ids.length; o += chunk) s.push(ids.subarray(o, Math.min(ids.length, o + chunk)));
+      const js = makeIndexKernel(0, 'js');
+      const resident = makeIndexKernel(ids.length * 4);
+      for (const [chunk, kernel] of [
+        [1, undefined],
+        [3, js],
+        [1000, undefined],
+        [INDEX_BLOCK_TOKENS + 1, js],
+        [SCRATCH_BYTES, undefined],
+        [INDEX_BLOCK_TOKENS, resident],
+      ] as const) {
+        const s = new ShardScanner(params, ids.length, kernel);
+        const src = kernel === resident ? new Uint32Array(resident.buffer, resident.area.byteOffset, ids.length) : ids;
+        if (kernel === resident) src.set(ids); // scanned in place
+        for (let o = 0; o < ids.length; o += chunk) s.push(src.subarray(o, Math.min(ids.length, o + chunk)));
         assert.deepStrictEqual(s.finish(), a, `chunk ${chunk}`);
       }
       let eosCount = 0,

@@ -102,7 +102,7 @@ export function register(program: Command, ctx: CliContext): void {
           }).finally(() => {
             if (shown) process.stderr.write(`\r${' '.repeat(shown)}\r`);
           });
-          if (opts.json) await ctx.write(countJson(result) + '\n');
+          if (opts.json) await ctx.write(countJson(result, ctx.json) + '\n');
           else if (opts.csv) await ctx.write(countCsv(result));
           else await ctx.write(countText(result, (s) => ctx.term(s)));
           return 0;

@@ -38,7 +38,7 @@ export function register(program: Command, ctx: CliContext): void {
         const tok = await ctx.tokenizerFor(root, cmd, ds);
         const signal = ctx.cancellable();
         for await (const o of findTerms(ds, tok, terms, options, { limit, context, signal })) {
-          await ctx.write((opts.json ? occurrenceJson(o) : occurrenceText(o, (s) => ctx.term(s))) + '\n');
+          await ctx.write((opts.json ? occurrenceJson(o, ctx.json) : occurrenceText(o, (s) => ctx.term(s))) + '\n');
         }
         return 0;
       }),

@@ -80,7 +80,7 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.json) {
           const s = ix.summary();
           ctx.out(
-            JSON.stringify(
+            ctx.json(
               {
                 root: ds.root,
                 index_dir: store.dir,
@@ -123,7 +123,6 @@ export function register(program: Command, ctx: CliContext): void {
                   : null,
                 index_bytes: { entries, json, docs, json_per_entry: entries ? Math.round(json / entries) : 0 },
               },
-              null,
               2,
             ),
           );

@@ -59,7 +59,7 @@ export function register(program: Command, ctx: CliContext): void {
           document_start: start,
           document_length: length,
         };
-        if (opts.json) ctx.out(JSON.stringify(out));
+        if (opts.json) ctx.out(ctx.json(out));
         else {
           const where = pos.lookAhead
             ? 'a look-ahead token (after the last update)'

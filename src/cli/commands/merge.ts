@@ -40,7 +40,7 @@ export function register(program: Command, ctx: CliContext): void {
           }
         });
         const merged = mergeCounts(parts, files);
-        if (opts.json) await ctx.write(countJson(merged) + '\n');
+        if (opts.json) await ctx.write(countJson(merged, ctx.json) + '\n');
         else if (opts.csv) await ctx.write(countCsv(merged));
         else await ctx.write(countText(merged, (s) => ctx.term(s)));
         return 0;

@@ -10,6 +10,7 @@ import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, parseUpdateRange, st
 
 export { parseUpdateRange };
 import type { LoadedTokenizer } from '../../core/tokenizer';
+import { jsonSafe } from '../../text/untrusted';
 import type { CliContext } from '../context';
 
 /** Registers `stats`. */
@@ -91,7 +92,7 @@ export async function runStats(
     onRecord: (s) => {
       const line =
         format === 'json'
-          ? `${n ? ',' : ''}\n${JSON.stringify(s)}`
+          ? `${n ? ',' : ''}\n${jsonSafe(s)}`
           : format === 'csv'
             ? statsToCsvRow(s) + '\n'
             : TABLE.map(([, f]) => f(s)).join('\t') + '\n';

@@ -49,7 +49,7 @@ function shardsOf(ds: Dataset, a: number, b: number) {
   return ds.shards.slice(ds.stream.locate(a).segment, ds.stream.locate(b).segment + 1);
 }
 
-/** `--json`: rows streamed one at a time; the same bytes as `JSON.stringify` of the whole object. */
+/** `--json`: rows streamed one at a time; the same bytes as `ctx.json` (jsonSafe) of the whole object. */
 async function printJson(ctx: CliContext, ds: Dataset, k: number, first: number, last: number, seq: number | undefined): Promise<number> {
   const { G, L } = ds.schedule;
   const start = G * k;
@@ -64,7 +64,7 @@ async function printJson(ctx: CliContext, ds: Dataset, k: number, first: number,
     ['input_ids', 0],
     ['target_ids', 1],
   ] as const) {
-    await ctx.write(`,${JSON.stringify(key)}:[`);
+    await ctx.write(`,${ctx.json(key)}:[`);
     for (let r = first; r < last; r++) {
       await ctx.write(r > first ? ',[' : '[');
       for (let at = 0; at < L; at += CHUNK_TOKENS) {

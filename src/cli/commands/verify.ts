@@ -90,6 +90,35 @@ const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
   'no-hash': 'NO-HASH',
 };
 
+/** Stands for the results array in the document given to {@link writeJsonWithResults} (a NUL cannot be in a path). */
+const RESULTS_HERE = '\u0000results\u0000';
+
+/**
+ * Writes `jsonSafe(doc, 2)` with `doc.results` = `results.map(row)` to stdout, one result at a
+ * time (with back-pressure), so the whole text never exists at once.
+ */
+async function writeJsonWithResults<T>(doc: Record<string, unknown>, results: readonly T[], row: (r: T) => unknown): Promise<void> {
+  const text = jsonSafe(doc, 2);
+  const marker = jsonSafe(RESULTS_HERE);
+  const at = text.indexOf(marker);
+  let buf = text.slice(0, at);
+  const flush = async () => {
+    if (!process.stdout.write(buf)) await new Promise<void>((resolve) => process.stdout.once('drain', resolve));
+    buf = '';
+  };
+  if (results.length === 0) buf += '[]';
+  else {
+    buf += '[';
+    for (let i = 0; i < results.length; i++) {
+      buf += `${i ? ',' : ''}\n    ${jsonSafe(row(results[i]), 2).replace(/\n/g, '\n    ')}`;
+      if (buf.length >= 1 << 16) await flush();
+    }
+    buf += '\n  ]';
+  }
+  buf += `${text.slice(at + marker.length)}\n`;
+  await flush();
+}
+
 /**
  * Runs `token-shards verify <root>`.
  * @returns the exit code: 0 all ok, 1 faults, 2 usage / unreadable manifest, 130 interrupted.
@@ -143,7 +172,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   let index: VerifyOptions['index'];
   if (!opts.noIndex && !opts.noCache) {
     const tok = ds.tokenizerFile ? await loadTokenizer(ds.tokenizerFile).catch(() => undefined) : undefined;
-    index = { store: new IndexStore(defaultCliIndexDir()), params: indexParamsFor(ds, tok) };
+    index = { store: new IndexStore(defaultCliIndexDir(), { remember: false }), params: indexParamsFor(ds, tok) };
   }
   let report: VerifyReport;
   try {
@@ -173,44 +202,45 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;
   if (opts.json) {
-    process.stdout.write(
-      jsonSafe(
-        {
-          root: ds.root,
-          shards: ds.shards.length,
-          all_ok: allOk,
-          cancelled: report.cancelled,
-          counts: report.counts,
-          from_cache: report.fromCache,
-          unfinished: report.unfinished.map((i) => ds.shards[i].shard),
-          bytes_hashed: report.bytesHashed,
-          elapsed_ms: report.elapsedMs,
-          jobs: report.jobs,
-          cache_file: cache?.file ?? null,
-          results: report.results.map((r) => ({
-            shard: r.shard,
-            line: r.line,
-            status: r.status,
-            expected_sha256: r.expectedSha256 ?? null,
-            actual_sha256: r.actualSha256 ?? null,
-            expected_size: r.expectedSize,
-            actual_size: r.actualSize ?? null,
-            from_cache: r.fromCache,
-            checked_at: new Date(r.checkedAt).toISOString(),
-            message: r.message,
-            updates: r.updates ?? null,
-          })),
-          indexed: report.indexed,
-          manifest_problems: ds.problems.map((p) => ({
-            severity: p.severity,
-            code: p.code,
-            file: p.file,
-            line: p.line ?? null,
-            message: p.message,
-          })),
-        },
-        2,
-      ) + '\n',
+    // Streamed: the results are written one at a time (100,000 of them are ~50 MB of JSON);
+    // the bytes are those of jsonSafe(document, 2).
+    await writeJsonWithResults(
+      {
+        root: ds.root,
+        shards: ds.shards.length,
+        all_ok: allOk,
+        cancelled: report.cancelled,
+        counts: report.counts,
+        from_cache: report.fromCache,
+        unfinished: report.unfinished.map((i) => ds.shards[i].shard),
+        bytes_hashed: report.bytesHashed,
+        elapsed_ms: report.elapsedMs,
+        jobs: report.jobs,
+        cache_file: cache?.file ?? null,
+        results: RESULTS_HERE,
+        indexed: report.indexed,
+        manifest_problems: ds.problems.map((p) => ({
+          severity: p.severity,
+          code: p.code,
+          file: p.file,
+          line: p.line ?? null,
+          message: p.message,
+        })),
+      },
+      report.results,
+      (r) => ({
+        shard: r.shard,
+        line: r.line,
+        status: r.status,
+        expected_sha256: r.expectedSha256 ?? null,
+        actual_sha256: r.actualSha256 ?? null,
+        expected_size: r.expectedSize,
+        actual_size: r.actualSize ?? null,
+        from_cache: r.fromCache,
+        checked_at: new Date(r.checkedAt).toISOString(),
+        message: r.message,
+        updates: r.updates ?? null,
+      }),
     );
   } else {
     const out: string[] = [];

@@ -2,13 +2,11 @@
  * `countTerms`: occurrences per bucket of updates, one shard per task on a pool of worker
  * threads; `mergeCounts`: adds the results of disjoint shard ranges. Match rules in `./index.ts`.
  */
-import * as fs from 'fs';
-import * as path from 'path';
 import { Worker } from 'worker_threads';
 import type { Dataset } from '../dataset';
 import { CancelledError, DataError, fmt } from '../errors';
 import type { LoadedTokenizer } from '../tokenizer';
-import { defaultJobs } from '../verify';
+import { defaultJobs, resolveWorkerScript } from '../shardPool';
 import type { SearchWorkerData, SearchWorkerReply, SearchWorkerTask } from '../workers/searchWorker';
 import { compileTerms, tokenBytesOf } from './automaton';
 import { CountSetup, CountTask, countTask, makeScanner } from './task';
@@ -32,28 +30,11 @@ export function defaultPer(updates: number): number {
 /**
  * Finds `searchWorker.js`: `explicit` when given, else next to this bundle
  * (`<dir>/workers/searchWorker.js`), else `dist/workers/` of the nearest folder up with a
- * `package.json`.
+ * `package.json` (the rule of `resolveWorkerScript`, shared with verify).
  * @throws Error listing the places tried.
  */
 export function resolveSearchWorker(explicit?: string, from: string = __dirname): string {
-  if (explicit) return path.resolve(explicit);
-  const tried: string[] = [];
-  const beside = path.join(from, 'workers', SEARCH_WORKER_FILE);
-  tried.push(beside);
-  if (fs.existsSync(beside)) return beside;
-  for (let dir = path.resolve(from); ;) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) {
-      const candidate = path.join(dir, 'dist', 'workers', SEARCH_WORKER_FILE);
-      tried.push(candidate);
-      if (fs.existsSync(candidate)) return candidate;
-    }
-    const up = path.dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  throw new Error(
-    `cannot find the search worker ${SEARCH_WORKER_FILE} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`,
-  );
+  return resolveWorkerScript(SEARCH_WORKER_FILE, 'the search worker', explicit, from);
 }
 
 /** An all-zero result: buckets of `per` updates over `updates` updates. */

@@ -7,8 +7,11 @@
 import { fmt } from '../errors';
 import { CountResult, Occurrence } from './types';
 
-/** The `count --json` object, keys in the documented order (`shards` only for a part). */
-export function countJson(r: CountResult): string {
+/**
+ * The `count --json` object, keys in the documented order (`shards` only for a part).
+ * @param stringify how to write it (the CLI passes its `jsonSafe`, which also escapes DEL, C1 and bidi controls).
+ */
+export function countJson(r: CountResult, stringify: (value: unknown) => string = JSON.stringify): string {
   const o: Record<string, unknown> = {
     terms: r.terms,
     options: { word: r.options.word, ignore_case: r.options.ignore_case, ids: r.options.ids },
@@ -18,7 +21,7 @@ export function countJson(r: CountResult): string {
     totals: r.totals,
   };
   if (r.shards) o.shards = [r.shards[0], r.shards[1]];
-  return JSON.stringify(o);
+  return stringify(o);
 }
 
 function csvField(s: string): string {
@@ -92,9 +95,12 @@ export function countText(r: CountResult, safe: (s: string) => string = (s) => s
   return out.join('\n') + '\n';
 }
 
-/** The `find --json` line of an occurrence. */
-export function occurrenceJson(o: Occurrence): string {
-  return JSON.stringify({
+/**
+ * The `find --json` line of an occurrence.
+ * @param stringify how to write it (the CLI passes its `jsonSafe`).
+ */
+export function occurrenceJson(o: Occurrence, stringify: (value: unknown) => string = JSON.stringify): string {
+  return stringify({
     term: o.term,
     offset: o.offset,
     update: o.update,

@@ -21,6 +21,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
+import { IndexKernel, makeIndexKernel } from '../streamIndexKernel';
 import { ScanParams, ShardScan, ShardScanner } from '../streamIndexScan';
 
 /** Data given to each verify worker at creation. */
@@ -29,6 +30,8 @@ export interface VerifyWorkerData {
   control: SharedArrayBuffer;
   /** Bytes per sequential read (the worker allocates two buffers of this size). */
   chunkBytes: number;
+  /** The stream-index kernel compiled by the parent (`indexKernelModule()`); absent: the worker builds its own. */
+  kernelModule?: WebAssembly.Module;
 }
 
 /** Parent → worker: read one file, hashing it and/or scanning it for the stream index. */
@@ -46,6 +49,18 @@ export interface VerifyTask {
   scan?: ScanParams & { numTokens: number };
   /** Test hook: pause after the first chunk until the parent releases the gate. */
   hold?: boolean;
+}
+
+/**
+ * Parent → worker: several small files, read one after the other (each as a {@link VerifyTask};
+ * no `progress` messages), answered by one `batch-done` with an outcome per file in order. Once
+ * the abort flag is set, the files not started are `cancelled`.
+ */
+export interface VerifyBatch {
+  type: 'batch';
+  /** Batch id chosen by the parent, echoed in the reply. */
+  id: number;
+  tasks: VerifyTask[];
 }
 
 /** How a task ended. Sizes in bytes; `identity` is the file's (device, inode, size, mtime, ctime) when it was opened. */
@@ -70,20 +85,39 @@ export type VerifyWorkerReply =
   /** Test hook: the worker is paused after the first chunk of task `id`. */
   | { type: 'held'; id: number }
   /** The task ended. */
-  | { type: 'done'; id: number; outcome: VerifyOutcome };
+  | { type: 'done'; id: number; outcome: VerifyOutcome }
+  /** Every file of a batch ended (one outcome per task, same order). */
+  | { type: 'batch-done'; id: number; outcomes: VerifyOutcome[] };
 
 const data = workerData as VerifyWorkerData;
 const control = new Int32Array(data.control);
 const chunkBytes = Math.max(4096, data.chunkBytes | 0);
-// Whole multiples of 4 bytes, each buffer its own ArrayBuffer (offset 0), so a chunk is a Uint32Array view.
+// Whole multiples of 4 bytes (a chunk is a Uint32Array view).
 const chunkSize = Math.floor(chunkBytes / 4) * 4;
-const buffers = [Buffer.allocUnsafeSlow(chunkSize), Buffer.allocUnsafeSlow(chunkSize)];
+let buffers: Buffer[] = [Buffer.allocUnsafeSlow(chunkSize), Buffer.allocUnsafeSlow(chunkSize)];
+let kernel: IndexKernel | undefined;
+
+/**
+ * The stream-index kernel, made on the first scan task; from then on both read buffers live in its
+ * memory, so the scanner walks the very bytes sha256 reads, without a copy.
+ */
+function scanKernel(): IndexKernel {
+  if (!kernel) {
+    kernel = makeIndexKernel(2 * chunkSize, 'auto', data.kernelModule);
+    buffers = [kernel.area.subarray(0, chunkSize), kernel.area.subarray(chunkSize, 2 * chunkSize)];
+  }
+  return kernel;
+}
 
 function aborted(): boolean {
   return Atomics.load(control, 0) !== 0;
 }
 
+/** True while a batch is read: its files report no progress (the batch-done reply is the progress). */
+let quiet = false;
+
 function post(msg: VerifyWorkerReply): void {
+  if (quiet && msg.type === 'progress') return;
   parentPort!.postMessage(msg);
 }
 
@@ -195,7 +229,7 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     if (!st0.isFile()) return { kind: 'unreadable', message: `${file} is not a regular file` };
     if (Number(st0.size) !== task.expectedSize) return { kind: 'size-mismatch', size: Number(st0.size) };
     const hash = task.hash === false ? undefined : crypto.createHash('sha256');
-    const scanner = task.scan ? new ShardScanner(task.scan, task.scan.numTokens) : undefined;
+    const scanner = task.scan ? new ShardScanner(task.scan, task.scan.numTokens, scanKernel()) : undefined;
     const feeder = scanner ? new TokenFeeder(scanner, task.scan!.numTokens) : undefined;
     const size = task.expectedSize;
     let pos = 0;
@@ -275,27 +309,56 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
   }
 }
 
-parentPort!.on('message', (task: VerifyTask) => {
+/** The scan's arrays of an outcome, handed over to the parent without copying them. */
+function transferOf(outcome: VerifyOutcome): ArrayBuffer[] {
+  return outcome.kind === 'read' && outcome.scan
+    ? ([
+        outcome.scan.blockEos.buffer,
+        outcome.scan.blockFirstEos.buffer,
+        outcome.scan.blockLastEos.buffer,
+        outcome.scan.innerDocHashes.buffer,
+        outcome.scan.lookSample.buffer,
+      ] as ArrayBuffer[])
+    : [];
+}
+
+/** Reads a batch's files in order (see {@link VerifyBatch}); never throws. */
+async function readBatch(batch: VerifyBatch): Promise<VerifyOutcome[]> {
+  const outcomes: VerifyOutcome[] = [];
+  quiet = true;
+  try {
+    for (const task of batch.tasks) {
+      if (aborted()) outcomes.push({ kind: 'cancelled' });
+      else
+        outcomes.push(
+          await hashFile(task).catch((err: unknown): VerifyOutcome => ({
+            kind: 'unreadable',
+            message: `cannot read ${task.path}: ${errText(err)}`,
+          })),
+        );
+    }
+  } finally {
+    quiet = false;
+  }
+  return outcomes;
+}
+
+parentPort!.on('message', (task: VerifyTask | VerifyBatch) => {
+  if (task.type === 'batch') {
+    void readBatch(task).then((outcomes) =>
+      parentPort!.postMessage({ type: 'batch-done', id: task.id, outcomes } satisfies VerifyWorkerReply, [
+        ...new Set(outcomes.flatMap(transferOf)),
+      ]),
+    );
+    return;
+  }
   if (task.type !== 'hash') return;
   if (aborted()) {
     post({ type: 'done', id: task.id, outcome: { kind: 'cancelled' } });
     return;
   }
   void hashFile(task).then(
-    (outcome) => {
-      // Hand the scan's arrays over without copying them.
-      const transfer =
-        outcome.kind === 'read' && outcome.scan
-          ? ([
-              outcome.scan.blockEos.buffer,
-              outcome.scan.blockFirstEos.buffer,
-              outcome.scan.blockLastEos.buffer,
-              outcome.scan.innerDocHashes.buffer,
-              outcome.scan.lookSample.buffer,
-            ] as ArrayBuffer[])
-          : [];
-      parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transfer);
-    },
+    (outcome) => parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transferOf(outcome)),
     (err: unknown) =>
       post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }),
   );
