@@ -12,11 +12,12 @@
  * How to add a message: CONTRIBUTING.md ("How to add a webview panel / a message").
  */
 import type { PagePayload } from './core/pages';
+import type { AnomalyMark } from './core/streamIndex';
 import type { TokenPiece } from './core/tokenizer';
 import type { UpdateViewData } from './core/updateModel';
 import type { ViewProtocol } from './shared/channel';
 
-export type { PagePayload, TokenPiece, ViewProtocol };
+export type { AnomalyMark, PagePayload, TokenPiece, ViewProtocol };
 export type { UpdateViewData, UpdateViewRow, UpdateViewSegment, NextToken } from './core/updateModel';
 
 // ───────────────────────────── Shard editor ─────────────────────────────
@@ -316,6 +317,14 @@ export interface ManifestRowsChanged {
   type: 'rowsChanged';
   rows: Pick<ManifestRow, 'index' | 'status' | 'checkedAt' | 'detail' | 'sizeOnDisk'>[];
 }
+/**
+ * Host → manifest table: the stream-index anomaly marks of the rows (replaces all; rows not listed
+ * have none). The mark's text is data-derived: the webview shows it as text (tooltip) only.
+ */
+export interface ManifestAnomalies {
+  type: 'anomalies';
+  rows: ({ index: number } & AnomalyMark)[];
+}
 /** Host → manifest table: a verification is running (progress line) or ended (null). */
 export interface ManifestVerifying {
   type: 'verifying';
@@ -327,7 +336,7 @@ export interface ManifestLoadError {
   message: string;
 }
 /** Every message the host sends to the manifest table. */
-export type ManifestToWebview = ManifestInit | ManifestRowsChanged | ManifestVerifying | ManifestLoadError;
+export type ManifestToWebview = ManifestInit | ManifestRowsChanged | ManifestVerifying | ManifestLoadError | ManifestAnomalies;
 
 /** Manifest table → host: open shard `index` in the shard editor. */
 export interface ManifestOpenShard {
@@ -416,8 +425,14 @@ export interface UpdateViewFocusRow {
   type: 'focusRow';
   row: number;
 }
+/** Host → update view: stream-index anomaly marks of update `update`'s sequence rows (replaces all; rows not listed have none). */
+export interface UpdateViewMarks {
+  type: 'marks';
+  update: number;
+  rows: ({ row: number } & AnomalyMark)[];
+}
 /** Every event the host sends to the update view (`show` is a request). */
-export type UpdateViewToWebview = UpdateViewDocuments | UpdateViewLoading | UpdateViewError | UpdateViewFocusRow;
+export type UpdateViewToWebview = UpdateViewDocuments | UpdateViewLoading | UpdateViewError | UpdateViewFocusRow | UpdateViewMarks;
 
 /** Update view → host: show update `update` (prev/next buttons, the k box). */
 export interface UpdateViewGo {

@@ -11,7 +11,7 @@ import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
 import type { VerifyOptions } from './core/verify';
-import type { StreamIndex } from './core/streamIndex';
+import type { Anomaly, StreamIndex } from './core/streamIndex';
 
 /** What verify needs from the stream-index service (`streamIndexService.ts`). */
 export interface StreamIndexHooks {
@@ -21,6 +21,13 @@ export interface StreamIndexHooks {
   reload(ds: Dataset): Promise<StreamIndex>;
   /** The loaded index of a dataset root, if any (synchronous, for hovers). */
   peek(root: string): StreamIndex | undefined;
+  /**
+   * The anomalies of a dataset's index (loaded once; threshold from `tokenShards.index.eosFreeRunThreshold`):
+   * empty for a lone file or shards not indexed. Never rejects.
+   */
+  anomaliesOf(ds: Dataset): Promise<Anomaly[]>;
+  /** Fires with a dataset root when its index was (re)loaded (views refresh their marks). */
+  readonly onDidChange: vscode.Event<string>;
 }
 import { SHARD_MANIFEST } from './core/manifest';
 import { ScheduleSettings } from './core/schedule';

@@ -16,8 +16,9 @@
  * - Anomalies (EOS-free runs over `tokenShards.index.eosFreeRunThreshold`, special ids inside
  *   documents, unknown ids, a dtype mix-up look) become Problems on the shard's manifest line
  *   (source "stream index"), each naming global offsets and updates.
- * - {@link StreamIndexService.onDidChange} fires with the dataset root whenever an index was
- *   (re)loaded, so views re-render their numbers and marks.
+ * - {@link StreamIndexService.anomaliesOf} feeds the marks on manifest-table rows and update-view
+ *   sequences; {@link StreamIndexService.onDidChange} fires with the dataset root whenever an
+ *   index was (re)loaded, so views re-render their numbers and marks.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -138,6 +139,17 @@ export class StreamIndexService implements vscode.Disposable {
   /** The anomalies of a loaded dataset index (threshold from the setting). */
   anomalies(ds: Dataset, index: StreamIndex): Anomaly[] {
     return ds.lone ? [] : index.anomalies(ds.schedule, this.threshold());
+  }
+
+  /** The anomalies of a dataset's index, loading it once (for the manifest table's and the update view's marks). */
+  async anomaliesOf(ds: Dataset): Promise<Anomaly[]> {
+    if (ds.lone) return [];
+    try {
+      return this.anomalies(ds, await this.indexFor(ds));
+    } catch (err) {
+      this.services.log.warn(`stream index anomalies of ${ds.root}: ${(err as Error).message}`);
+      return [];
+    }
   }
 
   private publishProblems(l: Loaded): void {

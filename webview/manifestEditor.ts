@@ -7,7 +7,8 @@
  * (plus a margin) exist in the DOM, recycled on scroll, so 2,098 rows (or 100,000) scroll like
  * 20. Keyboard: the grid is one tab stop; ↑/↓/PageUp/PageDown/Home/End move the selection,
  * Enter or Space opens the selected shard; a click selects a row, a double-click opens it (as in
- * VS Code's lists).
+ * VS Code's lists). A shard with stream-index anomalies has a mark after its file name (tooltip:
+ * each anomaly, its global offsets and updates); "Only problems" keeps those rows too.
  * All text goes in as text nodes (`h()`, `textContent`); layout via CSSOM properties only (CSP).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
@@ -15,6 +16,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import { fmt, h, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
+  AnomalyMark,
   ManifestField,
   ManifestFromWebview,
   ManifestInit,
@@ -86,6 +88,8 @@ const COLUMNS = [
 
 let data: ManifestInit | undefined;
 let rows: ManifestRow[] = [];
+/** Stream-index anomaly marks by row index (`ManifestAnomalies`). */
+let marks = new Map<number, AnomalyMark>();
 /** Indices (into `rows`) of the rows shown, after the filter. */
 let view: number[] = [];
 const state: ManifestViewState = vscode.getState() ?? { scrollTop: 0, selected: 0, problemsOnly: false };
@@ -112,6 +116,9 @@ const SHORT_HASH = 12;
 interface PooledRow {
   el: HTMLDivElement;
   cells: HTMLDivElement[];
+  pathEl: HTMLSpanElement;
+  /** The stream-index anomaly mark after the file name (hidden when the shard has none). */
+  mark: HTMLSpanElement;
   icon: HTMLSpanElement;
   statusText: Text;
   hashText: HTMLSpanElement;
@@ -128,6 +135,11 @@ let version = 0;
 
 function makeRow(): PooledRow {
   const cells = COLUMNS.map((c) => h('div', { class: `mf-cell ${c.cls}`, role: 'gridcell' }));
+  // The path's end (the digits that tell shards apart) stays visible: the cell ellipsizes on the
+  // left (direction: rtl), so the mark, first in the DOM, shows right after the file name.
+  const mark = h('span', { class: 'mf-anomaly codicon', role: 'img', hidden: true });
+  const pathEl = h('span', { class: 'mf-path', dir: 'ltr' });
+  cells[1].append(mark, pathEl);
   const icon = h('span', { class: 'codicon', 'aria-hidden': 'true' });
   const statusText = document.createTextNode('');
   cells[6].append(icon, statusText);
@@ -139,7 +151,7 @@ function makeRow(): PooledRow {
   );
   cells[7].append(hashText, copyBtn);
   const el = h('div', { class: 'mf-row', role: 'row' }, ...cells);
-  const pr: PooledRow = { el, cells, icon, statusText, hashText, copyBtn, rowIndex: -1, viewPos: -1, version: -1 };
+  const pr: PooledRow = { el, cells, pathEl, mark, icon, statusText, hashText, copyBtn, rowIndex: -1, viewPos: -1, version: -1 };
   copyBtn.addEventListener('click', (ev) => {
     ev.stopPropagation(); // copying is not opening the shard
     if (pr.rowIndex >= 0) copyHash(pr.rowIndex);
@@ -175,10 +187,21 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   pr.el.dataset.status = r.status;
   const c = pr.cells;
   c[0].textContent = String(r.index);
-  // The path's end (the digits that tell shards apart) stays visible: the cell ellipsizes on the left.
-  (c[1].firstChild as HTMLElement | null)?.remove();
-  c[1].append(h('span', { class: 'mf-path', dir: 'ltr' }, r.shard));
+  pr.pathEl.textContent = r.shard;
   c[1].title = `${r.shard} (shard_manifest.jsonl line ${r.line})`;
+  // Stream-index anomalies: a mark with every anomaly (global offsets, updates) in its tooltip, as text.
+  const mk = marks.get(r.index);
+  pr.mark.hidden = !mk;
+  if (mk) {
+    pr.mark.className = `mf-anomaly codicon codicon-${mk.severity === 'error' ? 'error' : 'warning'}`;
+    pr.mark.title = mk.text;
+    pr.mark.setAttribute('aria-label', mk.text);
+    pr.el.dataset.anomaly = mk.severity;
+  } else {
+    pr.mark.removeAttribute('title');
+    pr.mark.removeAttribute('aria-label');
+    delete pr.el.dataset.anomaly;
+  }
   c[2].textContent = fmt(r.startToken);
   c[3].textContent = fmt(r.numTokens);
   c[4].textContent =
@@ -332,7 +355,7 @@ filterBox.addEventListener('change', () => {
 function applyFilter(): void {
   version++;
   view = [];
-  for (let i = 0; i < rows.length; i++) if (!state.problemsOnly || PROBLEM.has(rows[i].status)) view.push(i);
+  for (let i = 0; i < rows.length; i++) if (!state.problemsOnly || PROBLEM.has(rows[i].status) || marks.has(rows[i].index)) view.push(i);
   if (state.selected >= view.length) state.selected = Math.max(0, view.length - 1);
   scheduleRender();
 }
@@ -546,6 +569,12 @@ function onEvent(m: ManifestToWebview): void {
       else scheduleRender();
       break;
     }
+    case 'anomalies':
+      marks = new Map(m.rows.map((r) => [r.index, { severity: r.severity, text: r.text }]));
+      version++;
+      if (state.problemsOnly) applyFilter();
+      else scheduleRender();
+      break;
     case 'verifying':
       setProgress(m.text);
       break;

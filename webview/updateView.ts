@@ -9,6 +9,9 @@
  * `content-visibility: auto`, so off-screen rows cost no layout. The host's `show` request is
  * answered once every row is in the DOM (a `show` superseded by a newer one is cancelled).
  *
+ * A sequence holding a stream-index anomaly offset (an EOS-free run's start, a special or unknown
+ * id, a dtype look's shard start) gets a mark in its gutter (tooltip: the anomaly, as text).
+ *
  * Keyboard: rows form a list with one tab stop (↑/↓, Page Up/Down, Home/End move; Enter opens
  * the row start in its shard editor; →/← step through the row's segments, Enter opens that
  * segment). Alt+←/Alt+→ go to the previous/next update.
@@ -20,6 +23,7 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { h, fmt, visibleNodes, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
+  AnomalyMark,
   UpdateViewData,
   UpdateViewFromWebview,
   UpdateViewProtocol,
@@ -59,6 +63,10 @@ let docMarkers: DocMarker[] = [];
 /** Per row: the gutter element listing the documents the row touches. */
 let rowDocs: { el: HTMLElement; eosBefore: number; count: number }[] = [];
 let firstDocument: number | undefined;
+/** Stream-index anomaly marks of update `update`'s rows (an `UpdateViewMarks` may arrive before or after the rows). */
+let marks: { update: number; rows: Map<number, AnomalyMark> } = { update: -1, rows: new Map() };
+/** Per row: its element and its anomaly mark (in the gutter). */
+let rowMarkEls: { el: HTMLElement; mark: HTMLElement }[] = [];
 
 // ───────────── static page ─────────────
 const app = document.getElementById('app')!;
@@ -211,6 +219,7 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   firstDocument = d.firstDocument;
   docMarkers = [];
   rowDocs = [];
+  rowMarkEls = [];
   errorBox.hidden = true;
   progress.hidden = true;
   (kField as unknown as { value: string }).value = String(d.update);
@@ -368,6 +377,7 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
   const docsEl = h('span', { class: 'docs' });
   rowDocs.push({ el: docsEl, eosBefore, count: eosInRow + (row.segments[row.segments.length - 1].eos ? 0 : 1) });
   const shardChange = row.segments.some((s) => s.shardChange);
+  const markEl = h('span', { class: 'anomaly codicon', hidden: true });
   const el = h(
     'div',
     {
@@ -384,10 +394,31 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
       h('span', { class: 'off' }, fmt(row.offset)),
       docsEl,
       shardChange ? h('span', { class: 'edge' }, '▾ shard edge') : null,
+      markEl,
     ),
     body,
   );
+  rowMarkEls[r] = { el, mark: markEl };
+  applyMark(d, r);
   return el;
+}
+
+/** Shows row `r`'s stream-index mark, if any (tooltip and the row's accessible name: the anomalies, as text). */
+function applyMark(d: UpdateViewData, r: number): void {
+  const slot = rowMarkEls[r];
+  if (!slot) return;
+  const mk = marks.update === d.update ? marks.rows.get(r) : undefined;
+  slot.mark.hidden = !mk;
+  if (mk) {
+    slot.mark.className = `anomaly codicon codicon-${mk.severity === 'error' ? 'error' : 'warning'}`;
+    slot.mark.title = mk.text;
+    slot.el.dataset.anomaly = mk.severity;
+    slot.el.setAttribute('aria-label', `${rowLabel(d, r)}; ${mk.text}`);
+  } else {
+    slot.mark.removeAttribute('title');
+    delete slot.el.dataset.anomaly;
+    slot.el.setAttribute('aria-label', rowLabel(d, r));
+  }
 }
 
 function segmentEl(d: UpdateViewData, r: number, i: number, s: UpdateViewSegment): HTMLElement {
@@ -609,6 +640,12 @@ function onEvent(m: UpdateViewToWebview): void {
     case 'focusRow':
       focusRowEl(m.row, true, 'start');
       break;
+    case 'marks': {
+      const before = marks.update === m.update ? [...marks.rows.keys()] : [];
+      marks = { update: m.update, rows: new Map(m.rows.map((x) => [x.row, { severity: x.severity, text: x.text }])) };
+      if (data && data.update === m.update) for (const r of new Set([...before, ...marks.rows.keys()])) applyMark(data, r);
+      break;
+    }
   }
 }
 

@@ -264,6 +264,55 @@ export interface Anomaly {
   updates?: [number, number];
   /** One sentence naming the shard, the offsets and the updates. */
   message: string;
+  /** The same sentence without the shard's name (for marks shown on the shard's own row). */
+  text: string;
+}
+
+/**
+ * A mark on a row of a view (manifest table row, update-view sequence): the worst severity of its
+ * anomalies and a tooltip with one line per anomaly (kind, global offsets, updates touched).
+ */
+export interface AnomalyMark {
+  severity: 'error' | 'warning';
+  text: string;
+}
+
+function markOf(lines: { severity: 'error' | 'warning'; line: string }[]): AnomalyMark {
+  const n = lines.length;
+  return {
+    severity: lines.some((l) => l.severity === 'error') ? 'error' : 'warning',
+    text: [`Stream index: ${n} ${n === 1 ? 'anomaly' : 'anomalies'}`, ...lines.map((l) => `• ${l.line}`)].join('\n'),
+  };
+}
+
+/** One mark per segment (shard) that has anomalies, keyed by segment index (the manifest table's row index). */
+export function anomalyMarksBySegment(anomalies: readonly Anomaly[]): Map<number, AnomalyMark> {
+  const by = new Map<number, { severity: 'error' | 'warning'; line: string }[]>();
+  for (const a of anomalies) {
+    let l = by.get(a.segment);
+    if (!l) by.set(a.segment, (l = []));
+    l.push({ severity: a.severity, line: a.text });
+  }
+  return new Map([...by].map(([seg, lines]) => [seg, markOf(lines)]));
+}
+
+/**
+ * Marks of the sequence rows of an update: row `r` covers global tokens `[start + r·seqLen,
+ * start + (r+1)·seqLen)` (`rows` rows); a row gets a mark when one of an anomaly's offsets lies in
+ * it (the run's start, the first occurrences, a dtype look's shard start). Keyed by row.
+ */
+export function anomalyMarksForRows(anomalies: readonly Anomaly[], start: number, seqLen: number, rows: number): Map<number, AnomalyMark> {
+  const by = new Map<number, { severity: 'error' | 'warning'; line: string }[]>();
+  const end = start + rows * seqLen;
+  for (const a of anomalies)
+    for (const o of new Set(a.offsets)) {
+      if (o < start || o >= end) continue;
+      const r = Math.floor((o - start) / seqLen);
+      let l = by.get(r);
+      if (!l) by.set(r, (l = []));
+      l.push({ severity: a.severity, line: `token ${fmt(o)} (position ${fmt(o - start - r * seqLen)}): ${a.text}` });
+    }
+  return new Map([...by].map(([r, lines]) => [r, markOf(lines)]));
 }
 
 /** The duplicate-document summary. */
@@ -598,6 +647,7 @@ export class StreamIndex {
     const t = Math.max(LONG_RUN_FLOOR, threshold);
     const out: Anomaly[] = [];
     const where = (s: number) => `${this.segments[s].shard}${this.segments[s].line ? ` (manifest line ${this.segments[s].line})` : ''}`;
+    const said = (s: number, text: string) => ({ text, message: `${where(s)}: ${text}` });
     for (const r of this.summary().longRuns) {
       if (r.length <= t) continue;
       const s = this.segmentOf(r.start);
@@ -611,7 +661,10 @@ export class StreamIndex {
         offsets: [r.start],
         count: r.length,
         updates,
-        message: `${where(s)}: ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)} to ${fmt(r.start + r.length - 1)}${span}${r.closed ? '' : ' (to the end of the stream)'} — longer than ${fmt(t)}; documents glued by a lost EOS? Touches ${describeUpdates(updates)}.`,
+        ...said(
+          s,
+          `${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)} to ${fmt(r.start + r.length - 1)}${span}${r.closed ? '' : ' (to the end of the stream)'} — longer than ${fmt(t)}; documents glued by a lost EOS? Touches ${describeUpdates(updates)}.`,
+        ),
       });
     }
     for (let s = 0; s < this.segments.length; s++) {
@@ -636,7 +689,10 @@ export class StreamIndex {
           count: o.count,
           id: Number(idText),
           updates,
-          message: `${where(s)}: special token id ${idText} inside documents ${fmt(o.count)} time${o.count === 1 ? '' : 's'}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+          ...said(
+            s,
+            `special token id ${idText} inside documents ${fmt(o.count)} time${o.count === 1 ? '' : 's'}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+          ),
         });
       }
       // A dtype look explains the unknown ids of its shard: one line, not two.
@@ -650,7 +706,10 @@ export class StreamIndex {
           offsets: offs,
           count: rec.unknown.count,
           updates,
-          message: `${where(s)}: ${fmt(rec.unknown.count)} unknown id${rec.unknown.count === 1 ? '' : 's'} (≥ the vocabulary size or in a vocabulary hole; max id ${fmt(rec.maxId)}), ${firstText(offs, rec.unknown.count)}; ${rec.unknown.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+          ...said(
+            s,
+            `${fmt(rec.unknown.count)} unknown id${rec.unknown.count === 1 ? '' : 's'} (≥ the vocabulary size or in a vocabulary hole; max id ${fmt(rec.maxId)}), ${firstText(offs, rec.unknown.count)}; ${rec.unknown.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+          ),
         });
       }
       if (rec.look) {
@@ -662,7 +721,10 @@ export class StreamIndex {
           offsets: [g],
           count: rec.numTokens,
           updates,
-          message: `${where(s)}: ${rec.look.message} ${fmt(rec.unknown.count)} ids are unknown, the first at global offset ${fmt(g + (rec.unknown.first[0] ?? 0))}; the shard (from global offset ${fmt(g)}) feeds ${describeUpdates(updates)}.`,
+          ...said(
+            s,
+            `${rec.look.message} ${fmt(rec.unknown.count)} ids are unknown, the first at global offset ${fmt(g + (rec.unknown.first[0] ?? 0))}; the shard (from global offset ${fmt(g)}) feeds ${describeUpdates(updates)}.`,
+          ),
         });
       }
     }

@@ -15,7 +15,9 @@
  * table when the workspace holds a dataset.
  *
  * Statuses come from the {@link VerificationStore} (this session's runs, the cache for earlier
- * ones) and follow runs live. The webview gets shard names as written in the manifest, never
+ * ones) and follow runs live. Rows of shards with stream-index anomalies get a mark (worst
+ * severity; tooltip: each anomaly with its global offsets and updates), refreshed whenever the
+ * dataset's index is (re)loaded. The webview gets shard names as written in the manifest, never
  * absolute paths; it asks the host to open shard `index`.
  */
 import * as path from 'path';
@@ -23,6 +25,7 @@ import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
+import { anomalyMarksBySegment } from '../core/streamIndex';
 import type { ShardDisplayState, VerificationStore } from '../verificationStore';
 import type { ManifestDiagnostics } from '../diagnostics';
 import type {
@@ -194,9 +197,18 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
           verifying: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
         };
         void post(init);
+        void sendMarks(opened, gen);
       } catch (err) {
         if (gen === generation) void post({ type: 'loadError', message: (err as Error).message });
       }
+    };
+
+    // Stream-index anomaly marks (the index is loaded once per dataset; marks follow rebuilds).
+    const sendMarks = async (opened: Dataset, gen: number) => {
+      const anomalies = (await this.services.streamIndex?.anomaliesOf(opened)) ?? [];
+      if (gen !== generation) return;
+      const marks = anomalyMarksBySegment(anomalies);
+      void post({ type: 'anomalies', rows: [...marks].map(([index, m]) => ({ index, ...m })) });
     };
 
     const flushRows = async () => {
@@ -249,6 +261,17 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
       this.services.onDidChangeDataset((r) => {
         if ((r === '*' || r === root) && channel.ready) void sendInit();
       }),
+      ...(this.services.streamIndex
+        ? [
+            this.services.streamIndex.onDidChange((r) => {
+              if (r !== root || !channel.ready) return;
+              void this.services.openRoot(root).then(
+                (opened) => sendMarks(opened, generation),
+                () => undefined,
+              );
+            }),
+          ]
+        : []),
     ];
     panel.onDidDispose(() => {
       if (flushTimer) clearTimeout(flushTimer);

@@ -20,6 +20,7 @@ import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { CancelledError, RangeRequestError, fmt } from '../core/errors';
 import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
+import { anomalyMarksForRows } from '../core/streamIndex';
 import { UpdateIndex, checkUpdate } from '../core/navigation';
 import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, UpdateViewToWebview } from '../protocol';
 import type { Services } from '../services';
@@ -77,6 +78,13 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
         for (const p of this.panels.values()) if (root === '*' || p.root === root) void p.reloadDataset();
       }),
     );
+    // A stream index (re)loaded: the views of that dataset refresh their anomaly marks and banner.
+    if (services.streamIndex)
+      this.disposables.push(
+        services.streamIndex.onDidChange((root) => {
+          for (const p of this.panels.values()) if (p.root === root) void p.annotate();
+        }),
+      );
   }
 
   /**
@@ -236,6 +244,7 @@ class UpdatePanel {
     if (!this.model) return;
     void this.show(this.model, this.focusedRow);
     void this.numberDocuments(false);
+    void this.annotate();
   }
 
   /**
@@ -283,28 +292,40 @@ class UpdatePanel {
         `update view: update ${k} of ${this.root}: tokenizer ${(t1 - t0).toFixed(1)} ms, read + model ${modelMs.toFixed(1)} ms, posted after ${(performance.now() - t0).toFixed(1)} ms`,
       );
       void this.numberDocuments(false);
-      // A shard this update reads (targets included) that failed verification: say so in the view.
-      const failed = (this.owner.services.failedShards?.(this.root) ?? []).filter((f) => model.shards.some((s) => s.index === f.index));
-      const notes: string[] = [];
-      if (failed.length) {
-        notes.push(
-          vscode.l10n.t(
-            "Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset's.",
-            fmt(k),
-            failed.map((f) => f.shard).join(', '),
-            failed.map((f) => f.status).join(', '),
-          ),
-        );
-      }
-      // Stream-index anomalies that touch this update (when the index is loaded).
-      const ix = this.owner.services.streamIndex?.peek(this.root);
-      if (ix) {
-        const threshold = Math.max(16_384, this.owner.services.setting<number>('index.eosFreeRunThreshold') || 100_000);
-        for (const a of ix.anomalies(d.schedule, threshold)) if (a.updates && a.updates[0] <= k && k <= a.updates[1]) notes.push(a.message);
-      }
-      if (notes.length) this.showError(notes.slice(0, 4).join(' '));
+      void this.annotate();
     }
     return { root: this.root, update: k, rows: model.rows.length, shards: model.shards.map((s) => s.shard), rendered };
+  }
+
+  /**
+   * What the view says about the data of the update shown: a banner when a shard it reads
+   * (targets included) failed verification or a stream-index anomaly touches it, and a mark on
+   * each sequence holding an anomaly's offset (`anomalyMarksForRows`). Waits for the dataset's
+   * index to load (once); called again when it is rebuilt.
+   */
+  async annotate(): Promise<void> {
+    const d = this.dataset,
+      model = this.model;
+    if (!d || !model) return;
+    const k = model.update;
+    const notes: string[] = [];
+    const failed = (this.owner.services.failedShards?.(this.root) ?? []).filter((f) => model.shards.some((s) => s.index === f.index));
+    if (failed.length) {
+      notes.push(
+        vscode.l10n.t(
+          "Update {0} reads {1}, which failed verification ({2}): these tokens are not the dataset's.",
+          fmt(k),
+          failed.map((f) => f.shard).join(', '),
+          failed.map((f) => f.status).join(', '),
+        ),
+      );
+    }
+    const anomalies = (await this.owner.services.streamIndex?.anomaliesOf(d)) ?? [];
+    if (this.model !== model) return;
+    for (const a of anomalies) if (a.updates && a.updates[0] <= k && k <= a.updates[1]) notes.push(a.message);
+    if (notes.length) this.showError(notes.slice(0, 4).join(' '));
+    const marks = anomalyMarksForRows(anomalies, model.tokenRange[0], model.seqLen, model.rows.length);
+    void this.post({ type: 'marks', update: k, rows: [...marks].map(([row, m]) => ({ row, ...m })) });
   }
 
   /**

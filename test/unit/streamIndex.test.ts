@@ -14,7 +14,8 @@ import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/indexShards';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { IndexStore, StreamIndex } from '../../src/core/streamIndex';
+import { anomalyMarksBySegment, anomalyMarksForRows, IndexStore, StreamIndex } from '../../src/core/streamIndex';
+import { fmt } from '../../src/core/errors';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS } from '../../src/core/streamIndexScan';
 import {
   EVENT_CAP,
@@ -275,6 +276,43 @@ describe('stream index', function () {
         assert.deepStrictEqual(looks, new Set([9]), 'shard 9 looks like uint16 data');
         assert.strictEqual(py.duplicates.count >= 1, true);
         assert.ok(anomalies.every((a) => a.updates === undefined || a.updates[0] <= a.updates[1]));
+        // Marks of the manifest table: one per shard numpy finds an anomaly in, naming numpy's offsets.
+        const segOf = (o: number) => ds.shards.findIndex((e) => o >= e.startToken && o < e.startToken + e.numTokens);
+        const marks = anomalyMarksBySegment(anomalies);
+        const want = new Map<number, { offsets: number[]; error: boolean }>();
+        const add = (seg: number, offsets: number[], error: boolean) => {
+          const w = want.get(seg) ?? { offsets: [], error: false };
+          want.set(seg, { offsets: [...w.offsets, ...offsets], error: w.error || error });
+        };
+        for (const r of py.long_runs) add(segOf(r.start), [r.start, r.start + r.length - 1], false);
+        for (const [seg, per] of Object.entries(py.specials)) for (const o of Object.values(per)) add(Number(seg), o.first, false);
+        for (const [seg, o] of Object.entries(py.unknown)) add(Number(seg), looks.has(Number(seg)) ? o.first.slice(0, 1) : o.first, true);
+        assert.deepStrictEqual(
+          [...marks.keys()].sort((a, b) => a - b),
+          [...want.keys()].sort((a, b) => a - b),
+        );
+        for (const [seg, w] of want) {
+          const m = marks.get(seg)!;
+          assert.strictEqual(m.severity, w.error ? 'error' : 'warning', `severity of shard ${seg}`);
+          for (const o of w.offsets) assert.ok(m.text.includes(fmt(o)), `mark of shard ${seg} names offset ${fmt(o)}: ${m.text}`);
+        }
+        // Marks of the update view: the sequence holding the planted special token (numpy's offset).
+        const o = py.specials[String(segOf(planted.special.offset))][String(planted.special.id)].first[0];
+        assert.strictEqual(o, planted.special.offset);
+        const { G, L } = ds.schedule;
+        const k = Math.floor(o / G);
+        const rowMarks = anomalyMarksForRows(anomalies, k * G, L, G / L);
+        const row = Math.floor((o - k * G) / L);
+        assert.ok(
+          rowMarks.get(row)?.text.includes(`token ${fmt(o)} (position ${fmt(o - k * G - row * L)})`),
+          'the planted token is marked',
+        );
+        const pyOffsets = [...want.values()].flatMap((w) => w.offsets);
+        for (const [r, m] of rowMarks)
+          assert.ok(
+            pyOffsets.some((x) => x >= k * G + r * L && x < k * G + (r + 1) * L && m.text.includes(fmt(x))),
+            `row ${r} holds a numpy offset`,
+          );
       } else {
         assert.deepStrictEqual(anomalies, [], 'the sample has no anomaly');
       }
