@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { PAGE_TOKENS } from '../core/pages';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import type {
   ShardEditorProtocol,
   ShardFromWebview,
@@ -463,7 +464,9 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
         await this.services.tokenizerFor(ds);
       }
       if (roots.length)
-        this.services.log.info(`shard editor warm-up: ${roots.length} dataset(s) and tokenizer(s) ready in ${fmt(Date.now() - t0)} ms`);
+        this.services.log.info(
+          `shard editor warm-up: ${count(roots.length, 'dataset')} and their tokenizers ready in ${fmt(Date.now() - t0)} ms`,
+        );
     } catch (err) {
       this.services.log.info(`shard editor warm-up stopped: ${(err as Error).message}`);
     }

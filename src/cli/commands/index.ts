@@ -10,6 +10,7 @@
  */
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
+import { count } from '../../core/units';
 import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/indexShards';
 import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex';
 import { LONG_RUN_FLOOR } from '../../core/streamIndexScan';
@@ -130,7 +131,7 @@ export function register(program: Command, ctx: CliContext): void {
           const rate =
             report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${formatRate((report.bytesRead / report.elapsedMs) * 1000)})` : '';
           const lines = [
-            `indexed          ${fmt(ds.shards.length)} shards: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
+            `indexed          ${count(ds.shards.length, 'shard')}: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
             ...describeIndex(ds, ix, anomalies, ctx.term),
             dups
               ? `duplicates       ${fmt(dups.duplicates)} of ${fmt(dups.documents)} non-empty documents repeat an earlier one exactly${dups.pairs.length ? ` (first: document ${fmt(dups.pairs[0].document)} at ${fmt(dups.pairs[0].start)} = document ${fmt(dups.pairs[0].earlierDocument)} at ${fmt(dups.pairs[0].earlierStart)})` : ''}${dups.stoppedAt !== undefined ? `; compared up to global offset ${fmt(dups.stoppedAt)} (memory cap)` : ''}`
