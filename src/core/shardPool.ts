@@ -68,6 +68,33 @@ export function resolveWorkerScript(file: string, what: string, explicit: string
   throw new Error(`cannot find ${what} ${file} (tried ${tried.join(', ')}); run \`node esbuild.js\` to build dist/workers/.`);
 }
 
+/** What a pool hears from one of its workers. */
+export interface PoolWorkerEvents<R> {
+  /** A reply (the worker's `postMessage`). */
+  onMessage(msg: R): void;
+  /** The worker threw; `message` is the error's. */
+  onError(message: string): void;
+  /** The worker stopped (crash, `process.exit`, or `terminate()` by the pool). */
+  onExit(code: number): void;
+}
+
+/**
+ * Starts one worker of a pool (the shard read pool here, the search count pool): the script
+ * from {@link resolveWorkerScript}, its `workerData`, and the pool's handlers.
+ */
+export function startPoolWorker<R>(workerFile: string, workerData: unknown, events: PoolWorkerEvents<R>): Worker {
+  const worker = new Worker(workerFile, { workerData });
+  worker.on('message', (msg: R) => events.onMessage(msg));
+  worker.on('error', (err: Error) => events.onError(err.message));
+  worker.on('exit', (code) => events.onExit(code));
+  return worker;
+}
+
+/** Terminates a pool's workers and waits for them (a worker that is already gone is fine). */
+export async function stopPoolWorkers(workers: readonly Worker[]): Promise<void> {
+  await Promise.all(workers.map((w) => w.terminate().catch(() => 0)));
+}
+
 /** One file to read. */
 export interface ReadJob {
   /** The caller's key (e.g. the shard's index); reported back in `running` and `onDone`. */
@@ -287,12 +314,15 @@ export class ShardReadPool {
   private spawn(): Slot {
     const shared = new SharedArrayBuffer(8);
     const data: VerifyWorkerData = { control: shared, chunkBytes: this.opts.chunkBytes, kernelModule: this.opts.kernelModule };
-    const slot: Slot = { worker: new Worker(this.opts.workerFile, { workerData: data }), control: new Int32Array(shared), dead: false };
-    if (this.cancelled) Atomics.store(slot.control, 0, 1);
-    slot.worker.on('message', (msg: VerifyWorkerReply) => this.onMessage(slot, msg));
-    slot.worker.on('error', (err) => this.crashed(slot, err.message));
-    slot.worker.on('exit', (code) => {
-      if (!this.settled) this.crashed(slot, `exit code ${code}`);
+    const control = new Int32Array(shared);
+    if (this.cancelled) Atomics.store(control, 0, 1);
+    const slot = { control, dead: false } as Slot;
+    slot.worker = startPoolWorker<VerifyWorkerReply>(this.opts.workerFile, data, {
+      onMessage: (msg) => this.onMessage(slot, msg),
+      onError: (message) => this.crashed(slot, message),
+      onExit: (code) => {
+        if (!this.settled) this.crashed(slot, `exit code ${code}`);
+      },
     });
     return slot;
   }

@@ -2,11 +2,11 @@
  * `countTerms`: occurrences per bucket of updates, one shard per task on a pool of worker
  * threads; `mergeCounts`: adds the results of disjoint shard ranges. Match rules in `./index.ts`.
  */
-import { Worker } from 'worker_threads';
+import type { Worker } from 'worker_threads';
 import type { Dataset } from '../dataset';
 import { CancelledError, DataError, fmt } from '../errors';
 import type { LoadedTokenizer } from '../tokenizer';
-import { defaultJobs, resolveWorkerScript } from '../shardPool';
+import { defaultJobs, resolveWorkerScript, startPoolWorker, stopPoolWorkers } from '../shardPool';
 import type { SearchWorkerData, SearchWorkerReply, SearchWorkerTask } from '../workers/searchWorker';
 import { compileTerms, tokenBytesOf } from './automaton';
 import { CountSetup, CountTask, countTask, makeScanner } from './task';
@@ -203,38 +203,40 @@ export async function countTerms(
         next++;
         w.postMessage(msg);
       };
+      const onReply = (w: Worker, m: SearchWorkerReply) => {
+        if (failed) return;
+        const t = tasks[m.id];
+        if (m.type === 'chunk') {
+          inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + m.tokens);
+          progress(false);
+          return;
+        }
+        if (m.type === 'error') {
+          fail(new DataError(m.message, m.file));
+          return;
+        }
+        finishTask(t, m.cells);
+        if (++done === tasks.length) {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+          return;
+        }
+        give(w);
+      };
       for (let i = 0; i < jobs; i++) {
-        const w = new Worker(workerFile, { workerData: data });
+        const w: Worker = startPoolWorker<SearchWorkerReply>(workerFile, data, {
+          onMessage: (m) => onReply(w, m),
+          onError: (message) => fail(new Error(`search worker failed: ${message}`)),
+          onExit: (code) => {
+            if (done < tasks.length) fail(new Error(`search worker exited (code ${code}) before the scan finished`));
+          },
+        });
         workers.push(w);
-        w.on('message', (m: SearchWorkerReply) => {
-          if (failed) return;
-          const t = tasks[m.id];
-          if (m.type === 'chunk') {
-            inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + m.tokens);
-            progress(false);
-            return;
-          }
-          if (m.type === 'error') {
-            fail(new DataError(m.message, m.file));
-            return;
-          }
-          finishTask(t, m.cells);
-          if (++done === tasks.length) {
-            signal?.removeEventListener('abort', onAbort);
-            resolve();
-            return;
-          }
-          give(w);
-        });
-        w.on('error', (err) => fail(new Error(`search worker failed: ${err.message}`)));
-        w.on('exit', (code) => {
-          if (done < tasks.length) fail(new Error(`search worker exited (code ${code}) before the scan finished`));
-        });
         give(w);
       }
     });
   } finally {
-    await Promise.all(workers.map((w) => w.terminate().catch(() => 0)));
+    await stopPoolWorkers(workers);
   }
   return result;
 }
