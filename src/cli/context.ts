@@ -74,11 +74,15 @@ export interface CliContext {
    * @returns undefined when `text` is undefined. Throws UsageError ("update must be ≥ 0", "… too large").
    */
   int(text: string | undefined, what: string): number | undefined;
-  /** Writes a line (a newline is added when missing) to stdout. */
+  /**
+   * Writes a line (a newline is added when missing) to stdout. Control characters other than
+   * newline and tab are written as marks (`⟨ESC⟩`, see `terminalSafe`): nothing a command prints
+   * can act on the terminal, even data it forgot to pass through {@link CliContext.term}.
+   */
   out(s: string): void;
-  /** Writes to stdout, waiting for the pipe to drain when it is full (bounded memory for big outputs). */
+  /** Writes to stdout (control characters marked as in {@link CliContext.out}), waiting for the pipe to drain when it is full (bounded memory for big outputs). */
   write(s: string): Promise<void>;
-  /** Writes a line to stderr. */
+  /** Writes a line to stderr (control characters marked as in {@link CliContext.out}). */
   err(s: string): void;
   /** Writes `warning: …` to stderr. */
   warn(s: string): void;
@@ -150,7 +154,12 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
   const ac = new AbortController();
   let wantsSignal = false;
 
+  // Last line of defence: whatever a command writes goes through terminalSafe (newline and tab kept),
+  // so a shard name or decoded text that a command forgot to escape still cannot reach the terminal
+  // as control. Marks contain no control characters, so text escaped before is unchanged.
+  const safe = (s: string) => terminalSafe(s, { keepLayout: true });
   const err = (s: string) => {
+    s = safe(s);
     streams.stderr.write(s.endsWith('\n') ? s : s + '\n');
   };
   const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals() as GlobalOptions;
@@ -219,10 +228,11 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
       throw new UsageError(`${terminalSafe(target)}: neither a tokenizer.json nor a folder holding tokenizer/tokenizer.json`);
     },
     out(s) {
+      s = safe(s);
       streams.stdout.write(s.endsWith('\n') ? s : s + '\n');
     },
     async write(s) {
-      if (!streams.stdout.write(s)) await new Promise<void>((resolve) => streams.stdout.once('drain', resolve));
+      if (!streams.stdout.write(safe(s))) await new Promise<void>((resolve) => streams.stdout.once('drain', resolve));
     },
     err,
     warn(s) {

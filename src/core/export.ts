@@ -3,7 +3,8 @@
  * - `jsonl`: one line per sequence, `{"update","sequence","token_range","input_ids","target_ids","text"}`
  *   (`token_range` = the sequence's global input range `[G·k + L·r, G·k + L·(r+1))`, `input_ids` =
  *   the card's `x[r]`, `target_ids` = `y[r]`, `text` = the decoded `input_ids`, or null without a tokenizer);
- * - `txt`: each update as `token-shards update ROOT k` prints it (the update view's text model),
+ * - `txt`: each update as `token-shards update ROOT k` prints it (the update view's text model,
+ *   control characters from data written as marks such as `⟨ESC⟩`; the raw text is jsonl's `text`),
  *   updates separated by one blank line;
  * - `npz`: an uncompressed zip (what `np.savez` writes) of `input_ids.npy` and `target_ids.npy`,
  *   uint32 little-endian, shape `[updates, S, L]` (S = G/L; [n, 128, 1024] for the card), equal to
@@ -23,7 +24,7 @@ import { count } from './units';
 import type { LoadedTokenizer } from './tokenizer';
 import { readUpdate, inputRow, targetRow } from './update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './updateModel';
-import { jsonSafe } from '../text/untrusted';
+import { jsonSafe, terminalSafe } from '../text/untrusted';
 
 /** Export formats. */
 export const EXPORT_FORMATS = ['jsonl', 'txt', 'npz'] as const;
@@ -154,7 +155,8 @@ export async function exportUpdates(
         numUpdates: ds.schedule.numUpdates,
         eos: ds.settings.eosTokenId,
       });
-      text = (k > first ? '\n' : '') + formatUpdateModelText(model) + '\n';
+      // As `update` prints it: control characters from data (shard names, decoded text) as marks.
+      text = (k > first ? '\n' : '') + terminalSafe(formatUpdateModelText(model), { keepLayout: true }) + '\n';
     }
     const buf = Buffer.from(text, 'utf8');
     await writeChunk(sink, buf);

@@ -169,6 +169,22 @@ export class IndexStore {
     return rec;
   }
 
+  /**
+   * Whether an entry for this identity and these parameters is on disk (or loaded in this
+   * process): one synchronous `stat`, no read. For deciding whether a shard needs an index-only
+   * read (verify's cache hits, 100,000 of them in a batch); it trusts nothing — {@link load} still
+   * validates the entry, and one found unreadable there is rebuilt by the next Index Stream.
+   */
+  has(identity: FileIdentity, params: string): boolean {
+    const base = this.baseName(identity, params);
+    if (this.memo.has(base)) return true;
+    try {
+      return fs.statSync(path.join(this.dir, `${base}.json`)).size > 0;
+    } catch {
+      return false;
+    }
+  }
+
   /** The document hashes of a record (4 uint32 per document), or undefined when the `.docs` file is missing or short. */
   async loadDocHashes(rec: ShardIndexRecord): Promise<Uint32Array | undefined> {
     try {

@@ -29,7 +29,6 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import * as readline from 'readline';
 import { FileIdentity, identityKey, identityOfKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
 import { flatString } from './flatString';
 
@@ -94,6 +93,36 @@ const HEADER = `{"version":${VERIFY_CACHE_VERSION},"entries":{`;
 /** Bytes of text gathered before each write of a save. */
 const WRITE_CHUNK_CHARS = 1 << 20;
 
+/** Longest line accepted in a cache file (characters): one entry is a path (≤ 4,096 bytes) and a few numbers. */
+const MAX_CACHE_LINE_CHARS = 1 << 16;
+/** Largest cache file parsed whole (bytes; the older single-JSON layout): 100,000 entries take ~25 MB. */
+const MAX_WHOLE_CACHE_BYTES = 256 << 20;
+
+/** A line of a cache file longer than {@link MAX_CACHE_LINE_CHARS}. */
+class LongLineError extends Error {}
+
+/**
+ * The lines of a UTF-8 text stream (without their `\n`; a `\r` before it is dropped), refusing
+ * lines longer than `maxChars` with a {@link LongLineError} (readline would buffer a line of any
+ * length and fail inside its own event handler, out of reach of the caller).
+ */
+async function* boundedLines(stream: AsyncIterable<string>, maxChars: number): AsyncGenerator<string> {
+  let pending = '';
+  for await (const chunk of stream) {
+    let start = 0;
+    for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
+      const line = pending + chunk.slice(start, nl);
+      pending = '';
+      if (line.length > maxChars) throw new LongLineError();
+      yield line.endsWith('\r') ? line.slice(0, -1) : line;
+      start = nl + 1;
+    }
+    pending += chunk.slice(start);
+    if (pending.length > maxChars) throw new LongLineError();
+  }
+  if (pending !== '') yield pending.endsWith('\r') ? pending.slice(0, -1) : pending;
+}
+
 /**
  * Reads a cache file, handing each valid entry to `onEntry`. Never throws: missing → nothing,
  * corrupt → a warning sentence (entries already handed over are then to be dropped by the caller).
@@ -106,9 +135,9 @@ async function readCacheFile(
 ): Promise<{ warning?: string; exact?: boolean }> {
   const invalid = (why: string) => ({ warning: `${file}: the verification cache is not valid JSON (${why}); starting empty.` });
   const stream = fs.createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 16 });
-  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
+  const lines = boundedLines(stream, MAX_CACHE_LINE_CHARS);
+  let n = 0;
   try {
-    let n = 0;
     let ended = false;
     let prev: string | undefined; // the previous entry line (its comma is checked once the next line is seen)
     let exact = true; // every entry valid, so that rewriting the file would give it back
@@ -147,10 +176,12 @@ async function readCacheFile(
     if (!ended) return invalid(`Unexpected end of JSON input after line ${n}`);
     return { exact };
   } catch (err) {
+    if (err instanceof LongLineError)
+      return invalid(`line ${n + 1} is longer than ${MAX_CACHE_LINE_CHARS.toLocaleString('en-US')} characters`);
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     return { warning: `${file}: cannot read the verification cache (${(err as Error).message}); starting empty.` };
   } finally {
-    lines.close();
+    void lines.return(undefined);
     stream.destroy();
   }
 }
@@ -159,6 +190,11 @@ async function readCacheFile(
 async function readWholeCacheFile(file: string, onEntry: (path: string, e: CompactEntry) => void): Promise<{ warning?: string }> {
   let text: string;
   try {
+    const size = (await fs.promises.stat(file)).size;
+    if (size > MAX_WHOLE_CACHE_BYTES)
+      return {
+        warning: `${file}: the verification cache is ${size.toLocaleString('en-US')} bytes, more than any cache this tool writes; starting empty.`,
+      };
     text = await fs.promises.readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};

@@ -27,13 +27,14 @@ import { codePointLabel, invisibleMark } from '../core/invisibles';
 
 /**
  * Characters that are not shown as themselves: C0 controls, DEL, C1 controls, the bidi
- * embedding/override/isolate characters (U+202A–U+202E, U+2066–U+2069), line/paragraph separators.
+ * embedding/override/isolate characters (U+202A–U+202E, U+2066–U+2069) and marks (ALM U+061C,
+ * LRM U+200E, RLM U+200F: they too reorder neighbouring text), line/paragraph separators.
  */
 // eslint-disable-next-line no-control-regex
-const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 /** Same without newline and tab (decoded text keeps its line structure). */
 // eslint-disable-next-line no-control-regex
-const CONTROL_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const CONTROL_KEEP_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
 /** Marks of the two layout characters, which the invisible-character table leaves to whitespace display. */
 const LAYOUT_MARKS: Record<number, string> = { 0x09: 'TAB', 0x0a: 'LF' };
@@ -116,7 +117,7 @@ export function quoted(s: string, max = 80): string {
 }
 
 /** Characters `JSON.stringify` leaves raw that a terminal or viewer may act on. */
-const JSON_RAW_CONTROL = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const JSON_RAW_CONTROL = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
 /**
  * `JSON.stringify(value, null, indent)` with every control character escaped (`\u009b`): the same

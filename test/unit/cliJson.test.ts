@@ -12,7 +12,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { spawnSync } from 'child_process';
-import { cliPath, sampleDir } from './fixtures';
+import { cliPath, copySampleWithShardName } from './fixtures';
 
 /** Control characters a terminal or a viewer may act on; JSON text must carry them escaped. */
 // eslint-disable-next-line no-control-regex
@@ -26,26 +26,12 @@ describe('CLI --json escapes control characters from data (issue 10 item 4)', fu
 
   let broken: string;
 
-  /** A copy of the sample whose `line`-th shard (0-based) is renamed to `name` (a folder of that name when `folder`). */
-  function copyWith(to: string, line: number, name: string, folder = false): void {
-    fs.cpSync(sampleDir(), to, { recursive: true });
-    const manifest = path.join(to, 'shard_manifest.jsonl');
-    const lines = fs.readFileSync(manifest, 'utf8').split('\n');
-    const entry = JSON.parse(lines[line]) as { shard: string };
-    if (folder) {
-      fs.rmSync(path.join(to, entry.shard));
-      fs.mkdirSync(path.join(to, name));
-    } else fs.renameSync(path.join(to, entry.shard), path.join(to, name));
-    lines[line] = JSON.stringify({ ...entry, shard: name });
-    fs.writeFileSync(manifest, lines.join('\n'));
-  }
-
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-cli-json-'));
     root = path.join(dir, 'data');
-    copyWith(root, 0, hostile);
+    copySampleWithShardName(root, 0, hostile);
     broken = path.join(dir, 'broken');
-    copyWith(broken, 1, hostile, true);
+    copySampleWithShardName(broken, 1, hostile, true);
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -45,3 +45,21 @@ export function runCli(args: string[]): { stdout: string; stderr: string; code: 
     return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: e.status ?? -1 };
   }
 }
+
+/**
+ * Copies the sample to `to` with the manifest's `line`-th shard (0-based) renamed to `name` (a
+ * hostile file name, say); with `folder`, the shard is replaced by an empty folder of that name
+ * (a shard that cannot be read). The manifest entry keeps its count and sha256.
+ */
+export function copySampleWithShardName(to: string, line: number, name: string, folder = false): void {
+  fs.cpSync(sampleDir(), to, { recursive: true });
+  const manifest = path.join(to, 'shard_manifest.jsonl');
+  const lines = fs.readFileSync(manifest, 'utf8').split('\n');
+  const entry = JSON.parse(lines[line]) as { shard: string };
+  if (folder) {
+    fs.rmSync(path.join(to, entry.shard));
+    fs.mkdirSync(path.join(to, name));
+  } else fs.renameSync(path.join(to, entry.shard), path.join(to, name));
+  lines[line] = JSON.stringify({ ...entry, shard: name });
+  fs.writeFileSync(manifest, lines.join('\n'));
+}

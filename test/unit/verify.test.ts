@@ -532,6 +532,32 @@ describe('verify: shard hashes', function () {
       assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ['verify-cache.json'], 'no temporary files left');
     });
 
+    it('a cache line longer than any entry, or an oversized old-layout file, is a one-line warning (never a crash), and a save repairs it', async () => {
+      const dir = path.join(tmpRoot, 'cache-long');
+      fs.mkdirSync(dir, { recursive: true });
+      const long = path.join(dir, 'long.json');
+      // This version's layout (header line, one entry per line) with one 2 MB line.
+      fs.writeFileSync(long, `{"version":${VERIFY_CACHE_VERSION},"entries":{\n"${'a'.repeat(2_000_000)}":1\n}}\n`);
+      const a = await VerifyCache.load(long);
+      assert.match(
+        a.warning ?? '',
+        /long\.json: the verification cache is not valid JSON \(line 2 is longer than [\d,]+ characters\); starting empty\./,
+      );
+      a.record('/p/x', { identity: { dev: '1', ino: '2', size: 3, mtimeNs: '4', ctimeNs: '5' }, sha256: 'b'.repeat(64), checkedAt: 6 });
+      await a.save();
+      const b = await VerifyCache.load(long);
+      assert.strictEqual(b.warning, undefined);
+      assert.strictEqual(b.get('/p/x')?.sha256, 'b'.repeat(64));
+      // The CLI on the sample with that cache: exit 0, the warning once, nothing thrown.
+      const home = path.join(dir, 'home');
+      const file = defaultCliCacheFile({ XDG_CACHE_HOME: home });
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, `{"version":${VERIFY_CACHE_VERSION},"entries":{\n"${'a'.repeat(2_000_000)}":1\n}}\n`);
+      const r = cli(['verify', sampleDir(), '--no-index'], home);
+      assert.strictEqual(r.code, 0, r.stderr);
+      assert.strictEqual(r.stderr.split('\n').filter((l) => /longer than/.test(l)).length, 1, r.stderr);
+    });
+
     it('the CLI cache lives under $XDG_CACHE_HOME, else ~/.cache', () => {
       assert.strictEqual(defaultCliCacheFile({ XDG_CACHE_HOME: '/x/cache' }), '/x/cache/token-shard-inspector/verify-cache.json');
       assert.strictEqual(

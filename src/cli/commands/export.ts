@@ -11,7 +11,6 @@ import { RangeRequestError, fmt } from '../../core/errors';
 import { count } from '../../core/units';
 import { EXPORT_FORMATS, ExportFormat, ExportProgress, exportUpdates, exportUpdatesToFile } from '../../core/export';
 import type { LoadedTokenizer } from '../../core/tokenizer';
-import { terminalSafe } from '../../text/untrusted';
 import { parseUpdateRange } from './stats';
 import type { CliContext } from '../context';
 
@@ -87,16 +86,7 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
     const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, opts);
     o.stderr.write(`wrote ${o.out}: ${count(n, 'update')}, ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } else {
-    // Text for a terminal gets its control characters marked (as `update` prints); files and pipes get the data as is.
-    const sink =
-      format === 'txt' && o.stdout.isTTY
-        ? new Writable({
-            write: (chunk: Buffer, _enc, cb) => {
-              o.stdout.write(terminalSafe(chunk.toString('utf8'), { keepLayout: true }), cb);
-            },
-          })
-        : o.stdout;
-    await exportUpdates(ds, first, last, format, sink, opts);
+    await exportUpdates(ds, first, last, format, o.stdout, opts);
   }
   return 0;
 }

@@ -31,7 +31,12 @@ export function register(program: Command, ctx: CliContext): void {
       ctx.run(async (root: string, offsetText: string, opts: { json?: boolean }, cmd: Command) => {
         const offset = ctx.int(offsetText, 'offset')!;
         const ds = await ctx.open(root, cmd);
-        if (offset >= ds.storedTokens) throw new UsageError(`offset ${fmt(offset)} is outside the stream (0..${fmt(ds.storedTokens - 1)})`);
+        if (offset >= ds.storedTokens)
+          throw new UsageError(
+            ds.storedTokens === 0
+              ? `offset ${fmt(offset)}: the stream is empty (no readable shard)`
+              : `offset ${fmt(offset)} is outside the stream (0..${fmt(ds.storedTokens - 1)})`,
+          );
         const { index: ix } = await openCliIndex(ctx, ds, cmd);
         const { segment, localToken } = ds.stream.locate(offset);
         const pos = ds.schedule.position(offset);

@@ -168,8 +168,11 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
       ac.abort();
     }
   };
-  if (opts.signal) opts.signal.addEventListener('abort', onSigint, { once: true });
-  else process.on('SIGINT', onSigint);
+  if (opts.signal) {
+    opts.signal.addEventListener('abort', onSigint, { once: true });
+    // Ctrl-C while the manifest or the cache was still loading: the listener came too late to hear it.
+    if (opts.signal.aborted) onSigint();
+  } else process.on('SIGINT', onSigint);
   let index: VerifyOptions['index'];
   if (!opts.noIndex && !opts.noCache) {
     const tok = ds.tokenizerFile ? await loadTokenizer(ds.tokenizerFile).catch(() => undefined) : undefined;
