@@ -26,6 +26,9 @@ export function runThreshold(ctx: CliContext, text: string | undefined): number 
   return t;
 }
 
+/** Most per-shard failure lines printed in text mode (the rest are counted; `--json` lists all). */
+const MAX_FAILURE_LINES = 20;
+
 /** Registers `index`. */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -42,6 +45,12 @@ export function register(program: Command, ctx: CliContext): void {
         if (jobs !== undefined && jobs > 256) throw new UsageError('--jobs must be at most 256');
         const threshold = runThreshold(ctx, opts.runThreshold);
         const ds = await ctx.open(root, cmd);
+        // The manifest's own problems (lines refused, paths leading out, sizes that are not whole
+        // tokens) come first, as `verify` and `info` report them: the index covers only what is read.
+        if (!opts.json) for (const p of ds.problems) ctx.err(`${p.severity}: ${ctx.term(p.message)}`);
+        const manifestErrors = ds.problems.filter((p) => p.severity === 'error').length;
+        if (ds.shards.length === 0)
+          throw new UsageError(`${ctx.term(ds.manifestFile || ds.root)}: no readable shard line; nothing to index`);
         const signal = ctx.cancellable();
         const { store, params, noTokenizer } = await openCliIndex(ctx, ds, cmd);
         if (noTokenizer) ctx.warn(noTokenizer);
@@ -61,7 +70,10 @@ export function register(program: Command, ctx: CliContext): void {
             : undefined,
         });
         if (lastLen) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
-        for (const f of report.failed) ctx.err(`error: ${ctx.term(f.message)}`);
+        // One line per failed shard, at most MAX_FAILURE_LINES (an unwritable index folder fails every shard alike).
+        for (const f of report.failed.slice(0, MAX_FAILURE_LINES)) ctx.err(`error: ${ctx.term(f.message)}`);
+        if (report.failed.length > MAX_FAILURE_LINES)
+          ctx.err(`error: … and ${fmt(report.failed.length - MAX_FAILURE_LINES)} more shards failed (--json lists them all)`);
         const ix = await openDatasetIndex(ds, store, params);
         const anomalies = ix.anomalies(ds.schedule, threshold);
         const dups = ix.complete ? await ix.duplicates(store, { signal }) : undefined;
@@ -85,6 +97,7 @@ export function register(program: Command, ctx: CliContext): void {
               {
                 root: ds.root,
                 index_dir: store.dir,
+                problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, line: p.line ?? null, message: p.message })),
                 shards: ds.shards.length,
                 built: report.built,
                 reused: report.reused,
@@ -141,7 +154,7 @@ export function register(program: Command, ctx: CliContext): void {
           ctx.out(lines.join('\n'));
         }
         if (report.cancelled) return 130;
-        return report.failed.length ? 1 : 0;
+        return report.failed.length || manifestErrors ? 1 : 0;
       }),
     );
 }
