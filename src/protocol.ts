@@ -74,6 +74,12 @@ export interface ShardInitToWebview {
    * Offset opening a shard): applied instead of the saved position, before anything is drawn.
    */
   reveal?: Omit<ShardRevealToWebview, 'type'>;
+  /**
+   * The page holding the starting position (the reveal's offset, else the cursor the host last
+   * heard of), read while the page was loading: saves the first page request's round trip. Absent
+   * when it could not be read in time (the webview then asks for it as for any page).
+   */
+  page?: ShardPageReply;
 }
 
 /**

@@ -24,6 +24,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from './core/dataset';
 import { fmt } from './core/errors';
+import { count } from './core/units';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from './core/indexShards';
 import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, IndexStore, StreamIndex } from './core/streamIndex';
 import { LONG_RUN_FLOOR, ScanParams } from './core/streamIndexScan';
@@ -235,15 +236,17 @@ export class StreamIndexService implements vscode.Disposable {
     const docs = index.documentCount;
     const what = report.cancelled
       ? vscode.l10n.t(
-          'Indexing cancelled: {0} of {1} shards indexed (kept; Index Stream continues from there).',
+          'Indexing cancelled: {0} of {1} indexed (kept; Index Stream continues from there).',
           fmt(index.indexedCount),
-          fmt(ds.shards.length),
+          count(ds.shards.length, 'shard'),
         )
       : vscode.l10n.t(
-          'Stream indexed: {0} documents; longest run without EOS {1} tokens; {2}.',
-          docs !== undefined ? fmt(docs) : '?',
-          fmt(index.summary().longestRun.length),
-          anomalies.length ? vscode.l10n.t('{0} anomalies in Problems', fmt(anomalies.length)) : vscode.l10n.t('no anomaly'),
+          'Stream indexed: {0}; longest run without EOS {1}; {2}.',
+          docs !== undefined ? count(docs, 'document') : vscode.l10n.t('? documents'),
+          count(index.summary().longestRun.length, 'token'),
+          anomalies.length
+            ? vscode.l10n.t('{0} in Problems', count(anomalies.length, 'anomaly', 'anomalies'))
+            : vscode.l10n.t('no anomaly'),
         );
     const show = anomalies.length ? vscode.l10n.t('Show Problems') : undefined;
     const pick = await (report.failed.length || anomalies.some((a) => a.severity === 'error')

@@ -13,6 +13,7 @@ import type { NavigationDeps } from './commands/inputs';
 import { goToUpdate } from './commands/goToUpdate';
 import { goToOffset } from './commands/goToOffset';
 import { plainText, shortText } from './text/untrusted';
+import { count } from './core/units';
 
 /** Handles one link; resolves when the target is shown (or the link was rejected). */
 export async function handleNavigationUri(nav: NavigationDeps, uri: vscode.Uri): Promise<void> {
@@ -29,7 +30,12 @@ export async function handleNavigationUri(nav: NavigationDeps, uri: vscode.Uri):
     if (shown && link.sequence !== undefined) {
       if (link.sequence >= shown.rows) {
         void vscode.window.showWarningMessage(
-          vscode.l10n.t('Sequence {0} is out of range: each update has {1} sequences, 0..{2}.', link.sequence, shown.rows, shown.rows - 1),
+          vscode.l10n.t(
+            'Sequence {0} is out of range: each update has {1}, 0..{2}.',
+            link.sequence,
+            count(shown.rows, 'sequence'),
+            shown.rows - 1,
+          ),
         );
       } else {
         await shown.rendered;

@@ -11,7 +11,6 @@ export interface VsCodeApi<ToHost, State> {
 }
 
 import { hasInvisibles, visibleRuns, VisibleOptions } from '../src/core/invisibles';
-import { fmt } from '../src/core/errors';
 
 declare function acquireVsCodeApi(): unknown;
 
@@ -44,10 +43,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
 /** Formats a count with thousands separators: the host's and CLI's `fmt` (src/core/errors.ts), one formatter for all. */
 export { fmt } from '../src/core/errors';
 
-/** `1 token`, `2 tokens`, `1,024 tokens`: a count with its noun, plural unless exactly one (`plural` defaults to noun + "s"). */
-export function count(n: number, noun: string, plural = `${noun}s`): string {
-  return `${fmt(n)} ${n === 1 ? noun : plural}`;
-}
+/** A count with its noun (`1 token`, `2 tokens`): the one helper of src/core/units.ts. */
+export { count } from '../src/core/units';
 
 /**
  * Text with its invisible characters drawn as boxed marks (src/core/invisibles.ts decides which):

@@ -7,7 +7,7 @@
  * view. "Export CSV" saves the table through the host's save dialog; "Export updates…" runs
  * Export Updates… with this window's range. Every value is inserted as text.
  */
-import { fmt, h } from './common';
+import { count, fmt, h } from './common';
 import { panelChannel } from './shared/panel';
 import type { StatColumn, UpdateStats } from '../src/core/stats';
 import type { InspectFromWebview, InspectInit, InspectState, InspectToWebview, StatColumnInfo } from '../src/panels/workbenchProtocol';
@@ -226,7 +226,7 @@ ch.onMessage((m) => {
       centerField.value = String(m.center);
       radiusField.value = String(m.radius);
       title.textContent = `Updates ${fmt(m.first)}–${fmt(m.last)} around update ${fmt(m.center)} (0-based) · ${m.dataset}`;
-      status.textContent = `computing 0 / ${fmt(m.last - m.first + 1)} updates…`;
+      status.textContent = `computing 0 / ${count(m.last - m.first + 1, 'update')}…`;
       ch.setState({ datasetKey: m.datasetKey, center: m.center, radius: m.radius });
       render();
       break;
@@ -239,8 +239,8 @@ ch.onMessage((m) => {
       }
       status.textContent =
         m.done < m.total
-          ? `computing ${fmt(m.done)} / ${fmt(m.total)} updates…`
-          : `${fmt(m.total)} updates${init && !init.tokenizer ? ' · no tokenizer: unknown and special ids are empty' : ''}`;
+          ? `computing ${fmt(m.done)} / ${count(m.total, 'update')}…`
+          : `${count(m.total, 'update')}${init && !init.tokenizer ? ' · no tokenizer: unknown and special ids are empty' : ''}`;
       document.body.dataset.done = m.done === m.total ? 'true' : 'false';
       render();
       break;

@@ -14,6 +14,7 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import { fmt, h, vscodeApi } from './common';
+import { count } from '../src/core/units';
 import { connect } from './channel';
 import type {
   AnomalyMark,
@@ -408,12 +409,7 @@ function sideSection(title: string, fields: ManifestField[] | null, absent: stri
   const d = h(
     'details',
     { class: 'mf-side', open: openByDefault },
-    h(
-      'summary',
-      {},
-      h('span', { class: 'mf-side-title' }, title),
-      h('span', { class: 'muted' }, ` · ${fields.length} key${fields.length === 1 ? '' : 's'}`),
-    ),
+    h('summary', {}, h('span', { class: 'mf-side-title' }, title), h('span', { class: 'muted' }, ` · ${count(fields.length, 'key')}`)),
     fieldList(fields),
   );
   return d;
@@ -442,7 +438,7 @@ function renderHead(d: ManifestInit): void {
     stat(
       'tokens per update',
       fmt(t.tokensPerUpdate),
-      `${fmt(t.sequencesPerUpdate)} sequences × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`,
+      `${count(t.sequencesPerUpdate, 'sequence')} × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`,
     ),
   );
   const toolbar = h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
@@ -453,7 +449,7 @@ function renderHead(d: ManifestInit): void {
         h(
           'div',
           {},
-          h('strong', {}, `${fmt(d.problems.length)} problem${d.problems.length === 1 ? '' : 's'} in the dataset's metadata`),
+          h('strong', {}, `${count(d.problems.length, 'problem')} in the dataset's metadata`),
           ' · ',
           linkButton('Show in Problems', () => post({ type: 'showProblems' })),
         ),

@@ -13,7 +13,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
-import { formatRate } from '../src/core/units';
+import { count, formatDuration, formatRate } from '../src/core/units';
 import { fmt, h } from './common';
 import { Chart } from './shared/chart';
 import { RequestCancelled, panelChannel } from './shared/panel';
@@ -131,7 +131,7 @@ function bucketName(i: number): string {
   const b = result?.buckets[i];
   if (!b) return `bucket ${i}`;
   const range = b.first_update === b.last_update ? `update ${fmt(b.first_update)}` : `updates ${fmt(b.first_update)}–${fmt(b.last_update)}`;
-  return `${range} · ${fmt(b.tokens)} tokens`;
+  return `${range} · ${count(b.tokens, 'token')}`;
 }
 
 // ───────────── form ─────────────
@@ -252,27 +252,14 @@ function draw(): void {
   chart.setSelected(selBucket);
   totalsEl.replaceChildren(
     ...r.terms.map((t, k) => h('span', { class: 'total' }, h('span', { class: 'total-term' }, t), `: ${fmt(r.totals[k])}`)),
-    h(
-      'span',
-      { class: 'muted' },
-      ` · ${fmt(r.buckets.length)} buckets of ${fmt(r.per)} update${r.per === 1 ? '' : 's'} · ${fmt(r.updates)} updates`,
-    ),
+    h('span', { class: 'muted' }, ` · ${count(r.buckets.length, 'bucket')} of ${count(r.per, 'update')} · ${count(r.updates, 'update')}`),
   );
 }
 
 function describeProgress(p: { shardsDone: number; shardsTotal: number; bytesPerSecond: number; etaMs: number | null }): string {
   const rate = formatRate(p.bytesPerSecond);
-  const eta = p.etaMs === null ? 'estimating time left' : p.etaMs < 1000 ? 'under a second left' : `${fmtDuration(p.etaMs)} left`;
-  return `Scanning: ${fmt(p.shardsDone)} of ${fmt(p.shardsTotal)} shards · ${rate} · ${eta}`;
-}
-
-function fmtDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  return s < 60
-    ? `${s} s`
-    : s < 3600
-      ? `${Math.floor(s / 60)} min ${s % 60} s`
-      : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  const eta = p.etaMs === null ? 'estimating time left' : p.etaMs < 1000 ? 'under a second left' : `${formatDuration(p.etaMs)} left`;
+  return `Scanning: ${fmt(p.shardsDone)} of ${count(p.shardsTotal, 'shard')} · ${rate} · ${eta}`;
 }
 
 ch.onMessage((m) => {
@@ -300,7 +287,7 @@ ch.onMessage((m) => {
       ch.setState({ form: m.form, searchId: m.searchId });
       closeList();
       setBusy(true);
-      statusEl.textContent = `Searching ${m.terms.length} term${m.terms.length === 1 ? '' : 's'} in buckets of ${fmt(m.per)} update${m.per === 1 ? '' : 's'}…`;
+      statusEl.textContent = `Searching ${count(m.terms.length, 'term')} in buckets of ${count(m.per, 'update')}…`;
       break;
     case 'progress':
       if (m.searchId !== searchId) return;
@@ -316,9 +303,12 @@ ch.onMessage((m) => {
       setBusy(false);
       draw();
       const when = m.cached
-        ? `from the cache (scanned ${new Date(m.cached.savedAt).toLocaleString()}${m.cached.scanMs ? ` in ${fmtDuration(m.cached.scanMs)}` : ''})`
-        : `scanned in ${m.ms < 1000 ? `${Math.round(m.ms)} ms` : fmtDuration(m.ms)}`;
-      statusEl.textContent = `Done: ${fmt(m.result.totals.reduce((a, b) => a + b, 0))} occurrences, ${when}. Click a bucket (or focus the chart and press Enter) to list its occurrences.`;
+        ? `from the cache (scanned ${new Date(m.cached.savedAt).toLocaleString()}${m.cached.scanMs ? ` in ${formatDuration(m.cached.scanMs)}` : ''})`
+        : `scanned in ${formatDuration(m.ms)}`;
+      statusEl.textContent = `Done: ${count(
+        m.result.totals.reduce((a, b) => a + b, 0),
+        'occurrence',
+      )}, ${when}. Click a bucket (or focus the chart and press Enter) to list its occurrences.`;
       ch.post({ type: 'drawn', searchId: m.searchId, buckets: m.result.buckets.length, series: m.result.terms.length, final: true });
       if (selBucket !== null && selBucket < m.result.buckets.length) selectBucket(selBucket, Math.min(selTerm, m.result.terms.length - 1));
       break;
@@ -368,13 +358,9 @@ function selectBucket(i: number, term: number): void {
   ch.setState({ bucket: i, termIndex: selTerm });
   const b = r.buckets[i];
   listSection.hidden = false;
-  const count = b.counts[selTerm];
+  const n = b.counts[selTerm];
   listHead.textContent = '';
-  listHead.append(
-    `“`,
-    h('span', { class: 'occ-term' }, r.terms[selTerm]),
-    `” in ${bucketName(i)}: ${fmt(count)} occurrence${count === 1 ? '' : 's'}`,
-  );
+  listHead.append(`“`, h('span', { class: 'occ-term' }, r.terms[selTerm]), `” in ${bucketName(i)}: ${count(n, 'occurrence')}`);
   // Term switcher (other terms of this bucket) and the bucket's updates.
   updateBtns.replaceChildren(
     ...r.terms.map((t, k) => {
@@ -396,14 +382,14 @@ function selectBucket(i: number, term: number): void {
   listAbort?.abort();
   listAbort = new AbortController();
   listKey = key;
-  listTotal = Math.min(count, 10_000);
+  listTotal = Math.min(n, 10_000);
   rows = new Array(listTotal);
   loading = new Set();
   active = -1;
   listNote.textContent =
-    count > listTotal
+    n > listTotal
       ? `Showing the first ${fmt(listTotal)}; choose a smaller bucket size to see the rest.`
-      : count === 0
+      : n === 0
         ? 'No occurrences in this bucket.'
         : 'Click an occurrence (or press Enter) to open it in the shard editor.';
   listInner.style.height = `${listTotal * ROW_H}px`;

@@ -487,7 +487,17 @@ function applyReveal(m: Omit<ShardRevealToWebview, 'type'>): void {
   setCursor(m.offset, true, true);
   scroller.reveal(m.offset, m.align ?? 'third');
   scroller.refresh();
-  viewport.focus();
+  focusViewport();
+}
+
+/**
+ * Gives the viewport the keyboard focus: now when this page has the focus, else once it gets it.
+ * Never takes the focus from the workbench (a reveal landing while the user already typed into a
+ * quick input must not close it).
+ */
+function focusViewport(): void {
+  if (document.hasFocus()) viewport.focus();
+  else window.addEventListener('focus', () => viewport.focus(), { once: true });
 }
 
 function onInit(m: ShardInitToWebview): void {
@@ -496,6 +506,7 @@ function onInit(m: ShardInitToWebview): void {
   const sameFile = st.init && st.init.sizeBytes === m.sizeBytes;
   st.setInit(m);
   cache.reset(m.generation, st.pageCount, m.eosId);
+  if (m.page) cache.put(m.page);
   info.textContent = infoText(m);
   info.title = infoText(m);
   hlButton.toggleAttribute('disabled', m.globalStart === undefined);

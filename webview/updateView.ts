@@ -20,7 +20,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
-import { h, fmt, visibleNodes, vscodeApi } from './common';
+import { count, h, fmt, visibleNodes, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
   AnomalyMark,
@@ -241,7 +241,7 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   rowsEl.replaceChildren();
   // A new update starts at the top (header visible) unless a sequence was asked for (scrolled to below).
   if (focusRow === undefined) window.scrollTo(0, 0);
-  rowsEl.setAttribute('aria-label', `${d.rows.length} sequences of ${title}`);
+  rowsEl.setAttribute('aria-label', `${count(d.rows.length, 'sequence')} of ${title}`);
 
   let eosBefore = 0;
   const eosCounts: number[] = [];
@@ -279,7 +279,7 @@ function renderSummary(d: UpdateViewData): void {
   const line1 = h(
     'div',
     {},
-    `${datasetName} · tokens [${fmt(s)}, ${fmt(e)}) · ${rows} sequences × ${fmt(d.seqLen)} tokens · updates in this dataset: 0..${fmt(d.numUpdates - 1)}`,
+    `${datasetName} · tokens [${fmt(s)}, ${fmt(e)}) · ${count(rows, 'sequence')} × ${count(d.seqLen, 'token')} · updates in this dataset: 0..${fmt(d.numUpdates - 1)}`,
   );
   const line2 = h(
     'div',
@@ -429,8 +429,8 @@ function segmentEl(d: UpdateViewData, r: number, i: number, s: UpdateViewSegment
       'data-seg': i,
       tabindex: -1,
       title:
-        `tokens [${fmt(s.offset)}, ${fmt(s.offset + s.end - s.start)}) · ${s.end - s.start} tokens · ${d.shards[s.shard].name}` +
-        `${s.unknownIds ? ` · ${s.unknownIds} id(s) not in the tokenizer (shown as nothing)` : ''} · click to open in the shard editor`,
+        `tokens [${fmt(s.offset)}, ${fmt(s.offset + s.end - s.start)}) · ${count(s.end - s.start, 'token')} · ${d.shards[s.shard].name}` +
+        `${s.unknownIds ? ` · ${count(s.unknownIds, 'id')} not in the tokenizer (shown as nothing)` : ''} · click to open in the shard editor`,
     },
     ...segmentText(s.text),
   );
@@ -475,11 +475,7 @@ function applyDocumentNumbers(): void {
   for (const d of rowDocs) {
     const first = firstDocument === undefined ? undefined : firstDocument + d.eosBefore;
     d.el.textContent =
-      first === undefined
-        ? `${d.count} doc${d.count === 1 ? '' : 's'}`
-        : d.count === 1
-          ? `doc ${fmt(first)}`
-          : `docs ${fmt(first)}–${fmt(first + d.count - 1)}`;
+      first === undefined ? count(d.count, 'doc') : d.count === 1 ? `doc ${fmt(first)}` : `docs ${fmt(first)}–${fmt(first + d.count - 1)}`;
   }
   for (const m of docMarkers) {
     const n = firstDocument === undefined ? undefined : firstDocument + m.eosBefore;

@@ -7,6 +7,7 @@
  */
 import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
+import { count as countOf } from '../core/units';
 import { IdAnomaly, diagnoseIds } from '../core/tokenizer';
 
 /** Ids read from the start of each sampled shard. */
@@ -48,7 +49,7 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
   const where =
     names.length === 1
       ? names[0]
-      : `${names[0]} and ${names.length - 1} more shard${names.length > 2 ? 's' : ''} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
+      : `${names[0]} and ${countOf(names.length - 1, 'more shard', 'more shards')} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
   return { ...found, message: `${where}: ${found.message}` };
 }
 
@@ -61,5 +62,5 @@ export function countUnknown(ids: ArrayLike<number>, isKnown: (id: number) => bo
 
 /** The stderr warning for unknown ids in a text output. */
 export function unknownWarning(count: number, vocabSize: number): string {
-  return `${fmt(count)} id${count === 1 ? '' : 's'} not in the tokenizer's vocabulary (${fmt(vocabSize)} ids), shown as ⟨unknown N⟩`;
+  return `${countOf(count, 'id')} not in the tokenizer's vocabulary (${fmt(vocabSize)} ids), shown as ⟨unknown N⟩`;
 }

@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
+import { count as countOf } from '../core/units';
 import { indexParamsFor, openDatasetIndex } from '../core/indexShards';
 import { Anomaly, IndexStore, StreamIndex, defaultCliIndexDir, describeUpdates, updatesTouching } from '../core/streamIndex';
 import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndexScan';
@@ -72,7 +73,7 @@ export function describeIndex(ds: Dataset, ix: StreamIndex, anomalies: Anomaly[]
   const errors = anomalies.filter((a) => a.severity === 'error').length;
   lines.push(
     anomalies.length
-      ? `anomalies (${fmt(anomalies.length)}, ${fmt(errors)} fault${errors === 1 ? '' : 's'}):\n${anomalies.map((a) => `  ${a.severity}: ${term(a.message)}`).join('\n')}`
+      ? `anomalies (${fmt(anomalies.length)}, ${countOf(errors, 'fault')}):\n${anomalies.map((a) => `  ${a.severity}: ${term(a.message)}`).join('\n')}`
       : 'anomalies        none',
   );
   return lines;

@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import type { ShardEditorProvider, ShardSession } from '../editor/shardEditor';
 import { plainText, shortText } from '../text/untrusted';
 
@@ -73,7 +74,10 @@ export function copyCommands(provider: ShardEditorProvider): {
       const ids = await t.s.document.state.pages.read(t.range[0], t.range[1] - t.range[0]);
       const text = tok ? tok.decode(ids) : Array.from(ids).join(' ');
       await vscode.env.clipboard.writeText(text);
-      vscode.window.setStatusBarMessage(vscode.l10n.t('Copied the text of {0} tokens ({1})', fmt(ids.length), where(t.s, t.range)), 4000);
+      vscode.window.setStatusBarMessage(
+        vscode.l10n.t('Copied the text of {0} ({1})', count(ids.length, 'token'), where(t.s, t.range)),
+        4000,
+      );
       return text;
     },
   };

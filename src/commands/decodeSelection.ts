@@ -17,6 +17,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import { ExtractedIds, extractIds } from '../core/idList';
 import { LoadedTokenizer, decodeForDisplay } from '../core/tokenizer';
 import { Services } from '../services';
@@ -108,15 +109,17 @@ export function describeSkipped(skipped: ExtractedIds['skipped']): string {
 export function decodedDocumentText(tok: LoadedTokenizer, found: ExtractedIds): string {
   const parts = found.rows.map((row) => decodeForDisplay(tok, row));
   const unknown = parts.reduce((n, p) => n + p.unknown, 0);
-  let header = found.ids.length === 1 ? vscode.l10n.t('Decoded 1 token') : vscode.l10n.t('Decoded {0} tokens', fmt(found.ids.length));
-  header += ' · ' + (unknown === 1 ? vscode.l10n.t('1 unknown id') : vscode.l10n.t('{0} unknown ids', fmt(unknown)));
+  let header = vscode.l10n.t('Decoded {0}', count(found.ids.length, 'token'));
+  header += ' · ' + count(unknown, 'unknown id');
   if (found.rows.length > 1) header += ' · ' + vscode.l10n.t('{0} rows', fmt(found.rows.length));
   header += ' · ' + vscode.l10n.t('tokenizer {0}', tok.file);
   if (found.skipped.length) header += ' · ' + vscode.l10n.t('not ids: {0}', describeSkipped(found.skipped));
   if (found.rows.length === 1) return `${header}\n\n${parts[0].text}`;
   return (
     `${header}\n` +
-    found.rows.map((row, r) => `\n── ${vscode.l10n.t('row {0} · {1} tokens', String(r), fmt(row.length))} ──\n${parts[r].text}`).join('\n')
+    found.rows
+      .map((row, r) => `\n── ${vscode.l10n.t('row {0} · {1}', String(r), count(row.length, 'token'))} ──\n${parts[r].text}`)
+      .join('\n')
   );
 }
 
@@ -147,9 +150,9 @@ export async function decodeSelection(
   }
   const tok = await tokenizerForCommand(services, vscode.l10n.t('Decode Selection'), editor?.document.uri);
   if (!tok) return undefined;
-  const uri = decodedDocuments.add(decodedDocumentText(tok, found), `${fmt(found.ids.length)} tokens`);
+  const uri = decodedDocuments.add(decodedDocumentText(tok, found), count(found.ids.length, 'token'));
   const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
-  services.log.info(`decode selection: ${found.ids.length} ids with ${path.basename(tok.file)}`);
+  services.log.info(`decode selection: ${count(found.ids.length, 'id')} with ${path.basename(tok.file)}`);
   return doc;
 }

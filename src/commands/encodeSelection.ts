@@ -15,6 +15,7 @@
  */
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
+import { count as countOf } from '../core/units';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
 import { tokenizerForCommand } from './decodeSelection';
@@ -126,12 +127,12 @@ export async function encodeSelection(services: Services, ...args: unknown[]): P
   if (!action) {
     const preview = formatted.join(' ');
     const items: (vscode.QuickPickItem & { action: EncodeAction })[] = [
-      { action: 'copy', label: `$(copy) ${vscode.l10n.t('Copy to Clipboard')}`, description: vscode.l10n.t('{0} tokens', fmt(count)) },
+      { action: 'copy', label: `$(copy) ${vscode.l10n.t('Copy to Clipboard')}`, description: countOf(count, 'token') },
       { action: 'insert', label: `$(insert) ${vscode.l10n.t('Insert After Selection')}`, description: vscode.l10n.t('on a new line') },
       { action: 'replace', label: `$(replace) ${vscode.l10n.t('Replace Selection')}` },
     ];
     const pick = await vscode.window.showQuickPick(items, {
-      title: vscode.l10n.t('Encode Selection: {0} tokens with {1}', fmt(count), iconSafe(shortText(tok.file))),
+      title: vscode.l10n.t('Encode Selection: {0} with {1}', countOf(count, 'token'), iconSafe(shortText(tok.file))),
       placeHolder: preview.length > 200 ? preview.slice(0, 200) + '…' : preview,
     });
     if (!pick) return undefined;

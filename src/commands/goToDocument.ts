@@ -15,6 +15,8 @@ import { numberArg, validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
 import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
 import { iconSafe } from '../text/untrusted';
+import { shardScanProgress, withTail } from '../editor/shardDocument';
+import { count } from '../core/units';
 
 /** Arguments of `tokenShards.goToDocument`. */
 export interface GoToDocumentArgs {
@@ -92,10 +94,14 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
       (progress, token) => {
         token.onCancellationRequested(() => abort.abort());
         let last = 0;
+        const tail = shardScanProgress(ds.shards);
         return index.documentStart(doc, abort.signal, (done, total) => {
           const pct = (100 * done) / Math.max(1, total);
           if (pct - last >= 1) {
-            progress.report({ increment: pct - last, message: vscode.l10n.t('counted EOS in {0} of {1} shards', fmt(done), fmt(total)) });
+            progress.report({
+              increment: pct - last,
+              message: withTail(vscode.l10n.t('counted EOS in {0} of {1}', fmt(done), count(total, 'shard')), tail(done, total)),
+            });
             last = pct;
           }
         });

@@ -18,6 +18,7 @@ import { UpdateIndex, checkUpdate, numberArg, validateUpdateInput } from '../cor
 import type { UpdateViewResult } from '../editor/updateView';
 import { NavigationDeps, commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
 import { iconSafe } from '../text/untrusted';
+import { count } from '../core/units';
 
 /** Arguments of `tokenShards.goToUpdate`. */
 export interface GoToUpdateArgs {
@@ -52,8 +53,9 @@ async function chooseStepReading(numUpdates: number, k: number): Promise<number 
       k: k - 1,
       label: vscode.l10n.t('Update {0}', fmt(k - 1)),
       description: vscode.l10n.t(
-        '"step {0}" counts completed updates (a checkpoint after {0} updates last trained on update {1})',
+        '"step {0}" counts completed updates (a checkpoint after {1} last trained on update {2})',
         fmt(k),
+        count(k, 'update'),
         fmt(k - 1),
       ),
     });

@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { describeUpdate } from '../core/schedule';
+import { count } from '../core/units';
 import type { ShardHighlight } from '../protocol';
 import type { ShardDocument } from '../editor/shardDocument';
 
@@ -34,7 +35,7 @@ export function updateHighlight(k: number, G: number, L: number, base: number, n
   return {
     start,
     end,
-    label: `${describeUpdate(k)} · ${G / L} sequences × ${L} tokens`,
+    label: `${describeUpdate(k)} · ${count(G / L, 'sequence')} × ${count(L, 'token')}`,
     boundaries: { first: a + firstIndex * L - base, every: L, firstIndex, labelPrefix: 'sequence ' },
   };
 }

@@ -17,6 +17,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import type { Dataset } from '../core/dataset';
 import { SearchOutcome, SearchPanels } from '../panels/searchPanel';
 import { joinTerms } from '../panels/searchModel';
@@ -150,7 +151,7 @@ function promptSearch(ds: Dataset, initial: SearchForm): Promise<SearchForm | un
       box.placeholder = form.ids ? '791,4062; 100257' : vscode.l10n.t('e.g. whale, Ahab, the sea');
     };
     let buttons: vscode.QuickInputButton[] = [];
-    box.title = vscode.l10n.t('Search Stream · {0} ({1} updates)', path.basename(ds.root), fmt(ds.schedule.numUpdates));
+    box.title = vscode.l10n.t('Search Stream · {0} ({1})', path.basename(ds.root), count(ds.schedule.numUpdates, 'update'));
     box.value = initial.text;
     refresh();
     let done = false;

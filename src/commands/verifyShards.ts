@@ -26,6 +26,7 @@ import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
 import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatRate, formatVerifySummary } from '../core/verifyFormat';
+import { count } from '../core/units';
 import { VerifyCache } from '../core/verifyCache';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';
@@ -127,7 +128,9 @@ export async function runVerification(
   let reportedPct = 0;
   const cache = store ? await store.cache() : await VerifyCache.load(deps.cacheFile);
   if (cache.warning) deps.log.warn(cache.warning);
-  deps.log.info(`verify ${ds.root}: ${shards.length} shard(s), ${deps.jobs} worker(s)${req.ignoreCache ? ', ignoring the cache' : ''}`);
+  deps.log.info(
+    `verify ${ds.root}: ${count(shards.length, 'shard')}, ${count(deps.jobs, 'worker')}${req.ignoreCache ? ', ignoring the cache' : ''}`,
+  );
   try {
     const report = await verifyShards(shards, {
       jobs: deps.jobs,
@@ -175,7 +178,7 @@ export async function runVerification(
     const rate =
       report.elapsedMs > 0 && report.bytesHashed >= 1e8 ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)})` : '';
     deps.log.info(
-      `verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${report.jobs} worker(s)`,
+      `verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${count(report.jobs, 'worker')}`,
     );
     if (report.cacheError) deps.log.warn(report.cacheError);
     return summary;

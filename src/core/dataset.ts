@@ -30,6 +30,7 @@ import { TokenStream } from './stream';
 import { findDatasetTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
 import { DataError, SettingError, fmt } from './errors';
+import { count } from './units';
 
 /** Where each schedule setting's value came from. */
 export type SettingSource = 'default' | 'setting' | 'manifest.json';
@@ -280,7 +281,7 @@ export async function openShardFileAsDataset(
       code: 'size-not-multiple-of-4',
       severity: 'error',
       file: lone.file,
-      message: `${path.basename(lone.file)}: size ${lone.sizeBytes} bytes is not a multiple of 4; the last ${lone.trailingBytes} byte(s) after token ${numTokens} are not shown as tokens.`,
+      message: `${path.basename(lone.file)}: size ${lone.sizeBytes} bytes is not a multiple of 4; the last ${count(lone.trailingBytes, 'byte')} after token ${numTokens} are not shown as tokens.`,
     });
   }
   let tokenizerFile: string | undefined;

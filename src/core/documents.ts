@@ -10,6 +10,7 @@
 import { TokenStream } from './stream';
 import type { StreamIndex } from './streamIndex';
 import { CancelledError, RangeRequestError, fmt } from './errors';
+import { count } from './units';
 
 /** Tokens read per chunk while scanning (4 MiB). */
 export const SCAN_CHUNK_TOKENS = 1 << 20;
@@ -285,6 +286,6 @@ export class DocumentIndex {
       }
       before += c;
     }
-    throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${fmt(before + 1)} documents (0..${fmt(before)})`);
+    throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${count(before + 1, 'document')} (0..${fmt(before)})`);
   }
 }

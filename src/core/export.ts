@@ -19,7 +19,8 @@ import { Readable, Writable } from 'stream';
 import * as yazl from 'yazl';
 import type { Dataset } from './dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, type DocumentIndex } from './documents';
-import { CancelledError, RangeRequestError, fmt } from './errors';
+import { CancelledError, RangeRequestError } from './errors';
+import { count } from './units';
 import type { LoadedTokenizer } from './tokenizer';
 import { readUpdate, inputRow, targetRow } from './update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './updateModel';
@@ -276,5 +277,5 @@ export function npzSizeEstimate(n: number, G: number, L: number): number {
 /** "12 updates (1.5 MB)"-style text for progress and confirmations. */
 export function describeExport(n: number, bytes: number): string {
   const mb = bytes / 1e6;
-  return `${fmt(n)} update${n === 1 ? '' : 's'} (${mb >= 1000 ? `${(mb / 1000).toFixed(1)} GB` : `${mb.toFixed(1)} MB`})`;
+  return `${count(n, 'update')} (${mb >= 1000 ? `${(mb / 1000).toFixed(1)} GB` : `${mb.toFixed(1)} MB`})`;
 }

@@ -13,6 +13,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { fmt } from './errors';
+import { count } from './units';
 import { lineColumnAt, parseJson } from './safeJson';
 import { scheduleValueFault } from './schedule';
 import { FileIdentity, identityKeyOfStats, identityOfKey } from './fileIdentity';
@@ -539,7 +540,7 @@ export async function validateShardFiles(
         severity: 'error',
         file: manifestFile,
         line: e.line,
-        message: `${e.shard} (${base} line ${e.line}): size ${fmt(size)} bytes is not a multiple of 4 (${size % BYTES_PER_TOKEN} trailing byte${size % BYTES_PER_TOKEN > 1 ? 's' : ''}); uint32 shards must be whole tokens.`,
+        message: `${e.shard} (${base} line ${e.line}): size ${fmt(size)} bytes is not a multiple of 4 (${count(size % BYTES_PER_TOKEN, 'trailing byte')}); uint32 shards must be whole tokens.`,
       });
     } else if (size !== e.numTokens * BYTES_PER_TOKEN) {
       problems.push({

@@ -14,6 +14,7 @@
  * Units: offsets and counts in tokens.
  */
 import { fmt } from './errors';
+import { count } from './units';
 import { ShardEntry } from './manifest';
 import { parseNumberInput } from './numbers';
 import { Schedule } from './schedule';
@@ -70,7 +71,7 @@ export function shardIndexAt(shards: readonly Pick<ShardEntry, 'startToken' | 'n
 /** The valid update range as words: "0..399,999 (updates are 0-based)". */
 export function updateRangeText(t: NavigationTarget): string {
   return t.schedule.numUpdates === 0
-    ? `no update (the stream holds ${fmt(t.storedTokens)} tokens; one update needs ${fmt(t.schedule.G + 1)})`
+    ? `no update (the stream holds ${count(t.storedTokens, 'token')}; one update needs ${fmt(t.schedule.G + 1)})`
     : `0..${fmt(t.schedule.numUpdates - 1)} (updates are 0-based)`;
 }
 
@@ -123,7 +124,7 @@ export function checkUpdate(k: number, t: NavigationTarget): Validated<UpdateInd
       error:
         t.schedule.numUpdates === 0
           ? `This dataset holds ${range}.`
-          : `Update ${fmt(k)} is out of range: this dataset has ${fmt(t.schedule.numUpdates)} updates, ${range}.`,
+          : `Update ${fmt(k)} is out of range: this dataset has ${count(t.schedule.numUpdates, 'update')}, ${range}.`,
     };
   }
   return { ok: true, value: k as UpdateIndex, detail: describeUpdateRange(t, k) };
@@ -161,7 +162,7 @@ export function checkOffset(o: number, t: NavigationTarget): Validated<number> {
   if (o >= t.storedTokens) {
     return {
       ok: false,
-      error: `Token offset ${fmt(o)} is past the end: the stream holds ${fmt(t.storedTokens)} tokens, offsets ${range}.`,
+      error: `Token offset ${fmt(o)} is past the end: the stream holds ${count(t.storedTokens, 'token')}, offsets ${range}.`,
     };
   }
   return { ok: true, value: o, detail: describeOffset(t, o) };
@@ -178,7 +179,7 @@ export function validateLocalOffsetInput(text: string, fileTokens: number, fileN
   if (p.value >= fileTokens)
     return {
       ok: false,
-      error: `Token offset ${fmt(p.value)} is past the end of ${fileName}: it holds ${fmt(fileTokens)} tokens, offsets ${range}.`,
+      error: `Token offset ${fmt(p.value)} is past the end of ${fileName}: it holds ${count(fileTokens, 'token')}, offsets ${range}.`,
     };
   return {
     ok: true,
@@ -203,7 +204,7 @@ export function validateDocumentInput(text: string, documentCount?: number, coun
   if (documentCount !== undefined && p.value >= documentCount) {
     return {
       ok: false,
-      error: `Document ${fmt(p.value)} is out of range: the stream has ${fmt(documentCount)} documents, 0..${fmt(documentCount - 1)} (documents are 0-based).`,
+      error: `Document ${fmt(p.value)} is out of range: the stream has ${count(documentCount, 'document')}, 0..${fmt(documentCount - 1)} (documents are 0-based).`,
     };
   }
   return {
@@ -212,7 +213,7 @@ export function validateDocumentInput(text: string, documentCount?: number, coun
     detail:
       `document ${fmt(p.value)} (0-based: ${p.value === 0 ? 'the first document, at token 0' : `the one after the ${fmt(p.value)}${ordinalSuffix(p.value)} EOS`})` +
       (documentCount !== undefined
-        ? ` · of ${fmt(documentCount)} documents`
+        ? ` · of ${count(documentCount, 'document')}`
         : p.value === 0
           ? ''
           : counting
@@ -250,7 +251,7 @@ export function validateSequenceInput(text: string, t: NavigationTarget): Valida
     if (p.value >= total) {
       return {
         ok: false,
-        error: `Sequence #${fmt(p.value)} is out of range: the stream has ${fmt(total)} sequences, #0..#${fmt(Math.max(0, total - 1))} (${rows} per update; 0-based).`,
+        error: `Sequence #${fmt(p.value)} is out of range: the stream has ${count(total, 'sequence')}, #0..#${fmt(Math.max(0, total - 1))} (${rows} per update; 0-based).`,
       };
     }
     const v = checkSequence({ update: Math.floor(p.value / rows), sequence: p.value % rows }, t);
@@ -282,7 +283,7 @@ export function checkSequence(ref: SequenceRef, t: NavigationTarget): Validated<
   if (!Number.isSafeInteger(r) || r < 0 || r >= rows) {
     return {
       ok: false,
-      error: `Sequence ${Number.isFinite(r) ? fmt(r) : String(r)} is out of range: each update has ${rows} sequences, 0..${rows - 1} (sequences are 0-based).`,
+      error: `Sequence ${Number.isFinite(r) ? fmt(r) : String(r)} is out of range: each update has ${count(rows, 'sequence')}, 0..${rows - 1} (sequences are 0-based).`,
     };
   }
   const [s, e] = t.schedule.sequenceRange(ref.update, r);

@@ -28,6 +28,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { CancelledError, RangeRequestError, fmt } from './errors';
+import { count as countOf } from './units';
 import { mapLimit } from './concurrency';
 import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
 import { Schedule } from './schedule';
@@ -603,7 +604,7 @@ export class StreamIndex {
     if (!Number.isSafeInteger(n) || n < 0) throw new RangeRequestError(`document ${n} is not a non-negative integer`);
     const count = this.documentCount;
     if (count !== undefined && n >= count)
-      throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${fmt(count)} documents (0..${fmt(count - 1)})`);
+      throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${countOf(count, 'document')} (0..${fmt(count - 1)})`);
     let start = 0;
     if (n > 0) {
       const e = await this.nthEos(n);
@@ -788,7 +789,7 @@ export class StreamIndex {
           updates,
           ...said(
             s,
-            `special token id ${idText} inside documents ${fmt(o.count)} time${o.count === 1 ? '' : 's'}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+            `special token id ${idText} inside documents ${countOf(o.count, 'time')}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
           ),
         });
       }
@@ -805,7 +806,7 @@ export class StreamIndex {
           updates,
           ...said(
             s,
-            `${fmt(rec.unknown.count)} unknown id${rec.unknown.count === 1 ? '' : 's'} (≥ the vocabulary size or in a vocabulary hole; max id ${fmt(rec.maxId)}), ${firstText(offs, rec.unknown.count)}; ${rec.unknown.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+            `${countOf(rec.unknown.count, 'unknown id')} (≥ the vocabulary size or in a vocabulary hole; max id ${fmt(rec.maxId)}), ${firstText(offs, rec.unknown.count)}; ${rec.unknown.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
           ),
         });
       }

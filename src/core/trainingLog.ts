@@ -28,6 +28,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parse as csvParse } from 'csv-parse';
 import { CancelledError, DataError, fmt } from './errors';
+import { count } from './units';
 
 /** Step column names, most preferred first (compared lowercased). */
 export const STEP_NAMES = ['step', '_step', 'global_step', 'train/global_step', 'trainer/global_step', 'iteration', 'iter'];
@@ -808,36 +809,36 @@ export function outOfRangeSteps(
 export function describeLog(log: TrainingLog, conv: StepConvention, numUpdates?: number): string[] {
   const name = path.basename(log.file);
   const out = [
-    `${name}: ${fmt(log.steps.length)} loss points from ${JSON.stringify(log.loss.column)} against ${JSON.stringify(log.step.column)}, steps ${fmt(log.steps[0])}..${fmt(log.steps[log.steps.length - 1])} (${STEP_CONVENTION_TEXT[conv]}).`,
+    `${name}: ${count(log.steps.length, 'loss point')} from ${JSON.stringify(log.loss.column)} against ${JSON.stringify(log.step.column)}, steps ${fmt(log.steps[0])}..${fmt(log.steps[log.steps.length - 1])} (${STEP_CONVENTION_TEXT[conv]}).`,
   ];
   if (log.decimation > 1) out.push(`Large log: kept 1 point in ${fmt(log.decimation)} (the higher loss of each group, so spikes stay).`);
   if (log.nonFiniteCount)
     out.push(
-      `${fmt(log.nonFiniteCount)} loss value(s) are NaN or infinite (first at step ${fmt(log.nonFinite[0].step)}: ${log.nonFinite[0].value}); shown as gaps and listed.`,
+      `NaN or infinite: ${count(log.nonFiniteCount, 'loss value')} (first at step ${fmt(log.nonFinite[0].step)}: ${log.nonFinite[0].value}); shown as gaps and listed.`,
     );
   const restarts = log.restarts.filter((r) => r.kind === 'restart'),
     dups = log.restarts.filter((r) => r.kind === 'duplicate');
   if (restarts.length)
     out.push(
-      `${fmt(restarts.length)} restart(s): the step went back (first at line ${fmt(restarts[0].line)}: step ${fmt(restarts[0].previousStep)} → ${fmt(restarts[0].step)}); the later run replaces the earlier points from that step on.`,
+      `${count(restarts.length, 'restart')}: the step went back (first at line ${fmt(restarts[0].line)}: step ${fmt(restarts[0].previousStep)} → ${fmt(restarts[0].step)}); the later run replaces the earlier points from that step on.`,
     );
   if (dups.length)
     out.push(
-      `${fmt(dups.length)} duplicated step(s) (first at line ${fmt(dups[0].line)}, step ${fmt(dups[0].step)}); the last value is kept.`,
+      `${count(dups.length, 'duplicated step')} (first at line ${fmt(dups[0].line)}, step ${fmt(dups[0].step)}); the last value is kept.`,
     );
   if (log.badSteps.count)
     out.push(
-      `${fmt(log.badSteps.count)} row(s) with no usable step skipped (first at line ${fmt(log.badSteps.first!.line)}: ${JSON.stringify(log.badSteps.first!.text)}).`,
+      `Skipped for want of a usable step: ${count(log.badSteps.count, 'row')} (first at line ${fmt(log.badSteps.first!.line)}: ${JSON.stringify(log.badSteps.first!.text)}).`,
     );
   if (log.badLines.count)
     out.push(
-      `${fmt(log.badLines.count)} line(s) that are not JSON objects skipped (first at line ${fmt(log.badLines.first!.line)}: ${log.badLines.first!.message}).`,
+      `Skipped as not JSON objects: ${count(log.badLines.count, 'line')} (first at line ${fmt(log.badLines.first!.line)}: ${log.badLines.first!.message}).`,
     );
   if (numUpdates !== undefined) {
     const o = outOfRangeSteps(log.steps, conv, numUpdates);
     if (o.count)
       out.push(
-        `${fmt(o.count)} point(s) (steps ${fmt(o.firstStep!)}..${fmt(o.lastStep!)}) fall outside the dataset's updates 0..${fmt(numUpdates - 1)}: drawn, but they have no data to inspect.`,
+        `Outside the dataset's updates 0..${fmt(numUpdates - 1)}: ${count(o.count, 'point')} (steps ${fmt(o.firstStep!)}..${fmt(o.lastStep!)}), drawn, but with no data to inspect.`,
       );
   }
   if (log.step.ambiguous)

@@ -1,7 +1,18 @@
 /**
- * Units for people that both the extension host and the webviews show (no Node or DOM imports, so
- * webview bundles can import it).
+ * Units for people that both the extension host, the CLI and the webviews show (no Node or DOM
+ * imports, so webview bundles can import it): counts with their noun, rates, durations, and the
+ * rate-and-time-left tail of every progress line.
  */
+import { fmt } from './errors';
+
+/**
+ * A count with its noun, plural unless exactly one: `1 token`, `2 tokens`, `1,024 tokens`,
+ * `0 documents` (thousands separators by {@link fmt}). `plural` defaults to noun + "s"
+ * (`count(n, 'match', 'matches')`). The one helper for every "N things" people read.
+ */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${fmt(n)} ${n === 1 ? noun : plural}`;
+}
 
 /**
  * A read or hash rate for people, unit chosen by size so that a slow start never reads "0.00 GB/s":
@@ -16,4 +27,36 @@ export function formatRate(bytesPerSecond: number): string {
     return `${mb >= 100 ? mb.toFixed(0) : mb.toFixed(1)} MB/s`;
   }
   return `${(bytesPerSecond / 1e3).toFixed(0)} kB/s`;
+}
+
+/** A duration for people: "640 ms", "6.3 s", "45 s", "3 min 20 s", "1 h 05 min". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
+
+/**
+ * Rate (bytes per second) and time left (ms) of a run that has done `bytesDone` of `bytesTotal`
+ * bytes in `elapsedMs`: rate 0 and time left unknown until something was done.
+ */
+export function progressRate(bytesDone: number, bytesTotal: number, elapsedMs: number): { bytesPerSecond: number; etaMs?: number } {
+  const bytesPerSecond = elapsedMs > 0 && bytesDone > 0 ? (bytesDone / elapsedMs) * 1000 : 0;
+  return { bytesPerSecond, etaMs: bytesPerSecond > 0 ? (Math.max(0, bytesTotal - bytesDone) / bytesPerSecond) * 1000 : undefined };
+}
+
+/**
+ * The tail of a progress line, in the words every progress line uses: "1.62 GB/s · 2 min 10 s
+ * left" ({@link formatRate}, then {@link formatDuration} + " left"). The rate is left out while 0,
+ * the time left while unknown; '' when both are.
+ */
+export function formatRateAndTimeLeft(bytesPerSecond: number, etaMs: number | undefined): string {
+  const parts: string[] = [];
+  if (bytesPerSecond > 0) parts.push(formatRate(bytesPerSecond));
+  if (etaMs !== undefined) parts.push(`${formatDuration(etaMs)} left`);
+  return parts.join(' · ');
 }

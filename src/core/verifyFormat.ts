@@ -4,9 +4,9 @@
  * kept apart from the hashing engine (`verify.ts`).
  */
 import { fmt } from './errors';
-import { formatRate } from './units';
+import { formatRateAndTimeLeft } from './units';
 
-export { formatRate } from './units';
+export { count, formatDuration, formatRate } from './units';
 import { SHARD_STATUSES, ShardStatus, ShardVerifyResult, VerifyProgress, VerifyReport } from './verify';
 
 /** Decimal gigabytes with 2 decimals below 10 GB, 1 above ("0.42", "12.3"). */
@@ -43,17 +43,6 @@ export function formatBytes(bytes: number): string {
   return `${bytes} B`;
 }
 
-/** A duration for people: "640 ms", "6.3 s", "45 s", "3 min 20 s", "1 h 05 min". */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
-}
-
 /**
  * The one-line progress text shared by the CLI and the notification:
  * "shard 12 of 2,098 · 1.20 GB done · 1.62 GB/s · 2 min 10 s left" ("… · 8.00 MB done · …" below 1 GB). `i` counts finished shards
@@ -62,8 +51,8 @@ export function formatDuration(ms: number): string {
 export function formatVerifyProgress(p: VerifyProgress): string {
   const i = Math.min(p.shardsTotal, p.shardsDone + p.running.length);
   const parts = [`shard ${fmt(Math.max(i, 1))} of ${fmt(p.shardsTotal)}`, `${formatDone(p.bytesDone)} done`];
-  if (p.bytesPerSecond > 0) parts.push(formatRate(p.bytesPerSecond));
-  if (p.etaMs !== undefined && p.bytesDone < p.bytesTotal) parts.push(`${formatDuration(p.etaMs)} left`);
+  const tail = formatRateAndTimeLeft(p.bytesPerSecond, p.bytesDone < p.bytesTotal ? p.etaMs : undefined);
+  if (tail) parts.push(tail);
   return parts.join(' · ');
 }
 

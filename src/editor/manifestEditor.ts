@@ -24,6 +24,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot } from '../core/dataset';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
 import { anomalyMarksBySegment } from '../core/streamIndex';
 import type { ShardDisplayState, VerificationStore } from '../verificationStore';
@@ -367,9 +368,9 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services,
   if (!vscode.workspace.workspaceFolders?.length || busy()) return;
   const roots = await services.workspaceDatasetRoots();
   if (roots.length === 0 || busy()) return;
-  let shards = '';
+  let shards = 0;
   try {
-    shards = fmt((await services.openRoot(roots[0])).shards.length);
+    shards = (await services.openRoot(roots[0])).shards.length;
   } catch {
     /* the table will show why */
   }
@@ -385,9 +386,9 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services,
           plainText(path.basename(roots[0])),
         )
       : vscode.l10n.t(
-          '{0} is a token dataset ({1} shards). Open its shard manifest table?',
+          '{0} is a token dataset ({1}). Open its shard manifest table?',
           plainText(path.basename(roots[0])),
-          shards || '?',
+          shards ? count(shards, 'shard') : vscode.l10n.t('? shards'),
         );
   services.log.info(`offered to open the manifest table of ${roots[0]} (once per workspace)`);
   const choice = await vscode.window.showInformationMessage(msg, open);

@@ -17,6 +17,7 @@ import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex';
 import { LONG_RUN_FLOOR } from '../core/streamIndexScan';
 import { DEFAULT_SCHEDULE } from '../core/schedule';
 import { TokenStream } from '../core/stream';
+import { count, formatRateAndTimeLeft, progressRate } from '../core/units';
 import { CORRUPT_ID_FLOOR, LoadedTokenizer, diagnoseIds, toHex } from '../core/tokenizer';
 import type { ShardBanner, ShardInitToWebview, ShardNumberingToWebview } from '../protocol';
 import type { Services } from '../services';
@@ -165,10 +166,10 @@ export class ShardDocument implements vscode.CustomDocument {
         id: 'size',
         severity: 'error',
         message: vscode.l10n.t(
-          '{0} is {1} bytes, not a multiple of 4: the last {2} byte(s) at byte offset {3} ({4}) do not make a whole uint32 token and are not shown. The file may be truncated or not a raw uint32 shard.',
+          '{0} is {1} bytes, not a multiple of 4: the last {2} at byte offset {3} ({4}) do not make a whole uint32 token and are not shown. The file may be truncated or not a raw uint32 shard.',
           name,
           fmt(sizeBytes),
-          trailingBytes,
+          count(trailingBytes, 'byte'),
           fmt(at),
           toHex(tail),
         ),
@@ -194,9 +195,9 @@ export class ShardDocument implements vscode.CustomDocument {
           id: 'manifest',
           severity: 'error',
           message: vscode.l10n.t(
-            '{0} holds {1} tokens but {2} line {3} says num_tokens = {4}: global offsets past the listed tokens are not part of the stream.',
+            '{0} holds {1} but {2} line {3} says num_tokens = {4}: global offsets past the listed tokens are not part of the stream.',
             name,
-            fmt(numTokens),
+            count(numTokens, 'token'),
             path.basename(dataset.manifestFile),
             entry.line,
             fmt(entry.numTokens),
@@ -232,7 +233,7 @@ export class ShardDocument implements vscode.CustomDocument {
           banners.push({
             id: 'dtype',
             severity: 'error',
-            message: vscode.l10n.t('{0}, first {1} tokens: {2}', name, fmt(sample.length), anomaly.message),
+            message: vscode.l10n.t('{0}, first {1}: {2}', name, count(sample.length, 'token'), anomaly.message),
           });
         }
       } catch (err) {
@@ -357,13 +358,18 @@ export class ShardDocument implements vscode.CustomDocument {
       // 1. This shard, page by page.
       if (!this.stats) {
         let last = 0;
+        const started = Date.now();
         this.stats = await s.pages.scanDocuments(signal, (done) => {
           const now = Date.now();
           if (now - last < 250) return;
           last = now;
+          const r = progressRate(done * BYTES_PER_TOKEN, s.numTokens * BYTES_PER_TOKEN, now - started);
           publish({
             state: 'scanning',
-            progress: vscode.l10n.t('Counting documents in this shard: {0}%', Math.floor((100 * done) / s.numTokens)),
+            progress: withTail(
+              vscode.l10n.t('Counting documents in this shard: {0}%', Math.floor((100 * done) / s.numTokens)),
+              formatRateAndTimeLeft(r.bytesPerSecond, r.etaMs),
+            ),
           });
         });
       }
@@ -432,6 +438,7 @@ export class ShardDocument implements vscode.CustomDocument {
         progress: index.isReadyUpTo(seg) ? undefined : vscode.l10n.t('Counting documents in earlier shards…'),
       });
       let lastPublish = 0;
+      const tail = shardScanProgress(ds.shards);
       const docBase = await index.documentNumberAt(base, signal, (done, total) => {
         const now = Date.now();
         if (now - lastPublish < 250) return;
@@ -439,7 +446,7 @@ export class ShardDocument implements vscode.CustomDocument {
         publish({
           state: 'shard',
           ...shardFacts,
-          progress: vscode.l10n.t('Counting documents in earlier shards: {0} of {1}', fmt(done), fmt(total)),
+          progress: withTail(vscode.l10n.t('Counting documents in earlier shards: {0} of {1}', fmt(done), fmt(total)), tail(done, total)),
         });
       });
       publish({ state: 'global', ...shardFacts, docBase });
@@ -503,7 +510,7 @@ export class ShardDocument implements vscode.CustomDocument {
     this._generation++;
     await this.load();
     if (this.disposed) return;
-    this.services.log.info(`reloaded ${this.uri.fsPath} (${fmt(this._state.numTokens)} tokens)`);
+    this.services.log.info(`reloaded ${this.uri.fsPath} (${count(this._state.numTokens, 'token')})`);
     this.numberingStarted = false;
     this.reloaded.fire();
   }
@@ -518,6 +525,28 @@ export class ShardDocument implements vscode.CustomDocument {
     this.numberingChanged.dispose();
     void this._state?.stream.close();
   }
+}
+
+/**
+ * Rate and time left of a scan through a dataset's first shards (counting their EOS tokens for
+ * document numbers), for progress lines: call the result with (shards done, shards to do) as the
+ * scan reports them; it measures from its own creation. Bytes are the shards' manifest sizes (a
+ * shard whose count was cached counts as read: the rate is what the user waits for).
+ */
+export function shardScanProgress(shards: readonly { numTokens: number }[]): (done: number, total: number) => string {
+  const started = Date.now();
+  const prefix = [0];
+  for (const sh of shards) prefix.push(prefix[prefix.length - 1] + sh.numTokens * BYTES_PER_TOKEN);
+  return (done, total) => {
+    const at = (i: number) => prefix[Math.max(0, Math.min(i, shards.length))];
+    const r = progressRate(at(done), at(total), Date.now() - started);
+    return formatRateAndTimeLeft(r.bytesPerSecond, r.etaMs);
+  };
+}
+
+/** `text · tail` (a progress sentence and its rate/time left), or `text` while the tail is empty. */
+export function withTail(text: string, tail: string): string {
+  return tail ? `${text} · ${tail}` : text;
 }
 
 function lastIndexWhere<T>(a: T[], f: (x: T) => boolean): number {

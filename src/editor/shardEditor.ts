@@ -9,7 +9,9 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
+import { PAGE_TOKENS } from '../core/pages';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import type {
   ShardEditorProtocol,
   ShardFromWebview,
@@ -27,6 +29,13 @@ import { ShardDocument } from './shardDocument';
 import { ShardStatusBar } from './statusBar';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 import { plainText } from '../text/untrusted';
+
+/** Delay after activation before the workspace's datasets and tokenizers are loaded ahead of the first open (ms). */
+const WARM_UP_DELAY_MS = 2_000;
+/** How long `init` waits for the starting page read ahead for it (ms); a slower read is asked for by the webview as usual. */
+const FIRST_PAGE_WAIT_MS = 1_000;
+/** Datasets warmed up at most (a workspace of many datasets loads the rest on use). */
+const WARM_UP_MAX_DATASETS = 3;
 
 /** The custom editor's view type (package.json `customEditors`). */
 export const SHARD_EDITOR_VIEW_TYPE = 'tokenShards.shardEditor';
@@ -97,6 +106,10 @@ export class ShardSession implements vscode.Disposable {
     logged?: boolean;
   };
   /** Page requests not started yet, oldest first (served newest first: the view moved on). */
+  /** The page sent with the next `init`, read ahead while the webview loads (local page index, reply or undefined on failure). */
+  private firstPage?: { index: number; reply: Promise<ShardPageReply | undefined> };
+  /** True while `init` is being put together: a reveal asked for meanwhile travels with it. */
+  private initPending = false;
   private readonly queue = new Map<number, { generation: number; signal: AbortSignal; done(r: Promise<ShardPageReply>): void }>();
   private serving = 0;
 
@@ -110,6 +123,8 @@ export class ShardSession implements vscode.Disposable {
       const n = document.state.numTokens;
       this.setReveal(clampOffset(initial.offset, n), clipHighlights(initial.highlights, n), initial.align);
     }
+    // Read the starting page now, while the webview loads (it goes with `init`).
+    this.readFirstPage();
     const ext = provider.services.context.extensionUri;
     panel.webview.options = webviewOptions(ext);
     panel.webview.html = webviewHtml(panel.webview, ext, {
@@ -120,7 +135,7 @@ export class ShardSession implements vscode.Disposable {
     this.channel = new HostChannel<ShardEditorProtocol>(
       panel.webview,
       {
-        onReady: () => this.onReady(),
+        onReady: () => void this.onReady(),
         onEvent: (m) => this.onMessage(m),
         requests: { page: (p, signal) => this.requestPage(p.generation, p.index, signal) },
       },
@@ -158,7 +173,7 @@ export class ShardSession implements vscode.Disposable {
   reveal(offset: number, highlights?: ShardHighlight[], align?: 'top' | 'third'): void {
     const pending = this.setReveal(offset, highlights, align);
     this.provider.focusChanged(this);
-    if (!this.channel.ready) return;
+    if (!this.channel.ready || this.initPending) return; // `init` takes it
     void this.post({ type: 'reveal', ...pending }).then((ok) => {
       if (ok && this.pendingReveal === pending) this.pendingReveal = undefined;
     });
@@ -189,18 +204,59 @@ export class ShardSession implements vscode.Disposable {
     return this.document.toGlobal(this.cursor);
   }
 
-  /** The webview (re)loaded: send it the whole state. */
-  private onReady(): void {
+  /** Starts reading the page of the starting position (the pending reveal's offset, else the cursor) for the next `init`. */
+  private readFirstPage(): void {
+    const doc = this.document;
+    if (doc.state.numTokens === 0) return;
+    const index = Math.floor((this.pendingReveal?.offset ?? this.cursor) / PAGE_TOKENS);
+    const generation = doc.generation;
+    const t0 = Date.now();
+    const reply = doc.state.pages.page(index).then(
+      (payload): ShardPageReply | undefined => {
+        if (this.openTiming && !this.openTiming.pageRead) this.openTiming.pageRead = [t0, Date.now()];
+        return generation === doc.generation ? { generation, ...payload } : undefined;
+      },
+      () => undefined, // the webview asks for it and gets the error then
+    );
+    this.firstPage = { index, reply };
+  }
+
+  /** The webview (re)loaded: send it the whole state, with the starting page when it can be read. */
+  private async onReady(): Promise<void> {
     this.pagesSent = 0;
     this.queue.clear();
     const t = this.openTiming;
     if (t && !t.ready) t.ready = Date.now();
+    this.initPending = true;
+    let page: ShardPageReply | undefined;
+    try {
+      const want = Math.floor((this.pendingReveal?.offset ?? this.cursor) / PAGE_TOKENS);
+      if (!this.firstPage || this.firstPage.index !== want) this.readFirstPage();
+      // Not longer than FIRST_PAGE_WAIT_MS: a slow read must not hold up the view (it asks for the page then).
+      let timer: NodeJS.Timeout | undefined;
+      page = await Promise.race([
+        this.firstPage?.reply,
+        new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), FIRST_PAGE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+    } finally {
+      this.firstPage = undefined;
+      this.initPending = false;
+    }
+    if (!this.channel.ready) return;
     // A reveal asked for before the page was ready travels with `init`: the page starts at the
     // target (no first paint, cursor or page request at the shard's first token).
     const r = this.pendingReveal;
-    void this.post({ ...this.document.initMessage(), ...(r ? { reveal: r } : {}) }).then((ok) => {
-      if (ok && r && this.pendingReveal === r) this.pendingReveal = undefined;
-    });
+    const init = this.document.initMessage();
+    void this.post({ ...init, ...(r ? { reveal: r } : {}), ...(page && page.generation === init.generation ? { page } : {}) }).then(
+      (ok) => {
+        if (ok && r && this.pendingReveal === r) this.pendingReveal = undefined;
+      },
+    );
+    if (page) {
+      this.pagesSent++;
+      this.document.startNumbering();
+    }
     if (t && !t.initSent) t.initSent = Date.now();
     void this.post(this.document.numbering);
     if (this.highlights.length && !r?.highlights) void this.post({ type: 'highlights', highlights: this.highlights });
@@ -383,11 +439,38 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
   /** Shard editors opened in this session (the timing line says which open it was). */
   private opens = 0;
 
+  private readonly warmUpTimer: NodeJS.Timeout;
+
   /** @param taps sees every message of every shard editor's channel (tests). */
   constructor(
     readonly services: Services,
     readonly taps?: ChannelTaps,
-  ) {}
+  ) {
+    this.warmUpTimer = setTimeout(() => void this.warmUp(), WARM_UP_DELAY_MS);
+  }
+
+  /**
+   * Opens the workspace's datasets and loads their tokenizers once per session, soon after
+   * activation, so that the first shard editor does not wait for them (issue 14 item 7: ~1 s of
+   * the first open was the tokenizer). Both are cached by {@link Services}; failures are left to
+   * the open that needs them (it shows them as banners).
+   */
+  private async warmUp(): Promise<void> {
+    const t0 = Date.now();
+    try {
+      const roots = (await this.services.workspaceDatasetRoots()).slice(0, WARM_UP_MAX_DATASETS);
+      for (const root of roots) {
+        const ds = await this.services.openRoot(root);
+        await this.services.tokenizerFor(ds);
+      }
+      if (roots.length)
+        this.services.log.info(
+          `shard editor warm-up: ${count(roots.length, 'dataset')} and their tokenizers ready in ${fmt(Date.now() - t0)} ms`,
+        );
+    } catch (err) {
+      this.services.log.info(`shard editor warm-up stopped: ${(err as Error).message}`);
+    }
+  }
 
   async openCustomDocument(uri: vscode.Uri): Promise<ShardDocument> {
     this.markOpenAsked(uri, false);
@@ -508,6 +591,7 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
   }
 
   dispose(): void {
+    clearTimeout(this.warmUpTimer);
     this.statusBar.dispose();
     this.sessionOpened.dispose();
   }

@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import { SchedulePosition } from '../core/schedule';
 import { markdownText } from '../text/untrusted';
 
@@ -61,7 +62,7 @@ export class ShardStatusBar implements vscode.Disposable {
         `- ${info.documentScope === 'shard' ? vscode.l10n.t("document +{0} counted from this shard's first document", fmt(info.document)) : vscode.l10n.t('document {0} (0-based)', fmt(info.document))}\n`,
       );
     }
-    if (info.selection) md.appendMarkdown(`- ${vscode.l10n.t('selection: {0} tokens', fmt(info.selection[1] - info.selection[0]))}\n`);
+    if (info.selection) md.appendMarkdown(`- ${vscode.l10n.t('selection: {0}', count(info.selection[1] - info.selection[0], 'token'))}\n`);
     md.appendMarkdown(`\n${vscode.l10n.t('Click to go to a token offset.')}`);
     this.item.tooltip = md;
     this.item.show();

@@ -19,6 +19,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { CancelledError, RangeRequestError, fmt } from '../core/errors';
+import { count } from '../core/units';
 import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
 import { anomalyMarksForRows } from '../core/streamIndex';
 import { UpdateIndex, checkUpdate } from '../core/navigation';
@@ -26,6 +27,7 @@ import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, Update
 import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import type { ShardEditorProvider } from './shardEditor';
+import { shardScanProgress, withTail } from './shardDocument';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 import { plainText } from '../text/untrusted';
 
@@ -355,9 +357,13 @@ class UpdatePanel {
           async (progress, token) => {
             token.onCancellationRequested(() => abort.abort());
             let last = 0;
+            const tail = shardScanProgress(d.shards);
             return index.documentNumberAt(start, abort.signal, (done, total) => {
               const pct = (100 * done) / Math.max(1, total);
-              progress.report({ increment: pct - last, message: vscode.l10n.t('{0} of {1} shards', fmt(done), fmt(total)) });
+              progress.report({
+                increment: pct - last,
+                message: withTail(vscode.l10n.t('{0} of {1}', fmt(done), count(total, 'shard')), tail(done, total)),
+              });
               last = pct;
             });
           },
@@ -371,7 +377,7 @@ class UpdatePanel {
         firstDocument: first,
         note:
           first === undefined
-            ? vscode.l10n.t('Document numbers need the EOS count of the {0} shards before this update.', fmt(shardsBefore))
+            ? vscode.l10n.t('Document numbers need the EOS count of the {0} before this update.', count(shardsBefore, 'shard'))
             : undefined,
       });
     } catch (err) {

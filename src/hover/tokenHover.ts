@@ -32,6 +32,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
+import { count } from '../core/units';
 import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
 import { visibleText } from '../core/invisibles';
@@ -146,8 +147,8 @@ export function renderListHover(tok: LoadedTokenizer, hit: IdListHit): vscode.Ma
   appendPiece(md, tok, hit.id, vscode.l10n.t('index {0} in a list of {1}', String(hit.index), fmt(hit.ids.length)));
   md.appendMarkdown('\n---\n\n');
   const { text, unknown, special } = decodeForDisplay(tok, hit.ids, hit.gaps, true);
-  const facts = [hit.ids.length === 1 ? vscode.l10n.t('1 token') : vscode.l10n.t('{0} tokens', fmt(hit.ids.length))];
-  if (unknown) facts.push(unknown === 1 ? vscode.l10n.t('1 unknown id') : vscode.l10n.t('{0} unknown ids', fmt(unknown)));
+  const facts = [count(hit.ids.length, 'token')];
+  if (unknown) facts.push(count(unknown, 'unknown id'));
   if (hit.gaps.length) facts.push(vscode.l10n.t('the print elides ids at ⟨…⟩'));
   if (special) facts.push(vscode.l10n.t('⟨special …⟩ is a real special token (such as EOS); text that only spells one is shown as is'));
   if (hit.row) facts.push(vscode.l10n.t('row {0} (0-based) of {1}', String(hit.row.index), fmt(hit.row.count)));
@@ -217,8 +218,9 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Servic
     appendPlain(
       md,
       vscode.l10n.t(
-        '"Step {0}" may also mean "after {0} updates" (a checkpoint saved at step k has trained on updates 0..k−1), so the last update it saw is update {1}.',
+        '"Step {0}" may also mean "after {1}" (a checkpoint saved at step k has trained on updates 0..k−1), so the last update it saw is update {2}.',
         fmt(k),
+        count(k, 'update'),
         fmt(k - 1),
       ),
     );
@@ -239,11 +241,11 @@ function appendUpdateFacts(md: vscode.MarkdownString, ds: Dataset, k: number, se
   appendPlain(
     md,
     vscode.l10n.t(
-      'Global tokens [{0}, {1}) · {2} sequences × {3} tokens',
+      'Global tokens [{0}, {1}) · {2} × {3}',
       fmt(start),
       fmt(end),
-      fmt(ds.schedule.sequencesPerUpdate),
-      fmt(ds.schedule.L),
+      count(ds.schedule.sequencesPerUpdate, 'sequence'),
+      count(ds.schedule.L, 'token'),
     ),
   );
   md.appendMarkdown('\n\n');
@@ -368,7 +370,7 @@ export class TokenHoverProvider implements vscode.HoverProvider, vscode.Disposab
           this.stale = false;
         }
         this.services.log.info(
-          `token hover: ${opened.length} dataset(s) in the workspace${opened.length ? ` (${opened.map((d) => d.root).join(', ')})` : ''}; tokenizer setting: ${this.services.configuredTokenizerPath() ?? '(none)'}`,
+          `token hover: ${count(opened.length, 'dataset')} in the workspace${opened.length ? ` (${opened.map((d) => d.root).join(', ')})` : ''}; tokenizer setting: ${this.services.configuredTokenizerPath() ?? '(none)'}`,
         );
       })()
         .catch((err) => {

@@ -15,6 +15,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
 import { CancelledError, fmt } from '../core/errors';
+import { count } from '../core/units';
 import { checkUpdate, numberArg } from '../core/navigation';
 import { STAT_COLUMNS, STAT_DEFINITIONS, UpdateStats, computeUpdateStats } from '../core/stats';
 import type { Services } from '../services';
@@ -289,10 +290,10 @@ export async function inspectUpdates(
             ok: true,
             value: { k: c.value, r },
             detail: vscode.l10n.t(
-              'updates {0}–{1} ({2} rows)',
+              'updates {0}–{1} ({2})',
               fmt(Math.max(0, c.value - r)),
               fmt(Math.min(n - 1, c.value + r)),
-              fmt(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1),
+              count(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1, 'row'),
             ),
           };
         },

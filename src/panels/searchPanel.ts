@@ -31,6 +31,7 @@ import type { Services } from '../services';
 import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
 import { matchTokenRange, rebucket, splitTerms } from './searchModel';
+import { count } from '../core/units';
 import type {
   OccurrenceRow,
   OccurrencesReply,
@@ -346,9 +347,9 @@ export class SearchPanel {
     if (info.updates === 0)
       return fail(
         vscode.l10n.t(
-          '{0} holds no whole update ({1} tokens stored, G = {2}): nothing to count.',
+          '{0} holds no whole update ({1} stored, G = {2}): nothing to count.',
           info.name,
-          fmt(ds.storedTokens),
+          count(ds.storedTokens, 'token'),
           fmt(info.G),
         ),
       );

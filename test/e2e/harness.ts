@@ -204,15 +204,31 @@ export class Workbench {
    * the input box once it says it will go there, for the caller to press Enter.
    */
   async typeTokenOffset(offset: number): Promise<Locator> {
-    await this.runCommand('Token Shards: Go to Token Offset…');
     const input = this.page.locator('.quick-input-widget .quick-input-box input');
-    await input.fill(String(offset));
-    await this.page
-      .locator('.quick-input-widget .quick-input-message')
-      .filter({ hasText: offset.toLocaleString('en-US') })
-      .first()
-      .waitFor({ state: 'visible', timeout: 15_000 });
-    return input;
+    // On a busy machine a webview that finishes loading can still take the focus, which closes
+    // the input box: then run the command again (three tries).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.runCommand('Token Shards: Go to Token Offset…');
+        // The command's own input box (titled "Go to Token Offset (global) · …") replaces the palette.
+        await this.page
+          .locator('.quick-input-widget .quick-input-title')
+          .filter({ hasText: 'Go to Token Offset' })
+          .first()
+          .waitFor({ state: 'visible', timeout: 10_000 });
+        await input.fill(String(offset), { timeout: 5_000 });
+        await this.page
+          .locator('.quick-input-widget .quick-input-message')
+          .filter({ hasText: offset.toLocaleString('en-US') })
+          .first()
+          .waitFor({ state: 'visible', timeout: 15_000 });
+        return input;
+      } catch (err) {
+        if (attempt === 3) throw err;
+        console.warn(`      (Go to Token Offset: ${(err as Error).message.split('\n')[0]}; trying again)`);
+        await this.page.keyboard.press('Escape');
+      }
+    }
   }
 
   /**

@@ -432,4 +432,30 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
       await w.screenshot(`manifest-table-${size.width}`);
     });
   }
+
+  it('numbering documents in the 2,096 earlier shards shows progress with the rate and the time left', async () => {
+    const w = wb!;
+    await w.page.setViewportSize({ width: 1600, height: 1000 });
+    await goTo(info.contentStarts.deep + doc('long-line').start + 10_000);
+    const button = frame.locator('.foot-num vscode-button').filter({ hasText: 'Count documents in earlier shards' });
+    await button.waitFor({ state: 'visible', timeout: 60_000 });
+    await button.click();
+    // The words of every progress line (src/core/units.ts formatRateAndTimeLeft): "… · 1.62 GB/s · 2 min 10 s left".
+    const line = await until(
+      async () => {
+        const t = (await frame.locator('.foot-num').innerText()).trim();
+        return /Counting documents in earlier shards: [0-9,]+ of 2,096 · [0-9.]+ (GB|MB|kB)\/s · [0-9.]+ (ms|s|min|h)( [0-9]+ (s|min))? left/.test(
+          t,
+        )
+          ? t
+          : undefined;
+      },
+      'numbering progress with rate and time left',
+      60_000,
+    );
+    console.log(`      footer: ${line}`);
+    await w.screenshot('shard-editor-numbering-progress');
+    // Closing the editor stops the count.
+    await w.runCommand('View: Close Editor');
+  });
 });

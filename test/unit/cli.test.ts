@@ -80,7 +80,7 @@ describe('CLI exit codes and messages', function () {
       const u32 = fs.readdirSync(dir).find((f) => f.endsWith('.u32'))!;
       const t = runCli(['info', path.join(dir, u32)]);
       assert.strictEqual(t.code, 1);
-      assert.match(t.stdout, /not a multiple of 4; the last 3 byte\(s\)/);
+      assert.match(t.stdout, /not a multiple of 4; the last 3 bytes after token/);
     }
   });
 

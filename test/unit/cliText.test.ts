@@ -94,3 +94,46 @@ describe('CLI text output marks control characters from data (issue 10 item 4)',
     assert.match(r.stderr, /f⟨NUL⟩nul\.u32/);
   });
 });
+
+describe('CLI index reports the manifest problems that verify and info report', function () {
+  this.timeout(120_000);
+  let dir: string;
+
+  before(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-cli-index-'))));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const index = (root: string) =>
+    spawnSync(process.execPath, [cliPath(), 'index', root], {
+      encoding: 'utf8',
+      env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache') },
+    });
+
+  it('a shard whose size is not whole tokens: named on stderr, exit 1 (as info)', () => {
+    const root = path.join(dir, 'odd');
+    copySampleWithShardName(root, 0, 'shards/tokens_000000.u32');
+    const line = JSON.parse(fs.readFileSync(path.join(root, 'shard_manifest.jsonl'), 'utf8').split('\n')[1]) as { shard: string };
+    fs.appendFileSync(path.join(root, line.shard), Buffer.from([1, 2, 3]));
+    const r = index(root);
+    assert.strictEqual(r.status, 1, r.stderr);
+    assert.match(r.stderr, /tokens_000001\.u32 \(shard_manifest\.jsonl line 2\): size [\d,]+ bytes is not a multiple of 4/);
+    const info = spawnSync(process.execPath, [cliPath(), 'info', root], { encoding: 'utf8' });
+    assert.strictEqual(info.status, 1);
+  });
+
+  it('every manifest line refused: each named, then "nothing to index", exit 2 (as verify)', () => {
+    const root = path.join(dir, 'outside');
+    copySampleWithShardName(root, 0, 'shards/tokens_000000.u32');
+    const manifest = path.join(root, 'shard_manifest.jsonl');
+    const lines = fs.readFileSync(manifest, 'utf8').trim().split('\n');
+    fs.writeFileSync(
+      manifest,
+      lines.map((l) => JSON.stringify({ ...(JSON.parse(l) as object), shard: '../../outside.u32' })).join('\n') + '\n',
+    );
+    const r = index(root);
+    assert.strictEqual(r.status, 2, r.stderr);
+    assert.strictEqual(r.stderr.split('\n').filter((l) => /climbs out with \.\./.test(l)).length, lines.length, r.stderr);
+    assert.match(r.stderr, /no readable shard line; nothing to index/);
+    const verify = spawnSync(process.execPath, [cliPath(), 'verify', root, '--no-cache'], { encoding: 'utf8' });
+    assert.strictEqual(verify.status, 2);
+  });
+});

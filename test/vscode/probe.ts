@@ -19,7 +19,7 @@ import type { Envelope } from '../../src/shared/channel';
 export const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const SHARD_VIEW = 'tokenShards.shardEditor';
 
-/** A page the host sent (the answer to a `page` request), tagged like an event for the tests. */
+/** A page the host sent (the answer to a `page` request, or the one inside `init`), tagged like an event for the tests. */
 export interface ShardPageMessage extends ShardPageReply {
   type: 'page';
 }
@@ -103,8 +103,12 @@ function record(resource: string, m: RecordedShardMessage): void {
 
 function onTapped(view: string, resource: string | undefined, direction: string, env: Envelope): void {
   if (view !== SHARD_VIEW || !resource || direction !== 'toWebview') return;
-  if (env.kind === 'event') record(resource, env.body as ShardToWebview);
-  else if (env.kind === 'response' && env.result) record(resource, { type: 'page', ...(env.result as ShardPageReply) });
+  if (env.kind === 'event') {
+    const body = env.body as ShardToWebview;
+    // The starting page travels with `init`: recorded as a page answer too.
+    if (body.type === 'init' && body.page) record(resource, { type: 'page', ...body.page });
+    record(resource, body);
+  } else if (env.kind === 'response' && env.result) record(resource, { type: 'page', ...(env.result as ShardPageReply) });
 }
 
 /**

@@ -60,6 +60,16 @@ export class PageCache {
     return this.errors.get(i);
   }
 
+  /** Stores a page the host sent without being asked (the first page comes with `init`). */
+  put(reply: ShardPageReply): void {
+    if (reply.generation !== this.generation || reply.index < 0 || reply.index >= this.count) return;
+    this.pending.get(reply.index)?.abort();
+    this.pending.delete(reply.index);
+    const page = new PageData(reply, this.eos);
+    this.pages.set(reply.index, page);
+    this.source.loaded(page, reply);
+  }
+
   /** Asks the host for page `i` unless it is loaded, in flight, failed or out of range. */
   request(i: number): void {
     if (i < 0 || i >= this.count || this.pages.has(i) || this.pending.has(i) || this.errors.has(i)) return;

@@ -8,6 +8,7 @@ import { Writable } from 'stream';
 import { Dataset } from '../../core/dataset';
 import { DocumentIndex } from '../../core/documents';
 import { RangeRequestError, fmt } from '../../core/errors';
+import { count } from '../../core/units';
 import { EXPORT_FORMATS, ExportFormat, ExportProgress, exportUpdates, exportUpdatesToFile } from '../../core/export';
 import type { LoadedTokenizer } from '../../core/tokenizer';
 import { parseUpdateRange } from './stats';
@@ -83,7 +84,7 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
   const opts = { tokenizer: tok, documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId), signal: o.signal, onProgress };
   if (o.out) {
     const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, opts);
-    o.stderr.write(`wrote ${o.out}: ${fmt(n)} update(s), ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    o.stderr.write(`wrote ${o.out}: ${count(n, 'update')}, ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } else {
     await exportUpdates(ds, first, last, format, o.stdout, opts);
   }

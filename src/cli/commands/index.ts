@@ -11,6 +11,7 @@
  */
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
+import { count } from '../../core/units';
 import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/indexShards';
 import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex';
 import { LONG_RUN_FLOOR } from '../../core/streamIndexScan';
@@ -45,6 +46,9 @@ export function formatDuplicateProgress(done: number, total: number, elapsedMs: 
   return parts.join(' · ');
 }
 
+/** Most per-shard failure lines printed in text mode (the rest are counted; `--json` lists all). */
+const MAX_FAILURE_LINES = 20;
+
 /** Registers `index`. */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -61,6 +65,12 @@ export function register(program: Command, ctx: CliContext): void {
         if (jobs !== undefined && jobs > 256) throw new UsageError('--jobs must be at most 256');
         const threshold = runThreshold(ctx, opts.runThreshold);
         const ds = await ctx.open(root, cmd);
+        // The manifest's own problems (lines refused, paths leading out, sizes that are not whole
+        // tokens) come first, as `verify` and `info` report them: the index covers only what is read.
+        if (!opts.json) for (const p of ds.problems) ctx.err(`${p.severity}: ${ctx.term(p.message)}`);
+        const manifestErrors = ds.problems.filter((p) => p.severity === 'error').length;
+        if (ds.shards.length === 0)
+          throw new UsageError(`${ctx.term(ds.manifestFile || ds.root)}: no readable shard line; nothing to index`);
         const signal = ctx.cancellable();
         const { store, params, noTokenizer } = await openCliIndex(ctx, ds, cmd);
         if (noTokenizer) ctx.warn(noTokenizer);
@@ -74,7 +84,10 @@ export function register(program: Command, ctx: CliContext): void {
         });
         if (lastLen) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
         lastLen = 0;
-        for (const f of report.failed) ctx.err(`error: ${ctx.term(f.message)}`);
+        // One line per failed shard, at most MAX_FAILURE_LINES (an unwritable index folder fails every shard alike).
+        for (const f of report.failed.slice(0, MAX_FAILURE_LINES)) ctx.err(`error: ${ctx.term(f.message)}`);
+        if (report.failed.length > MAX_FAILURE_LINES)
+          ctx.err(`error: … and ${fmt(report.failed.length - MAX_FAILURE_LINES)} more shards failed (--json lists them all)`);
         const ix = await openDatasetIndex(ds, store, params);
         const anomalies = ix.anomalies(ds.schedule, threshold);
         // The duplicate pass reads every shard's document hashes (16 bytes a document): seconds to
@@ -114,6 +127,7 @@ export function register(program: Command, ctx: CliContext): void {
               {
                 root: ds.root,
                 index_dir: store.dir,
+                problems: ds.problems.map((p) => ({ severity: p.severity, code: p.code, line: p.line ?? null, message: p.message })),
                 shards: ds.shards.length,
                 built: report.built,
                 reused: report.reused,
@@ -161,7 +175,7 @@ export function register(program: Command, ctx: CliContext): void {
           const rate =
             report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${formatRate((report.bytesRead / report.elapsedMs) * 1000)})` : '';
           const lines = [
-            `indexed          ${fmt(ds.shards.length)} shards: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''}${report.pruned ? `, ${fmt(report.pruned)} entries of rewritten or removed shard files deleted` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
+            `indexed          ${count(ds.shards.length, 'shard')}: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''}${report.pruned ? `, ${fmt(report.pruned)} entries of rewritten or removed shard files deleted` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
             ...describeIndex(ds, ix, anomalies, ctx.term),
             dups
               ? `duplicates       ${fmt(dups.duplicates)} of ${fmt(dups.documents)} non-empty documents repeat an earlier one exactly${dups.pairs.length ? ` (first: document ${fmt(dups.pairs[0].document)} at ${fmt(dups.pairs[0].start)} = document ${fmt(dups.pairs[0].earlierDocument)} at ${fmt(dups.pairs[0].earlierStart)})` : ''}${dups.stoppedAt !== undefined ? `; compared up to global offset ${fmt(dups.stoppedAt)} (memory cap)` : ''}`
@@ -171,7 +185,7 @@ export function register(program: Command, ctx: CliContext): void {
           ctx.out(lines.join('\n'));
         }
         if (report.cancelled) return 130;
-        return report.failed.length ? 1 : 0;
+        return report.failed.length || manifestErrors ? 1 : 0;
       }),
     );
 }

@@ -14,6 +14,7 @@
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds } from '../../core/documents';
 import { fmt } from '../../core/errors';
+import { count } from '../../core/units';
 import { formatBytes } from '../../core/verifyFormat';
 import { CliContext, UsageError } from '../context';
 import { openCliIndex } from '../streamIndexCli';
@@ -70,7 +71,7 @@ export function register(program: Command, ctx: CliContext): void {
             ? 'a look-ahead token (after the last update)'
             : `update ${fmt(pos.update!)}, sequence ${fmt(pos.sequence!)}, position ${fmt(pos.position!)} (0-based)`;
           ctx.out(
-            `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${fmt(length)} tokens excluding its EOS`,
+            `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} excluding its EOS`,
           );
         }
         return 0;

@@ -1,6 +1,7 @@
 /** `token-shards tokens <root> --start S --count N [--json | --text]`: the token ids (or decoded text) of a global range. */
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
+import { count as countOf } from '../../core/units';
 import { DisplayDecoder } from '../../core/tokenizer';
 import { CliContext, UsageError } from '../context';
 import { diagnoseDataset, unknownWarning } from '../diagnose';
@@ -27,7 +28,9 @@ export function register(program: Command, ctx: CliContext): void {
         if (start === undefined || count === undefined) throw new UsageError('tokens needs --start S and --count N');
         const ds = await ctx.open(root, cmd);
         if (start + count > ds.storedTokens) {
-          throw new UsageError(`--start ${fmt(start)} --count ${fmt(count)} runs past the stream end (${fmt(ds.storedTokens)} tokens)`);
+          throw new UsageError(
+            `--start ${fmt(start)} --count ${fmt(count)} runs past the stream end (${countOf(ds.storedTokens, 'token')})`,
+          );
         }
         // The tokenizer decodes --text; otherwise it only sizes the dtype diagnosis (skipped when it cannot load).
         const tok = opts.text

@@ -22,7 +22,8 @@
 import * as fs from 'fs';
 import type { Command } from 'commander';
 import { OpenDatasetOptions, openDataset } from '../../core/dataset';
-import { DataError, fmt } from '../../core/errors';
+import { DataError } from '../../core/errors';
+import { count } from '../../core/units';
 import { ManifestProblem } from '../../core/manifest';
 import { indexParamsFor } from '../../core/indexShards';
 import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex';
@@ -251,16 +252,14 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
     const rate =
       report.elapsedMs > 0 && report.bytesHashed >= 1e8
-        ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)}, ${report.jobs} worker${report.jobs === 1 ? '' : 's'})`
+        ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)}, ${count(report.jobs, 'worker')})`
         : '';
     out.push(
-      `${fmt(ds.shards.length)} shards: ${formatVerifySummary(report)}` +
+      `${count(ds.shards.length, 'shard')}: ${formatVerifySummary(report)}` +
         ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`,
     );
     if (lineFaults.length)
-      out.push(
-        `${fmt(lineFaults.length)} manifest problem${lineFaults.length === 1 ? '' : 's'} (listed above on stderr): lines that could not be read are not verified.`,
-      );
+      out.push(`${count(lineFaults.length, 'manifest problem')} (listed above on stderr): lines that could not be read are not verified.`);
     process.stdout.write(out.join('\n') + '\n');
   }
   if (report.cancelled) return 130;

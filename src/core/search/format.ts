@@ -5,6 +5,7 @@
  * terminal pass the text through their terminal-safety helper.
  */
 import { fmt } from '../errors';
+import { count } from '../units';
 import { CountResult, Occurrence } from './types';
 
 /**
@@ -81,7 +82,7 @@ export function countText(r: CountResult, safe: (s: string) => string = (s) => s
     .filter(Boolean)
     .join(', ');
   out.push(
-    `${fmt(r.buckets.length)} buckets of ${fmt(r.per)} update${r.per === 1 ? '' : 's'} over ${fmt(r.updates)} updates` +
+    `${count(r.buckets.length, 'bucket')} of ${count(r.per, 'update')} over ${count(r.updates, 'update')}` +
       (r.shards ? `, shards ${r.shards[0]}:${r.shards[1]} only` : '') +
       (opts ? ` (${opts})` : ''),
   );
