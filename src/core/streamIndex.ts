@@ -46,7 +46,6 @@ import {
   emptyLengthStats,
   mergeLengthStats,
 } from './streamIndexScan';
-import { writeFileAtomic } from './verifyCache';
 
 /** Format version of the per-shard files; other versions are ignored (rebuilt). */
 export const STREAM_INDEX_VERSION = 2;
@@ -106,10 +105,15 @@ export function defaultCliIndexDir(env: NodeJS.ProcessEnv = process.env): string
   return path.join(base, 'token-shard-inspector', 'stream-index');
 }
 
+/** Numbers the temporary files of this process's index writes (unique with the pid). */
+let tempCounter = 0;
+
 /** The per-shard files of the index in one folder (see the file header). */
 export class IndexStore {
   /** Records loaded in this process, by file base name (hard links share them). */
   private readonly memo = new Map<string, ShardIndexRecord>();
+  /** The folder's creation, once per store. */
+  private dirMade?: Promise<void>;
 
   /**
    * @param dir absolute folder (created on the first save).
@@ -191,6 +195,7 @@ export class IndexStore {
 
   /** The document hashes of a record (4 uint32 per document), or undefined when the `.docs` file is missing or short. */
   async loadDocHashes(rec: ShardIndexRecord): Promise<Uint32Array | undefined> {
+    if (rec.innerDocCount === 0) return new Uint32Array(0);
     try {
       const buf = await fs.promises.readFile(path.join(this.dir, `${this.baseName(rec.identity, rec.params)}.docs`));
       if (buf.length !== rec.innerDocCount * 16) return undefined;
@@ -215,12 +220,13 @@ export class IndexStore {
     file?: string,
   ): Promise<ShardIndexRecord> {
     const base = this.baseName(identity, params);
-    await fs.promises.mkdir(this.dir, { recursive: true });
-    const docs = Buffer.alloc(scan.innerDocHashes.length * 4);
-    scan.innerDocHashes.forEach((v, i) => docs.writeUInt32LE(v, 4 * i));
-    const tmp = path.join(this.dir, `.${base}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.docs`);
-    await fs.promises.writeFile(tmp, docs);
-    await fs.promises.rename(tmp, path.join(this.dir, `${base}.docs`));
+    await this.makeDir();
+    // A shard with no whole document inside has no `.docs` file (loadDocHashes knows: innerDocCount 0).
+    if (scan.innerDocHashes.length > 0) {
+      const docs = Buffer.alloc(scan.innerDocHashes.length * 4);
+      scan.innerDocHashes.forEach((v, i) => docs.writeUInt32LE(v, 4 * i));
+      await this.writeAtomic(`${base}.docs`, docs);
+    }
     const blocks = Buffer.alloc(scan.blockEos.length * 4);
     scan.blockEos.forEach((v, i) => blocks.writeUInt32LE(v, 4 * i));
     const u16 = (a: Uint16Array) => {
@@ -240,9 +246,32 @@ export class IndexStore {
       blockLastEos: u16(scan.blockLastEos),
     };
     // No fsync: an entry is a cache, validated on load (a torn file is rebuilt, never trusted).
-    await writeFileAtomic(path.join(this.dir, `${base}.json`), JSON.stringify(entry), false);
+    await this.writeAtomic(`${base}.json`, JSON.stringify(entry));
     if (this.opts.remember !== false) this.memo.set(base, rec);
     return rec;
+  }
+
+  /** Creates the folder once per store (a save of 100,000 tiny shards' entries is mostly system calls). */
+  private makeDir(): Promise<void> {
+    return (this.dirMade ??= fs.promises.mkdir(this.dir, { recursive: true }).then(
+      () => undefined,
+      (err: unknown) => {
+        this.dirMade = undefined;
+        throw err;
+      },
+    ));
+  }
+
+  /** Writes `name` in the folder through a temporary file and a rename (no fsync: a validated cache). */
+  private async writeAtomic(name: string, data: string | Buffer): Promise<void> {
+    const tmp = path.join(this.dir, `.${name}.${process.pid}.${++tempCounter}.tmp`);
+    try {
+      await fs.promises.writeFile(tmp, data);
+      await fs.promises.rename(tmp, path.join(this.dir, name));
+    } catch (err) {
+      await fs.promises.rm(tmp, { force: true });
+      throw err;
+    }
   }
 
   /**

@@ -260,6 +260,8 @@ class VerifyRun {
   private indexIdle?: () => void;
   /** With `index`: the store entries the shards' files use now (kept by the prune after the run). */
   private readonly liveIndex = new Set<string>();
+  /** {@link scanParamsKey} of the index parameters, computed at the first write. */
+  private paramsKey?: string;
 
   constructor(
     private readonly shards: readonly ShardEntry[],
@@ -426,8 +428,10 @@ class VerifyRun {
       const { entry, identity, scan } = this.indexQueue.shift()!;
       this.indexSaving++;
       const look = lookOf(scan.lookSample, ix.params.vocabSize);
+      // The parameters' key hashes the special ids: once per run, not once per shard.
+      this.paramsKey ??= scanParamsKey(ix.params);
       void ix.store
-        .save(identity, scanParamsKey(ix.params), scan, look, entry.path)
+        .save(identity, this.paramsKey, scan, look, entry.path)
         .then(
           () => {
             this.indexed++;
