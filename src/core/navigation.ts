@@ -329,7 +329,7 @@ function linkFault(raw: string): string {
   const p = parseNumberInput(raw);
   if (p.ok) return 'fine';
   if (/^\s*-/.test(raw)) return 'negative (expected a whole number ≥ 0)';
-  if (/too large/.test(p.error)) return 'too large (more than 2^53)';
+  if (/too large/.test(p.error)) return 'too large (at most 2^53 − 1)';
   return 'not a whole number ≥ 0 (examples: 55000, 55_000, 5.5e4, 0xD6D8)';
 }
 

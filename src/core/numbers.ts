@@ -24,11 +24,11 @@ export function parseNumberInput(text: string): ParsedNumber {
     value = Number(t.replace(/_/g, ''));
   } else if (/^(\d+(_\d+)*)?(\.\d+)?(e\+?\d+)?$/i.test(t) && /\d/.test(t)) {
     value = Number(t.replace(/_/g, ''));
-    if (!Number.isFinite(value)) return { ok: false, error: `${t} is too large (more than 2^53)` };
+    if (!Number.isFinite(value)) return { ok: false, error: `${t} is too large (at most 2^53 − 1)` };
     if (!Number.isInteger(value)) return { ok: false, error: `${t} is not a whole number` };
   } else {
     return { ok: false, error: `${JSON.stringify(t)} is not a number (examples: 55000, 55_000, 5.5e4, 0xD6D8)` };
   }
-  if (!Number.isSafeInteger(value)) return { ok: false, error: `${t} is too large (more than 2^53)` };
+  if (!Number.isSafeInteger(value)) return { ok: false, error: `${t} is too large (at most 2^53 − 1)` };
   return { ok: true, value };
 }
