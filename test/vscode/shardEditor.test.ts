@@ -284,8 +284,21 @@ describe('shard editor (extension host)', function () {
     const ids = pyTokens(root(), 0, 3000);
     const file = path.join(tmp, 'changing.u32');
     fs.writeFileSync(file, Buffer.from(new Uint32Array(ids.slice(0, 1000)).buffer));
-    await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(file), VIEW_TYPE);
-    const first = await waitSession(file, (s) => s.messages.find((m): m is ShardInitToWebview => m.type === 'init'), 30_000, 'init');
+    // This test needs a live webview (it asks for pages after the reload). In code-server a new
+    // webview iframe that replaces a preview tab sometimes never loads (its service worker is
+    // registered anew for every webview): then the editor is closed and opened again, and the
+    // test says so. What is tested — the reload on a change on disk — is asserted either way.
+    let first: ShardInitToWebview | undefined;
+    for (let attempt = 1; !first; attempt++) {
+      await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(file), VIEW_TYPE, { preview: false });
+      try {
+        first = await waitSession(file, (s) => s.messages.find((m): m is ShardInitToWebview => m.type === 'init'), 20_000, 'init');
+      } catch (e) {
+        if (attempt >= 3) throw e;
+        console.log(`      (the webview of changing.u32 did not load in 20 s, attempt ${attempt}: closing and opening it again)`);
+        await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+      }
+    }
     assert.strictEqual(first.numTokens, 1000);
     fs.writeFileSync(file, Buffer.from(new Uint32Array(ids).buffer));
     const second = await waitSession(
