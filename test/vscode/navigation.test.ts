@@ -8,20 +8,15 @@
  * the dataset card's Python reader (test/unit/pyref.ts), never typed by hand.
  */
 import * as assert from 'assert';
-import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { pyTokens, pyUpdates } from '../unit/pyref';
 import { snapshot } from './probe';
+import { sampleManifest as manifest, sampleRoot as root, sampleSchedule as schedule } from './sample';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
 const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
 
-interface ManifestLine {
-  shard: string;
-  start_token: number;
-  num_tokens: number;
-}
 interface UpdateViewResult {
   root: string;
   update: number;
@@ -36,27 +31,6 @@ interface ShardSnapshot {
   cursor: number;
   statusText?: string;
   highlights: { start: number; end: number; label?: string }[];
-}
-
-function root(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'the tests need the sample dataset open as the workspace folder');
-  return folder.uri.fsPath;
-}
-
-function manifest(): ManifestLine[] {
-  return fs
-    .readFileSync(path.join(root(), 'shard_manifest.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as ManifestLine)
-    .sort((a, b) => a.start_token - b.start_token);
-}
-
-/** Schedule values: the sample's manifest.json keys, else the dataset card's defaults. */
-function schedule(): { G: number; L: number; eos: number } {
-  const m = JSON.parse(fs.readFileSync(path.join(root(), 'manifest.json'), 'utf8')) as Record<string, number>;
-  return { G: m.global_tokens_per_update ?? 131072, L: m.sequence_length ?? 1024, eos: m.eos_token_id ?? 100257 };
 }
 
 function updateViewTabs(): vscode.Tab[] {

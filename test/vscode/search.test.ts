@@ -14,6 +14,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Envelope } from '../../src/shared/channel';
 import { EXTENSION_ID, api } from './probe';
+import { sampleRoot as root } from './sample';
 
 const SEARCH_VIEW = 'tokenShards.searchPanel';
 
@@ -35,12 +36,6 @@ interface SearchOutcome {
   ms: number;
   firstPartialMs?: number;
   drawn: Promise<{ buckets: number; series: number }>;
-}
-
-function root(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'the tests need the sample dataset open as the workspace folder');
-  return folder.uri.fsPath;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { ShardInitToWebview } from '../../src/protocol';
 import { PageData } from '../../webview/shardEditor/model';
 import { pyTokens } from '../unit/pyref';
 import { SessionSnapshot, ShardPageMessage as ShardPageToWebview, api, delay, snapshot } from './probe';
+import { sampleManifest as manifestLines, sampleRoot as root } from './sample';
 
 const VIEW_TYPE = 'tokenShards.shardEditor';
 
@@ -38,24 +39,6 @@ async function waitSession<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} on ${path.basename(file)}`);
     await delay(100);
   }
-}
-
-function root(): string {
-  return vscode.workspace.workspaceFolders![0].uri.fsPath;
-}
-
-interface ManifestLine {
-  shard: string;
-  start_token: number;
-  num_tokens: number;
-}
-function manifestLines(): ManifestLine[] {
-  return fs
-    .readFileSync(path.join(root(), 'shard_manifest.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as ManifestLine)
-    .sort((a, b) => a.start_token - b.start_token);
 }
 
 function isShardTab(uri: vscode.Uri): boolean {

@@ -19,14 +19,9 @@ import { VerifyDeps, VerifyRunSummary, runVerification } from '../../src/command
 import { VerificationStore } from '../../src/verificationStore';
 import { openDataset } from '../../src/core/dataset';
 import { waitFor } from './probe';
+import { sampleRoot } from './sample';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
-
-function sampleRoot(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'the test workspace has a folder (the sample dataset)');
-  return folder.uri.fsPath;
-}
 
 function sha256sum(files: string[]): Map<string, string> {
   const out = execFileSync('sha256sum', files, { encoding: 'utf8' });

@@ -13,6 +13,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { repoRoot } from '../unit/fixtures';
+import { sampleRoot as root } from './sample';
 
 interface InspectResult {
   root: string;
@@ -30,12 +31,6 @@ interface OpenLogResult {
   spikes: Spike[];
   summary: string[];
   panel: { spikes: Spike[]; host: { panel: vscode.WebviewPanel } };
-}
-
-function root(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'the tests need the sample dataset open as the workspace folder');
-  return folder.uri.fsPath;
 }
 
 describe('loss-spike workbench commands', function () {
