@@ -5,7 +5,10 @@
  * - peak resident set size (MB) and wall seconds of `token-shards verify --no-index` at 50,000
  *   and 100,000 16-token shards, with an empty verify cache (cold: every shard hashed, the cache
  *   written) and then a full one (warm: every shard answered from the cache);
- * - linearity: seconds per shard at 100,000 ÷ seconds per shard at 50,000 (1.00 = linear).
+ * - linearity: seconds per shard at 100,000 ÷ seconds per shard at 50,000 (1.00 = linear);
+ * - the default command (the stream index built in the same read, one index entry per shard
+ *   written by the workers), cold and warm: peak RSS, and its time ÷ `--no-index`'s (the price of
+ *   the index for tiny shards: mostly creating one small file per shard).
  * Peak RSS is the kernel's `ru_maxrss` of the child, read by a small Python wrapper (no
  * `/usr/bin/time` needed). Data: `scripts/make-many-shards.mjs` into many-shards/<N>/
  * (git-ignored, made once, ~0.6 GB of file-system blocks for 100,000 files).
@@ -52,17 +55,44 @@ export async function run(ctx) {
       execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-many-shards.mjs'), '--shards', String(n)], { stdio: 'inherit' });
     }
     const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-many-'));
+    const indexHome = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-many-index-'));
     try {
       const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
       const py = measure(['python3', '-c', CARD_LOOP], { cwd: data });
       const cold = measure([process.execPath, cli, 'verify', data, '--no-index'], { env });
       const warm = measure([process.execPath, cli, 'verify', data, '--no-index'], { env });
+      const ienv = { ...process.env, XDG_CACHE_HOME: indexHome };
+      const icold = measure([process.execPath, cli, 'verify', data], { env: ienv });
+      const iwarm = measure([process.execPath, cli, 'verify', data], { env: ienv });
       perShard[n] = { ours: cold.s / n, py: py.s / n };
       const label = `${n.toLocaleString('en-US')} tiny shards`;
       const mb = (kb) => kb / 1024;
       ctx.log(
-        `${label} (load ${os.loadavg()[0].toFixed(1)}): ours cold ${mb(cold.rss_kb).toFixed(0)} MB ${cold.s.toFixed(1)} s · warm ${mb(warm.rss_kb).toFixed(0)} MB ${warm.s.toFixed(1)} s · card loop ${mb(py.rss_kb).toFixed(0)} MB ${py.s.toFixed(1)} s`,
+        `${label} (load ${os.loadavg()[0].toFixed(1)}): ours cold ${mb(cold.rss_kb).toFixed(0)} MB ${cold.s.toFixed(1)} s · warm ${mb(warm.rss_kb).toFixed(0)} MB ${warm.s.toFixed(1)} s · with the index cold ${mb(icold.rss_kb).toFixed(0)} MB ${icold.s.toFixed(1)} s · warm ${mb(iwarm.rss_kb).toFixed(0)} MB ${iwarm.s.toFixed(1)} s · card loop ${mb(py.rss_kb).toFixed(0)} MB ${py.s.toFixed(1)} s`,
       );
+      for (const [phase, r, plain] of [
+        ['cold', icold, cold],
+        ['warm', iwarm, warm],
+      ]) {
+        rows.push(
+          {
+            name: `verify ${label} with the index (default), ${phase}: peak RSS`,
+            ours: mb(r.rss_kb),
+            reference: mb(plain.rss_kb),
+            unit: 'MB',
+            ratio: plain.rss_kb / r.rss_kb,
+            note: 'reference: --no-index; goal < 300 MB',
+          },
+          {
+            name: `verify ${label} with the index (default), ${phase}: time`,
+            ours: r.s,
+            reference: plain.s,
+            unit: 's',
+            ratio: plain.s / r.s,
+            note: 'reference: --no-index',
+          },
+        );
+      }
       for (const [phase, r, note] of [
         ['cold', cold, 'goal < 300 MB; every shard hashed'],
         ['warm', warm, 'every shard from the cache'],
@@ -88,6 +118,7 @@ export async function run(ctx) {
       }
     } finally {
       fs.rmSync(cacheHome, { recursive: true, force: true });
+      fs.rmSync(indexHome, { recursive: true, force: true });
     }
   }
   const growth = (k) => perShard[100_000][k] / perShard[50_000][k];

@@ -166,7 +166,12 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
   const int = (text: string | undefined, what: string): number | undefined => {
     if (text === undefined) return undefined;
     const t = text.trim();
-    if (/^-\s*[\d.]/.test(t)) throw new UsageError(`${what} must be ≥ 0 (got ${t})`);
+    if (/^-\s*[\d.]/.test(t)) {
+      // "-0" is zero (what a user means by it), any other negative number is refused.
+      const z = parseNumberInput(t.replace(/^-\s*/, ''));
+      if (z.ok && z.value === 0) return 0;
+      throw new UsageError(`${what} must be ≥ 0 (got ${t})`);
+    }
     const r = parseNumberInput(t);
     if (!r.ok) throw new UsageError(`${what}: ${r.error}`);
     return r.value;

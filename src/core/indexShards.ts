@@ -6,7 +6,8 @@
  * Per shard: stat (identity); a valid entry in the store → reused (resumable: a cancelled run
  * keeps every finished shard); another shard of this run with the same identity (a hard link) →
  * read once; else queued to the worker pool (`shardPool.ts`), which reads the file once in big
- * sequential chunks and scans it (`streamIndexScan.ts`). Stale entries are never used: the
+ * sequential chunks, scans it (`streamIndexScan.ts`) and writes its entry into the store (the scan
+ * never leaves the worker; `workers/verifyWorker.ts`). Stale entries are never used: the
  * identity is part of the entry's key; after a build that wrote entries, those no file can use
  * any more are deleted (`IndexStore.prune`).
  *
@@ -21,7 +22,7 @@ import { IndexSegment, IndexStore, openStreamIndex, scanParamsKey, StreamIndex }
 import { indexKernelModule } from './streamIndexKernel';
 import { ScanParams } from './streamIndexScan';
 import { LoadedTokenizer, CORRUPT_ID_FLOOR } from './tokenizer';
-import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, lookOf, resolveVerifyWorker } from './verify';
+import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, resolveVerifyWorker } from './verify';
 
 /** Options of {@link indexShards}. */
 export interface IndexShardsOptions {
@@ -126,6 +127,13 @@ export async function indexShards(
   /** Segments waiting for a job reading the same file (hard links), by the job's key. */
   const followers = new Map<number, number[]>();
   const byIdentity = new Map<string, number>();
+  /** Scan requests by shard size (one object per size, not per shard); the worker writes into `store`. */
+  const scans = new Map<number, ReadJob['scan']>();
+  const scanFor = (numTokens: number) => {
+    let scan = scans.get(numTokens);
+    if (!scan) scans.set(numTokens, (scan = { ...params, numTokens, store: { dir: store.dir, paramsKey: key } }));
+    return scan;
+  };
   const BATCH = 256;
   for (let b = 0; b < segments.length && !opts.signal?.aborted; b += BATCH) {
     const batch = segments.slice(b, b + BATCH);
@@ -179,7 +187,7 @@ export async function indexShards(
         path: segments[seg].path,
         expectedSize: id.size,
         hash: false,
-        scan: { ...params, numTokens: segments[seg].numTokens },
+        scan: scanFor(segments[seg].numTokens),
       });
     }
   }
@@ -187,7 +195,6 @@ export async function indexShards(
   let bytesFinished = 0;
   const hashStart = Date.now();
   let pool: ShardReadPool | undefined;
-  const saves: Promise<void>[] = [];
   const snapshot = (): VerifyProgress => {
     const bytesDone = Math.min(bytesTotal, bytesFinished + (pool?.bytesInFlight() ?? 0));
     const elapsed = Date.now() - hashStart;
@@ -222,34 +229,18 @@ export async function indexShards(
         await pool.run(jobs, (job, outcome) => {
           bytesFinished += job.expectedSize;
           const group = [job.key, ...(followers.get(job.key) ?? [])];
-          if (outcome.kind === 'read' && outcome.scan) {
-            report.bytesRead += outcome.size;
-            const scan = outcome.scan;
-            saves.push(
-              store.save(outcome.identity, key, scan, lookOf(scan.lookSample, params.vocabSize), job.path).then(
-                () => {
-                  report.built++;
-                  report.shared += group.length - 1;
-                  for (const g of group) {
-                    done.add(g);
-                    opts.onShard?.(g);
-                  }
-                },
-                (err: Error) => {
-                  for (const g of group) {
-                    done.add(g);
-                    report.failed.push({
-                      segment: g,
-                      message: `${segments[g].shard}: cannot write the stream index in ${store.dir}: ${err.message}`,
-                    });
-                  }
-                },
-              ),
-            );
+          if (outcome.kind === 'read') report.bytesRead += outcome.size;
+          if (outcome.kind === 'read' && outcome.indexed) {
+            report.built++;
+            report.shared += group.length - 1;
+            for (const g of group) {
+              done.add(g);
+              opts.onShard?.(g);
+            }
           } else {
             const why =
               outcome.kind === 'read'
-                ? 'nothing scanned'
+                ? (outcome.indexError ?? 'nothing scanned')
                 : outcome.kind === 'size-mismatch'
                   ? `size ${outcome.size} bytes changed`
                   : outcome.message;
@@ -264,7 +255,6 @@ export async function indexShards(
       if (timer) clearInterval(timer);
     }
   }
-  await Promise.all(saves);
   // Entries were written: delete those of files rewritten or replaced since (they are never used again).
   if (report.built > 0) report.pruned = (await store.prune(live)).removed;
   report.failed.sort((a, b) => a.segment - b.segment);

@@ -20,7 +20,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Worker } from 'worker_threads';
+import { ResourceLimits, Worker } from 'worker_threads';
 import type { VerifyBatch, VerifyOutcome, VerifyTask, VerifyWorkerData, VerifyWorkerReply } from './workers/verifyWorker';
 
 /** How long a cancelled run waits for a worker's reply before terminating it (ms). */
@@ -31,6 +31,13 @@ export const BATCH_FILE_BYTES = 256 * 1024;
 export const BATCH_FILES = 64;
 /** Bytes per batch at most (a batch is one uninterrupted piece of a worker's work; cancel waits for it). */
 export const BATCH_BYTES = 4 * 1024 * 1024;
+/**
+ * Young-generation heap of a read worker (MB). V8's default lets it grow to ~34 MB per worker
+ * while a run over 100,000 tiny shards allocates a little per shard (scan state, index entry
+ * text): with two workers that alone put `verify` over 300 MB (issue 10 item 9). The workers'
+ * big buffers live outside the heap, so a small young generation costs nothing measurable.
+ */
+export const READ_WORKER_YOUNG_MB = 8;
 
 /** Default pool size: the number of CPU cores (`os.availableParallelism()`). */
 export function defaultJobs(): number {
@@ -80,10 +87,16 @@ export interface PoolWorkerEvents<R> {
 
 /**
  * Starts one worker of a pool (the shard read pool here, the search count pool): the script
- * from {@link resolveWorkerScript}, its `workerData`, and the pool's handlers.
+ * from {@link resolveWorkerScript}, its `workerData`, and the pool's handlers; `resourceLimits`
+ * as `new Worker` takes them (default: V8's).
  */
-export function startPoolWorker<R>(workerFile: string, workerData: unknown, events: PoolWorkerEvents<R>): Worker {
-  const worker = new Worker(workerFile, { workerData });
+export function startPoolWorker<R>(
+  workerFile: string,
+  workerData: unknown,
+  events: PoolWorkerEvents<R>,
+  resourceLimits?: ResourceLimits,
+): Worker {
+  const worker = new Worker(workerFile, { workerData, resourceLimits });
   worker.on('message', (msg: R) => events.onMessage(msg));
   worker.on('error', (err: Error) => events.onError(err.message));
   worker.on('exit', (code) => events.onExit(code));
@@ -139,10 +152,6 @@ export class ShardReadPool {
   private cancelled = false;
   private settled = false;
   private graceTimer?: NodeJS.Timeout;
-  /** While true, idle workers get no new job ({@link pause}). */
-  private paused = false;
-  /** Workers left idle by a pause. */
-  private readonly idle: Slot[] = [];
   private resolveRun?: () => void;
   private onDone?: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void;
 
@@ -163,21 +172,6 @@ export class ShardReadPool {
   /** Bytes read so far of the jobs in hand. */
   bytesInFlight(): number {
     return this.slots.reduce((n, s) => n + (s.current?.bytes ?? 0), 0);
-  }
-
-  /**
-   * Stops handing out jobs (those in hand finish): the caller's own queue of finished work (e.g.
-   * stream-index writes) is too long. {@link resume} starts again.
-   */
-  pause(): void {
-    this.paused = true;
-  }
-
-  /** Hands out jobs again after {@link pause}. */
-  resume(): void {
-    if (!this.paused) return;
-    this.paused = false;
-    for (const s of this.idle.splice(0)) this.dispatch(s);
   }
 
   /** Workers started by the last run. */
@@ -244,10 +238,6 @@ export class ShardReadPool {
   private dispatch(slot: Slot): void {
     if (this.cancelled || slot.dead || this.next >= this.queue.length) {
       this.maybeDone();
-      return;
-    }
-    if (this.paused) {
-      this.idle.push(slot);
       return;
     }
     const hold = !!this.opts.onFirstChunk;
@@ -317,13 +307,18 @@ export class ShardReadPool {
     const control = new Int32Array(shared);
     if (this.cancelled) Atomics.store(control, 0, 1);
     const slot = { control, dead: false } as Slot;
-    slot.worker = startPoolWorker<VerifyWorkerReply>(this.opts.workerFile, data, {
-      onMessage: (msg) => this.onMessage(slot, msg),
-      onError: (message) => this.crashed(slot, message),
-      onExit: (code) => {
-        if (!this.settled) this.crashed(slot, `exit code ${code}`);
+    slot.worker = startPoolWorker<VerifyWorkerReply>(
+      this.opts.workerFile,
+      data,
+      {
+        onMessage: (msg) => this.onMessage(slot, msg),
+        onError: (message) => this.crashed(slot, message),
+        onExit: (code) => {
+          if (!this.settled) this.crashed(slot, `exit code ${code}`);
+        },
       },
-    });
+      { maxYoungGenerationSizeMb: READ_WORKER_YOUNG_MB },
+    );
     return slot;
   }
 

@@ -27,12 +27,14 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { threadId } from 'worker_threads';
 import { CancelledError, RangeRequestError, fmt } from './errors';
 import { count as countOf } from './units';
 import { mapLimit } from './concurrency';
 import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
 import { Schedule } from './schedule';
 import { TokenStream } from './stream';
+import { diagnoseIds } from './tokenizer';
 import {
   INDEX_BLOCK_TOKENS,
   IdOccurrences,
@@ -60,6 +62,12 @@ export const DUPLICATE_PAIRS_LISTED = 20;
 export interface ShardLook {
   kind: 'uint16-as-uint32' | 'uint32-as-uint16' | 'out-of-vocab';
   message: string;
+}
+
+/** The dtype look of a shard's first ids (`diagnoseIds`), or undefined when they look normal. */
+export function lookOf(sample: Uint32Array, vocabSize: number): ShardLook | undefined {
+  const a = diagnoseIds(sample, vocabSize);
+  return a ? { kind: a.kind, message: a.message } : undefined;
 }
 
 /** What the index keeps about one shard (the on-disk JSON, with the block counts decoded). Local offsets. */
@@ -105,6 +113,14 @@ export function defaultCliIndexDir(env: NodeJS.ProcessEnv = process.env): string
   return path.join(base, 'token-shard-inspector', 'stream-index');
 }
 
+/** The bytes of an id array, little-endian (a view on little-endian hosts, a copy otherwise). */
+function littleEndian(a: Uint32Array | Uint16Array): Buffer {
+  if (os.endianness() === 'LE') return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  const b = Buffer.alloc(a.byteLength);
+  a.forEach((v, i) => (a.BYTES_PER_ELEMENT === 4 ? b.writeUInt32LE(v, 4 * i) : b.writeUInt16LE(v, 2 * i)));
+  return b;
+}
+
 /** Numbers the temporary files of this process's index writes (unique with the pid). */
 let tempCounter = 0;
 
@@ -114,6 +130,8 @@ export class IndexStore {
   private readonly memo = new Map<string, ShardIndexRecord>();
   /** The folder's creation, once per store. */
   private dirMade?: Promise<void>;
+  /** The folder exists (made by this store). */
+  private dirReady = false;
 
   /**
    * @param dir absolute folder (created on the first save).
@@ -219,42 +237,115 @@ export class IndexStore {
     look: ShardLook | undefined,
     file?: string,
   ): Promise<ShardIndexRecord> {
-    const base = this.baseName(identity, params);
+    const { base, rec, json, docs } = this.encode(identity, params, scan, look, file);
     await this.makeDir();
-    // A shard with no whole document inside has no `.docs` file (loadDocHashes knows: innerDocCount 0).
-    if (scan.innerDocHashes.length > 0) {
-      const docs = Buffer.alloc(scan.innerDocHashes.length * 4);
-      scan.innerDocHashes.forEach((v, i) => docs.writeUInt32LE(v, 4 * i));
-      await this.writeAtomic(`${base}.docs`, docs);
-    }
-    const blocks = Buffer.alloc(scan.blockEos.length * 4);
-    scan.blockEos.forEach((v, i) => blocks.writeUInt32LE(v, 4 * i));
-    const u16 = (a: Uint16Array) => {
-      const b = Buffer.alloc(a.length * 2);
-      a.forEach((v, i) => b.writeUInt16LE(v, 2 * i));
-      return b.toString('base64');
+    if (docs) await this.writeAtomic(`${base}.docs`, docs);
+    await this.writeAtomic(`${base}.json`, json);
+    if (this.opts.remember !== false) this.memo.set(base, rec);
+    return rec;
+  }
+
+  /**
+   * {@link save} with blocking calls, for the verify/index worker thread (`workers/verifyWorker.ts`),
+   * which writes each shard's entry right after its scan: the scan never crosses to the main
+   * thread (100,000 tiny shards: issue 10 item 9). Same files, same atomic temporary file + rename.
+   * @throws the file-system error when the folder cannot be written.
+   */
+  saveSync(identity: FileIdentity, params: string, scan: ShardScan, look: ShardLook | undefined, file?: string): ShardIndexRecord {
+    const { base, rec, json, docs } = this.encode(identity, params, scan, look, file);
+    const write = () => {
+      if (!this.dirReady) {
+        fs.mkdirSync(this.dir, { recursive: true });
+        this.dirReady = true;
+      }
+      if (docs) this.writeAtomicSync(`${base}.docs`, docs);
+      this.writeAtomicSync(`${base}.json`, json);
     };
-    const { innerDocHashes, lookSample: _s, ...rest } = scan;
-    const rec: ShardIndexRecord = { ...rest, identity, params, builtAt: Date.now(), innerDocCount: innerDocHashes.length / 4, look };
+    try {
+      write();
+    } catch (err) {
+      // The folder was removed since this store made it (a long-lived worker): make it again, once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !this.dirReady) throw err;
+      this.dirReady = false;
+      write();
+    }
+    if (this.opts.remember !== false) this.memo.set(base, rec);
+    return rec;
+  }
+
+  /**
+   * The files of an entry: the `.json` text and the `.docs` bytes (undefined for a shard with no
+   * whole document inside; {@link loadDocHashes} knows from `innerDocCount` 0).
+   */
+  private encode(
+    identity: FileIdentity,
+    params: string,
+    scan: ShardScan,
+    look: ShardLook | undefined,
+    file: string | undefined,
+  ): { base: string; rec: ShardIndexRecord; json: string; docs?: Buffer } {
+    const base = this.baseName(identity, params);
+    const rec: ShardIndexRecord = {
+      numTokens: scan.numTokens,
+      eosCount: scan.eosCount,
+      blockEos: scan.blockEos,
+      blockFirstEos: scan.blockFirstEos,
+      blockLastEos: scan.blockLastEos,
+      firstEos: scan.firstEos,
+      lastEos: scan.lastEos,
+      innerDocs: scan.innerDocs,
+      longestInner: scan.longestInner,
+      longRuns: scan.longRuns,
+      longRunCount: scan.longRunCount,
+      specials: scan.specials,
+      unknown: scan.unknown,
+      maxId: scan.maxId,
+      leadHash: scan.leadHash,
+      trailHash: scan.trailHash,
+      identity,
+      params,
+      builtAt: Date.now(),
+      innerDocCount: scan.innerDocHashes.length / 4,
+      look,
+    };
+    // Spelled out (no spreads): this runs once per shard, 100,000 times for a manifest of tiny shards.
     const entry: RecordFile = {
       format: 'token-shard-inspector stream index',
       version: STREAM_INDEX_VERSION,
       path: file,
-      ...rec,
-      blockEos: blocks.toString('base64'),
-      blockFirstEos: u16(scan.blockFirstEos),
-      blockLastEos: u16(scan.blockLastEos),
+      numTokens: rec.numTokens,
+      eosCount: rec.eosCount,
+      blockEos: littleEndian(scan.blockEos).toString('base64'),
+      blockFirstEos: littleEndian(scan.blockFirstEos).toString('base64'),
+      blockLastEos: littleEndian(scan.blockLastEos).toString('base64'),
+      firstEos: rec.firstEos,
+      lastEos: rec.lastEos,
+      innerDocs: rec.innerDocs,
+      longestInner: rec.longestInner,
+      longRuns: rec.longRuns,
+      longRunCount: rec.longRunCount,
+      specials: rec.specials,
+      unknown: rec.unknown,
+      maxId: rec.maxId,
+      leadHash: rec.leadHash,
+      trailHash: rec.trailHash,
+      identity,
+      params,
+      builtAt: rec.builtAt,
+      innerDocCount: rec.innerDocCount,
+      look,
     };
+    const docs = scan.innerDocHashes.length > 0 ? littleEndian(scan.innerDocHashes) : undefined;
     // No fsync: an entry is a cache, validated on load (a torn file is rebuilt, never trusted).
-    await this.writeAtomic(`${base}.json`, JSON.stringify(entry));
-    if (this.opts.remember !== false) this.memo.set(base, rec);
-    return rec;
+    return { base, rec, json: JSON.stringify(entry), docs };
   }
 
   /** Creates the folder once per store (a save of 100,000 tiny shards' entries is mostly system calls). */
   private makeDir(): Promise<void> {
     return (this.dirMade ??= fs.promises.mkdir(this.dir, { recursive: true }).then(
-      () => undefined,
+      () => {
+        this.dirReady = true;
+      },
       (err: unknown) => {
         this.dirMade = undefined;
         throw err;
@@ -262,14 +353,31 @@ export class IndexStore {
     ));
   }
 
+  /** A temporary name for `name` in the folder, unique across processes and their worker threads. */
+  private tempName(name: string): string {
+    return path.join(this.dir, `.${name}.${process.pid}-${threadId}.${++tempCounter}.tmp`);
+  }
+
   /** Writes `name` in the folder through a temporary file and a rename (no fsync: a validated cache). */
   private async writeAtomic(name: string, data: string | Buffer): Promise<void> {
-    const tmp = path.join(this.dir, `.${name}.${process.pid}.${++tempCounter}.tmp`);
+    const tmp = this.tempName(name);
     try {
       await fs.promises.writeFile(tmp, data);
       await fs.promises.rename(tmp, path.join(this.dir, name));
     } catch (err) {
       await fs.promises.rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  /** {@link writeAtomic} with blocking calls. */
+  private writeAtomicSync(name: string, data: string | Buffer): void {
+    const tmp = this.tempName(name);
+    try {
+      fs.writeFileSync(tmp, data);
+      fs.renameSync(tmp, path.join(this.dir, name));
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
       throw err;
     }
   }
@@ -298,16 +406,21 @@ export class IndexStore {
     }
     const entries = new Set<string>();
     const others: string[] = [];
+    /** Entries not in `keep`: their JSON is read to learn whether a file still uses them. */
+    const check: string[] = [];
+    let kept = 0;
     for (const n of names) {
       const m = /^([0-9a-f]{32})\.json$/.exec(n);
-      if (m) entries.add(m[1]);
-      else others.push(n);
+      if (m) {
+        entries.add(m[1]);
+        if (keep.has(m[1])) kept++;
+        else check.push(m[1]);
+      } else others.push(n);
     }
     const rm = (f: string) => fs.promises.rm(path.join(this.dir, f), { force: true }).catch(() => undefined);
-    let removed = 0,
-      kept = 0;
-    await mapLimit([...entries], async (base) => {
-      if (keep.has(base) || (await this.stillUsable(base))) {
+    let removed = 0;
+    await mapLimit(check, async (base) => {
+      if (await this.stillUsable(base)) {
         kept++;
         return;
       }

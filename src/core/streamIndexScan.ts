@@ -198,24 +198,43 @@ const RARE_EOS = 1,
   RARE_SPECIAL = 2,
   RARE_HOLE = 3;
 
-/** The last table {@link rareTable} built, and what it was built from. */
-let lastTable: { key: string; table: Uint8Array } | undefined;
+/** What the scanners need to know about rare ids, derived from {@link ScanParams}. */
+interface RareIds {
+  eos: number;
+  vocab: number;
+  /** Smallest id that needs the slow path. */
+  floor: number;
+  /** Kind of each id in [floor, vocab): 0 normal, else RARE_*. */
+  table: Uint8Array;
+}
+
+/** The last {@link RareIds} built, the parameters object it was built for, and their key. */
+let lastRare: { params: ScanParams; key: string; rare: RareIds } | undefined;
 
 /**
- * The kind of each id in [rareFloor, vocab) (0 normal, else RARE_*), shared by the scanners of
- * one worker while the parameters stay the same: up to vocab bytes (1 MiB without a tokenizer),
- * which a new table per shard allocated again for each of 100,000 tiny shards (issue 10 item 9).
- * Read-only once built.
+ * The rare ids of `params`, shared by the scanners of one worker while the parameters stay the
+ * same: the table is up to vocab bytes (1 MiB without a tokenizer), which a new table per shard
+ * allocated again for each of 100,000 tiny shards (issue 10 item 9). The same parameters object
+ * (one per shard size and task message) is recognised without building the key. Read-only once built.
  */
-function rareTable(params: ScanParams, eos: number, vocab: number, rareFloor: number): Uint8Array {
-  const key = `${eos}|${vocab}|${rareFloor}|${params.specialIds.join(',')}|${(params.holeIds ?? []).join(',')}`;
-  if (lastTable?.key === key) return lastTable.table;
-  const table = new Uint8Array(Math.max(0, vocab - rareFloor));
-  for (const id of params.holeIds ?? []) if (id >= rareFloor && id < vocab) table[id - rareFloor] = RARE_HOLE;
-  for (const id of params.specialIds) if (id >= rareFloor && id < vocab && id !== eos) table[id - rareFloor] = RARE_SPECIAL;
-  if (eos >= rareFloor && eos < vocab) table[eos - rareFloor] = RARE_EOS;
-  lastTable = { key, table };
-  return table;
+function rareIdsOf(params: ScanParams): RareIds {
+  if (lastRare?.params === params) return lastRare.rare;
+  const key = `${params.eos}|${params.vocabSize}|${params.specialIds.join(',')}|${(params.holeIds ?? []).join(',')}`;
+  if (lastRare?.key === key) {
+    lastRare.params = params;
+    return lastRare.rare;
+  }
+  const eos = params.eos >>> 0;
+  const vocab = Math.max(0, Math.floor(params.vocabSize));
+  let floor = vocab;
+  for (const list of [[eos], params.specialIds, params.holeIds ?? []]) for (const id of list) if (id >= 0 && id < floor) floor = id;
+  const table = new Uint8Array(Math.max(0, vocab - floor));
+  for (const id of params.holeIds ?? []) if (id >= floor && id < vocab) table[id - floor] = RARE_HOLE;
+  for (const id of params.specialIds) if (id >= floor && id < vocab && id !== eos) table[id - floor] = RARE_SPECIAL;
+  if (eos >= floor && eos < vocab) table[eos - floor] = RARE_EOS;
+  const rare = { eos, vocab, floor, table };
+  lastRare = { params, key, rare };
+  return rare;
 }
 
 /**
@@ -247,7 +266,8 @@ export class ShardScanner {
   private readonly specials: Record<number, IdOccurrences> = {};
   private readonly unknown: IdOccurrences = { count: 0, first: [] };
   private lead: RunHash | undefined;
-  private docHashes: Uint32Array = new Uint32Array(4 * 1024);
+  /** Grown by doubling from a few documents: a tiny shard allocates next to nothing (100,000 of them in one run). */
+  private docHashes: Uint32Array = new Uint32Array(4 * 16);
   private docCount = 0;
   private readonly look: Uint32Array;
   private lookFilled = 0;
@@ -264,11 +284,11 @@ export class ShardScanner {
     readonly numTokens: number,
     private readonly kernel: IndexKernel = sharedIndexKernel(),
   ) {
-    this.eos = params.eos >>> 0;
-    this.vocab = Math.max(0, Math.floor(params.vocabSize));
-    const rare = [this.eos, ...params.specialIds, ...(params.holeIds ?? [])].filter((id) => id >= 0 && id < this.vocab);
-    this.rareFloor = Math.min(this.vocab, ...rare);
-    this.table = rareTable(params, this.eos, this.vocab, this.rareFloor);
+    const rare = rareIdsOf(params);
+    this.eos = rare.eos;
+    this.vocab = rare.vocab;
+    this.rareFloor = rare.floor;
+    this.table = rare.table;
     this.blockEos = new Uint32Array(Math.ceil(numTokens / INDEX_BLOCK_TOKENS));
     this.blockFirst = new Uint16Array(this.blockEos.length).fill(NO_EOS);
     this.blockLast = new Uint16Array(this.blockEos.length).fill(NO_EOS);

@@ -37,14 +37,13 @@
  */
 import * as fs from 'fs';
 import { fmt } from './errors';
-import { FileIdentity, identityKeyOfStats, identityOfStats } from './fileIdentity';
+import { identityKeyOfStats, identityOfStats } from './fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
 import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from './shardPool';
 import { Schedule } from './schedule';
-import { IndexStore, ShardLook, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
+import { IndexStore, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
 import { indexKernelModule } from './streamIndexKernel';
-import { ScanParams, ShardScan } from './streamIndexScan';
-import { diagnoseIds } from './tokenizer';
+import { ScanParams } from './streamIndexScan';
 import { VerifyCache } from './verifyCache';
 import type { VerifyOutcome } from './workers/verifyWorker';
 
@@ -227,10 +226,6 @@ export async function verifyShards(shards: readonly ShardEntry[], opts: VerifyOp
 
 /** How many shards are stat'ed between two yields to the event loop (bounded blocking, flat memory). */
 const STAT_BATCH = 256;
-/** Stream-index entries written at the same time at most (the rest wait their turn). */
-const INDEX_SAVES_IN_FLIGHT = 16;
-/** Stream-index writes waiting at most before the pool stops reading (it reads on below half of it). */
-const INDEX_QUEUE_MAX = 256;
 
 /**
  * One verification run: the stat/cache pass, the hashing loop on the pool, progress and the report.
@@ -244,7 +239,8 @@ class VerifyRun {
   private readonly counts = emptyCounts();
   private fromCache = 0;
   private indexed = 0;
-  private indexErrors: string[] = [];
+  /** The first stream-index write error (one sentence). */
+  private indexError?: string;
   private lastSave = Date.now();
   private cacheError?: string;
   /** Queued reads: hash (+ scan when indexing) for shards to verify, scan only for cached shards without an index. */
@@ -254,14 +250,8 @@ class VerifyRun {
   private bytesHashed = 0;
   private hashStart = Date.now();
   private pool?: ShardReadPool;
-  /** Index entries to write, and the writes in flight (at most {@link INDEX_SAVES_IN_FLIGHT}). */
-  private readonly indexQueue: { entry: ShardEntry; identity: FileIdentity; scan: ShardScan }[] = [];
-  private indexSaving = 0;
-  private indexIdle?: () => void;
   /** With `index`: the store entries the shards' files use now (kept by the prune after the run). */
   private readonly liveIndex = new Set<string>();
-  /** {@link scanParamsKey} of the index parameters, computed at the first write. */
-  private paramsKey?: string;
 
   constructor(
     private readonly shards: readonly ShardEntry[],
@@ -296,7 +286,6 @@ class VerifyRun {
         if (timer) clearInterval(timer);
       }
     }
-    await this.indexSaves();
     // Index entries were written: delete those no file can use any more (rewritten or replaced shards).
     if (opts.index && this.indexed > 0) await opts.index.store.prune(this.liveIndex);
     // Shards neither finished nor (when not cancelled) left: only possible when cancelled.
@@ -317,7 +306,7 @@ class VerifyRun {
       jobs: this.pool?.size ?? 0,
       cacheError: this.cacheError,
       indexed: this.indexed,
-      indexError: this.indexErrors[0],
+      indexError: this.indexError,
     };
   }
 
@@ -328,12 +317,14 @@ class VerifyRun {
   private async triage(): Promise<void> {
     const { opts } = this;
     const ix = opts.index;
+    // The parameters' key hashes the special ids: once per run, not once per shard.
     const paramsKey = ix ? scanParamsKey(ix.params) : '';
-    // One scan request per shard size, shared by its jobs (not an object per shard).
+    // One scan request per shard size, shared by its jobs (not an object per shard); the worker
+    // writes the entry into the store itself.
     const scans = new Map<number, ReadJob['scan']>();
     const scanFor = (numTokens: number) => {
       let scan = scans.get(numTokens);
-      if (!scan) scans.set(numTokens, (scan = { ...ix!.params, numTokens }));
+      if (!scan) scans.set(numTokens, (scan = { ...ix!.params, numTokens, store: { dir: ix!.store.dir, paramsKey } }));
       return scan;
     };
     for (let b = 0; b < this.shards.length; b += STAT_BATCH) {
@@ -399,7 +390,12 @@ class VerifyRun {
     const { opts } = this;
     const entry = this.shards[job.key];
     this.bytesFinished += job.expectedSize;
-    if (outcome.kind === 'read' && outcome.scan && opts.index) this.saveIndex(entry, outcome.identity, outcome.scan);
+    if (outcome.kind === 'read' && opts.index) {
+      if (outcome.indexed) {
+        this.indexed++;
+        opts.index.onIndexed?.(entry.index);
+      } else if (outcome.indexError) this.indexError ??= outcome.indexError;
+    }
     if (!job.hash) return; // an index-only read of a shard already verified from the cache
     if (outcome.kind === 'read') this.bytesHashed += outcome.size;
     const r = resultOf(entry, outcome);
@@ -413,47 +409,6 @@ class VerifyRun {
       this.lastSave = Date.now();
       void this.saveCache();
     }
-  }
-
-  /** Queues a stream-index write; at most {@link INDEX_SAVES_IN_FLIGHT} run at once. */
-  private saveIndex(entry: ShardEntry, identity: FileIdentity, scan: ShardScan): void {
-    this.indexQueue.push({ entry, identity, scan });
-    if (this.indexQueue.length >= INDEX_QUEUE_MAX) this.pool?.pause();
-    this.pumpIndexSaves();
-  }
-
-  private pumpIndexSaves(): void {
-    const ix = this.opts.index!;
-    while (this.indexSaving < INDEX_SAVES_IN_FLIGHT && this.indexQueue.length > 0) {
-      const { entry, identity, scan } = this.indexQueue.shift()!;
-      this.indexSaving++;
-      const look = lookOf(scan.lookSample, ix.params.vocabSize);
-      // The parameters' key hashes the special ids: once per run, not once per shard.
-      this.paramsKey ??= scanParamsKey(ix.params);
-      void ix.store
-        .save(identity, this.paramsKey, scan, look, entry.path)
-        .then(
-          () => {
-            this.indexed++;
-            ix.onIndexed?.(entry.index);
-          },
-          (err: Error) => {
-            this.indexErrors.push(`cannot write the stream index in ${ix.store.dir}: ${err.message}`);
-          },
-        )
-        .finally(() => {
-          this.indexSaving--;
-          if (this.indexQueue.length < INDEX_QUEUE_MAX / 2) this.pool?.resume();
-          this.pumpIndexSaves();
-          if (this.indexSaving === 0 && this.indexQueue.length === 0) this.indexIdle?.();
-        });
-    }
-  }
-
-  /** Resolves once every queued stream-index write has ended. */
-  private indexSaves(): Promise<void> {
-    if (this.indexSaving === 0 && this.indexQueue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => (this.indexIdle = resolve));
   }
 
   private async saveCache(): Promise<void> {
@@ -483,12 +438,6 @@ class VerifyRun {
       etaMs: rate > 0 ? ((this.bytesTotal - bytesDone) / rate) * 1000 : undefined,
     };
   }
-}
-
-/** The dtype look of a shard's first ids (`diagnoseIds`), or undefined when they look normal. */
-export function lookOf(sample: Uint32Array, vocabSize: number): ShardLook | undefined {
-  const a = diagnoseIds(sample, vocabSize);
-  return a ? { kind: a.kind, message: a.message } : undefined;
 }
 
 /**

@@ -398,3 +398,22 @@ export function defaultCliCacheFile(env: NodeJS.ProcessEnv = process.env): strin
   const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
   return path.join(base, 'token-shard-inspector', VERIFY_CACHE_FILE);
 }
+
+/**
+ * Whether the CLI can keep files in `dir` (its cache folders: the verify cache's, the stream
+ * index's): the folder is made when missing, then checked for writing. A command checks once,
+ * before it starts, so an unusable folder is one sentence instead of a warning from every part
+ * that would have written there (issue 10).
+ * @returns undefined when usable, else the reason ("ENOTDIR: not a directory, mkdir '…'").
+ */
+export function folderUnwritable(dir: string): string | undefined {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+    return undefined;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const message = String(e.message ?? err);
+    return e.code && !message.startsWith(e.code) ? `${e.code}: ${message}` : message;
+  }
+}

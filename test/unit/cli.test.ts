@@ -196,4 +196,17 @@ describe('CLI on commander: help, version, one-line errors', function () {
     const before = runCli(['--sequence-length', '512', 'info', shard, '--json']);
     assert.strictEqual(JSON.parse(before.stdout).sequence_length, 512);
   });
+
+  it('"-0" is zero: locate -0 answers exactly as locate 0; -0.5 is still refused', () => {
+    const zero = runCli(['locate', sampleDir(), '0', '--json']);
+    assert.strictEqual(zero.code, 0, zero.stderr);
+    for (const text of ['-0', '-00', '-0.0']) {
+      const r = runCli(['locate', sampleDir(), text, '--json']);
+      assert.strictEqual(r.code, 0, `${text}: ${r.stderr}`);
+      assert.deepStrictEqual(JSON.parse(r.stdout), JSON.parse(zero.stdout), text);
+    }
+    const half = runCli(['locate', sampleDir(), '-0.5']);
+    assert.strictEqual(half.code, 2);
+    assert.match(half.stderr, /^error: offset must be ≥ 0 \(got -0\.5\)\n$/);
+  });
 });

@@ -535,6 +535,37 @@ describe('stream index', function () {
     );
   });
 
+  it('the workers write the entries; an index folder that cannot be made is one sentence naming it, and verify still verifies', async () => {
+    const root = path.join(tmp, 'verify-index-unwritable');
+    fs.cpSync(sampleDir(), root, { recursive: true });
+    const ds = await openDataset(root);
+    const params = indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!));
+    // A folder under a regular file cannot be made, even by root.
+    const blocker = path.join(tmp, 'index-blocker');
+    fs.writeFileSync(blocker, 'not a folder');
+    const store = new IndexStore(path.join(blocker, 'stream-index'));
+    const rep = await verifyShards(ds.shards, { jobs: 2, index: { store, params } });
+    assert.strictEqual(rep.counts.ok, ds.shards.length);
+    assert.strictEqual(rep.indexed, 0);
+    assert.ok(rep.indexError?.startsWith(`cannot write the stream index in ${store.dir}: ENOTDIR`), rep.indexError);
+    const ix = await indexShards(indexSegmentsOf(ds), store, params, { jobs: 2 });
+    assert.strictEqual(ix.built, 0);
+    assert.deepStrictEqual(
+      ix.failed.map((f) => f.segment),
+      ds.shards.map((_, i) => i),
+    );
+    for (const f of ix.failed) assert.ok(f.message.includes(`cannot write the stream index in ${store.dir}: ENOTDIR`), f.message);
+    // The same worker code writes into a usable folder: entries equal numpy's EOS counts.
+    const good = new IndexStore(path.join(tmp, 'store-worker-written'));
+    const built = await indexShards(indexSegmentsOf(ds), good, params, { jobs: 2 });
+    assert.strictEqual(built.built, ds.shards.length);
+    const opened = await openDatasetIndex(ds, new IndexStore(good.dir), params);
+    assert.deepStrictEqual(
+      opened.records.map((x) => x!.eosCount),
+      pyIndex(root).eos_per_shard,
+    );
+  });
+
   it('verify of a corrupted copy names exactly the updates of that shard (text and --json)', () => {
     const root = path.join(tmp, 'corrupt');
     fs.cpSync(sampleDir(), root, { recursive: true });

@@ -558,6 +558,30 @@ describe('verify: shard hashes', function () {
       assert.strictEqual(r.stderr.split('\n').filter((l) => /longer than/.test(l)).length, 1, r.stderr);
     });
 
+    it('an unusable cache folder is one warning line naming it; verify still verifies (sha256sum) and index refuses in one line', () => {
+      // XDG_CACHE_HOME under a regular file: the folder cannot be made, even by root.
+      const home = path.join(tmpRoot, 'xdg-blocked');
+      fs.writeFileSync(home, 'a file, not a folder');
+      const folder = path.dirname(defaultCliCacheFile({ XDG_CACHE_HOME: home }));
+      const sums = sha256sum(shards.map((e) => e.path));
+      for (const args of [[], ['--no-index']]) {
+        const r = cli(['verify', sample, '--json', ...args], home);
+        assert.strictEqual(r.code, 0, r.stderr);
+        const lines = r.stderr.split('\n').filter(Boolean);
+        assert.strictEqual(lines.length, 1, r.stderr);
+        assert.ok(lines[0].startsWith(`warning: cannot use the cache folder ${folder} (ENOTDIR`), lines[0]);
+        const json = JSON.parse(r.stdout);
+        assert.strictEqual(json.counts.ok, shards.length);
+        assert.strictEqual(json.from_cache, 0);
+        for (const res of json.results) assert.strictEqual(res.actual_sha256, sums.get(path.join(sample, res.shard)));
+      }
+      const ix = cli(['index', sample], home);
+      assert.strictEqual(ix.code, 1);
+      const lines = ix.stderr.split('\n').filter(Boolean);
+      assert.strictEqual(lines.length, 1, ix.stderr);
+      assert.ok(lines[0].startsWith(`error: cannot write the stream index in ${path.join(folder, 'stream-index')} (ENOTDIR`), lines[0]);
+    });
+
     it('the CLI cache lives under $XDG_CACHE_HOME, else ~/.cache', () => {
       assert.strictEqual(defaultCliCacheFile({ XDG_CACHE_HOME: '/x/cache' }), '/x/cache/token-shard-inspector/verify-cache.json');
       assert.strictEqual(

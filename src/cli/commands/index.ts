@@ -7,7 +7,7 @@
  * on stderr when it is a terminal.
  *
  * Exit codes: 0 indexed (anomalies are listed, not faults here: `info` judges them), 1 a shard
- * could not be read, 2 usage, 130 interrupted.
+ * could not be read or the index folder cannot be written (one line naming it), 2 usage, 130 interrupted.
  */
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
@@ -16,6 +16,7 @@ import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/index
 import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex';
 import { LONG_RUN_FLOOR } from '../../core/streamIndexScan';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress } from '../../core/verifyFormat';
+import { folderUnwritable } from '../../core/verifyCache';
 import { CliContext, UsageError } from '../context';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 
@@ -74,6 +75,12 @@ export function register(program: Command, ctx: CliContext): void {
         const signal = ctx.cancellable();
         const { store, params, noTokenizer } = await openCliIndex(ctx, ds, cmd);
         if (noTokenizer) ctx.warn(noTokenizer);
+        // An index folder that cannot be written would fail every shard alike: one line instead.
+        const unwritable = folderUnwritable(store.dir);
+        if (unwritable) {
+          ctx.err(`error: cannot write the stream index in ${ctx.term(store.dir)} (${ctx.term(unwritable)})`);
+          return 1;
+        }
         const tty = !opts.json && process.stderr.isTTY === true;
         let lastLen = 0;
         const report = await indexShards(indexSegmentsOf(ds), store, params, {

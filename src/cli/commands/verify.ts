@@ -20,6 +20,7 @@
  * verified); 2 bad usage or a manifest that cannot be read at all (or lists no shard).
  */
 import * as fs from 'fs';
+import * as path from 'path';
 import type { Command } from 'commander';
 import { OpenDatasetOptions, openDataset } from '../../core/dataset';
 import { DataError } from '../../core/errors';
@@ -30,7 +31,7 @@ import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex';
 import { loadTokenizer } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verifyFormat';
-import { VerifyCache, defaultCliCacheFile } from '../../core/verifyCache';
+import { VerifyCache, defaultCliCacheFile, folderUnwritable } from '../../core/verifyCache';
 import { jsonSafe, terminalSafe } from '../../text/untrusted';
 import { CliContext, UsageError, requireDatasetFolder } from '../context';
 
@@ -153,7 +154,20 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   if (!opts.json) for (const p of ds.problems.filter((q) => !PER_SHARD_CODES.has(q.code))) err(`${p.severity}: ${terminalSafe(p.message)}`);
 
   let cache: VerifyCache | undefined;
-  if (!opts.noCache) {
+  // The cache folder is checked once: an unusable one is one line, not a warning from the cache
+  // load, the cache save and the index writes each.
+  let noCache = opts.noCache;
+  if (!noCache) {
+    const folder = path.dirname(defaultCliCacheFile());
+    const why = folderUnwritable(opts.noIndex ? folder : defaultCliIndexDir());
+    if (why) {
+      err(
+        `warning: cannot use the cache folder ${terminalSafe(folder)} (${terminalSafe(why)}); verifying without the verify cache${opts.noIndex ? '' : ' and the stream index'} (every shard is read).`,
+      );
+      noCache = true;
+    }
+  }
+  if (!noCache) {
     cache = await VerifyCache.load(defaultCliCacheFile());
     if (cache.warning) err(`warning: ${terminalSafe(cache.warning)}`);
   }
@@ -174,7 +188,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     if (opts.signal.aborted) onSigint();
   } else process.on('SIGINT', onSigint);
   let index: VerifyOptions['index'];
-  if (!opts.noIndex && !opts.noCache) {
+  if (!opts.noIndex && !noCache) {
     const tok = ds.tokenizerFile ? await loadTokenizer(ds.tokenizerFile).catch(() => undefined) : undefined;
     index = { store: new IndexStore(defaultCliIndexDir(), { remember: false }), params: indexParamsFor(ds, tok) };
   }

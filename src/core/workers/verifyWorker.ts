@@ -8,7 +8,10 @@
  * two buffers so the next read runs in libuv's thread pool while this thread works on the previous
  * chunk) through sha256 (`hash`) and/or the stream-index scanner (`scan`, `streamIndexScan.ts`) —
  * one buffer, both consumers — then checks that the file was not grown, truncated, modified,
- * deleted or replaced while it was read.
+ * deleted or replaced while it was read. A scan's result never leaves the worker: the worker
+ * writes the shard's stream-index entry itself (`IndexStore.saveSync`, the folder and parameters
+ * key given with the task) and replies only whether that worked, so the main thread of a run over
+ * 100,000 tiny shards handles no scan arrays, JSON or file writes (issue 10 item 9).
  *
  * Control (no message round trip, so it works while the worker is busy): `workerData.control`
  * is a `SharedArrayBuffer` seen as an `Int32Array`:
@@ -21,8 +24,9 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
+import { IndexStore, lookOf } from '../streamIndex';
 import { IndexKernel, makeIndexKernel } from '../streamIndexKernel';
-import { ScanParams, ShardScan, ShardScanner } from '../streamIndexScan';
+import { ScanParams, ShardScanner } from '../streamIndexScan';
 
 /** Data given to each verify worker at creation. */
 export interface VerifyWorkerData {
@@ -32,6 +36,14 @@ export interface VerifyWorkerData {
   chunkBytes: number;
   /** The stream-index kernel compiled by the parent (`indexKernelModule()`); absent: the worker builds its own. */
   kernelModule?: WebAssembly.Module;
+}
+
+/** Where a worker writes the stream-index entries of the files it scans (see `IndexStore`). */
+export interface IndexTarget {
+  /** The store's folder (absolute). */
+  dir: string;
+  /** `scanParamsKey` of the scan parameters. */
+  paramsKey: string;
 }
 
 /** Parent → worker: read one file, hashing it and/or scanning it for the stream index. */
@@ -45,8 +57,11 @@ export interface VerifyTask {
   expectedSize: number;
   /** Compute the sha256 (default true). */
   hash?: boolean;
-  /** Scan the first `numTokens` tokens for the stream index (absent: no scan). */
-  scan?: ScanParams & { numTokens: number };
+  /**
+   * Scan the first `numTokens` tokens for the stream index and write the entry into `store`
+   * (absent: no scan). One object per shard size is enough (it carries no per-file field).
+   */
+  scan?: ScanParams & { numTokens: number; store: IndexTarget };
   /** Test hook: pause after the first chunk until the parent releases the gate. */
   hold?: boolean;
 }
@@ -65,8 +80,12 @@ export interface VerifyBatch {
 
 /** How a task ended. Sizes in bytes; `identity` is the file's (device, inode, size, mtime, ctime) when it was opened. */
 export type VerifyOutcome =
-  /** The whole file was read (hashed when asked, scanned when asked) and did not change meanwhile. */
-  | { kind: 'read'; sha256?: string; scan?: ShardScan; size: number; identity: FileIdentity }
+  /**
+   * The whole file was read (hashed when asked, scanned when asked) and did not change meanwhile.
+   * A scanned file's index entry was written (`indexed`) or could not be (`indexError`: one
+   * sentence naming the folder).
+   */
+  | { kind: 'read'; sha256?: string; size: number; identity: FileIdentity; indexed?: boolean; indexError?: string }
   /** The file does not exist. */
   | { kind: 'missing'; message: string }
   /** The file exists but its size differs from the expected size (not hashed). */
@@ -96,6 +115,14 @@ const chunkBytes = Math.max(4096, data.chunkBytes | 0);
 const chunkSize = Math.floor(chunkBytes / 4) * 4;
 let buffers: Buffer[] = [Buffer.allocUnsafeSlow(chunkSize), Buffer.allocUnsafeSlow(chunkSize)];
 let kernel: IndexKernel | undefined;
+/** The index stores written by this worker, by folder (each makes its folder once; no records kept). */
+const stores = new Map<string, IndexStore>();
+
+function storeOf(dir: string): IndexStore {
+  let store = stores.get(dir);
+  if (!store) stores.set(dir, (store = new IndexStore(dir, { remember: false })));
+  return store;
+}
 
 /**
  * The stream-index kernel, made on the first scan task; from then on both read buffers live in its
@@ -295,7 +322,19 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
         size: Number(st1.size),
       };
     }
-    return { kind: 'read', sha256: digest, scan: scanner?.finish(), size: Number(st0.size), identity: identityOfStats(st0) };
+    const identity = identityOfStats(st0);
+    const outcome: VerifyOutcome = { kind: 'read', sha256: digest, size: Number(st0.size), identity };
+    if (scanner) {
+      const target = task.scan!.store;
+      try {
+        const scan = scanner.finish();
+        storeOf(target.dir).saveSync(identity, target.paramsKey, scan, lookOf(scan.lookSample, task.scan!.vocabSize), file);
+        outcome.indexed = true;
+      } catch (err) {
+        outcome.indexError = `cannot write the stream index in ${target.dir}: ${errText(err)}`;
+      }
+    }
+    return outcome;
   } catch (err) {
     return { kind: 'unreadable', message: `cannot read ${file}: ${errText(err)}` };
   } finally {
@@ -307,19 +346,6 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
       }
     } else fs.close(fd, () => undefined);
   }
-}
-
-/** The scan's arrays of an outcome, handed over to the parent without copying them. */
-function transferOf(outcome: VerifyOutcome): ArrayBuffer[] {
-  return outcome.kind === 'read' && outcome.scan
-    ? ([
-        outcome.scan.blockEos.buffer,
-        outcome.scan.blockFirstEos.buffer,
-        outcome.scan.blockLastEos.buffer,
-        outcome.scan.innerDocHashes.buffer,
-        outcome.scan.lookSample.buffer,
-      ] as ArrayBuffer[])
-    : [];
 }
 
 /** Reads a batch's files in order (see {@link VerifyBatch}); never throws. */
@@ -346,9 +372,7 @@ async function readBatch(batch: VerifyBatch): Promise<VerifyOutcome[]> {
 parentPort!.on('message', (task: VerifyTask | VerifyBatch) => {
   if (task.type === 'batch') {
     void readBatch(task).then((outcomes) =>
-      parentPort!.postMessage({ type: 'batch-done', id: task.id, outcomes } satisfies VerifyWorkerReply, [
-        ...new Set(outcomes.flatMap(transferOf)),
-      ]),
+      parentPort!.postMessage({ type: 'batch-done', id: task.id, outcomes } satisfies VerifyWorkerReply),
     );
     return;
   }
@@ -358,7 +382,7 @@ parentPort!.on('message', (task: VerifyTask | VerifyBatch) => {
     return;
   }
   void hashFile(task).then(
-    (outcome) => parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply, transferOf(outcome)),
+    (outcome) => parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply),
     (err: unknown) =>
       post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }),
   );
