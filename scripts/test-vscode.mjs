@@ -122,6 +122,40 @@ async function main() {
       }
       finish({ code: Number(code) });
     });
+    // The webview frames' console (their own page and code-server's webview host page, which says
+    // what its service worker does) goes to a file: the post-mortem of a webview that never loaded.
+    const webviewLog = path.join(resultsDir, 'vscode-webview-console.log');
+    fs.writeFileSync(webviewLog, '');
+    page.on('console', (m) => {
+      const frame = m.location()?.url ?? '';
+      if (!/webview/.test(frame)) return;
+      const id = /[?&]id=([^&]+)/.exec(frame)?.[1] ?? '';
+      fs.appendFileSync(webviewLog, `${new Date().toISOString()} [${id.slice(0, 8)}] ${m.type()}: ${m.text()}\n`);
+    });
+    // …and the webview resources they load (through code-server's webview service worker): when
+    // each was asked for and when it finished, to tell a resource that never came back.
+    const asked = new Map();
+    const resourceName = (u) => /vscode-cdn|vscode-resource/.test(u) && u.replace(/^.*\/(?=[^/]+$)/, '').replace(/\?.*$/, '');
+    page.on('request', (r) => {
+      const name = resourceName(r.url());
+      if (!name) return;
+      asked.set(r, Date.now());
+      fs.appendFileSync(
+        webviewLog,
+        `${new Date().toISOString()} request ${name} (frame ${(/[?&]id=([^&]+)/.exec(r.frame().url())?.[1] ?? '?').slice(0, 8)})\n`,
+      );
+    });
+    const settled = (how) => (r) => {
+      const t = asked.get(r);
+      if (t === undefined) return;
+      asked.delete(r);
+      fs.appendFileSync(
+        webviewLog,
+        `${new Date().toISOString()} ${how} ${resourceName(r.url())} after ${Date.now() - t} ms${how === 'failed' ? ` (${r.failure()?.errorText})` : ''}\n`,
+      );
+    };
+    page.on('requestfinished', settled('finished'));
+    page.on('requestfailed', settled('failed'));
     page.on('pageerror', (err) => {
       if (verbose || !NOISE.test(String(err))) say(`page error: ${err.message ?? err}`);
     });

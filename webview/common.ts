@@ -19,6 +19,23 @@ export function vscodeApi<ToHost, State>(): VsCodeApi<ToHost, State> {
   return acquireVsCodeApi() as VsCodeApi<ToHost, State>;
 }
 
+/**
+ * On a page built with everything inline (`webviewHtml(…, { inline: true })`): makes the
+ * `#vscode-codicon-stylesheet` link the web components copy into their shadow roots point to a
+ * `blob:` URL of the page's inline codicon.css, so no icon ever loads a stylesheet through the
+ * webview's service worker. Call before the first web component is put into the page. No-op on
+ * other pages.
+ */
+export function codiconLinkFromInline(): void {
+  const inline = document.getElementById('vscode-codicon-inline');
+  if (!inline || document.getElementById('vscode-codicon-stylesheet')) return;
+  const link = document.createElement('link');
+  link.rel = 'stylesheet';
+  link.id = 'vscode-codicon-stylesheet';
+  link.href = URL.createObjectURL(new Blob([inline.textContent ?? ''], { type: 'text/css' }));
+  document.head.append(link);
+}
+
 type Child = Node | string | null | undefined | false;
 
 /**

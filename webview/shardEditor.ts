@@ -15,7 +15,7 @@ import '@vscode-elements/elements/dist/vscode-tabs/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-toolbar-button/index.js';
-import { h, vscodeApi } from './common';
+import { codiconLinkFromInline, h, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
   ShardBanner,
@@ -40,6 +40,7 @@ import { domSelectionRange, textOf } from './shardEditor/domSelection';
 import { renderBlock, renderPlaceholder, showOffset } from './shardEditor/views';
 import { TokenTooltip } from './shardEditor/tooltip';
 
+codiconLinkFromInline(); // before the first web component connects
 const vscode = vscodeApi<ShardFromWebview, ShardWebviewState>();
 const VIEWS: ShardView[] = ['documents', 'tokens', 'ids'];
 const VIEW_LABELS: Record<ShardView, string> = { documents: 'Documents', tokens: 'Tokens', ids: 'IDs' };

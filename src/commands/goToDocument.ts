@@ -94,7 +94,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
       (progress, token) => {
         token.onCancellationRequested(() => abort.abort());
         let last = 0;
-        const tail = shardScanProgress(ds.shards);
+        const tail = shardScanProgress(ds.shards, index.exportCounts());
         return index.documentStart(doc, abort.signal, (done, total) => {
           const pct = (100 * done) / Math.max(1, total);
           if (pct - last >= 1) {

@@ -60,3 +60,34 @@ export function formatRateAndTimeLeft(bytesPerSecond: number, etaMs: number | un
   if (etaMs !== undefined) parts.push(`${formatDuration(etaMs)} left`);
   return parts.join(' · ');
 }
+
+/**
+ * Rate and time left of a scan through a dataset's first shards (counting their EOS tokens for
+ * document numbers) that reports (shards done, shards to do). Only shards actually read in this run
+ * count: a shard whose count was known when the scan started (cached, imported, from the stream
+ * index) takes no time, so it adds neither to the bytes read (the rate) nor to the bytes left (the
+ * time left). Without this, a scan that starts past cached shards reported e.g. "100.00 GB/s".
+ */
+export class ShardScanRate {
+  /** `unread[i]`: bytes of the shards before shard `i` that were not known at the start. */
+  private readonly unread: number[];
+
+  /**
+   * @param shardBytes each shard's size in bytes (the manifest's sizes), in stream order.
+   * @param known per shard, true when its count was known when the scan started (missing = false).
+   */
+  constructor(shardBytes: readonly number[], known: (i: number) => boolean) {
+    this.unread = [0];
+    shardBytes.forEach((b, i) => this.unread.push(this.unread[i] + (known(i) ? 0 : b)));
+  }
+
+  /** Bytes (not tokens) read when `done` shards are done. */
+  bytesRead(done: number): number {
+    return this.unread[Math.max(0, Math.min(done, this.unread.length - 1))];
+  }
+
+  /** Rate (bytes read per second) and time left (ms) after `elapsedMs`, with `done` of `total` shards done. */
+  at(done: number, total: number, elapsedMs: number): { bytesPerSecond: number; etaMs?: number } {
+    return progressRate(this.bytesRead(done), this.bytesRead(total), elapsedMs);
+  }
+}

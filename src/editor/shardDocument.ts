@@ -17,7 +17,7 @@ import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex';
 import { LONG_RUN_FLOOR } from '../core/streamIndexScan';
 import { DEFAULT_SCHEDULE } from '../core/schedule';
 import { TokenStream } from '../core/stream';
-import { count, formatRateAndTimeLeft, progressRate } from '../core/units';
+import { count, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../core/units';
 import { CORRUPT_ID_FLOOR, LoadedTokenizer, diagnoseIds, toHex } from '../core/tokenizer';
 import type { ShardBanner, ShardInitToWebview, ShardNumberingToWebview } from '../protocol';
 import type { Services } from '../services';
@@ -438,7 +438,7 @@ export class ShardDocument implements vscode.CustomDocument {
         progress: index.isReadyUpTo(seg) ? undefined : vscode.l10n.t('Counting documents in earlier shards…'),
       });
       let lastPublish = 0;
-      const tail = shardScanProgress(ds.shards);
+      const tail = shardScanProgress(ds.shards, index.exportCounts());
       const docBase = await index.documentNumberAt(base, signal, (done, total) => {
         const now = Date.now();
         if (now - lastPublish < 250) return;
@@ -530,16 +530,22 @@ export class ShardDocument implements vscode.CustomDocument {
 /**
  * Rate and time left of a scan through a dataset's first shards (counting their EOS tokens for
  * document numbers), for progress lines: call the result with (shards done, shards to do) as the
- * scan reports them; it measures from its own creation. Bytes are the shards' manifest sizes (a
- * shard whose count was cached counts as read: the rate is what the user waits for).
+ * scan reports them; it measures from its own creation. Bytes are the shards' manifest sizes, and
+ * only those of shards whose count is not in `counts` (the DocumentIndex's known counts, taken when
+ * the scan starts) count: the rate and the time left are those of the bytes read in this run
+ * ({@link ShardScanRate}).
  */
-export function shardScanProgress(shards: readonly { numTokens: number }[]): (done: number, total: number) => string {
+export function shardScanProgress(
+  shards: readonly { numTokens: number }[],
+  counts: readonly (number | undefined)[],
+): (done: number, total: number) => string {
   const started = Date.now();
-  const prefix = [0];
-  for (const sh of shards) prefix.push(prefix[prefix.length - 1] + sh.numTokens * BYTES_PER_TOKEN);
+  const rate = new ShardScanRate(
+    shards.map((sh) => sh.numTokens * BYTES_PER_TOKEN),
+    (i) => counts[i] !== undefined,
+  );
   return (done, total) => {
-    const at = (i: number) => prefix[Math.max(0, Math.min(i, shards.length))];
-    const r = progressRate(at(done), at(total), Date.now() - started);
+    const r = rate.at(done, total, Date.now() - started);
     return formatRateAndTimeLeft(r.bytesPerSecond, r.etaMs);
   };
 }

@@ -34,6 +34,8 @@ import { plainText } from '../text/untrusted';
 const WARM_UP_DELAY_MS = 2_000;
 /** How long `init` waits for the starting page read ahead for it (ms); a slower read is asked for by the webview as usual. */
 const FIRST_PAGE_WAIT_MS = 1_000;
+/** After how long a webview that has not said `ready` is logged as not loading (ms). */
+const WEBVIEW_LOAD_WARN_MS = 10_000;
 /** Datasets warmed up at most (a workspace of many datasets loads the rest on use). */
 const WARM_UP_MAX_DATASETS = 3;
 
@@ -131,6 +133,7 @@ export class ShardSession implements vscode.Disposable {
       script: 'shardEditor',
       title: vscode.l10n.t('Token shard {0}', path.basename(document.uri.fsPath)),
       style: 'shardEditor.css',
+      inline: true, // no resource requests: see WebviewPageOptions.inline
     });
     this.channel = new HostChannel<ShardEditorProtocol>(
       panel.webview,
@@ -154,6 +157,15 @@ export class ShardSession implements vscode.Disposable {
       }),
       document.onDidChangeNumbering((m) => void this.post(m)),
     );
+    // A webview whose script never says `ready` shows nothing, and nothing else tells: log it.
+    const created = Date.now();
+    const watchdog = setTimeout(() => {
+      if (this.channel.ready) return;
+      provider.services.log.warn(
+        `shard editor ${path.basename(document.uri.fsPath)}: its webview has not loaded ${fmt(Date.now() - created)} ms after it was created (visible: ${panel.visible}, active: ${panel.active}); no message came from its page`,
+      );
+    }, WEBVIEW_LOAD_WARN_MS);
+    this.disposables.push(new vscode.Disposable(() => clearTimeout(watchdog)));
   }
 
   /** Resolves once the webview script has said it is ready. */

@@ -357,7 +357,7 @@ class UpdatePanel {
           async (progress, token) => {
             token.onCancellationRequested(() => abort.abort());
             let last = 0;
-            const tail = shardScanProgress(d.shards);
+            const tail = shardScanProgress(d.shards, index.exportCounts());
             return index.documentNumberAt(start, abort.signal, (done, total) => {
               const pct = (100 * done) / Math.max(1, total);
               progress.report({

@@ -5,6 +5,7 @@
  * nodes.
  */
 import * as crypto from 'crypto';
+import * as fs from 'fs';
 import * as vscode from 'vscode';
 
 /** Options for {@link webviewHtml}. */
@@ -20,6 +21,17 @@ export interface WebviewPageOptions {
    * name starts with `dist/` (e.g. `dist/media/uPlot.min.css`, copied there by esbuild.js).
    */
   styles?: string[];
+  /**
+   * Put the script, the stylesheets and the codicon font into the page itself instead of loading
+   * them (see {@link inlinePage}): the page then makes no resource request at all. Why: in
+   * code-server (VS Code in a browser) every webview resource goes through one service worker
+   * shared by all webviews; a request still in flight when its webview closes is answered only by
+   * that worker's 30-s timeout, and until then no NEW webview can load (each one registers a new
+   * worker version, which cannot take over while the old one has a request in flight). Closing
+   * a shard editor while it loaded (a preview tab replaced, a quick Go to Token Offset) left every
+   * webview opened in the next 30 s blank.
+   */
+  inline?: boolean;
 }
 
 /** Webview options shared by all our webviews: scripts on, resources limited to `dist/` and `media/`. */
@@ -37,6 +49,7 @@ export function makeNonce(): string {
 
 /** Builds the page for a webview (see {@link WebviewPageOptions}). */
 export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, opts: WebviewPageOptions): string {
+  if (opts.inline) return inlinePage(webview, extensionUri, opts);
   const nonce = makeNonce();
   const uri = (...p: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
   const csp = [
@@ -46,9 +59,8 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, o
     `style-src ${webview.cspSource} 'nonce-${nonce}'`,
     `script-src 'nonce-${nonce}'`,
   ].join('; ');
-  const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  const styles = ['common.css', ...(opts.style ? [opts.style] : []), ...(opts.styles ?? [])]
-    .map((s) => `<link rel="stylesheet" nonce="${nonce}" href="${s.startsWith('dist/') ? uri(...s.split('/')) : uri('media', s)}">`)
+  const styles = stylePaths(opts)
+    .map((p) => `<link rel="stylesheet" nonce="${nonce}" href="${uri(...p)}">`)
     .join('\n  ');
   return `<!DOCTYPE html>
 <html lang="en">
@@ -63,6 +75,78 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, o
 <body>
   <div id="app" role="application" aria-label="${esc(opts.title)}"></div>
   <script nonce="${nonce}" src="${uri('dist', 'webview', `${opts.script}.js`)}"></script>
+</body>
+</html>`;
+}
+
+const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page's stylesheets after codicon.css, as paths under the extension: `media/common.css`, `opts.style`, `opts.styles`. */
+function stylePaths(opts: WebviewPageOptions): string[][] {
+  return ['common.css', ...(opts.style ? [opts.style] : []), ...(opts.styles ?? [])].map((s) =>
+    s.startsWith('dist/') ? s.split('/') : ['media', s],
+  );
+}
+
+/** Id of the inline codicon.css `<style>` of an inline page (webview/common.ts `codiconLinkFromInline` reads it). */
+const INLINE_CODICON_STYLE_ID = 'vscode-codicon-inline';
+
+/** File texts by path, read once per process (and again when the file changed: a rebuilt bundle). */
+const fileCache = new Map<string, { mtimeMs: number; text: string }>();
+
+function readCached(file: string, encoding: 'utf8' | 'base64'): string {
+  const mtimeMs = fs.statSync(file).mtimeMs;
+  const key = `${encoding}:${file}`;
+  const hit = fileCache.get(key);
+  if (hit && hit.mtimeMs === mtimeMs) return hit.text;
+  const text = fs.readFileSync(file, encoding);
+  fileCache.set(key, { mtimeMs, text });
+  return text;
+}
+
+/**
+ * The page of {@link webviewHtml} with everything inside it (`opts.inline`): the bundle in a
+ * nonce'd `<script>`, the stylesheets in nonce'd `<style>`s, the codicon font as a `data:` URL
+ * inside codicon.css. The web components (vscode-elements) copy the `#vscode-codicon-stylesheet`
+ * link into their shadow roots: the page's script makes that link a `blob:` URL of the inline
+ * codicon.css ({@link https://github.com/vscode-elements/elements | vscode-icon}), so it is no
+ * request either. CSP: scripts still only with the nonce; styles also from `blob:` (made by the
+ * page's own script), fonts also from `data:`.
+ */
+function inlinePage(webview: vscode.Webview, extensionUri: vscode.Uri, opts: WebviewPageOptions): string {
+  const nonce = makeNonce();
+  const file = (...p: string[]) => vscode.Uri.joinPath(extensionUri, ...p).fsPath;
+  const csp = [
+    "default-src 'none'",
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource} data:`,
+    `style-src ${webview.cspSource} 'nonce-${nonce}' blob:`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  // Text inside <style>/<script> must not close the element early.
+  const safe = (text: string, tag: string) => text.replace(new RegExp(`</${tag}`, 'gi'), `<\\/${tag}`);
+  const font = `url("data:font/ttf;base64,${readCached(file('dist', 'media', 'codicon.ttf'), 'base64')}")`;
+  const codicons = readCached(file('dist', 'media', 'codicon.css'), 'utf8').replace(/url\(["']?\.\/codicon\.ttf[^)"']*["']?\)/g, font);
+  const styles = stylePaths(opts)
+    .map((p) => `<style nonce="${nonce}">\n${safe(readCached(file(...p), 'utf8'), 'style')}\n</style>`)
+    .join('\n  ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="UTF-8">
+  <meta http-equiv="Content-Security-Policy" content="${csp}">
+  <meta name="viewport" content="width=device-width, initial-scale=1.0">
+  <title>${esc(opts.title)}</title>
+  <style nonce="${nonce}" id="${INLINE_CODICON_STYLE_ID}">
+${safe(codicons, 'style')}
+  </style>
+  ${styles}
+</head>
+<body>
+  <div id="app" role="application" aria-label="${esc(opts.title)}"></div>
+  <script nonce="${nonce}">
+${safe(readCached(file('dist', 'webview', `${opts.script}.js`), 'utf8'), 'script')}
+  </script>
 </body>
 </html>`;
 }

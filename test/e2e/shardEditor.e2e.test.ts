@@ -112,6 +112,15 @@ describe('e2e: shard editor', function () {
 
     it("opens a shard from the Explorer; the first document's text equals the decode of its ids", async () => {
       const w = wb!;
+      // Every resource a webview loads goes through code-server's one webview service worker; one
+      // still in flight when its webview closes blocks every new webview for 30 s. The shard
+      // editor's page has everything inside it: it must ask for no resource at all.
+      const requested: string[] = [];
+      const onRequest = (r: { url(): string }) => {
+        const url = r.url().replace(/\?.*$/, ''); // (the webview host page names the resource domain in its query)
+        if (/vscode-cdn|vscode-resource/.test(url)) requested.push(url);
+      };
+      w.page.on('request', onRequest);
       await w.openFileFromExplorer('shards', path.basename(line().shard));
       frame = await w.waitForWebview('.viewport .tok', 60_000);
       await until(async () => (await frame.locator('body').getAttribute('data-view')) === 'documents', 'documents view');
@@ -134,6 +143,15 @@ describe('e2e: shard editor', function () {
       await w.page.mouse.move(700, 880);
       await sleep(800);
       await w.screenshot('shard-editor-documents');
+      // The toolbar's icons still have their font (inline, as a data: URL), and nothing was fetched.
+      const codicons = await frame
+        .locator('body')
+        .evaluate(() =>
+          document.fonts.ready.then(() => [...document.fonts].some((f) => /codicon/.test(f.family) && f.status === 'loaded')),
+        );
+      assert.ok(codicons, 'the codicon font is loaded in the shard editor');
+      w.page.off('request', onRequest);
+      assert.deepStrictEqual(requested, [], "resources the shard editor's page asked for");
     });
 
     it('Documents view: no line break the decode lacks around global offset 6,144; soft breaks are marked and copy exactly', async () => {

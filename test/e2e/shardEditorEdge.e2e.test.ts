@@ -377,7 +377,6 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
       await w.screenshot(`shard-editor-layout-${size.width}`);
       await frame.locator('vscode-toolbar-button[icon="symbol-color"]').click();
       // The end-of-shard bar at the end of shard 0 (last token of the shard), wholly inside the viewport.
-      void long;
       await frame.locator('.viewport').focus();
       await w.page.keyboard.press('End');
       const edge = frame.locator('.viewport .edge.end');
@@ -391,6 +390,38 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
       assert.ok(inside, 'the end-of-shard bar is wholly visible');
       assert.deepStrictEqual(await cut('.edge .edge-text'), [], 'end-of-shard bar text');
       await w.screenshot(`shard-editor-end-${size.width}`);
+      // Tokens view inside the 520,000-token line: chip rows wrap between chips, no chip runs past
+      // its block's right edge (nor the viewport's), and every chip's row stays whole (one box).
+      await goTo(info.contentStarts.first + long.start + 1_000);
+      await clickView('tokens');
+      const chips = await until(
+        async () =>
+          frame.locator('.viewport').evaluate((vp) => {
+            const v = vp.getBoundingClientRect();
+            const all = [...vp.querySelectorAll('.tok.chip')].filter((c) => {
+              const r = c.getBoundingClientRect();
+              return r.bottom > v.top && r.top < v.bottom;
+            });
+            if (all.length < 100) return undefined;
+            const past = all
+              .map((c) => {
+                const r = c.getBoundingClientRect(),
+                  b = c.closest('.blk')!.getBoundingClientRect();
+                return r.right > b.right + 0.5 || r.right > v.right + 0.5 || c.getClientRects().length !== 1
+                  ? `chip ${(c as HTMLElement).dataset.o} "${c.textContent}" ${r.left}–${r.right} (block right ${b.right}, viewport right ${v.right}, ${c.getClientRects().length} boxes)`
+                  : '';
+              })
+              .filter(Boolean);
+            const rows = new Set(all.map((c) => Math.round(c.getBoundingClientRect().top))).size;
+            const blocks = new Set(all.map((c) => c.closest('.blk'))).size;
+            return { count: all.length, past, rows, blocks };
+          }),
+        'chips of the long line',
+      );
+      assert.deepStrictEqual(chips.past, [], `chips past the right edge at ${size.width}×${size.height}`);
+      assert.ok(chips.rows > chips.blocks, `the long line's chip blocks wrap (${chips.rows} rows for ${chips.blocks} blocks)`);
+      await w.screenshot(`shard-editor-tokens-wrap-${size.width}`);
+      await clickView('documents');
       // Manifest table: no cell cut, and the file column shows the shard's digits.
       await w.runCommand('Token Shards: Open Shard Manifest Table');
       const mf = await w.waitForWebview('.mf-grid', 60_000);

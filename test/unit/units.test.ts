@@ -3,7 +3,7 @@
  * and the rate-and-time-left tail every progress line ends with (verify, index, document numbering).
  */
 import * as assert from 'assert';
-import { count, formatDuration, formatRate, formatRateAndTimeLeft, progressRate } from '../../src/core/units';
+import { count, formatDuration, formatRate, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../../src/core/units';
 import type { VerifyProgress } from '../../src/core/verify';
 import { formatVerifyProgress } from '../../src/core/verifyFormat';
 
@@ -53,5 +53,42 @@ describe('units for people', () => {
     assert.ok(formatVerifyProgress(p).endsWith(` · ${tail}`), formatVerifyProgress(p));
     assert.strictEqual(formatRateAndTimeLeft(0, undefined), '', 'nothing known yet: no tail');
     assert.strictEqual(formatRateAndTimeLeft(0, 5_000), `${formatDuration(5_000)} left`);
+  });
+
+  it('ShardScanRate: only shards read in this run count, for the rate and for the time left', () => {
+    // Five shards; shards 0 and 2 were counted before the scan started (cached): reading them costs nothing.
+    const bytes = [4e9, 3e9, 2e9, 1e9, 5e9];
+    const known = new Set([0, 2]);
+    const r = new ShardScanRate(bytes, (i) => known.has(i));
+    const readUpTo = (done: number) => bytes.slice(0, done).reduce((a, b, i) => a + (known.has(i) ? 0 : b), 0);
+    // After the cached shard 0 only: nothing read, so no rate and no time left (was "… GB/s" from shard 0's 4 GB).
+    assert.deepStrictEqual(r.at(1, 5, 10), { bytesPerSecond: 0, etaMs: undefined });
+    // After shards 0–2 (only shard 1 was read): the rate is shard 1's bytes over the time taken.
+    const elapsed = 2_000;
+    const at3 = r.at(3, 5, elapsed);
+    assert.strictEqual(r.bytesRead(3), readUpTo(3));
+    assert.strictEqual(at3.bytesPerSecond, (readUpTo(3) / elapsed) * 1000);
+    // Time left: the unread bytes still to do (shards 3 and 4), at that rate.
+    assert.ok(
+      Math.abs((at3.etaMs! / 1000) * at3.bytesPerSecond - (readUpTo(5) - readUpTo(3))) < 1e-3,
+      'rate × time left = bytes left to read',
+    );
+    // Counting up to shard 3 only (total 3): nothing left once 3 are done.
+    assert.strictEqual(r.at(3, 3, elapsed).etaMs, 0);
+    // Nothing cached: the same as progressRate over the manifest sizes.
+    const all = new ShardScanRate(bytes, () => false);
+    assert.deepStrictEqual(
+      all.at(2, 5, 700),
+      progressRate(
+        bytes[0] + bytes[1],
+        bytes.reduce((a, b) => a + b, 0),
+        700,
+      ),
+    );
+    // Out-of-range counts are clamped to the shards there are.
+    assert.strictEqual(
+      all.bytesRead(99),
+      bytes.reduce((a, b) => a + b, 0),
+    );
   });
 });
