@@ -16,6 +16,12 @@
  *   Jobs not finished are not reported.
  * - A worker that dies (crash, `exit`) reports its job (every job of its batch) as `unreadable` and
  *   is replaced, so the queue keeps draining.
+ * - Warm workers: when a run ends, its idle workers are kept for the next run of this process (the
+ *   extension host verifies and indexes many times) for {@link WARM_IDLE_MS}, unreferenced (they
+ *   never keep a process alive), at most {@link defaultJobs} of them. A kept worker has its code
+ *   compiled and, once it has scanned, its stream-index kernel instantiated and optimised: a
+ *   fresh worker costs ~30–60 ms of start-up and warm-up per run, which a run over a few big
+ *   shards pays in full (issue 13). {@link closeIdleReadWorkers} ends them at once.
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -130,14 +136,73 @@ export interface ShardReadPoolOptions {
   chunkBytes: number;
   /** The stream-index kernel module for the workers (`indexKernelModule()`), when the jobs scan. */
   kernelModule?: WebAssembly.Module;
+
   signal?: AbortSignal;
   /** Test hook: after the first chunk of each job, the worker waits until the returned promise settles. */
   onFirstChunk?(key: number): void | Promise<void>;
 }
 
+/** How long a read worker left idle by a run is kept for the next one (ms). */
+export const WARM_IDLE_MS = 30_000;
+
+/** A read worker and where its events go: the slot of the run using it, or nowhere while idle. */
+interface ReadWorker {
+  worker: Worker;
+  control: Int32Array;
+  /** `workerFile|chunkBytes`: only a run with the same script and buffers can reuse it. */
+  kind: string;
+  events?: PoolWorkerEvents<VerifyWorkerReply>;
+  /** Ends the worker when it stayed idle for {@link WARM_IDLE_MS}. */
+  idleTimer?: NodeJS.Timeout;
+}
+
+/** Idle read workers of this process, oldest first. */
+const idleWorkers: ReadWorker[] = [];
+
+/** Takes an idle worker of this kind, or undefined. */
+function takeIdle(kind: string): ReadWorker | undefined {
+  const i = idleWorkers.findIndex((w) => w.kind === kind);
+  if (i < 0) return undefined;
+  const [w] = idleWorkers.splice(i, 1);
+  clearTimeout(w.idleTimer);
+  w.worker.ref();
+  return w;
+}
+
+/** Keeps a worker for the next run (or ends it when enough are kept already). */
+function park(w: ReadWorker): void {
+  w.events = undefined;
+  if (idleWorkers.length >= defaultJobs()) {
+    void w.worker.terminate();
+    return;
+  }
+  w.worker.unref();
+  w.idleTimer = setTimeout(() => {
+    const i = idleWorkers.indexOf(w);
+    if (i >= 0) idleWorkers.splice(i, 1);
+    void w.worker.terminate();
+  }, WARM_IDLE_MS);
+  w.idleTimer.unref();
+  idleWorkers.push(w);
+}
+
+/**
+ * Ends the idle read workers kept for reuse (see the file header): before measuring a cold
+ * start, or when the caller will not read again soon.
+ * @returns how many were ended.
+ */
+export async function closeIdleReadWorkers(): Promise<number> {
+  const all = idleWorkers.splice(0);
+  for (const w of all) clearTimeout(w.idleTimer);
+  await stopPoolWorkers(all.map((w) => w.worker));
+  return all.length;
+}
+
 interface Slot {
   worker: Worker;
   control: Int32Array;
+  /** The worker as the warm list knows it. */
+  read: ReadWorker;
   /** The job (or batch of jobs) in hand; `bytes` read so far. */
   current?: { jobs: ReadJob[]; id: number; bytes: number };
   dead: boolean;
@@ -214,8 +279,11 @@ export class ShardReadPool {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       for (const s of this.slots) {
+        const reusable = !s.dead && !s.current;
         s.dead = true;
-        void s.worker.terminate();
+        // An idle worker is kept warm for the next run; one still busy (stuck after a cancel) is ended.
+        if (reusable) park(s.read);
+        else void s.worker.terminate();
       }
     }
     return { cancelled: this.cancelled };
@@ -302,23 +370,46 @@ export class ShardReadPool {
   }
 
   private spawn(): Slot {
-    const shared = new SharedArrayBuffer(8);
-    const data: VerifyWorkerData = { control: shared, chunkBytes: this.opts.chunkBytes, kernelModule: this.opts.kernelModule };
-    const control = new Int32Array(shared);
-    if (this.cancelled) Atomics.store(control, 0, 1);
-    const slot = { control, dead: false } as Slot;
-    slot.worker = startPoolWorker<VerifyWorkerReply>(
-      this.opts.workerFile,
-      data,
-      {
-        onMessage: (msg) => this.onMessage(slot, msg),
-        onError: (message) => this.crashed(slot, message),
-        onExit: (code) => {
-          if (!this.settled) this.crashed(slot, `exit code ${code}`);
-        },
+    const kind = `${this.opts.workerFile}|${this.opts.chunkBytes}`;
+    const slot = { dead: false } as Slot;
+    const events: PoolWorkerEvents<VerifyWorkerReply> = {
+      onMessage: (msg) => this.onMessage(slot, msg),
+      onError: (message) => this.crashed(slot, message),
+      onExit: (code) => {
+        if (!this.settled) this.crashed(slot, `exit code ${code}`);
       },
-      { maxYoungGenerationSizeMb: READ_WORKER_YOUNG_MB },
-    );
+    };
+    let read = takeIdle(kind);
+    if (!read) {
+      const shared = new SharedArrayBuffer(8);
+      const data: VerifyWorkerData = { control: shared, chunkBytes: this.opts.chunkBytes, kernelModule: this.opts.kernelModule };
+      const w = { control: new Int32Array(shared), kind } as ReadWorker;
+      w.worker = startPoolWorker<VerifyWorkerReply>(
+        this.opts.workerFile,
+        data,
+        {
+          onMessage: (msg) => w.events?.onMessage(msg),
+          onError: (message) => w.events?.onError(message),
+          onExit: (code) => {
+            // An idle worker that stops (its timer, or a crash) leaves the warm list.
+            const i = idleWorkers.indexOf(w);
+            if (i >= 0) {
+              idleWorkers.splice(i, 1);
+              clearTimeout(w.idleTimer);
+            }
+            w.events?.onExit(code);
+          },
+        },
+        { maxYoungGenerationSizeMb: READ_WORKER_YOUNG_MB },
+      );
+      read = w;
+    }
+    read.events = events;
+    // A kept worker may carry the abort flag of the run that left it.
+    Atomics.store(read.control, 0, this.cancelled ? 1 : 0);
+    slot.read = read;
+    slot.worker = read.worker;
+    slot.control = read.control;
     return slot;
   }
 

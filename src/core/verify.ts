@@ -145,6 +145,8 @@ export interface VerifyOptions {
   ignoreCache?: boolean;
   /** Bytes per read (default 8 MiB). */
   chunkBytes?: number;
+  /** With `index`: bytes hashed, then scanned, at a time (default 256 KiB; `chunkBytes` = a whole chunk hashed, then scanned). */
+  sliceBytes?: number;
   /** Explicit path of `verifyWorker.js` (see the file header for the default rule). */
   workerPath?: string;
   /** Called as each shard finishes (in completion order). */
@@ -324,7 +326,8 @@ class VerifyRun {
     const scans = new Map<number, ReadJob['scan']>();
     const scanFor = (numTokens: number) => {
       let scan = scans.get(numTokens);
-      if (!scan) scans.set(numTokens, (scan = { ...ix!.params, numTokens, store: { dir: ix!.store.dir, paramsKey } }));
+      if (!scan)
+        scans.set(numTokens, (scan = { ...ix!.params, numTokens, store: { dir: ix!.store.dir, paramsKey }, sliceBytes: opts.sliceBytes }));
       return scan;
     };
     for (let b = 0; b < this.shards.length; b += STAT_BATCH) {

@@ -63,3 +63,15 @@ export function copySampleWithShardName(to: string, line: number, name: string, 
   lines[line] = JSON.stringify({ ...entry, shard: name });
   fs.writeFileSync(manifest, lines.join('\n'));
 }
+
+/** sha256sum of each file (absolute paths), in one call: the reference digests. */
+export function sha256sum(files: string[]): Map<string, string> {
+  const out = execFileSync('sha256sum', files, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const m = new Map<string, string>();
+  for (const line of out.trim().split('\n')) {
+    const match = /^([0-9a-f]{64}) [ *](.+)$/.exec(line);
+    if (!match) throw new Error(`unexpected sha256sum line ${line}`);
+    m.set(match[2], match[1]);
+  }
+  return m;
+}

@@ -33,10 +33,11 @@ import {
   ST_MAX,
 } from '../../src/core/streamIndexKernel';
 import { verifyShards } from '../../src/core/verify';
+import { closeIdleReadWorkers } from '../../src/core/shardPool';
 import { PAGE_TOKENS } from '../../src/core/pages';
 import { DocumentIndex } from '../../src/core/documents';
 import { VerifyCache } from '../../src/core/verifyCache';
-import { cliPath, repoRoot, sampleDir } from './fixtures';
+import { cliPath, repoRoot, sampleDir, sha256sum } from './fixtures';
 
 interface PyIndex {
   eos: number;
@@ -564,6 +565,43 @@ describe('stream index', function () {
       opened.records.map((x) => x!.eosCount),
       pyIndex(root).eos_per_shard,
     );
+  });
+
+  it('slices of any size give the same entries; a worker kept from a cancelled run is reused and verifies and indexes right', async () => {
+    const root = path.join(tmp, 'verify-index-slices');
+    fs.cpSync(sampleDir(), root, { recursive: true });
+    const ds = await openDataset(root);
+    const params = indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!));
+    await closeIdleReadWorkers();
+    // A cancelled run (verify only) leaves its one worker idle, with the abort flag set.
+    const ac = new AbortController();
+    const cancelled = await verifyShards(ds.shards, {
+      jobs: 1,
+      signal: ac.signal,
+      chunkBytes: 65536,
+      hooks: { onFirstChunk: (i) => (i === 2 ? ac.abort() : undefined) },
+    });
+    assert.strictEqual(cancelled.cancelled, true);
+    // The next runs (same chunk size) take that worker: still one idle worker after both.
+    const stores = [0, 1].map((i) => new IndexStore(path.join(tmp, `store-slices-${i}`)));
+    const sums = sha256sum(ds.shards.map((e) => e.path));
+    for (const [i, sliceBytes] of [4100, 65536].entries()) {
+      const rep = await verifyShards(ds.shards, { jobs: 1, chunkBytes: 65536, sliceBytes, index: { store: stores[i], params } });
+      assert.strictEqual(rep.cancelled, false);
+      assert.strictEqual(rep.counts.ok, ds.shards.length);
+      for (const r of rep.results) assert.strictEqual(r.actualSha256, sums.get(r.path));
+      assert.strictEqual(rep.indexed, ds.shards.length);
+    }
+    assert.strictEqual(await closeIdleReadWorkers(), 1, 'one worker, reused by every run');
+    const [a, b] = await Promise.all(stores.map((st) => openDatasetIndex(ds, new IndexStore(st.dir), params)));
+    assert.deepStrictEqual(
+      a.records.map((x) => x!.eosCount),
+      pyIndex(root).eos_per_shard,
+    );
+    const strip = (r: (typeof a.records)[number]) => ({ ...r!, builtAt: 0 });
+    assert.deepStrictEqual(a.records.map(strip), b.records.map(strip));
+    for (let i = 0; i < a.records.length; i++)
+      assert.deepStrictEqual(await stores[0].loadDocHashes(a.records[i]!), await stores[1].loadDocHashes(b.records[i]!));
   });
 
   it('verify of a corrupted copy names exactly the updates of that shard (text and --json)', () => {

@@ -19,19 +19,7 @@ import { ShardVerifyResult, resolveVerifyWorker, verifyShards } from '../../src/
 import { formatDone, formatVerifyProgress, formatVerifySummary } from '../../src/core/verifyFormat';
 import { VERIFY_CACHE_VERSION, VerifyCache, defaultCliCacheFile } from '../../src/core/verifyCache';
 import { FileIdentity, statIdentity } from '../../src/core/fileIdentity';
-import { cliPath, repoRoot, sampleDir } from './fixtures';
-
-/** sha256sum of each file (absolute paths), in one call. */
-function sha256sum(files: string[]): Map<string, string> {
-  const out = execFileSync('sha256sum', files, { encoding: 'utf8', maxBuffer: 1 << 26 });
-  const m = new Map<string, string>();
-  for (const line of out.trim().split('\n')) {
-    const match = /^([0-9a-f]{64}) [ *](.+)$/.exec(line);
-    assert.ok(match, `unexpected sha256sum line ${line}`);
-    m.set(match[2], match[1]);
-  }
-  return m;
-}
+import { cliPath, repoRoot, sampleDir, sha256sum } from './fixtures';
 
 let tmpRoot: string;
 let copies = 0;

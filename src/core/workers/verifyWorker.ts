@@ -38,6 +38,9 @@ export interface VerifyWorkerData {
   kernelModule?: WebAssembly.Module;
 }
 
+/** Default `sliceBytes` of a scan request: 256 KiB (fits a core's L2 cache; an 8 MiB chunk does not). */
+export const DEFAULT_SLICE_BYTES = 256 * 1024;
+
 /** Where a worker writes the stream-index entries of the files it scans (see `IndexStore`). */
 export interface IndexTarget {
   /** The store's folder (absolute). */
@@ -61,7 +64,17 @@ export interface VerifyTask {
    * Scan the first `numTokens` tokens for the stream index and write the entry into `store`
    * (absent: no scan). One object per shard size is enough (it carries no per-file field).
    */
-  scan?: ScanParams & { numTokens: number; store: IndexTarget };
+  scan?: ScanParams & {
+    numTokens: number;
+    store: IndexTarget;
+    /**
+     * When the task hashes too: bytes hashed, then scanned, at a time (default
+     * {@link DEFAULT_SLICE_BYTES}), so the scan reads what sha256 has just brought into the core's
+     * cache instead of reading a whole chunk from memory again; the chunk size = hash a whole
+     * chunk, then scan it.
+     */
+    sliceBytes?: number;
+  };
   /** Test hook: pause after the first chunk until the parent releases the gate. */
   hold?: boolean;
 }
@@ -276,8 +289,20 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
         which ^= 1;
         pending = readAt(fd, buffers[which], Math.min(chunkSize, size - next), next);
       }
-      hash?.update(n === buf.length ? buf : buf.subarray(0, n));
-      feeder?.push(buf, n);
+      if (hash && feeder) {
+        // Whole tokens (the scanner takes whole uint32 ids from each slice).
+        const sliceSize = Math.max(4096, Math.floor((task.scan!.sliceBytes ?? DEFAULT_SLICE_BYTES) / 4) * 4);
+        // Hash and scan slice by slice, so the scan reads what sha256 has just brought into the cache.
+        for (let o = 0; o < n; o += sliceSize) {
+          const end = Math.min(n, o + sliceSize);
+          const part = buf.subarray(o, end);
+          hash.update(part);
+          feeder.push(part, end - o);
+        }
+      } else {
+        hash?.update(n === buf.length ? buf : buf.subarray(0, n));
+        feeder?.push(buf, n);
+      }
       pos = next;
       post({ type: 'progress', id: task.id, bytes: pos });
       if (first && task.hold) {
