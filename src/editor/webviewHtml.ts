@@ -52,29 +52,38 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, o
   if (opts.inline) return inlinePage(webview, extensionUri, opts);
   const nonce = makeNonce();
   const uri = (...p: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
+  const styles = [
+    `<link rel="stylesheet" nonce="${nonce}" href="${uri('dist', 'media', 'codicon.css')}" id="vscode-codicon-stylesheet">`,
+    ...stylePaths(opts).map((p) => `<link rel="stylesheet" nonce="${nonce}" href="${uri(...p)}">`),
+  ];
+  const script = `<script nonce="${nonce}" src="${uri('dist', 'webview', `${opts.script}.js`)}"></script>`;
+  return page(webview, nonce, opts.title, styles, script);
+}
+
+/**
+ * The page around its stylesheet elements and script element; `inline` widens the CSP for an
+ * inline page (fonts from `data:`, styles from `blob:`), scripts always need the nonce.
+ */
+function page(webview: vscode.Webview, nonce: string, title: string, styles: string[], script: string, inline = false): string {
   const csp = [
     "default-src 'none'",
     `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource}`,
-    `style-src ${webview.cspSource} 'nonce-${nonce}'`,
+    `font-src ${webview.cspSource}${inline ? ' data:' : ''}`,
+    `style-src ${webview.cspSource} 'nonce-${nonce}'${inline ? ' blob:' : ''}`,
     `script-src 'nonce-${nonce}'`,
   ].join('; ');
-  const styles = stylePaths(opts)
-    .map((p) => `<link rel="stylesheet" nonce="${nonce}" href="${uri(...p)}">`)
-    .join('\n  ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
   <meta charset="UTF-8">
   <meta http-equiv="Content-Security-Policy" content="${csp}">
   <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <title>${esc(opts.title)}</title>
-  <link rel="stylesheet" nonce="${nonce}" href="${uri('dist', 'media', 'codicon.css')}" id="vscode-codicon-stylesheet">
-  ${styles}
+  <title>${esc(title)}</title>
+  ${styles.join('\n  ')}
 </head>
 <body>
-  <div id="app" role="application" aria-label="${esc(opts.title)}"></div>
-  <script nonce="${nonce}" src="${uri('dist', 'webview', `${opts.script}.js`)}"></script>
+  <div id="app" role="application" aria-label="${esc(title)}"></div>
+  ${script}
 </body>
 </html>`;
 }
@@ -116,37 +125,14 @@ function readCached(file: string, encoding: 'utf8' | 'base64'): string {
 function inlinePage(webview: vscode.Webview, extensionUri: vscode.Uri, opts: WebviewPageOptions): string {
   const nonce = makeNonce();
   const file = (...p: string[]) => vscode.Uri.joinPath(extensionUri, ...p).fsPath;
-  const csp = [
-    "default-src 'none'",
-    `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource} data:`,
-    `style-src ${webview.cspSource} 'nonce-${nonce}' blob:`,
-    `script-src 'nonce-${nonce}'`,
-  ].join('; ');
   // Text inside <style>/<script> must not close the element early.
   const safe = (text: string, tag: string) => text.replace(new RegExp(`</${tag}`, 'gi'), `<\\/${tag}`);
   const font = `url("data:font/ttf;base64,${readCached(file('dist', 'media', 'codicon.ttf'), 'base64')}")`;
   const codicons = readCached(file('dist', 'media', 'codicon.css'), 'utf8').replace(/url\(["']?\.\/codicon\.ttf[^)"']*["']?\)/g, font);
-  const styles = stylePaths(opts)
-    .map((p) => `<style nonce="${nonce}">\n${safe(readCached(file(...p), 'utf8'), 'style')}\n</style>`)
-    .join('\n  ');
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-  <meta charset="UTF-8">
-  <meta http-equiv="Content-Security-Policy" content="${csp}">
-  <meta name="viewport" content="width=device-width, initial-scale=1.0">
-  <title>${esc(opts.title)}</title>
-  <style nonce="${nonce}" id="${INLINE_CODICON_STYLE_ID}">
-${safe(codicons, 'style')}
-  </style>
-  ${styles}
-</head>
-<body>
-  <div id="app" role="application" aria-label="${esc(opts.title)}"></div>
-  <script nonce="${nonce}">
-${safe(readCached(file('dist', 'webview', `${opts.script}.js`), 'utf8'), 'script')}
-  </script>
-</body>
-</html>`;
+  const styles = [
+    `<style nonce="${nonce}" id="${INLINE_CODICON_STYLE_ID}">\n${safe(codicons, 'style')}\n</style>`,
+    ...stylePaths(opts).map((p) => `<style nonce="${nonce}">\n${safe(readCached(file(...p), 'utf8'), 'style')}\n</style>`),
+  ];
+  const script = `<script nonce="${nonce}">\n${safe(readCached(file('dist', 'webview', `${opts.script}.js`), 'utf8'), 'script')}\n</script>`;
+  return page(webview, nonce, opts.title, styles, script, true);
 }
