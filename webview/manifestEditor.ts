@@ -13,7 +13,7 @@
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
-import { fmt, h, vscodeApi } from './common';
+import { codiconLinkFromInline, fmt, h, vscodeApi } from './common';
 import { count } from '../src/core/units';
 import { connect } from './channel';
 import type {
@@ -27,6 +27,8 @@ import type {
   ManifestToWebview,
   ManifestViewState,
 } from '../src/protocol';
+
+codiconLinkFromInline(); // before the first web component connects
 
 const vscode = vscodeApi<ManifestFromWebview, ManifestViewState>();
 const app = document.getElementById('app')!;

@@ -14,7 +14,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { count, formatDuration, formatRate } from '../src/core/units';
-import { fmt, h } from './common';
+import { codiconLinkFromInline, fmt, h } from './common';
 import { Chart } from './shared/chart';
 import { RequestCancelled, panelChannel } from './shared/panel';
 import type {
@@ -27,6 +27,8 @@ import type {
   SearchRequests,
   SearchToWebview,
 } from '../src/panels/searchProtocol';
+
+codiconLinkFromInline(); // before the first web component connects
 
 const ch = panelChannel<SearchToWebview, SearchFromWebview, SearchRequests, SearchPanelState>();
 

@@ -20,7 +20,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
-import { count, h, fmt, visibleNodes, vscodeApi } from './common';
+import { codiconLinkFromInline, count, h, fmt, visibleNodes, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
   AnomalyMark,
@@ -34,6 +34,8 @@ import type {
   UpdateViewSegment,
 } from '../src/protocol';
 import { ChannelError } from '../src/shared/channel';
+
+codiconLinkFromInline(); // before the first web component connects
 
 interface State extends UpdateViewState {
   compact?: boolean;

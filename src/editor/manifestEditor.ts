@@ -143,8 +143,8 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
       { view: MANIFEST_VIEW_TYPE, resource: document.uri.toString(), taps: this.taps },
     );
     const post = channel.notify.bind(channel);
-    webview.options = webviewOptions(extensionUri);
-    webview.html = webviewHtml(webview, extensionUri, {
+    webview.options = webviewOptions();
+    webview.html = webviewHtml(extensionUri, {
       script: 'manifestEditor',
       title: vscode.l10n.t('Shard manifest table'),
       style: 'manifestEditor.css',

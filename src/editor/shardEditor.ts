@@ -128,12 +128,11 @@ export class ShardSession implements vscode.Disposable {
     // Read the starting page now, while the webview loads (it goes with `init`).
     this.readFirstPage();
     const ext = provider.services.context.extensionUri;
-    panel.webview.options = webviewOptions(ext);
-    panel.webview.html = webviewHtml(panel.webview, ext, {
+    panel.webview.options = webviewOptions();
+    panel.webview.html = webviewHtml(ext, {
       script: 'shardEditor',
       title: vscode.l10n.t('Token shard {0}', path.basename(document.uri.fsPath)),
       style: 'shardEditor.css',
-      inline: true, // no resource requests: see WebviewPageOptions.inline
     });
     this.channel = new HostChannel<ShardEditorProtocol>(
       panel.webview,

@@ -101,7 +101,7 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
         UPDATE_VIEW_TYPE,
         vscode.l10n.t('Update {0}', fmt(k)),
         { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
-        webviewOptions(this.services.context.extensionUri),
+        webviewOptions(),
       );
       p = this.adopt(panel, ds.root, ds);
     } else {
@@ -150,7 +150,7 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
 
   /** Restores a panel after a window reload from its webview state (`vscode.WebviewPanelSerializer`). */
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: UpdateViewState | undefined): Promise<void> {
-    panel.webview.options = webviewOptions(this.services.context.extensionUri);
+    panel.webview.options = webviewOptions();
     const roots = this.services.context.workspaceState.get<Record<string, string>>(ROOTS_KEY, {});
     const root = state && roots[state.key];
     if (!root || this.panels.has(root)) {
@@ -212,7 +212,7 @@ class UpdatePanel {
       },
       { view: UPDATE_VIEW_TYPE, resource: root, taps: owner.taps },
     );
-    panel.webview.html = webviewHtml(panel.webview, owner.services.context.extensionUri, {
+    panel.webview.html = webviewHtml(owner.services.context.extensionUri, {
       script: 'updateView',
       title: vscode.l10n.t('Update view'),
       style: 'updateView.css',

@@ -1,8 +1,8 @@
 /**
- * The HTML page of every webview: a strict Content-Security-Policy with a per-load nonce,
- * scripts and styles only from the extension's `dist/` and `media/` folders, nothing inline
- * without the nonce. Decoded text never goes through here: webview scripts insert it as text
- * nodes.
+ * The HTML page of every webview: a strict Content-Security-Policy with a per-load nonce; the
+ * script, the stylesheets and the codicon font are put into the page itself (from the extension's
+ * `dist/` and `media/` folders), so a page makes no resource request (see {@link webviewHtml}).
+ * Decoded text never goes through here: webview scripts insert it as text nodes.
  */
 import * as crypto from 'crypto';
 import * as fs from 'fs';
@@ -21,25 +21,11 @@ export interface WebviewPageOptions {
    * name starts with `dist/` (e.g. `dist/media/uPlot.min.css`, copied there by esbuild.js).
    */
   styles?: string[];
-  /**
-   * Put the script, the stylesheets and the codicon font into the page itself instead of loading
-   * them (see {@link inlinePage}): the page then makes no resource request at all. Why: in
-   * code-server (VS Code in a browser) every webview resource goes through one service worker
-   * shared by all webviews; a request still in flight when its webview closes is answered only by
-   * that worker's 30-s timeout, and until then no NEW webview can load (each one registers a new
-   * worker version, which cannot take over while the old one has a request in flight). Closing
-   * a shard editor while it loaded (a preview tab replaced, a quick Go to Token Offset) left every
-   * webview opened in the next 30 s blank.
-   */
-  inline?: boolean;
 }
 
-/** Webview options shared by all our webviews: scripts on, resources limited to `dist/` and `media/`. */
-export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
-  return {
-    enableScripts: true,
-    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')],
-  };
+/** Webview options shared by all our webviews: scripts on, no local resource at all (every page is self-contained, see {@link webviewHtml}). */
+export function webviewOptions(): vscode.WebviewOptions {
+  return { enableScripts: true, localResourceRoots: [] };
 }
 
 /** A fresh random nonce (base64, 128 bits). */
@@ -47,29 +33,17 @@ export function makeNonce(): string {
   return crypto.randomBytes(16).toString('base64');
 }
 
-/** Builds the page for a webview (see {@link WebviewPageOptions}). */
-export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, opts: WebviewPageOptions): string {
-  if (opts.inline) return inlinePage(webview, extensionUri, opts);
-  const nonce = makeNonce();
-  const uri = (...p: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
-  const styles = [
-    `<link rel="stylesheet" nonce="${nonce}" href="${uri('dist', 'media', 'codicon.css')}" id="vscode-codicon-stylesheet">`,
-    ...stylePaths(opts).map((p) => `<link rel="stylesheet" nonce="${nonce}" href="${uri(...p)}">`),
-  ];
-  const script = `<script nonce="${nonce}" src="${uri('dist', 'webview', `${opts.script}.js`)}"></script>`;
-  return page(webview, nonce, opts.title, styles, script);
-}
-
 /**
- * The page around its stylesheet elements and script element; `inline` widens the CSP for an
- * inline page (fonts from `data:`, styles from `blob:`), scripts always need the nonce.
+ * The page around its stylesheet elements and script element. CSP: scripts only with the nonce;
+ * styles with the nonce or from `blob:` (made by the page's own script, see
+ * `codiconLinkFromInline` in webview/common.ts); fonts and images from `data:`; nothing else.
  */
-function page(webview: vscode.Webview, nonce: string, title: string, styles: string[], script: string, inline = false): string {
+function page(nonce: string, title: string, styles: string[], script: string): string {
   const csp = [
     "default-src 'none'",
-    `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource}${inline ? ' data:' : ''}`,
-    `style-src ${webview.cspSource} 'nonce-${nonce}'${inline ? ' blob:' : ''}`,
+    'img-src data:',
+    'font-src data:',
+    `style-src 'nonce-${nonce}' blob:`,
     `script-src 'nonce-${nonce}'`,
   ].join('; ');
   return `<!DOCTYPE html>
@@ -114,15 +88,22 @@ function readCached(file: string, encoding: 'utf8' | 'base64'): string {
 }
 
 /**
- * The page of {@link webviewHtml} with everything inside it (`opts.inline`): the bundle in a
- * nonce'd `<script>`, the stylesheets in nonce'd `<style>`s, the codicon font as a `data:` URL
- * inside codicon.css. The web components (vscode-elements) copy the `#vscode-codicon-stylesheet`
- * link into their shadow roots: the page's script makes that link a `blob:` URL of the inline
- * codicon.css ({@link https://github.com/vscode-elements/elements | vscode-icon}), so it is no
- * request either. CSP: scripts still only with the nonce; styles also from `blob:` (made by the
- * page's own script), fonts also from `data:`.
+ * Builds the page for a webview (see {@link WebviewPageOptions}) with everything inside it: the
+ * bundle in a nonce'd `<script>`, the stylesheets in nonce'd `<style>`s, the codicon font as a
+ * `data:` URL inside codicon.css. The web components (vscode-elements) copy the
+ * `#vscode-codicon-stylesheet` link into their shadow roots: the page's script makes that link a
+ * `blob:` URL of the inline codicon.css (`codiconLinkFromInline`), so it is no request either.
+ *
+ * Why no resource is loaded: in code-server (VS Code in a browser) every webview resource goes
+ * through one service worker shared by all webviews; a request still in flight when its webview
+ * closes is answered only by that worker's 30-s timeout, and until then no NEW webview can load
+ * (each one registers a new worker version, which cannot take over while the old one has a
+ * request in flight). Closing any webview while it loaded (a preview tab replaced, a quick Go to
+ * Token Offset, a panel closed at once) left every webview opened in the next 30 s blank.
+ * Files are read once per process (again when their mtime changes: a rebuilt bundle).
+ * @throws the file-system error when a bundle or stylesheet is missing (a broken install).
  */
-function inlinePage(webview: vscode.Webview, extensionUri: vscode.Uri, opts: WebviewPageOptions): string {
+export function webviewHtml(extensionUri: vscode.Uri, opts: WebviewPageOptions): string {
   const nonce = makeNonce();
   const file = (...p: string[]) => vscode.Uri.joinPath(extensionUri, ...p).fsPath;
   // Text inside <style>/<script> must not close the element early.
@@ -134,5 +115,5 @@ function inlinePage(webview: vscode.Webview, extensionUri: vscode.Uri, opts: Web
     ...stylePaths(opts).map((p) => `<style nonce="${nonce}">\n${safe(readCached(file(...p), 'utf8'), 'style')}\n</style>`),
   ];
   const script = `<script nonce="${nonce}">\n${safe(readCached(file('dist', 'webview', `${opts.script}.js`), 'utf8'), 'script')}\n</script>`;
-  return page(webview, nonce, opts.title, styles, script, true);
+  return page(nonce, opts.title, styles, script);
 }

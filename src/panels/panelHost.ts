@@ -3,8 +3,8 @@
  * around one `vscode.WebviewPanel`.
  *
  * What it does for a panel:
- * - builds the page through {@link webviewHtml} (strict CSP with a nonce; scripts and styles only
- *   from `dist/` and `media/`; uPlot's stylesheet is `dist/media/uPlot.min.css`);
+ * - builds the page through {@link webviewHtml} (strict CSP with a nonce; the script and styles from
+ *   `dist/` and `media/` put inside the page; uPlot's stylesheet is `dist/media/uPlot.min.css`);
  * - the typed message channel — the one channel of every webview (`src/shared/channel.ts`, host
  *   end `src/editor/hostChannel.ts`): `post()` (host → webview) waits for the webview's `ready`,
  *   then sends in order; `request`s from the webview are answered with a response carrying the
@@ -83,12 +83,7 @@ export class PanelHost<
     preserveFocus = false,
     taps?: ChannelTaps,
   ): PanelHost<T, F, R> {
-    const panel = vscode.window.createWebviewPanel(
-      spec.viewType,
-      spec.title,
-      { viewColumn: column, preserveFocus },
-      webviewOptions(extensionUri),
-    );
+    const panel = vscode.window.createWebviewPanel(spec.viewType, spec.title, { viewColumn: column, preserveFocus }, webviewOptions());
     return new PanelHost<T, F, R>(panel, extensionUri, spec, taps);
   }
 
@@ -102,7 +97,7 @@ export class PanelHost<
     spec: PanelSpec,
     taps?: ChannelTaps,
   ) {
-    panel.webview.options = webviewOptions(extensionUri);
+    panel.webview.options = webviewOptions();
     if (spec.iconPath) panel.iconPath = spec.iconPath;
     this.channel = new HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>(
       panel.webview,
@@ -114,7 +109,7 @@ export class PanelHost<
       },
       { view: spec.viewType, taps },
     );
-    panel.webview.html = webviewHtml(panel.webview, extensionUri, { script: spec.script, title: spec.title, styles: spec.styles });
+    panel.webview.html = webviewHtml(extensionUri, { script: spec.script, title: spec.title, styles: spec.styles });
     this.disposables.push(
       this.channel,
       panel.onDidDispose(() => this.dispose()),
