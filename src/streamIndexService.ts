@@ -206,6 +206,7 @@ export class StreamIndexService implements vscode.Disposable {
         try {
           return await indexShards(indexSegmentsOf(ds), this.store, params, {
             signal: ac.signal,
+            keepWorkersWarm: true,
             force: opts.force,
             progressIntervalMs: 250,
             onProgress: (p) => {

@@ -192,7 +192,13 @@ export async function run(ctx) {
         if (c.fresh) await core.closeIdleReadWorkers();
         const t = process.hrtime.bigint();
         const c0 = process.cpuUsage();
-        const r = await core.verifyShards(c.shards, { jobs: 2, ignoreCache: true, index, sliceBytes: c.sliceBytes });
+        const r = await core.verifyShards(c.shards, {
+          jobs: 2,
+          ignoreCache: true,
+          index,
+          sliceBytes: c.sliceBytes,
+          keepWorkersWarm: !c.fresh,
+        });
         if (index && r.indexed !== c.shards.length) throw new Error(`verify indexed ${r.indexed} of ${c.shards.length}`);
         return { s: secs(t), cpu: cpuSecs(c0) };
       };

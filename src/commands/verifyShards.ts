@@ -140,6 +140,8 @@ export async function runVerification(
       workerPath: deps.workerPath,
       schedule: ds.lone ? undefined : ds.schedule,
       index: await deps.streamIndex?.verifyOption(ds),
+      // The extension host verifies many times: the next run starts with warm workers.
+      keepWorkersWarm: true,
       progressIntervalMs: 250,
       onResult: (r) => {
         store?.record(ds.root, r);

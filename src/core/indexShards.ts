@@ -38,6 +38,8 @@ export interface IndexShardsOptions {
   progressIntervalMs?: number;
   /** Called when a segment's entry is available (built or reused), by segment index. */
   onShard?(segment: number): void;
+  /** Keep the read workers for the next run of this process (`VerifyOptions.keepWorkersWarm`). */
+  keepWorkersWarm?: boolean;
 }
 
 /** What an index run did. */
@@ -220,6 +222,7 @@ export async function indexShards(
       chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES,
       kernelModule: indexKernelModule(),
       signal: opts.signal,
+      keepWarm: opts.keepWorkersWarm,
     });
     report.jobs = n;
     opts.onProgress?.(snapshot());

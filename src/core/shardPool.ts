@@ -16,9 +16,12 @@
  *   Jobs not finished are not reported.
  * - A worker that dies (crash, `exit`) reports its job (every job of its batch) as `unreadable` and
  *   is replaced, so the queue keeps draining.
- * - Warm workers: when a run ends, its idle workers are kept for the next run of this process (the
- *   extension host verifies and indexes many times) for {@link WARM_IDLE_MS}, unreferenced (they
- *   never keep a process alive), at most {@link defaultJobs} of them. A kept worker has its code
+ * - Warm workers (`keepWarm`): when a run ends, its idle workers are kept for the next run of
+ *   this process (the extension host verifies and indexes many times) for {@link WARM_IDLE_MS},
+ *   unreferenced (they never keep a process alive), at most {@link defaultJobs} of them. A
+ *   one-run process (the CLI) does not keep them: their memory is freed before the run's end
+ *   work (cache save, index prune), which keeps the peak down (issue 10 item 9). Any run takes
+ *   kept workers of the same script and chunk size. A kept worker has its code
  *   compiled and, once it has scanned, its stream-index kernel instantiated and optimised: a
  *   fresh worker costs ~30–60 ms of start-up and warm-up per run, which a run over a few big
  *   shards pays in full (issue 13). {@link closeIdleReadWorkers} ends them at once.
@@ -140,6 +143,8 @@ export interface ShardReadPoolOptions {
   signal?: AbortSignal;
   /** Test hook: after the first chunk of each job, the worker waits until the returned promise settles. */
   onFirstChunk?(key: number): void | Promise<void>;
+  /** Keep the idle workers for the next run of this process (see the file header; default false: end them). */
+  keepWarm?: boolean;
 }
 
 /** How long a read worker left idle by a run is kept for the next one (ms). */
@@ -282,7 +287,7 @@ export class ShardReadPool {
         const reusable = !s.dead && !s.current;
         s.dead = true;
         // An idle worker is kept warm for the next run; one still busy (stuck after a cancel) is ended.
-        if (reusable) park(s.read);
+        if (reusable && this.opts.keepWarm) park(s.read);
         else void s.worker.terminate();
       }
     }

@@ -579,6 +579,7 @@ describe('stream index', function () {
       jobs: 1,
       signal: ac.signal,
       chunkBytes: 65536,
+      keepWorkersWarm: true,
       hooks: { onFirstChunk: (i) => (i === 2 ? ac.abort() : undefined) },
     });
     assert.strictEqual(cancelled.cancelled, true);
@@ -586,7 +587,13 @@ describe('stream index', function () {
     const stores = [0, 1].map((i) => new IndexStore(path.join(tmp, `store-slices-${i}`)));
     const sums = sha256sum(ds.shards.map((e) => e.path));
     for (const [i, sliceBytes] of [4100, 65536].entries()) {
-      const rep = await verifyShards(ds.shards, { jobs: 1, chunkBytes: 65536, sliceBytes, index: { store: stores[i], params } });
+      const rep = await verifyShards(ds.shards, {
+        jobs: 1,
+        chunkBytes: 65536,
+        sliceBytes,
+        keepWorkersWarm: true,
+        index: { store: stores[i], params },
+      });
       assert.strictEqual(rep.cancelled, false);
       assert.strictEqual(rep.counts.ok, ds.shards.length);
       for (const r of rep.results) assert.strictEqual(r.actualSha256, sums.get(r.path));
