@@ -20,7 +20,7 @@ export function vscodeApi<ToHost, State>(): VsCodeApi<ToHost, State> {
 }
 
 /**
- * On a page built with everything inline (`webviewHtml(…, { inline: true })`): makes the
+ * On our pages (built by `webviewHtml` with everything inline): makes the
  * `#vscode-codicon-stylesheet` link the web components copy into their shadow roots point to a
  * `blob:` URL of the page's inline codicon.css, so no icon ever loads a stylesheet through the
  * webview's service worker. Call before the first web component is put into the page. No-op on

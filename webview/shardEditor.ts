@@ -33,7 +33,7 @@ import type {
 import type { PageData } from './shardEditor/model';
 import { blockIndexOf } from './shardEditor/model';
 import { PageCache } from './shardEditor/pageCache';
-import { ScrollBlock, VirtualScroller } from './shardEditor/scroller';
+import { OVERSCAN_PX, ScrollBlock, VirtualScroller } from './shardEditor/scroller';
 import { ShardState } from './shardEditor/state';
 import { docHeaderText, infoText, positionText, positionTitle, tipRows } from './shardEditor/text';
 import { domSelectionRange, textOf } from './shardEditor/domSelection';
@@ -152,7 +152,12 @@ const scroller = new VirtualScroller(viewport, bar, {
       el.style.height = `${Math.max(200, viewport.clientHeight)}px`;
       return el;
     }
-    firstTextDrawn(post);
+    firstTextDrawn((m) => {
+      post(m);
+      // The first text is painted: draw the screen below it too from now on (scrolling ahead).
+      scroller.overscanPx = OVERSCAN_PX;
+      scroller.schedule();
+    });
     return renderBlock({ start: block.start, end: block.end, kind: (block.kind ?? 'text') as 'text', midLine: block.midLine }, st);
   },
   tokenElement(blockEl: HTMLElement, offset: number): HTMLElement | undefined {

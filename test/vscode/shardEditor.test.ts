@@ -272,9 +272,9 @@ describe('shard editor (extension host)', function () {
     // registers a new version of it, which takes over only when the old one has no request in
     // flight; a request whose webview closed before the answer came (a preview tab replaced while it
     // loaded) stays in flight until that worker's 30-s timeout, and until then new webviews stay
-    // blank. The shard editor's page makes no request any more (everything is inline), but other
-    // webviews (update view, panels) still do: if the webview does not load in 20 s, the editor is
-    // closed and opened again, and the test says so. The reload on a change on disk is asserted either way.
+    // blank. Our pages make no request any more (everything is inline, see webviewHtml); should a
+    // webview still not load in 20 s, the editor is closed and opened again, and the test says so.
+    // The reload on a change on disk is asserted either way.
     let first: ShardInitToWebview | undefined;
     for (let attempt = 1; !first; attempt++) {
       await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(file), VIEW_TYPE, { preview: false });

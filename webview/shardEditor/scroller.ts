@@ -32,7 +32,8 @@ export interface ScrollSource {
 /** Where {@link VirtualScroller.reveal} puts a token (a number: pixels below the viewport's top). */
 export type RevealWhere = 'top' | 'third' | 'ifHidden' | number;
 
-const OVERSCAN_PX = 600;
+/** Pixels drawn below the viewport once the first text is painted. */
+export const OVERSCAN_PX = 600;
 /** How long a reveal is re-applied when heights change under it (ms). */
 const PIN_MS = 2000;
 const MIN_THUMB = 24;
@@ -43,6 +44,12 @@ export class VirtualScroller {
   top = 0;
   /** Pixels of the top block hidden above the viewport. */
   px = 0;
+  /**
+   * Pixels drawn below the viewport (ready for scrolling). The page starts with none, so its first
+   * text is laid out sooner (on a page of 1-character tokens a screen is ~6,000 token elements),
+   * and sets {@link OVERSCAN_PX} once that text is painted.
+   */
+  overscanPx = 0;
   private live: { block: ScrollBlock; el: HTMLElement }[] = [];
   private heights = new Map<string, number>();
   private revealTarget?: { offset: number; where: RevealWhere };
@@ -284,7 +291,7 @@ export class VirtualScroller {
       let y = this.height(0) - this.px;
       let i = 1;
       let last = first;
-      while (y < H + OVERSCAN_PX && last.end < total) {
+      while (y < H + this.overscanPx && last.end < total) {
         const next = this.source.blockAt(last.end);
         if (i < this.live.length && this.live[i].block.key === next.key) {
           /* reuse */
