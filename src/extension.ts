@@ -11,6 +11,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { closeIdleReadWorkers } from './core/shardPool';
 import { VERIFY_CACHE_FILE } from './core/verifyCache';
 import { chooseTokenizer } from './commands/chooseTokenizer';
 import { copyCommands } from './commands/copyIds';
@@ -142,7 +143,11 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   };
 }
 
-/** Nothing to do: every resource is disposed through `context.subscriptions`. */
-export function deactivate(): void {
-  /* no-op */
+/**
+ * Ends the read workers that Verify Shard Hashes and Index Stream keep warm between runs
+ * (`src/core/shardPool.ts`); everything else is disposed through `context.subscriptions`.
+ * VS Code waits for the returned promise.
+ */
+export async function deactivate(): Promise<void> {
+  await closeIdleReadWorkers();
 }
