@@ -65,7 +65,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--shards <A:B>', 'scan only manifest entries A..B-1 (in start_token order); merge parts with `merge`')
     .option('--json', 'the result as one JSON object')
     .option('--csv', 'one CSV row per bucket')
-    .option('--jobs <N>', 'worker threads (default: number of CPU cores)')
+    .option('--jobs <N>', 'worker threads (default, or 0: number of CPU cores)')
     .action(
       ctx.run(
         async (

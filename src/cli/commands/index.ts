@@ -56,7 +56,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('index')
     .description('build the stream index (document numbers, EOS-free runs, anomalies, duplicates) without hashing')
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
-    .option('--jobs <N>', 'reading threads (default: number of CPU cores)')
+    .option('--jobs <N>', 'reading threads (default, or 0: number of CPU cores)')
     .option('--json', 'machine-readable output')
     .option('--force', 'rebuild entries that are still valid')
     .option('--run-threshold <tokens>', `report EOS-free runs longer than this (default ${DEFAULT_EOS_FREE_RUN_THRESHOLD})`)

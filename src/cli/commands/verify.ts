@@ -41,7 +41,7 @@ export function register(program: Command, ctx: CliContext): void {
     .command('verify')
     .description("check every shard's sha256 against the manifest (worker threads, cached, Ctrl-C cancels)")
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl')
-    .option('--jobs <N>', 'hashing threads (default: number of CPU cores)')
+    .option('--jobs <N>', 'hashing threads (default, or 0: number of CPU cores)')
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
     .option('--no-index', 'do not build the stream index in the same read')
