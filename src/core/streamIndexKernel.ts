@@ -9,14 +9,15 @@
  * `floor` is the smallest id that needs attention (EOS, special ids, vocabulary holes; ids ≥ the
  * vocabulary size are ≥ floor too) — as an event for the scanner's slow path.
  *
- * The SIMD loop takes 16 token ids (four `v128`) per step: `max_u` of the four vectors is both
+ * The SIMD loop takes 32 token ids (eight `v128`) per step: `max_u` of the eight vectors is both
  * the max-id update and the rare test (one `i32x4.ge_u` against `floor` and `v128.any_true`);
- * the hash advances as 16 interleaved Horner lanes per hash lane (`x_r = x_r·P¹⁶ + id_{16k+r}`),
- * started with the hash so far in the lane of weight P⁰ and folded exactly back into the scalar
- * hash (`h = Σ_r x_r·P^{15−r}`) when the fast run ends: the same value 16·m scalar steps give.
- * A step whose 16 ids contain a rare one, and the last < 16 ids, run the scalar path.
- * Measured on a 100 MB shard in cache: about 10 ms (the JavaScript loop it replaces took 54 ms,
- * sha256 with SHA-NI 71 ms).
+ * the hash advances as 16 interleaved Horner lanes per hash lane (`x_r = x_r·P¹⁶ + id_{16k+r}`,
+ * twice per step), started with the hash so far in the lane of weight P⁰ and folded exactly back
+ * into the scalar hash (`h = Σ_r x_r·P^{15−r}`) when the fast run ends: the same value 16·m
+ * scalar steps give. Lane 2's `P¹⁶` is 65, a shift and an add (see {@link HASH_P2}). A step
+ * whose 32 ids contain a rare one, and the last < 32 ids, run the scalar path.
+ * Cost: see `npm run bench -- --only index` (the scan's share next to sha256 over the same
+ * bytes; the JavaScript loop it replaces took 54 ms per 100 MB, sha256 with SHA-NI ~71 ms).
  *
  * Memory layout (bytes): `[0, 64)` the state words below; `[EVENTS_AT, EVENTS_AT + 16·EVENT_CAP)`
  * the events, 4 uint32 each (index in the chunk, id, hash lane 1 and lane 2 of the tokens since the
@@ -27,9 +28,18 @@
  * instead of a binary blob, so the code below is its source.
  */
 
-/** Multipliers of the two hash lanes (odd constants from FNV-1 and MurmurHash2). */
+/**
+ * Multipliers of the two hash lanes. Lane 1: the FNV-1 prime. Lane 2: an odd constant of maximal
+ * multiplicative order (2³⁰) whose 16th power is `65 = 1 + 2⁶` (mod 2³²), so that the SIMD loop
+ * advances lane 2 by 16 ids with a shift and two adds (`x·65 = x + (x << 6)`) instead of a
+ * multiply: the multiplies were what bounded the loop. 65 generates the whole subgroup of 16th
+ * powers (the odd residues ≡ 1 mod 64), so no other choice of a shift-and-add step has a longer
+ * period.
+ */
 export const HASH_P1 = 0x01000193;
-export const HASH_P2 = 0x5bd1e995;
+export const HASH_P2 = 0x5baefacd;
+/** `HASH_P2¹⁶ mod 2³²` as a shift: `P2¹⁶ = 1 + 2^HASH_P2_STEP_SHIFT`. */
+const HASH_P2_STEP_SHIFT = 6;
 
 /** `p^n mod 2^32` (unsigned), by squaring. */
 export function powMod32(p: number, n: number): number {
@@ -43,6 +53,12 @@ export function powMod32(p: number, n: number): number {
   }
   return result >>> 0;
 }
+
+/**
+ * Ids per step of the fast run: a multiple of 16 (each 16 is one Horner step of the accumulators).
+ * 32 halves the per-step work (the rare test, the loop and its stack check) per id.
+ */
+const STEP_IDS = 32;
 
 /** State words (uint32 index into the memory): inputs, then the running state the kernel updates. */
 export const ST_FLOOR = 0,
@@ -146,6 +162,7 @@ const vop = {
   add: 0xae,
   mul: 0xb5,
   maxU: 0xb9,
+  shl: 0xab,
 };
 function flat(c: Code, out: number[] = []): number[] {
   for (const x of c) {
@@ -178,13 +195,10 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
   const FV = 13,
     MAXV = 14,
     A = 15,
-    B = 16,
-    C = 17,
-    D = 18,
-    MX = 19,
-    X1 = 20, // X1..X1+3: lane-1 accumulators for ids 0–3, 4–7, 8–11, 12–15 of a step
-    X2 = 24; // X2..X2+3: lane 2
-  const V128_LOCALS = 15;
+    MX = 16,
+    X1 = 17, // X1..X1+3: lane-1 accumulators for ids 0–3, 4–7, 8–11, 12–15 of each 16 ids
+    X2 = 21; // X2..X2+3: lane 2
+  const V128_LOCALS = 12;
   const pw = (p: number, k: number) => powMod32(p, k);
   // Fold weights: accumulator q (ids 4q..4q+3 of a step) lane r gets P^(15 − 4q − r).
   const weights = (p: number, q: number) => v128const([0, 1, 2, 3].map((r) => pw(p, 15 - 4 * q - r)));
@@ -228,12 +242,20 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
   const zeroAcc: Code = [];
   for (let k = 0; k < 3; k++) zeroAcc.push(zero, set(X1 + k), zero, set(X2 + k));
   const step1 = v128const([0, 1, 2, 3].map(() => pw(HASH_P1, 16)));
-  const step2 = v128const([0, 1, 2, 3].map(() => pw(HASH_P2, 16)));
+  if (pw(HASH_P2, 16) !== 1 + 2 ** HASH_P2_STEP_SHIFT) throw new Error('HASH_P2 does not match its step shift');
   const advance: Code = [];
-  for (let k = 0; k < 4; k++) {
-    advance.push(get(X1 + k), step1, simd(vop.mul), get(A + k), simd(vop.add), set(X1 + k));
-    advance.push(get(X2 + k), step2, simd(vop.mul), get(A + k), simd(vop.add), set(X2 + k));
+  for (let g = 0; g < STEP_IDS / 16; g++) {
+    for (let k = 0; k < 4; k++) {
+      // The ids are loaded again here (an L1 hit) rather than kept from the test above: that
+      // many live vectors would not fit the registers V8 allocates, and a spilled accumulator
+      // puts a store and a load into its loop-carried chain.
+      advance.push(get(ADDR), v128load(64 * g + 16 * k), set(A));
+      advance.push(get(X1 + k), step1, simd(vop.mul), get(A), simd(vop.add), set(X1 + k));
+      advance.push(get(X2 + k), i32(HASH_P2_STEP_SHIFT), simd(vop.shl), get(X2 + k), simd(vop.add), get(A), simd(vop.add), set(X2 + k));
+    }
   }
+  const rareTest: Code = [get(ADDR), v128load(0)];
+  for (let v = 1; v < STEP_IDS / 4; v++) rareTest.push(get(ADDR), v128load(16 * v), simd(vop.maxU));
   const storeState: Code = [
     // max = max(max, lanes of maxv)
     maxInto(MAX, [get(MAXV), simd(vop.extract, 0)]),
@@ -301,30 +323,12 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
         block(
           loop(
             get(I),
-            i32(16),
+            i32(STEP_IDS),
             op.add,
             get(N),
             op.gtU,
             brIf(1),
-            get(ADDR),
-            v128load(0),
-            set(A),
-            get(ADDR),
-            v128load(16),
-            set(B),
-            get(ADDR),
-            v128load(32),
-            set(C),
-            get(ADDR),
-            v128load(48),
-            set(D),
-            get(A),
-            get(B),
-            simd(vop.maxU),
-            get(C),
-            get(D),
-            simd(vop.maxU),
-            simd(vop.maxU),
+            rareTest,
             set(MX),
             get(MX),
             get(FV),
@@ -337,11 +341,11 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
             set(MAXV),
             advance,
             get(I),
-            i32(16),
+            i32(STEP_IDS),
             op.add,
             set(I),
             get(ADDR),
-            i32(64),
+            i32(4 * STEP_IDS),
             op.add,
             set(ADDR),
             br(0),
@@ -351,7 +355,7 @@ export function kernelModuleBytes(): Uint8Array<ArrayBuffer> {
         fold(H2, HASH_P2, X2),
         // ---- scalar path: the step holding a rare id, or the last < 16 ids ----
         get(I),
-        i32(16),
+        i32(STEP_IDS),
         op.add,
         set(END),
         get(END),

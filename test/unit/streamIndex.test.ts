@@ -141,7 +141,7 @@ describe('stream index', function () {
       let x = 7;
       const rnd = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
       const cases: { ids: Uint32Array; floor: number; eos: number; from: number }[] = [];
-      for (let len = 0; len <= 70; len++)
+      for (let len = 0; len <= 140; len++)
         for (const rare of [0, 5, 40]) {
           const ids = Uint32Array.from({ length: len }, () => (rnd() % 100 < rare ? 1000 + (rnd() % 3) : rnd() % 1000));
           if (len > 3 && rare === 5) ids[len - 2] = 0xfffffff0 + (rnd() % 15); // an id ≥ 2^31 is rare too
