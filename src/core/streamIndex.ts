@@ -64,8 +64,19 @@ export interface ShardLook {
   message: string;
 }
 
-/** The dtype look of a shard's first ids (`diagnoseIds`), or undefined when they look normal. */
-export function lookOf(sample: Uint32Array, vocabSize: number): ShardLook | undefined {
+/**
+ * The dtype look of a shard's first ids (`diagnoseIds`), or undefined when they look normal.
+ * @param maxId the largest id of the whole shard, when known (the scan's): below `vocabSize` no
+ *   id of the sample is unknown or huge, so only the "every other id is 0" look is possible, and a
+ *   sample with fewer zeros than that needs is answered from a native `indexOf` count.
+ */
+export function lookOf(sample: Uint32Array, vocabSize: number, maxId?: number): ShardLook | undefined {
+  if (maxId !== undefined && maxId < vocabSize) {
+    let zeros = 0;
+    for (let i = sample.indexOf(0); i >= 0; i = sample.indexOf(0, i + 1)) zeros++;
+    // diagnoseIds needs ≥ 90% of one parity's ids (half the sample) to be 0.
+    if (zeros < 0.9 * Math.floor(sample.length / 2)) return undefined;
+  }
   const a = diagnoseIds(sample, vocabSize);
   return a ? { kind: a.kind, message: a.message } : undefined;
 }

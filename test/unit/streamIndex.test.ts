@@ -14,7 +14,7 @@ import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/indexShards';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { anomalyMarksBySegment, anomalyMarksForRows, IndexStore, scanParamsKey, StreamIndex } from '../../src/core/streamIndex';
+import { anomalyMarksBySegment, anomalyMarksForRows, IndexStore, lookOf, scanParamsKey, StreamIndex } from '../../src/core/streamIndex';
 import { identityOfStats } from '../../src/core/fileIdentity';
 import { fmt } from '../../src/core/errors';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS } from '../../src/core/streamIndexScan';
@@ -118,6 +118,26 @@ describe('stream index', function () {
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
   describe('scanner', () => {
+    it("the dtype look with the shard's max id (the fast path) equals the look without it", async () => {
+      const vocab = (await loadTokenizer(path.join(sampleDir(), 'tokenizer', 'tokenizer.json'))).vocabSize;
+      const shard = fs.readFileSync(path.join(sampleDir(), 'shards', 'tokens_000000.u32'));
+      const real = new Uint32Array(shard.buffer, shard.byteOffset, 65536).slice();
+      const widened = new Uint32Array(65536).map((_, i) => (i % 2 ? 0 : real[i >> 1])); // uint16 ids padded to uint32
+      const nearly = widened.map((v, i) => (i % 40 === 1 ? 7 : v)); // 95% of the odd ids 0: above the 90% threshold
+      const below = widened.map((v, i) => (i % 10 === 1 ? 7 : v)); // 80%: not the look
+      const zeros = new Uint32Array(65536);
+      for (const [name, sample] of Object.entries({ real, widened, nearly, below, zeros })) {
+        let max = 0;
+        for (const v of sample) max = Math.max(max, v);
+        assert.ok(max < vocab, name);
+        assert.deepStrictEqual(lookOf(sample, vocab, max), lookOf(sample, vocab), name);
+      }
+      assert.strictEqual(lookOf(real, vocab, 100000), undefined);
+      assert.strictEqual(lookOf(widened, vocab, 100000)?.kind, 'uint32-as-uint16');
+      assert.strictEqual(lookOf(nearly, vocab, 100000)?.kind, 'uint32-as-uint16');
+      assert.strictEqual(lookOf(below, vocab, 100000), undefined);
+    });
+
     /** Events of a kernel run, by the kernel's contract: [index, id, h1, h2] per rare id; then [max, h1, h2]. */
     function kernelRun(k: IndexKernel, ids: Uint32Array, floor: number, eos: number, from = 0): number[][] {
       const w = k.words;

@@ -149,6 +149,40 @@ function scanKernel(): IndexKernel {
   return kernel;
 }
 
+/** One slice of a read buffer: its bytes (for sha256) and the same bytes as token ids (for the scan). */
+interface Slice {
+  bytes: Buffer;
+  ids: Uint32Array;
+}
+
+/** The full slices of each read buffer for one slice size, made once (not two views per slice per read). */
+let slices: { size: number; of: Slice[][] } | undefined;
+
+/**
+ * The slices covering the first `n` bytes of read buffer `which`, `size` bytes each (a multiple of
+ * 4); the last one is shorter when `n` is not a multiple of `size`. Full slices are cached.
+ */
+function slicesOf(which: number, n: number, size: number): Slice[] {
+  if (slices?.size !== size || slices.of[0][0]?.bytes.buffer !== buffers[0].buffer) {
+    const make = (buf: Buffer): Slice[] => {
+      const out: Slice[] = [];
+      for (let o = 0; o + size <= buf.length; o += size) {
+        const bytes = buf.subarray(o, o + size);
+        out.push({ bytes, ids: new Uint32Array(bytes.buffer, bytes.byteOffset, size / 4) });
+      }
+      return out;
+    };
+    slices = { size, of: [make(buffers[0]), make(buffers[1])] };
+  }
+  const full = slices.of[which];
+  const whole = Math.floor(n / size);
+  if (whole * size === n && whole <= full.length) return whole === full.length ? full : full.slice(0, whole);
+  const out = full.slice(0, whole);
+  const bytes = buffers[which].subarray(whole * size, n);
+  out.push({ bytes, ids: new Uint32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 4)) });
+  return out;
+}
+
 function aborted(): boolean {
   return Atomics.load(control, 0) !== 0;
 }
@@ -211,6 +245,12 @@ class TokenFeeder {
     private readonly scanner: ShardScanner,
     private readonly numTokens: number,
   ) {}
+
+  /** Feeds one slice; its `ids` view is used as is when no token is split across the previous slice. */
+  pushSlice(slice: Slice): void {
+    if (this.carried === 0 && slice.bytes.length % 4 === 0) this.emit(slice.ids);
+    else this.push(slice.bytes, slice.bytes.length);
+  }
 
   push(buf: Buffer, n: number): void {
     let off = 0;
@@ -282,7 +322,8 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
       if (n === 0) {
         return { kind: 'changed', message: `${file} shrank while it was read: only ${pos} of ${size} bytes could be read` };
       }
-      const buf = buffers[which];
+      const cur = which;
+      const buf = buffers[cur];
       const next = pos + n;
       // Start the next read into the other buffer before hashing this one.
       if (next < size && !aborted()) {
@@ -293,11 +334,9 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
         // Whole tokens (the scanner takes whole uint32 ids from each slice).
         const sliceSize = Math.max(4096, Math.floor((task.scan!.sliceBytes ?? DEFAULT_SLICE_BYTES) / 4) * 4);
         // Hash and scan slice by slice, so the scan reads what sha256 has just brought into the cache.
-        for (let o = 0; o < n; o += sliceSize) {
-          const end = Math.min(n, o + sliceSize);
-          const part = buf.subarray(o, end);
-          hash.update(part);
-          feeder.push(part, end - o);
+        for (const slice of slicesOf(cur, n, sliceSize)) {
+          hash.update(slice.bytes);
+          feeder.pushSlice(slice);
         }
       } else {
         hash?.update(n === buf.length ? buf : buf.subarray(0, n));
@@ -353,7 +392,7 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
       const target = task.scan!.store;
       try {
         const scan = scanner.finish();
-        storeOf(target.dir).saveSync(identity, target.paramsKey, scan, lookOf(scan.lookSample, task.scan!.vocabSize), file);
+        storeOf(target.dir).saveSync(identity, target.paramsKey, scan, lookOf(scan.lookSample, task.scan!.vocabSize, scan.maxId), file);
         outcome.indexed = true;
       } catch (err) {
         outcome.indexError = `cannot write the stream index in ${target.dir}: ${errText(err)}`;
