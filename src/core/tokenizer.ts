@@ -464,11 +464,12 @@ export function diagnoseIds(ids: ArrayLike<number>, vocabSize: number): IdAnomal
     packable = 0,
     zeroOdd = 0,
     zeroEven = 0;
-  // The common case (every id < vocabSize, none 0) takes one comparison per id; this runs on every
+  // The common case (a nonzero id below both floors) takes two comparisons; this runs on every
   // shard's first 65,536 ids while the stream index is built.
+  const plain = Math.min(vocabSize, CORRUPT_ID_FLOOR);
   for (let i = 0; i < n; i++) {
     const v = ids[i];
-    if (v !== 0 && v < vocabSize) continue;
+    if (v !== 0 && v < plain) continue;
     if (v >= vocabSize) unknown++;
     if (v >= CORRUPT_ID_FLOOR) {
       huge++;
