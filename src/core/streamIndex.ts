@@ -50,7 +50,7 @@ import {
 } from './streamIndexScan';
 
 /** Format version of the per-shard files; other versions are ignored (rebuilt). */
-export const STREAM_INDEX_VERSION = 3;
+export const STREAM_INDEX_VERSION = 4;
 /** Default threshold of the "EOS-free run" anomaly (tokens), the `tokenShards.index.eosFreeRunThreshold` setting's default. */
 export const DEFAULT_EOS_FREE_RUN_THRESHOLD = 100_000;
 /** Distinct documents the duplicate summary remembers at most (memory ≈ 32 bytes each); past it, the summary says where it stopped. */
