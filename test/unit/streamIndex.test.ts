@@ -17,7 +17,7 @@ import { loadTokenizer } from '../../src/core/tokenizer';
 import { anomalyMarksBySegment, anomalyMarksForRows, IndexStore, lookOf, scanParamsKey, StreamIndex } from '../../src/core/streamIndex';
 import { identityOfStats } from '../../src/core/fileIdentity';
 import { fmt } from '../../src/core/errors';
-import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS } from '../../src/core/streamIndexScan';
+import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS, lengthBucket, LENGTH_BUCKETS } from '../../src/core/streamIndexScan';
 import {
   EVENT_CAP,
   EVENTS_AT,
@@ -171,6 +171,9 @@ describe('stream index', function () {
       cases.push({ ids: new Uint32Array(EVENT_CAP * 2 + 37).fill(3), floor: 3, eos: 3, from: 0 });
       const big = Uint32Array.from({ length: 50_000 }, () => (rnd() % 997 === 0 ? 9 : rnd() % 9));
       cases.push({ ids: big, floor: 9, eos: 9, from: 0 });
+      // Short documents: the fast run restarts right after each EOS, at every alignment.
+      const short = Uint32Array.from({ length: 50_000 }, () => (rnd() % 37 === 0 ? 9 : rnd() % 997 === 0 ? 10 : rnd() % 9));
+      cases.push({ ids: short, floor: 9, eos: 9, from: 3 });
       for (const c of cases) {
         const a = kernelRun(wasm, c.ids, c.floor, c.eos, c.from);
         assert.deepStrictEqual(a, kernelRun(js, c.ids, c.floor, c.eos, c.from), `length ${c.ids.length} from ${c.from}`);
@@ -189,6 +192,15 @@ describe('stream index', function () {
         const rare = [...c.ids.subarray(c.from)].filter((v) => v >= c.floor).length;
         assert.strictEqual(a.length - 1, rare, 'one event per rare id');
       }
+    });
+
+    it('a length bucket is the bit length of the length (capped), below and above 2^32', () => {
+      // Independent of both code paths (Math.clz32 below 2^32, Math.log2 above): the binary digits.
+      const bits = (n: number) => (n <= 0 ? 0 : BigInt(n).toString(2).length);
+      const lengths = [0, 1, 2, 3];
+      for (let k = 2; k <= 45; k++) lengths.push(2 ** k - 1, 2 ** k, 2 ** k + 1);
+      lengths.push(6_410, 39_487, 582_319, 25_000_000, 52_428_800_000);
+      for (const n of lengths) assert.strictEqual(lengthBucket(n), Math.min(LENGTH_BUCKETS - 1, bits(n)), `length ${n}`);
     });
 
     it('any chunking gives the same scan; polynomial hashes combine exactly', () => {
