@@ -137,6 +137,22 @@ function warm(file) {
 }
 
 /**
+ * Starts a dataset folder `out` next to the bench dataset `dir`: its `shards/` folder, the same
+ * tokenizer and `manifest.json`. Returns `dir`'s manifest rows (the caller writes the shards and
+ * `out`'s manifest).
+ */
+function startSibling(dir, out) {
+  fs.mkdirSync(path.join(out, 'shards'), { recursive: true });
+  fs.cpSync(path.join(dir, 'tokenizer'), path.join(out, 'tokenizer'), { recursive: true });
+  fs.copyFileSync(path.join(dir, 'manifest.json'), path.join(out, 'manifest.json'));
+  return fs
+    .readFileSync(path.join(dir, 'shard_manifest.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+/**
  * 16 shards: 8 copies of each of the two files of `dir` (same tokens, same sha256), in a sibling
  * folder. Copies, not hard links: links share one file identity, so all 8 would write the same
  * index entry over and over (a rename over an existing file, which ext4 makes wait for the data),
@@ -146,14 +162,7 @@ function prepareCopies(dir) {
   const out = `${dir}-copies`;
   const man = path.join(out, 'shard_manifest.jsonl');
   if (fs.existsSync(man)) return out;
-  fs.mkdirSync(path.join(out, 'shards'), { recursive: true });
-  fs.cpSync(path.join(dir, 'tokenizer'), path.join(out, 'tokenizer'), { recursive: true });
-  fs.copyFileSync(path.join(dir, 'manifest.json'), path.join(out, 'manifest.json'));
-  const src = fs
-    .readFileSync(path.join(dir, 'shard_manifest.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+  const src = startSibling(dir, out);
   const lines = [];
   for (let i = 0; i < 16; i++) {
     const e = src[i % src.length];
@@ -178,14 +187,7 @@ function prepareShortDocs(dir, mean, eos) {
   const out = `${dir}-docs${mean}`;
   const man = path.join(out, 'shard_manifest.jsonl');
   if (fs.existsSync(man)) return out;
-  fs.mkdirSync(path.join(out, 'shards'), { recursive: true });
-  fs.cpSync(path.join(dir, 'tokenizer'), path.join(out, 'tokenizer'), { recursive: true });
-  fs.copyFileSync(path.join(dir, 'manifest.json'), path.join(out, 'manifest.json'));
-  const src = fs
-    .readFileSync(path.join(dir, 'shard_manifest.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+  const src = startSibling(dir, out);
   let x = 0x9e3779b9 ^ mean;
   const uniform = () => {
     x ^= x << 13;
