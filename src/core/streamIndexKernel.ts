@@ -14,7 +14,7 @@
  * the hash advances as 16 interleaved Horner lanes per hash lane (`x_r = x_r·P¹⁶ + id_{16k+r}`,
  * twice per step), started with the hash so far in the lane of weight P⁰ and folded exactly back
  * into the scalar hash (`h = Σ_r x_r·P^{15−r}`) when the fast run ends: the same value 16·m
- * scalar steps give. Each lane's `P¹⁶` is `1 ∓ 2⁶`, a shift and an add (see {@link HASH_P1}). A step
+ * scalar steps give. Each lane's `P¹⁶` is `1 ∓ 2⁶`: a shift and an add or subtract (see {@link HASH_P1}). A step
  * whose 32 ids contain a rare one, and the last < 32 ids, run the scalar path: to the end of the
  * step, or through the first EOS in it, after which the fast run starts again at the next id.
  * Cost: see `npm run bench -- --only index` (the scan's share next to sha256 over the same
@@ -37,9 +37,10 @@
  * multiplier's ports. Measured (kernel alone, ids in L2): lane 2 alone ~25% less time per id than
  * two multiplies, lane 1 too ~10–15% less again. Both steps generate the whole subgroup of 16th
  * powers (the odd residues ≡ 1 mod 64), so no shift-and-add step has a longer period. Every odd
- * multiplier has `P¹⁶ ≡ 1 (mod 2⁶)`, so these lanes collide on exactly the same structured
- * inputs as any other odd multiplier with that 2-adic order (the FNV-1 prime used before, too):
- * the hash's strength is unchanged.
+ * multiplier has `P¹⁶ ≡ 1 (mod 2⁶)`, so every such hash mod 2³² has structured collisions (e.g.
+ * sixth differences of ids 16 apart: `(P¹⁶ − 1)⁶ ≡ 0`); both multipliers have exactly the 2-adic
+ * order `P¹⁶ − 1 = 2⁶·odd` of the FNV-1 prime used before, so that class is no larger and the
+ * hash is no weaker.
  */
 export const HASH_P1 = 0xa4f5fd05;
 export const HASH_P2 = 0x5baefacd;
