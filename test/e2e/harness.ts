@@ -200,35 +200,43 @@ export class Workbench {
   }
 
   /**
+   * Runs `command`, waits for its own input box (titled with `title`, replacing the palette) and
+   * hands the quick-input widget to `use` (checks and typing before Enter; it may run more than
+   * once). On a busy machine a webview that finishes loading, or takes the focus late, can close
+   * the input box: then `prepare` (e.g. focus the view the command reads) and the command run
+   * again (three tries). Resolves with what `use` returns.
+   */
+  async withInputBox<T>(command: string, title: string, use: (box: Locator) => Promise<T>, prepare?: () => Promise<void>): Promise<T> {
+    const box = this.page.locator('.quick-input-widget');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await prepare?.();
+        await this.runCommand(command);
+        await box.locator('.quick-input-title').filter({ hasText: title }).first().waitFor({ state: 'visible', timeout: 10_000 });
+        return await use(box);
+      } catch (err) {
+        if (attempt === 3) throw err;
+        console.warn(`      (${title}: ${(err as Error).message.split('\n')[0]}; trying again)`);
+        await this.page.keyboard.press('Escape');
+      }
+    }
+  }
+
+  /**
    * Runs "Token Shards: Go to Token Offset…" and types `offset` (a global offset); resolves with
    * the input box once it says it will go there, for the caller to press Enter.
    */
   async typeTokenOffset(offset: number): Promise<Locator> {
-    const input = this.page.locator('.quick-input-widget .quick-input-box input');
-    // On a busy machine a webview that finishes loading can still take the focus, which closes
-    // the input box: then run the command again (three tries).
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.runCommand('Token Shards: Go to Token Offset…');
-        // The command's own input box (titled "Go to Token Offset (global) · …") replaces the palette.
-        await this.page
-          .locator('.quick-input-widget .quick-input-title')
-          .filter({ hasText: 'Go to Token Offset' })
-          .first()
-          .waitFor({ state: 'visible', timeout: 10_000 });
-        await input.fill(String(offset), { timeout: 5_000 });
-        await this.page
-          .locator('.quick-input-widget .quick-input-message')
-          .filter({ hasText: offset.toLocaleString('en-US') })
-          .first()
-          .waitFor({ state: 'visible', timeout: 15_000 });
-        return input;
-      } catch (err) {
-        if (attempt === 3) throw err;
-        console.warn(`      (Go to Token Offset: ${(err as Error).message.split('\n')[0]}; trying again)`);
-        await this.page.keyboard.press('Escape');
-      }
-    }
+    return this.withInputBox('Token Shards: Go to Token Offset…', 'Go to Token Offset', async (box) => {
+      const input = box.locator('.quick-input-box input');
+      await input.fill(String(offset), { timeout: 5_000 });
+      await box
+        .locator('.quick-input-message')
+        .filter({ hasText: offset.toLocaleString('en-US') })
+        .first()
+        .waitFor({ state: 'visible', timeout: 15_000 });
+      return input;
+    });
   }
 
   /**

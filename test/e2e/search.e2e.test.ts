@@ -43,9 +43,7 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
 
   it('palette → Search Stream… → "whale, Ahab" → the chart draws both series', async () => {
     const w = wb!;
-    await w.runCommand('Token Shards: Search Stream…');
-    const box = w.page.locator('.quick-input-widget');
-    await box.locator('.quick-input-title').filter({ hasText: 'Search Stream' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const box = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => b);
     const input = box.locator('.quick-input-box input');
     await input.pressSequentially('whale, Ahab', { delay: 30 });
     await w.screenshot('search-input');

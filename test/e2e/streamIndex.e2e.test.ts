@@ -160,9 +160,7 @@ describe('e2e: stream index', function () {
       L = m.sequence_length ?? 1024;
     const k = Math.floor(planted.offset / G);
     const r = Math.floor((planted.offset - k * G) / L);
-    await w.runCommand('Token Shards: Go to Update…');
-    const box = w.page.locator('.quick-input-widget');
-    await box.locator('.quick-input-title').filter({ hasText: 'Go to Update (0-based)' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const box = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => b);
     const input = box.locator('.quick-input-box input');
     await input.fill('');
     await input.pressSequentially(String(k), { delay: 40 });

@@ -20,6 +20,17 @@ interface ManifestLine {
   num_tokens: number;
 }
 
+/** Focuses inside the update view (its tab, then its heading), as a person reading it would before a command that reads the view. */
+async function focusUpdateView(w: Workbench): Promise<void> {
+  await w.page
+    .locator('.tabs-container .tab')
+    .filter({ hasText: /^Update / })
+    .first()
+    .click();
+  await (await w.activeWebviewFrame()).locator('h1').click();
+  await w.page.waitForTimeout(300);
+}
+
 describe('e2e: Go to Update → update view', function () {
   this.timeout(300_000);
   let wb: Workbench | undefined;
@@ -53,9 +64,7 @@ describe('e2e: Go to Update → update view', function () {
 
   it('palette → Go to Update… → k spanning two shards → 128 rows, first row = reader x[0] decoded', async () => {
     const w = wb!;
-    await w.runCommand('Token Shards: Go to Update…');
-    const box = w.page.locator('.quick-input-widget');
-    await box.locator('.quick-input-title').filter({ hasText: 'Go to Update (0-based)' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const box = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => b);
     const input = box.locator('.quick-input-box input');
     await input.fill('');
     await input.pressSequentially(String(k), { delay: 40 });
@@ -235,13 +244,12 @@ describe('e2e: Go to Update → update view', function () {
     let frame = await w.activeWebviewFrame();
     await frame.locator('.rows > .row[data-row="100"]').evaluate((el) => el.scrollIntoView({ block: 'start' }));
     assert.ok((await frame.locator('body').evaluate(() => window.scrollY)) > 1000);
-    await w.runCommand('Token Shards: Go to Update…');
-    const input = w.page.locator('.quick-input-widget .quick-input-box input');
-    await input.fill('1');
-    await w.page
-      .locator('.quick-input-widget .quick-input-message')
-      .filter({ hasText: 'update 1 (0-based)' })
-      .waitFor({ state: 'visible', timeout: 15_000 });
+    const input = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => {
+      const i = b.locator('.quick-input-box input');
+      await i.fill('1');
+      await b.locator('.quick-input-message').filter({ hasText: 'update 1 (0-based)' }).waitFor({ state: 'visible', timeout: 15_000 });
+      return i;
+    });
     await input.press('Enter');
     frame = await w.activeWebviewFrame();
     await frame.locator('h1').filter({ hasText: 'Update 1 (0-based;' }).waitFor({ state: 'visible', timeout: 60_000 });
@@ -259,21 +267,21 @@ describe('e2e: Go to Update → update view', function () {
 
   it('Go to Sequence opens pre-filled with the update shown (valid, no error) and takes "#N"', async () => {
     const w = wb!;
-    await w.page
-      .locator('.tabs-container .tab')
-      .filter({ hasText: /^Update / })
-      .first()
-      .click();
-    const frame = await w.activeWebviewFrame();
-    await frame.locator('h1').click(); // focus inside the view, as a person reading it
-    await w.page.waitForTimeout(300);
-    await w.runCommand('Token Shards: Go to Sequence…');
-    const box = w.page.locator('.quick-input-widget');
-    await box.locator('.quick-input-title').filter({ hasText: 'Go to Sequence' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const box = await w.withInputBox(
+      'Token Shards: Go to Sequence…',
+      'Go to Sequence',
+      async (b) => {
+        assert.strictEqual(await b.locator('.quick-input-box input').inputValue(), '1 0');
+        await b
+          .locator('.quick-input-message')
+          .filter({ hasText: 'update 1 (0-based), sequence 0 · tokens [' })
+          .waitFor({ state: 'visible', timeout: 15_000 });
+        return b;
+      },
+      () => focusUpdateView(w),
+    );
     const input = box.locator('.quick-input-box input');
-    assert.strictEqual(await input.inputValue(), '1 0');
     const message = box.locator('.quick-input-message');
-    await message.filter({ hasText: 'update 1 (0-based), sequence 0 · tokens [' }).waitFor({ state: 'visible', timeout: 15_000 });
     await w.screenshot('go-to-sequence-prefill');
     const S = G / L;
     await input.fill(`#${S + 5}`);
@@ -294,18 +302,14 @@ describe('e2e: Go to Update → update view', function () {
       .reduce((n, l) => n + (JSON.parse(l) as ManifestLine).num_tokens, 0);
     const ids = pyTokens(SAMPLE_DIR, 0, stored);
     const count = ids.filter((t) => t === eos).length + (ids[ids.length - 1] === eos ? 0 : 1);
-    await w.page
-      .locator('.tabs-container .tab')
-      .filter({ hasText: /^Update / })
-      .first()
-      .click();
-    await (await w.activeWebviewFrame()).locator('h1').click();
-    await w.page.waitForTimeout(300);
-    await w.runCommand('Token Shards: Go to Document…');
-    const box = w.page.locator('.quick-input-widget');
+    const box = await w.withInputBox(
+      'Token Shards: Go to Document…',
+      'Go to Document (0-based)',
+      async (b) => b,
+      () => focusUpdateView(w),
+    );
     const input = box.locator('.quick-input-box input');
     const message = box.locator('.quick-input-message');
-    await box.locator('.quick-input-title').filter({ hasText: 'Go to Document (0-based)' }).waitFor({ state: 'visible', timeout: 30_000 });
     await input.fill('');
     await input.pressSequentially(String(count), { delay: 40 });
     const c = count.toLocaleString('en-US');
@@ -364,13 +368,15 @@ describe('e2e: update view numbers documents on request when counting is not che
       .sort((a, b) => a.start_token - b.start_token);
     const stored = shards.reduce((s, e) => s + e.num_tokens, 0);
     const last = Math.floor((stored - 1) / G) - 1;
-    await w.runCommand('Token Shards: Go to Update…');
-    const input = w.page.locator('.quick-input-widget .quick-input-box input');
-    await input.fill(String(last));
-    await w.page
-      .locator('.quick-input-widget .quick-input-message')
-      .filter({ hasText: `update ${last} (0-based)` })
-      .waitFor({ state: 'visible', timeout: 15_000 });
+    const input = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => {
+      const i = b.locator('.quick-input-box input');
+      await i.fill(String(last));
+      await b
+        .locator('.quick-input-message')
+        .filter({ hasText: `update ${last} (0-based)` })
+        .waitFor({ state: 'visible', timeout: 15_000 });
+      return i;
+    });
     await input.press('Enter');
     const frame = await w.waitForWebview('.rows > .row[data-row="0"] .text', 60_000);
     const button = frame.locator('.docs-line vscode-button');

@@ -39,9 +39,7 @@ describe('e2e: loss-spike workbench', function () {
 
   it('Inspect Updates Around… renders one row per update with numpy-equal statistics; a row click opens the update', async () => {
     const w = wb!;
-    await w.runCommand('Token Shards: Inspect Updates Around…');
-    const box = w.page.locator('.quick-input-widget');
-    await box.locator('.quick-input-title').filter({ hasText: 'Inspect Updates Around' }).waitFor({ state: 'visible', timeout: 30_000 });
+    const box = await w.withInputBox('Token Shards: Inspect Updates Around…', 'Inspect Updates Around', async (b) => b);
     const input = box.locator('.quick-input-box input');
     await input.fill('9 ± 5');
     await box.locator('.quick-input-message').filter({ hasText: 'updates 4–14' }).waitFor({ state: 'visible', timeout: 15_000 });
