@@ -26,10 +26,8 @@ export interface WebviewChannel<P extends ViewProtocol> {
 /**
  * Connects a page to its host: installs the `message` listener, routes the host's events to
  * `handlers.onEvent` and its requests to `handlers.requests`, then says `ready` (unless
- * `opts.ready` is false: then call `ready()` yourself). Call it once per page, during the page
- * script's first run: the host's answer is dispatched only after that run ends, so the handlers
- * may use DOM and state built later in the same script (the shard editor connects first, so the
- * host reads its first page while the DOM is built).
+ * `opts.ready` is false: then call `ready()` yourself). Call it once per page, after its DOM and
+ * state are set up.
  */
 export function connect<P extends ViewProtocol>(
   api: VsCodeApi<unknown, unknown>,

@@ -42,12 +42,6 @@ import { TokenTooltip } from './shardEditor/tooltip';
 
 codiconLinkFromInline(); // before the first web component connects
 const vscode = vscodeApi<ShardFromWebview, ShardWebviewState>();
-// `ready` goes out before this script builds the page: the host then reads the first page and
-// sends `init` while the DOM below is made (issue 14 item 7: 70–170 ms of a later open). Nothing
-// arrives early: the host's messages are dispatched after this script has run to its end, by which
-// time every handler `onEvent` uses exists.
-mark('ready');
-const channel = connect<ShardEditorProtocol>(vscode, { onEvent, requests: {} });
 const VIEWS: ShardView[] = ['documents', 'tokens', 'ids'];
 const VIEW_LABELS: Record<ShardView, string> = { documents: 'Documents', tokens: 'Tokens', ids: 'IDs' };
 
@@ -653,3 +647,6 @@ viewport.addEventListener('keydown', (e) => {
     tooltip.hide();
   }
 });
+
+mark('ready');
+const channel = connect<ShardEditorProtocol>(vscode, { onEvent, requests: {} });
