@@ -54,6 +54,25 @@ export default defineConfig(
     languageOptions: { globals: { ...globals.browser } },
   },
   {
+    // The core runs in the CLI, worker threads and plain-Node tests; the channel and the webviews
+    // run outside the extension host. None of them may import the VS Code API.
+    files: ['src/core/**/*.ts', 'src/shared/**/*.ts', 'webview/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'vscode',
+              message:
+                'src/core, src/shared and webview/ run without VS Code: keep the vscode API in src/editor, src/commands, src/panels, src/hover or the host modules.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Node scripts (ES modules) and the CommonJS build script.
     files: ['scripts/**/*.mjs', 'scripts/**/*.js'],
     languageOptions: { globals: { ...globals.node }, sourceType: 'module' },

@@ -20,7 +20,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from './core/dataset';
 import { ManifestProblem, SHARD_MANIFEST, parseShardManifest } from './core/manifest';
-import type { ShardStatus, ShardVerifyResult } from './core/verify';
+import type { ShardStatus, ShardVerifyResult } from './core/verify/verify';
 import type { VerificationStore } from './verificationStore';
 import type { Services } from './services';
 

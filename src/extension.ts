@@ -12,7 +12,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { closeIdleReadWorkers } from './core/shardPool';
-import { VERIFY_CACHE_FILE } from './core/verifyCache';
+import { VERIFY_CACHE_FILE } from './core/verify/cache';
 import { chooseTokenizer } from './commands/chooseTokenizer';
 import { copyCommands } from './commands/copyIds';
 import { copyLink } from './commands/copyLink';

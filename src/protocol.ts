@@ -12,7 +12,7 @@
  * How to add a message: CONTRIBUTING.md ("How to add a webview panel / a message").
  */
 import type { PagePayload } from './core/pages';
-import type { AnomalyMark } from './core/streamIndex';
+import type { AnomalyMark } from './core/streamIndex/streamIndex';
 import type { TokenPiece } from './core/tokenizer';
 import type { UpdateViewData } from './core/updateModel';
 import type { ViewProtocol } from './shared/channel';
@@ -239,7 +239,7 @@ export interface ManifestField {
 
 /**
  * Verification status of a table row: `not-checked` (never verified, or the file changed since),
- * `queued` (waiting in a run), `checking` (being hashed now), else a `ShardStatus` of `src/core/verify.ts`.
+ * `queued` (waiting in a run), `checking` (being hashed now), else a `ShardStatus` of `src/core/verify/verify.ts`.
  */
 export type ManifestRowStatus =
   'not-checked' | 'queued' | 'checking' | 'ok' | 'mismatch' | 'missing' | 'size-mismatch' | 'changed' | 'unreadable' | 'no-hash';

@@ -10,8 +10,8 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
-import type { VerifyOptions } from './core/verify';
-import type { Anomaly, StreamIndex } from './core/streamIndex';
+import type { VerifyOptions } from './core/verify/verify';
+import type { Anomaly, StreamIndex } from './core/streamIndex/streamIndex';
 
 /** What verify needs from the stream-index service (`streamIndexService.ts`). */
 export interface StreamIndexHooks {
@@ -32,7 +32,7 @@ export interface StreamIndexHooks {
 import { SHARD_MANIFEST } from './core/manifest';
 import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
-import { iconSafe } from './text/untrusted';
+import { iconSafe } from './core/untrusted';
 
 /** Where the user is in the focused shard editor (updated by the shard editor). */
 export interface ActiveShardPosition {

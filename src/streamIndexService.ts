@@ -1,5 +1,5 @@
 /**
- * The host side of the stream index (`core/streamIndex.ts`): one service, built once by the
+ * The host side of the stream index (`core/streamIndex/streamIndex.ts`): one service, built once by the
  * composition root, that every view asks.
  *
  * - Storage: `<globalStorageUri>/stream-index/` (never the dataset folder), per shard keyed by its
@@ -25,13 +25,13 @@ import * as vscode from 'vscode';
 import { Dataset } from './core/dataset';
 import { fmt } from './core/errors';
 import { count } from './core/units';
-import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from './core/indexShards';
-import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, IndexStore, StreamIndex } from './core/streamIndex';
-import { LONG_RUN_FLOOR, ScanParams } from './core/streamIndexScan';
-import { VerifyOptions } from './core/verify';
-import { formatBytes, formatDone, formatDuration, formatRate } from './core/verifyFormat';
+import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from './core/streamIndex/indexShards';
+import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, IndexStore, StreamIndex } from './core/streamIndex/streamIndex';
+import { LONG_RUN_FLOOR, ScanParams } from './core/streamIndex/scan';
+import { VerifyOptions } from './core/verify/verify';
+import { formatBytes, formatDone, formatDuration, formatRate } from './core/verify/format';
 import { Services } from './services';
-import { plainText } from './text/untrusted';
+import { plainText } from './core/untrusted';
 
 /** Folder of the index inside the extension's global storage. */
 export const STREAM_INDEX_FOLDER = 'stream-index';

@@ -12,7 +12,7 @@ import { parseNavigationLink } from './core/navigation';
 import type { NavigationDeps } from './commands/inputs';
 import { goToUpdate } from './commands/goToUpdate';
 import { goToOffset } from './commands/goToOffset';
-import { plainText, shortText } from './text/untrusted';
+import { plainText, shortText } from './core/untrusted';
 import { count } from './core/units';
 
 /** Handles one link; resolves when the target is shown (or the link was rejected). */

@@ -6,8 +6,8 @@
 import * as vscode from 'vscode';
 import type { Dataset } from './core/dataset';
 import type { ShardEntry } from './core/manifest';
-import type { ShardStatus, ShardVerifyResult } from './core/verify';
-import { VerifyCache, VerifyCacheEntry } from './core/verifyCache';
+import type { ShardStatus, ShardVerifyResult } from './core/verify/verify';
+import { VerifyCache, VerifyCacheEntry } from './core/verify/cache';
 import type { FileIdentity } from './core/fileIdentity';
 
 /** Per-root verification state shown by the table and Problems. */

@@ -8,7 +8,7 @@
 import { fmt, h } from './common';
 import { Chart, ChartSeries } from './shared/chart';
 import { panelChannel } from './shared/panel';
-import type { Spike } from '../src/core/trainingLog';
+import type { Spike } from '../src/core/trainingLog/trainingLog';
 import type { LogFromWebview, LogLoaded, LogState, LogToWebview } from '../src/panels/workbenchProtocol';
 import type { StatColumn } from '../src/core/stats';
 

@@ -15,7 +15,7 @@ import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
 import { ScheduleSettings, scheduleFaults } from '../core/schedule';
 import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
-import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../text/untrusted';
+import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
 
 /** Exit codes of the CLI. */
 export const EXIT = { ok: 0, data: 1, usage: 2, interrupted: 130 } as const;

@@ -9,9 +9,9 @@ import type { Command } from 'commander';
 import { Dataset } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { count as countOf } from '../core/units';
-import { indexParamsFor, openDatasetIndex } from '../core/indexShards';
-import { Anomaly, IndexStore, StreamIndex, defaultCliIndexDir, describeUpdates, updatesTouching } from '../core/streamIndex';
-import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndexScan';
+import { indexParamsFor, openDatasetIndex } from '../core/streamIndex/indexShards';
+import { Anomaly, IndexStore, StreamIndex, defaultCliIndexDir, describeUpdates, updatesTouching } from '../core/streamIndex/streamIndex';
+import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndex/scan';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { CliContext } from './context';
 

@@ -17,7 +17,7 @@ import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { loadTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
-import { plainText, shortText } from '../text/untrusted';
+import { plainText, shortText } from '../core/untrusted';
 
 /** Arguments of `tokenShards.chooseTokenizer`. */
 export interface ChooseTokenizerArgs {

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { count } from '../core/units';
 import type { ShardEditorProvider, ShardSession } from '../editor/shardEditor';
-import { plainText, shortText } from '../text/untrusted';
+import { plainText, shortText } from '../core/untrusted';
 
 /** Most tokens one copy takes (4 MB of ids); larger selections are refused with a message. */
 export const MAX_COPY_TOKENS = 1_000_000;

@@ -12,7 +12,7 @@ import { NavigationLink, formatNavigationLink } from '../core/navigation';
 import { Services } from '../services';
 import { UpdateViews } from '../editor/updateView';
 import { reportError } from './inputs';
-import { plainText, shortText } from '../text/untrusted';
+import { plainText, shortText } from '../core/untrusted';
 
 /** Full link URI text for a navigation target of this extension. */
 export function linkFor(services: Services, link: NavigationLink): string {

@@ -21,7 +21,7 @@ import { count } from '../core/units';
 import { ExtractedIds, extractIds } from '../core/idList';
 import { LoadedTokenizer, decodeForDisplay } from '../core/tokenizer';
 import { Services } from '../services';
-import { plainText } from '../text/untrusted';
+import { plainText } from '../core/untrusted';
 
 /**
  * Read-only documents holding decoded text, served under the `token-shards-decoded:` scheme:

@@ -19,7 +19,7 @@ import { count as countOf } from '../core/units';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
 import { tokenizerForCommand } from './decodeSelection';
-import { iconSafe, plainText, shortText } from '../text/untrusted';
+import { iconSafe, plainText, shortText } from '../core/untrusted';
 
 /** What to do with the ids. */
 export type EncodeAction = 'copy' | 'insert' | 'replace';

@@ -14,7 +14,7 @@ import { findDocumentBounds } from '../core/documents';
 import { numberArg, validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
 import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
-import { iconSafe } from '../text/untrusted';
+import { iconSafe } from '../core/untrusted';
 import { shardScanProgress, withTail } from '../editor/shardDocument';
 import { count } from '../core/units';
 

@@ -13,7 +13,7 @@ import { openLoneShard } from '../core/dataset';
 import { checkOffset, numberArg, validateLocalOffsetInput, validateOffsetInput } from '../core/navigation';
 import { fmt } from '../core/errors';
 import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
-import { iconSafe } from '../text/untrusted';
+import { iconSafe } from '../core/untrusted';
 
 /** Arguments of `tokenShards.goToOffset`. */
 export interface GoToOffsetArgs {

@@ -15,7 +15,7 @@ import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { checkSequence, numberArg, validateSequenceInput } from '../core/navigation';
 import { NavigationDeps, commandArgs, currentSequence, promptValidated, reportError, resolveDataset } from './inputs';
-import { iconSafe } from '../text/untrusted';
+import { iconSafe } from '../core/untrusted';
 
 /** Arguments of `tokenShards.goToSequence`. */
 export interface GoToSequenceArgs {

@@ -17,7 +17,7 @@ import { fmt } from '../core/errors';
 import { UpdateIndex, checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
 import type { UpdateViewResult } from '../editor/updateView';
 import { NavigationDeps, commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
-import { iconSafe } from '../text/untrusted';
+import { iconSafe } from '../core/untrusted';
 import { count } from '../core/units';
 
 /** Arguments of `tokenShards.goToUpdate`. */

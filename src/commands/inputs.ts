@@ -14,7 +14,7 @@ import { Dataset } from '../core/dataset';
 import { Validated } from '../core/navigation';
 import { Services } from '../services';
 import type { UpdateViews } from '../editor/updateView';
-import { plainText, shortText } from '../text/untrusted';
+import { plainText, shortText } from '../core/untrusted';
 import type { ShardEditorProvider } from '../editor/shardEditor';
 
 /** What the navigation commands work with (built once by the composition root, `src/extension.ts`). */

@@ -10,7 +10,7 @@
  * ("shard i of N · GB done · GB/s · time left"), then a summary notification ("2,098 ok", or
  * "3 mismatched" with a "Show" button that opens the log where every fault is listed). Results
  * go to the {@link VerificationStore} (`src/verificationStore.ts`), which the manifest table and
- * the Problems diagnostics follow. Hashing itself is `src/core/verify.ts` (worker threads; the host thread only routes
+ * the Problems diagnostics follow. Hashing itself is `src/core/verify/verify.ts` (worker threads; the host thread only routes
  * messages). Digests are cached in `<globalStorage>/verify-cache.json`.
  *
  * Test seam: {@link runVerification} is the whole run minus the notifications; it takes the
@@ -24,13 +24,13 @@ import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
-import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify';
-import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatRate, formatVerifySummary } from '../core/verifyFormat';
+import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify/verify';
+import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatRate, formatVerifySummary } from '../core/verify/format';
 import { count } from '../core/units';
-import { VerifyCache } from '../core/verifyCache';
+import { VerifyCache } from '../core/verify/cache';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';
-import { plainText, shortText } from '../text/untrusted';
+import { plainText, shortText } from '../core/untrusted';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
 export interface VerifyLog {
@@ -51,7 +51,7 @@ export interface VerifyDeps {
   jobs: number;
   /** Where results are published for the table and Problems; optional for tests. */
   store?: VerificationStore;
-  /** Explicit worker script (tests); default rule in `src/core/verify.ts`. */
+  /** Explicit worker script (tests); default rule in `src/core/verify/verify.ts`. */
   workerPath?: string;
   /** The stream index: built in the same read when given (`streamIndexService.ts`). */
   streamIndex?: StreamIndexHooks;
@@ -102,7 +102,7 @@ export function progressMessage(p: VerifyProgress): string {
  * to `deps.log`, publishes results to `deps.store`, records digests in the cache.
  * Progress: `report({ message, increment })` with increments in percent of the bytes to hash.
  * Cancelling the token stops within a second; unfinished shards get no result and no cache entry.
- * @throws Error when the worker script cannot be found (see `src/core/verify.ts`).
+ * @throws Error when the worker script cannot be found (see `src/core/verify/verify.ts`).
  */
 export async function runVerification(
   deps: VerifyDeps,

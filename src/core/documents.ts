@@ -8,7 +8,7 @@
  * Units: offsets and counts are in tokens.
  */
 import { TokenStream } from './stream';
-import type { StreamIndex } from './streamIndex';
+import type { StreamIndex } from './streamIndex/streamIndex';
 import { CancelledError, RangeRequestError, fmt } from './errors';
 import { count } from './units';
 

@@ -24,7 +24,7 @@ import { count } from './units';
 import type { LoadedTokenizer } from './tokenizer';
 import { readUpdate, inputRow, targetRow } from './update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './updateModel';
-import { jsonSafe, terminalSafe } from '../text/untrusted';
+import { jsonSafe, terminalSafe } from './untrusted';
 
 /** Export formats. */
 export const EXPORT_FORMATS = ['jsonl', 'txt', 'npz'] as const;

@@ -8,7 +8,7 @@
  * changed, but the kernel sets ctime to "now" on every write and on every `utime`, and user space
  * cannot set ctime. So a flipped byte with a restored mtime still changes the key (issue 10 item 10).
  *
- * Used by the verify cache (`verifyCache.ts`), the stream index (`streamIndex*.ts`) and the search
+ * Used by the verify cache (`verify/cache.ts`), the stream index (`streamIndex/`) and the search
  * cache. One function to get it ({@link statIdentity} / {@link identityOfStats}); one key format
  * ({@link identityKey}); one comparison ({@link sameIdentity}).
  *

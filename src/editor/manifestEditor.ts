@@ -26,7 +26,7 @@ import { Dataset, findDatasetRoot } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { count } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
-import { anomalyMarksBySegment } from '../core/streamIndex';
+import { anomalyMarksBySegment } from '../core/streamIndex/streamIndex';
 import type { ShardDisplayState, VerificationStore } from '../verificationStore';
 import type { ManifestDiagnostics } from '../diagnostics';
 import type {
@@ -42,7 +42,7 @@ import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { SHARD_EDITOR_VIEW_TYPE } from './shardEditor';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { iconSafe, plainText, shortText } from '../text/untrusted';
+import { iconSafe, plainText, shortText } from '../core/untrusted';
 
 /** View type contributed in package.json. */
 export const MANIFEST_VIEW_TYPE = 'tokenShards.manifestEditor';

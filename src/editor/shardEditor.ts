@@ -28,7 +28,7 @@ import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
 import { ShardStatusBar } from './statusBar';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { plainText } from '../text/untrusted';
+import { plainText } from '../core/untrusted';
 
 /** Delay after activation before the workspace's datasets and tokenizers are loaded ahead of the first open (ms). */
 const WARM_UP_DELAY_MS = 2_000;

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { count } from '../core/units';
 import { SchedulePosition } from '../core/schedule';
-import { markdownText } from '../text/untrusted';
+import { markdownText } from '../core/untrusted';
 
 /** What the item shows. Offsets in tokens. */
 export interface ShardStatusInfo {

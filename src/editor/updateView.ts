@@ -21,7 +21,7 @@ import { Dataset } from '../core/dataset';
 import { CancelledError, RangeRequestError, fmt } from '../core/errors';
 import { count } from '../core/units';
 import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
-import { anomalyMarksForRows } from '../core/streamIndex';
+import { anomalyMarksForRows } from '../core/streamIndex/streamIndex';
 import { UpdateIndex, checkUpdate } from '../core/navigation';
 import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, UpdateViewToWebview } from '../protocol';
 import type { Services } from '../services';
@@ -29,7 +29,7 @@ import { ChannelTaps, HostChannel } from './hostChannel';
 import type { ShardEditorProvider } from './shardEditor';
 import { shardScanProgress, withTail } from './shardDocument';
 import { webviewHtml, webviewOptions } from './webviewHtml';
-import { plainText } from '../text/untrusted';
+import { plainText } from '../core/untrusted';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';

@@ -39,7 +39,7 @@ import { visibleText } from '../core/invisibles';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
 import { decodeForDisplay } from '../commands/decodeSelection';
-import { markdownText } from '../text/untrusted';
+import { markdownText } from '../core/untrusted';
 
 /** Characters of the document read on each side of the cursor (a 4,096-id JSON array one id per line is ~45,000). */
 export const HOVER_WINDOW_CHARS = 131_072;

@@ -3,7 +3,7 @@
  * CSV export, OLMo-core / Hugging Face Trainer JSONL) drawn as loss against the **update** axis of
  * a dataset, on the shared panel pattern and the shared uPlot chart (webview/trainingLog.ts).
  *
- * - Columns by name (src/core/trainingLog.ts); when several could be the step or the loss, a quick
+ * - Columns by name (src/core/trainingLog/trainingLog.ts); when several could be the step or the loss, a quick
  *   pick asks (best guess first). No step or loss column → the user picks one from all columns.
  * - Parsed with a cancellable progress notification, streamed (a 1 GB log in bounded memory;
  *   beyond 2,000,000 points it is decimated keeping the higher loss of each pair).
@@ -38,7 +38,7 @@ import {
   spikeScores,
   stepCandidates,
   stepToUpdate,
-} from '../core/trainingLog';
+} from '../core/trainingLog/trainingLog';
 import type { Services } from '../services';
 import { commandArgs, reportError, resolveDataset } from '../commands/inputs';
 import { PanelHost } from './panelHost';

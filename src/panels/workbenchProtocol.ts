@@ -5,7 +5,7 @@
  * Carried by the shared panel channel (src/panels/panelProtocol.ts).
  */
 import type { StatColumn, UpdateStats } from '../core/stats';
-import type { Spike, StepConvention } from '../core/trainingLog';
+import type { Spike, StepConvention } from '../core/trainingLog/trainingLog';
 
 /** A statistic column as the panels show it. */
 export interface StatColumnInfo {

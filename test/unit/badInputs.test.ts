@@ -16,7 +16,7 @@ import { main } from '../../src/cli/main';
 import { openDataset } from '../../src/core/dataset';
 import { DataError } from '../../src/core/errors';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { terminalSafe } from '../../src/text/untrusted';
+import { terminalSafe } from '../../src/core/untrusted';
 import { repoRoot, sampleDir } from './fixtures';
 
 interface Case {

@@ -12,7 +12,7 @@ import { openDataset } from '../../src/core/dataset';
 import { CancelledError } from '../../src/core/errors';
 import { exportUpdatesToFile, npyHeader } from '../../src/core/export';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { terminalSafe } from '../../src/text/untrusted';
+import { terminalSafe } from '../../src/core/untrusted';
 import { repoRoot, runCli, sampleDir } from './fixtures';
 import { pyUpdates } from './pyref';
 

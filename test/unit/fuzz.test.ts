@@ -16,7 +16,7 @@ import { extractIds, findIdsAt } from '../../src/core/idList';
 import { parseShardManifest, parseSideFile, scheduleOverrides } from '../../src/core/manifest';
 import { parseNumberInput } from '../../src/core/numbers';
 import { limitDepth } from '../../src/core/safeJson';
-import { jsonSafe, plainText, terminalSafe } from '../../src/text/untrusted';
+import { jsonSafe, plainText, terminalSafe } from '../../src/core/untrusted';
 
 const SEED = Number(process.env.TSI_FUZZ_SEED ?? 20261201);
 const CASES = 10_000;

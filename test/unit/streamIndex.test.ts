@@ -1,5 +1,5 @@
 /**
- * The stream index (src/core/streamIndexScan.ts, streamIndex.ts, indexShards.ts, the `index` and
+ * The stream index (src/core/streamIndex/scan.ts, streamIndex.ts, indexShards.ts, the `index` and
  * `locate` CLI) against numpy (scripts/index_reference.py over the dataset card's reference reader)
  * on the sample and on datasets with planted anomalies made by scripts/make-index-fixtures.mjs:
  * EOS counts per shard, document numbers/starts/lengths at many random offsets, the longest
@@ -12,12 +12,19 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
-import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/indexShards';
+import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/streamIndex/indexShards';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import { anomalyMarksBySegment, anomalyMarksForRows, IndexStore, lookOf, scanParamsKey, StreamIndex } from '../../src/core/streamIndex';
+import {
+  anomalyMarksBySegment,
+  anomalyMarksForRows,
+  IndexStore,
+  lookOf,
+  scanParamsKey,
+  StreamIndex,
+} from '../../src/core/streamIndex/streamIndex';
 import { identityOfStats } from '../../src/core/fileIdentity';
 import { fmt } from '../../src/core/errors';
-import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS, lengthBucket, LENGTH_BUCKETS } from '../../src/core/streamIndexScan';
+import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS, lengthBucket, LENGTH_BUCKETS } from '../../src/core/streamIndex/scan';
 import {
   EVENT_CAP,
   EVENTS_AT,
@@ -31,12 +38,12 @@ import {
   ST_H1,
   ST_H2,
   ST_MAX,
-} from '../../src/core/streamIndexKernel';
-import { verifyShards } from '../../src/core/verify';
+} from '../../src/core/streamIndex/kernel';
+import { verifyShards } from '../../src/core/verify/verify';
 import { closeIdleReadWorkers } from '../../src/core/shardPool';
 import { PAGE_TOKENS } from '../../src/core/pages';
 import { DocumentIndex } from '../../src/core/documents';
-import { VerifyCache } from '../../src/core/verifyCache';
+import { VerifyCache } from '../../src/core/verify/cache';
 import { cliPath, repoRoot, sampleDir, sha256sum } from './fixtures';
 
 interface PyIndex {

@@ -1,5 +1,5 @@
 /**
- * Training logs (src/core/trainingLog.ts) on the fixtures of scripts/make-metrics-fixture.mjs: a
+ * Training logs (src/core/trainingLog/trainingLog.ts) on the fixtures of scripts/make-metrics-fixture.mjs: a
  * planted spike found at the right update under both step conventions, in W&B CSV, OLMo-style
  * JSONL (bare NaN) and HF Trainer JSONL; NaN shown as NaN; restarts and duplicates resolved and
  * reported; ambiguous and missing columns; decimation keeps the spike.
@@ -16,7 +16,7 @@ import {
   parseTrainingLog,
   spikeScores,
   stepToUpdate,
-} from '../../src/core/trainingLog';
+} from '../../src/core/trainingLog/trainingLog';
 import { DataError } from '../../src/core/errors';
 import { repoRoot } from './fixtures';
 

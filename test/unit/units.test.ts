@@ -4,8 +4,8 @@
  */
 import * as assert from 'assert';
 import { count, formatDuration, formatRate, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../../src/core/units';
-import type { VerifyProgress } from '../../src/core/verify';
-import { formatVerifyProgress } from '../../src/core/verifyFormat';
+import type { VerifyProgress } from '../../src/core/verify/verify';
+import { formatVerifyProgress } from '../../src/core/verify/format';
 
 describe('units for people', () => {
   it('count: singular for exactly one, plural otherwise (0 included), thousands separators, irregular plurals', () => {

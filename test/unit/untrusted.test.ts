@@ -1,9 +1,9 @@
 /**
- * The one helper for data-derived text (src/text/untrusted.ts): nothing from data becomes a
+ * The one helper for data-derived text (src/core/untrusted.ts): nothing from data becomes a
  * terminal control sequence, a notification link, a codicon or Markdown.
  */
 import * as assert from 'assert';
-import { iconSafe, markdownText, plainText, shortText, terminalSafe } from '../../src/text/untrusted';
+import { iconSafe, markdownText, plainText, shortText, terminalSafe } from '../../src/core/untrusted';
 
 describe('untrusted text', () => {
   it('terminalSafe marks every control character and keeps printable text', () => {

@@ -1,5 +1,5 @@
 /**
- * Shard hash verification (src/core/verify.ts, src/core/verifyCache.ts, src/cliVerify.ts)
+ * Shard hash verification (src/core/verify/verify.ts, src/core/verify/cache.ts, src/cliVerify.ts)
  * against `sha256sum` on the sample dataset and on damaged copies of it made in a temporary
  * folder: flipped byte, deleted shard, truncated shard, a shard that grows or vanishes while it is
  * read, cancellation, cache invalidation by mtime, unreadable manifest lines, CLI exit codes, and
@@ -15,9 +15,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { openDataset } from '../../src/core/dataset';
 import { ShardEntry } from '../../src/core/manifest';
-import { ShardVerifyResult, resolveVerifyWorker, verifyShards } from '../../src/core/verify';
-import { formatDone, formatVerifyProgress, formatVerifySummary } from '../../src/core/verifyFormat';
-import { VERIFY_CACHE_VERSION, VerifyCache, defaultCliCacheFile } from '../../src/core/verifyCache';
+import { ShardVerifyResult, resolveVerifyWorker, verifyShards } from '../../src/core/verify/verify';
+import { formatDone, formatVerifyProgress, formatVerifySummary } from '../../src/core/verify/format';
+import { VERIFY_CACHE_VERSION, VerifyCache, defaultCliCacheFile } from '../../src/core/verify/cache';
 import { FileIdentity, statIdentity } from '../../src/core/fileIdentity';
 import { cliPath, repoRoot, sampleDir, sha256sum } from './fixtures';
 

@@ -14,7 +14,7 @@ import { countTerms } from '../../core/search/count';
 import { countCsv, countJson, countText } from '../../core/search/format';
 import { parseShardRange, parseTerms } from '../../core/search/terms';
 import { CountProgress, SearchOptions } from '../../core/search/types';
-import { formatRate } from '../../core/verifyFormat';
+import { formatRate } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
 
 /** Options shared by `count` and `find`. */

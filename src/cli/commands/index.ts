@@ -1,6 +1,6 @@
 /**
  * `token-shards index <root> [--jobs N] [--json] [--force] [--run-threshold T]`: builds the stream
- * index (`core/streamIndex.ts`) of every shard without hashing, in the CLI's cache folder
+ * index (`core/streamIndex/streamIndex.ts`) of every shard without hashing, in the CLI's cache folder
  * (`$XDG_CACHE_HOME/token-shard-inspector/stream-index`, never the dataset folder). Entries still
  * valid for a shard's file identity are reused; Ctrl-C keeps finished shards (resumable).
  * Progress (shards, bytes, rate, time left; then the duplicate pass: documents, rate, time left)
@@ -12,11 +12,11 @@
 import type { Command } from 'commander';
 import { fmt } from '../../core/errors';
 import { count } from '../../core/units';
-import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/indexShards';
-import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex';
-import { LONG_RUN_FLOOR } from '../../core/streamIndexScan';
-import { formatBytes, formatDuration, formatRate, formatVerifyProgress } from '../../core/verifyFormat';
-import { folderUnwritable } from '../../core/verifyCache';
+import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/streamIndex/indexShards';
+import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex/streamIndex';
+import { LONG_RUN_FLOOR } from '../../core/streamIndex/scan';
+import { formatBytes, formatDuration, formatRate, formatVerifyProgress } from '../../core/verify/format';
+import { folderUnwritable } from '../../core/verify/cache';
 import { CliContext, UsageError } from '../context';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 

@@ -10,7 +10,7 @@ import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, parseUpdateRange, st
 
 export { parseUpdateRange };
 import type { LoadedTokenizer } from '../../core/tokenizer';
-import { jsonSafe } from '../../text/untrusted';
+import { jsonSafe } from '../../core/untrusted';
 import type { CliContext } from '../context';
 
 /** Registers `stats`. */

@@ -26,13 +26,13 @@ import { OpenDatasetOptions, openDataset } from '../../core/dataset';
 import { DataError } from '../../core/errors';
 import { count } from '../../core/units';
 import { ManifestProblem } from '../../core/manifest';
-import { indexParamsFor } from '../../core/indexShards';
-import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex';
+import { indexParamsFor } from '../../core/streamIndex/indexShards';
+import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/streamIndex';
 import { loadTokenizer } from '../../core/tokenizer';
-import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify';
-import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verifyFormat';
-import { VerifyCache, defaultCliCacheFile, folderUnwritable } from '../../core/verifyCache';
-import { jsonSafe, terminalSafe } from '../../text/untrusted';
+import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify/verify';
+import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verify/format';
+import { VerifyCache, defaultCliCacheFile, folderUnwritable } from '../../core/verify/cache';
+import { jsonSafe, terminalSafe } from '../../core/untrusted';
 import { CliContext, UsageError, requireDatasetFolder } from '../context';
 
 /** Registers `verify`. */

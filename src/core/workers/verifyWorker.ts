@@ -6,7 +6,7 @@
  * One worker reads one shard at a time: it opens the file, checks its size against the expected
  * size (`4 × num_tokens`), streams it with large sequential reads (`chunkBytes`, 8 MiB by default;
  * two buffers so the next read runs in libuv's thread pool while this thread works on the previous
- * chunk) through sha256 (`hash`) and/or the stream-index scanner (`scan`, `streamIndexScan.ts`) —
+ * chunk) through sha256 (`hash`) and/or the stream-index scanner (`scan`, `scan.ts`) —
  * one buffer, both consumers — then checks that the file was not grown, truncated, modified,
  * deleted or replaced while it was read. A scan's result never leaves the worker: the worker
  * writes the shard's stream-index entry itself (`IndexStore.saveSync`, the folder and parameters
@@ -24,9 +24,9 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
-import { IndexStore, lookOf } from '../streamIndex';
-import { IndexKernel, makeIndexKernel } from '../streamIndexKernel';
-import { ScanParams, ShardScanner } from '../streamIndexScan';
+import { IndexStore, lookOf } from '../streamIndex/streamIndex';
+import { IndexKernel, makeIndexKernel } from '../streamIndex/kernel';
+import { ScanParams, ShardScanner } from '../streamIndex/scan';
 
 /** Data given to each verify worker at creation. */
 export interface VerifyWorkerData {

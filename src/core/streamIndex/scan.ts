@@ -4,7 +4,7 @@
  * shard (see {@link ShardScan}). It runs inside the verify/index worker on the very buffer that is
  * being hashed, so it touches every token once with as little work as possible:
  *
- * - the hot loop (`streamIndexKernel.ts`: WebAssembly SIMD, 16 ids per step) keeps the max id and
+ * - the hot loop (`kernel.ts`: WebAssembly SIMD, 16 ids per step) keeps the max id and
  *   the running document hash (two 32-bit polynomial lanes) and tests every id against
  *   `rareFloor`, the smallest id that needs attention (EOS, special ids, ids outside the
  *   vocabulary, vocabulary holes). Only those "rare" ids come back here, as events.
@@ -37,7 +37,7 @@ import {
   ST_H1,
   ST_H2,
   ST_MAX,
-} from './streamIndexKernel';
+} from './kernel';
 
 /** Tokens per block of the positions summary (16,384): a document number anywhere = prefix counts + a scan of at most one block. */
 export const INDEX_BLOCK_TOKENS = 16384;

@@ -1,5 +1,5 @@
 /**
- * The stream index: what one sequential pass per shard learns (`streamIndexScan.ts`), kept on disk
+ * The stream index: what one sequential pass per shard learns (`streamIndex/scan.ts`), kept on disk
  * per shard and combined into answers about the whole stream: global document numbers at any
  * offset, the valid document range, document-length statistics, the longest EOS-free run,
  * anomalies (long EOS-free runs, special ids inside documents, unknown ids, a dtype mix-up look)
@@ -28,13 +28,13 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { threadId } from 'worker_threads';
-import { CancelledError, RangeRequestError, fmt } from './errors';
-import { count as countOf } from './units';
-import { mapLimit } from './concurrency';
-import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
-import { Schedule } from './schedule';
-import { TokenStream } from './stream';
-import { diagnoseIds } from './tokenizer';
+import { CancelledError, RangeRequestError, fmt } from '../errors';
+import { count as countOf } from '../units';
+import { mapLimit } from '../concurrency';
+import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from '../fileIdentity';
+import { Schedule } from '../schedule';
+import { TokenStream } from '../stream';
+import { diagnoseIds } from '../tokenizer';
 import {
   INDEX_BLOCK_TOKENS,
   IdOccurrences,
@@ -47,7 +47,7 @@ import {
   combineHash,
   emptyLengthStats,
   mergeLengthStats,
-} from './streamIndexScan';
+} from './scan';
 
 /** Format version of the per-shard files; other versions are ignored (rebuilt). */
 export const STREAM_INDEX_VERSION = 4;

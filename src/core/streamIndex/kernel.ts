@@ -1,11 +1,11 @@
 /**
- * The hot loop of the stream-index scan (`streamIndexScan.ts`) as a WebAssembly SIMD function,
+ * The hot loop of the stream-index scan (`streamIndex/scan.ts`) as a WebAssembly SIMD function,
  * with a plain JavaScript twin used only where WebAssembly is unavailable (`node --jitless`).
  * Both implement one contract, {@link IndexKernel.scan}; the unit tests run both against the
  * Python reference.
  *
  * Per token the kernel keeps the max id and the running document hash (two polynomial lanes,
- * `h = h·P + id`, see `streamIndexScan.ts`), and reports every "rare" id — any id `≥ floor`, where
+ * `h = h·P + id`, see `scan.ts`), and reports every "rare" id — any id `≥ floor`, where
  * `floor` is the smallest id that needs attention (EOS, special ids, vocabulary holes; ids ≥ the
  * vocabulary size are ≥ floor too) — as an event for the scanner's slow path.
  *

@@ -23,7 +23,7 @@
  *   cannot fill a notification.
  */
 
-import { codePointLabel, invisibleMark } from '../core/invisibles';
+import { codePointLabel, invisibleMark } from './invisibles';
 
 /**
  * Characters that are not shown as themselves: C0 controls, DEL, C1 controls, the bidi

@@ -3,10 +3,10 @@
  * output channel: byte and duration units, the one-line progress, the one-line summary. No I/O;
  * kept apart from the hashing engine (`verify.ts`).
  */
-import { fmt } from './errors';
-import { formatRateAndTimeLeft } from './units';
+import { fmt } from '../errors';
+import { formatRateAndTimeLeft } from '../units';
 
-export { count, formatDuration, formatRate } from './units';
+export { count, formatDuration, formatRate } from '../units';
 import { SHARD_STATUSES, ShardStatus, ShardVerifyResult, VerifyProgress, VerifyReport } from './verify';
 
 /** Decimal gigabytes with 2 decimals below 10 GB, 1 above ("0.42", "12.3"). */

@@ -29,8 +29,8 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { FileIdentity, identityKey, identityOfKey, isFileIdentity, sameIdentity, statIdentity } from './fileIdentity';
-import { flatString } from './flatString';
+import { FileIdentity, identityKey, identityOfKey, isFileIdentity, sameIdentity, statIdentity } from '../fileIdentity';
+import { flatString } from '../flatString';
 
 /** Cache format version; files with another version are ignored (treated as empty). */
 export const VERIFY_CACHE_VERSION = 2;

@@ -26,7 +26,7 @@
  * network disk — are terminated). Nothing is recorded for a shard that was not finished: it is
  * listed in {@link VerifyReport.unfinished}, never in `results` or the cache.
  *
- * Text for people (units, progress line, summary) lives in `verifyFormat.ts`.
+ * Text for people (units, progress line, summary) lives in `verify/format.ts`.
  *
  * Finding the worker script (the rule; `workerPath` overrides it):
  * 1. `<dir of this bundle>/workers/verifyWorker.js`: `dist/extension.js`, `dist/cli.js` and
@@ -36,22 +36,22 @@
  *    find the repository's `dist/` this way). Run `node esbuild.js` first.
  */
 import * as fs from 'fs';
-import { fmt } from './errors';
-import { identityKeyOfStats, identityOfStats } from './fileIdentity';
-import { BYTES_PER_TOKEN, ShardEntry } from './manifest';
-import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from './shardPool';
-import { Schedule } from './schedule';
-import { IndexStore, describeUpdates, scanParamsKey, updatesTouching } from './streamIndex';
-import { indexKernelModule } from './streamIndexKernel';
-import { ScanParams } from './streamIndexScan';
-import { VerifyCache } from './verifyCache';
-import type { VerifyOutcome } from './workers/verifyWorker';
+import { fmt } from '../errors';
+import { identityKeyOfStats, identityOfStats } from '../fileIdentity';
+import { BYTES_PER_TOKEN, ShardEntry } from '../manifest';
+import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from '../shardPool';
+import { Schedule } from '../schedule';
+import { IndexStore, describeUpdates, scanParamsKey, updatesTouching } from '../streamIndex/streamIndex';
+import { indexKernelModule } from '../streamIndex/kernel';
+import { ScanParams } from '../streamIndex/scan';
+import { VerifyCache } from './cache';
+import type { VerifyOutcome } from '../workers/verifyWorker';
 
 /** File name of the worker bundle inside `dist/workers/`. */
 export const VERIFY_WORKER_FILE = 'verifyWorker.js';
 /** Default bytes per sequential read in a worker: 8 MiB. */
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
-export { CANCEL_GRACE_MS, defaultJobs } from './shardPool';
+export { CANCEL_GRACE_MS, defaultJobs } from '../shardPool';
 /** How often a long run saves the cache while it runs (ms). */
 export const CACHE_SAVE_INTERVAL_MS = 30_000;
 

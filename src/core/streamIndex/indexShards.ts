@@ -6,23 +6,23 @@
  * Per shard: stat (identity); a valid entry in the store → reused (resumable: a cancelled run
  * keeps every finished shard); another shard of this run with the same identity (a hard link) →
  * read once; else queued to the worker pool (`shardPool.ts`), which reads the file once in big
- * sequential chunks, scans it (`streamIndexScan.ts`) and writes its entry into the store (the scan
+ * sequential chunks, scans it (`streamIndex/scan.ts`) and writes its entry into the store (the scan
  * never leaves the worker; `workers/verifyWorker.ts`). Stale entries are never used: the
  * identity is part of the entry's key; after a build that wrote entries, those no file can use
  * any more are deleted (`IndexStore.prune`).
  *
  * Progress (bytes read, rate, time left) uses the verify progress shape ({@link VerifyProgress}) so
- * one formatter serves both (`verifyFormat.ts`).
+ * one formatter serves both (`verify/format.ts`).
  */
 import * as fs from 'fs';
-import { FileIdentity, identityKey, identityOfStats } from './fileIdentity';
-import { Dataset } from './dataset';
-import { ShardReadPool, ReadJob } from './shardPool';
+import { FileIdentity, identityKey, identityOfStats } from '../fileIdentity';
+import { Dataset } from '../dataset';
+import { ShardReadPool, ReadJob } from '../shardPool';
 import { IndexSegment, IndexStore, openStreamIndex, scanParamsKey, StreamIndex } from './streamIndex';
-import { indexKernelModule } from './streamIndexKernel';
-import { ScanParams } from './streamIndexScan';
-import { LoadedTokenizer, CORRUPT_ID_FLOOR } from './tokenizer';
-import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, resolveVerifyWorker } from './verify';
+import { indexKernelModule } from './kernel';
+import { ScanParams } from './scan';
+import { LoadedTokenizer, CORRUPT_ID_FLOOR } from '../tokenizer';
+import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, resolveVerifyWorker } from '../verify/verify';
 
 /** Options of {@link indexShards}. */
 export interface IndexShardsOptions {
