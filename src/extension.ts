@@ -30,7 +30,7 @@ import { ManifestDiagnostics } from './diagnostics';
 import { ChannelTaps, TappedMessage } from './editor/hostChannel';
 import { MANIFEST_VIEW_TYPE, ManifestEditorProvider, offerManifestTable, openManifest } from './editor/manifestEditor';
 import { SHARD_EDITOR_VIEW_TYPE, ShardEditorProvider } from './editor/shardEditor';
-import { UPDATE_VIEW_TYPE, UpdateViews } from './editor/updateView';
+import { UPDATE_VIEW_TYPE, UpdateViews } from './panels/updateView';
 import { TokenHoverProvider, registerTokenHover } from './hover/tokenHover';
 import { Services } from './services';
 import { StreamIndexService, indexStreamCommand } from './streamIndexService';
@@ -40,7 +40,7 @@ import { exportUpdatesCommand } from './commands/exportUpdates';
 import { INSPECT_VIEW_TYPE, InspectPanels, inspectUpdates } from './panels/inspectUpdates';
 import { registerPanelSerializer } from './panels/panelHost';
 import { openTrainingLog } from './panels/trainingLogPanel';
-import type { InspectState } from './panels/workbenchProtocol';
+import type { InspectState } from './protocol/workbench';
 import { workbenchFocus } from './panels/workbench';
 import { VerificationStore } from './verificationStore';
 
@@ -79,7 +79,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const copy = copyCommands(shardEditors);
   const verify = verifyCommands(services, verification);
   const command = (id: string, run: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, run);
-  const inspectPanels = new InspectPanels(services);
+  const inspectPanels = new InspectPanels(services, taps);
   const here = workbenchFocus(services, updateViews);
 
   context.subscriptions.push(
@@ -128,7 +128,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     command('tokenShards.searchStream', (...a: unknown[]) => searchStream(services, searchPanels, ...a)),
     command('tokenShards.searchSelection', (...a: unknown[]) => searchSelection(services, searchPanels, ...a)),
     command('tokenShards.inspectUpdates', (...a: unknown[]) => inspectUpdates(services, inspectPanels, here, ...a)),
-    command('tokenShards.openTrainingLog', (...a: unknown[]) => openTrainingLog(services, () => here().ds, ...a)),
+    command('tokenShards.openTrainingLog', (...a: unknown[]) => openTrainingLog(services, taps, () => here().ds, ...a)),
     command('tokenShards.exportUpdates', (...a: unknown[]) => exportUpdatesCommand(services, here, ...a)),
     offerManifestTable(context, services),
   );

@@ -10,7 +10,7 @@
 import * as vscode from 'vscode';
 import { NavigationLink, formatNavigationLink } from '../core/navigation';
 import { Services } from '../services';
-import { UpdateViews } from '../editor/updateView';
+import { UpdateViews } from '../panels/updateView';
 import { reportError } from './inputs';
 import { plainText, shortText } from '../core/untrusted';
 

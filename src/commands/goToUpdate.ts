@@ -15,7 +15,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { fmt } from '../core/errors';
 import { UpdateIndex, checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
-import type { UpdateViewResult } from '../editor/updateView';
+import type { UpdateViewResult } from '../panels/updateView';
 import { NavigationDeps, commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
 import { iconSafe } from '../core/untrusted';
 import { count } from '../core/units';

@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { describeUpdate } from '../core/schedule';
 import { count } from '../core/units';
-import type { ShardHighlight } from '../protocol';
+import type { ShardHighlight } from '../protocol/shard';
 import type { ShardDocument } from '../editor/shardDocument';
 
 /** What the update highlight needs of a shard editor session (a `ShardSession` is one). */

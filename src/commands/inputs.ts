@@ -13,7 +13,7 @@ import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { Validated } from '../core/navigation';
 import { Services } from '../services';
-import type { UpdateViews } from '../editor/updateView';
+import type { UpdateViews } from '../panels/updateView';
 import { plainText, shortText } from '../core/untrusted';
 import type { ShardEditorProvider } from '../editor/shardEditor';
 

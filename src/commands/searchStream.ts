@@ -21,7 +21,7 @@ import { count } from '../core/units';
 import type { Dataset } from '../core/dataset';
 import { SearchOutcome, SearchPanels } from '../panels/searchPanel';
 import { joinTerms } from '../panels/searchModel';
-import type { SearchForm } from '../panels/searchProtocol';
+import type { SearchForm } from '../protocol/search';
 import { Services } from '../services';
 import { commandArgs, reportError, resolveDataset } from './inputs';
 

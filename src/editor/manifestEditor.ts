@@ -37,7 +37,7 @@ import type {
   ManifestRow,
   ManifestRowsChanged,
   ManifestTotals,
-} from '../protocol';
+} from '../protocol/manifest';
 import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { SHARD_EDITOR_VIEW_TYPE } from './shardEditor';

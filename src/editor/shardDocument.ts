@@ -19,7 +19,7 @@ import { DEFAULT_SCHEDULE } from '../core/schedule';
 import { TokenStream } from '../core/stream';
 import { count, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../core/units';
 import { CORRUPT_ID_FLOOR, LoadedTokenizer, diagnoseIds, toHex } from '../core/tokenizer';
-import type { ShardBanner, ShardInitToWebview, ShardNumberingToWebview } from '../protocol';
+import type { ShardBanner, ShardInitToWebview, ShardNumberingToWebview } from '../protocol/shard';
 import type { Services } from '../services';
 
 /** Earlier-shard document counting starts by itself only below this many tokens (4 GB of ids); above, the user asks. */

@@ -20,7 +20,7 @@ import type {
   ShardTimingFromWebview,
   ShardToWebview,
   ShardView,
-} from '../protocol';
+} from '../protocol/shard';
 import type { Services } from '../services';
 import { ChannelError } from '../shared/channel';
 import { updateHighlights } from '../commands/highlightUpdate';

@@ -21,7 +21,8 @@ import { STAT_COLUMNS, STAT_DEFINITIONS, UpdateStats, computeUpdateStats } from 
 import type { Services } from '../services';
 import { commandArgs, promptValidated, reportError, resolveDataset } from '../commands/inputs';
 import { PanelHost } from './panelHost';
-import type { InspectFromWebview, InspectInit, InspectState, InspectToWebview, StatColumnInfo } from './workbenchProtocol';
+import type { ChannelTaps } from '../editor/hostChannel';
+import type { InspectInit, InspectProtocol, InspectState, StatColumnInfo } from '../protocol/workbench';
 
 /** The panel's view type (and `onWebviewPanel:` activation event). */
 export const INSPECT_VIEW_TYPE = 'tokenShards.inspectUpdates';
@@ -58,13 +59,17 @@ function datasetKey(root: string): string {
   return crypto.createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 16);
 }
 
-type Host = PanelHost<InspectToWebview, InspectFromWebview | { type: 'export'; export: import('./panelProtocol').PanelExport }>;
+type Host = PanelHost<InspectProtocol>;
 
 /** One inspect panel per dataset root. */
 export class InspectPanels implements vscode.Disposable {
   private readonly panels = new Map<string, InspectPanel>();
 
-  constructor(private readonly services: Services) {}
+  /** @param taps sees every message of every inspect panel's channel (tests). */
+  constructor(
+    private readonly services: Services,
+    private readonly taps?: ChannelTaps,
+  ) {}
 
   /** Revives a panel after a window reload from the webview's saved state (the serializer, registered by the composition root). */
   async revive(panel: vscode.WebviewPanel, state: InspectState | undefined): Promise<void> {
@@ -76,7 +81,7 @@ export class InspectPanels implements vscode.Disposable {
     }
     try {
       const ds = await this.services.openRoot(root);
-      const host: Host = new PanelHost(panel, this.services.context.extensionUri, spec());
+      const host: Host = new PanelHost(panel, this.services.context.extensionUri, spec(), this.hostOptions(root));
       void this.adopt(ds, host)
         .show(state.center, state.radius ?? DEFAULT_RADIUS)
         .catch(() => undefined);
@@ -89,7 +94,7 @@ export class InspectPanels implements vscode.Disposable {
   async open(ds: Dataset, center: number, radius: number): Promise<InspectResult> {
     let p = this.panels.get(ds.root);
     if (!p) {
-      const host: Host = PanelHost.create(this.services.context.extensionUri, spec());
+      const host: Host = PanelHost.create(this.services.context.extensionUri, spec(), this.hostOptions(ds.root));
       p = this.adopt(ds, host);
       const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
       void this.services.context.globalState.update(ROOTS_KEY, { ...roots, [datasetKey(ds.root)]: ds.root });
@@ -97,6 +102,10 @@ export class InspectPanels implements vscode.Disposable {
       p.host.panel.reveal(undefined, false);
     }
     return p.show(center, radius);
+  }
+
+  private hostOptions(root: string) {
+    return { resource: root, taps: this.taps, log: this.services.log };
   }
 
   private adopt(ds: Dataset, host: Host): InspectPanel {
@@ -145,14 +154,6 @@ export class InspectPanel {
           break;
         case 'exportUpdates':
           void vscode.commands.executeCommand('tokenShards.exportUpdates', { first: m.first, last: m.last, root: ds.root });
-          break;
-        case 'export':
-          void host.saveExport(m.export).then(
-            (uri) => {
-              if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
-            },
-            (err: Error) => reportError(services, vscode.l10n.t('Export CSV'), err),
-          );
           break;
       }
     });

@@ -41,10 +41,10 @@ import {
 } from '../core/trainingLog/trainingLog';
 import type { Services } from '../services';
 import { commandArgs, reportError, resolveDataset } from '../commands/inputs';
+import type { ChannelTaps } from '../editor/hostChannel';
 import { PanelHost } from './panelHost';
-import type { PanelExport } from './panelProtocol';
 import { statColumnInfo } from './inspectUpdates';
-import type { LogFromWebview, LogToWebview } from './workbenchProtocol';
+import type { TrainingLogProtocol } from '../protocol/workbench';
 
 /** The panel's view type. */
 export const TRAINING_LOG_VIEW_TYPE = 'tokenShards.trainingLog';
@@ -70,7 +70,7 @@ export interface OpenLogResult {
   panel: TrainingLogPanel;
 }
 
-type Host = PanelHost<LogToWebview, LogFromWebview | { type: 'export'; export: PanelExport }>;
+type Host = PanelHost<TrainingLogProtocol>;
 
 /** The reading of `tokenShards.trainingLog.stepConvention`. */
 export function stepConvention(services: Services): StepConvention {
@@ -106,14 +106,6 @@ export class TrainingLogPanel {
           break;
         case 'overlay':
           this.overlayDone = this.overlay(m.column);
-          break;
-        case 'export':
-          void host.saveExport(m.export).then(
-            (uri) => {
-              if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
-            },
-            (err: Error) => reportError(services, vscode.l10n.t('Export'), err),
-          );
           break;
       }
     });
@@ -272,6 +264,7 @@ async function askColumn(what: 'step' | 'loss', columns: string[], candidates: s
 /** Runs Open Training Log… (see the file comment). */
 export async function openTrainingLog(
   services: Services,
+  taps: ChannelTaps | undefined,
   focused: () => Dataset | undefined,
   ...args: unknown[]
 ): Promise<OpenLogResult | undefined> {
@@ -333,12 +326,16 @@ export async function openTrainingLog(
         });
       },
     );
-    const host: Host = PanelHost.create(services.context.extensionUri, {
-      viewType: TRAINING_LOG_VIEW_TYPE,
-      title: vscode.l10n.t('Training log: {0}', path.basename(file)),
-      script: 'trainingLog',
-      styles: ['workbench.css', 'chart.css', 'dist/media/uPlot.min.css'],
-    });
+    const host: Host = PanelHost.create(
+      services.context.extensionUri,
+      {
+        viewType: TRAINING_LOG_VIEW_TYPE,
+        title: vscode.l10n.t('Training log: {0}', path.basename(file)),
+        script: 'trainingLog',
+        styles: ['workbench.css', 'chart.css', 'dist/media/uPlot.min.css'],
+      },
+      { resource: ds?.root, taps, log: services.log },
+    );
     const panel = new TrainingLogPanel(services, log, ds, host);
     services.log.info(`training log ${file}: ${panel.summary().join(' ')}`);
     return {

@@ -3,7 +3,7 @@
  * is on. The commands themselves are registered by the composition root (src/extension.ts).
  */
 import type { Dataset } from '../core/dataset';
-import type { UpdateViews } from '../editor/updateView';
+import type { UpdateViews } from '../panels/updateView';
 import type { Services } from '../services';
 import { currentUpdate } from '../commands/inputs';
 
