@@ -115,6 +115,15 @@ export class TokenStream {
     throw this.holeError(offset, lo);
   }
 
+  /**
+   * The global token range `[start, end)` of the segment (file) holding `offset`.
+   * @throws as {@link locate}.
+   */
+  fileRangeAt(offset: number): [number, number] {
+    const seg = this.segments[this.locate(offset).segment];
+    return [seg.startToken, seg.startToken + seg.numTokens];
+  }
+
   /** The DataError for a global offset no segment holds; `lo` = last segment starting at or before it. */
   private holeError(offset: number, lo: number): DataError {
     const before = this.segments.slice(0, lo + 1).filter((s) => s.startToken <= offset);
