@@ -162,6 +162,8 @@ export async function exportUpdatesCommand(
           tokenizer: tok,
           documentIndex: services.documentIndex(ds),
           documentScanLimit: services.setting<number>('documentScanLimit'),
+          // The save dialog asked before replacing a file; the dataset's own files are still refused.
+          force: true,
           signal: ac.signal,
           onProgress: (p) => {
             const pct = (100 * p.done) / p.total;

@@ -31,6 +31,7 @@ import { findDatasetTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
 import { DataError, SettingError, fmt } from './errors';
 import { count } from './units';
+import { READ_LIMITS, readRegularTextFile } from './safeRead';
 
 /** Where each schedule setting's value came from. */
 export type SettingSource = 'default' | 'setting' | 'manifest.json';
@@ -82,8 +83,9 @@ export async function openDataset(
   const manifestFile = path.join(root, SHARD_MANIFEST);
   let text: string;
   try {
-    text = await fs.promises.readFile(manifestFile, 'utf8');
+    text = await readRegularTextFile(manifestFile, 'the shard manifest', READ_LIMITS.manifest);
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(`${manifestFile}: cannot read the shard manifest: ${(err as Error).message}`, manifestFile);
   }
   const parsed = parseShardManifest(text, manifestFile, opts);

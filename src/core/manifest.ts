@@ -18,6 +18,7 @@ import { lineColumnAt, parseJson } from './safeJson';
 import { scheduleValueFault } from './schedule';
 import { FileIdentity, identityKeyOfStats, identityOfKey } from './fileIdentity';
 import { flatString } from './flatString';
+import { READ_LIMITS, UnreadableInputError, readRegularTextFile } from './safeRead';
 
 /** File name of the shard manifest inside a dataset root. */
 export const SHARD_MANIFEST = 'shard_manifest.jsonl';
@@ -586,9 +587,10 @@ export async function readSideFile(
 ): Promise<{ side?: SideFile; problems: ManifestProblem[] }> {
   let text: string;
   try {
-    text = await fs.promises.readFile(file, 'utf8');
+    text = await readRegularTextFile(file, `${path.basename(file)} (a JSON object)`, READ_LIMITS.sideFile);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { problems: [] };
+    if (err instanceof UnreadableInputError) return { problems: [{ code, severity: 'error', file, message: `${err.message}; ignored.` }] };
     return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: cannot read: ${(err as Error).message}.` }] };
   }
   return parseSideFile(text, file, code);

@@ -13,6 +13,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { BYTES_PER_TOKEN } from './manifest';
 import { DataError, RangeRequestError, fmt } from './errors';
+import { fileKind } from './safeRead';
 
 /** How long an unused file handle stays open, in milliseconds. */
 export const HANDLE_IDLE_MS = 5_000;
@@ -113,6 +114,15 @@ export class TokenStream {
       if (seg.startToken <= offset && offset < seg.startToken + seg.numTokens) return { segment: i, localToken: offset - seg.startToken };
     }
     throw this.holeError(offset, lo);
+  }
+
+  /**
+   * The global token range `[start, end)` of the segment (file) holding `offset`.
+   * @throws as {@link locate}.
+   */
+  fileRangeAt(offset: number): [number, number] {
+    const seg = this.segments[this.locate(offset).segment];
+    return [seg.startToken, seg.startToken + seg.numTokens];
   }
 
   /** The DataError for a global offset no segment holds; `lo` = last segment starting at or before it. */
@@ -340,14 +350,5 @@ async function openRegularFile(file: string): Promise<fs.promises.FileHandle> {
 
 /** The DataError for a path that exists but is not a regular file, naming what it is. */
 function notRegularFile(file: string, st: fs.Stats): DataError {
-  const what = st.isDirectory()
-    ? 'a folder'
-    : st.isFIFO()
-      ? 'a FIFO (named pipe)'
-      : st.isSocket()
-        ? 'a socket'
-        : st.isCharacterDevice() || st.isBlockDevice()
-          ? 'a device'
-          : 'not a regular file';
-  return new DataError(`${file}: is ${what}; expected a regular file of raw uint32 tokens`, file);
+  return new DataError(`${file}: is ${fileKind(st)}; expected a regular file of raw uint32 tokens`, file);
 }
