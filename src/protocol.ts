@@ -12,7 +12,7 @@
  * How to add a message: CONTRIBUTING.md ("How to add a webview panel / a message").
  */
 import type { PagePayload } from './core/pages';
-import type { AnomalyMark } from './core/streamIndex/streamIndex';
+import type { AnomalyMark } from './core/streamIndex/anomalies';
 import type { TokenPiece } from './core/tokenizer';
 import type { UpdateViewData } from './core/updateModel';
 import type { ViewProtocol } from './shared/channel';

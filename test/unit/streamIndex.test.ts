@@ -14,14 +14,9 @@ import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/streamIndex/indexShards';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import {
-  anomalyMarksBySegment,
-  anomalyMarksForRows,
-  IndexStore,
-  lookOf,
-  scanParamsKey,
-  StreamIndex,
-} from '../../src/core/streamIndex/streamIndex';
+import { anomalyMarksBySegment, anomalyMarksForRows } from '../../src/core/streamIndex/anomalies';
+import { IndexStore, lookOf, scanParamsKey } from '../../src/core/streamIndex/entryStore';
+import { StreamIndex } from '../../src/core/streamIndex/streamIndex';
 import { identityOfStats } from '../../src/core/fileIdentity';
 import { fmt } from '../../src/core/errors';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS, lengthBucket, LENGTH_BUCKETS } from '../../src/core/streamIndex/scan';
