@@ -60,7 +60,7 @@ export class StreamIndexService implements vscode.Disposable {
     private readonly services: Services,
     globalStoragePath: string,
   ) {
-    this.store = new IndexStore(path.join(globalStoragePath, STREAM_INDEX_FOLDER));
+    this.store = new IndexStore(path.join(globalStoragePath, STREAM_INDEX_FOLDER), { onWarning: (m) => services.log.warn(m) });
     // Every new DocumentIndex (one per dataset) gets this dataset's stream index attached.
     services.streamIndexLoader = (ds, di) => {
       if (!ds.lone) di.attachWhenLoaded(this.indexFor(ds).then((ix) => (ix.indexedCount > 0 ? ix : undefined)));

@@ -39,7 +39,7 @@ export async function optionalTokenizer(ctx: CliContext, ds: Dataset, cmd: Comma
 export async function openCliIndex(ctx: CliContext, ds: Dataset, cmd: Command, env: NodeJS.ProcessEnv = process.env): Promise<CliIndex> {
   const { tok, note } = await optionalTokenizer(ctx, ds, cmd);
   const params = indexParamsFor(ds, tok);
-  const store = new IndexStore(defaultCliIndexDir(env));
+  const store = new IndexStore(defaultCliIndexDir(env), { onWarning: (m) => ctx.warn(ctx.term(m)) });
   return { store, params, index: await openDatasetIndex(ds, store, params), noTokenizer: note };
 }
 

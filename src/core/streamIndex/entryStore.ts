@@ -14,6 +14,17 @@
  * file can use any more (the shard was rewritten or replaced) are deleted after each build that
  * wrote entries ({@link IndexStore.prune}).
  *
+ * Nothing read back is trusted unchecked: the JSON ends with a SHA-256 of everything before it
+ * (format, version, the shard's identity, the parameters, the counts and the SHA-256 of the
+ * `.docs` bytes), so an entry edited on disk (an `eosCount` plus 5), a truncated or foreign
+ * `.docs` (another shard's copied in), or a JSON of another shard renamed into place is refused
+ * with one warning line ({@link IndexStoreOptions.onWarning}) and the shard is indexed again by the
+ * next build, never answered from. `load` checks the JSON and the `.docs` size (one `stat`); the
+ * `.docs` content is checked where it is read (`loadDocHashes`, the duplicate summary) and by
+ * every index build before it reuses an entry (`load` with `checkDocs`). The checksum guards
+ * against damage, not against forgery: whoever can write the store can write a consistent entry
+ * (as with a forged verify-cache entry and a forged ctime, `verify/cache.ts`).
+ *
  * Units: offsets and lengths in tokens, local to the shard.
  */
 import * as crypto from 'crypto';
@@ -27,7 +38,7 @@ import { diagnoseIds } from '../tokenizer';
 import { INDEX_BLOCK_TOKENS, ScanParams, ShardScan } from './scan';
 
 /** Format version of the per-shard files; other versions are ignored (rebuilt). */
-export const STREAM_INDEX_VERSION = 4;
+export const STREAM_INDEX_VERSION = 5;
 
 /** The dtype look of a shard's first ids (`diagnoseIds` in `tokenizer.ts`). */
 export interface ShardLook {
@@ -62,6 +73,8 @@ export interface ShardIndexRecord extends Omit<ShardScan, 'innerDocHashes' | 'lo
   builtAt: number;
   /** Documents in `<key>.docs`. */
   innerDocCount: number;
+  /** SHA-256 (hex) of the `<key>.docs` bytes; absent when `innerDocCount` is 0 (no file). */
+  docsSha256?: string;
   look?: ShardLook;
 }
 
@@ -75,6 +88,28 @@ interface RecordFile extends Omit<ShardIndexRecord, 'blockEos' | 'blockFirstEos'
   /** Base64 of the little-endian uint16 first/last EOS offsets inside each block. */
   blockFirstEos: string;
   blockLastEos: string;
+}
+
+/** The end of an entry's JSON: `,"checksum":"<SHA-256 hex of the text before, closed by "}">"}`. */
+const CHECKSUM_TAIL = /,"checksum":"([0-9a-f]{64})"\}$/;
+
+function sha256Hex(data: string | Buffer): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+
+/** Options of an {@link IndexStore}. */
+export interface IndexStoreOptions {
+  /**
+   * `false`: keep no record in memory (a writer that never reads them back, like `token-shards
+   * verify`: 100,000 tiny shards' records are ~300 MB).
+   */
+  remember?: boolean;
+  /**
+   * Called once per entry found damaged on disk (checksum, identity, size or `.docs` mismatch)
+   * with one line naming the shard, the entry file and what did not match. The entry is then
+   * treated as absent (the next build rebuilds it).
+   */
+  onWarning?(message: string): void;
 }
 
 /** A stable key of scan parameters (EOS, vocabulary size, special ids, holes). */
@@ -114,16 +149,27 @@ export class IndexStore {
   private dirMade?: Promise<void>;
   /** The folder exists (made by this store). */
   private dirReady = false;
+  /** Entries already warned about (one line per damaged entry, however often it is looked up). */
+  private readonly warned = new Set<string>();
 
   /**
    * @param dir absolute folder (created on the first save).
-   * @param opts `remember: false`: keep no record in memory (a writer that never reads them back,
-   *   like `token-shards verify`: 100,000 tiny shards' records are ~300 MB; issue 10 item 9).
+   * @param opts see {@link IndexStoreOptions}.
    */
   constructor(
     readonly dir: string,
-    private readonly opts: { remember?: boolean } = {},
+    private readonly opts: IndexStoreOptions = {},
   ) {}
+
+  /** Reports a damaged entry once ({@link IndexStoreOptions.onWarning}); always returns undefined. */
+  private damaged(base: string, file: string, shard: string | undefined, why: string): undefined {
+    if (this.warned.has(base)) return undefined;
+    this.warned.add(base);
+    this.opts.onWarning?.(
+      `${shard ?? 'a shard'}: stream index entry ${path.join(this.dir, file)} ${why}; not used (the next index build rebuilds it)`,
+    );
+    return undefined;
+  }
 
   /** File base name (no extension) of a shard's entry: a hash of its identity and the parameters. */
   baseName(identity: FileIdentity, params: string): string {
@@ -135,34 +181,70 @@ export class IndexStore {
   }
 
   /**
-   * The record of the file with this identity, or undefined when none is stored (or it is
-   * unreadable, of another version, or not for this identity and parameters: never trusted).
+   * The record of the file with this identity, or undefined when none is stored (missing, or of
+   * another index version: silently) or it is damaged (see the file header: one warning, never
+   * trusted): checksum, format, identity, parameters, token count, block arrays, `.docs` size.
+   * @param opts.shard the shard's name for the warning; `checkDocs`: also read the `.docs` file
+   *   and compare its SHA-256 (index builds, before they reuse an entry).
    */
-  async load(identity: FileIdentity, params: string): Promise<ShardIndexRecord | undefined> {
+  async load(
+    identity: FileIdentity,
+    params: string,
+    opts: { shard?: string; checkDocs?: boolean } = {},
+  ): Promise<ShardIndexRecord | undefined> {
     const base = this.baseName(identity, params);
     const memo = this.memo.get(base);
-    if (memo) return memo;
-    let data: RecordFile;
+    if (memo && !opts.checkDocs) return memo;
+    let text: string;
     try {
-      data = JSON.parse(await fs.promises.readFile(path.join(this.dir, `${base}.json`), 'utf8')) as RecordFile;
+      text = await fs.promises.readFile(path.join(this.dir, `${base}.json`), 'utf8');
     } catch {
       return undefined;
     }
-    if (
-      !data ||
-      data.version !== STREAM_INDEX_VERSION ||
-      data.params !== params ||
-      !isFileIdentity(data.identity) ||
-      !sameIdentity(data.identity, identity) ||
-      typeof data.blockEos !== 'string' ||
-      data.numTokens !== Math.floor(identity.size / 4)
-    )
-      return undefined;
+    const bad = (why: string) => this.damaged(base, `${base}.json`, opts.shard, why);
+    const tail = CHECKSUM_TAIL.exec(text);
+    if (!tail) return bad('has no checksum (written by another version, or cut short)');
+    if (sha256Hex(text.slice(0, tail.index) + '}') !== tail[1]) return bad('does not match its checksum (changed on disk)');
+    let data: RecordFile;
+    try {
+      data = JSON.parse(text) as RecordFile;
+    } catch (err) {
+      return bad(`is not JSON (${(err as Error).message})`);
+    }
+    if (!data || typeof data !== 'object' || data.format !== 'token-shard-inspector stream index' || data.version !== STREAM_INDEX_VERSION)
+      return bad(`is not a version ${STREAM_INDEX_VERSION} stream index entry`);
+    if (data.params !== params) return bad(`was built with other scan parameters (${String(data.params)}, expected ${params})`);
+    if (!isFileIdentity(data.identity) || !sameIdentity(data.identity, identity))
+      return bad(
+        `belongs to another file (identity ${isFileIdentity(data.identity) ? identityKey(data.identity) : 'missing'}, expected ${identityKey(identity)})`,
+      );
+    if (data.numTokens !== Math.floor(identity.size / 4))
+      return bad(`counts ${String(data.numTokens)} tokens, the file has ${Math.floor(identity.size / 4)}`);
+    if (typeof data.blockEos !== 'string' || typeof data.blockFirstEos !== 'string' || typeof data.blockLastEos !== 'string')
+      return bad('has no block counts');
     const bytes = Buffer.from(data.blockEos, 'base64');
-    const first = Buffer.from(String(data.blockFirstEos), 'base64');
-    const last = Buffer.from(String(data.blockLastEos), 'base64');
+    const first = Buffer.from(data.blockFirstEos, 'base64');
+    const last = Buffer.from(data.blockLastEos, 'base64');
     const blocks = Math.ceil(data.numTokens / INDEX_BLOCK_TOKENS);
-    if (bytes.length !== blocks * 4 || first.length !== blocks * 2 || last.length !== blocks * 2) return undefined;
+    if (bytes.length !== blocks * 4 || first.length !== blocks * 2 || last.length !== blocks * 2)
+      return bad(`has block counts of another length (expected ${blocks} blocks)`);
+    if (!Number.isSafeInteger(data.innerDocCount) || data.innerDocCount < 0) return bad('has no valid document count');
+    if (data.innerDocCount > 0) {
+      const docsFile = path.join(this.dir, `${base}.docs`);
+      const docsBad = (why: string) => this.damaged(base, `${base}.docs`, opts.shard, why);
+      if (opts.checkDocs) {
+        const docs = await fs.promises.readFile(docsFile).catch(() => undefined);
+        if (!docs) return docsBad('is missing');
+        if (docs.length !== data.innerDocCount * 16)
+          return docsBad(`has ${docs.length} bytes, expected ${data.innerDocCount * 16} (16 per document)`);
+        if (sha256Hex(docs) !== data.docsSha256) return docsBad('does not match the checksum in its entry (another file copied in?)');
+      } else {
+        const size = (await fs.promises.stat(docsFile).catch(() => undefined))?.size;
+        if (size === undefined) return docsBad('is missing');
+        if (size !== data.innerDocCount * 16) return docsBad(`has ${size} bytes, expected ${data.innerDocCount * 16} (16 per document)`);
+      }
+    }
+    if (memo) return memo;
     const blockEos = new Uint32Array(blocks);
     const blockFirstEos = new Uint16Array(blocks);
     const blockLastEos = new Uint16Array(blocks);
@@ -171,7 +253,7 @@ export class IndexStore {
       blockFirstEos[i] = first.readUInt16LE(2 * i);
       blockLastEos[i] = last.readUInt16LE(2 * i);
     }
-    const { format: _f, version: _v, ...rest } = data;
+    const { format: _f, version: _v, checksum: _c, ...rest } = data as RecordFile & { checksum: string };
     const rec: ShardIndexRecord = { ...rest, blockEos, blockFirstEos, blockLastEos };
     if (this.opts.remember !== false) this.memo.set(base, rec);
     return rec;
@@ -193,18 +275,27 @@ export class IndexStore {
     }
   }
 
-  /** The document hashes of a record (4 uint32 per document), or undefined when the `.docs` file is missing or short. */
-  async loadDocHashes(rec: ShardIndexRecord): Promise<Uint32Array | undefined> {
+  /**
+   * The document hashes of a record (4 uint32 per document), or undefined when the `.docs` file is
+   * missing, of another size, or does not match the SHA-256 its entry holds (one warning, as
+   * {@link load}).
+   * @param shard the shard's name for the warning.
+   */
+  async loadDocHashes(rec: ShardIndexRecord, shard?: string): Promise<Uint32Array | undefined> {
     if (rec.innerDocCount === 0) return new Uint32Array(0);
+    const base = this.baseName(rec.identity, rec.params);
+    let buf: Buffer;
     try {
-      const buf = await fs.promises.readFile(path.join(this.dir, `${this.baseName(rec.identity, rec.params)}.docs`));
-      if (buf.length !== rec.innerDocCount * 16) return undefined;
-      const out = new Uint32Array(rec.innerDocCount * 4);
-      for (let i = 0; i < out.length; i++) out[i] = buf.readUInt32LE(4 * i);
-      return out;
+      buf = await fs.promises.readFile(path.join(this.dir, `${base}.docs`));
     } catch {
       return undefined;
     }
+    const bad = (why: string) => this.damaged(base, `${base}.docs`, shard, why);
+    if (buf.length !== rec.innerDocCount * 16) return bad(`has ${buf.length} bytes, expected ${rec.innerDocCount * 16} (16 per document)`);
+    if (sha256Hex(buf) !== rec.docsSha256) return bad('does not match the checksum in its entry (another file copied in?)');
+    const out = new Uint32Array(rec.innerDocCount * 4);
+    for (let i = 0; i < out.length; i++) out[i] = buf.readUInt32LE(4 * i);
+    return out;
   }
 
   /**
@@ -267,6 +358,7 @@ export class IndexStore {
     file: string | undefined,
   ): { base: string; rec: ShardIndexRecord; json: string; docs?: Buffer } {
     const base = this.baseName(identity, params);
+    const docs = scan.innerDocHashes.length > 0 ? littleEndian(scan.innerDocHashes) : undefined;
     const rec: ShardIndexRecord = {
       numTokens: scan.numTokens,
       eosCount: scan.eosCount,
@@ -288,6 +380,7 @@ export class IndexStore {
       params,
       builtAt: Date.now(),
       innerDocCount: scan.innerDocHashes.length / 4,
+      docsSha256: docs ? sha256Hex(docs) : undefined,
       look,
     };
     // Spelled out (no spreads): this runs once per shard, 100,000 times for a manifest of tiny shards.
@@ -315,11 +408,13 @@ export class IndexStore {
       params,
       builtAt: rec.builtAt,
       innerDocCount: rec.innerDocCount,
+      docsSha256: rec.docsSha256,
       look,
     };
-    const docs = scan.innerDocHashes.length > 0 ? littleEndian(scan.innerDocHashes) : undefined;
     // No fsync: an entry is a cache, validated on load (a torn file is rebuilt, never trusted).
-    return { base, rec, json: JSON.stringify(entry), docs };
+    const body = JSON.stringify(entry);
+    const json = `${body.slice(0, -1)},"checksum":"${sha256Hex(body)}"}`;
+    return { base, rec, json, docs };
   }
 
   /** Creates the folder once per store (a save of 100,000 tiny shards' entries is mostly system calls). */

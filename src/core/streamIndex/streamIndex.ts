@@ -9,7 +9,7 @@
  */
 import { CancelledError } from '../errors';
 import { mapLimit } from '../concurrency';
-import { FileIdentity, statIdentity } from '../fileIdentity';
+import { statIdentity } from '../fileIdentity';
 import { Schedule } from '../schedule';
 import { TokenStream } from '../stream';
 import { LONG_RUN_FLOOR, LengthStats, RunHash, ScanParams, addLength, combineHash, emptyLengthStats, mergeLengthStats } from './scan';
@@ -155,7 +155,7 @@ export class StreamIndex extends IndexQueries {
         continue;
       }
       if (!add(combineHash(openHash, rec.leadHash), openStart)) break;
-      const docs = await store.loadDocHashes(rec);
+      const docs = await store.loadDocHashes(rec, this.segments[s].shard);
       if (!docs) {
         out.missingSegments++;
         docNo += rec.eosCount - 1;
@@ -255,22 +255,22 @@ class DocTable {
 
 /**
  * Loads the records of every segment from the store (stat + one small JSON read each; records of
- * hard links are shared) and returns the stream index.
- * @param identities optional known identities per segment (e.g. `Dataset.fileStates[i].identity`),
- *   re-stat'ed when absent. A file that cannot be stat'ed has no record.
+ * hard links are shared) and returns the stream index. Every file is stat'ed now, never taken
+ * from an identity learned earlier (a dataset opened before a shard was touched and re-indexed
+ * would look up the old entry, which the build pruned). A file that cannot be stat'ed has no
+ * record; a damaged entry has none either (one warning through the store, `entryStore.ts`).
  */
 export async function openStreamIndex(
   stream: TokenStream,
   segments: readonly IndexSegment[],
   store: IndexStore,
   params: ScanParams,
-  identities?: readonly (FileIdentity | undefined)[],
 ): Promise<StreamIndex> {
   const key = scanParamsKey(params);
-  const records = await mapLimit(segments, async (seg, i) => {
-    const id = identities?.[i] ?? (await statIdentity(seg.path).catch(() => undefined));
+  const records = await mapLimit(segments, async (seg) => {
+    const id = await statIdentity(seg.path).catch(() => undefined);
     if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
-    return store.load(id, key);
+    return store.load(id, key, { shard: seg.shard });
   });
   return new StreamIndex(stream, segments, records, params.eos);
 }
