@@ -181,7 +181,8 @@ export class StreamIndexService implements vscode.Disposable {
 
   /**
    * Index Stream: builds the missing entries of a dataset with a cancellable progress notification,
-   * then reloads the index and says what it found. One build per dataset at a time.
+   * then reloads the index and says what it found. One build per dataset at a time; the promise
+   * resolves when the index is reloaded, not when the closing notification is dismissed.
    */
   build(ds: Dataset, opts: { force?: boolean; silent?: boolean } = {}): Promise<void> {
     const running = this.building.get(ds.root);
@@ -252,10 +253,15 @@ export class StreamIndexService implements vscode.Disposable {
             : vscode.l10n.t('no anomaly'),
         );
     const show = anomalies.length ? vscode.l10n.t('Show Problems') : undefined;
-    const pick = await (report.failed.length || anomalies.some((a) => a.severity === 'error')
-      ? vscode.window.showWarningMessage(what, ...(show ? [show] : []))
-      : vscode.window.showInformationMessage(what, ...(show ? [show] : [])));
-    if (pick && pick === show) void vscode.commands.executeCommand('workbench.actions.view.problems');
+    // Not awaited: the build is over, and a notification left open must not keep it "running"
+    // (a second Index Stream would silently join a build that ended).
+    void (
+      report.failed.length || anomalies.some((a) => a.severity === 'error')
+        ? vscode.window.showWarningMessage(what, ...(show ? [show] : []))
+        : vscode.window.showInformationMessage(what, ...(show ? [show] : []))
+    ).then((pick) => {
+      if (pick && pick === show) void vscode.commands.executeCommand('workbench.actions.view.problems');
+    });
   }
 
   dispose(): void {
