@@ -26,7 +26,7 @@ import { Dataset, findDatasetRoot } from '../core/dataset';
 import { fmt } from '../core/errors';
 import { count } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
-import { anomalyMarksBySegment } from '../core/streamIndex/streamIndex';
+import { anomalyMarksBySegment } from '../core/streamIndex/anomalies';
 import type { ShardDisplayState, VerificationStore } from '../verificationStore';
 import type { ManifestDiagnostics } from '../diagnostics';
 import type {

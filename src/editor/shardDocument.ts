@@ -13,7 +13,7 @@ import { findDocumentBounds } from '../core/documents';
 import { CancelledError, fmt } from '../core/errors';
 import { BYTES_PER_TOKEN, ShardEntry } from '../core/manifest';
 import { PAGE_TOKENS, PageDocStats, ShardPages } from '../core/pages';
-import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex/streamIndex';
+import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex/anomalies';
 import { LONG_RUN_FLOOR } from '../core/streamIndex/scan';
 import { DEFAULT_SCHEDULE } from '../core/schedule';
 import { TokenStream } from '../core/stream';

@@ -21,7 +21,7 @@ import { Dataset } from '../core/dataset';
 import { CancelledError, RangeRequestError, fmt } from '../core/errors';
 import { count } from '../core/units';
 import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
-import { anomalyMarksForRows } from '../core/streamIndex/streamIndex';
+import { anomalyMarksForRows } from '../core/streamIndex/anomalies';
 import { UpdateIndex, checkUpdate } from '../core/navigation';
 import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, UpdateViewToWebview } from '../protocol/update';
 import type { Services } from '../services';

@@ -7,7 +7,7 @@
  * (the protocol type scopes them); `…ToWebview` types are sent by the host, `…FromWebview` by the
  * webview. How to add a message: CONTRIBUTING.md ("How to add a webview panel / a message").
  */
-import type { AnomalyMark } from '../core/streamIndex/streamIndex';
+import type { AnomalyMark } from '../core/streamIndex/anomalies';
 import type { ViewProtocol } from '../shared/channel';
 
 /** One top-level key of `manifest.json` / `verification.json`, ready to show as text. */

@@ -27,7 +27,7 @@ import { DataError } from '../../core/errors';
 import { count } from '../../core/units';
 import { ManifestProblem } from '../../core/manifest';
 import { indexParamsFor } from '../../core/streamIndex/indexShards';
-import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/streamIndex';
+import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/entryStore';
 import { loadTokenizer } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify/verify';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verify/format';
