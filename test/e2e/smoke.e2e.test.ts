@@ -40,4 +40,14 @@ describe('e2e: smoke', function () {
     assert.ok(text.trim().length > 0, 'the shard editor webview is empty');
     await w.screenshot('smoke-shard-editor');
   });
+
+  it('a palette closed by a late focus change is opened again (runCommand tries again)', async () => {
+    const w = wb!;
+    const widget = w.page.locator('.quick-input-widget');
+    // A stand-in for a webview that takes the focus late: the first palette shown is closed at once.
+    const stolen = widget.waitFor({ state: 'visible', timeout: 30_000 }).then(() => w.page.keyboard.press('Escape'));
+    await w.runCommand('Token Shards: Open Shard Manifest Table');
+    await stolen;
+    await w.activeTab('shard_manifest.jsonl').waitFor({ state: 'visible', timeout: 30_000 });
+  });
 });
