@@ -36,6 +36,8 @@ interface RunningCodeServer {
   folder: string;
   userDataDir: string;
   extensionsDir: string;
+  /** The folder of its IPC sockets (its XDG_RUNTIME_DIR), removed when it stops. */
+  runtimeDir: string;
   logFile: string;
   pid: number;
   stop(): Promise<void>;

@@ -158,3 +158,35 @@ runScript('npm start', async () => { ensureDebianPackages(['tsi-fake-pkg'], { is
     }
   });
 });
+
+describe('build freshness (npm start skips an unchanged build and .vsix)', function () {
+  const freshness = () => pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'freshness.mjs')).href;
+
+  it('staleReason: missing output, input newer than the oldest output, and fresh', async () => {
+    const m = await import(freshness());
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-fresh-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'src', 'deep'), { recursive: true });
+      const at = (f: string, seconds: number) => {
+        fs.writeFileSync(path.join(dir, f), f);
+        fs.utimesSync(path.join(dir, f), seconds, seconds);
+      };
+      at('src/deep/a.ts', 1_000);
+      at('package.json', 1_000);
+      assert.strictEqual(m.staleReason(dir, ['out.vsix'], ['package.json', 'src']), 'out.vsix does not exist');
+      at('out.vsix', 2_000);
+      at('out2.js', 2_000);
+      assert.strictEqual(m.staleReason(dir, ['out.vsix', 'out2.js'], ['package.json', 'src', 'absent']), '');
+      at('src/deep/a.ts', 3_000); // a file two folders down changed
+      assert.strictEqual(m.staleReason(dir, ['out.vsix'], ['package.json', 'src']), 'newer inputs: src');
+      at('out.vsix', 4_000);
+      assert.strictEqual(
+        m.staleReason(dir, ['out.vsix', 'out2.js'], ['package.json', 'src']),
+        'newer inputs: src',
+        'the oldest output decides',
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
