@@ -16,7 +16,7 @@ import { CancelledError, fmt } from '../core/errors';
 import { EXPORT_FORMATS, ExportFormat, describeExport, exportUpdatesToFile, npzSizeEstimate } from '../core/export';
 import { parseUpdateRange } from '../core/stats';
 import type { Services } from '../services';
-import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 
 /** Arguments of `tokenShards.exportUpdates`. */
 export interface ExportArgs {

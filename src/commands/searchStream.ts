@@ -23,7 +23,7 @@ import { SearchOutcome, SearchPanels } from '../panels/searchPanel';
 import { joinTerms } from '../panels/searchModel';
 import type { SearchForm } from '../protocol/search';
 import { Services } from '../services';
-import { commandArgs, reportError, resolveDataset } from './inputs';
+import { commandArgs, reportError, resolveDataset } from '../inputs';
 
 /** Arguments of `tokenShards.searchStream`. */
 export interface SearchStreamArgs {

@@ -23,7 +23,7 @@ import type {
 } from '../protocol/shard';
 import type { Services } from '../services';
 import { ChannelError } from '../shared/channel';
-import { updateHighlights } from '../commands/highlightUpdate';
+import { updateHighlights } from './updateHighlight';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
 import { ShardStatusBar } from './statusBar';
