@@ -23,8 +23,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from './core/dataset';
-import { fmt } from './core/errors';
-import { count } from './core/units';
+import { count, fmt } from './core/units';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from './core/streamIndex/indexShards';
 import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, IndexStore, StreamIndex } from './core/streamIndex/streamIndex';
 import { LONG_RUN_FLOOR, ScanParams } from './core/streamIndex/scan';

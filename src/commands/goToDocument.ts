@@ -9,7 +9,8 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { count, fmt } from '../core/units';
 import { findDocumentBounds } from '../core/documents';
 import { validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
@@ -17,7 +18,6 @@ import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset 
 import { NavigationDeps } from './focus';
 import { iconSafe } from '../core/untrusted';
 import { shardScanProgress, withTail } from '../editor/shardDocument';
-import { count } from '../core/units';
 
 /** Arguments of `tokenShards.goToDocument`. */
 export interface GoToDocumentArgs {

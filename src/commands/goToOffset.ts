@@ -11,7 +11,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { openLoneShard } from '../core/dataset';
 import { checkOffset, validateLocalOffsetInput, validateOffsetInput } from '../core/navigation';
-import { fmt } from '../core/errors';
+import { fmt } from '../core/units';
 import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { NavigationDeps } from './focus';
 import { iconSafe } from '../core/untrusted';

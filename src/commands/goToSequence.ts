@@ -12,7 +12,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
+import { fmt } from '../core/units';
 import { checkSequence, numberArg, validateSequenceInput } from '../core/navigation';
 import { commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { NavigationDeps, currentSequence } from './focus';

@@ -13,13 +13,12 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
+import { count, fmt } from '../core/units';
 import { UpdateIndex, checkUpdate, validateUpdateInput } from '../core/navigation';
 import type { UpdateViewResult } from '../panels/updateView';
 import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { NavigationDeps, currentUpdate } from './focus';
 import { iconSafe } from '../core/untrusted';
-import { count } from '../core/units';
 
 /** Arguments of `tokenShards.goToUpdate`. */
 export interface GoToUpdateArgs {

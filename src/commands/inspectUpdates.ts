@@ -9,9 +9,9 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { count, fmt } from '../core/units';
 import { checkUpdate, numberArg } from '../core/navigation';
-import { count } from '../core/units';
 import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { DEFAULT_RADIUS, InspectPanels, InspectResult, MAX_RADIUS } from '../panels/inspectUpdates';
 import type { Services } from '../services';

@@ -14,7 +14,8 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { fmt } from '../core/units';
 import { Spike, StepConvention, lossCandidates, parseTrainingLog, readLogColumns, stepCandidates } from '../core/trainingLog/trainingLog';
 import type { ChannelTaps } from '../editor/hostChannel';
 import { commandArgs, reportError, resolveDataset } from '../inputs';

@@ -16,8 +16,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import type { Dataset } from '../core/dataset';
 import { SearchOutcome, SearchPanels } from '../panels/searchPanel';
 import { joinTerms } from '../panels/searchModel';

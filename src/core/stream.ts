@@ -12,7 +12,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { BYTES_PER_TOKEN } from './manifest';
-import { DataError, RangeRequestError, fmt } from './errors';
+import { DataError, RangeRequestError } from './errors';
+import { fmt } from './units';
 
 /** How long an unused file handle stays open, in milliseconds. */
 export const HANDLE_IDLE_MS = 5_000;

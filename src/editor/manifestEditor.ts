@@ -23,8 +23,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
 import { anomalyMarksBySegment } from '../core/streamIndex/streamIndex';
 import type { ShardDisplayState, VerificationStore } from '../verificationStore';

@@ -10,8 +10,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { PAGE_TOKENS } from '../core/pages';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import type {
   ShardEditorProtocol,
   ShardFromWebview,

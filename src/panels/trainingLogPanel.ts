@@ -14,7 +14,8 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { fmt } from '../core/units';
 import { STAT_DEFINITIONS, StatColumn, StatsCalculator, statValue } from '../core/stats';
 import {
   STEP_CONVENTION_TEXT,

@@ -23,7 +23,7 @@ import {
   StreamIndex,
 } from '../../src/core/streamIndex/streamIndex';
 import { identityOfStats } from '../../src/core/fileIdentity';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS, lengthBucket, LENGTH_BUCKETS } from '../../src/core/streamIndex/scan';
 import {
   EVENT_CAP,
