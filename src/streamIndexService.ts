@@ -8,7 +8,7 @@
  *   attaches it to the dataset's `DocumentIndex` (`Services.documentIndex`) — the ONE source of
  *   document numbers for the shard editor, its cursor line, the status bar, the update view, Go to
  *   Document and hovers — so they all say the same number, at once.
- * - {@link StreamIndexService.build}: "Index Stream" (palette, manifest table title button): reads
+ * - {@link StreamIndexService.build}: what "Index Stream" runs (src/commands/indexStream.ts): reads
  *   every shard not indexed yet once (worker pool, no hashing), with a cancellable notification
  *   (shards, bytes, rate, time left); finished shards are kept (resumable).
  * - {@link StreamIndexService.verifyOption}: what Verify Shard Hashes passes to `verifyShards` to
@@ -23,8 +23,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from './core/dataset';
-import { fmt } from './core/errors';
-import { count } from './core/units';
+import { count, fmt } from './core/units';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from './core/streamIndex/indexShards';
 import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD } from './core/streamIndex/anomalies';
 import { IndexStore } from './core/streamIndex/entryStore';
@@ -267,23 +266,4 @@ export class StreamIndexService implements vscode.Disposable {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
-}
-
-/** `tokenShards.indexStream`: picks the dataset (argument: a root path or URI, else the active one / a pick) and builds its index. */
-export async function indexStreamCommand(services: Services, index: StreamIndexService, arg?: unknown): Promise<void> {
-  let ds: Dataset | undefined;
-  if (typeof arg === 'string') ds = await services.openRoot(arg);
-  else if (arg instanceof vscode.Uri) ds = await services.datasetForFile(arg);
-  else ds = await services.pickDataset(vscode.l10n.t('Choose a dataset to index'));
-  if (!ds) return;
-  if (ds.lone) {
-    void vscode.window.showInformationMessage(
-      vscode.l10n.t(
-        '{0} has no manifest: the stream index needs a dataset folder with shard_manifest.jsonl.',
-        plainText(path.basename(ds.root)),
-      ),
-    );
-    return;
-  }
-  await index.build(ds);
 }

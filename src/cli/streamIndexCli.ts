@@ -7,8 +7,7 @@
  */
 import type { Command } from 'commander';
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count as countOf } from '../core/units';
+import { count as countOf, fmt } from '../core/units';
 import { indexParamsFor, openDatasetIndex } from '../core/streamIndex/indexShards';
 import { Anomaly, describeUpdates, updatesTouching } from '../core/streamIndex/anomalies';
 import { IndexStore, defaultCliIndexDir } from '../core/streamIndex/entryStore';

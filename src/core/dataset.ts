@@ -29,8 +29,8 @@ import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './
 import { TokenStream } from './stream';
 import { findDatasetTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
-import { DataError, SettingError, fmt } from './errors';
-import { count } from './units';
+import { DataError, SettingError } from './errors';
+import { count, fmt } from './units';
 import { READ_LIMITS, readRegularTextFile } from './safeRead';
 
 /** Where each schedule setting's value came from. */

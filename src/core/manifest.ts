@@ -12,8 +12,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { fmt } from './errors';
-import { count } from './units';
+import { count, fmt } from './units';
 import { lineColumnAt, parseJson } from './safeJson';
 import { scheduleValueFault } from './schedule';
 import { FileIdentity, identityKeyOfStats, identityOfKey } from './fileIdentity';
@@ -86,6 +85,19 @@ export interface ManifestProblem {
   /** 1-based line in `file`, when the problem sits on a line. */
   line?: number;
 }
+
+/**
+ * The manifest problem codes about a shard's file on disk rather than its manifest line (missing,
+ * a size that disagrees with `num_tokens` or is not a multiple of 4 bytes, unreadable). A
+ * verification of the shard reports the same fault per shard, so its result supersedes these in
+ * Problems (src/diagnostics.ts) and `token-shards verify` does not print them twice.
+ */
+export const SHARD_FILE_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
+  'missing-file',
+  'size-mismatch',
+  'size-not-multiple-of-4',
+  'unreadable',
+]);
 
 /** Options of {@link parseShardManifest}. */
 export interface ManifestOptions {

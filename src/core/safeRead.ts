@@ -11,7 +11,8 @@
  * again with `fstat`, then read at most `maxBytes` (+1, to see that there is more).
  */
 import * as fs from 'fs';
-import { DataError, fmt } from './errors';
+import { DataError } from './errors';
+import { fmt } from './units';
 
 /** What a non-regular file is, for messages: "a folder", "a FIFO (named pipe)", "a device", "a socket". */
 export function fileKind(st: fs.Stats): string {

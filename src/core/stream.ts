@@ -12,7 +12,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { BYTES_PER_TOKEN } from './manifest';
-import { DataError, RangeRequestError, fmt } from './errors';
+import { DataError, RangeRequestError } from './errors';
+import { fmt } from './units';
 import { fileKind } from './safeRead';
 
 /** How long an unused file handle stays open, in milliseconds. */

@@ -11,7 +11,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { DataError, fmt } from './errors';
+import { DataError } from './errors';
+import { fmt } from './units';
 import { lineColumnAt, parseJson } from './safeJson';
 import { EncodeOptions, Encoder } from './encode';
 import { READ_LIMITS, readRegularTextFile } from './safeRead';

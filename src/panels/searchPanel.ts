@@ -22,7 +22,8 @@ import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { count, fmt } from '../core/units';
 import type { LoadedTokenizer } from '../core/tokenizer';
 import { CountResult, Occurrence, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, parseTerms } from '../core/search';
 import type { ChannelTaps } from '../editor/hostChannel';
@@ -31,7 +32,6 @@ import type { Services } from '../services';
 import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
 import { matchTokenRange, rebucket, splitTerms } from './searchModel';
-import { count } from '../core/units';
 import type {
   OccurrenceRow,
   OccurrencesReply,

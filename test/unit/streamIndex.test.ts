@@ -19,7 +19,7 @@ import { anomalyMarksBySegment, anomalyMarksForRows } from '../../src/core/strea
 import { IndexStore, lookOf, scanParamsKey } from '../../src/core/streamIndex/entryStore';
 import { StreamIndex } from '../../src/core/streamIndex/streamIndex';
 import { identityOfStats } from '../../src/core/fileIdentity';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS, lengthBucket, LENGTH_BUCKETS } from '../../src/core/streamIndex/scan';
 import {
   EVENT_CAP,

@@ -13,8 +13,7 @@
  */
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds } from '../../core/documents';
-import { fmt } from '../../core/errors';
-import { count } from '../../core/units';
+import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
 import { openCliIndex } from '../streamIndexCli';

@@ -4,7 +4,8 @@
  */
 import type { Worker } from 'worker_threads';
 import type { Dataset } from '../dataset';
-import { CancelledError, DataError, fmt } from '../errors';
+import { CancelledError, DataError } from '../errors';
+import { fmt } from '../units';
 import type { LoadedTokenizer } from '../tokenizer';
 import { defaultJobs, resolveWorkerScript, startPoolWorker, stopPoolWorkers } from '../shardPool';
 import type { SearchWorkerData, SearchWorkerReply, SearchWorkerTask } from '../workers/searchWorker';

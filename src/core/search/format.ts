@@ -4,8 +4,7 @@
  * Pure functions; terms and context come from users and data, so callers that print to a
  * terminal pass the text through their terminal-safety helper.
  */
-import { fmt } from '../errors';
-import { count } from '../units';
+import { count, fmt } from '../units';
 import { CountResult, Occurrence } from './types';
 
 /**

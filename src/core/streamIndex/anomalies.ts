@@ -5,8 +5,7 @@
  *
  * Units: offsets in tokens, global; updates 0-based.
  */
-import { fmt } from '../errors';
-import { count as countOf } from '../units';
+import { count as countOf, fmt } from '../units';
 import { Schedule } from '../schedule';
 import { IdOccurrences, LONG_RUN_FLOOR } from './scan';
 import { GlobalRun, IndexQueries } from './queries';

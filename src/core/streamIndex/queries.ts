@@ -9,8 +9,8 @@
  *
  * Units: offsets and lengths in tokens; global unless the name says local.
  */
-import { RangeRequestError, fmt } from '../errors';
-import { count as countOf } from '../units';
+import { RangeRequestError } from '../errors';
+import { count as countOf, fmt } from '../units';
 import { TokenStream } from '../stream';
 import { INDEX_BLOCK_TOKENS } from './scan';
 import { ShardIndexRecord } from './entryStore';

@@ -36,7 +36,7 @@
  *    find the repository's `dist/` this way). Run `node esbuild.js` first.
  */
 import * as fs from 'fs';
-import { fmt } from '../errors';
+import { fmt } from '../units';
 import { identityKeyOfStats, identityOfStats } from '../fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from '../manifest';
 import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from '../shardPool';
