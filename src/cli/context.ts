@@ -16,6 +16,7 @@ import { parseNumberInput } from '../core/numbers';
 import { ScheduleSettings, scheduleFaults } from '../core/schedule';
 import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
 import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
+import { LISTS_PROBLEMS, readFaultWarnings } from './readWarnings';
 
 /** Exit codes of the CLI. */
 export const EXIT = { ok: 0, data: 1, usage: 2, interrupted: 130 } as const;
@@ -58,7 +59,8 @@ export interface CliContext {
   /**
    * Opens a dataset folder (holding shard_manifest.jsonl), or a lone `.u32` file as a one-shard
    * dataset with local offsets, applying the global overrides. UsageError when `target` is
-   * missing or does not exist.
+   * missing or does not exist. Prints the read-fault warnings (`readWarnings.ts`: shards longer
+   * than their entries, overlapping entries) unless the command lists every problem itself.
    */
   open(target: string | undefined, cmd: Command): Promise<Dataset>;
   /** The dataset options from the global options (`--allow-outside-root`; messages name the CLI's flags). */
@@ -216,7 +218,9 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
       const flags = scheduleFlags(cmd);
       if (fs.statSync(target).isFile()) return openShardFileAsDataset(target, flags, openOptions(cmd));
       await requireDatasetFolder(target);
-      return openDataset(target, flags, openOptions(cmd));
+      const ds = await openDataset(target, flags, openOptions(cmd));
+      if (!LISTS_PROBLEMS.has(cmd.name())) for (const w of readFaultWarnings(ds)) err(`warning: ${w}`);
+      return ds;
     },
     async tokenizerFor(target, cmd, ds) {
       const g = globals(cmd);
