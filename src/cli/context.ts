@@ -21,6 +21,7 @@ import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
 import { READ_LIMITS, fileKind } from '../core/safeRead';
 import { EXIT } from './exitCodes';
 import { OutputClosed, OutputError, OutputStream, OutputWriter } from './output';
+import { LISTS_PROBLEMS, readFaultWarnings } from './readWarnings';
 
 export { EXIT };
 
@@ -69,7 +70,8 @@ export interface CliContext {
   /**
    * Opens a dataset folder (holding shard_manifest.jsonl), or a lone `.u32` file as a one-shard
    * dataset with local offsets, applying the global overrides. UsageError when `target` is
-   * missing or does not exist.
+   * missing or does not exist. Prints the read-fault warnings (`readWarnings.ts`: shards longer
+   * than their entries, overlapping entries) unless the command lists every problem itself.
    */
   open(target: string | undefined, cmd: Command): Promise<Dataset>;
   /** The dataset options from the global options (`--allow-outside-root`; messages name the CLI's flags). */
@@ -312,7 +314,9 @@ export function createContext(
       if (!st.isDirectory())
         throw new UsageError(`${terminalSafe(target)}: is ${fileKind(st)}; expected a dataset folder (or one .u32 file)`);
       await requireDatasetFolder(target);
-      return openDataset(target, flags, openOptions(cmd));
+      const ds = await openDataset(target, flags, openOptions(cmd));
+      if (!LISTS_PROBLEMS.has(cmd.name())) for (const w of readFaultWarnings(ds)) err(`warning: ${w}`);
+      return ds;
     },
     async tokenizerFor(target, cmd, ds) {
       const g = globals(cmd);

@@ -138,7 +138,7 @@ export async function openDataset(
     settingSources,
     storedTokens,
     schedule: new Schedule(settings, storedTokens),
-    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
+    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line }))),
     tokenizerFile,
     problems,
   };

@@ -458,7 +458,7 @@ function checkContiguity(entries: ShardEntry[], file: string): ManifestProblem[]
         severity: 'error',
         file,
         line: b.line,
-        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end)}); expected ${fmt(end)}.`,
+        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end - 1)}); expected ${fmt(end)}.`,
       });
     }
   }
