@@ -147,7 +147,7 @@ export class IndexStore {
   /**
    * @param dir absolute folder (created on the first save).
    * @param opts `remember: false`: keep no record in memory (a writer that never reads them back,
-   *   like `token-shards verify`: 100,000 tiny shards' records are ~300 MB).
+   *   like `token-shards verify`: 100,000 tiny shards' records are ~300 MB; issue 10 item 9).
    */
   constructor(
     readonly dir: string,
@@ -259,7 +259,7 @@ export class IndexStore {
   /**
    * {@link save} with blocking calls, for the verify/index worker thread (`workers/verifyWorker.ts`),
    * which writes each shard's entry right after its scan: the scan never crosses to the main
-   * thread (what keeps 100,000 tiny shards under 300 MB). Same files, same atomic temporary file + rename.
+   * thread (100,000 tiny shards: issue 10 item 9). Same files, same atomic temporary file + rename.
    * @throws the file-system error when the folder cannot be written.
    */
   saveSync(identity: FileIdentity, params: string, scan: ShardScan, look: ShardLook | undefined, file?: string): ShardIndexRecord {
