@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * make-bad-inputs.mjs — the bad-input corpus of issue 10: one small dataset folder per hostile or
+ * make-bad-inputs.mjs — the bad-input corpus: one small dataset folder per hostile or
  * broken input, and `cases.json` saying how the CLI (and the core) must answer each:
  *
  *   node scripts/make-bad-inputs.mjs [--out DIR=out/fixtures/bad-inputs] [--sample DIR=sample]

@@ -8,7 +8,7 @@
 import { fmt, h } from './common';
 import { Chart, ChartSeries } from './shared/chart';
 import { panelChannel } from './shared/panel';
-import type { Spike } from '../src/core/trainingLog/trainingLog';
+import type { Spike } from '../src/core/trainingLog/spikes';
 import type { LogLoaded, LogState, TrainingLogProtocol } from '../src/protocol/workbench';
 import type { StatColumn } from '../src/core/stats';
 

@@ -52,13 +52,6 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
   return { ...found, message: `${where}: ${found.message}` };
 }
 
-/** Counts ids ≥ `vocabSize` or unknown per `isKnown`. */
-export function countUnknown(ids: ArrayLike<number>, isKnown: (id: number) => boolean): number {
-  let n = 0;
-  for (let i = 0; i < ids.length; i++) if (!isKnown(ids[i])) n++;
-  return n;
-}
-
 /** The stderr warning for unknown ids in a text output. */
 export function unknownWarning(count: number, vocabSize: number): string {
   return `${countOf(count, 'id')} not in the tokenizer's vocabulary (${fmt(vocabSize)} ids), shown as ⟨unknown N⟩`;

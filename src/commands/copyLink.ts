@@ -1,6 +1,6 @@
 /**
  * Token Shards: Copy Link to Cursor Position (`tokenShards.copyLink`): copies a link that the
- * URI handler (src/uriHandler.ts) opens, so logs and notebooks can point at a place in the stream:
+ * URI handler (src/commands/uriHandler.ts) opens, so logs and notebooks can point at a place in the stream:
  * - in a shard editor: `<scheme>://token-shards.token-shard-inspector/offset?o=<global offset>`;
  * - in the update view: `…/update?k=<k>` (plus `&sequence=<r>` when a row is focused).
  * `&root=<dataset folder>` is added when the workspace holds several datasets (the handler asks

@@ -1,5 +1,5 @@
 /**
- * Token Shards: Export Updates… (`tokenShards.exportUpdates`, issue 15): a range of updates →
+ * Token Shards: Export Updates… (`tokenShards.exportUpdates`): a range of updates →
  * jsonl (one line per sequence), txt (as `token-shards update` prints) or npz (`input_ids`,
  * `target_ids`: uint32 [n, S, L], what numpy.load reads), through a save dialog, with a
  * cancellable progress notification. The file is written as `<file>.partial` and renamed when

@@ -1,5 +1,5 @@
 /**
- * Export of updates in the formats people load (issue 15):
+ * Export of updates in the formats people load:
  * - `jsonl`: one line per sequence, `{"update","sequence","token_range","input_ids","target_ids","text"}`
  *   (`token_range` = the sequence's global input range `[G·k + L·r, G·k + L·(r+1))`, `input_ids` =
  *   the card's `x[r]`, `target_ids` = `y[r]`, `text` = the decoded `input_ids`, or null without a tokenizer);

@@ -6,7 +6,7 @@
  * (`{ bigint: true }`). Path alone is not enough (a file replaced by `mv` keeps the path); size and
  * mtime are not enough either: `touch -d`/`os.utime` can restore an mtime after the content was
  * changed, but the kernel sets ctime to "now" on every write and on every `utime`, and user space
- * cannot set ctime. So a flipped byte with a restored mtime still changes the key (issue 10 item 10).
+ * cannot set ctime. So a flipped byte with a restored mtime still changes the key.
  *
  * Used by the verify cache (`verify/cache.ts`), the stream index (`streamIndex/`) and the search
  * cache. One function to get it ({@link statIdentity} / {@link identityOfStats}); one key format
@@ -73,7 +73,7 @@ export function identityKey(id: FileIdentity): string {
 
 /**
  * {@link identityKey} of `st` (from `stat` with `{ bigint: true }`) without building the identity
- * object first: one flat string, for caches that keep a key per shard (100,000 shards, issue 10 item 9).
+ * object first: one flat string, for caches that keep a key per shard (100,000 shards).
  */
 export function identityKeyOfStats(st: fs.BigIntStats): string {
   return flatString(`${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);

@@ -133,8 +133,8 @@ export function parseShardManifest(text: string, file: string, opts: ManifestOpt
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let prevStart = -Infinity;
   let unsortedReported = false;
-  // Line by line without splitting the whole text into an array first (100,000-line manifests,
-  // issue 10 item 9). A "\r" before the "\n" is white space to trim().
+  // Line by line without splitting the whole text into an array first (100,000-line
+  // manifests). A "\r" before the "\n" is white space to trim().
   for (let at = 0, line = 1; at <= text.length; line++) {
     const nl = text.indexOf('\n', at);
     const end = nl < 0 ? text.length : nl;
@@ -347,7 +347,7 @@ export async function symlinkOutsideRoot(shardPath: string, realRoot: string): P
  * {@link symlinkOutsideRoot} for every shard of a manifest, with bounded memory and time linear in
  * the number of shards: synchronous calls in batches of {@link STAT_BATCH} with a yield to the
  * event loop between batches (an unbounded `Promise.all` of 100,000 `realpath` calls took ~300 MB
- * and 3 s, issue 10 item 9). Each file gets one `lstat`; the real path of each folder is asked
+ * and 3 s). Each file gets one `lstat`; the real path of each folder is asked
  * once (a file that is not itself a link lies where its folder really is).
  * @returns why each path is outside the root (undefined: inside, or missing), same order as `paths`.
  */
@@ -508,7 +508,7 @@ export async function validateShardFiles(
   const problems: ManifestProblem[] = [];
   // Stats in batches of STAT_BATCH synchronous calls with a yield between batches: flat memory and
   // linear time for 100,000 lines (an unbounded Promise.all of 100,000 stats took ~600 MB and was
-  // slower, issue 10 item 9), and never more than a few ms of blocking at a time.
+  // slower), and never more than a few ms of blocking at a time.
   const states: ShardFileState[] = new Array(entries.length);
   for (let b = 0; b < entries.length; b += STAT_BATCH) {
     if (b > 0) await new Promise<void>((r) => setImmediate(r));

@@ -1,5 +1,5 @@
 /**
- * Per-update statistics for the loss-spike workbench (issue 15). One {@link UpdateStats} record
+ * Per-update statistics for the loss-spike workbench. One {@link UpdateStats} record
  * per update `k` (0-based), computed over the update's **G input tokens** `t[0..G)` = global
  * tokens `[G·k, G·(k+1))` — the dataset card's `x` flattened row by row (the look-ahead token is
  * not part of the update's inputs and is never counted). Exact definitions (the README repeats them):

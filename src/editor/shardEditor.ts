@@ -95,7 +95,7 @@ export class ShardSession implements vscode.Disposable {
   pagesSent = 0;
   /**
    * When each host-side step of this editor's open happened (epoch ms), for the one timing line
-   * logged when the webview reports its first text (issue 14 item 7); `logged` once it was.
+   * logged when the webview reports its first text (see docs/benchmarks.md, "Opening a shard in code-server"); `logged` once it was.
    */
   openTiming?: {
     n: number;
@@ -461,7 +461,7 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
 
   /**
    * Opens the workspace's datasets and loads their tokenizers once per session, soon after
-   * activation, so that the first shard editor does not wait for them (issue 14 item 7: ~1 s of
+   * activation, so that the first shard editor does not wait for them (measured: ~1 s of
    * the first open was the tokenizer). Both are cached by {@link Services}; failures are left to
    * the open that needs them (it shows them as banners).
    */

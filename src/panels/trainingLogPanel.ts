@@ -17,18 +17,8 @@ import type { Dataset } from '../core/dataset';
 import { CancelledError } from '../core/errors';
 import { fmt } from '../core/units';
 import { STAT_DEFINITIONS, StatColumn, StatsCalculator, statValue } from '../core/stats';
-import {
-  STEP_CONVENTION_TEXT,
-  SPIKE_DEFAULTS,
-  Spike,
-  StepConvention,
-  TrainingLog,
-  chartSeries,
-  describeLog,
-  findSpikes,
-  spikeScores,
-  stepToUpdate,
-} from '../core/trainingLog/trainingLog';
+import { STEP_CONVENTION_TEXT, StepConvention, TrainingLog, describeLog, stepToUpdate } from '../core/trainingLog/parse';
+import { SPIKE_DEFAULTS, Spike, chartSeries, findSpikes, spikeScores } from '../core/trainingLog/spikes';
 import type { Services } from '../services';
 
 import type { ChannelTaps } from '../editor/hostChannel';

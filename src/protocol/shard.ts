@@ -173,7 +173,7 @@ export interface ShardRunFromWebview {
 /**
  * Webview → host, once per page load: when each step of the load happened (epoch ms, this
  * machine's clock), sent after the first decoded text was drawn. The host logs it against the
- * moment the open was asked for (issue 14 item 7).
+ * moment the open was asked for (docs/benchmarks.md, "Opening a shard in code-server").
  */
 export interface ShardTimingFromWebview {
   type: 'timing';

@@ -5,7 +5,8 @@
  * only: no paths, no typed arrays. `PanelHost` saves their exports (src/protocol/panel.ts).
  */
 import type { StatColumn, UpdateStats } from '../core/stats';
-import type { Spike, StepConvention } from '../core/trainingLog/trainingLog';
+import type { StepConvention } from '../core/trainingLog/parse';
+import type { Spike } from '../core/trainingLog/spikes';
 import type { ViewProtocol } from '../shared/channel';
 
 /** A statistic column as the panels show it. */

@@ -1,5 +1,5 @@
 /**
- * The bad-input corpus of issue 10 (scripts/make-bad-inputs.mjs): for every case the CLI exits
+ * The bad-input corpus (scripts/make-bad-inputs.mjs): for every case the CLI exits
  * with the expected code and a message naming the file and line, byte offset, field or flag;
  * the core reports the same (a problem, or a typed error); and nothing in the case folder changed
  * (every file hashed before and after). The CLI runs in-process through `main()` (the same code
@@ -87,7 +87,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
   return { code, stdout: o, stderr: e };
 }
 
-describe('bad-input corpus (issue 10): exit code, a message naming file/line/offset, nothing changed', function () {
+describe('bad-input corpus: exit code, a message naming file/line/offset, nothing changed', function () {
   this.timeout(0);
   let out: string;
   let cases: Case[];

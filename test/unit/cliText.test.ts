@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 4: CLI *text* output never carries terminal control from data. A copy of the
+ * CLI *text* output never carries terminal control from data. A copy of the
  * sample whose first shard has a hostile file name (ESC colour and window-title sequences, BEL,
  * the bidi marks RLM and ALM and the override RLO) is run through the text forms of `update`
  * (its header names the shards), `export --format txt` (a pipe, not a terminal), `info`,
@@ -18,7 +18,7 @@ import { cliPath, copySampleWithShardName } from './fixtures';
 // eslint-disable-next-line no-control-regex
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
-describe('CLI text output marks control characters from data (issue 10 item 4)', function () {
+describe('CLI text output marks control characters from data', function () {
   this.timeout(120_000);
   let dir: string;
   let root: string;

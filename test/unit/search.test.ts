@@ -1,5 +1,5 @@
 /**
- * Stream search (issue 12) judged by the byte-level Python reference (scripts/reference_search.py:
+ * Stream search judged by the byte-level Python reference (scripts/reference_search.py:
  * the card's reader + numpy, tokenizer.json's byte table decoded on its own, the `regex` module over
  * each document's text): per-update counts and `find` offsets exactly equal, on the sample and on
  * the dataset made by scripts/make-search-fixtures.mjs (names, whole words, case folding, emoji

@@ -73,7 +73,7 @@ function isEntry(v: unknown): v is VerifyCacheEntry {
 
 /**
  * An entry as kept in memory: the identity as its one-string key (`identityKey`), so 100,000
- * entries are three fields each instead of two objects and six strings (issue 10 item 9).
+ * entries are three fields each instead of two objects and six strings.
  */
 interface CompactEntry {
   key: string;
@@ -410,7 +410,7 @@ export function defaultCliCacheFile(env: NodeJS.ProcessEnv = process.env): strin
  * Whether the CLI can keep files in `dir` (its cache folders: the verify cache's, the stream
  * index's): the folder is made when missing, then checked for writing. A command checks once,
  * before it starts, so an unusable folder is one sentence instead of a warning from every part
- * that would have written there (issue 10).
+ * that would have written there.
  * @returns undefined when usable, else the reason ("ENOTDIR: not a directory, mkdir '…'").
  */
 export function folderUnwritable(dir: string): string | undefined {

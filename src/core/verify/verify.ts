@@ -452,7 +452,7 @@ class VerifyRun {
 }
 
 /**
- * One shard's result, kept small for runs of 100,000 shards (issue 10 item 9): the strings are
+ * One shard's result, kept small for runs of 100,000 shards: the strings are
  * the manifest entry's own (an ok shard's `actualSha256` is the manifest's string), and the
  * `message` sentence is built when it is read — only faults and output ever read it.
  */
