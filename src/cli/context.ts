@@ -19,6 +19,7 @@ import { ScheduleSettings, scheduleFaults } from '../core/schedule';
 import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
 import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
 import { READ_LIMITS, fileKind } from '../core/safeRead';
+import { isInside, realPathOf } from '../core/safeWrite';
 import { EXIT } from './exitCodes';
 import { OutputClosed, OutputError, OutputStream, OutputWriter } from './output';
 
@@ -121,6 +122,12 @@ export interface CliContext {
   err(s: string): void;
   /** Writes `warning: …` to stderr. */
   warn(s: string): void;
+  /**
+   * Warns about every manifest.json problem of `ds` (a G, L or EOS there that is invalid and was
+   * replaced, a manifest.json that is not JSON): commands whose output depends on the schedule
+   * say which values they used instead of falling back without a word.
+   */
+  warnSchedule(ds: Dataset): void;
   /** JSON text of `value` (control characters escaped; see `jsonSafe`) for --json outputs. */
   json(value: unknown, indent?: number): string;
   /** Makes text that came from data (names, manifest values) safe to print on a terminal, always: see `terminalSafe`. For messages and listings; data text on stdout goes through {@link CliContext.text}. */
@@ -165,6 +172,29 @@ export async function requireDatasetFolder(dir: string): Promise<void> {
     `${terminalSafe(dir)}: no ${SHARD_MANIFEST} here, so it is not a dataset folder` +
       (rel ? `; the dataset folder is probably ${terminalSafe(rel)} (it holds one)` : '; pass the folder holding it (or one .u32 file)'),
   );
+}
+
+/** Most lines of one kind (manifest problems, failed shards) a text output lists; `--json` lists all. */
+export const MAX_LISTED = 20;
+
+/**
+ * The first {@link MAX_LISTED} of `lines`, then one line counting the rest: a 100,000-line
+ * manifest of missing files prints 21 lines, not 100,000.
+ * @param rest the last line for `n` more: e.g. (n) => `… and ${n} more problems (--json lists them all)`.
+ */
+export function listed(lines: readonly string[], rest: (n: string) => string): string[] {
+  if (lines.length <= MAX_LISTED) return [...lines];
+  return [...lines.slice(0, MAX_LISTED), rest((lines.length - MAX_LISTED).toLocaleString('en-US'))];
+}
+
+/**
+ * Why the CLI's cache folder (verify cache, stream index) must not be used for a dataset: it
+ * lies inside the dataset folder (`XDG_CACHE_HOME=DS`), where nothing is written. Compared as
+ * real paths. Undefined when it may be used.
+ */
+export function cacheInsideDataset(cacheDir: string, datasetRoot: string): string | undefined {
+  const root = realPathOf(datasetRoot);
+  return isInside(realPathOf(cacheDir), root) ? `it is inside the dataset folder ${root}, where nothing is written` : undefined;
 }
 
 /** Maps an error to its exit code (the table of `exitCodes.ts`) and one-line message. */
@@ -349,6 +379,9 @@ export function createContext(
     err,
     warn(s) {
       err(`warning: ${s}`);
+    },
+    warnSchedule(ds) {
+      for (const p of ds.problems) if (p.code === 'bad-provenance') err(`warning: ${terminalSafe(p.message)}`);
     },
     term: terminalSafe,
     json: jsonSafe,

@@ -26,12 +26,14 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
     ...new Set(Array.from({ length: Math.min(n, SAMPLE_SHARDS) }, (_, i) => Math.floor((i * n) / Math.min(n, SAMPLE_SHARDS)))),
   ];
   const parts: Uint32Array[] = [];
+  const partShards: string[] = [];
   for (const i of picks) {
     const e = ds.shards[i];
     const count = Math.min(SAMPLE_IDS_PER_SHARD, e.numTokens);
     if (count === 0) continue;
     try {
       parts.push(await ds.stream.read(e.startToken, count));
+      partShards.push(e.shard);
     } catch {
       /* an unreadable shard is reported elsewhere */
     }
@@ -44,11 +46,13 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
   }
   const found = diagnoseIds(all, vocabSize);
   if (!found) return undefined;
-  // Name the files the sample came from (the first few ids of each).
-  const names = picks.map((i) => ds.shards[i].shard);
+  // Name the shards whose own sample shows the fault (a clean shard is never named); when it
+  // only shows in the whole sample, every shard sampled.
+  const bad = partShards.filter((_, k) => diagnoseIds(parts[k], vocabSize)?.kind === found.kind);
+  const names = bad.length ? bad : partShards;
   const where =
     names.length === 1
-      ? names[0]
+      ? `${names[0]} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids)`
       : `${names[0]} and ${countOf(names.length - 1, 'more shard', 'more shards')} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
   return { ...found, message: `${where}: ${found.message}` };
 }

@@ -75,14 +75,14 @@ control characters (ESC, CR, DEL, bidi controls…) are shown as marks such as �
 ${exitCodeHelp()}`;
 
 /** How long a command may take to stop after Ctrl-C before the process exits anyway (ms). */
-export const INTERRUPT_GRACE_MS = 1000;
+export const INTERRUPT_GRACE_MS = 500;
 
 /**
  * Builds the program with every subcommand registered against `ctx`. Commander never exits the
  * process (exitOverride) and writes its own errors as one `error: …` line.
  */
 export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
-  const program = new Command('token-shards');
+  const program = new Command(ctx.self);
   program
     .description('inspect pretraining token shards (uint32 token streams)')
     .version(packageVersion(), '-V, --version', 'print the version')

@@ -6,9 +6,9 @@
  * Exit codes: 0 ok; 1 a part is unreadable or not JSON; 2 parts overlap, leave a gap, or differ
  * in terms, options, per or updates.
  */
-import * as fs from 'fs';
 import type { Command } from 'commander';
 import { DataError } from '../../core/errors';
+import { READ_LIMITS, readRegularTextFile } from '../../core/safeRead';
 import { mergeCounts } from '../../core/search/count';
 import { countCsv, countJson, countText } from '../../core/search/format';
 import { CountResult } from '../../core/search/types';
@@ -24,21 +24,24 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--csv', 'one CSV row per bucket')
     .action(
       ctx.run(async (files: string[], opts: { json?: boolean; csv?: boolean }) => {
-        if (opts.json && opts.csv) throw new UsageError('--json and --csv are exclusive');
-        const parts: CountResult[] = files.map((f) => {
+        if (opts.json && opts.csv) throw new UsageError('--json and --csv exclude each other: choose one output format');
+        const parts: CountResult[] = [];
+        for (const f of files) {
           let text: string;
           try {
-            text = fs.readFileSync(f, 'utf8');
+            // A regular file of bounded size: a FIFO, /dev/zero or /dev/urandom is refused, never read.
+            text = await readRegularTextFile(f, 'a `count --shards A:B --json` result', READ_LIMITS.countPart);
           } catch (err) {
             if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`${f}: no such file`);
+            if (err instanceof DataError) throw err;
             throw new DataError(`${f}: cannot read: ${(err as Error).message}`, f);
           }
           try {
-            return JSON.parse(text) as CountResult;
+            parts.push(JSON.parse(text) as CountResult);
           } catch (err) {
             throw new DataError(`${f}: not JSON (${(err as Error).message}); expected the output of \`count --shards A:B --json\``, f);
           }
-        });
+        }
         const merged = mergeCounts(parts, files);
         if (opts.json) await ctx.write(countJson(merged, ctx.json) + '\n');
         else if (opts.csv) await ctx.write(countCsv(merged));

@@ -11,7 +11,7 @@ import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, parseUpdateRange, st
 export { parseUpdateRange };
 import type { LoadedTokenizer } from '../../core/tokenizer';
 import { jsonSafe } from '../../core/untrusted';
-import type { CliContext } from '../context';
+import { CliContext, UsageError } from '../context';
 
 /** Registers `stats`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -24,7 +24,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--csv', 'CSV: a header and one row per update')
     .action(
       ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
+        if (opts.json && opts.csv) throw new UsageError('--json and --csv exclude each other: choose one output format');
         const ds = await ctx.open(root, cmd);
+        ctx.warnSchedule(ds);
         const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
         return runStats(
           ds,
@@ -59,7 +61,8 @@ const TABLE: [string, (s: UpdateStats) => string][] = [
   ['dup_seqs', (s) => String(s.duplicate_sequences)],
   ['top_id', (s) => String(s.top_token.id)],
   ['top_count', (s) => String(s.top_token.count)],
-  ['rep13', (s) => (s.repeat_13gram_share === null ? '—' : s.repeat_13gram_share.toFixed(4))],
+  // A share, shown as a percentage (the JSON and CSV keep the share).
+  ['rep13 %', (s) => (s.repeat_13gram_share === null ? '—' : (100 * s.repeat_13gram_share).toFixed(2))],
   ['mean_doc_len', (s) => (s.mean_complete_document_length === null ? '—' : s.mean_complete_document_length.toFixed(1))],
 ];
 
