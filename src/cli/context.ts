@@ -97,6 +97,8 @@ export interface CliContext {
   write(s: string): Promise<void>;
   /** The one writer of standard output (errors, EPIPE, back-pressure); `writable` for code that pipes into a stream. */
   readonly output: OutputWriter;
+  /** Standard error as given to the context, for progress lines redrawn in place (`\r`); messages go through {@link CliContext.err}. */
+  readonly stderr: CliStreams['stderr'];
   /**
    * True when text from data is shown with its control characters marked: `--escape`, or
    * standard output is a terminal and `--raw` was not given. Set when the command starts.
@@ -215,14 +217,16 @@ function oneLine(s: string): string {
 
 /**
  * How the user invoked the CLI, for hints that name a command: `npx token-shards` under npx
- * (`npm_command=exec`), `node dist/cli.js` when the script was run by node (the path relative
+ * (`npm_command=exec`, the script in a `.bin` folder), `node dist/cli.js` when the script was run by node (the path relative
  * to the current folder when it is below it), else the script's name (`token-shards` from
  * `npm link` or a global install).
  */
 export function invokedAs(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  if (env.npm_command === 'exec') return 'npx token-shards';
   const script = argv[1];
   if (!script) return 'token-shards';
+  // npx runs the package's bin link (node_modules/.bin/token-shards); a process started by one run
+  // through npx inherits npm_command, so the script is checked too.
+  if (env.npm_command === 'exec' && script.includes(`${path.sep}.bin${path.sep}`)) return 'npx token-shards';
   if (path.basename(script) === 'cli.js') {
     const rel = path.relative(cwd, script);
     return `node ${rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : script}`;
@@ -374,6 +378,7 @@ export function createContext(
       await output.write(shown(s));
     },
     output,
+    stderr: streams.stderr,
     marks: () => marks,
     text: (s, opts) => (marks ? terminalSafe(s, opts) : s),
     err,

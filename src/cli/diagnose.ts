@@ -48,8 +48,17 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
   if (!found) return undefined;
   // Name the shards whose own sample shows the fault (a clean shard is never named); when it
   // only shows in the whole sample, every shard sampled.
-  const bad = partShards.filter((_, k) => diagnoseIds(parts[k], vocabSize)?.kind === found.kind);
-  const names = bad.length ? bad : partShards;
+  const own = parts.map((p) => diagnoseIds(p, vocabSize));
+  const bad = partShards.map((_, k) => k).filter((k) => own[k]?.kind === found.kind);
+  if (bad.length === 1) {
+    // One shard: its own numbers (the share of its ids), not those of the whole sample.
+    const k = bad[0];
+    return {
+      ...own[k]!,
+      message: `${partShards[k]} (first ${fmt(Math.min(SAMPLE_IDS_PER_SHARD, parts[k].length))} ids): ${own[k]!.message}`,
+    };
+  }
+  const names = bad.length ? bad.map((k) => partShards[k]) : partShards;
   const where =
     names.length === 1
       ? `${names[0]} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids)`

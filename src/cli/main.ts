@@ -82,7 +82,7 @@ export const INTERRUPT_GRACE_MS = 500;
  * process (exitOverride) and writes its own errors as one `error: …` line.
  */
 export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
-  const program = new Command(ctx.self);
+  const program = new Command('token-shards');
   program
     .description('inspect pretraining token shards (uint32 token streams)')
     .version(packageVersion(), '-V, --version', 'print the version')

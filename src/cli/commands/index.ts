@@ -11,7 +11,7 @@
  * judges them); 2 usage; 130 interrupted.
  */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
+import { DataError, fmt } from '../../core/errors';
 import { count } from '../../core/units';
 import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/streamIndex/indexShards';
 import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex/streamIndex';
@@ -73,7 +73,7 @@ export function register(program: Command, ctx: CliContext): void {
             ctx.err(l);
         const manifestErrors = ds.problems.filter((p) => p.severity === 'error').length;
         if (ds.shards.length === 0)
-          throw new UsageError(`${ctx.term(ds.manifestFile || ds.root)}: no readable shard line; nothing to index`);
+          throw new DataError(`${ctx.term(ds.manifestFile || ds.root)}: no readable shard line; nothing to index`, ds.manifestFile);
         const signal = ctx.cancellable();
         const { store, params, noTokenizer } = await openCliIndex(ctx, ds, cmd);
         if (noTokenizer) ctx.warn(noTokenizer);

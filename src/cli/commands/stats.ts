@@ -84,7 +84,10 @@ export async function runStats(
   ds.schedule.checkUpdate(first);
   ds.schedule.checkUpdate(last);
   if (!tok) io.err('warning: no tokenizer: unknown_ids and special_ids are null (pass --tokenizer FILE)');
+  // Records are written in order behind the computation; the first failed write (a full disk,
+  // a closed pipe) stops both, and is what the command ends with.
   let pending: Promise<void> = Promise.resolve();
+  let failed: { error: unknown } | undefined;
   let n = 0;
   if (format === 'json') await io.write('[');
   if (format === 'csv') await io.write(STATS_CSV_HEADER + '\n');
@@ -100,10 +103,16 @@ export async function runStats(
             ? statsToCsvRow(s) + '\n'
             : TABLE.map(([, f]) => f(s)).join('\t') + '\n';
       n++;
-      pending = pending.then(() => io.write(line));
+      if (failed) throw failed.error;
+      pending = pending
+        .then(() => (failed ? undefined : io.write(line)))
+        .catch((error: unknown) => {
+          failed ??= { error };
+        });
     },
   });
   await pending;
+  if (failed) throw failed.error;
   if (format === 'json') await io.write('\n]\n');
   return 0;
 }

@@ -57,6 +57,7 @@ export function register(program: Command, ctx: CliContext): void {
         return runVerifyCommand(root, {
           jobs: ctx.jobs(opts.jobs),
           write: (s) => ctx.write(s),
+          err: (s) => ctx.err(s),
           json: !!opts.json,
           noCache: !opts.cache,
           noIndex: !opts.index,
@@ -72,6 +73,8 @@ export interface VerifyCommandOptions {
   jobs?: number;
   /** Writes to standard output (the CLI's one output writer: back-pressure, write errors). */
   write: (s: string) => Promise<void>;
+  /** Writes a line to standard error (the CLI context's). */
+  err: (s: string) => void;
   json: boolean;
   noCache: boolean;
   /** Do not build the stream index in the same read (default: build it, in the CLI's cache folder). */
@@ -135,7 +138,7 @@ async function writeJsonWithResults<T>(
  * @returns the exit code: 0 all ok, 1 faults (an unreadable manifest too), 2 usage, 130 interrupted.
  */
 export async function runVerifyCommand(root: string, opts: VerifyCommandOptions): Promise<number> {
-  const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : s + '\n');
+  const err = opts.err;
   if (!fs.existsSync(root)) throw new UsageError(`${terminalSafe(root)}: no such folder`);
   // A manifest that cannot be read at all throws a DataError: exit 1, as in every command.
   const ds = await openDataset(root, {}, opts.open);
