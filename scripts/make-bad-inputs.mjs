@@ -21,9 +21,18 @@
  * - `damageIndex`: `{ shard, how }`, what the test does to that shard's stream-index entry after
  *   `before` (`eos-count-plus-5`: the count edited in place; `copy-of-shard-0`: shard 0's entry
  *   copied over it).
+ * - `stdout`: where standard output goes (`'/dev/full'`; default a pipe);
+ * - `scratch`: files (name → content, or `{ link: target }`, or `{ fifo: true }`) made in the case's
+ *   scratch folder `{scratch}` (outside the case folder) before the run; `scratchAfter`:
+ *   `{ unchanged?: string[], absent?: string[], present?: string[] }` checked after it;
+ * - `env`: environment variables for the run (`{root}`, `{scratch}` replaced);
+ * - `spawn`: run `dist/cli.js` as a process instead of in-process: `'head'` closes its stdout
+ *   after the first chunk (EPIPE: exit 0, nothing on stderr), `'interrupt'` sends SIGINT once the
+ *   process listens for it (exit 130) while it waits on a standard input that never ends.
  * The unit test (test/unit/badInputs.test.ts) also hashes every file of the case folder before
  * and after: nothing may change.
  */
+import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -105,7 +114,7 @@ export async function makeBadInputs(options = {}) {
   /**
    * @param {string} name
    * @param {string} description
-   * @param {{ args: string[], code: number, expect: string, core?: string, before?: string[][], damageIndex?: { shard: number, how: string } }} check
+   * @param {{ args: string[], code: number, expect: string, core?: string, stream?: string, report?: boolean, stdout?: string, env?: Record<string, string>, scratch?: object, scratchAfter?: object, spawn?: string, before?: string[][], damageIndex?: { shard: number, how: string } }} check
    * @param {((dir: string) => void) | null} [mutate] changes the copy of the base
    * @param {{ manifest?: string, prov?: string|null, tokenizer?: object|string|null, files?: Record<string, Buffer|string> }} [base]
    */
@@ -671,6 +680,364 @@ export async function makeBadInputs(options = {}) {
     'merge p2.json alone with --allow-partial: merged, the missing range named.',
     { args: ['merge', '{root}/p2.json', '--allow-partial'], code: 0, expect: "warning: shards 0:1 of the dataset's 0:3 are in no part" },
     partFiles({ 'p2.json': p2 }),
+  );
+  // ==== Nothing lost, nothing overwritten (writes, standard output, hangs, exit codes, messages, text) ====
+  // Each case: a finding of the 738-case attack on the CLI, with its exit code and message.
+  const scratchOf = (name) => path.join(out, '_scratch', name);
+  /** A case whose run also uses a scratch folder outside the case folder. */
+  const addOut = (name, description, check, mutate, base) => {
+    fs.mkdirSync(scratchOf(name), { recursive: true });
+    for (const [f, v] of Object.entries(check.scratch ?? {})) {
+      const p = path.join(scratchOf(name), f);
+      if (typeof v === 'string') fs.writeFileSync(p, v);
+      else if (v.fifo) execFileSync('mkfifo', [p]);
+      else fs.symlinkSync(v.link.replaceAll('{root}', path.join(out, name)), p);
+    }
+    add(name, description, { ...check, scratch: undefined }, mutate, base);
+  };
+  const fifo = (p) => {
+    fs.rmSync(p, { force: true });
+    execFileSync('mkfifo', [p]);
+  };
+  const exp = (outPath, extra = []) => ['export', '{root}', '0', '--format', 'jsonl', '--out', outPath, ...extra];
+  // -- writes: export --out never inside the dataset, never over anything but a regular file
+  const inside = 'is inside the dataset folder .*nothing is written there';
+  add('write-into-shard', 'export --out onto a shard of the dataset.', {
+    args: exp(`{root}/${shardName(0)}`),
+    code: 2,
+    expect: `--out .*tokens_000000\\.u32: ${inside}`,
+  });
+  add('write-into-manifest', 'export --out onto shard_manifest.jsonl.', {
+    args: exp('{root}/shard_manifest.jsonl'),
+    code: 2,
+    expect: `--out .*shard_manifest\\.jsonl: ${inside}`,
+  });
+  add('write-into-verification', 'export --out onto verification.json.', {
+    args: exp('{root}/verification.json', ['--force']),
+    code: 2,
+    expect: `--out .*verification\\.json: ${inside}`,
+  });
+  add('write-dotdot-into-dataset', 'export --out DS/../DS/./x.txt (a new file inside DS, reached through .. and .).', {
+    args: exp('{root}/../write-dotdot-into-dataset/./x.txt'),
+    code: 2,
+    expect: `--out .*x\\.txt: ${inside}`,
+  });
+  addOut('write-symlink-into-dataset', 'export --out through a symbolic link (outside) to the shards folder.', {
+    args: exp('{scratch}/link/x.jsonl'),
+    code: 2,
+    expect: `--out .*link/x\\.jsonl: ${inside}`,
+    scratch: { link: { link: '{root}/shards' } },
+  });
+  addOut('write-symlink-to-shard', 'export --out a symbolic link (outside) that points at a shard, with --force.', {
+    args: exp('{scratch}/alias.u32', ['--force']),
+    code: 2,
+    expect: `--out .*alias\\.u32: ${inside}`,
+    scratch: { 'alias.u32': { link: `{root}/${shardName(1)}` } },
+    scratchAfter: { present: ['alias.u32'] },
+  });
+  add('write-device', 'export --out /dev/null --force: a device is never replaced.', {
+    args: exp('/dev/null', ['--force']),
+    code: 2,
+    expect: '--out /dev/null: is a device; only a regular file is ever replaced',
+  });
+  addOut('write-fifo', 'export --out a FIFO --force: never renamed over, never opened.', {
+    args: exp('{scratch}/pipe', ['--force']),
+    code: 2,
+    expect: '--out .*pipe: is a FIFO \\(named pipe\\); only a regular file is ever replaced',
+    scratch: { pipe: { fifo: true } },
+  });
+  addOut('write-folder', 'export --out an existing folder.', {
+    args: exp('{scratch}/', ['--force']),
+    code: 2,
+    expect: '--out .*: names a folder; expected a file name',
+  });
+  addOut('write-exists', 'export --out an existing file without --force: refused, the file unchanged.', {
+    args: exp('{scratch}/old.jsonl'),
+    code: 2,
+    expect: '--out .*old\\.jsonl: exists; pass --force to replace it',
+    scratch: { 'old.jsonl': 'keep me\n' },
+    scratchAfter: { unchanged: ['old.jsonl'] },
+  });
+  addOut(
+    'write-partial-untouched',
+    'export --out FILE while an unrelated FILE.partial exists: written under another name; FILE.partial unchanged.',
+    {
+      args: exp('{scratch}/new.jsonl'),
+      code: 0,
+      expect: 'wrote .*new\\.jsonl: 1 update',
+      scratch: { 'new.jsonl.partial': 'not ours\n' },
+      scratchAfter: { unchanged: ['new.jsonl.partial'], present: ['new.jsonl'] },
+    },
+  );
+  add('write-out-empty', 'export --out "": a usage error (it went to stdout).', {
+    args: exp(''),
+    code: 2,
+    expect: '--out "": expected a file name',
+  });
+  add('write-force-without-out', 'export --force without --out.', {
+    args: ['export', '{root}', '0', '--format', 'jsonl', '--force'],
+    code: 2,
+    expect: '--force replaces the file of --out',
+  });
+  addOut('write-cache-in-dataset', 'verify with XDG_CACHE_HOME inside the dataset: no cache or index is written there.', {
+    args: ['verify', '{root}'],
+    code: 0,
+    expect: 'cannot use the cache folder .*inside the dataset folder',
+    env: { XDG_CACHE_HOME: '{root}/.cache' },
+  });
+  addOut('write-index-in-dataset', 'index with XDG_CACHE_HOME inside the dataset: refused, nothing written.', {
+    args: ['index', '{root}'],
+    code: 1,
+    expect: 'cannot write the stream index in .*inside the dataset folder',
+    env: { XDG_CACHE_HOME: '{root}' },
+  });
+  // -- standard output: a failed write is exit 1 naming it; EPIPE is a quiet 0
+  const full = (name, args) =>
+    add(`stdout-full-${name}`, `${args[0]} > /dev/full.`, {
+      args,
+      code: 1,
+      expect: 'cannot write to standard output: no space left on device \\(ENOSPC\\)',
+      stdout: '/dev/full',
+    });
+  full('info', ['info', '{root}']);
+  full('tokens', ['tokens', '{root}', '--start', '0', '--count', '3000']);
+  full('update', ['update', '{root}', '0']);
+  full('decode', ['decode', '{root}', '72', '105']);
+  full('stats', ['stats', '{root}', '0..4']);
+  full('count', ['count', '{root}', 'the', '--jobs', '1']);
+  full('find', ['find', '{root}', String(tokens[0]), '--ids', '--json']);
+  full('verify', ['verify', '{root}', '--no-cache']);
+  full('locate', ['locate', '{root}', '5']);
+  full('export', ['export', '{root}', '0..1', '--format', 'jsonl']);
+  add('stdout-epipe', 'tokens | head -c 1: the reader goes away; exit 0 and nothing on stderr.', {
+    args: ['tokens', '{root}', '--start', '0', '--count', '3000'],
+    code: 0,
+    expect: '^$',
+    spawn: 'head',
+  });
+  // -- hangs: FIFOs and endless devices are refused before they are opened; Ctrl-C ends the process
+  add(
+    'fifo-manifest',
+    'shard_manifest.jsonl is a FIFO (blocked forever).',
+    info(`${M}: is a FIFO \\(named pipe\\); expected the shard manifest`),
+    (d) => fifo(path.join(d, 'shard_manifest.jsonl')),
+  );
+  add(
+    'fifo-manifest-verify',
+    'verify: shard_manifest.jsonl is a FIFO; a broken dataset is exit 1, as in info.',
+    { args: ['verify', '{root}', '--no-cache'], code: 1, expect: `${M}: is a FIFO` },
+    (d) => fifo(path.join(d, 'shard_manifest.jsonl')),
+  );
+  add('fifo-provenance', 'manifest.json is a FIFO.', info('manifest\\.json: is a FIFO \\(named pipe\\); expected manifest\\.json'), (d) =>
+    fifo(path.join(d, 'manifest.json')),
+  );
+  add('fifo-verification', 'verification.json is a FIFO.', info('verification\\.json: is a FIFO \\(named pipe\\)'), (d) =>
+    fifo(path.join(d, 'verification.json')),
+  );
+  add(
+    'fifo-tokenizer',
+    'tokenizer/tokenizer.json is a FIFO.',
+    { args: ['decode', '{root}', '72'], code: 1, expect: `${T}: is a FIFO \\(named pipe\\); expected a tokenizer\\.json` },
+    (d) => fifo(path.join(d, 'tokenizer', 'tokenizer.json')),
+  );
+  addOut('fifo-tokenizer-flag', '--tokenizer names a FIFO.', {
+    args: ['--tokenizer', '{scratch}/tok', 'decode', '{root}', '72'],
+    code: 2,
+    expect: '--tokenizer .*tok: is a FIFO \\(named pipe\\); expected a tokenizer\\.json file',
+    scratch: { tok: { fifo: true } },
+  });
+  addOut('fifo-merge-part', 'merge of a FIFO.', {
+    args: ['merge', '{scratch}/part.json'],
+    code: 1,
+    expect: 'part\\.json: is a FIFO \\(named pipe\\); expected a `count --shards A:B --json` result',
+    scratch: { 'part.json': { fifo: true } },
+  });
+  add('merge-dev-zero', 'merge /dev/zero (never ends).', {
+    args: ['merge', '/dev/zero'],
+    code: 1,
+    expect: '/dev/zero: is a device; expected a `count --shards A:B --json` result',
+  });
+  add('merge-dev-urandom', 'merge /dev/urandom (never ends).', {
+    args: ['merge', '/dev/urandom'],
+    code: 1,
+    expect: '/dev/urandom: is a device',
+  });
+  add('interrupt-stdin', 'encode waiting on a standard input that never ends: Ctrl-C ends it with 130.', {
+    args: ['encode', '{root}'],
+    code: 130,
+    expect: '',
+    spawn: 'interrupt',
+  });
+  // -- encode --file: what it is, and how big
+  add('encode-file-folder', 'encode --file on a folder (was "no such file").', {
+    args: ['encode', '{root}', '--file', '{root}/shards'],
+    code: 2,
+    expect: '--file .*shards: is a folder; expected a text file',
+  });
+  add('encode-file-dev-zero', 'encode --file /dev/zero.', {
+    args: ['encode', '{root}', '--file', '/dev/zero'],
+    code: 2,
+    expect: '--file /dev/zero: is a device; expected a text file; to read standard input, pass --file -',
+  });
+  addOut('encode-file-fifo', 'encode --file on a FIFO.', {
+    args: ['encode', '{root}', '--file', '{scratch}/text'],
+    code: 2,
+    expect: '--file .*text: is a FIFO \\(named pipe\\); expected a text file',
+    scratch: { text: { fifo: true } },
+  });
+  addOut(
+    'encode-file-too-big',
+    'encode --file of a sparse 3 GB file: refused above the stated size, naming the file.',
+    {
+      args: ['encode', '{root}', '--file', '{scratch}/big.txt'],
+      code: 2,
+      expect: '--file .*big\\.txt: 3,000,000,000 bytes is more than the 67,108,864 bytes encode takes',
+    },
+    null,
+  );
+  fs.mkdirSync(scratchOf('encode-file-too-big'), { recursive: true });
+  fs.closeSync(fs.openSync(path.join(scratchOf('encode-file-too-big'), 'big.txt'), 'w'));
+  fs.truncateSync(path.join(scratchOf('encode-file-too-big'), 'big.txt'), 3_000_000_000);
+  // -- exit codes: one rule (src/cli/exitCodes.ts)
+  add(
+    'exit-verify-empty-manifest',
+    'verify on an empty manifest: 1, as info.',
+    { args: ['verify', '{root}', '--no-cache'], code: 1, expect: `${M}: no readable shard line`, report: true },
+    null,
+    { manifest: '' },
+  );
+  add(
+    'exit-verify-manifest-folder',
+    'verify where shard_manifest.jsonl is a folder: 1, as info.',
+    { args: ['verify', '{root}', '--no-cache'], code: 1, expect: `${M}: is a folder; expected the shard manifest` },
+    (d) => {
+      fs.rmSync(path.join(d, 'shard_manifest.jsonl'));
+      fs.mkdirSync(path.join(d, 'shard_manifest.jsonl'));
+    },
+  );
+  add('exit-decode-past-uint32', 'decode 4294967296: no uint32 holds it; usage.', {
+    args: ['decode', '{root}', '4294967296'],
+    code: 2,
+    expect: 'id 4,294,967,296 is not a token id: ids are uint32',
+  });
+  add('exit-decode-unknown', 'decode of an id not in the vocabulary: 1.', {
+    args: ['decode', '{root}', '5000'],
+    code: 1,
+    expect: "1 id not in the tokenizer's vocabulary",
+    report: true,
+  });
+  add(
+    'exit-tokens-unknown',
+    'tokens --text meeting an id not in the vocabulary: 1, as decode.',
+    {
+      args: ['tokens', '{root}', '--start', '0', '--count', '10', '--text'],
+      code: 1,
+      expect: "not in the tokenizer's vocabulary",
+      report: true,
+    },
+    (d) => {
+      const b = fs.readFileSync(path.join(d, shardName(0)));
+      b.writeUInt32LE(5000, 0);
+      fs.writeFileSync(path.join(d, shardName(0)), b);
+    },
+  );
+  // -- messages
+  add('msg-help-nosuch', 'help nosuch: one line, not the whole usage.', {
+    args: ['help', 'nosuch'],
+    code: 2,
+    expect: '^error: help "nosuch": no such command; the commands are info, ',
+  });
+  add('msg-stats-json-csv', 'stats --json --csv: they exclude each other.', {
+    args: ['stats', '{root}', '0', '--json', '--csv'],
+    code: 2,
+    expect: '--json and --csv exclude each other',
+  });
+  add('msg-stats-dash-range', 'stats 3-6: ranges are written 3..6.', {
+    args: ['stats', '{root}', '1-3'],
+    code: 2,
+    expect: 'ranges are written K1\\.\\.K2 \\(0-based, inclusive\\), e\\.g\\. 1\\.\\.3',
+  });
+  add('msg-count-jobs-cap', 'count --jobs 1000: capped at 256, as verify.', {
+    args: ['count', '{root}', 'the', '--jobs', '1000'],
+    code: 2,
+    expect: '--jobs 1000: expected 1\\.\\.256',
+  });
+  add('msg-tokenizer-empty', '--tokenizer "": not ignored.', {
+    args: ['--tokenizer', '', 'decode', '{root}', '72'],
+    code: 2,
+    expect: '--tokenizer "": expected the path of a tokenizer\\.json',
+  });
+  add('msg-tokenizer-missing', '--tokenizer naming no file: usage (a file named on the command line).', {
+    args: ['--tokenizer', '{root}/nope.json', 'info', '{root}'],
+    code: 2,
+    expect: '--tokenizer .*nope\\.json: no such file',
+  });
+  add('msg-escape-raw', '--escape with --raw.', {
+    args: ['--escape', '--raw', 'decode', '{root}', '72'],
+    code: 2,
+    expect: '--escape and --raw exclude each other',
+  });
+  add('msg-search-fffd', 'a search term with U+FFFD (what invalid UTF-8 in an argument becomes) is warned about.', {
+    args: ['count', '{root}', 'a\ufffdb', '--jobs', '1'],
+    code: 0,
+    expect: 'warning: term 1 .* holds U\\+FFFD',
+  });
+  add(
+    'msg-prov-g-update',
+    'update with an invalid G in manifest.json says what it used instead (the flag here).',
+    {
+      args: ['--tokens-per-update', '512', 'update', '{root}', '0'],
+      code: 0,
+      expect: 'warning: manifest\\.json: global_tokens_per_update = 1\\.5 is not a positive integer',
+    },
+    null,
+    { prov: JSON.stringify({ global_tokens_per_update: 1.5, sequence_length: 128 }) },
+  );
+  add(
+    'msg-prov-eos-tokens',
+    'tokens with an invalid EOS in manifest.json says so.',
+    {
+      args: ['tokens', '{root}', '--start', '0', '--count', '5'],
+      code: 0,
+      expect: 'warning: manifest\\.json: eos_token_id = "x" is not a token id',
+    },
+    null,
+    { prov: JSON.stringify({ global_tokens_per_update: 512, sequence_length: 128, eos_token_id: 'x' }) },
+  );
+  add(
+    'msg-tokenizer-bom',
+    'tokenizer.json starting with a byte-order mark loads (no invisible character in an error).',
+    { args: ['decode', '{root}', '72', '105'], code: 0, expect: '^$' },
+    null,
+    { tokenizer: '\ufeff' + JSON.stringify(baseTok) },
+  );
+  add(
+    'msg-many-missing',
+    'a 100,000-line manifest of missing files: the problems are summarised after 20 lines.',
+    {
+      args: ['verify', '{root}', '--no-cache'],
+      code: 1,
+      expect: '… and 99,980 more shards not ok \\(--json lists them all\\)',
+      stream: 'stdout',
+      report: true,
+    },
+    null,
+    {
+      manifest:
+        Array.from({ length: 100_000 }, (_, i) =>
+          line({ shard: `gone/s${i}.u32`, start_token: i * 10, num_tokens: 10, sha256: '0'.repeat(64) }),
+        ).join('\n') + '\n',
+    },
+  );
+  add(
+    'msg-info-names-bad-shard',
+    'info names the shard whose ids are out of the vocabulary, not a clean one.',
+    { args: ['info', '{root}'], code: 0, expect: 'warning: shards/tokens_000002\\.u32 \\(first 1,000 ids\\): 100\\.0% of ids are ≥' },
+    (d) => {
+      const b = fs.readFileSync(path.join(d, shardName(2)));
+      for (let i = 0; i < 1000; i++) b.writeUInt32LE(200_000 + i, 4 * i);
+      fs.writeFileSync(path.join(d, shardName(2)), b);
+    },
   );
 
   fs.writeFileSync(path.join(out, 'cases.json'), JSON.stringify({ generated_by: CREATED_BY, sample: sampleRoot, cases }, null, 2) + '\n');

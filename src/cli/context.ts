@@ -19,6 +19,7 @@ import { ScheduleSettings, scheduleFaults } from '../core/schedule';
 import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
 import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
 import { READ_LIMITS, fileKind } from '../core/safeRead';
+import { isInside, realPathOf } from '../core/safeWrite';
 import { EXIT } from './exitCodes';
 import { OutputClosed, OutputError, OutputStream, OutputWriter } from './output';
 import { LISTS_PROBLEMS, readFaultWarnings } from './readWarnings';
@@ -98,6 +99,8 @@ export interface CliContext {
   write(s: string): Promise<void>;
   /** The one writer of standard output (errors, EPIPE, back-pressure); `writable` for code that pipes into a stream. */
   readonly output: OutputWriter;
+  /** Standard error as given to the context, for progress lines redrawn in place (`\r`); messages go through {@link CliContext.err}. */
+  readonly stderr: CliStreams['stderr'];
   /**
    * True when text from data is shown with its control characters marked: `--escape`, or
    * standard output is a terminal and `--raw` was not given. Set when the command starts.
@@ -123,6 +126,12 @@ export interface CliContext {
   err(s: string): void;
   /** Writes `warning: …` to stderr. */
   warn(s: string): void;
+  /**
+   * Warns about every manifest.json problem of `ds` (a G, L or EOS there that is invalid and was
+   * replaced, a manifest.json that is not JSON): commands whose output depends on the schedule
+   * say which values they used instead of falling back without a word.
+   */
+  warnSchedule(ds: Dataset): void;
   /** JSON text of `value` (control characters escaped; see `jsonSafe`) for --json outputs. */
   json(value: unknown, indent?: number): string;
   /** Makes text that came from data (names, manifest values) safe to print on a terminal, always: see `terminalSafe`. For messages and listings; data text on stdout goes through {@link CliContext.text}. */
@@ -169,6 +178,29 @@ export async function requireDatasetFolder(dir: string): Promise<void> {
   );
 }
 
+/** Most lines of one kind (manifest problems, failed shards) a text output lists; `--json` lists all. */
+export const MAX_LISTED = 20;
+
+/**
+ * The first {@link MAX_LISTED} of `lines`, then one line counting the rest: a 100,000-line
+ * manifest of missing files prints 21 lines, not 100,000.
+ * @param rest the last line for `n` more: e.g. (n) => `… and ${n} more problems (--json lists them all)`.
+ */
+export function listed(lines: readonly string[], rest: (n: string) => string): string[] {
+  if (lines.length <= MAX_LISTED) return [...lines];
+  return [...lines.slice(0, MAX_LISTED), rest((lines.length - MAX_LISTED).toLocaleString('en-US'))];
+}
+
+/**
+ * Why the CLI's cache folder (verify cache, stream index) must not be used for a dataset: it
+ * lies inside the dataset folder (`XDG_CACHE_HOME=DS`), where nothing is written. Compared as
+ * real paths. Undefined when it may be used.
+ */
+export function cacheInsideDataset(cacheDir: string, datasetRoot: string): string | undefined {
+  const root = realPathOf(datasetRoot);
+  return isInside(realPathOf(cacheDir), root) ? `it is inside the dataset folder ${root}, where nothing is written` : undefined;
+}
+
 /** Maps an error to its exit code (the table of `exitCodes.ts`) and one-line message. */
 export function describeError(err: unknown): { code: number; message?: string } {
   if (err instanceof UsageError || err instanceof RangeRequestError) return { code: EXIT.usage, message: err.message };
@@ -187,14 +219,16 @@ function oneLine(s: string): string {
 
 /**
  * How the user invoked the CLI, for hints that name a command: `npx token-shards` under npx
- * (`npm_command=exec`), `node dist/cli.js` when the script was run by node (the path relative
+ * (`npm_command=exec`, the script in a `.bin` folder), `node dist/cli.js` when the script was run by node (the path relative
  * to the current folder when it is below it), else the script's name (`token-shards` from
  * `npm link` or a global install).
  */
 export function invokedAs(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  if (env.npm_command === 'exec') return 'npx token-shards';
   const script = argv[1];
   if (!script) return 'token-shards';
+  // npx runs the package's bin link (node_modules/.bin/token-shards); a process started by one run
+  // through npx inherits npm_command, so the script is checked too.
+  if (env.npm_command === 'exec' && script.includes(`${path.sep}.bin${path.sep}`)) return 'npx token-shards';
   if (path.basename(script) === 'cli.js') {
     const rel = path.relative(cwd, script);
     return `node ${rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : script}`;
@@ -348,11 +382,15 @@ export function createContext(
       await output.write(shown(s));
     },
     output,
+    stderr: streams.stderr,
     marks: () => marks,
     text: (s, opts) => (marks ? terminalSafe(s, opts) : s),
     err,
     warn(s) {
       err(`warning: ${s}`);
+    },
+    warnSchedule(ds) {
+      for (const p of ds.problems) if (p.code === 'bad-provenance') err(`warning: ${terminalSafe(p.message)}`);
     },
     term: terminalSafe,
     json: jsonSafe,

@@ -75,7 +75,7 @@ control characters (ESC, CR, DEL, bidi controlsâ€¦) are shown as marks such as â
 ${exitCodeHelp()}`;
 
 /** How long a command may take to stop after Ctrl-C before the process exits anyway (ms). */
-export const INTERRUPT_GRACE_MS = 1000;
+export const INTERRUPT_GRACE_MS = 500;
 
 /**
  * Builds the program with every subcommand registered against `ctx`. Commander never exits the

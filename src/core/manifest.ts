@@ -599,7 +599,7 @@ export async function readSideFile(
 ): Promise<{ side?: SideFile; problems: ManifestProblem[] }> {
   let text: string;
   try {
-    text = await readRegularTextFile(file, `${path.basename(file)} (a JSON object)`, READ_LIMITS.sideFile);
+    text = await readRegularTextFile(file, `${path.basename(file)}, a JSON object`, READ_LIMITS.sideFile);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { problems: [] };
     if (err instanceof UnreadableInputError) return { problems: [{ code, severity: 'error', file, message: `${err.message}; ignored.` }] };

@@ -407,9 +407,20 @@ export function parseUpdateRange(text: string | undefined): UpdateRangeArg {
   const parts = text.split('..');
   if (parts.length > 2 || parts.some((p) => p.trim() === ''))
     throw new RangeRequestError(`${JSON.stringify(text)} is not an update range; expected K or K1..K2 (0-based, inclusive)`);
+  // "3-6", "3:6", "3–6": a range written another way; say how ranges are written.
+  const other = parts.length === 1 ? /^\s*(\d[\d_]*)\s*(-|:|–|—|\.\.\.)\s*(\d[\d_]*)\s*$/.exec(text) : null;
+  if (other)
+    throw new RangeRequestError(
+      `${JSON.stringify(text)} is not an update range: ranges are written K1..K2 (0-based, inclusive), e.g. ${other[1]}..${other[3]}`,
+    );
   const nums = parts.map((p) => {
     const r = parseNumberInput(p.trim());
-    if (!r.ok) throw new RangeRequestError(`${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`);
+    if (!r.ok)
+      throw new RangeRequestError(
+        parts.length === 1
+          ? `${JSON.stringify(text)}: ${r.error}; expected K or K1..K2 (0-based, inclusive)`
+          : `${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`,
+      );
     return r.value;
   });
   const first = nums[0],

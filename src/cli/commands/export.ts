@@ -45,7 +45,7 @@ export function register(program: Command, ctx: CliContext): void {
           force: opts.force,
           markControls: ctx.marks(),
           stdout: ctx.output.writable,
-          stderr: process.stderr,
+          stderr: ctx.stderr,
           signal: ctx.cancellable(),
           tokenizer: async () => (ctx.globals(cmd).tokenizer || ds.tokenizerFile ? ctx.tokenizerFor(undefined, cmd, ds) : undefined),
         });

@@ -45,7 +45,7 @@ export function register(program: Command, ctx: CliContext): void {
           ({ document, start, length } = { document: info.document, start: info.start, length: info.length });
         } else {
           ctx.warn(
-            `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`token-shards index ${ctx.term(root)}\` makes this instant`,
+            `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`${ctx.self} index ${ctx.term(root)}\` makes this instant`,
           );
           const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
           document = await di.documentNumberAt(offset, ctx.signal);

@@ -10,9 +10,9 @@
  * message names the part file and the field); 2 parts overlap, leave shards uncovered, belong to
  * different datasets, or differ in terms, options, per or updates.
  */
-import * as fs from 'fs';
 import type { Command } from 'commander';
 import { DataError } from '../../core/errors';
+import { READ_LIMITS, readRegularTextFile } from '../../core/safeRead';
 import { mergeCounts, parseCountPart } from '../../core/search/merge';
 import { countCsv, countJson, countText } from '../../core/search/format';
 import { parseJson } from '../../core/safeJson';
@@ -29,19 +29,22 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--csv', 'one CSV row per bucket')
     .action(
       ctx.run(async (files: string[], opts: { allowPartial?: boolean; json?: boolean; csv?: boolean }) => {
-        if (opts.json && opts.csv) throw new UsageError('--json and --csv are exclusive');
-        const parts = files.map((f) => {
+        if (opts.json && opts.csv) throw new UsageError('--json and --csv exclude each other: choose one output format');
+        const parts: ReturnType<typeof parseCountPart>[] = [];
+        for (const f of files) {
           let text: string;
           try {
-            text = fs.readFileSync(f, 'utf8');
+            // A regular file of bounded size: a FIFO, /dev/zero or /dev/urandom is refused, never read.
+            text = await readRegularTextFile(f, 'a `count --shards A:B --json` result', READ_LIMITS.countPart);
           } catch (err) {
             if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`${f}: no such file`);
+            if (err instanceof DataError) throw err;
             throw new DataError(`${f}: cannot read: ${(err as Error).message}`, f);
           }
           const parsed = parseJson(text);
           if (!parsed.ok) throw new DataError(`${f}: not JSON (${parsed.error}); expected the output of \`count --shards A:B --json\``, f);
-          return parseCountPart(parsed.value, f);
-        });
+          parts.push(parseCountPart(parsed.value, f));
+        }
         const result = mergeCounts(parts, files, { allowPartial: opts.allowPartial });
         const missing = result.missingShards ?? [];
         if (missing.length)

@@ -376,7 +376,8 @@ export async function writeFileAtomic(file: string, text: string | Iterable<stri
   const dir = path.dirname(file);
   await fs.promises.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`);
-  const fh = await fs.promises.open(tmp, 'w');
+  // O_EXCL: the name is unique, and a file that is somehow there already is never opened.
+  const fh = await fs.promises.open(tmp, 'wx');
   let written = false;
   try {
     if (typeof text === 'string') await fh.writeFile(text, 'utf8');
