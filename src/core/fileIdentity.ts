@@ -90,6 +90,19 @@ export function sameIdentity(a: FileIdentity | undefined, b: FileIdentity | unde
   return !!a && !!b && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
+/**
+ * How a file changed between two identities, as the end of a sentence starting with its path:
+ * "was replaced by another file", "grew from 4,000 to 4,004 bytes", "shrank from … to … bytes",
+ * "was modified" (same size, another mtime or ctime); undefined when they are the same.
+ */
+export function describeIdentityChange(before: FileIdentity, after: FileIdentity): string | undefined {
+  if (before.dev !== after.dev || before.ino !== after.ino) return 'was replaced by another file';
+  if (before.size !== after.size)
+    return `${after.size > before.size ? 'grew' : 'shrank'} from ${before.size.toLocaleString('en-US')} to ${after.size.toLocaleString('en-US')} bytes`;
+  if (before.mtimeNs !== after.mtimeNs || before.ctimeNs !== after.ctimeNs) return 'was modified';
+  return undefined;
+}
+
 /** True when `v` has the shape of a {@link FileIdentity} (for reading caches from disk). */
 export function isFileIdentity(v: unknown): v is FileIdentity {
   const o = v as FileIdentity;

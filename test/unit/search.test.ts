@@ -403,6 +403,16 @@ describe('stream search (count / find / merge) against the Python reference', fu
       countTerms(ds, fxTok, ['Lily'], PLAIN, { jobs: 0, shards: [0, 1] }),
       (e: Error) => e instanceof DataError && /tokens_000000\.u32 was modified while it was being searched/.test(e.message),
     );
+    // Grown after the dataset was opened, before the count opened it (not during the read): refused too.
+    const grown = path.join(tmp, 'grown');
+    fs.cpSync(fxRoot, grown, { recursive: true });
+    const ds2 = await openDataset(grown);
+    const size = fs.statSync(ds2.shards[0].path).size;
+    fs.appendFileSync(ds2.shards[0].path, fs.readFileSync(ds2.shards[0].path).subarray(0, 4));
+    await assert.rejects(countTerms(ds2, fxTok, ['Lily'], PLAIN, { jobs: 0, shards: [0, 1] }), (e: Error) => {
+      const want = `tokens_000000.u32 grew from ${size.toLocaleString('en-US')} to ${(size + 4).toLocaleString('en-US')} bytes since the dataset was opened`;
+      return e instanceof DataError && e.message.includes(want);
+    });
     const ac = new AbortController();
     ac.abort();
     await assert.rejects(countTerms(sample, sampleTok, ['whale'], PLAIN, { signal: ac.signal }), CancelledError);

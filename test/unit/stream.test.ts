@@ -74,6 +74,30 @@ describe('TokenStream on broken datasets', function () {
     await ds.stream.close();
   });
 
+  it('overlap: a range reaching tokens two shards claim is a DataError naming both lines; the rest equal the reader', async () => {
+    const root = caseDir('overlap');
+    const es = entriesOf(root);
+    const from = es[2].start_token,
+      to = es[1].start_token + es[1].num_tokens;
+    assert.ok(to > from, 'the fixture overlaps');
+    const ds = await openDataset(root);
+    const lineOf = (e: { shard: string }) => ds.shards.find((s) => s.shard === e.shard)!.line;
+    const claimed = (err: Error) => {
+      assert.ok(err instanceof DataError, err.message);
+      assert.ok(err.message.startsWith(`token ${from.toLocaleString('en-US')} is claimed by two shards`), err.message);
+      assert.ok(err.message.includes(`${path.basename(es[2].shard)} (manifest line ${lineOf(es[2])})`), err.message);
+      assert.ok(err.message.includes(`${path.basename(es[1].shard)} (manifest line ${lineOf(es[1])})`), err.message);
+      assert.ok(err.message.includes(`[${from.toLocaleString('en-US')}, ${to.toLocaleString('en-US')})`), err.message);
+      return true;
+    };
+    await assert.rejects(ds.stream.read(from - 5, 10), claimed);
+    assert.throws(() => ds.stream.readSync(from, 2), claimed);
+    assert.throws(() => ds.stream.locate(from), DataError);
+    // Before the overlap the tokens read as the reader reads them.
+    assert.deepStrictEqual(Array.from(await ds.stream.read(from - 20, 20)), pyTokens(root, from - 20, 20));
+    await ds.stream.close();
+  });
+
   it('not-from-zero: tokens before the first shard are a DataError; the shards read as the reader reads them', async () => {
     const root = caseDir('not-from-zero');
     const es = entriesOf(root);

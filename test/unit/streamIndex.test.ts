@@ -316,7 +316,8 @@ describe('stream index', function () {
         assert.deepStrictEqual(looks, new Set([9]), 'shard 9 looks like uint16 data');
         assert.strictEqual(py.duplicates.count >= 1, true);
         assert.ok(anomalies.every((a) => a.updates === undefined || a.updates[0] <= a.updates[1]));
-        // Marks of the manifest table: one per shard numpy finds an anomaly in, naming numpy's offsets.
+        // Marks of the manifest table: one per shard numpy finds an anomaly in (every shard a run
+        // spans, as the shard editor's banners), naming numpy's offsets.
         const segOf = (o: number) => ds.shards.findIndex((e) => o >= e.startToken && o < e.startToken + e.numTokens);
         const marks = anomalyMarksBySegment(anomalies);
         const want = new Map<number, { offsets: number[]; error: boolean }>();
@@ -324,7 +325,12 @@ describe('stream index', function () {
           const w = want.get(seg) ?? { offsets: [], error: false };
           want.set(seg, { offsets: [...w.offsets, ...offsets], error: w.error || error });
         };
-        for (const r of py.long_runs) add(segOf(r.start), [r.start, r.start + r.length - 1], false);
+        for (const r of py.long_runs)
+          for (let s = segOf(r.start); s <= segOf(r.start + r.length - 1); s++) add(s, [r.start, r.start + r.length - 1], false);
+        assert.ok(
+          py.long_runs.some((r) => segOf(r.start + r.length - 1) > segOf(r.start)),
+          'the planted run spans shards',
+        );
         for (const [seg, per] of Object.entries(py.specials)) for (const o of Object.values(per)) add(Number(seg), o.first, false);
         for (const [seg, o] of Object.entries(py.unknown)) add(Number(seg), looks.has(Number(seg)) ? o.first.slice(0, 1) : o.first, true);
         assert.deepStrictEqual(

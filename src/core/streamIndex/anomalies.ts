@@ -21,8 +21,10 @@ export interface Anomaly {
   kind: AnomalyKind;
   /** 'error' = a data fault (`info` exits 1); 'warning' = worth a look. */
   severity: 'error' | 'warning';
-  /** Index of the segment (shard) it is attributed to. */
+  /** Index of the segment (shard) it is attributed to: where it starts. */
   segment: number;
+  /** For an anomaly that runs over several shards (an EOS-free run): the index of the last one it touches. */
+  lastSegment?: number;
   /** Global offsets to show (the run's start, the first occurrences). */
   offsets: number[];
   /** Tokens involved: the run length, or the occurrence count. */
@@ -54,14 +56,19 @@ function markOf(lines: { severity: 'error' | 'warning'; line: string }[]): Anoma
   };
 }
 
-/** One mark per segment (shard) that has anomalies, keyed by segment index (the manifest table's row index). */
+/**
+ * One mark per segment (shard) that has anomalies, keyed by segment index (the manifest table's row
+ * index). An anomaly over several shards (`lastSegment`) marks each of them, as the shard editor
+ * shows its banner in each; rows after the first say where it starts (the whole message).
+ */
 export function anomalyMarksBySegment(anomalies: readonly Anomaly[]): Map<number, AnomalyMark> {
   const by = new Map<number, { severity: 'error' | 'warning'; line: string }[]>();
-  for (const a of anomalies) {
-    let l = by.get(a.segment);
-    if (!l) by.set(a.segment, (l = []));
-    l.push({ severity: a.severity, line: a.text });
-  }
+  for (const a of anomalies)
+    for (let s = a.segment; s <= (a.lastSegment ?? a.segment); s++) {
+      let l = by.get(s);
+      if (!l) by.set(s, (l = []));
+      l.push({ severity: a.severity, line: s === a.segment ? a.text : a.message });
+    }
   return new Map([...by].map(([seg, lines]) => [seg, markOf(lines)]));
 }
 
@@ -123,6 +130,7 @@ export function findAnomalies(
       kind: 'eos-free-run',
       severity: 'warning',
       segment: s,
+      ...(e > s ? { lastSegment: e } : {}),
       offsets: [r.start],
       count: r.length,
       updates,
