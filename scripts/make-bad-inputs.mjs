@@ -1040,6 +1040,36 @@ export async function makeBadInputs(options = {}) {
     },
   );
 
+  badField(
+    'msg-shard-dot',
+    '"shard": "." names the dataset folder (was called a symbolic link).',
+    { shard: '.' },
+    'shard "\\." names the dataset folder itself, not a shard file',
+  );
+  add(
+    'msg-num-2p53-plus-1',
+    'num_tokens is 2^53 + 1: shown as written, not rounded to 2^53.',
+    info(lineMsg(2) + '.*num_tokens 9007199254740993 is past 2\\^53'),
+    null,
+    {
+      manifest: withLine(2, line(entries[1]).replace(/"num_tokens":\d+/, '"num_tokens":9007199254740993')),
+    },
+  );
+  tokCase(
+    'msg-normalizer-regex',
+    'a catastrophic normalizer.Replace regex next to a Split pre-tokenizer: not blamed on the pre-tokenizer alone.',
+    {
+      ...mini,
+      normalizer: { type: 'Replace', pattern: { Regex: '(a+)+$' }, content: '' },
+      pre_tokenizer: {
+        type: 'Sequence',
+        pretokenizers: [{ type: 'Split', pattern: { Regex: ' ' }, behavior: 'Isolated', invert: false }, mini.pre_tokenizer],
+      },
+    },
+    ['encode', '{root}', 'a'.repeat(40) + 'b', '--time-limit', '2'],
+    ': encoding 41 characters took longer than the 2 s time limit; one of its patterns probably backtracks catastrophically on this text \\(normalizer first, then pre-tokenizer\\): normalizer\\.pattern\\.Regex = "\\(a\\+\\)\\+\\$"',
+  );
+
   fs.writeFileSync(path.join(out, 'cases.json'), JSON.stringify({ generated_by: CREATED_BY, sample: sampleRoot, cases }, null, 2) + '\n');
   if (!options.quiet) process.stderr.write(`${CREATED_BY}: ${cases.length} cases in ${out}\n`);
   return { out, cases };

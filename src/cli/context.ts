@@ -60,8 +60,10 @@ export type Action = (...args: any[]) => Promise<number>; // eslint-disable-line
 export interface CliContext {
   /**
    * Wraps a subcommand action: runs it, records its exit code, and turns any thrown error into one
-   * stderr line (`error: …`) and its exit code (UsageError/RangeRequestError 2, DataError 1,
-   * CancelledError 130, EPIPE 0, anything else 1). Never rethrows.
+   * stderr line (`error: …`) and its exit code (the table in `exitCodes.ts`: UsageError and
+   * RangeRequestError 2, DataError 1, a failed write to standard output 1 — whatever the action
+   * threw after it —, CancelledError 130, EPIPE 0, anything else 1). Sets {@link CliContext.marks}
+   * from `--escape`/`--raw` first, and waits for standard output to take everything last. Never rethrows.
    */
   run(action: Action): (...args: unknown[]) => Promise<void>;
   /** The global options (`--tokens-per-update`, `--sequence-length`, `--eos`, `--tokenizer`, …) as given to `cmd`. */

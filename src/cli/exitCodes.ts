@@ -37,5 +37,5 @@ export const EXIT_RULES: readonly ExitRule[] = [
 
 /** The table as help text: "Exit codes: 0 ok …; 1 …". */
 export function exitCodeHelp(): string {
-  return `Exit codes:\n${EXIT_RULES.map((r) => `  ${String(r.code).padStart(3)}  ${r.when}`).join('\n')}`;
+  return `Exit codes:\n${EXIT_RULES.map((r) => `    ${String(r.code).padEnd(3)}  ${r.when}`).join('\n')}`;
 }

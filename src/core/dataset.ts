@@ -189,6 +189,22 @@ async function dropSymlinksOutsideRoot(
   } catch {
     return;
   }
+  // "shard": "." (or "shards/..") names the dataset folder itself: not a file, and no link either.
+  const isRoot = parsed.entries.map((e) => path.resolve(e.path) === path.resolve(root));
+  if (isRoot.some(Boolean)) {
+    parsed.entries.forEach((e, i) => {
+      if (isRoot[i])
+        parsed.problems.push({
+          code: 'bad-field',
+          severity: 'error',
+          file: manifestFile,
+          line: e.line,
+          message: `${path.basename(manifestFile)} line ${e.line}: shard ${JSON.stringify(e.shard)} names the dataset folder itself, not a shard file; not read.`,
+        });
+    });
+    parsed.entries = parsed.entries.filter((_, i) => !isRoot[i]);
+    parsed.entries.forEach((e, i) => (e.index = i));
+  }
   const why = await symlinksOutsideRoot(
     parsed.entries.map((e) => e.path),
     realRoot,

@@ -152,7 +152,9 @@ export async function exportUpdates(
       const firstDocument = opts.documentIndex
         ? await documentNumberIfCheap(opts.documentIndex, G * k, opts.documentScanLimit ?? DEFAULT_DOCUMENT_SCAN_LIMIT, opts.signal)
         : undefined;
-      const model = buildUpdateModel(batch, tok, {
+      // Shard names are metadata, always shown with their control characters marked (a name is
+      // never a terminal command); the decoded text is the text unless `markControls`.
+      const model = buildUpdateModel({ ...batch, shards: batch.shards.map((e) => ({ ...e, shard: terminalSafe(e.shard) })) }, tok, {
         previousId: prev,
         firstDocument,
         numUpdates: ds.schedule.numUpdates,

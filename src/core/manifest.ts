@@ -182,8 +182,8 @@ export function parseShardManifest(text: string, file: string, opts: ManifestOpt
       bad.push(
         `shard is ${fmt(shard.length)} characters long (${shown(shard)}); expected a path relative to the root of at most ${fmt(MAX_SHARD_PATH_CHARS)}`,
       );
-    if (!isCount(start_token)) bad.push(countFault('start_token', start_token));
-    if (!isCount(num_tokens)) bad.push(countFault('num_tokens', num_tokens));
+    if (!isCount(start_token)) bad.push(countFault('start_token', start_token, raw));
+    if (!isCount(num_tokens)) bad.push(countFault('num_tokens', num_tokens, raw));
     else if (
       isCount(start_token) &&
       (!Number.isSafeInteger(start_token + num_tokens) || !Number.isSafeInteger(num_tokens * BYTES_PER_TOKEN))
@@ -401,10 +401,15 @@ function shown(v: unknown): string {
   return t.length > 80 ? `${t.slice(0, 77)}…` : t;
 }
 
-/** Why `v` is not a usable token count or offset, as a phrase for a manifest message. */
-function countFault(name: string, v: unknown): string {
+/**
+ * Why `v` is not a usable token count or offset, as a phrase for a manifest message. A number
+ * past 2^53 is shown as written in `line` (its parsed value is already rounded: 2^53 + 1 reads
+ * as 9007199254740992).
+ */
+function countFault(name: string, v: unknown, line?: string): string {
   if (typeof v === 'number' && Number.isInteger(v) && v > 0) {
-    return `${name} ${shown(v)} is past 2^53, where token offsets stop being exact (JSON numbers that large are rounded when read)`;
+    const written = line && new RegExp(`"${name}"\\s*:\\s*(-?[0-9][0-9.eE+-]*)`).exec(line)?.[1];
+    return `${name} ${written ? shown(written).slice(1, -1) : shown(v)} is past 2^53, where token offsets stop being exact (JSON numbers that large are rounded when read)`;
   }
   return `${name} must be a non-negative integer (got ${shown(v)})`;
 }

@@ -56,6 +56,9 @@ export interface SegmentLocation {
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
 
+/** Most file handles a stream keeps open between reads (busy ones are never closed). */
+export const MAX_POOLED_HANDLES = 64;
+
 interface PooledHandle {
   handle: Promise<fs.promises.FileHandle>;
   timer?: NodeJS.Timeout;
@@ -330,6 +333,7 @@ export class TokenStream {
       });
       entry = { handle, busy: 0 };
       this.pool.set(file, entry);
+      if (this.pool.size > MAX_POOLED_HANDLES) this.closeIdleHandles();
     }
     const e = entry;
     if (e.timer) {
@@ -345,6 +349,20 @@ export class TokenStream {
         e.timer = setTimeout(() => this.closeHandle(file, e), HANDLE_IDLE_MS);
         e.timer.unref?.();
       }
+    }
+  }
+
+  /**
+   * Closes idle handles, oldest first, until at most {@link MAX_POOLED_HANDLES} stay open: a scan
+   * over 100,000 tiny shards would otherwise hold every file it read in the last
+   * HANDLE_IDLE_MS open and run out of file descriptors (EMFILE).
+   */
+  private closeIdleHandles(): void {
+    for (const [file, e] of this.pool) {
+      if (this.pool.size <= MAX_POOLED_HANDLES) return;
+      if (e.busy > 0) continue;
+      if (e.timer) clearTimeout(e.timer);
+      this.closeHandle(file, e);
     }
   }
 

@@ -18,7 +18,7 @@ import { pathToFileURL } from 'url';
 import { openDataset } from '../../src/core/dataset';
 import { DataError, RangeRequestError } from '../../src/core/errors';
 import { BYTES_PER_TOKEN } from '../../src/core/manifest';
-import { MAX_READ_TOKENS, TokenStream } from '../../src/core/stream';
+import { MAX_POOLED_HANDLES, MAX_READ_TOKENS, TokenStream } from '../../src/core/stream';
 import { repoRoot, sampleDir } from './fixtures';
 import { pyTokens } from './pyref';
 
@@ -151,5 +151,34 @@ describe('TokenStream on broken datasets', function () {
           `(${MAX_READ_TOKENS.toLocaleString('en-US')} tokens = ${(MAX_READ_TOKENS * BYTES_PER_TOKEN).toLocaleString('en-US')} bytes)`,
         ),
     );
+  });
+});
+
+describe('TokenStream file handles', function () {
+  this.timeout(0);
+  it('a read over 300 tiny files keeps at most MAX_POOLED_HANDLES open and equals the sample', async () => {
+    // 300 files of 16 of the sample's tokens each (a scan of 100,000 such files ran out of descriptors).
+    const ds = await openDataset(sampleDir());
+    const ids = await ds.stream.read(0, 300 * 16);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-handles-'));
+    try {
+      const segments = Array.from({ length: 300 }, (_, i) => {
+        const p = path.join(dir, `s${i}.u32`);
+        fs.writeFileSync(p, Buffer.from(ids.slice(16 * i, 16 * (i + 1)).buffer));
+        return { path: p, startToken: 16 * i, numTokens: 16 };
+      });
+      const stream = new TokenStream(segments);
+      const got = new Uint32Array(ids.length);
+      let most = 0;
+      for (let i = 0; i < 300; i++) {
+        got.set(await stream.read(16 * i, 16), 16 * i);
+        most = Math.max(most, stream.openHandles);
+      }
+      assert.deepStrictEqual(got, ids);
+      assert.ok(most <= MAX_POOLED_HANDLES, `${most} handles open at once`);
+      await stream.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

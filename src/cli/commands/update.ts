@@ -95,7 +95,7 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       [start, start + G],
       S,
       L,
-      shardsOf(ds, start, start + G).map((s) => s.shard),
+      shardsOf(ds, start, start + G).map((s) => ctx.term(s.shard)),
     ),
   );
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_TOKENS / L));
@@ -111,7 +111,8 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       update: k,
       tokenRange: [from, from + rows * L],
       tokens,
-      shards: shardsOf(ds, from, from + rows * L),
+      // Names are metadata: always marked; the decoded text follows --escape/--raw.
+      shards: shardsOf(ds, from, from + rows * L).map((e) => ({ ...e, shard: ctx.term(e.shard) })),
       rows,
       seqLen: L,
     };
