@@ -49,7 +49,8 @@ export function register(program: Command, ctx: CliContext): void {
             format_reason: ds.format?.reason ?? null,
             dtype: ds.format?.dtype ?? 'uint32',
             dtype_source: ds.format?.dtypeSource ?? 'default',
-            files: ds.shards.map((e, i) => ({
+            files: ds.shards.length,
+            stream_files: ds.shards.map((e, i) => ({
               name: e.shard,
               path: e.path,
               start_token: e.startToken,
