@@ -21,6 +21,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { processDocument } from './nanogpt.mjs';
 
 /**
  * @typedef {object} DatatroveDocument
@@ -106,4 +107,123 @@ export function writeDatatrove(dir, docs, { saveFilename, tokenizerName, tokenSi
  */
 function writeMetadata(file, tokenizerName, tokenSize, count) {
   fs.writeFileSync(file, [`${tokenizerName}|${tokenSize}`, String(count), humanMetric(count)].join('\n'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plug-in for scripts/make-format-fixtures.mjs
+
+/** The format name this module writes (`info --json` "format"). */
+export const FORMAT = 'datatrove';
+
+/**
+ * Writes the datatrove fixtures: dolma2 ids (token size 4) in three merged files with a
+ * `.ds.loss` — every third document has its first 16 tokens without loss (a prompt), and one a
+ * no-loss range running to its end, which cuts it (tokenizer.py L373–375, L407–409) — and GPT-2
+ * ids (token size 2) in one file without loss; plus one file of the first opened alone.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @returns {import('../../make-format-fixtures.mjs').FixtureEntry[]}
+ */
+export function fixtures(ctx) {
+  const d2 = ctx.corpus.dolma2;
+  const g2 = ctx.corpus.gpt2;
+  const out = [];
+  {
+    const dir = ctx.dir('datatrove-uint32-loss', 'dolma2');
+    /** @type {DatatroveDocument[]} */
+    const docs = d2.docs.slice(60, 80).map((d, i) => {
+      const tokens = processDocument(d.ids, d2.eos);
+      /** @type {[number, number][]} */
+      const noLoss = i % 3 === 0 ? [[0, Math.min(16, tokens.length - 1)]] : [];
+      if (i === 10) noLoss.push([tokens.length - 40, tokens.length]);
+      return { tokens, noLoss };
+    });
+    const total = docs.reduce((s, d) => s + d.tokens.length, 0);
+    const files = writeDatatrove(dir, docs, {
+      saveFilename: 'dolma2_corpus',
+      tokenizerName: 'allenai/dolma2-tokenizer',
+      tokenSize: 4,
+      maxTokensPerFile: Math.ceil(total / 3),
+      saveLoss: true,
+    });
+    out.push(
+      ctx.entry({ name: 'datatrove-uint32-loss', dir, format: FORMAT, dtype: 'uint32', corpus: d2, files: files.length, documents: 20 }),
+    );
+    out.push(
+      ctx.entry({
+        name: 'datatrove-uint32-file',
+        dir,
+        file: path.basename(files[0].ds),
+        format: FORMAT,
+        dtype: 'uint32',
+        corpus: d2,
+        files: 1,
+        documents: files[0].documents,
+      }),
+    );
+  }
+  {
+    const dir = ctx.dir('datatrove-uint16', 'gpt2');
+    const docs = g2.docs.slice(80, 100).map((d) => ({ tokens: processDocument(d.ids, g2.eos) }));
+    writeDatatrove(dir, docs, { saveFilename: 'gpt2_corpus', tokenizerName: 'gpt2', tokenSize: 2, maxTokensPerFile: 0, saveLoss: false });
+    out.push(ctx.entry({ name: 'datatrove-uint16', dir, format: FORMAT, dtype: 'uint16', corpus: g2, files: 1, documents: 20 }));
+  }
+  return out;
+}
+
+/**
+ * Damaged copies of `datatrove-uint32-loss`: in the second file's `.ds.index` two ends swapped
+ * (not increasing); in the third's the last end 10 tokens past the `.ds`.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @param {import('../../make-format-fixtures.mjs').FixtureEntry[]} good
+ * @returns {import('../../make-format-fixtures.mjs').BadFixtureEntry[]}
+ */
+export function badFixtures(ctx, good) {
+  const from = good.find((g) => g.name === 'datatrove-uint32-loss');
+  if (!from) return [];
+  const src = ctx.abs(from.path);
+  const copy = (/** @type {string} */ name) => {
+    const dir = ctx.dir(name, 'bad');
+    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
+    return dir;
+  };
+  const indexes = fs
+    .readdirSync(src)
+    .filter((f) => f.endsWith('.ds.index'))
+    .sort();
+  const out = [];
+  {
+    const dir = copy('datatrove-index-decreasing');
+    const file = path.join(dir, indexes[1]);
+    const b = fs.readFileSync(file);
+    const a = b.readBigUInt64LE(0);
+    b.writeBigUInt64LE(b.readBigUInt64LE(8), 0);
+    b.writeBigUInt64LE(a, 8);
+    fs.writeFileSync(file, b);
+    out.push({
+      name: 'datatrove-index-decreasing',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: indexes[1],
+      bytes: [8],
+      fault: `${indexes[1]}: its first two document ends swapped (not increasing)`,
+      from: from.name,
+    });
+  }
+  {
+    const dir = copy('datatrove-index-past-end');
+    const file = path.join(dir, indexes[2]);
+    const b = fs.readFileSync(file);
+    b.writeBigUInt64LE(b.readBigUInt64LE(b.length - 8) + 10n, b.length - 8);
+    fs.writeFileSync(file, b);
+    out.push({
+      name: 'datatrove-index-past-end',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: indexes[2],
+      bytes: [b.length - 8],
+      fault: `${indexes[2]}: the last document ends 10 tokens past the end of its .ds`,
+      from: from.name,
+    });
+  }
+  return out;
 }

@@ -25,6 +25,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { toBytes } from './common.mjs';
+import { processDocument, writeNpy } from './nanogpt.mjs';
 
 /**
  * @typedef {object} DolmaDocument
@@ -35,6 +37,9 @@ import * as zlib from 'node:zlib';
  */
 
 /** @typedef {'uint16' | 'uint32'} DolmaDtype */
+
+/** Suffix of the metadata sidecar (memmap_writer.py L24). */
+export const DOLMA_SIDECAR = '.csv.gz';
 
 /** Default `max_tokens` of `MemmapWriter` (memmap_writer.py L22): 512 Mi tokens per file. */
 export const DOLMA_DEFAULT_MAX_TOKENS = 512 * 1024 * 1024;
@@ -56,12 +61,12 @@ export function csvField(value) {
  * @param {string} dir output folder (created)
  * @param {string} prefix destination prefix, e.g. `part-0`
  * @param {readonly DolmaDocument[]} docs
- * @param {{ dtype: DolmaDtype, maxTokens?: number }} opts
+ * @param {{ dtype: DolmaDtype, maxTokens?: number, npyHeader?: boolean }} opts `npyHeader`: write real
+ *   `.npy` files (with the numpy header, as `np.save`) instead of Dolma's headerless memmaps
  * @returns {{ npy: string, csv: string, tokens: number, documents: number }[]} the files written, in order
  */
-export function writeDolmaPart(dir, prefix, docs, { dtype, maxTokens = DOLMA_DEFAULT_MAX_TOKENS }) {
+export function writeDolmaPart(dir, prefix, docs, { dtype, maxTokens = DOLMA_DEFAULT_MAX_TOKENS, npyHeader = false }) {
   fs.mkdirSync(dir, { recursive: true });
-  const Arr = dtype === 'uint16' ? Uint16Array : Uint32Array;
   /** @type {{ npy: string, csv: string, tokens: number, documents: number }[]} */
   const files = [];
   let i = 0;
@@ -81,34 +86,140 @@ export function writeDolmaPart(dir, prefix, docs, { dtype, maxTokens = DOLMA_DEF
       for (let k = 0; k < d.tokens.length; k++) ids.push(d.tokens[k]);
       rows.push([start, ids.length, d.id, d.src, d.loc].map(csvField).join(',') + '\r\n');
     }
-    const arr = Arr.from(ids);
-    fs.writeFileSync(`${base}.npy`, Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength));
-    fs.writeFileSync(`${base}.csv.gz`, zlib.gzipSync(Buffer.from(rows.join(''), 'utf8'), { level: 9 }));
-    files.push({ npy: `${base}.npy`, csv: `${base}.csv.gz`, tokens: ids.length, documents: rows.length });
+    if (npyHeader) writeNpy(`${base}.npy`, ids, dtype);
+    else fs.writeFileSync(`${base}.npy`, toBytes(ids, dtype));
+    fs.writeFileSync(`${base}${DOLMA_SIDECAR}`, zlib.gzipSync(Buffer.from(rows.join(''), 'utf8'), { level: 9 }));
+    files.push({ npy: `${base}.npy`, csv: `${base}${DOLMA_SIDECAR}`, tokens: ids.length, documents: rows.length });
   }
   return files;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Plug-in for scripts/make-format-fixtures.mjs
+
+/** The format name this module writes (`info --json` "format"). */
+export const FORMAT = 'dolma';
+
 /**
- * Writes a real numpy `.npy` file (with its header) holding a 1-D array, byte for byte as
- * `np.save` does (numpy/lib/format.py, `_write_array_header`, format version 1.0): magic
- * `\x93NUMPY`, version 1.0, `<H` header length, the header dict `{'descr': …, 'fortran_order':
- * False, 'shape': (N,), }` padded with spaces (plus 21 spaces of shape-growth room, numpy ≥ 1.24)
- * and ended by `\n` so that the data starts at a multiple of 64 bytes.
- * @param {string} file
- * @param {Uint16Array | Uint32Array | Int32Array} ids
+ * The corpus documents `from`..`to` as Dolma documents: EOS appended (tokenizer.py L248–259),
+ * `id` = the source and title (titles hold commas and quotes: CSV quoting is exercised), `src` one
+ * synthetic source file per text source, `loc` the document's 1-based line in it.
+ * @param {import('../../make-format-fixtures.mjs').Corpus} corpus
+ * @param {number} from
+ * @param {number} to
+ * @returns {DolmaDocument[]}
  */
-export function writeNumpyNpy(file, ids) {
-  const descr = ids instanceof Uint16Array ? '<u2' : ids instanceof Uint32Array ? '<u4' : '<i4';
-  const shape = `(${ids.length},)`;
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
-  header += ' '.repeat(21 - String(ids.length).length);
-  const pad = 64 - ((8 + 2 + header.length + 1) % 64);
-  header += ' '.repeat(pad % 64) + '\n';
-  const head = Buffer.alloc(10);
-  head.write('\x93NUMPY', 0, 'latin1');
-  head[6] = 1;
-  head[7] = 0;
-  head.writeUInt16LE(header.length, 8);
-  fs.writeFileSync(file, Buffer.concat([head, Buffer.from(header, 'latin1'), Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength)]));
+function dolmaDocs(corpus, from, to) {
+  /** @type {Map<string, number>} */
+  const lines = new Map();
+  return corpus.docs.slice(from, to).map((d) => {
+    const loc = (lines.get(d.source) ?? 0) + 1;
+    lines.set(d.source, loc);
+    return { tokens: processDocument(d.ids, corpus.eos), id: `${d.source}:${d.title}`, src: `s3://corpus/${d.source}/0000.jsonl.gz`, loc };
+  });
+}
+
+/** A `max_tokens` that splits `docs` into about `files` files (and holds the longest document). */
+function maxTokensFor(/** @type {DolmaDocument[]} */ docs, /** @type {number} */ files) {
+  const total = docs.reduce((s, d) => s + d.tokens.length, 0);
+  return Math.max(Math.ceil(total / files) + 1, ...docs.map((d) => d.tokens.length + 1));
+}
+
+/**
+ * Writes the Dolma fixtures: dolma2 ids as uint32 from two writer processes (`part-0-*`,
+ * `part-1-*`, two files each), GPT-2 ids as uint16 in one file, and dolma2 ids in a real `.npy`
+ * (with header) next to its `.csv.gz`; plus one file of the first opened alone.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @returns {import('../../make-format-fixtures.mjs').FixtureEntry[]}
+ */
+export function fixtures(ctx) {
+  const d2 = ctx.corpus.dolma2;
+  const g2 = ctx.corpus.gpt2;
+  const out = [];
+  {
+    const dir = ctx.dir('dolma-uint32', 'dolma2');
+    const parts = [dolmaDocs(d2, 0, 15), dolmaDocs(d2, 15, 30)];
+    const maxTokens = Math.max(...parts.map((p) => maxTokensFor(p, 2)));
+    const written = parts.flatMap((docs, i) => writeDolmaPart(dir, `part-${i}`, docs, { dtype: 'uint32', maxTokens }));
+    out.push(ctx.entry({ name: 'dolma-uint32', dir, format: FORMAT, dtype: 'uint32', corpus: d2, files: written.length, documents: 30 }));
+    out.push(
+      ctx.entry({
+        name: 'dolma-uint32-file',
+        dir,
+        file: path.basename(written[0].npy),
+        format: FORMAT,
+        dtype: 'uint32',
+        corpus: d2,
+        files: 1,
+        documents: written[0].documents,
+      }),
+    );
+  }
+  {
+    const dir = ctx.dir('dolma-uint16', 'gpt2');
+    writeDolmaPart(dir, 'part-0', dolmaDocs(g2, 30, 50), { dtype: 'uint16' });
+    out.push(ctx.entry({ name: 'dolma-uint16', dir, format: FORMAT, dtype: 'uint16', corpus: g2, files: 1, documents: 20 }));
+  }
+  {
+    const dir = ctx.dir('dolma-npy-header', 'dolma2');
+    writeDolmaPart(dir, 'part-0', dolmaDocs(d2, 50, 60), { dtype: 'uint32', npyHeader: true });
+    out.push(ctx.entry({ name: 'dolma-npy-header', dir, format: FORMAT, dtype: 'uint32', corpus: d2, files: 1, documents: 10 }));
+  }
+  return out;
+}
+
+/**
+ * Damaged copies of `dolma-uint32`: the last row of the second file's `.csv.gz` ends past its
+ * `.npy`; the first file's `.csv.gz` is not gzip.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @param {import('../../make-format-fixtures.mjs').FixtureEntry[]} good
+ * @returns {import('../../make-format-fixtures.mjs').BadFixtureEntry[]}
+ */
+export function badFixtures(ctx, good) {
+  const from = good.find((g) => g.name === 'dolma-uint32');
+  if (!from) return [];
+  const src = ctx.abs(from.path);
+  const copy = (/** @type {string} */ name) => {
+    const dir = ctx.dir(name, 'bad');
+    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
+    return dir;
+  };
+  const csvs = fs
+    .readdirSync(src)
+    .filter((f) => f.endsWith(DOLMA_SIDECAR))
+    .sort();
+  const out = [];
+  {
+    const dir = copy('dolma-row-outside');
+    const file = path.join(dir, csvs[1]);
+    const rows = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').split('\r\n').filter(Boolean);
+    const last = rows[rows.length - 1].split(',');
+    last[1] = String(Number(last[1]) + 7);
+    rows[rows.length - 1] = last.join(',');
+    fs.writeFileSync(file, zlib.gzipSync(Buffer.from(rows.join('\r\n') + '\r\n', 'utf8')));
+    out.push({
+      name: 'dolma-row-outside',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: csvs[1],
+      bytes: [rows.length],
+      fault: `row ${rows.length} of ${csvs[1]} ends 7 tokens past the end of its .npy`,
+      from: from.name,
+    });
+  }
+  {
+    const dir = copy('dolma-csv-not-gzip');
+    const file = path.join(dir, csvs[0]);
+    fs.writeFileSync(file, zlib.gunzipSync(fs.readFileSync(file)));
+    out.push({
+      name: 'dolma-csv-not-gzip',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: csvs[0],
+      bytes: [1],
+      fault: `${csvs[0]} is plain CSV, not gzip (row 1 cannot be read)`,
+      from: from.name,
+    });
+  }
+  return out;
 }

@@ -25,6 +25,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { processDocument } from './nanogpt.mjs';
 
 /** `no_header_numpy` dtype indices: position in `_NUMPY_DTYPES_MAPPING` (constants.py L79–99). */
 export const LITDATA_NUMPY_DTYPE_INDEX = Object.freeze({ int32: 2, uint16: 5, uint32: 6 });
@@ -121,4 +122,139 @@ export function writeLitdata(dir, ranks, { dataFormat, chunkSize, chunkBytes, up
   const chunks = order.flatMap((r) => perRank[r]);
   fs.writeFileSync(path.join(dir, 'index.json'), pyJson({ chunks, config, updated_at: updatedAt }));
   return { chunks };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plug-in for scripts/make-format-fixtures.mjs
+
+/** The format name this module writes (`info --json` "format"). */
+export const FORMAT = 'litdata';
+
+/** The `str(time())` stored as `updated_at` (fixed: the fixtures are reproducible). */
+const UPDATED_AT = '1764633600.0';
+
+/**
+ * Writes the litdata fixtures, one item per document with its EOS (LitGPT's `tokenizer.encode(text,
+ * eos=True)`): dolma2 ids as `no_header_numpy:6` (uint32) from two worker ranks with `chunk_size`
+ * in tokens; dolma2 ids as LitGPT's torch int32 tensors (`no_header_tensor:16`) with `chunk_bytes`;
+ * GPT-2 ids as `no_header_numpy:5` (uint16) in one rank; plus one chunk opened alone.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @returns {import('../../make-format-fixtures.mjs').FixtureEntry[]}
+ */
+export function fixtures(ctx) {
+  const d2 = ctx.corpus.dolma2;
+  const g2 = ctx.corpus.gpt2;
+  const items = (
+    /** @type {import('../../make-format-fixtures.mjs').Corpus} */ c,
+    /** @type {number} */ a,
+    /** @type {number} */ b,
+    /** @type {'uint16' | 'uint32' | 'int32'} */ dtype,
+  ) =>
+    c.docs.slice(a, b).map((d) => {
+      const t = processDocument(d.ids, c.eos);
+      return dtype === 'uint16' ? Uint16Array.from(t) : dtype === 'int32' ? Int32Array.from(t) : t;
+    });
+  const tokens = (/** @type {ArrayLike<number>[]} */ xs) => xs.reduce((s, x) => s + x.length, 0);
+  const out = [];
+  {
+    const dir = ctx.dir('litdata-uint32', 'dolma2');
+    const ranks = [items(d2, 0, 12, 'uint32'), items(d2, 12, 24, 'uint32')];
+    const chunkSize = Math.ceil(Math.max(...ranks.map(tokens)) / 3);
+    const { chunks } = writeLitdata(dir, ranks, {
+      dataFormat: `no_header_numpy:${LITDATA_NUMPY_DTYPE_INDEX.uint32}`,
+      chunkSize,
+      updatedAt: UPDATED_AT,
+    });
+    out.push(ctx.entry({ name: 'litdata-uint32', dir, format: FORMAT, dtype: 'uint32', corpus: d2, files: chunks.length, documents: 24 }));
+    out.push(
+      ctx.entry({
+        name: 'litdata-uint32-chunk',
+        dir,
+        file: chunks[1].filename,
+        format: FORMAT,
+        dtype: 'uint32',
+        corpus: d2,
+        files: 1,
+        documents: chunks[1].chunk_size,
+      }),
+    );
+  }
+  {
+    const dir = ctx.dir('litdata-int32-tensor', 'dolma2');
+    const ranks = [items(d2, 24, 40, 'int32')];
+    const chunkBytes = Math.ceil((4 * tokens(ranks[0])) / 3);
+    const { chunks } = writeLitdata(dir, ranks, {
+      dataFormat: `no_header_tensor:${LITDATA_TENSOR_INT32_INDEX}`,
+      chunkBytes,
+      updatedAt: UPDATED_AT,
+    });
+    out.push(
+      ctx.entry({ name: 'litdata-int32-tensor', dir, format: FORMAT, dtype: 'int32', corpus: d2, files: chunks.length, documents: 16 }),
+    );
+  }
+  {
+    const dir = ctx.dir('litdata-uint16', 'gpt2');
+    const ranks = [items(g2, 40, 60, 'uint16')];
+    const { chunks } = writeLitdata(dir, ranks, {
+      dataFormat: `no_header_numpy:${LITDATA_NUMPY_DTYPE_INDEX.uint16}`,
+      chunkSize: 1 << 20,
+      updatedAt: UPDATED_AT,
+    });
+    out.push(ctx.entry({ name: 'litdata-uint16', dir, format: FORMAT, dtype: 'uint16', corpus: g2, files: chunks.length, documents: 20 }));
+  }
+  return out;
+}
+
+/**
+ * Damaged copies of `litdata-uint32`: the second chunk's last item offset points past the end of
+ * the file; the first chunk cut inside its header.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @param {import('../../make-format-fixtures.mjs').FixtureEntry[]} good
+ * @returns {import('../../make-format-fixtures.mjs').BadFixtureEntry[]}
+ */
+export function badFixtures(ctx, good) {
+  const from = good.find((g) => g.name === 'litdata-uint32');
+  if (!from) return [];
+  const src = ctx.abs(from.path);
+  const copy = (/** @type {string} */ name) => {
+    const dir = ctx.dir(name, 'bad');
+    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
+    return dir;
+  };
+  const { chunks } = JSON.parse(fs.readFileSync(path.join(src, 'index.json'), 'utf8'));
+  const out = [];
+  {
+    const dir = copy('litdata-offset-past-end');
+    const c = chunks[1];
+    const file = path.join(dir, c.filename);
+    const b = fs.readFileSync(file);
+    const at = 4 + 4 * c.chunk_size;
+    b.writeUInt32LE(b.length + 4, at);
+    fs.writeFileSync(file, b);
+    out.push({
+      name: 'litdata-offset-past-end',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: c.filename,
+      bytes: [at],
+      fault: `${c.filename}: the last item offset points 4 bytes past the end of the file`,
+      from: from.name,
+    });
+  }
+  {
+    const dir = copy('litdata-truncated-header');
+    const c = chunks[0];
+    const file = path.join(dir, c.filename);
+    fs.truncateSync(file, 6);
+    out.push({
+      name: 'litdata-truncated-header',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: c.filename,
+      bytes: [6],
+      fault: `${c.filename} cut to 6 bytes, inside its header`,
+      from: from.name,
+    });
+  }
+  return out;
 }

@@ -77,11 +77,13 @@ function hexHash(algo, data) {
  * Writes an MDS dataset with one column `tokens` (`ndarray:{dtype}`), one sample per token array.
  * @param {string} dir output folder (created)
  * @param {readonly (Uint16Array | Uint32Array | Int32Array)[]} samples
- * @param {{ dtype: 'int32' | 'uint16' | 'uint32', compression: null | 'gz' | 'br', hashes: string[], sizeLimit: number }} opts
- *   `hashes` sorted hashlib names (the writer requires sorted, L89–94)
+ * @param {{ dtype: 'int32' | 'uint16' | 'uint32', compression: null | 'gz' | 'br', hashes: string[], sizeLimit: number, keepRaw?: boolean }} opts
+ *   `hashes` sorted hashlib names (the writer requires sorted, L89–94); `keepRaw`: also leave the
+ *   raw shards next to the compressed ones, as a reader's local cache does (`stream.py`
+ *   `_decompress_shard_part` L319–347 writes the decompressed shard under its raw name)
  * @returns {{ shards: Record<string, unknown>[] }} the index's shard entries
  */
-export function writeMds(dir, samples, { dtype, compression, hashes, sizeLimit }) {
+export function writeMds(dir, samples, { dtype, compression, hashes, sizeLimit, keepRaw = false }) {
   if (!(dtype in VALUE_DTYPE_CODE)) throw new Error(`unsupported dtype ${dtype}`);
   fs.mkdirSync(dir, { recursive: true });
   const config = {
@@ -126,6 +128,7 @@ export function writeMds(dir, samples, { dtype, compression, hashes, sizeLimit }
           : zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } });
       zipInfo = info(`${rawName}.${compression}`, zip);
       fs.writeFileSync(path.join(dir, zipInfo.basename), zip);
+      if (keepRaw) fs.writeFileSync(path.join(dir, rawName), raw);
     } else {
       fs.writeFileSync(path.join(dir, rawName), raw);
     }
@@ -145,4 +148,136 @@ export function writeMds(dir, samples, { dtype, compression, hashes, sizeLimit }
   if (cur.length) flush();
   fs.writeFileSync(path.join(dir, 'index.json'), pyJson({ shards, version: 2 }));
   return { shards };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plug-in for scripts/make-format-fixtures.mjs
+
+/** The format name this module writes (`info --json` "format"). */
+export const FORMAT = 'mds';
+
+/**
+ * llm-foundry's `ConcatTokensDataset.__iter__` (llmfoundry/data/data.py L160–177) with no BOS
+ * text and the EOS text `<|endoftext|>`: every document's ids then EOS into one buffer, cut into
+ * `maxLength` samples as `np.int32`, the remainder carried over (`no_wrap` False) and the last
+ * partial sample dropped.
+ * @param {import('../../make-format-fixtures.mjs').Corpus} corpus
+ * @param {number} from
+ * @param {number} to
+ * @param {number} maxLength
+ * @returns {Int32Array[]}
+ */
+export function concatTokens(corpus, from, to, maxLength) {
+  /** @type {number[]} */
+  let buffer = [];
+  /** @type {Int32Array[]} */
+  const out = [];
+  for (const d of corpus.docs.slice(from, to)) {
+    for (const id of d.ids) buffer.push(id);
+    buffer.push(corpus.eos);
+    while (buffer.length >= maxLength) {
+      out.push(Int32Array.from(buffer.slice(0, maxLength)));
+      buffer = buffer.slice(maxLength);
+    }
+  }
+  return out;
+}
+
+/**
+ * Writes the MDS fixtures (`tokens` as `ndarray:int32`, as llm-foundry writes it): dolma2 ids in
+ * 2,048-token samples, uncompressed, shards of at most 64 KiB, sha1 + sha256 hashes; GPT-2 ids in
+ * 1,000-token samples compressed with gz and cached raw next to the compressed shards; GPT-2 ids
+ * compressed with gz only (written to `gpt2/mds-gz-only`, not listed: it does not open, the
+ * format tests check the message naming its codec); plus one shard opened alone.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @returns {import('../../make-format-fixtures.mjs').FixtureEntry[]}
+ */
+export function fixtures(ctx) {
+  const d2 = ctx.corpus.dolma2;
+  const g2 = ctx.corpus.gpt2;
+  const out = [];
+  {
+    const dir = ctx.dir('mds-int32', 'dolma2');
+    const { shards } = writeMds(dir, concatTokens(d2, 40, 70, 2048), {
+      dtype: 'int32',
+      compression: null,
+      hashes: ['sha1', 'sha256'],
+      sizeLimit: 1 << 16,
+    });
+    out.push(ctx.entry({ name: 'mds-int32', dir, format: FORMAT, dtype: 'int32', corpus: d2, files: shards.length, documents: null }));
+    const second = /** @type {{ basename: string }} */ (shards[1].raw_data).basename;
+    out.push(
+      ctx.entry({ name: 'mds-int32-shard', dir, file: second, format: FORMAT, dtype: 'int32', corpus: d2, files: 1, documents: null }),
+    );
+  }
+  {
+    const dir = ctx.dir('mds-int32-gz-cached', 'gpt2');
+    const { shards } = writeMds(dir, concatTokens(g2, 60, 80, 1000), {
+      dtype: 'int32',
+      compression: 'gz',
+      hashes: ['md5', 'sha1'],
+      sizeLimit: 1 << 15,
+      keepRaw: true,
+    });
+    out.push(
+      ctx.entry({ name: 'mds-int32-gz-cached', dir, format: FORMAT, dtype: 'int32', corpus: g2, files: shards.length, documents: null }),
+    );
+  }
+  writeMds(ctx.dir('mds-gz-only', 'gpt2'), concatTokens(g2, 60, 70, 1000), {
+    dtype: 'int32',
+    compression: 'gz',
+    hashes: ['sha1'],
+    sizeLimit: 1 << 15,
+  });
+  return out;
+}
+
+/**
+ * Damaged copies of `mds-int32`: the second shard's third sample offset points past the end of
+ * the file; the first shard cut inside its offsets.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @param {import('../../make-format-fixtures.mjs').FixtureEntry[]} good
+ * @returns {import('../../make-format-fixtures.mjs').BadFixtureEntry[]}
+ */
+export function badFixtures(ctx, good) {
+  const from = good.find((g) => g.name === 'mds-int32');
+  if (!from) return [];
+  const src = ctx.abs(from.path);
+  const copy = (/** @type {string} */ name) => {
+    const dir = ctx.dir(name, 'bad');
+    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
+    return dir;
+  };
+  const out = [];
+  {
+    const dir = copy('mds-offset-past-end');
+    const file = path.join(dir, 'shard.00001.mds');
+    const b = fs.readFileSync(file);
+    b.writeUInt32LE(b.length + 100, 4 + 4 * 3);
+    fs.writeFileSync(file, b);
+    out.push({
+      name: 'mds-offset-past-end',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: 'shard.00001.mds',
+      bytes: [16],
+      fault: 'shard.00001.mds: a sample offset points past the end of the file',
+      from: from.name,
+    });
+  }
+  {
+    const dir = copy('mds-truncated-header');
+    const file = path.join(dir, 'shard.00000.mds');
+    fs.truncateSync(file, 10);
+    out.push({
+      name: 'mds-truncated-header',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: 'shard.00000.mds',
+      bytes: [10],
+      fault: 'shard.00000.mds cut to 10 bytes, inside its sample offsets',
+      from: from.name,
+    });
+  }
+  return out;
 }

@@ -298,10 +298,26 @@ async function openDolma(input: SniffInput, opts: FormatOpenOptions): Promise<Op
         sidecars: [p.csv],
       };
     }
-    if (p.sizeBytes !== p.end * dtypeBytes(dtype)) {
+    const width = dtypeBytes(dtype);
+    if (p.sizeBytes % width) {
       throw new DataError(
-        `${p.file}: byte ${fmt(p.sizeBytes)}: ${fmt(p.sizeBytes)} bytes do not hold the ${fmt(p.end)} tokens the rows of ${path.basename(p.csv)} cover as ${dtype} (expected ${fmt(p.end * dtypeBytes(dtype))} bytes)`,
+        `${p.file}: byte ${fmt(p.sizeBytes - (p.sizeBytes % width))}: ${p.sizeBytes % width} trailing bytes do not make a whole ${dtype} token`,
         p.file,
+      );
+    }
+    const held = p.sizeBytes / width;
+    if (p.end > held) {
+      throw new DataError(
+        `${p.csv}: row ${fmt(p.rows)}: end ${fmt(p.end)} is outside ${p.name}, which holds ${fmt(held)} ${dtype} tokens`,
+        p.csv,
+        p.rows,
+      );
+    }
+    if (p.end < held) {
+      throw new DataError(
+        `${p.csv}: row ${fmt(p.rows)}: the rows end at token ${fmt(p.end)}, but ${p.name} holds ${fmt(held)} ${dtype} tokens; expected rows covering the whole file`,
+        p.csv,
+        p.rows,
       );
     }
     return { path: p.file, name: p.name, numTokens: p.end, sizeBytes: p.sizeBytes, layout: { dtype, headerBytes: 0 }, sidecars: [p.csv] };

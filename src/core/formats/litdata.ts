@@ -200,10 +200,10 @@ async function openLitdata(input: SniffInput): Promise<OpenedFormat> {
   for (const c of chosen) {
     const file = path.join(dir, c.filename);
     const sizeBytes = await fileSize(file);
-    if (sizeBytes !== c.chunk_bytes)
-      throw new DataError(`${file}: ${fmt(sizeBytes)} bytes; index.json says chunk_bytes ${fmt(c.chunk_bytes)}`, file);
     const head = await readBytes(file, 0, Math.min(sizeBytes, 4 * (c.chunk_size + 2)));
     const { headerBytes, numTokens } = parseLitdataChunk(head, file, c, sizeBytes, dtype, base, starts);
+    if (sizeBytes !== c.chunk_bytes)
+      throw new DataError(`${file}: ${fmt(sizeBytes)} bytes; index.json says chunk_bytes ${fmt(c.chunk_bytes)}`, file);
     // index.json belongs to the whole stream: listed once, with the first chunk.
     files.push({
       path: file,

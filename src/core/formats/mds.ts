@@ -347,9 +347,9 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
       throw new DataError(`${file}: missing; ${indexFile} lists it as ${where}`, file);
     }
     const sizeBytes = await fileSize(file);
+    const got = await mdsShardExtents(file, sizeBytes, samples, col);
     if (typeof raw.bytes === 'number' && raw.bytes !== sizeBytes)
       throw new DataError(`${file}: ${fmt(sizeBytes)} bytes; index.json says raw_data.bytes ${fmt(raw.bytes)}`, file);
-    const got = await mdsShardExtents(file, sizeBytes, samples, col);
     if (got.dtype && dtype && got.dtype !== dtype)
       throw new DataError(
         `${file}: its tokens are ${got.dtype}, not ${dtype} as in the shards before; expected one dtype per stream`,
