@@ -81,7 +81,12 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
       o.stderr.write(`export ${format}: ${pct}% (${fmt(p.bytes)} bytes)\n`);
     }
   };
-  const opts = { tokenizer: tok, documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId), signal: o.signal, onProgress };
+  const opts = {
+    tokenizer: tok,
+    documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents),
+    signal: o.signal,
+    onProgress,
+  };
   if (o.out) {
     const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, opts);
     o.stderr.write(`wrote ${o.out}: ${count(n, 'update')}, ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

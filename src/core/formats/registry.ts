@@ -131,8 +131,15 @@ export interface OpenedPath {
  *   adapter when the data is not what its format promises.
  */
 export async function openFormat(target: string, opts: OpenFormatOptions = {}): Promise<OpenedPath> {
+  return openSniffed(await sniffInputOf(target), opts);
+}
+
+/**
+ * {@link openFormat} for a path already read for sniffing ({@link sniffInputOf}).
+ * @throws as {@link openFormat}.
+ */
+export async function openSniffed(input: SniffInput, opts: OpenFormatOptions = {}): Promise<OpenedPath> {
   const adapters = opts.adapters ?? FORMAT_ADAPTERS;
-  const input = await sniffInputOf(target);
   let adapter: FormatAdapter | undefined;
   let formatReason: string;
   if (opts.format) {
