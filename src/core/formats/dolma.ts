@@ -158,36 +158,10 @@ export async function readDolmaSidecar(
   try {
     for await (const rec of parser as AsyncIterable<string[]>) {
       rows++;
-      if (rec.length !== 5)
-        throw new DataError(`${csvFile}: row ${fmt(rows)}: ${rec.length} fields; expected 5 (start,end,id,src,loc)`, csvFile, rows);
-      const [s, e, id, src, loc] = rec;
-      if (!/^\d{1,15}$/.test(s) || !/^\d{1,15}$/.test(e)) {
-        throw new DataError(
-          `${csvFile}: row ${fmt(rows)}: start ${JSON.stringify(s.slice(0, 40))} and end ${JSON.stringify(e.slice(0, 40))} must be whole numbers of tokens`,
-          csvFile,
-          rows,
-        );
-      }
-      const start = Number(s);
-      const end = Number(e);
-      if (start !== prevEnd) {
-        throw new DataError(
-          `${csvFile}: row ${fmt(rows)}: start ${fmt(start)} is not where the ${rows === 1 ? 'file begins (0)' : `row before ends (${fmt(prevEnd)})`}; expected rows that tile ${path.basename(npyFile)}`,
-          csvFile,
-          rows,
-        );
-      }
-      if (end < start) throw new DataError(`${csvFile}: row ${fmt(rows)}: end ${fmt(end)} is before start ${fmt(start)}`, csvFile, rows);
-      if (end > maxTokens) {
-        throw new DataError(
-          `${csvFile}: row ${fmt(rows)}: end ${fmt(end)} is outside ${path.basename(npyFile)}, which holds at most ${fmt(maxTokens)} tokens`,
-          csvFile,
-          rows,
-        );
-      }
+      const { start, end } = checkDolmaRow(rec, rows, prevEnd, maxTokens, csvFile, npyFile);
       if (end > start) {
         starts.push(base + start);
-        meta.push(id, src, loc);
+        meta.push(rec[2], rec[3], rec[4]);
       }
       prevEnd = end;
     }
@@ -201,7 +175,52 @@ export async function readDolmaSidecar(
   return { rows, end: prevEnd };
 }
 
-function sidecarError(csvFile: string, rows: number, err: Error): Error {
+/**
+ * Checks one `.csv.gz` record: five fields `start,end,id,src,loc`, whole-number `start ≤ end`,
+ * `start` where the row before ended (`prevEnd`, 0 for the first row), `end` within the file.
+ * @param row 1-based row number. @param maxTokens the most tokens the `.npy` can hold.
+ * @throws DataError naming the `.csv.gz` and the row.
+ */
+export function checkDolmaRow(
+  rec: string[],
+  row: number,
+  prevEnd: number,
+  maxTokens: number,
+  csvFile: string,
+  npyFile: string,
+): { start: number; end: number } {
+  if (rec.length !== 5)
+    throw new DataError(`${csvFile}: row ${fmt(row)}: ${rec.length} fields; expected 5 (start,end,id,src,loc)`, csvFile, row);
+  const [s, e] = rec;
+  if (!/^\d{1,15}$/.test(s) || !/^\d{1,15}$/.test(e)) {
+    throw new DataError(
+      `${csvFile}: row ${fmt(row)}: start ${JSON.stringify(s.slice(0, 40))} and end ${JSON.stringify(e.slice(0, 40))} must be whole numbers of tokens`,
+      csvFile,
+      row,
+    );
+  }
+  const start = Number(s);
+  const end = Number(e);
+  if (start !== prevEnd) {
+    throw new DataError(
+      `${csvFile}: row ${fmt(row)}: start ${fmt(start)} is not where the ${row === 1 ? 'file begins (0)' : `row before ends (${fmt(prevEnd)})`}; expected rows that tile ${path.basename(npyFile)}`,
+      csvFile,
+      row,
+    );
+  }
+  if (end < start) throw new DataError(`${csvFile}: row ${fmt(row)}: end ${fmt(end)} is before start ${fmt(start)}`, csvFile, row);
+  if (end > maxTokens) {
+    throw new DataError(
+      `${csvFile}: row ${fmt(row)}: end ${fmt(end)} is outside ${path.basename(npyFile)}, which holds at most ${fmt(maxTokens)} tokens`,
+      csvFile,
+      row,
+    );
+  }
+  return { start, end };
+}
+
+/** The DataError for a `.csv.gz` that cannot be read (gzip or CSV damage) at row `rows + 1`; an abort passes through. */
+export function sidecarError(csvFile: string, rows: number, err: Error): Error {
   if (err instanceof DataError || err.name === 'AbortError') return err;
   const what =
     err instanceof CsvError ? `not CSV rows start,end,id,src,loc (${err.message})` : `cannot read the gzip'd CSV (${err.message})`;

@@ -199,19 +199,14 @@ function solveTokens(sampleBytes: number, fixedBytes: number, width: number): nu
 }
 
 /**
- * Finds the token extents of one shard file.
+ * Checks a shard's header (`uint32 num_samples`, `uint32 offsets[num_samples + 1]`) against
+ * `index.json`'s sample count and the file size; returns the offsets (bytes from the file start).
+ * @param head the shard's first `4 · (samples + 2)` bytes (fewer when the file is shorter).
  * @throws DataError naming the shard and the byte: a truncated header, a sample count that
- *   differs from `index.json`, offsets that go back or pass the end of the file, a sample whose
- *   token column does not decode.
+ *   differs from `index.json`, offsets inside the header, going back or past the end of the file.
  */
-export async function mdsShardExtents(
-  file: string,
-  sizeBytes: number,
-  samples: number,
-  col: MdsTokenColumn,
-): Promise<{ extents: TokenExtent[]; numTokens: number; dtype: TokenDtype | undefined }> {
+export function parseMdsOffsets(head: Buffer, file: string, sizeBytes: number, samples: number): Float64Array {
   const headerBytes = 4 * (samples + 2);
-  const head = await readBytes(file, 0, Math.min(sizeBytes, headerBytes));
   if (head.length < headerBytes)
     throw new DataError(
       `${file}: byte ${fmt(head.length)}: truncated header; expected ${fmt(headerBytes)} bytes for ${fmt(samples)} samples`,
@@ -242,6 +237,24 @@ export async function mdsShardExtents(
       `${file}: byte ${fmt(4 + 4 * n)}: the samples end at byte ${fmt(offsets[n])}, but the file has ${fmt(sizeBytes)} bytes`,
       file,
     );
+  return offsets;
+}
+
+/**
+ * Finds the token extents of one shard file.
+ * @throws DataError naming the shard and the byte: a truncated header, a sample count that
+ *   differs from `index.json`, offsets that go back or pass the end of the file, a sample whose
+ *   token column does not decode.
+ */
+export async function mdsShardExtents(
+  file: string,
+  sizeBytes: number,
+  samples: number,
+  col: MdsTokenColumn,
+): Promise<{ extents: TokenExtent[]; numTokens: number; dtype: TokenDtype | undefined }> {
+  const head = await readBytes(file, 0, Math.min(sizeBytes, 4 * (samples + 2)));
+  const offsets = parseMdsOffsets(head, file, sizeBytes, samples);
+  const n = samples;
   const extents: TokenExtent[] = [];
   let numTokens = 0;
   let dtype = col.dtype;
@@ -338,9 +351,8 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
     if (!present.has(raw.basename)) {
       const zip = shard.zip_data as Record<string, unknown> | null;
       if (zip && typeof zip.basename === 'string' && shard.compression) {
-        const codec = String(shard.compression).split(':')[0];
         throw new DataError(
-          `${path.join(dir, zip.basename)}: compressed with ${codec} (${String(shard.compression)}), which this reader does not decompress; expected the raw shard ${raw.basename} next to it (streaming decompresses downloaded shards to that name)`,
+          `${path.join(dir, zip.basename)}: compressed with ${String(shard.compression)}, which this reader does not decompress; expected the raw shard ${raw.basename} next to it (streaming decompresses downloaded shards to that name)`,
           path.join(dir, zip.basename),
         );
       }
