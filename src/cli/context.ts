@@ -38,8 +38,11 @@ export interface GlobalOptions {
   tokenizer?: string;
   /** `--allow-outside-root`: read manifest shards that lead outside the dataset folder. */
   allowOutsideRoot?: boolean;
-  /** `--format NAME`: the storage format, instead of sniffing it. */
-  format?: string;
+  /**
+   * Every `--format` given, in order: storage format names (instead of sniffing) and, for
+   * `export`, its output format (the program's option takes every `--format` on the line).
+   */
+  format?: string[];
   /** `--dtype uint16|uint32|int32`: the token dtype of headerless files. */
   dtype?: string;
 }
@@ -223,15 +226,19 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
       if (!fs.existsSync(target)) throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
       const flags = scheduleFlags(cmd);
       const g = globals(cmd);
-      if (g.format !== undefined && !isFormatName(g.format)) {
-        throw new UsageError(`--format ${terminalSafe(g.format)} is not a known format (expected one of ${FORMAT_NAMES.join(', ')})`);
+      const values = g.format ?? [];
+      const storage = values.filter(isFormatName);
+      const other = values.find((v) => !isFormatName(v));
+      if (other !== undefined && cmd.name() !== 'export') {
+        throw new UsageError(`--format ${terminalSafe(other)} is not a known format (expected one of ${FORMAT_NAMES.join(', ')})`);
       }
+      if (new Set(storage).size > 1) throw new UsageError(`--format is given as ${storage.join(' and ')}; expected one storage format`);
       if (g.dtype !== undefined && !(TOKEN_DTYPES as readonly string[]).includes(g.dtype)) {
         throw new UsageError(`--dtype ${terminalSafe(g.dtype)} is not a token dtype (expected one of ${TOKEN_DTYPES.join(', ')})`);
       }
       const ds = await openPath(target, flags, {
         ...openOptions(cmd),
-        format: g.format as FormatName | undefined,
+        format: storage[0] as FormatName | undefined,
         dtype: g.dtype as TokenDtype | undefined,
         tokenizerFile: g.tokenizer ? path.resolve(g.tokenizer) : undefined,
       });

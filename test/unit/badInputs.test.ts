@@ -10,13 +10,12 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { PassThrough } from 'stream';
 import { pathToFileURL } from 'url';
-import { main } from '../../src/cli/main';
 import { openDataset } from '../../src/core/dataset';
 import { DataError } from '../../src/core/errors';
 import { loadTokenizer } from '../../src/core/tokenizer';
 import { terminalSafe } from '../../src/core/untrusted';
+import { runCliInProcess as cli } from './cliInProcess';
 import { repoRoot, sampleDir } from './fixtures';
 
 interface Case {
@@ -45,18 +44,6 @@ export function hashTree(dir: string): Record<string, string> {
   };
   walk(dir);
   return out;
-}
-
-/** Runs the CLI in-process; returns the exit code and what it wrote. */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough(),
-    stderr = new PassThrough();
-  let o = '',
-    e = '';
-  stdout.on('data', (d) => (o += d));
-  stderr.on('data', (d) => (e += d));
-  const code = await main(args, { stdout, stderr });
-  return { code, stdout: o, stderr: e };
 }
 
 describe('bad-input corpus (issue 10): exit code, a message naming file/line/offset, nothing changed', function () {

@@ -60,6 +60,14 @@ export interface TokenLayout {
   extents?: TokenExtent[];
 }
 
+/** One past the last byte holding tokens of a file of `numTokens` tokens laid out as `layout` (its smallest possible size). */
+export function layoutEnd(layout: TokenLayout, numTokens: number): number {
+  if (!layout.extents) return layout.headerBytes + numTokens * dtypeBytes(layout.dtype);
+  let end = 0;
+  for (const e of layout.extents) end = Math.max(end, e.byteOffset + e.numTokens * dtypeBytes(layout.dtype));
+  return end;
+}
+
 /** The layout of the dataset card's shards: raw little-endian uint32 from byte 0. */
 export const U32_LAYOUT: TokenLayout = Object.freeze({ dtype: 'uint32', headerBytes: 0 }) as TokenLayout;
 
