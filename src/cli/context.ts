@@ -9,7 +9,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Command } from 'commander';
-import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openShardFileAsDataset } from '../core/dataset';
+import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openPath } from '../core/dataset';
+import { isFormatName } from '../core/formats/registry';
+import { FORMAT_NAMES, FormatName, TOKEN_DTYPES, TokenDtype } from '../core/formats/types';
 import { SHARD_MANIFEST } from '../core/manifest';
 import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
@@ -36,6 +38,13 @@ export interface GlobalOptions {
   tokenizer?: string;
   /** `--allow-outside-root`: read manifest shards that lead outside the dataset folder. */
   allowOutsideRoot?: boolean;
+  /**
+   * Every `--format` given, in order: storage format names (instead of sniffing) and, for
+   * `export`, its output format (the program's option takes every `--format` on the line).
+   */
+  format?: string[];
+  /** `--dtype uint16|uint32|int32`: the token dtype of headerless files. */
+  dtype?: string;
 }
 
 /** A subcommand's action: gets the positional arguments, then commander's options object and the command. Returns the exit code. */
@@ -57,8 +66,10 @@ export interface CliContext {
   scheduleFlags(cmd: Command): Partial<ScheduleSettings>;
   /**
    * Opens a dataset folder (holding shard_manifest.jsonl), or a lone `.u32` file as a one-shard
-   * dataset with local offsets, applying the global overrides. UsageError when `target` is
-   * missing or does not exist.
+   * dataset with local offsets, or a file or folder of any other storage format (`openPath`),
+   * applying the global overrides (`--format`, `--dtype`, the schedule flags, `--tokenizer`).
+   * UsageError when `target` is missing, does not exist, is a folder with no known format, or
+   * `--format`/`--dtype` name nothing known.
    */
   open(target: string | undefined, cmd: Command): Promise<Dataset>;
   /** The dataset options from the global options (`--allow-outside-root`; messages name the CLI's flags). */
@@ -214,7 +225,24 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
       if (!target) throw new UsageError('missing <root>: the dataset folder holding shard_manifest.jsonl (or one .u32 file)');
       if (!fs.existsSync(target)) throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
       const flags = scheduleFlags(cmd);
-      if (fs.statSync(target).isFile()) return openShardFileAsDataset(target, flags, openOptions(cmd));
+      const g = globals(cmd);
+      const values = g.format ?? [];
+      const storage = values.filter(isFormatName);
+      const other = values.find((v) => !isFormatName(v));
+      if (other !== undefined && cmd.name() !== 'export') {
+        throw new UsageError(`--format ${terminalSafe(other)} is not a known format (expected one of ${FORMAT_NAMES.join(', ')})`);
+      }
+      if (new Set(storage).size > 1) throw new UsageError(`--format is given as ${storage.join(' and ')}; expected one storage format`);
+      if (g.dtype !== undefined && !(TOKEN_DTYPES as readonly string[]).includes(g.dtype)) {
+        throw new UsageError(`--dtype ${terminalSafe(g.dtype)} is not a token dtype (expected one of ${TOKEN_DTYPES.join(', ')})`);
+      }
+      const ds = await openPath(target, flags, {
+        ...openOptions(cmd),
+        format: storage[0] as FormatName | undefined,
+        dtype: g.dtype as TokenDtype | undefined,
+        tokenizerFile: g.tokenizer ? path.resolve(g.tokenizer) : undefined,
+      });
+      if (ds) return ds;
       await requireDatasetFolder(target);
       return openDataset(target, flags, openOptions(cmd));
     },

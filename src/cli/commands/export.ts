@@ -4,6 +4,7 @@
  * stdout (npz only when stdout is not a terminal). Progress on stderr; Ctrl-C removes the partial file.
  */
 import type { Command } from 'commander';
+import { isFormatName } from '../../core/formats/registry';
 import { Writable } from 'stream';
 import { Dataset } from '../../core/dataset';
 import { DocumentIndex } from '../../core/documents';
@@ -23,13 +24,19 @@ export function register(program: Command, ctx: CliContext): void {
     )
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
     .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
-    .requiredOption('--format <format>', 'jsonl | txt | npz')
+    .addHelpText(
+      'after',
+      '\nThe output format is required: --format jsonl | txt | npz (a storage format for <root>, such as --format megatron, may be given too).',
+    )
     .option('--out <file>', 'write to FILE (via FILE.partial, renamed when complete) instead of stdout')
     .action(
-      ctx.run(async (root: string, range: string, opts: { format?: string; out?: string }, cmd: Command) => {
+      ctx.run(async (root: string, range: string, opts: { out?: string }, cmd: Command) => {
+        // Every --format on the line reaches the program's option; the one that is no storage format is the output's.
+        const output = (ctx.globals(cmd).format ?? []).filter((v) => !isFormatName(v));
+        if (output.length > 1) throw new RangeRequestError(`--format is given as ${output.join(' and ')}; expected one of jsonl, txt, npz`);
         const ds = await ctx.open(root, cmd);
         return runExport(ds, range, {
-          format: opts.format,
+          format: output[0],
           out: opts.out,
           stdout: process.stdout,
           stderr: process.stderr,
@@ -81,7 +88,12 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
       o.stderr.write(`export ${format}: ${pct}% (${fmt(p.bytes)} bytes)\n`);
     }
   };
-  const opts = { tokenizer: tok, documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId), signal: o.signal, onProgress };
+  const opts = {
+    tokenizer: tok,
+    documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents),
+    signal: o.signal,
+    onProgress,
+  };
   if (o.out) {
     const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, opts);
     o.stderr.write(`wrote ${o.out}: ${count(n, 'update')}, ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -23,6 +23,7 @@
  *
  * Units: offsets and lengths in tokens; global unless the name says local.
  */
+import type { TokenLayout } from '../formats/types';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -166,8 +167,10 @@ export class IndexStore {
   /**
    * The record of the file with this identity, or undefined when none is stored (or it is
    * unreadable, of another version, or not for this identity and parameters: never trusted).
+   * @param numTokens the tokens the record must cover (default: the file's size / 4, a raw uint32
+   *   shard; the format layer's count for files with another layout).
    */
-  async load(identity: FileIdentity, params: string): Promise<ShardIndexRecord | undefined> {
+  async load(identity: FileIdentity, params: string, numTokens = Math.floor(identity.size / 4)): Promise<ShardIndexRecord | undefined> {
     const base = this.baseName(identity, params);
     const memo = this.memo.get(base);
     if (memo) return memo;
@@ -184,7 +187,7 @@ export class IndexStore {
       !isFileIdentity(data.identity) ||
       !sameIdentity(data.identity, identity) ||
       typeof data.blockEos !== 'string' ||
-      data.numTokens !== Math.floor(identity.size / 4)
+      data.numTokens !== numTokens
     )
       return undefined;
     const bytes = Buffer.from(data.blockEos, 'base64');
@@ -485,6 +488,8 @@ export interface IndexSegment {
   line: number;
   /** The manifest's `shard` field (relative path) or the file name. */
   shard: string;
+  /** How the file stores its tokens (format layer); absent: raw uint32 from byte 0. */
+  layout?: TokenLayout;
 }
 
 /** An EOS-free run in the stream: `start` global offset, `length` tokens. */
@@ -1145,8 +1150,8 @@ export async function openStreamIndex(
   const key = scanParamsKey(params);
   const records = await mapLimit(segments, async (seg, i) => {
     const id = identities?.[i] ?? (await statIdentity(seg.path).catch(() => undefined));
-    if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
-    return store.load(id, key);
+    if (!id || (!seg.layout && Math.floor(id.size / 4) !== seg.numTokens)) return undefined;
+    return store.load(id, key, seg.numTokens);
   });
   return new StreamIndex(stream, segments, records, params.eos);
 }
