@@ -42,9 +42,8 @@ def open_stream(path, dtype=None):
             if len(ends) and (np.any(np.diff(ends) < 0) or ends[-1] != n):
                 raise ValueError(f"{f}.index: ends not increasing or not ending at the file's {n} tokens")
             begin = np.concatenate(([0], ends[:-1]))
-            keep = ends > begin
-            starts.append(base + begin[keep])
-            lengths.append((ends - begin)[keep])
+            starts.append(base + begin)
+            lengths.append(ends - begin)
         else:
             indexed = False
         parts.append(common.Part(f, 0, dt, n))

@@ -64,17 +64,16 @@ def open_stream(path, dtype=None):
         if rows and rows[-1][1] != p.tokens:
             raise ValueError(f"{f}: its rows end at {rows[-1][1]}, the file holds {p.tokens} tokens")
         for s, e, *_ in rows:
-            if e > s:
-                starts.append(base + s)
-                lengths.append(e - s)
+            starts.append(base + s)
+            lengths.append(e - s)
         parts.append(p)
         base += p.tokens
     return common.Stream("dolma", parts, documents=(np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64)))
 
 
 def document_metadata(path):
-    """(id, src, loc) of every non-empty document, in stream order."""
+    """(id, src, loc) of every document, in stream order."""
     out = []
     for f in _files(path):
-        out.extend((i, s, l) for st, e, i, s, l in _rows(_sidecar(f)) if e > st)
+        out.extend((i, s, l) for _, _, i, s, l in _rows(_sidecar(f)))
     return out

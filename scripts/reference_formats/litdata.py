@@ -33,9 +33,8 @@ def open_stream(path, dtype=None):
         offsets = head[1:].astype(np.int64)
         sizes = np.diff(offsets) // dt.itemsize
         begin = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        keep = sizes > 0
-        starts.append(base + begin[keep])
-        lengths.append(sizes[keep])
+        starts.append(base + begin)
+        lengths.append(sizes)
         n = int(sizes.sum())
         parts.append(common.Part(f, int(offsets[0]), dt, n))
         base += n

@@ -71,7 +71,8 @@ export function parseDatatroveMetadata(text: string, file: string): { tokenizer:
 
 /**
  * Checks a `.ds.index` (uint64 cumulative document ends, in tokens) and returns the documents'
- * starts (pushed to `starts`, plus `base`), with empty documents (an end equal to the one before) left out.
+ * starts (pushed to `starts`, plus `base`); an end equal to the one before is a document of 0 tokens
+ * (a text that tokenized to nothing), counted as the format's index counts it.
  * @param numTokens tokens in the `.ds`, when the dtype is known (the last end must equal it);
  *   undefined: only the order is checked.
  * @throws DataError naming the index file and the byte of the first bad entry: a size that is not a
@@ -84,7 +85,7 @@ export function parseDatatroveIndex(
   numTokens: number | undefined,
   starts: GrowableFloat64,
   base: number,
-): { end: number; empty: number } {
+): { end: number } {
   if (index.length % 8) {
     throw new DataError(
       `${indexFile}: byte ${fmt(index.length - (index.length % 8))}: ${index.length % 8} trailing bytes; expected uint64 document ends (8 bytes each)`,
@@ -93,7 +94,6 @@ export function parseDatatroveIndex(
   }
   const n = index.length / 8;
   let prev = 0;
-  let empty = 0;
   for (let i = 0; i < n; i++) {
     const big = index.readBigUInt64LE(8 * i);
     const end = Number(big);
@@ -109,8 +109,7 @@ export function parseDatatroveIndex(
         indexFile,
       );
     }
-    if (end === prev) empty++;
-    else starts.push(base + prev);
+    starts.push(base + prev);
     prev = end;
   }
   if (numTokens !== undefined && prev !== numTokens) {
@@ -119,7 +118,7 @@ export function parseDatatroveIndex(
       indexFile,
     );
   }
-  return { end: prev, empty };
+  return { end: prev };
 }
 
 async function openDatatrove(input: SniffInput, opts: FormatOpenOptions): Promise<OpenedFormat> {
@@ -199,7 +198,6 @@ async function openDatatrove(input: SniffInput, opts: FormatOpenOptions): Promis
   const files: FormatFile[] = [];
   const starts = new GrowableFloat64();
   let base = 0;
-  let empty = 0;
   const indexed = parts.filter((p) => p.index).length;
   for (const p of parts) {
     if (p.sizeBytes % width) {
@@ -210,7 +208,7 @@ async function openDatatrove(input: SniffInput, opts: FormatOpenOptions): Promis
     }
     const numTokens = p.sizeBytes / width;
     if (p.index && indexed === parts.length) {
-      empty += parseDatatroveIndex(p.index, p.file + '.index', p.name, numTokens, starts, base).empty;
+      parseDatatroveIndex(p.index, p.file + '.index', p.name, numTokens, starts, base);
     }
     const sidecars = SIDECAR_SUFFIXES.map((s) => p.name + s)
       .filter((n) => present.has(n))
@@ -232,7 +230,6 @@ async function openDatatrove(input: SniffInput, opts: FormatOpenOptions): Promis
   if (indexed > 0 && indexed < parts.length) {
     notes.push(`documents are EOS-separated: only ${fmt(indexed)} of ${fmt(parts.length)} .ds files have a .ds.index`);
   }
-  if (empty) notes.push(`${fmt(empty)} empty documents in the .ds.index files are not counted`);
   const lossy = files.filter((f) => f.lossMask).length;
   if (lossy && lossy < files.length)
     notes.push(`loss mask not shown: only ${fmt(lossy)} of ${fmt(files.length)} .ds files have a .ds.loss`);

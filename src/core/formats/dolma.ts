@@ -159,10 +159,8 @@ export async function readDolmaSidecar(
     for await (const rec of parser as AsyncIterable<string[]>) {
       rows++;
       const { start, end } = checkDolmaRow(rec, rows, prevEnd, maxTokens, csvFile, npyFile);
-      if (end > start) {
-        starts.push(base + start);
-        meta.push(rec[2], rec[3], rec[4]);
-      }
+      starts.push(base + start);
+      meta.push(rec[2], rec[3], rec[4]);
       prevEnd = end;
     }
     await reading;

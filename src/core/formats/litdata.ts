@@ -172,7 +172,7 @@ export function parseLitdataChunk(
         file,
       );
     }
-    if (off > prev) starts.push(base + (prev - headerBytes) / width);
+    starts.push(base + (prev - headerBytes) / width);
     prev = off;
   }
   if (prev !== sizeBytes)
