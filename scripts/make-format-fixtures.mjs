@@ -45,6 +45,10 @@ import { loadDocuments, shuffledOrder, REPO_ROOT } from './make-sample.mjs';
 import * as megatron from './lib/format-writers/megatron.mjs';
 import * as llmc from './lib/format-writers/llmc.mjs';
 import * as nanogpt from './lib/format-writers/nanogpt.mjs';
+import * as dolma from './lib/format-writers/dolma.mjs';
+import * as datatrove from './lib/format-writers/datatrove.mjs';
+import * as litdata from './lib/format-writers/litdata.mjs';
+import * as mds from './lib/format-writers/mds.mjs';
 
 /**
  * @typedef {object} WriterModule a format's writer plug-in (see the file's header)
@@ -56,7 +60,7 @@ import * as nanogpt from './lib/format-writers/nanogpt.mjs';
 
 /** Every format's writer module, in the order fixtures.json lists them. */
 /** @type {WriterModule[]} */
-export const WRITERS = [megatron, llmc, nanogpt];
+export const WRITERS = [megatron, llmc, nanogpt, dolma, datatrove, litdata, mds];
 
 const CREATED_BY = 'scripts/make-format-fixtures.mjs';
 /** Bump when the output for the same inputs changes. */

@@ -35,6 +35,10 @@ FORMATS = {
     "megatron": "megatron.py",
     "llm.c": "llmc.py",
     "raw": "raw.py",
+    "dolma": "dolma.py",
+    "datatrove": "datatrove.py",
+    "litdata": "litdata.py",
+    "mds": "mds.py",
 }
 
 

@@ -23,8 +23,11 @@
 import * as assert from 'assert';
 import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
+import { readLossMask } from '../../src/core/formats/lossMask';
+import { openFormat } from '../../src/core/formats/registry';
 import { runCliInProcess } from './cliInProcess';
 import { repoRoot, runCli, sampleDir, sha256sum } from './fixtures';
 
@@ -388,6 +391,145 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
         const after = sha256sum(fs.readdirSync(dir).map((f) => path.join(dir, f)));
         assert.deepStrictEqual([...after], [...before], `${b.name}: files changed or appeared in ${dir}`);
       });
+    }
+  });
+});
+
+/** Runs a Python snippet with `scripts/reference_formats/` importable (`import reference_formats_<name>`); returns its JSON output. */
+function pyReference<T>(code: string, ...args: string[]): T {
+  const prelude =
+    'import importlib.util, json, os, sys\n' +
+    `HERE = ${JSON.stringify(path.join(REPO, 'scripts', 'reference_formats'))}\n` +
+    'def load(n):\n' +
+    '    spec = importlib.util.spec_from_file_location("reference_formats_" + n, os.path.join(HERE, n + ".py"))\n' +
+    '    m = importlib.util.module_from_spec(spec); sys.modules[spec.name] = m; spec.loader.exec_module(m); return m\n' +
+    'load("common")\n';
+  return JSON.parse(execFileSync('python3', ['-c', prelude + code, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 })) as T;
+}
+
+describe('Dolma, datatrove, litdata, MDS: what each format carries beyond ids, against the numpy reference', function () {
+  this.timeout(0);
+  if (!hasNumpy) {
+    it('every format test' + SKIP_REASON, function () {
+      this.skip();
+    });
+    return;
+  }
+  const { fixtures } = loadFixtures();
+  const byName = (n: string) => {
+    const f = fixtures.find((x) => x.name === n);
+    if (!f) throw new Error(`fixtures.json has no ${n}`);
+    return f;
+  };
+
+  it('Dolma: locate --json gives every sampled document the id, src and loc of its .csv.gz row', async () => {
+    let quoted = false;
+    for (const name of ['dolma-uint32', 'dolma-uint16', 'dolma-npy-header']) {
+      const fx = byName(name);
+      const abs = path.join(FIXTURES, fx.path);
+      const ref = reference(abs, 'dolma', { eos: fx.eos, documents: true });
+      const meta = pyReference<[string, string, string][]>('print(json.dumps(load("dolma").document_metadata(sys.argv[1])))', abs);
+      assert.strictEqual(meta.length, ref.document_table!.length, `${name}: one metadata row per document`);
+      assert.strictEqual(new Set(meta.map((m) => m[0])).size, meta.length, `${name}: every document has its own id`);
+      quoted ||= meta.some((m) => /[",]/.test(m[0]));
+      const table = ref.document_table!;
+      const diffs: string[] = [];
+      for (const d of [0, 1, Math.floor(table.length / 2), table.length - 1]) {
+        const [start, length] = table[d];
+        for (const offset of [start, start + length - 1]) {
+          const got = await cliJson<{ document: number; metadata?: { id: string; src: string; loc: string } }>([
+            'locate',
+            abs,
+            String(offset),
+            '--json',
+            ...eosArgs(fx),
+          ]);
+          const want = { id: meta[d][0], src: meta[d][1], loc: meta[d][2] };
+          if (got.document !== d || JSON.stringify(got.metadata) !== JSON.stringify(want)) {
+            diffs.push(
+              `${name} offset ${offset}: expected document ${d} ${JSON.stringify(want)}, got ${got.document} ${JSON.stringify(got.metadata)}`,
+            );
+          }
+        }
+      }
+      assert.deepStrictEqual(diffs, []);
+    }
+    assert.ok(quoted, 'some ids hold a comma or a quote (CSV quoting is exercised)');
+  });
+
+  it('datatrove: the loss mask (readLossMask) equals the .ds.loss bytes across file edges, zeros where no loss was asked', async () => {
+    const fx = byName('datatrove-uint32-loss');
+    const abs = path.join(FIXTURES, fx.path);
+    const want = pyReference<number[]>('print(json.dumps(load("datatrove").loss_mask(sys.argv[1]).tolist()))', abs);
+    const { opened } = await openFormat(abs);
+    const total = opened.files.reduce((s, f) => s + f.numTokens, 0);
+    assert.strictEqual(want.length, total, 'one loss byte per token');
+    assert.ok(want.includes(0) && want.includes(1), 'the fixture has tokens with and without loss');
+    assert.deepStrictEqual([...(await readLossMask(opened.files, 0, total))], want);
+    let at = 0;
+    for (const f of opened.files.slice(0, -1)) {
+      at += f.numTokens;
+      assert.deepStrictEqual([...(await readLossMask(opened.files, at - 20, 40))], want.slice(at - 20, at + 20), `edge at ${at}`);
+    }
+    const plain = await openFormat(path.join(FIXTURES, byName('datatrove-uint16').path));
+    await assert.rejects(readLossMask(plain.opened.files, 0, 1), /no loss mask/);
+  });
+
+  it('litdata: the documents are the chunks’ items, in index.json order', async () => {
+    const fx = byName('litdata-uint32');
+    const abs = path.join(FIXTURES, fx.path);
+    const { chunks } = JSON.parse(fs.readFileSync(path.join(abs, 'index.json'), 'utf8')) as { chunks: { chunk_size: number }[] };
+    const ref = reference(abs, 'litdata', { documents: true });
+    assert.strictEqual(
+      ref.documents,
+      chunks.reduce((s, c) => s + c.chunk_size, 0),
+    );
+    const info = await cliJson<Record<string, unknown>>(['info', abs, '--json']);
+    assert.strictEqual(info.documents, ref.documents);
+  });
+
+  it('MDS: the shards carry index.json’s raw_data hashes, equal to hashlib over the shard files', async () => {
+    for (const name of ['mds-int32', 'mds-int32-gz-cached']) {
+      const abs = path.join(FIXTURES, byName(name).path);
+      const { opened } = await openFormat(abs);
+      const want = pyReference<{ algorithm: string; hex: string }[][]>(
+        'import hashlib, glob\n' +
+          'index = json.load(open(os.path.join(sys.argv[1], "index.json")))\n' +
+          'print(json.dumps([[{"algorithm": a, "hex": hashlib.new(a, open(os.path.join(sys.argv[1], s["raw_data"]["basename"]), "rb").read()).hexdigest()} for a in s["hashes"]] for s in index["shards"]]))',
+        abs,
+      );
+      assert.deepStrictEqual(
+        opened.files.map((f) => f.hashes),
+        want,
+        name,
+      );
+    }
+  });
+
+  it('MDS: shards compressed with gz and no raw shard are refused in one line naming the file and the codec; decompressed, they read like the reference', async () => {
+    const dir = path.join(FIXTURES, 'gpt2', 'mds-gz-only');
+    const before = sha256sum(fs.readdirSync(dir).map((f) => path.join(dir, f)));
+    const r = runCli(['info', dir, '--json']);
+    assert.strictEqual(r.code, 1, r.stderr);
+    const lines = r.stderr.trim().split('\n');
+    assert.strictEqual(lines.length, 1, r.stderr);
+    assert.match(lines[0], /shard\.00000\.mds\.gz: compressed with gz\b/);
+    assert.deepStrictEqual([...sha256sum(fs.readdirSync(dir).map((f) => path.join(dir, f)))], [...before], 'nothing written');
+    // What streaming does on download (stream.py _decompress_shard_part): the raw shard next to the compressed one.
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-mds-gz-'));
+    try {
+      execFileSync('python3', [
+        '-c',
+        'import gzip, os, shutil, sys\nfor n in os.listdir(sys.argv[1]):\n    shutil.copy(os.path.join(sys.argv[1], n), sys.argv[2])\n    if n.endswith(".gz"):\n        open(os.path.join(sys.argv[2], n[:-3]), "wb").write(gzip.decompress(open(os.path.join(sys.argv[1], n), "rb").read()))',
+        dir,
+        copy,
+      ]);
+      const ref = reference(copy, 'mds', { eos: 50256 });
+      const all = reference(copy, 'mds', { eos: 50256, ranges: [[0, ref.stored_tokens]] }).ranges[0];
+      const got = (await cliJson<{ ids: number[] }>(['tokens', copy, '--start', '0', '--count', String(ref.stored_tokens), '--json'])).ids;
+      assert.deepStrictEqual(idDiffs(0, all, got), []);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
     }
   });
 });

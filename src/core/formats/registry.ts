@@ -7,7 +7,11 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { DataError } from '../errors';
 import { folderHeads } from './files';
+import { datatroveAdapter } from './datatrove';
+import { dolmaAdapter } from './dolma';
+import { litdataAdapter } from './litdata';
 import { llmcAdapter } from './llmc';
+import { mdsAdapter } from './mds';
 import { megatronAdapter } from './megatron';
 import { rawAdapter } from './raw';
 import { tokenStreamAdapter } from './tokenStream';
@@ -26,7 +30,16 @@ import {
  * Every adapter, most specific first: on equal confidence the earlier one wins (a `.bin` with an
  * llm.c magic is llm.c, with a sibling `.idx` Megatron, otherwise raw).
  */
-export const FORMAT_ADAPTERS: readonly FormatAdapter[] = [tokenStreamAdapter, megatronAdapter, llmcAdapter, rawAdapter];
+export const FORMAT_ADAPTERS: readonly FormatAdapter[] = [
+  tokenStreamAdapter,
+  megatronAdapter,
+  llmcAdapter,
+  dolmaAdapter,
+  datatroveAdapter,
+  litdataAdapter,
+  mdsAdapter,
+  rawAdapter,
+];
 
 /** True when `name` is one of {@link FORMAT_NAMES}. */
 export function isFormatName(name: string): name is FormatName {

@@ -97,6 +97,23 @@ export interface FormatFile {
   sidecars?: string[];
   /** Hashes the format carries for the file (checked by `verify`). */
   hashes?: FormatHash[];
+  /**
+   * The file's loss mask, where the format stores one (datatrove `.ds.loss`): one byte per token,
+   * 1 = the model is trained on the token, 0 = no loss. Read it with `readLossMask` (`lossMask.ts`).
+   */
+  lossMask?: TokenFlagsFile;
+}
+
+/**
+ * A file of per-token flags, one byte per token, beside a token file (datatrove `.ds.loss`,
+ * written by `TokenizedFile.write_loss_bytes`, datatrove `pipeline/tokens/tokenizer.py` L121–143).
+ * Plain data (structured-clonable).
+ */
+export interface TokenFlagsFile {
+  /** Absolute path of the flags file. */
+  path: string;
+  /** Byte offset of the flag of the token file's first token (0 for `.ds.loss`). */
+  byteOffset: number;
 }
 
 /** Provenance of one document, where the format records it (Dolma's `.csv.gz` rows). */
