@@ -25,6 +25,7 @@ import * as find from './commands/find';
 import * as merge from './commands/merge';
 import * as stats from './commands/stats';
 import * as exportCmd from './commands/export';
+import * as manifest from './commands/manifest';
 
 /** A subcommand module: `src/cli/commands/<name>.ts`. Add yours to {@link COMMANDS}. */
 export interface CommandModule {
@@ -39,6 +40,7 @@ export const COMMANDS: CommandModule[] = [
   decode,
   encode,
   verify,
+  manifest,
   count,
   find,
   merge,

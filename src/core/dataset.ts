@@ -10,6 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import {
+  BYTES_PER_TOKEN,
   ManifestOptions,
   ManifestProblem,
   PROVENANCE_MANIFEST,
@@ -32,7 +33,7 @@ import { identityOfStats } from './fileIdentity';
 import { DataError, SettingError, fmt } from './errors';
 import { count } from './units';
 import { OpenFormatOptions, OpenedPath, openSniffed, sniffFormat, sniffInputOf } from './formats/registry';
-import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype } from './formats/types';
+import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype, U32_LAYOUT } from './formats/types';
 
 /** Where each schedule setting's value came from (`format`: the storage format implies it, e.g. llm.c's EOT 50256). */
 export type SettingSource = 'default' | 'setting' | 'manifest.json' | 'format';
@@ -88,6 +89,22 @@ export interface DatasetFormat {
   delimiter: DelimiterRole;
   /** Sentences for `info`: guesses and what was left out. */
   notes: string[];
+}
+
+/**
+ * The files of a dataset in the format layer's terms: {@link DatasetFormat.files}, or for the
+ * dataset card's layout its shards (raw uint32 from byte 0, the manifest's sha256 as their hash).
+ */
+export function formatFilesOf(ds: Pick<Dataset, 'format' | 'shards'>): FormatFile[] {
+  if (ds.format) return ds.format.files;
+  return ds.shards.map((e) => ({
+    path: e.path,
+    name: e.shard,
+    numTokens: e.numTokens,
+    sizeBytes: e.numTokens * BYTES_PER_TOKEN,
+    layout: U32_LAYOUT,
+    hashes: e.sha256 ? [{ algorithm: 'sha256', hex: e.sha256.toLowerCase() }] : undefined,
+  }));
 }
 
 /** The format name of a dataset: {@link Dataset.format}'s, or `token-stream`. */

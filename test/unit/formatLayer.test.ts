@@ -22,7 +22,8 @@ import * as path from 'path';
 import { openPath } from '../../src/core/dataset';
 import { LayoutDecoder } from '../../src/core/formats/decode';
 import { byteOrder } from '../../src/core/formats/registry';
-import { cliPath, runCli, sampleDir } from './fixtures';
+import { pathToFileURL } from 'url';
+import { cliPath, repoRoot, runCli, sampleDir, sha256sum } from './fixtures';
 
 /** The numpy script writing the files (from the sample's first shard) and printing what numpy reads back. */
 const WRITER = `
@@ -229,5 +230,69 @@ describe('format layer: layouts read like numpy (headers, uint16, int32, extents
     const b = runCli(['info', path.join(dir, 'u16', 'data.bin'), '--format', 'parquet']);
     assert.strictEqual(b.code, 2);
     assert.match(b.stderr, /^error: --format parquet is not a known format/);
+  });
+});
+
+describe('manifest and verify --manifest on any format', function () {
+  this.timeout(0);
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-format-manifest-'));
+    // A Megatron pair of the sample's first 50,000 ids, written by the fixtures' writer port.
+    execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { writeIndex } from ${JSON.stringify(pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'format-writers', 'megatron.mjs')).href)};
+         import * as fs from 'fs';
+         const b = fs.readFileSync(process.argv[1]);
+         const ids = new Uint32Array(b.buffer, b.byteOffset, 50000);
+         fs.writeFileSync(process.argv[2] + '/p.bin', Buffer.from(Int32Array.from(ids).buffer));
+         writeIndex(process.argv[2] + '/p.idx', 'int32', [20000, 30000], [0, 1, 2]);`,
+        path.join(sampleDir(), 'shards', 'tokens_000000.u32'),
+        dir,
+      ],
+      { stdio: 'inherit' },
+    );
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('manifest lists each token file and sidecar with the sha256 sha256sum computes; verify passes, then names a changed byte', () => {
+    const m = runCli(['manifest', dir]);
+    assert.strictEqual(m.code, 0, m.stderr);
+    const lines = m.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { shard: string; sha256: string; num_tokens: number; sidecars: { file: string; sha256: string }[] });
+    const sums = sha256sum([path.join(dir, 'p.bin'), path.join(dir, 'p.idx')]);
+    assert.deepStrictEqual(
+      lines.map((l) => [l.shard, l.sha256, l.num_tokens, l.sidecars.map((s) => [s.file, s.sha256])]),
+      [['p.bin', sums.get(path.join(dir, 'p.bin')), 50000, [['p.idx', sums.get(path.join(dir, 'p.idx'))]]]],
+    );
+    const file = path.join(os.tmpdir(), `tsi-manifest-${process.pid}.jsonl`);
+    fs.writeFileSync(file, m.stdout);
+    try {
+      const ok = runCli(['verify', dir, '--manifest', file]);
+      assert.strictEqual(ok.code, 0, ok.stdout + ok.stderr);
+      const fd = fs.openSync(path.join(dir, 'p.bin'), 'r+');
+      fs.writeSync(fd, Buffer.from([0x55]), 0, 1, 123_457);
+      fs.closeSync(fd);
+      const bad = runCli(['verify', dir, '--manifest', file, '--json']);
+      assert.strictEqual(bad.code, 1, bad.stderr);
+      const r = JSON.parse(bad.stdout) as { all_ok: boolean; results: { file: string; status: string }[] };
+      assert.deepStrictEqual(
+        r.results.map((x) => [x.file, x.status]),
+        [
+          ['p.bin', 'mismatch'],
+          ['p.idx', 'ok'],
+        ],
+      );
+      const none = runCli(['verify', dir]);
+      assert.strictEqual(none.code, 2);
+      assert.match(none.stderr, /carries no hashes: write them once with `token-shards manifest/);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 });
