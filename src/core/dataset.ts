@@ -30,8 +30,9 @@ import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './
 import { TokenStream } from './stream';
 import { findDatasetTokenizer, loadTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
-import { DataError, SettingError, fmt } from './errors';
-import { count } from './units';
+import { DataError, SettingError } from './errors';
+import { count, fmt } from './units';
+import { READ_LIMITS, readRegularTextFile } from './safeRead';
 import { OpenFormatOptions, OpenedPath, openSniffed, sniffFormat, sniffInputOf } from './formats/registry';
 import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype, U32_LAYOUT } from './formats/types';
 
@@ -129,8 +130,9 @@ export async function openDataset(
   const manifestFile = path.join(root, SHARD_MANIFEST);
   let text: string;
   try {
-    text = await fs.promises.readFile(manifestFile, 'utf8');
+    text = await readRegularTextFile(manifestFile, 'the shard manifest', READ_LIMITS.manifest);
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(`${manifestFile}: cannot read the shard manifest: ${(err as Error).message}`, manifestFile);
   }
   const parsed = parseShardManifest(text, manifestFile, opts);
@@ -183,7 +185,7 @@ export async function openDataset(
     settingSources,
     storedTokens,
     schedule: new Schedule(settings, storedTokens),
-    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
+    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line }))),
     tokenizerFile,
     problems,
   };

@@ -1,7 +1,7 @@
 /** `token-shards info <root> [--json]`: shards, stored tokens, updates, G, L, EOS, tokenizer, problems. */
 import type { Command } from 'commander';
 import { formatNameOf } from '../../core/dataset';
-import { fmt } from '../../core/errors';
+import { fmt } from '../../core/units';
 import { ScheduleSettings } from '../../core/schedule';
 import { limitDepth } from '../../core/safeJson';
 import { CliContext } from '../context';

@@ -29,13 +29,13 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { Command } from 'commander';
 import { OpenDatasetOptions, formatFilesOf, formatNameOf, openDataset } from '../../core/dataset';
-import { DataError, fmt } from '../../core/errors';
+import { DataError } from '../../core/errors';
 import { HashCheck, checkHashes, manifestChecks } from '../../core/formats/fileHashes';
 import { isFormatName, sniffFormat, sniffInputOf } from '../../core/formats/registry';
-import { count } from '../../core/units';
-import { ManifestProblem } from '../../core/manifest';
+import { count, fmt } from '../../core/units';
+import { SHARD_FILE_PROBLEM_CODES } from '../../core/manifest';
 import { indexParamsFor } from '../../core/streamIndex/indexShards';
-import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/streamIndex';
+import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/entryStore';
 import { loadTokenizer } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify/verify';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verify/format';
@@ -146,9 +146,6 @@ export interface VerifyCommandOptions {
   open?: OpenDatasetOptions;
 }
 
-/** Manifest problem codes that verification itself re-reports per shard (not repeated). */
-const PER_SHARD_CODES = new Set<ManifestProblem['code']>(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable']);
-
 /** Status words of the text output, upper-case so they stand out in a terminal. */
 const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
   ok: 'OK',
@@ -213,13 +210,14 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     }
     throw e;
   }
-  const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !PER_SHARD_CODES.has(p.code));
+  const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !SHARD_FILE_PROBLEM_CODES.has(p.code));
   if (ds.shards.length === 0) {
     for (const p of ds.problems) err(`${p.severity}: ${terminalSafe(p.message)}`);
     err(`error: ${terminalSafe(ds.manifestFile)}: no readable shard line; nothing to verify`);
     return 2;
   }
-  if (!opts.json) for (const p of ds.problems.filter((q) => !PER_SHARD_CODES.has(q.code))) err(`${p.severity}: ${terminalSafe(p.message)}`);
+  if (!opts.json)
+    for (const p of ds.problems.filter((q) => !SHARD_FILE_PROBLEM_CODES.has(q.code))) err(`${p.severity}: ${terminalSafe(p.message)}`);
 
   let cache: VerifyCache | undefined;
   // The cache folder is checked once: an unusable one is one line, not a warning from the cache

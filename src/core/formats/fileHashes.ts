@@ -11,7 +11,8 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import { CancelledError, DataError, fmt } from '../errors';
+import { CancelledError, DataError } from '../errors';
+import { fmt } from '../units';
 import { parseJson } from '../safeJson';
 import { FormatFile, FormatHash } from './types';
 
