@@ -103,8 +103,7 @@ export class LayoutDecoder {
     }
     const out = this.scratch.subarray(0, k);
     if (this.width === 2 && this.littleEndian && byteOffset % 2 === 0) {
-      const half = new Uint16Array(bytes.buffer, byteOffset, k);
-      for (let i = 0; i < k; i++) out[i] = half[i];
+      out.set(new Uint16Array(bytes.buffer, byteOffset, k)); // native widening
     } else if (this.width === 2) {
       for (let i = 0, j = at; i < k; i++, j += 2) out[i] = bytes[j] | (bytes[j + 1] << 8);
     } else {
