@@ -10,7 +10,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import {
-  BYTES_PER_TOKEN,
   ManifestOptions,
   ManifestProblem,
   PROVENANCE_MANIFEST,
@@ -34,7 +33,8 @@ import { DataError, SettingError } from './errors';
 import { count, fmt } from './units';
 import { READ_LIMITS, readRegularTextFile } from './safeRead';
 import { OpenFormatOptions, OpenedPath, openSniffed, sniffFormat, sniffInputOf } from './formats/registry';
-import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype, U32_LAYOUT } from './formats/types';
+import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype } from './formats/types';
+import { filesOfShardEntries } from './formats/tokenStream';
 
 /** Where each schedule setting's value came from (`format`: the storage format implies it, e.g. llm.c's EOT 50256). */
 export type SettingSource = 'default' | 'setting' | 'manifest.json' | 'format';
@@ -97,15 +97,7 @@ export interface DatasetFormat {
  * dataset card's layout its shards (raw uint32 from byte 0, the manifest's sha256 as their hash).
  */
 export function formatFilesOf(ds: Pick<Dataset, 'format' | 'shards'>): FormatFile[] {
-  if (ds.format) return ds.format.files;
-  return ds.shards.map((e) => ({
-    path: e.path,
-    name: e.shard,
-    numTokens: e.numTokens,
-    sizeBytes: e.numTokens * BYTES_PER_TOKEN,
-    layout: U32_LAYOUT,
-    hashes: e.sha256 ? [{ algorithm: 'sha256', hex: e.sha256.toLowerCase() }] : undefined,
-  }));
+  return ds.format ? ds.format.files : filesOfShardEntries(ds.shards);
 }
 
 /** The format name of a dataset: {@link Dataset.format}'s, or `token-stream`. */
@@ -159,12 +151,7 @@ export async function openDataset(
     }
   }
   const scheduleProblems = dropInconsistentOverrides(settings, settingSources, userSettings, prov.side?.file);
-  if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
-    const name = settingName(opts);
-    throw new SettingError(
-      `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
-    );
-  }
+  checkMultiple(settings, opts);
   const storedTokens = parsed.entries.reduce((s, e) => s + e.numTokens, 0);
   const problems = [
     ...parsed.problems,
@@ -198,6 +185,18 @@ export interface OpenDatasetOptions extends ManifestOptions {
    * (`tokenShards.globalTokensPerUpdate`); the CLI passes its flags (`--tokens-per-update`).
    */
   settingNames?: Partial<Record<keyof ScheduleSettings, string>>;
+}
+
+/**
+ * Throws when G is not a multiple of L (the schedule cannot be built).
+ * @throws SettingError naming both settings (or flags) and values.
+ */
+function checkMultiple(settings: ScheduleSettings, opts: OpenDatasetOptions): void {
+  if (settings.globalTokensPerUpdate % settings.sequenceLength === 0) return;
+  const name = settingName(opts);
+  throw new SettingError(
+    `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
+  );
 }
 
 /** The VS Code settings holding the schedule (how messages name user values by default). */
@@ -343,12 +342,7 @@ export async function openShardFileAsDataset(
     settings[key] = userSettings[key] ?? DEFAULT_SCHEDULE[key];
     settingSources[key] = userSettings[key] !== undefined ? 'setting' : 'default';
   }
-  if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
-    const name = settingName(opts);
-    throw new SettingError(
-      `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
-    );
-  }
+  checkMultiple(settings, opts);
   const entry: ShardEntry = { index: 0, shard: path.basename(lone.file), path: lone.file, startToken: 0, numTokens, line: 0, extra: {} };
   return {
     root: path.dirname(lone.file),
@@ -478,12 +472,7 @@ export async function openFormatDataset(
       settingSources[key] = 'default';
     }
   }
-  if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
-    const name = settingName(opts);
-    throw new SettingError(
-      `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
-    );
-  }
+  checkMultiple(settings, opts);
   const shards: ShardEntry[] = [];
   let start = 0;
   opened.files.forEach((f, index) => {

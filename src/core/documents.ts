@@ -75,44 +75,39 @@ export function countId(ids: Uint32Array, id: number): number {
  */
 export async function findDocumentBounds(stream: TokenStream, offset: number, eos: number, limit: number): Promise<DocumentBounds> {
   stream.locate(offset); // range check
-  // Backward: last EOS strictly before `offset`.
-  let start = 0,
-    startKnown = false;
+  // Backward: last EOS strictly before `offset`; forward: first EOS at or after it.
   const lowBound = Math.max(0, offset - limit);
-  let hi = offset;
-  while (hi > lowBound) {
-    const lo = Math.max(lowBound, hi - SCAN_CHUNK_TOKENS);
-    const ids = await stream.read(lo, hi - lo);
-    const i = ids.lastIndexOf(eos);
-    if (i >= 0) {
-      start = lo + i + 1;
-      startKnown = true;
-      break;
-    }
+  const before = await lastIdIn(stream, eos, lowBound, offset);
+  const highBound = Math.min(stream.totalTokens, offset + limit);
+  const after = await firstIdIn(stream, eos, offset, highBound);
+  return {
+    start: before >= 0 ? before + 1 : lowBound,
+    startKnown: before >= 0 || lowBound === 0,
+    end: after >= 0 ? after + 1 : highBound,
+    endKnown: after >= 0,
+  };
+}
+
+/** Global offset of the last `id` in tokens `[from, to)`, read backwards in chunks, or -1. */
+async function lastIdIn(stream: TokenStream, id: number, from: number, to: number): Promise<number> {
+  for (let hi = to; hi > from;) {
+    const lo = Math.max(from, hi - SCAN_CHUNK_TOKENS);
+    const i = (await stream.read(lo, hi - lo)).lastIndexOf(id);
+    if (i >= 0) return lo + i;
     hi = lo;
   }
-  if (!startKnown) {
-    start = lowBound;
-    startKnown = lowBound === 0;
+  return -1;
+}
+
+/** Global offset of the first `id` in tokens `[from, to)`, read in chunks, or -1. */
+async function firstIdIn(stream: TokenStream, id: number, from: number, to: number): Promise<number> {
+  for (let lo = from; lo < to;) {
+    const hi = Math.min(to, lo + SCAN_CHUNK_TOKENS);
+    const i = (await stream.read(lo, hi - lo)).indexOf(id);
+    if (i >= 0) return lo + i;
+    lo = hi;
   }
-  // Forward: first EOS at or after `offset`.
-  let end = stream.totalTokens,
-    endKnown = false;
-  const highBound = Math.min(stream.totalTokens, offset + limit);
-  let lo = offset;
-  while (lo < highBound) {
-    const h = Math.min(highBound, lo + SCAN_CHUNK_TOKENS);
-    const ids = await stream.read(lo, h - lo);
-    const i = ids.indexOf(eos);
-    if (i >= 0) {
-      end = lo + i + 1;
-      endKnown = true;
-      break;
-    }
-    lo = h;
-  }
-  if (!endKnown) end = highBound;
-  return { start, end, startKnown, endKnown };
+  return -1;
 }
 
 /**
@@ -134,40 +129,16 @@ export async function openingDelimiterDocumentAt(
   documentsBefore: (end: number) => Promise<number>,
 ): Promise<DocumentBounds & { document: number }> {
   stream.locate(offset); // range check
-  // The bounds of the EOS-closing reading of the stream one token later are this document's.
+  // From the last delimiter at or before `offset` to the next one after it.
   const next = offset + 1;
-  let start = 0,
-    startKnown = false;
   const lowBound = Math.max(0, next - limit);
-  for (let hi = next; hi > lowBound;) {
-    const lo = Math.max(lowBound, hi - SCAN_CHUNK_TOKENS);
-    const i = (await stream.read(lo, hi - lo)).lastIndexOf(delimiter);
-    if (i >= 0) {
-      start = lo + i;
-      startKnown = true;
-      break;
-    }
-    hi = lo;
-  }
-  if (!startKnown) {
-    start = lowBound;
-    startKnown = lowBound === 0;
-  }
-  let end = stream.totalTokens,
-    endKnown = next >= stream.totalTokens;
+  const before = await lastIdIn(stream, delimiter, lowBound, next);
   const highBound = Math.min(stream.totalTokens, next + limit);
-  for (let lo = next; lo < highBound;) {
-    const h = Math.min(highBound, lo + SCAN_CHUNK_TOKENS);
-    const i = (await stream.read(lo, h - lo)).indexOf(delimiter);
-    if (i >= 0) {
-      end = lo + i;
-      endKnown = true;
-      break;
-    }
-    lo = h;
-  }
-  if (!endKnown) end = highBound;
-  else if (end === stream.totalTokens) endKnown = true;
+  const after = await firstIdIn(stream, delimiter, next, highBound);
+  const start = before >= 0 ? before : lowBound;
+  const startKnown = before >= 0 || lowBound === 0;
+  const end = after >= 0 ? after : highBound;
+  const endKnown = after >= 0 || highBound === stream.totalTokens;
   const opensAtZero = stream.totalTokens > 0 && (await stream.read(0, 1))[0] === delimiter ? 1 : 0;
   const document = (await documentsBefore(next)) - opensAtZero;
   return { document: Math.max(0, document), start, end, startKnown, endKnown };

@@ -77,23 +77,16 @@ interface Written {
   eos: { megatron: number; u16: number };
 }
 
-/** mulberry32: a small seeded PRNG (the fixed seed makes every run read the same ranges). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('format layer: layouts read like numpy (headers, uint16, int32, extents), in TokenStream, the decoder and the index', function () {
   this.timeout(0);
   let dir: string;
   let ref: Written;
-  before(() => {
+  /** mulberry32 from scripts/lib (the PRNG the fixture scripts share): the same ranges every run. */
+  let rng: (seed: number) => () => number;
+  before(async () => {
+    ({ mulberry32: rng } = (await import(pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'mulberry32.mjs')).href)) as {
+      mulberry32(seed: number): () => number;
+    });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-format-layer-'));
     for (const d of ['meg', 'u16', 'npy']) fs.mkdirSync(path.join(dir, d));
     const shard = path.join(sampleDir(), 'shards', 'tokens_000000.u32');

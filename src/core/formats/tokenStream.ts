@@ -7,7 +7,7 @@
 import * as path from 'path';
 import { DataError } from '../errors';
 import { fmt } from '../units';
-import { BYTES_PER_TOKEN, SHARD_MANIFEST, parseShardManifest } from '../manifest';
+import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry, parseShardManifest } from '../manifest';
 import { extOf, fileSize, readWhole } from './files';
 import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, U32_LAYOUT } from './types';
 
@@ -47,7 +47,15 @@ async function openTokenStream(input: SniffInput): Promise<OpenedFormat> {
   const parsed = parseShardManifest((await readWhole(manifest)).toString('utf8'), manifest);
   const fault = parsed.problems.find((p) => p.severity === 'error');
   if (fault) throw new DataError(fault.message, manifest, fault.line);
-  const files: FormatFile[] = parsed.entries.map((e) => ({
+  const files = filesOfShardEntries(parsed.entries);
+  return { format: 'token-stream', dtype: 'uint32', dtypeSource: 'default', files, notes: [] };
+}
+
+/**
+ * Manifest entries as the layer's files: raw uint32 from byte 0, the manifest's sha256 as their hash.
+ */
+export function filesOfShardEntries(entries: readonly ShardEntry[]): FormatFile[] {
+  return entries.map((e) => ({
     path: e.path,
     name: e.shard,
     numTokens: e.numTokens,
@@ -55,7 +63,6 @@ async function openTokenStream(input: SniffInput): Promise<OpenedFormat> {
     layout: U32_LAYOUT,
     hashes: e.sha256 ? [{ algorithm: 'sha256', hex: e.sha256.toLowerCase() }] : undefined,
   }));
-  return { format: 'token-stream', dtype: 'uint32', dtypeSource: 'default', files, notes: [] };
 }
 
 /** The dataset card's `shard_manifest.jsonl` + `.u32` shards, or one lone `.u32` file. */
