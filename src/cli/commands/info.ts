@@ -31,7 +31,8 @@ export function register(program: Command, ctx: CliContext): void {
           if (anomaly)
             ds.problems.push({
               code: 'id-anomaly',
-              severity: anomaly.kind === 'out-of-vocab' ? 'warning' : 'error',
+              // A dtype the user forced is what they asked to see: its look is a warning, not a fault.
+              severity: anomaly.kind === 'out-of-vocab' || ds.format?.dtypeSource === 'option' ? 'warning' : 'error',
               file: ds.manifestFile || ds.shards[0]?.path || '',
               message: anomaly.message,
             });

@@ -31,15 +31,36 @@ function magicOf(head: Uint8Array | undefined): number | undefined {
   return LLMC_KINDS[m] ? m : undefined;
 }
 
+/**
+ * True when `head` starts with what llm.c's 256 × int32 header looks like even if its magic is
+ * not one this reader knows: a date-like `header[0]` (2024…–2029…, as llm.c's magics are) and
+ * `header[3..255]` all zero. Such a file is opened as llm.c so a wrong magic is named as one
+ * instead of being read as headerless tokens.
+ */
+function looksLikeLlmcHeader(head: Uint8Array | undefined): boolean {
+  if (!head || head.length < LLMC_HEADER_BYTES) return false;
+  const view = new DataView(head.buffer, head.byteOffset, LLMC_HEADER_BYTES);
+  const m = view.getInt32(0, true);
+  if (m < 20240000 || m >= 20300000) return false;
+  for (let i = 3; i < 256; i++) if (view.getInt32(4 * i, true) !== 0) return false;
+  return true;
+}
+
 function sniffLlmc(input: SniffInput): SniffResult | undefined {
+  const reason = (head: Uint8Array | undefined, name: string) => {
+    const m = magicOf(head);
+    if (m !== undefined) return `llm.c header magic ${m} in ${name}`;
+    return looksLikeLlmcHeader(head) ? `an llm.c-style 256 x int32 header in ${name}` : undefined;
+  };
   if (input.isDirectory) {
-    const name = input.names.find((n) => extOf(n) === '.bin' && magicOf(input.heads.get(n)) !== undefined);
-    return name ? { format: 'llm.c', confidence: 3, reason: `llm.c header magic ${magicOf(input.heads.get(name))} in ${name}` } : undefined;
+    for (const n of input.names) {
+      const why = extOf(n) === '.bin' ? reason(input.heads.get(n), n) : undefined;
+      if (why) return { format: 'llm.c', confidence: 3, reason: why };
+    }
+    return undefined;
   }
-  const m = magicOf(input.head);
-  return m !== undefined && extOf(input.path) === '.bin'
-    ? { format: 'llm.c', confidence: 3, reason: `llm.c header magic ${m}` }
-    : undefined;
+  const why = extOf(input.path) === '.bin' ? reason(input.head, path.basename(input.path)) : undefined;
+  return why ? { format: 'llm.c', confidence: 3, reason: why } : undefined;
 }
 
 /** A parsed llm.c header. */
@@ -91,7 +112,7 @@ async function openLlmc(input: SniffInput, opts: { dtype?: TokenDtype }): Promis
     const file = path.join(dir, name);
     const sizeBytes = await fileSize(file);
     const head = await readBytes(file, 0, Math.min(LLMC_HEADER_BYTES, sizeBytes));
-    if (input.isDirectory && magicOf(head) === undefined) {
+    if (input.isDirectory && magicOf(head) === undefined && !looksLikeLlmcHeader(head)) {
       notes.push(`${name}: no llm.c header; left out of the stream`);
       continue;
     }

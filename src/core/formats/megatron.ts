@@ -138,9 +138,15 @@ export function parseMegatronIndex(idx: Buffer, idxFile: string, binFile: string
     const len = idx.readInt32LE(lenAt + 4 * i);
     if (len < 0) throw new DataError(`${idxFile}: byte ${fmt(lenAt + 4 * i)}: sequence ${fmt(i)} has length ${len}; expected ≥ 0`, idxFile);
     const ptr = Number(idx.readBigInt64LE(ptrAt + 8 * i));
-    if (ptr < 0 || ptr + len * width > binSize) {
+    if (ptr < 0 || ptr > binSize || (ptr === binSize && len > 0)) {
       throw new DataError(
-        `${idxFile}: byte ${fmt(ptrAt + 8 * i)}: sequence ${fmt(i)} at byte ${fmt(ptr)} with ${fmt(len)} tokens passes the end of ${path.basename(binFile)} (${fmt(binSize)} bytes)`,
+        `${idxFile}: byte ${fmt(ptrAt + 8 * i)}: sequence ${fmt(i)}'s pointer ${fmt(ptr)} is outside ${path.basename(binFile)} (${fmt(binSize)} bytes)`,
+        idxFile,
+      );
+    }
+    if (ptr + len * width > binSize) {
+      throw new DataError(
+        `${idxFile}: byte ${fmt(lenAt + 4 * i)}: sequence ${fmt(i)}'s length ${fmt(len)} tokens from byte ${fmt(ptr)} passes the end of ${path.basename(binFile)} (${fmt(binSize)} bytes)`,
         idxFile,
       );
     }
