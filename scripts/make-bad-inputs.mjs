@@ -16,7 +16,11 @@
  * - `expect`: a regular expression (source) the one-line stderr (or stdout for `info`) must match:
  *   it names the file and the line, byte offset or field, or the flag;
  * - `core`: `'dataset'` when `openDataset(root)` must report a problem matching `expect` (or throw a
- *   typed error matching it), `'tokenizer'` when `loadTokenizer` + `encode` must throw a DataError.
+ *   typed error matching it), `'tokenizer'` when `loadTokenizer` + `encode` must throw a DataError;
+ * - `before`: CLI runs made first (e.g. `index`, to have a stream index to damage);
+ * - `damageIndex`: `{ shard, how }`, what the test does to that shard's stream-index entry after
+ *   `before` (`eos-count-plus-5`: the count edited in place; `copy-of-shard-0`: shard 0's entry
+ *   copied over it).
  * The unit test (test/unit/badInputs.test.ts) also hashes every file of the case folder before
  * and after: nothing may change.
  */
@@ -101,7 +105,7 @@ export async function makeBadInputs(options = {}) {
   /**
    * @param {string} name
    * @param {string} description
-   * @param {{ args: string[], code: number, expect: string, core?: string }} check
+   * @param {{ args: string[], code: number, expect: string, core?: string, before?: string[][], damageIndex?: { shard: number, how: string } }} check
    * @param {((dir: string) => void) | null} [mutate] changes the copy of the base
    * @param {{ manifest?: string, prov?: string|null, tokenizer?: object|string|null, files?: Record<string, Buffer|string> }} [base]
    */
@@ -510,6 +514,164 @@ export async function makeBadInputs(options = {}) {
     '--file .*nope\\.txt: no such file',
   );
   usage('usage-decode-bad-id', 'decode 12x.', ['decode', '{root}', '12x'], 'id "12x": "12x" is not a number');
+
+  // ==== Trusted without checking (issue 23 items 2, 6, 7, 8): kept together at the end of the list.
+  // ---- overlapping manifest entries: reads of the tokens two shards claim fail, naming both lines
+  const overlapManifest = withLine(2, line({ ...entries[1], start_token: SMALL - 1 }));
+  const claimed = `token ${(SMALL - 1).toLocaleString('en-US')} is claimed by two shards: tokens_000001\\.u32 \\(manifest line 2\\).*tokens_000000\\.u32 \\(manifest line 1\\)`;
+  add(
+    'overlap-tokens',
+    "Line 2's start_token is one token inside shard 0: tokens across it.",
+    { args: ['tokens', '{root}', '--start', String(SMALL - 5), '--count', '10'], code: 1, expect: claimed },
+    null,
+    { manifest: overlapManifest },
+  );
+  add(
+    'overlap-update',
+    "Line 2's start_token is one token inside shard 0: update 1 (G = 512) holds that token.",
+    { args: ['update', '{root}', '1'], code: 1, expect: claimed },
+    null,
+    { manifest: overlapManifest },
+  );
+  // ---- a shard file longer than its entry: read, with a warning naming the shard and the bytes left out
+  add(
+    'shard-longer-than-entry',
+    'shard 1 has one more token (the next token of the sample) than its manifest entry lists.',
+    {
+      args: ['tokens', '{root}', '--start', '0', '--count', '5'],
+      code: 0,
+      expect: `warning: shards/tokens_000001\\.u32 \\(${M} line 2\\) has 4,004 bytes, 4 more than its num_tokens 1,000 need`,
+    },
+    (d) => fs.appendFileSync(path.join(d, shardName(1)), u32le([tokens[2 * SMALL]])),
+  );
+  // ---- stream-index entries damaged on disk: one warning naming the shard and the entry, then rebuilt
+  // (`before`: CLI runs that build the index first; `damageIndex`: what the test does to shard N's entry)
+  add('index-entry-edited', "shard 1's stream-index entry has eosCount + 5 (its checksum no longer matches).", {
+    args: ['index', '{root}'],
+    code: 0,
+    expect: 'tokens_000001\\.u32: stream index entry \\S+\\.json does not match its checksum',
+    before: [['index', '{root}']],
+    damageIndex: { shard: 1, how: 'eos-count-plus-5' },
+  });
+  add('index-entry-foreign', "shard 0's stream-index entry copied over shard 1's.", {
+    args: ['index', '{root}'],
+    code: 0,
+    expect: 'tokens_000001\\.u32: stream index entry \\S+\\.json belongs to another file',
+    before: [['index', '{root}']],
+    damageIndex: { shard: 1, how: 'copy-of-shard-0' },
+  });
+  // ---- merge parts: counts of two ids of the base's real tokens per update (G = 512, 5 updates),
+  // parts 0:1 and 1:3; the fingerprint is a stand-in (these cases fail before fingerprints are
+  // compared, except merge-other-dataset, whose two parts carry different ones).
+  const G = 512;
+  const updates = Math.floor((3 * SMALL - 1) / G);
+  const freq = new Map();
+  for (const v of tokens) freq.set(v, (freq.get(v) ?? 0) + 1);
+  const ids = [...freq]
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .slice(0, 2)
+    .map(([id]) => id);
+  const fingerprint = sha(goodManifest);
+  const part = (A, B, fp = fingerprint) => {
+    const buckets = [];
+    for (let u = 0; u < updates; u++) {
+      const lo = Math.max(u * G, A * SMALL),
+        hi = Math.min((u + 1) * G, B * SMALL);
+      const slice = hi > lo ? Array.from(tokens.subarray(lo, hi)) : [];
+      buckets.push({
+        first_update: u,
+        last_update: u,
+        tokens: slice.length,
+        counts: ids.map((id) => slice.filter((v) => v === id).length),
+      });
+    }
+    const totals = ids.map((_, t) => buckets.reduce((n, b) => n + b.counts[t], 0));
+    return {
+      terms: ids.map(String),
+      options: { word: false, ignore_case: false, ids: true },
+      per: 1,
+      updates,
+      buckets,
+      totals,
+      shards: [A, B],
+      dataset: { fingerprint: fp, shards: 3 },
+    };
+  };
+  const partFiles = (files) => (d) => {
+    for (const [name, value] of Object.entries(files))
+      fs.writeFileSync(path.join(d, name), typeof value === 'string' ? value : JSON.stringify(value));
+  };
+  const p1 = part(0, 1),
+    p2 = part(1, 3);
+  const withBucket0 = (edit) => {
+    const p = JSON.parse(JSON.stringify(p1));
+    edit(p.buckets[0]);
+    return p;
+  };
+  const mergeCase = (name, desc, files, args, code, expect) =>
+    add(name, desc, { args: ['merge', ...args.map((f) => `{root}/${f}`)], code, expect }, partFiles(files));
+  mergeCase(
+    'merge-counts-not-numbers',
+    'a part whose first bucket counts are ["1", null] (merged to "01" before).',
+    { 'p1.json': withBucket0((b) => (b.counts = ['1', null])), 'p2.json': p2 },
+    ['p1.json', 'p2.json'],
+    1,
+    'p1\\.json: field buckets\\[0\\]\\.counts\\[0\\] is "1"; expected a whole number 0\\.\\.2\\^53−1',
+  );
+  mergeCase(
+    'merge-count-negative',
+    'a negative count.',
+    { 'p1.json': withBucket0((b) => (b.counts[1] = -1)), 'p2.json': p2 },
+    ['p1.json', 'p2.json'],
+    1,
+    'p1\\.json: field buckets\\[0\\]\\.counts\\[1\\] is -1',
+  );
+  mergeCase(
+    'merge-count-past-2^53',
+    'a count of 2^53+1 (not exact as a JSON number).',
+    { 'p1.json': JSON.stringify(p1).replace(/"counts":\[\d+/, '"counts":[9007199254740993'), 'p2.json': p2 },
+    ['p1.json', 'p2.json'],
+    1,
+    'p1\\.json: field buckets\\[0\\]\\.counts\\[0\\] is a number beyond 2\\^53−1',
+  );
+  mergeCase(
+    'merge-tokens-negative',
+    'negative tokens in a bucket.',
+    { 'p1.json': withBucket0((b) => (b.tokens = -b.tokens)), 'p2.json': p2 },
+    ['p1.json', 'p2.json'],
+    1,
+    'p1\\.json: field buckets\\[0\\]\\.tokens is -\\d+',
+  );
+  mergeCase(
+    'merge-shards-1e308',
+    'shards [5, 1e308] in a dataset of 3 shards.',
+    { 'p1.json': { ...p1, shards: [5, 1e308] } },
+    ['p1.json'],
+    1,
+    'p1\\.json: field shards\\[0\\] is 5; expected a whole number 0\\.\\.2',
+  );
+  mergeCase(
+    'merge-other-dataset',
+    'two parts of different datasets (fingerprints).',
+    { 'p1.json': p1, 'p2.json': part(1, 3, sha(overlapManifest)) },
+    ['p1.json', 'p2.json'],
+    2,
+    'p2\\.json counts another dataset than .*p1\\.json',
+  );
+  mergeCase(
+    'merge-lone-part',
+    'merge p2.json alone (shards 1:3 of 0:3): zeros where parts are missing, before.',
+    { 'p2.json': p2 },
+    ['p2.json'],
+    2,
+    "shards 0:1 of the dataset's 0:3 are in no part; count them too, or pass --allow-partial",
+  );
+  add(
+    'merge-lone-part-allowed',
+    'merge p2.json alone with --allow-partial: merged, the missing range named.',
+    { args: ['merge', '{root}/p2.json', '--allow-partial'], code: 0, expect: "warning: shards 0:1 of the dataset's 0:3 are in no part" },
+    partFiles({ 'p2.json': p2 }),
+  );
 
   fs.writeFileSync(path.join(out, 'cases.json'), JSON.stringify({ generated_by: CREATED_BY, sample: sampleRoot, cases }, null, 2) + '\n');
   if (!options.quiet) process.stderr.write(`${CREATED_BY}: ${cases.length} cases in ${out}\n`);

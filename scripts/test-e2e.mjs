@@ -11,24 +11,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, checkSystemPrerequisites, ensureCodeServer } from './code-server.mjs';
+import { VSIX_INPUTS, staleReason } from './lib/freshness.mjs';
 
 const argv = process.argv.slice(2);
 const VSIX = path.join(REPO_ROOT, 'token-shard-inspector.vsix');
-/** Files and folders whose contents end up in (or shape) the .vsix. */
-const VSIX_INPUTS = [
-  'package.json',
-  'package.nls.json',
-  'README.md',
-  'CHANGELOG.md',
-  'LICENSE',
-  '.vscodeignore',
-  'esbuild.js',
-  'tsconfig.json',
-  'src',
-  'webview',
-  'media',
-];
-
 function say(msg) {
   process.stderr.write(`[test-e2e] ${msg}\n`);
 }
@@ -39,30 +25,9 @@ function run(cmd, args, opts = {}) {
   return r.status ?? 1;
 }
 
-/** Newest modification time (ms) of a file or of any file under a folder; 0 when absent. */
-function newestMtime(p) {
-  let st;
-  try {
-    st = fs.statSync(p);
-  } catch {
-    return 0;
-  }
-  if (!st.isDirectory()) return st.mtimeMs;
-  let newest = 0;
-  for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
-  return newest;
-}
-
-function vsixIsStale() {
-  if (!fs.existsSync(VSIX)) return 'it does not exist';
-  const built = fs.statSync(VSIX).mtimeMs;
-  const newer = VSIX_INPUTS.filter((p) => newestMtime(path.join(REPO_ROOT, p)) > built);
-  return newer.length ? `newer inputs: ${newer.join(', ')}` : '';
-}
-
 function main() {
   const started = Date.now();
-  const stale = vsixIsStale();
+  const stale = staleReason(REPO_ROOT, [path.basename(VSIX)], VSIX_INPUTS);
   if (stale) {
     say(`packaging the extension (${stale})`);
     if (run('npm', ['run', 'package']) !== 0) {

@@ -1,6 +1,6 @@
 /**
- * The manifest table webview (host side: src/editor/manifestEditor.ts; messages: the "Manifest
- * editor" section of src/protocol.ts).
+ * The manifest table webview (host side: src/editor/manifestEditor.ts; messages:
+ * src/protocol/manifest.ts).
  *
  * Header: dataset totals, Verify buttons, status counts, the problems banner, and every key of
  * `manifest.json` / `verification.json`. Below it a virtualised grid: only the rows in view
@@ -17,7 +17,6 @@ import { codiconLinkFromInline, fmt, h, vscodeApi } from './common';
 import { count } from '../src/core/units';
 import { connect } from './channel';
 import type {
-  AnomalyMark,
   ManifestField,
   ManifestFromWebview,
   ManifestInit,
@@ -26,7 +25,8 @@ import type {
   ManifestRowStatus,
   ManifestToWebview,
   ManifestViewState,
-} from '../src/protocol';
+} from '../src/protocol/manifest';
+import type { AnomalyMark } from '../src/protocol/update';
 
 codiconLinkFromInline(); // before the first web component connects
 

@@ -6,8 +6,7 @@
  * many there were.
  */
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count as countOf } from '../core/units';
+import { count as countOf, fmt } from '../core/units';
 import { IdAnomaly, diagnoseIds } from '../core/tokenizer';
 
 /** Ids read from the start of each sampled shard. */

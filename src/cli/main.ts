@@ -4,13 +4,15 @@
  *
  * This file builds the commander program: the global options, then one `register(program, ctx)`
  * per file in `src/cli/commands/`. Every subcommand gets `--help`; `--version` prints the
- * package version. Exit codes: 0 ok, 1 the data has a problem, 2 bad usage, 130 Ctrl-C; errors
- * are one line on stderr (see `context.ts`).
+ * package version. Exit codes: the table in `exitCodes.ts` (0 ok, 1 the data has a problem, 2 bad
+ * usage, 130 Ctrl-C); errors are one line on stderr (see `context.ts`). Ctrl-C ends the process
+ * within {@link INTERRUPT_GRACE_MS} whatever the command is doing.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { Command, CommanderError } from 'commander';
-import { CliContext, CliStreams, EXIT, createContext } from './context';
+import { CliContext, CliStreams, EXIT, createContext, invokedAs } from './context';
+import { exitCodeHelp } from './exitCodes';
 import { FORMAT_NAMES, TOKEN_DTYPES } from '../core/formats/types';
 import * as decode from './commands/decode';
 import * as encode from './commands/encode';
@@ -25,6 +27,7 @@ import * as find from './commands/find';
 import * as merge from './commands/merge';
 import * as stats from './commands/stats';
 import * as exportCmd from './commands/export';
+import * as manifest from './commands/manifest';
 
 /** A subcommand module: `src/cli/commands/<name>.ts`. Add yours to {@link COMMANDS}. */
 export interface CommandModule {
@@ -39,6 +42,7 @@ export const COMMANDS: CommandModule[] = [
   decode,
   encode,
   verify,
+  manifest,
   count,
   find,
   merge,
@@ -76,7 +80,14 @@ Updates are 0-based: update k trained on global tokens [G·k, G·(k+1)). Numbers
 55_000, 5.5e4 and 0x… forms. The schedule options replace the dataset card's defaults;
 keys in the dataset's manifest.json override both.
 
-Exit codes: 0 ok, 1 the data has a problem, 2 bad usage, 130 interrupted (Ctrl-C).`;
+Text from the data (decoded text, names) is written as it is to files and pipes; on a terminal,
+control characters (ESC, CR, DEL, bidi controls…) are shown as marks such as ⟨ESC⟩ instead.
+--escape and --raw choose either everywhere.
+
+${exitCodeHelp()}`;
+
+/** How long a command may take to stop after Ctrl-C before the process exits anyway (ms). */
+export const INTERRUPT_GRACE_MS = 1000;
 
 /**
  * Builds the program with every subcommand registered against `ctx`. Commander never exits the
@@ -98,6 +109,8 @@ export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
       (v: string, prev?: string[]) => [...(prev ?? []), v],
     )
     .option('--dtype <dtype>', `token dtype of headerless files (${TOKEN_DTYPES.join(', ')}); a header that says otherwise is an error`)
+    .option('--escape', 'show control characters of the data as marks (⟨ESC⟩, ⟨CR⟩, ⟨U+202E⟩) even when the output is not a terminal')
+    .option('--raw', 'write text from the data as it is, even to a terminal (control characters act on it)')
     .addHelpText('after', EPILOG)
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -123,14 +136,24 @@ export async function main(
   argv: string[],
   streams: CliStreams = { stdout: process.stdout, stderr: process.stderr },
   onInterrupt?: (handler: () => void) => void,
+  self?: string,
 ): Promise<number> {
-  const rt = createContext(streams);
+  const rt = createContext(streams, { self });
   onInterrupt?.(() => {
+    // The first Ctrl-C asks a cancellable command to stop (it may save finished work); whatever
+    // it is doing, the process ends INTERRUPT_GRACE_MS later. A second Ctrl-C ends it at once.
     if (rt.interrupt()) process.exit(EXIT.interrupted);
+    setTimeout(() => process.exit(EXIT.interrupted), INTERRUPT_GRACE_MS).unref();
   });
   const program = buildProgram(rt.ctx, streams);
   if (argv.length === 0) {
     streams.stderr.write(program.helpInformation());
+    return EXIT.usage;
+  }
+  // `help NAME` for a name that is no command: commander would print the whole usage and exit 0.
+  if (argv[0] === 'help' && argv[1] !== undefined && !program.commands.some((c) => c.name() === argv[1] || c.aliases().includes(argv[1]))) {
+    const names = program.commands.map((c) => c.name()).filter((n) => n !== 'help');
+    streams.stderr.write(`error: help ${rt.ctx.term(JSON.stringify(argv[1]))}: no such command; the commands are ${names.join(', ')}\n`);
     return EXIT.usage;
   }
   try {
@@ -143,10 +166,7 @@ export async function main(
 }
 
 if (require.main === module) {
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(0);
-  });
-  main(process.argv.slice(2), undefined, (h) => process.on('SIGINT', h))
+  main(process.argv.slice(2), undefined, (h) => process.on('SIGINT', h), invokedAs())
     .then((code) => {
       process.exitCode = code;
     })

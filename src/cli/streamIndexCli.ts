@@ -7,10 +7,11 @@
  */
 import type { Command } from 'commander';
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count as countOf } from '../core/units';
+import { count as countOf, fmt } from '../core/units';
 import { indexParamsFor, openDatasetIndex } from '../core/streamIndex/indexShards';
-import { Anomaly, IndexStore, StreamIndex, defaultCliIndexDir, describeUpdates, updatesTouching } from '../core/streamIndex/streamIndex';
+import { Anomaly, describeUpdates, updatesTouching } from '../core/streamIndex/anomalies';
+import { IndexStore, defaultCliIndexDir } from '../core/streamIndex/entryStore';
+import { StreamIndex } from '../core/streamIndex/streamIndex';
 import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndex/scan';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { CliContext } from './context';
@@ -37,7 +38,7 @@ export async function optionalTokenizer(ctx: CliContext, ds: Dataset, cmd: Comma
 export async function openCliIndex(ctx: CliContext, ds: Dataset, cmd: Command, env: NodeJS.ProcessEnv = process.env): Promise<CliIndex> {
   const { tok, note } = await optionalTokenizer(ctx, ds, cmd);
   const params = indexParamsFor(ds, tok);
-  const store = new IndexStore(defaultCliIndexDir(env));
+  const store = new IndexStore(defaultCliIndexDir(env), { onWarning: (m) => ctx.warn(ctx.term(m)) });
   return { store, params, index: await openDatasetIndex(ds, store, params), noTokenizer: note };
 }
 

@@ -10,8 +10,8 @@
 import * as vscode from 'vscode';
 import { NavigationLink, formatNavigationLink } from '../core/navigation';
 import { Services } from '../services';
-import { UpdateViews } from '../editor/updateView';
-import { reportError } from './inputs';
+import { UpdateViews } from '../panels/updateView';
+import { reportError } from '../inputs';
 import { plainText, shortText } from '../core/untrusted';
 
 /** Full link URI text for a navigation target of this extension. */

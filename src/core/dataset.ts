@@ -10,6 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import {
+  BYTES_PER_TOKEN,
   ManifestOptions,
   ManifestProblem,
   PROVENANCE_MANIFEST,
@@ -29,10 +30,11 @@ import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './
 import { TokenStream } from './stream';
 import { findDatasetTokenizer, loadTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
-import { DataError, SettingError, fmt } from './errors';
-import { count } from './units';
+import { DataError, SettingError } from './errors';
+import { count, fmt } from './units';
+import { READ_LIMITS, readRegularTextFile } from './safeRead';
 import { OpenFormatOptions, OpenedPath, openSniffed, sniffFormat, sniffInputOf } from './formats/registry';
-import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype } from './formats/types';
+import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype, U32_LAYOUT } from './formats/types';
 
 /** Where each schedule setting's value came from (`format`: the storage format implies it, e.g. llm.c's EOT 50256). */
 export type SettingSource = 'default' | 'setting' | 'manifest.json' | 'format';
@@ -90,6 +92,22 @@ export interface DatasetFormat {
   notes: string[];
 }
 
+/**
+ * The files of a dataset in the format layer's terms: {@link DatasetFormat.files}, or for the
+ * dataset card's layout its shards (raw uint32 from byte 0, the manifest's sha256 as their hash).
+ */
+export function formatFilesOf(ds: Pick<Dataset, 'format' | 'shards'>): FormatFile[] {
+  if (ds.format) return ds.format.files;
+  return ds.shards.map((e) => ({
+    path: e.path,
+    name: e.shard,
+    numTokens: e.numTokens,
+    sizeBytes: e.numTokens * BYTES_PER_TOKEN,
+    layout: U32_LAYOUT,
+    hashes: e.sha256 ? [{ algorithm: 'sha256', hex: e.sha256.toLowerCase() }] : undefined,
+  }));
+}
+
 /** The format name of a dataset: {@link Dataset.format}'s, or `token-stream`. */
 export function formatNameOf(ds: Pick<Dataset, 'format'>): FormatName {
   return ds.format?.name ?? 'token-stream';
@@ -112,8 +130,9 @@ export async function openDataset(
   const manifestFile = path.join(root, SHARD_MANIFEST);
   let text: string;
   try {
-    text = await fs.promises.readFile(manifestFile, 'utf8');
+    text = await readRegularTextFile(manifestFile, 'the shard manifest', READ_LIMITS.manifest);
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(`${manifestFile}: cannot read the shard manifest: ${(err as Error).message}`, manifestFile);
   }
   const parsed = parseShardManifest(text, manifestFile, opts);
@@ -166,7 +185,7 @@ export async function openDataset(
     settingSources,
     storedTokens,
     schedule: new Schedule(settings, storedTokens),
-    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
+    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line }))),
     tokenizerFile,
     problems,
   };

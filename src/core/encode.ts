@@ -15,7 +15,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { CancelledError, DataError, fmt } from './errors';
+import { CancelledError, DataError } from './errors';
+import { fmt } from './units';
 import { checkEncoderConfig, tokenizerPatterns } from './encoderCheck';
 import type { EncodeReply, EncodeWorkerData } from './workers/encodeWorker';
 

@@ -12,12 +12,12 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { fmt } from './errors';
-import { count } from './units';
+import { count, fmt } from './units';
 import { lineColumnAt, parseJson } from './safeJson';
 import { scheduleValueFault } from './schedule';
 import { FileIdentity, identityKeyOfStats, identityOfKey } from './fileIdentity';
 import { flatString } from './flatString';
+import { READ_LIMITS, UnreadableInputError, readRegularTextFile } from './safeRead';
 
 /** File name of the shard manifest inside a dataset root. */
 export const SHARD_MANIFEST = 'shard_manifest.jsonl';
@@ -85,6 +85,19 @@ export interface ManifestProblem {
   /** 1-based line in `file`, when the problem sits on a line. */
   line?: number;
 }
+
+/**
+ * The manifest problem codes about a shard's file on disk rather than its manifest line (missing,
+ * a size that disagrees with `num_tokens` or is not a multiple of 4 bytes, unreadable). A
+ * verification of the shard reports the same fault per shard, so its result supersedes these in
+ * Problems (src/diagnostics.ts) and `token-shards verify` does not print them twice.
+ */
+export const SHARD_FILE_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
+  'missing-file',
+  'size-mismatch',
+  'size-not-multiple-of-4',
+  'unreadable',
+]);
 
 /** Options of {@link parseShardManifest}. */
 export interface ManifestOptions {
@@ -445,7 +458,7 @@ function checkContiguity(entries: ShardEntry[], file: string): ManifestProblem[]
         severity: 'error',
         file,
         line: b.line,
-        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end)}); expected ${fmt(end)}.`,
+        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end - 1)}); expected ${fmt(end)}.`,
       });
     }
   }
@@ -586,9 +599,10 @@ export async function readSideFile(
 ): Promise<{ side?: SideFile; problems: ManifestProblem[] }> {
   let text: string;
   try {
-    text = await fs.promises.readFile(file, 'utf8');
+    text = await readRegularTextFile(file, `${path.basename(file)} (a JSON object)`, READ_LIMITS.sideFile);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { problems: [] };
+    if (err instanceof UnreadableInputError) return { problems: [{ code, severity: 'error', file, message: `${err.message}; ignored.` }] };
     return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: cannot read: ${(err as Error).message}.` }] };
   }
   return parseSideFile(text, file, code);

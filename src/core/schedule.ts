@@ -9,7 +9,8 @@
  * "Step k" in training logs is ambiguous (a checkpoint after k updates has seen updates
  * 0..k−1); everything here says "update" and means the 0-based index.
  */
-import { RangeRequestError, fmt } from './errors';
+import { RangeRequestError } from './errors';
+import { fmt } from './units';
 
 /** Defaults from the dataset card. */
 export const DEFAULT_SCHEDULE = {

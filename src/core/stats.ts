@@ -30,7 +30,8 @@
  * Storage dtype knowledge stays in `TokenStream`: this module sees ids only.
  */
 import type { Dataset } from './dataset';
-import { CancelledError, RangeRequestError, fmt } from './errors';
+import { CancelledError, RangeRequestError } from './errors';
+import { fmt } from './units';
 import { parseNumberInput } from './numbers';
 import type { LoadedTokenizer } from './tokenizer';
 

@@ -10,8 +10,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { PAGE_TOKENS } from '../core/pages';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import type {
   ShardEditorProtocol,
   ShardFromWebview,
@@ -20,10 +19,10 @@ import type {
   ShardTimingFromWebview,
   ShardToWebview,
   ShardView,
-} from '../protocol';
+} from '../protocol/shard';
 import type { Services } from '../services';
 import { ChannelError } from '../shared/channel';
-import { updateHighlights } from '../commands/highlightUpdate';
+import { updateHighlights } from './updateHighlight';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
 import { ShardStatusBar } from './statusBar';

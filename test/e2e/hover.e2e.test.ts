@@ -13,7 +13,7 @@ import * as os from 'os';
 import * as path from 'path';
 import type { Locator } from 'playwright-core';
 import { openDataset } from '../../src/core/dataset';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
 import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
 

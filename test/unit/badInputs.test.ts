@@ -16,6 +16,9 @@ import { DataError } from '../../src/core/errors';
 import { loadTokenizer } from '../../src/core/tokenizer';
 import { terminalSafe } from '../../src/core/untrusted';
 import { runCliInProcess as cli } from './cliInProcess';
+import { IndexStore, defaultCliIndexDir, scanParamsKey } from '../../src/core/streamIndex/entryStore';
+import { indexParamsFor } from '../../src/core/streamIndex/indexShards';
+import { identityOfStats } from '../../src/core/fileIdentity';
 import { repoRoot, sampleDir } from './fixtures';
 
 interface Case {
@@ -26,6 +29,31 @@ interface Case {
   code: number;
   expect: string;
   core?: 'dataset' | 'tokenizer';
+  /** CLI runs made before the checked one (their results are not checked). */
+  before?: string[][];
+  /** Damage done to a shard's stream-index entry (in the CLI's cache folder) after `before`. */
+  damageIndex?: { shard: number; how: 'eos-count-plus-5' | 'copy-of-shard-0' };
+}
+
+/** The files of shard `n`'s stream-index entry in the CLI's cache folder (`<base>.json`). */
+async function indexEntryFile(root: string, n: number): Promise<string> {
+  const ds = await openDataset(root);
+  const tok = await loadTokenizer(ds.tokenizerFile!);
+  const key = scanParamsKey(indexParamsFor(ds, tok));
+  tok.dispose?.();
+  const base = new IndexStore(defaultCliIndexDir()).baseName(identityOfStats(fs.statSync(ds.shards[n].path, { bigint: true })), key);
+  return path.join(defaultCliIndexDir(), `${base}.json`);
+}
+
+/** Damages shard `n`'s stream-index entry as the case says. */
+async function damageIndexEntry(root: string, d: NonNullable<Case['damageIndex']>): Promise<void> {
+  const file = await indexEntryFile(root, d.shard);
+  if (d.how === 'copy-of-shard-0') fs.copyFileSync(await indexEntryFile(root, 0), file);
+  else
+    fs.writeFileSync(
+      file,
+      fs.readFileSync(file, 'utf8').replace(/"eosCount":(\d+)/, (_, n: string) => `"eosCount":${Number(n) + 5}`),
+    );
 }
 
 /** sha256 of every file under `dir` (symbolic links by their target text), by relative path. */
@@ -72,6 +100,8 @@ describe('bad-input corpus (issue 10): exit code, a message naming file/line/off
     const failures: string[] = [];
     for (const c of cases) {
       const root = path.join(out, 'corpus', c.dir);
+      for (const b of c.before ?? []) await cli(b.map((a) => a.replaceAll('{root}', root)));
+      if (c.damageIndex) await damageIndexEntry(root, c.damageIndex);
       const before = hashTree(root);
       const r = await cli(c.args.map((a) => a.replaceAll('{root}', root)));
       const text = c.args[0] === 'info' ? r.stdout + r.stderr : r.stderr;

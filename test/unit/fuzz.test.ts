@@ -21,6 +21,10 @@ import { checkDolmaRow, sidecarError } from '../../src/core/formats/dolma';
 import { GrowableFloat64 } from '../../src/core/formats/growable';
 import { parseLitdataChunk, parseLitdataIndex } from '../../src/core/formats/litdata';
 import { mdsTokenColumn, parseMdsOffsets, parseMdsSample } from '../../src/core/formats/mds';
+import { LLMC_HEADER_BYTES, parseLlmcHeader } from '../../src/core/formats/llmc';
+import { parseMegatronIndex } from '../../src/core/formats/megatron';
+import { parseNpyHeader } from '../../src/core/formats/npy';
+import { execFileSync } from 'child_process';
 import { DataError, RangeRequestError } from '../../src/core/errors';
 import { extractIds, findIdsAt } from '../../src/core/idList';
 import { parseShardManifest, parseSideFile, scheduleOverrides } from '../../src/core/manifest';
@@ -353,6 +357,59 @@ describe(`seeded fuzzing of the token-format parsers (seed ${SEED}, ${CASES} mut
       ...fuzz('mds sample', [seeds.mdsSample], (text) => {
         const b = bytes(text);
         parseMdsSample(b, b.length, col, '/d/shard.00000.mds', 0);
+      }),
+    ];
+    assert.deepStrictEqual(failures, []);
+  });
+});
+
+/**
+ * The parsers of Megatron `.idx`, the llm.c header and the `.npy` header on mutations of real
+ * files: the writer ports (`scripts/lib/format-writers/megatron.mjs`, `llmc.mjs`) lay out the
+ * sample's first documents (real text, the dolma2 tokenizer), `np.save`'s header comes from
+ * numpy itself; binary files are mutated as latin1 text (one char per byte). Every fault must be a
+ * DataError (never a RangeError from a read past a buffer, a BigInt conversion error…).
+ */
+describe(`seeded fuzzing of the Megatron, llm.c and .npy parsers (seed ${SEED}, ${CASES} mutations per target)`, function () {
+  this.timeout(0);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-fuzz-core-formats-'));
+  const seeds: Record<string, string> = {};
+  before(async () => {
+    const shard = fs.readFileSync(path.join(sampleDir(), 'shards', 'tokens_000000.u32'));
+    const ids = new Uint32Array(shard.buffer, shard.byteOffset, 6000);
+    const lengths: number[] = [];
+    for (let i = 0, at = 0; i < ids.length && lengths.length < 12; i++) {
+      if (ids[i] === 100257) {
+        lengths.push(i + 1 - at);
+        at = i + 1;
+      }
+    }
+    const w = (name: string) => import(pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'format-writers', name)).href);
+    const [megatron, llmc] = await Promise.all([w('megatron.mjs'), w('llmc.mjs')]);
+    megatron.writeIndex(path.join(dir, 'x.idx'), 'int32', lengths, [...lengths.keys(), lengths.length]);
+    llmc.writeDatafile(path.join(dir, 'x.bin'), ids.slice(0, 2000), 'llama-3');
+    seeds.idx = fs.readFileSync(path.join(dir, 'x.idx')).toString('latin1');
+    seeds.llmc = fs.readFileSync(path.join(dir, 'x.bin')).subarray(0, LLMC_HEADER_BYTES).toString('latin1');
+    execFileSync('python3', ['-c', 'import sys, numpy as np; np.save(sys.argv[1], np.arange(1000, dtype="<u2"))', path.join(dir, 'x.npy')]);
+    seeds.npy = fs.readFileSync(path.join(dir, 'x.npy')).subarray(0, 128).toString('latin1');
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const bytes = (text: string) => Buffer.from(text, 'latin1');
+
+  it('Megatron .idx bytes → parseMegatronIndex against a .bin size (pointers, lengths, document indices)', () => {
+    const failures = fuzz('megatron idx', [seeds.idx], (text) => {
+      parseMegatronIndex(bytes(text), '/d/x.idx', '/d/x.bin', 24_000);
+    });
+    assert.deepStrictEqual(failures, []);
+  });
+
+  it('llm.c headers → parseLlmcHeader; .npy headers → parseNpyHeader', () => {
+    const failures = [
+      ...fuzz('llm.c header', [seeds.llmc], (text) => {
+        parseLlmcHeader(bytes(text), '/d/x.bin', 1024 + 8000);
+      }),
+      ...fuzz('npy header', [seeds.npy], (text) => {
+        parseNpyHeader(bytes(text), '/d/x.npy', 128 + 2000);
       }),
     ];
     assert.deepStrictEqual(failures, []);

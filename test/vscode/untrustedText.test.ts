@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { handleNavigationUri } from '../../src/uriHandler';
+import { handleNavigationUri } from '../../src/commands/uriHandler';
 import type { TokenShardsApi } from '../../src/extension';
 
 /** The pattern VS Code's notification renderer makes clickable (linkedText.ts). */

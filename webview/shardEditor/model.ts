@@ -3,7 +3,7 @@
  * sends them, the blocks each view is cut into, and document numbering from the host's
  * per-page EOS facts. Offsets are LOCAL token offsets in the shard unless named `global`.
  */
-import type { PagePayload, ShardNumberingToWebview, ShardView } from '../../src/protocol';
+import type { PagePayload, ShardNumberingToWebview, ShardView } from '../../src/protocol/shard';
 
 /** A run of tokens drawn as one unit of the virtual scroller (a paragraph, a separator, a row of ids). */
 export interface Block {

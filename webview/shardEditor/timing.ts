@@ -4,7 +4,7 @@
  * load after the first decoded text was drawn. Imported first by the entry module, so
  * `scriptStart` is taken before the other modules (the web components) are evaluated.
  */
-import type { ShardTimingFromWebview } from '../../src/protocol';
+import type { ShardTimingFromWebview } from '../../src/protocol/shard';
 
 const marks: Record<string, number> = { navigationStart: performance.timeOrigin };
 let reported = false;

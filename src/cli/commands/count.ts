@@ -9,7 +9,7 @@
  *   (empty/whitespace/over-long term, more than 64 terms, bad `--ids`, `--per 0`, `--shards` out of range, missing dataset).
  */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
+import { fmt } from '../../core/units';
 import { countTerms } from '../../core/search/count';
 import { countCsv, countJson, countText } from '../../core/search/format';
 import { parseShardRange, parseTerms } from '../../core/search/terms';

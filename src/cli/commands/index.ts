@@ -10,10 +10,9 @@
  * could not be read or the index folder cannot be written (one line naming it), 2 usage, 130 interrupted.
  */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
-import { count } from '../../core/units';
+import { count, fmt } from '../../core/units';
 import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/streamIndex/indexShards';
-import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex/streamIndex';
+import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex/anomalies';
 import { LONG_RUN_FLOOR } from '../../core/streamIndex/scan';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress } from '../../core/verify/format';
 import { folderUnwritable } from '../../core/verify/cache';

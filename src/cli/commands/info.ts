@@ -1,7 +1,7 @@
 /** `token-shards info <root> [--json]`: shards, stored tokens, updates, G, L, EOS, tokenizer, problems. */
 import type { Command } from 'commander';
 import { formatNameOf } from '../../core/dataset';
-import { fmt } from '../../core/errors';
+import { fmt } from '../../core/units';
 import { ScheduleSettings } from '../../core/schedule';
 import { limitDepth } from '../../core/safeJson';
 import { CliContext } from '../context';
@@ -49,7 +49,8 @@ export function register(program: Command, ctx: CliContext): void {
             format_reason: ds.format?.reason ?? null,
             dtype: ds.format?.dtype ?? 'uint32',
             dtype_source: ds.format?.dtypeSource ?? 'default',
-            files: ds.shards.map((e, i) => ({
+            files: ds.shards.length,
+            stream_files: ds.shards.map((e, i) => ({
               name: e.shard,
               path: e.path,
               start_token: e.startToken,

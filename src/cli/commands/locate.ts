@@ -19,8 +19,7 @@
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds, formatDocumentAt, openingDelimiterDocumentAt } from '../../core/documents';
 import type { DocumentMetadata } from '../../core/formats/types';
-import { fmt } from '../../core/errors';
-import { count } from '../../core/units';
+import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
 import { openCliIndex } from '../streamIndexCli';

@@ -1,7 +1,6 @@
 /** `token-shards tokens <root> --start S --count N [--json | --text]`: the token ids (or decoded text) of a global range. */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
-import { count as countOf } from '../../core/units';
+import { count as countOf, fmt } from '../../core/units';
 import { DisplayDecoder } from '../../core/tokenizer';
 import { CliContext, UsageError } from '../context';
 import { diagnoseDataset, unknownWarning } from '../diagnose';

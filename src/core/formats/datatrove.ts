@@ -11,7 +11,8 @@
  * (the merger's total, merger.py L203–205) is not a data file.
  */
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { fileSize, readBytes, readWhole } from './files';
 import { GrowableFloat64 } from './growable';
 import { GUESS_SAMPLE_BYTES, guessDtype } from './guess';

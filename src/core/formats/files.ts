@@ -4,7 +4,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { SNIFF_FOLDER_FILES, SNIFF_HEAD_BYTES, SniffInput } from './types';
 
 /**

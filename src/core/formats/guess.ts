@@ -3,7 +3,7 @@
  * uint16/uint32 warning uses (`diagnoseIds` in `../tokenizer.ts`: uint16 data read as uint32
  * gives ids in the billions), turned into a decision with its reason for `info`.
  */
-import { fmt } from '../errors';
+import { fmt } from '../units';
 
 /** Bytes of a file sampled for a guess (its first 64 KiB of tokens). */
 export const GUESS_SAMPLE_BYTES = 1 << 16;

@@ -20,7 +20,8 @@
  * - `config.compression` (zstd, `compression.py`) compresses whole chunk files: refused, naming the codec.
  */
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { fileSize, indexJsonHead, readBytes, readWhole } from './files';
 import { GrowableFloat64 } from './growable';
 import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, TokenDtype, dtypeBytes } from './types';

@@ -11,7 +11,8 @@
  * document cut at a file's end continues at the start of the next file.
  */
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { extOf, fileSize, readBytes } from './files';
 import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, TokenDtype } from './types';
 

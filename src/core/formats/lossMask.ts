@@ -3,7 +3,8 @@
  * loss) by global token offset, across the files of an opened format.
  */
 import * as fs from 'fs';
-import { DataError, RangeRequestError, fmt } from '../errors';
+import { DataError, RangeRequestError } from '../errors';
+import { fmt } from '../units';
 import { FormatFile } from './types';
 
 /** True when every file of the stream carries a loss mask. */

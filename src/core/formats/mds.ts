@@ -23,7 +23,8 @@
  *   files' {@link FormatHash}es, checked by `verify`.
  */
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { fileSize, indexJsonHead, readBytes, readWhole } from './files';
 import { FormatAdapter, FormatFile, FormatHash, OpenedFormat, SniffInput, SniffResult, TokenDtype, TokenExtent, dtypeBytes } from './types';
 

@@ -21,7 +21,8 @@
  * `--append-eod` the tokenizer's EOD ends each one and is counted in its length.
  */
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { extOf, fileSize, readWhole } from './files';
 import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, TokenDtype, TokenExtent, dtypeBytes } from './types';
 

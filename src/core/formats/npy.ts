@@ -4,7 +4,8 @@
  * for 2.0 and 3.0), then a Python dict literal `{'descr': '<u2', 'fortran_order': False,
  * 'shape': (N,), }` padded with spaces and a newline so the data starts at a multiple of 64 bytes.
  */
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { TokenDtype } from './types';
 
 /** The six magic bytes every `.npy` file starts with. */

@@ -11,7 +11,8 @@
  * ids (`guess.ts`), and documents are EOS-separated as in the dataset card.
  */
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { extOf, fileSize, readBytes } from './files';
 import { GUESS_SAMPLE_BYTES, guessDtype } from './guess';
 import { hasNpyMagic, parseNpyHeader } from './npy';

@@ -5,7 +5,8 @@
  * and describes it in the layer's terms (the files and the sha256 the manifest carries).
  */
 import * as path from 'path';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, parseShardManifest } from '../manifest';
 import { extOf, fileSize, readWhole } from './files';
 import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, U32_LAYOUT } from './types';

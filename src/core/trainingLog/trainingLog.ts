@@ -27,8 +27,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse as csvParse } from 'csv-parse';
-import { CancelledError, DataError, fmt } from '../errors';
-import { count } from '../units';
+import { CancelledError, DataError } from '../errors';
+import { count, fmt } from '../units';
 
 /** Step column names, most preferred first (compared lowercased). */
 export const STEP_NAMES = ['step', '_step', 'global_step', 'train/global_step', 'trainer/global_step', 'iteration', 'iter'];

@@ -24,6 +24,13 @@
  * disk, so the CLI and the extension can share one file: entries this process recorded win,
  * everything else on disk is kept. A missing file is an empty cache; an unreadable or corrupt
  * one is an empty cache with {@link VerifyCache.warning} set (it is rewritten on the next save).
+ *
+ * A documented limit: the cache guards against changes to the shards, not against whoever can
+ * write the cache file. An entry forged with the digest the manifest expects and the identity the
+ * shard has (a ctime can be forged too: set the clock, then write) makes "Verify Shard Hashes"
+ * skip a shard whose bytes do not match; `verify --no-cache` (CLI) and the "ignoring the cache"
+ * command re-read everything. The stream index's entries carry a checksum of their content
+ * (`streamIndex/entryStore.ts`) against damage, with the same limit against forgery.
  */
 import * as crypto from 'crypto';
 import * as fs from 'fs';

@@ -36,12 +36,13 @@
  *    find the repository's `dist/` this way). Run `node esbuild.js` first.
  */
 import * as fs from 'fs';
-import { fmt } from '../errors';
+import { fmt } from '../units';
 import { identityKeyOfStats, identityOfStats } from '../fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from '../manifest';
 import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from '../shardPool';
 import { Schedule } from '../schedule';
-import { IndexStore, describeUpdates, scanParamsKey, updatesTouching } from '../streamIndex/streamIndex';
+import { IndexStore, scanParamsKey } from '../streamIndex/entryStore';
+import { describeUpdates, updatesTouching } from '../streamIndex/anomalies';
 import { indexKernelModule } from '../streamIndex/kernel';
 import { ScanParams } from '../streamIndex/scan';
 import { VerifyCache } from './cache';

@@ -24,7 +24,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
-import { IndexStore, lookOf } from '../streamIndex/streamIndex';
+import { IndexStore, lookOf } from '../streamIndex/entryStore';
 import { IndexKernel, makeIndexKernel } from '../streamIndex/kernel';
 import { ScanParams, ShardScanner } from '../streamIndex/scan';
 import { LayoutDecoder } from '../formats/decode';
