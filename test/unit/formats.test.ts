@@ -562,6 +562,31 @@ describe('Dolma, datatrove, litdata, MDS: what each format carries beyond ids, a
     }
   });
 
+  it('MDS: verify checks every shard against index.json’s hashes; one flipped token byte fails that shard alone', () => {
+    const src = path.join(FIXTURES, byName('mds-int32').path);
+    const ok = runCli(['verify', src]);
+    assert.strictEqual(ok.code, 0, ok.stderr + ok.stdout);
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-mds-verify-'));
+    try {
+      for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(copy, f));
+      const shard = path.join(copy, 'shard.00002.mds');
+      const b = fs.readFileSync(shard);
+      b[b.length - 3] ^= 0x01; // inside the last sample's token values
+      fs.writeFileSync(shard, b);
+      const bad = runCli(['verify', copy]);
+      assert.strictEqual(bad.code, 1, bad.stderr + bad.stdout);
+      const index = JSON.parse(fs.readFileSync(path.join(copy, 'index.json'), 'utf8')) as {
+        shards: { raw_data: { hashes: Record<string, string> } }[];
+      };
+      const out = bad.stdout + bad.stderr;
+      assert.match(out, /shard\.00002\.mds/);
+      assert.ok(out.includes(index.shards[2].raw_data.hashes.sha1), 'names the hash index.json expects');
+      assert.ok(!/shard\.0000[013-7]\.mds: /.test(out), `only shard.00002.mds fails:\n${out}`);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
   it('MDS: shards compressed with gz and no raw shard are refused in one line naming the file and the codec; decompressed, they read like the reference', async () => {
     const dir = path.join(FIXTURES, 'gpt2', 'mds-gz-only');
     const before = sha256sum(fs.readdirSync(dir).map((f) => path.join(dir, f)));
