@@ -96,6 +96,20 @@ class Stream:
         return d, int(starts[d]), int(lengths[d])
 
 
+def npy_header(f):
+    """(header_bytes, dtype, tokens) of a real `.npy` (read with numpy's own `numpy.lib.format`), or None without the magic."""
+    with open(f, "rb") as fh:
+        if fh.read(6) != b"\x93NUMPY":
+            return None
+        fh.seek(0)
+        version = np.lib.format.read_magic(fh)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dt = read(fh)
+        if len(shape) != 1 or fortran:
+            raise ValueError(f"{f}: a .npy of shape {shape} is not a 1-D token array")
+        return fh.tell(), dt, shape[0]
+
+
 def files_in(path, accept):
     """`path` itself, or the files of folder `path` that `accept(name)` in byte-wise name order (Python's sorted)."""
     if os.path.isdir(path):

@@ -36,13 +36,9 @@ def _files(path):
 
 
 def _part(f, rows, dtype):
-    with open(f, "rb") as fh:
-        if fh.read(6) == b"\x93NUMPY":
-            fh.seek(0)
-            version = np.lib.format.read_magic(fh)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, _, dt = read(fh)
-            return common.Part(f, fh.tell(), dt, shape[0])
+    npy = common.npy_header(f)
+    if npy is not None:
+        return common.Part(f, *npy)
     end = rows[-1][1] if rows else 0
     size = os.path.getsize(f)
     if dtype is not None:

@@ -12,17 +12,10 @@ import reference_formats_common as common
 
 
 def _part(f, dtype):
-    with open(f, "rb") as fh:
-        if fh.read(6) == b"\x93NUMPY":
-            fh.seek(0)
-            version = np.lib.format.read_magic(fh)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, fortran, dt = read(fh)
-            if len(shape) != 1 or fortran:
-                raise ValueError(f"{f}: a .npy of shape {shape} is not a 1-D token array")
-            if dtype is not None:
-                dt = common.DTYPES[dtype]
-            return common.Part(f, fh.tell(), dt, shape[0])
+    npy = common.npy_header(f)
+    if npy is not None:
+        header, dt, n = npy
+        return common.Part(f, header, common.DTYPES[dtype] if dtype is not None else dt, n)
     if dtype is None:
         raise ValueError(f"{f}: a headerless file needs --dtype")
     dt = common.DTYPES[dtype]

@@ -25,11 +25,13 @@ import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { pipeline } from 'stream/promises';
 import { pathToFileURL } from 'url';
+import * as zlib from 'zlib';
 import { readLossMask } from '../../src/core/formats/lossMask';
 import { openFormat } from '../../src/core/formats/registry';
 import { runCliInProcess } from './cliInProcess';
-import { repoRoot, runCli, sampleDir, sha256sum } from './fixtures';
+import { cliPath, repoRoot, runCli, sampleDir, sha256sum } from './fixtures';
 
 const REPO = repoRoot();
 const FIXTURES = path.join(REPO, 'format-fixtures');
@@ -457,6 +459,60 @@ describe('Dolma, datatrove, litdata, MDS: what each format carries beyond ids, a
     assert.ok(quoted, 'some ids hold a comma or a quote (CSV quoting is exercised)');
   });
 
+  it('Dolma: a .csv.gz of 2,000,000 rows streams: locate gives the last rows’ provenance, the CLI stays under 320 MB resident', async () => {
+    // The sample's real ids, one per document, with synthetic provenance: rows written as the
+    // writer port writes them (csvField, \r\n), gzip'd as a stream (level 1: the test's own time).
+    const { csvField } = (await import(pathToFileURL(path.join(REPO, 'scripts', 'lib', 'format-writers', 'dolma.mjs')).href)) as {
+      csvField(v: string | number): string;
+    };
+    const N = 2_000_000;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-dolma-big-'));
+    try {
+      const shard = fs.readFileSync(path.join(sampleDir(), 'shards', 'tokens_000000.u32'));
+      const sample = new Uint32Array(shard.buffer, shard.byteOffset, shard.length / 4);
+      const ids = new Uint32Array(N);
+      for (let i = 0; i < N; i++) ids[i] = sample[i % sample.length];
+      fs.writeFileSync(path.join(dir, 'part-0-00000.npy'), Buffer.from(ids.buffer));
+      const row = (i: number) => [i, i + 1, `doc,${i}`, `s3://corpus/src-${i % 97}.jsonl.gz`, i + 1].map(csvField).join(',') + '\r\n';
+      const gz = zlib.createGzip({ level: 1 });
+      const done = pipeline(gz, fs.createWriteStream(path.join(dir, 'part-0-00000.csv.gz')));
+      for (let i = 0; i < N; i += 10_000) {
+        const part: string[] = [];
+        for (let k = i; k < Math.min(N, i + 10_000); k++) part.push(row(k));
+        if (!gz.write(part.join(''))) await new Promise((r) => gz.once('drain', r));
+      }
+      gz.end();
+      await done;
+      const sampler = path.join(dir, 'peak.js');
+      fs.writeFileSync(
+        sampler,
+        "let peak = 0; const f = () => { peak = Math.max(peak, process.memoryUsage().rss); };\nsetInterval(f, 10).unref();\nprocess.on('exit', () => { f(); require('fs').writeSync(2, 'PEAK_RSS ' + peak + '\\n'); });\n",
+      );
+      for (const offset of [N - 1, N - 2, Math.floor(N / 2)]) {
+        const r = spawnSync(process.execPath, ['-r', sampler, cliPath(), 'locate', dir, String(offset), '--json'], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 26,
+        });
+        assert.strictEqual(r.status, 0, r.stderr);
+        const got = JSON.parse(r.stdout) as { document: number; document_start: number; document_length: number; metadata: unknown };
+        assert.deepStrictEqual(
+          { document: got.document, start: got.document_start, length: got.document_length, metadata: got.metadata },
+          {
+            document: offset,
+            start: offset,
+            length: 1,
+            metadata: { id: `doc,${offset}`, src: `s3://corpus/src-${offset % 97}.jsonl.gz`, loc: String(offset + 1) },
+          },
+        );
+        const mb = Number(/PEAK_RSS (\d+)/.exec(r.stderr)?.[1]) / 2 ** 20;
+        process.stdout.write(`      locate ${offset}: peak RSS ${mb.toFixed(0)} MB\n`);
+        assert.ok(mb < 320, `peak RSS ${mb.toFixed(0)} MB for 2,000,000 rows: rows must not be held as strings`);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('datatrove: the loss mask (readLossMask) equals the .ds.loss bytes across file edges, zeros where no loss was asked', async () => {
     const fx = byName('datatrove-uint32-loss');
     const abs = path.join(FIXTURES, fx.path);
@@ -503,6 +559,31 @@ describe('Dolma, datatrove, litdata, MDS: what each format carries beyond ids, a
         want,
         name,
       );
+    }
+  });
+
+  it('MDS: verify checks every shard against index.json’s hashes; one flipped token byte fails that shard alone', () => {
+    const src = path.join(FIXTURES, byName('mds-int32').path);
+    const ok = runCli(['verify', src]);
+    assert.strictEqual(ok.code, 0, ok.stderr + ok.stdout);
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-mds-verify-'));
+    try {
+      for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(copy, f));
+      const shard = path.join(copy, 'shard.00002.mds');
+      const b = fs.readFileSync(shard);
+      b[b.length - 3] ^= 0x01; // inside the last sample's token values
+      fs.writeFileSync(shard, b);
+      const bad = runCli(['verify', copy]);
+      assert.strictEqual(bad.code, 1, bad.stderr + bad.stdout);
+      const index = JSON.parse(fs.readFileSync(path.join(copy, 'index.json'), 'utf8')) as {
+        shards: { raw_data: { hashes: Record<string, string> } }[];
+      };
+      const out = bad.stdout + bad.stderr;
+      assert.match(out, /shard\.00002\.mds/);
+      assert.ok(out.includes(index.shards[2].raw_data.hashes.sha1), 'names the hash index.json expects');
+      assert.ok(!/shard\.0000[013-7]\.mds: /.test(out), `only shard.00002.mds fails:\n${out}`);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
     }
   });
 

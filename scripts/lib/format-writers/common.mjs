@@ -43,3 +43,33 @@ export function writeAll(fd, bytes) {
   let done = 0;
   while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done);
 }
+
+/**
+ * Python's `json.dumps(obj, sort_keys=True)` with its default separators (`, ` and `: `): how
+ * litdata and MDS write their `index.json` and MDS its shard config.
+ * @param {unknown} value plain JSON data
+ * @returns {string}
+ */
+export function pythonJson(value) {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
+  const o = /** @type {Record<string, unknown>} */ (value);
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}: ${pythonJson(o[k])}`)
+    .join(', ')}}`;
+}
+
+/**
+ * Copies the folder of the good fixture `from` to `bad/<name>` for a damaged copy.
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @param {import('../../make-format-fixtures.mjs').FixtureEntry} from
+ * @param {string} name
+ * @returns {string} the copy's absolute path
+ */
+export function copyFixture(ctx, from, name) {
+  const src = ctx.abs(from.path);
+  const dir = ctx.dir(name, 'bad');
+  for (const f of fs.readdirSync(src)) fs.copyFileSync(`${src}/${f}`, `${dir}/${f}`);
+  return dir;
+}

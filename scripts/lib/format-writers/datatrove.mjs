@@ -21,6 +21,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { copyFixture } from './common.mjs';
 import { processDocument } from './nanogpt.mjs';
 
 /**
@@ -181,11 +182,7 @@ export function badFixtures(ctx, good) {
   const from = good.find((g) => g.name === 'datatrove-uint32-loss');
   if (!from) return [];
   const src = ctx.abs(from.path);
-  const copy = (/** @type {string} */ name) => {
-    const dir = ctx.dir(name, 'bad');
-    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
-    return dir;
-  };
+  const copy = (/** @type {string} */ name) => copyFixture(ctx, from, name);
   const indexes = fs
     .readdirSync(src)
     .filter((f) => f.endsWith('.ds.index'))

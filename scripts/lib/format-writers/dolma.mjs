@@ -25,7 +25,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { toBytes } from './common.mjs';
+import { copyFixture, toBytes } from './common.mjs';
 import { processDocument, writeNpy } from './nanogpt.mjs';
 
 /**
@@ -179,11 +179,7 @@ export function badFixtures(ctx, good) {
   const from = good.find((g) => g.name === 'dolma-uint32');
   if (!from) return [];
   const src = ctx.abs(from.path);
-  const copy = (/** @type {string} */ name) => {
-    const dir = ctx.dir(name, 'bad');
-    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
-    return dir;
-  };
+  const copy = (/** @type {string} */ name) => copyFixture(ctx, from, name);
   const csvs = fs
     .readdirSync(src)
     .filter((f) => f.endsWith(DOLMA_SIDECAR))

@@ -25,6 +25,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { copyFixture, pythonJson } from './common.mjs';
 import { processDocument } from './nanogpt.mjs';
 
 /** `no_header_numpy` dtype indices: position in `_NUMPY_DTYPES_MAPPING` (constants.py L79–99). */
@@ -35,21 +36,6 @@ export const LITDATA_NUMPY_DTYPE_INDEX = Object.freeze({ int32: 2, uint16: 5, ui
  * keeps the last key of `torch.int32` / `torch.int` (15, 16), i.e. 16 (serializers.py L283).
  */
 export const LITDATA_TENSOR_INT32_INDEX = 16;
-
-/** Python's `json.dumps` spacing (`, ` and `: `) with sorted keys, as litdata writes its index. */
-function pyJson(/** @type {unknown} */ v) {
-  /** @returns {string} */
-  const dump = (/** @type {unknown} */ x) => {
-    if (x === null || typeof x !== 'object') return JSON.stringify(x);
-    if (Array.isArray(x)) return `[${x.map(dump).join(', ')}]`;
-    const o = /** @type {Record<string, unknown>} */ (x);
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}: ${dump(o[k])}`)
-      .join(', ')}}`;
-  };
-  return dump(v);
-}
 
 /**
  * Writes one rank's chunks. Returns its `chunk_info` list (what `{rank}.index.json` holds).
@@ -120,7 +106,7 @@ export function writeLitdata(dir, ranks, { dataFormat, chunkSize, chunkBytes, up
   const order = ranks.map((_, r) => r).sort((a, b) => (`${a}.index.json` < `${b}.index.json` ? -1 : 1));
   const perRank = ranks.map((items, r) => writeRank(dir, r, items, { chunkSize, chunkBytes }));
   const chunks = order.flatMap((r) => perRank[r]);
-  fs.writeFileSync(path.join(dir, 'index.json'), pyJson({ chunks, config, updated_at: updatedAt }));
+  fs.writeFileSync(path.join(dir, 'index.json'), pythonJson({ chunks, config, updated_at: updatedAt }));
   return { chunks };
 }
 
@@ -216,11 +202,7 @@ export function badFixtures(ctx, good) {
   const from = good.find((g) => g.name === 'litdata-uint32');
   if (!from) return [];
   const src = ctx.abs(from.path);
-  const copy = (/** @type {string} */ name) => {
-    const dir = ctx.dir(name, 'bad');
-    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
-    return dir;
-  };
+  const copy = (/** @type {string} */ name) => copyFixture(ctx, from, name);
   const { chunks } = JSON.parse(fs.readFileSync(path.join(src, 'index.json'), 'utf8'));
   const out = [];
   {

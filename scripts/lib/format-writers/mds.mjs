@@ -29,24 +29,10 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { copyFixture, pythonJson } from './common.mjs';
 
 /** `NDArray._value_dtype2int` (encodings.py L131–143) for the token dtypes. */
 const VALUE_DTYPE_CODE = Object.freeze({ uint16: 16, uint32: 32, int32: 33 });
-
-/** Python's `json.dumps(obj, sort_keys=True)` (separators `, ` and `: `). */
-function pyJson(/** @type {unknown} */ v) {
-  /** @returns {string} */
-  const dump = (/** @type {unknown} */ x) => {
-    if (x === null || typeof x !== 'object') return JSON.stringify(x);
-    if (Array.isArray(x)) return `[${x.map(dump).join(', ')}]`;
-    const o = /** @type {Record<string, unknown>} */ (x);
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}: ${dump(o[k])}`)
-      .join(', ')}}`;
-  };
-  return dump(v);
-}
 
 /**
  * `NDArray.encode` for a 1-D array with the dtype fixed by the column (`ndarray:int32`) and a
@@ -96,7 +82,7 @@ export function writeMds(dir, samples, { dtype, compression, hashes, sizeLimit, 
     size_limit: sizeLimit,
     version: 2,
   };
-  const configData = Buffer.from(pyJson(config), 'utf8');
+  const configData = Buffer.from(pythonJson(config), 'utf8');
   const extraPerShard = 4 + 4 + configData.length;
   /** @type {Record<string, unknown>[]} */
   const shards = [];
@@ -146,7 +132,7 @@ export function writeMds(dir, samples, { dtype, compression, hashes, sizeLimit, 
     size += sample.length + 4;
   }
   if (cur.length) flush();
-  fs.writeFileSync(path.join(dir, 'index.json'), pyJson({ shards, version: 2 }));
+  fs.writeFileSync(path.join(dir, 'index.json'), pythonJson({ shards, version: 2 }));
   return { shards };
 }
 
@@ -242,12 +228,7 @@ export function fixtures(ctx) {
 export function badFixtures(ctx, good) {
   const from = good.find((g) => g.name === 'mds-int32');
   if (!from) return [];
-  const src = ctx.abs(from.path);
-  const copy = (/** @type {string} */ name) => {
-    const dir = ctx.dir(name, 'bad');
-    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
-    return dir;
-  };
+  const copy = (/** @type {string} */ name) => copyFixture(ctx, from, name);
   const out = [];
   {
     const dir = copy('mds-offset-past-end');

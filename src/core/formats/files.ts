@@ -90,3 +90,13 @@ export function folderOf(input: SniffInput): string {
 export function extOf(name: string): string {
   return path.extname(name).toLowerCase();
 }
+
+/**
+ * The first 64 characters of the `index.json` a sniffer sees: the folder's own (from its heads),
+ * or the file's when the input is an `index.json`; undefined otherwise. litdata and MDS tell their
+ * indexes apart by the first key (`json.dump(…, sort_keys=True)`: `"chunks"` / `"shards"`).
+ */
+export function indexJsonHead(input: SniffInput): string | undefined {
+  const head = input.isDirectory ? input.heads.get('index.json') : path.basename(input.path) === 'index.json' ? input.head : undefined;
+  return head?.toString('latin1', 0, 64);
+}

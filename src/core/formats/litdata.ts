@@ -22,7 +22,7 @@
 import * as path from 'path';
 import { DataError } from '../errors';
 import { fmt } from '../units';
-import { fileSize, readBytes, readWhole } from './files';
+import { fileSize, indexJsonHead, readBytes, readWhole } from './files';
 import { GrowableFloat64 } from './growable';
 import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, TokenDtype, dtypeBytes } from './types';
 
@@ -35,18 +35,21 @@ const TENSOR_DTYPES: Record<number, TokenDtype> = { 15: 'int32', 16: 'int32' };
 const INDEX_START = /^\s*\{\s*"chunks"\s*:/;
 
 function sniffLitdata(input: SniffInput): SniffResult | undefined {
+  const index = indexJsonHead(input);
+  if (index !== undefined)
+    return INDEX_START.test(index) ? { format: 'litdata', confidence: 2, reason: 'litdata index.json with "chunks"' } : undefined;
+  const chunk = /^chunk-\d+-\d+\.bin$/;
   if (input.isDirectory) {
-    const head = input.heads.get('index.json');
-    if (head && INDEX_START.test(head.toString('latin1', 0, 64)))
-      return { format: 'litdata', confidence: 2, reason: 'litdata index.json with "chunks"' };
-    return undefined;
+    // A folder of many chunks lists index.json after the chunks, past the heads a sniffer gets.
+    const first = input.names.find((n) => chunk.test(n));
+    return first && input.names.includes('index.json')
+      ? { format: 'litdata', confidence: 2, reason: `litdata chunks (${first}) with index.json` }
+      : undefined;
   }
   const name = path.basename(input.path);
-  if (/^chunk-\d+-\d+\.bin$/.test(name) && input.names.includes('index.json')) {
+  if (chunk.test(name) && input.names.includes('index.json')) {
     return { format: 'litdata', confidence: 2, reason: `litdata chunk ${name} next to index.json` };
   }
-  if (name === 'index.json' && INDEX_START.test(input.head.toString('latin1', 0, 64)))
-    return { format: 'litdata', confidence: 2, reason: 'litdata index.json with "chunks"' };
   return undefined;
 }
 

@@ -25,7 +25,7 @@
 import * as path from 'path';
 import { DataError } from '../errors';
 import { fmt } from '../units';
-import { fileSize, readBytes, readWhole } from './files';
+import { fileSize, indexJsonHead, readBytes, readWhole } from './files';
 import { FormatAdapter, FormatFile, FormatHash, OpenedFormat, SniffInput, SniffResult, TokenDtype, TokenExtent, dtypeBytes } from './types';
 
 /** `NDArray._int2value_dtype` codes of the token dtypes (encodings.py L131–143). */
@@ -39,20 +39,16 @@ export const MDS_TOKEN_COLUMN = 'tokens';
 const INDEX_START = /^\s*\{\s*"shards"\s*:/;
 
 function sniffMds(input: SniffInput): SniffResult | undefined {
-  if (input.isDirectory) {
-    const head = input.heads.get('index.json');
-    if (head && INDEX_START.test(head.toString('latin1', 0, 64)))
-      return { format: 'mds', confidence: 2, reason: 'MDS index.json with "shards"' };
-    return undefined;
-  }
+  const index = indexJsonHead(input);
+  if (index !== undefined)
+    return INDEX_START.test(index) ? { format: 'mds', confidence: 2, reason: 'MDS index.json with "shards"' } : undefined;
+  if (input.isDirectory) return undefined;
   const name = path.basename(input.path);
   if (/^shard\.\d+\.mds$/.test(name)) {
     return input.names.includes('index.json')
       ? { format: 'mds', confidence: 2, reason: `MDS shard ${name} next to index.json` }
       : { format: 'mds', confidence: 1, reason: `MDS shard name ${name}` };
   }
-  if (name === 'index.json' && INDEX_START.test(input.head.toString('latin1', 0, 64)))
-    return { format: 'mds', confidence: 2, reason: 'MDS index.json with "shards"' };
   return undefined;
 }
 
