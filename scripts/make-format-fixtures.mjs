@@ -106,6 +106,7 @@ const MAX_CHARS = 60_000;
  * @property {number[]} bytes byte offsets that name the fault (the error names one of them)
  * @property {string} fault what is wrong, in words
  * @property {string} from the good fixture it was made from
+ * @property {string[]} [args] CLI options the case needs to be read as its format (e.g. `--format llm.c`)
  */
 
 /**
