@@ -23,6 +23,7 @@
 import * as assert from 'assert';
 import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { runCliInProcess } from './cliInProcess';
@@ -59,6 +60,13 @@ interface BadFixtureEntry {
   args?: string[];
 }
 
+/** fixtures.json (the fields these tests read). */
+interface FixturesJson {
+  fixtures: FixtureEntry[];
+  bad: BadFixtureEntry[];
+  corpora: Record<'dolma2' | 'gpt2', { documents: { title: string; source: string; file: string; tokens: number }[] }>;
+}
+
 /** The fields of `token-shards info --json` these tests read. */
 interface InfoJson {
   format: string;
@@ -84,11 +92,11 @@ interface Reference {
 const hasNumpy = spawnSync('python3', ['-c', 'import numpy, regex'], { stdio: 'ignore' }).status === 0;
 
 /** Writes (or finds up to date) the fixtures, with the bad copies; returns fixtures.json. */
-function loadFixtures(): { fixtures: FixtureEntry[]; bad: BadFixtureEntry[] } {
+function loadFixtures(): FixturesJson {
   execFileSync(process.execPath, [path.join(REPO, 'scripts', 'make-format-fixtures.mjs'), '--bad', '--quiet', '--out', FIXTURES], {
     stdio: 'inherit',
   });
-  return JSON.parse(fs.readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as { fixtures: FixtureEntry[]; bad: BadFixtureEntry[] };
+  return JSON.parse(fs.readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as FixturesJson;
 }
 
 /** Runs the reference reader on `p` (absolute) as `format`. */
@@ -104,6 +112,24 @@ function reference(
   if (o.locate) args.push('--locate', JSON.stringify(o.locate));
   if (o.documents) args.push('--documents');
   return JSON.parse(execFileSync('python3', args, { encoding: 'utf8', maxBuffer: 1 << 30 })) as Reference;
+}
+
+/**
+ * Per-update counts of `terms` from the byte-level search reference (scripts/reference_search.py)
+ * over the reference reader's ids of `p` read as `format`: `{"updates", "counts": {"<update>": [...]}}`.
+ */
+function referenceCounts(
+  p: string,
+  format: string,
+  terms: string[],
+  o: { flags: string[]; G: number; eos: number; dtype?: string; tokArgs: string[] },
+): { updates: number; counts: Record<string, number[]> } {
+  const args = [path.join(REPO, 'scripts', 'reference_search.py'), p, '--format', format, ...(o.dtype ? ['--dtype', o.dtype] : [])];
+  args.push('--terms', JSON.stringify(terms), ...o.flags, '--G', String(o.G), '--eos', String(o.eos), '--mode', 'counts', ...o.tokArgs);
+  return JSON.parse(execFileSync('python3', args, { encoding: 'utf8', maxBuffer: 1 << 30 })) as {
+    updates: number;
+    counts: Record<string, number[]>;
+  };
 }
 
 /**
@@ -148,7 +174,7 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
     });
     return;
   }
-  const { fixtures, bad } = loadFixtures();
+  const { fixtures, bad, corpora } = loadFixtures();
   /** mulberry32 from scripts/lib (the PRNG the fixture scripts share). */
   let mulberry32: (seed: number) => () => number;
   before(async () => {
@@ -163,7 +189,6 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
       // A headerless file does not say its dtype: the reference takes the writer's.
       const headerless = fx.format === 'raw' && !fx.path.endsWith('.npy');
       const refDtype = headerless ? fx.dtype : undefined;
-      const refDtypeArgs = refDtype ? ['--dtype', refDtype] : [];
       let ref: Reference;
       let all: number[];
       /** Random offsets, seeded per fixture: the same whichever tests run. */
@@ -273,29 +298,7 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
             ...eosArgs(fx),
             ...r.tokArgs,
           ]);
-          const want = JSON.parse(
-            execFileSync(
-              'python3',
-              [
-                path.join(REPO, 'scripts', 'reference_search.py'),
-                abs,
-                '--format',
-                fx.format,
-                ...refDtypeArgs,
-                '--terms',
-                JSON.stringify(r.terms),
-                ...r.flags,
-                '--G',
-                String(G),
-                '--eos',
-                String(fx.eos),
-                '--mode',
-                'counts',
-                ...r.tokArgs,
-              ],
-              { encoding: 'utf8', maxBuffer: 1 << 30 },
-            ),
-          ) as { updates: number; counts: Record<string, number[]> };
+          const want = referenceCounts(abs, fx.format, r.terms, { flags: r.flags, G, eos: fx.eos, dtype: refDtype, tokArgs: r.tokArgs });
           const perUpdate: Record<string, number[]> = {};
           for (const b of got.buckets) if (b.counts.some((c) => c > 0)) perUpdate[String(b.first_update)] = b.counts;
           assert.strictEqual(got.updates, want.updates, `${fx.name}: updates`);
@@ -369,6 +372,26 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
       );
     });
 
+    it('the rebuilt GPT-2 tokenizer.json encodes the corpus exactly as gpt-tokenizer r50k_base (GPT-2 BPE)', async () => {
+      const gen = (await import(pathToFileURL(path.join(REPO, 'scripts', 'make-sample.mjs')).href)) as {
+        sourceText(source: string, file: string): string;
+      };
+      const r50k = (await import('gpt-tokenizer/encoding/r50k_base')) as { encode(text: string): number[] };
+      const { Tokenizer } = await import('@huggingface/tokenizers');
+      const gpt2 = fixtures.find((f) => f.tokenizer === 'gpt2' && f.tokenizer_file);
+      assert.ok(gpt2, 'fixtures.json has GPT-2 data with a tokenizer.json');
+      const tok = new Tokenizer(JSON.parse(fs.readFileSync(path.join(FIXTURES, gpt2.tokenizer_file!), 'utf8')) as object, {});
+      const docs = corpora.gpt2.documents;
+      const diffs: string[] = [];
+      for (const d of docs.slice(0, 20)) {
+        const text = gen.sourceText(d.source, d.file);
+        const want = r50k.encode(text);
+        diffs.push(...idDiffs(0, want, tok.encode(text).ids, 2).map((x) => `${d.file}: ${x}`));
+        if (want.length !== d.tokens) diffs.push(`${d.file}: fixtures.json says ${d.tokens} tokens, r50k_base gives ${want.length}`);
+      }
+      assert.deepStrictEqual(diffs, []);
+    });
+
     it('the .npy writer equals np.save byte for byte', () => {
       const fx = byName('npy-uint32');
       const file = path.join(FIXTURES, fx.path);
@@ -382,6 +405,28 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
         { encoding: 'utf8' },
       ).trim();
       assert.strictEqual(same, 'True');
+    });
+  });
+
+  describe('without any tokenizer', () => {
+    let tmp: string;
+    before(() => (tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-formats-'))));
+    after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it('a GPT-2 nanoGPT train.bin alone: tokens read and count --ids runs (ids need no tokenizer)', async () => {
+      const fx = fixtures.find((f) => f.name === 'nanogpt-train-file');
+      assert.ok(fx, 'fixtures.json has nanogpt-train-file');
+      const file = path.join(tmp, 'train.bin');
+      fs.copyFileSync(path.join(FIXTURES, fx.path), file);
+      const ref = reference(file, 'raw', { dtype: 'uint16', ranges: [[0, 100]] });
+      const got = (await cliJson<{ ids: number[] }>(['tokens', file, '--start', '0', '--count', '100', '--json', ...eosArgs(fx)])).ids;
+      assert.deepStrictEqual(idDiffs(0, ref.ranges[0], got), []);
+      const terms = [`${got[1]},${got[2]}`, String(fx.eos)];
+      const sched = ['--tokens-per-update', '4096', '--sequence-length', '1024'];
+      const count = await cliJson<{ totals: number[] }>(['count', file, ...terms, '--ids', '--json', ...sched, ...eosArgs(fx)]);
+      const want = referenceCounts(file, 'raw', terms, { flags: ['--ids'], G: 4096, eos: fx.eos, dtype: 'uint16', tokArgs: [] });
+      const totals = terms.map((_, i) => Object.values(want.counts).reduce((sum, c) => sum + c[i], 0));
+      assert.deepStrictEqual(count.totals, totals);
     });
   });
 
