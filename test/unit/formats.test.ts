@@ -60,6 +60,25 @@ interface BadFixtureEntry {
   bytes: number[];
   fault: string;
   from: string;
+  /** CLI options the case needs (e.g. `--format llm.c`: a file without its magic is otherwise a headerless file) */
+  args?: string[];
+}
+
+/** fixtures.json (the fields these tests read). */
+interface FixturesJson {
+  fixtures: FixtureEntry[];
+  bad: BadFixtureEntry[];
+  corpora: Record<'dolma2' | 'gpt2', { documents: { title: string; source: string; file: string; tokens: number }[] }>;
+}
+
+/** The fields of `token-shards info --json` these tests read. */
+interface InfoJson {
+  format: string;
+  dtype: string;
+  files: { path: string; header_bytes: number; tokens: number }[] | number;
+  stored_tokens: number;
+  documents: number | null;
+  tokenizer: string | null;
 }
 
 /** What `scripts/reference_formats.py` prints. */
@@ -77,11 +96,11 @@ interface Reference {
 const hasNumpy = spawnSync('python3', ['-c', 'import numpy, regex'], { stdio: 'ignore' }).status === 0;
 
 /** Writes (or finds up to date) the fixtures, with the bad copies; returns fixtures.json. */
-function loadFixtures(): { fixtures: FixtureEntry[]; bad: BadFixtureEntry[] } {
+function loadFixtures(): FixturesJson {
   execFileSync(process.execPath, [path.join(REPO, 'scripts', 'make-format-fixtures.mjs'), '--bad', '--quiet', '--out', FIXTURES], {
     stdio: 'inherit',
   });
-  return JSON.parse(fs.readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as { fixtures: FixtureEntry[]; bad: BadFixtureEntry[] };
+  return JSON.parse(fs.readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as FixturesJson;
 }
 
 /** Runs the reference reader on `p` (absolute) as `format`. */
@@ -97,6 +116,24 @@ function reference(
   if (o.locate) args.push('--locate', JSON.stringify(o.locate));
   if (o.documents) args.push('--documents');
   return JSON.parse(execFileSync('python3', args, { encoding: 'utf8', maxBuffer: 1 << 30 })) as Reference;
+}
+
+/**
+ * Per-update counts of `terms` from the byte-level search reference (scripts/reference_search.py)
+ * over the reference reader's ids of `p` read as `format`: `{"updates", "counts": {"<update>": [...]}}`.
+ */
+function referenceCounts(
+  p: string,
+  format: string,
+  terms: string[],
+  o: { flags: string[]; G: number; eos: number; dtype?: string; tokArgs: string[] },
+): { updates: number; counts: Record<string, number[]> } {
+  const args = [path.join(REPO, 'scripts', 'reference_search.py'), p, '--format', format, ...(o.dtype ? ['--dtype', o.dtype] : [])];
+  args.push('--terms', JSON.stringify(terms), ...o.flags, '--G', String(o.G), '--eos', String(o.eos), '--mode', 'counts', ...o.tokArgs);
+  return JSON.parse(execFileSync('python3', args, { encoding: 'utf8', maxBuffer: 1 << 30 })) as {
+    updates: number;
+    counts: Record<string, number[]>;
+  };
 }
 
 /**
@@ -141,7 +178,7 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
     });
     return;
   }
-  const { fixtures, bad } = loadFixtures();
+  const { fixtures, bad, corpora } = loadFixtures();
   /** mulberry32 from scripts/lib (the PRNG the fixture scripts share). */
   let mulberry32: (seed: number) => () => number;
   before(async () => {
@@ -156,7 +193,6 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
       // A headerless file does not say its dtype: the reference takes the writer's.
       const headerless = fx.format === 'raw' && !fx.path.endsWith('.npy');
       const refDtype = headerless ? fx.dtype : undefined;
-      const refDtypeArgs = refDtype ? ['--dtype', refDtype] : [];
       let ref: Reference;
       let all: number[];
       /** Random offsets, seeded per fixture: the same whichever tests run. */
@@ -175,18 +211,25 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
         );
       });
 
-      it('info --json: format, dtype, files, stored_tokens, documents equal the reference; the tokenizer is found', async () => {
-        const info = await cliJson<Record<string, unknown>>(['info', abs, '--json', ...eosArgs(fx)]);
-        const pick = (o: Record<string, unknown>) => ({
-          format: o.format,
-          dtype: o.dtype,
-          files: o.files,
-          stored_tokens: o.stored_tokens,
-          documents: o.documents,
-        });
+      it('info --json: format, dtype, files (path, header bytes, tokens), stored_tokens, documents equal the reference; the tokenizer is found', async () => {
+        const info = await cliJson<InfoJson>(['info', abs, '--json', ...eosArgs(fx)]);
         assert.deepStrictEqual(
-          pick(info),
-          pick({ ...ref, files: ref.files.length } as unknown as Record<string, unknown>),
+          {
+            format: info.format,
+            dtype: info.dtype,
+            files: Array.isArray(info.files)
+              ? info.files.map((f) => ({ path: path.resolve(f.path), header_bytes: f.header_bytes, tokens: f.tokens }))
+              : info.files,
+            stored_tokens: info.stored_tokens,
+            documents: info.documents,
+          },
+          {
+            format: ref.format,
+            dtype: ref.dtype,
+            files: ref.files.map((f) => ({ path: path.resolve(f.path), header_bytes: f.header_bytes, tokens: f.tokens })),
+            stored_tokens: ref.stored_tokens,
+            documents: ref.documents,
+          },
           `info --json of ${fx.path} differs from the reference`,
         );
         if (fx.tokenizer_file)
@@ -259,29 +302,7 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
             ...eosArgs(fx),
             ...r.tokArgs,
           ]);
-          const want = JSON.parse(
-            execFileSync(
-              'python3',
-              [
-                path.join(REPO, 'scripts', 'reference_search.py'),
-                abs,
-                '--format',
-                fx.format,
-                ...refDtypeArgs,
-                '--terms',
-                JSON.stringify(r.terms),
-                ...r.flags,
-                '--G',
-                String(G),
-                '--eos',
-                String(fx.eos),
-                '--mode',
-                'counts',
-                ...r.tokArgs,
-              ],
-              { encoding: 'utf8', maxBuffer: 1 << 30 },
-            ),
-          ) as { updates: number; counts: Record<string, number[]> };
+          const want = referenceCounts(abs, fx.format, r.terms, { flags: r.flags, G, eos: fx.eos, dtype: refDtype, tokArgs: r.tokArgs });
           const perUpdate: Record<string, number[]> = {};
           for (const b of got.buckets) if (b.counts.some((c) => c > 0)) perUpdate[String(b.first_update)] = b.counts;
           assert.strictEqual(got.updates, want.updates, `${fx.name}: updates`);
@@ -316,7 +337,10 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
       const fx = byName('headerless-uint32');
       const file = path.join(FIXTURES, fx.path);
       const ref = reference(file, 'raw', { dtype: 'uint16', ranges: [[1000, 300]] });
-      const info = await cliJson<Record<string, unknown>>(['info', file, '--json', '--dtype', 'uint16']);
+      // info exits 1 when the forced dtype makes the ids look wrong (an error-level problem it reports); its JSON still counts.
+      const r = runCli(['info', file, '--json', '--dtype', 'uint16']);
+      assert.ok(r.code === 0 || r.code === 1, `info --dtype uint16 exited ${r.code}: ${r.stderr.trim()}`);
+      const info = JSON.parse(r.stdout) as InfoJson;
       assert.deepStrictEqual(
         { dtype: info.dtype, stored_tokens: info.stored_tokens },
         { dtype: 'uint16', stored_tokens: ref.stored_tokens },
@@ -352,6 +376,26 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
       );
     });
 
+    it('the rebuilt GPT-2 tokenizer.json encodes the corpus exactly as gpt-tokenizer r50k_base (GPT-2 BPE)', async () => {
+      const gen = (await import(pathToFileURL(path.join(REPO, 'scripts', 'make-sample.mjs')).href)) as {
+        sourceText(source: string, file: string): string;
+      };
+      const r50k = (await import('gpt-tokenizer/encoding/r50k_base')) as { encode(text: string): number[] };
+      const { Tokenizer } = await import('@huggingface/tokenizers');
+      const gpt2 = fixtures.find((f) => f.tokenizer === 'gpt2' && f.tokenizer_file);
+      assert.ok(gpt2, 'fixtures.json has GPT-2 data with a tokenizer.json');
+      const tok = new Tokenizer(JSON.parse(fs.readFileSync(path.join(FIXTURES, gpt2.tokenizer_file!), 'utf8')) as object, {});
+      const docs = corpora.gpt2.documents;
+      const diffs: string[] = [];
+      for (const d of docs.slice(0, 20)) {
+        const text = gen.sourceText(d.source, d.file);
+        const want = r50k.encode(text);
+        diffs.push(...idDiffs(0, want, tok.encode(text).ids, 2).map((x) => `${d.file}: ${x}`));
+        if (want.length !== d.tokens) diffs.push(`${d.file}: fixtures.json says ${d.tokens} tokens, r50k_base gives ${want.length}`);
+      }
+      assert.deepStrictEqual(diffs, []);
+    });
+
     it('the .npy writer equals np.save byte for byte', () => {
       const fx = byName('npy-uint32');
       const file = path.join(FIXTURES, fx.path);
@@ -368,6 +412,28 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
     });
   });
 
+  describe('without any tokenizer', () => {
+    let tmp: string;
+    before(() => (tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-formats-'))));
+    after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    it('a GPT-2 nanoGPT train.bin alone: tokens read and count --ids runs (ids need no tokenizer)', async () => {
+      const fx = fixtures.find((f) => f.name === 'nanogpt-train-file');
+      assert.ok(fx, 'fixtures.json has nanogpt-train-file');
+      const file = path.join(tmp, 'train.bin');
+      fs.copyFileSync(path.join(FIXTURES, fx.path), file);
+      const ref = reference(file, 'raw', { dtype: 'uint16', ranges: [[0, 100]] });
+      const got = (await cliJson<{ ids: number[] }>(['tokens', file, '--start', '0', '--count', '100', '--json', ...eosArgs(fx)])).ids;
+      assert.deepStrictEqual(idDiffs(0, ref.ranges[0], got), []);
+      const terms = [`${got[1]},${got[2]}`, String(fx.eos)];
+      const sched = ['--tokens-per-update', '4096', '--sequence-length', '1024'];
+      const count = await cliJson<{ totals: number[] }>(['count', file, ...terms, '--ids', '--json', ...sched, ...eosArgs(fx)]);
+      const want = referenceCounts(file, 'raw', terms, { flags: ['--ids'], G: 4096, eos: fx.eos, dtype: 'uint16', tokArgs: [] });
+      const totals = terms.map((_, i) => Object.values(want.counts).reduce((sum, c) => sum + c[i], 0));
+      assert.deepStrictEqual(count.totals, totals);
+    });
+  });
+
   describe('bad input: exit 1, one line naming the file and the byte, nothing written', () => {
     for (const b of bad) {
       it(`${b.name}: ${b.fault}`, () => {
@@ -375,8 +441,8 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
         const dir = fs.statSync(target).isDirectory() ? target : path.dirname(target);
         const before = sha256sum(fs.readdirSync(dir).map((f) => path.join(dir, f)));
         for (const args of [
-          ['info', target, '--json'],
-          ['tokens', target, '--start', '0', '--count', '10', '--json'],
+          ['info', target, '--json', ...(b.args ?? [])],
+          ['tokens', target, '--start', '0', '--count', '10', '--json', ...(b.args ?? [])],
         ]) {
           const r = runCli(args);
           const what = `token-shards ${args[0]} on ${b.name}`;

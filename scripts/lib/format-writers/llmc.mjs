@@ -172,13 +172,15 @@ export function badFixtures(ctx, good) {
     .sort()[0];
   const bytes = fs.readFileSync(path.join(ctx.abs(src.path), first));
   const ntok = bytes.readInt32LE(HEADER_OFFSETS.tokenCount);
-  /** @type {{ name: string, fault: string, bytes: number[], edit: (b: Buffer) => Buffer }[]} */
+  /** @type {{ name: string, fault: string, bytes: number[], edit: (b: Buffer) => Buffer, args?: string[] }[]} */
   const cases = [
     {
       name: 'llmc-bad-magic',
-      fault: 'magic 20240521 is neither 20240520 (GPT-2) nor 20240801 (Llama 3)',
+      fault: 'read with --format llm.c, magic 20240521 is neither 20240520 (GPT-2) nor 20240801 (Llama 3)',
       bytes: [HEADER_OFFSETS.magic],
       edit: (b) => (b.writeInt32LE(20240521, HEADER_OFFSETS.magic), b),
+      // Without the magic nothing says the file is llm.c: unforced it is a headerless file.
+      args: ['--format', FORMAT],
     },
     {
       name: 'llmc-bad-version',
@@ -210,6 +212,7 @@ export function badFixtures(ctx, good) {
       bytes: c.bytes,
       fault: c.fault,
       from: src.name,
+      ...(c.args ? { args: c.args } : {}),
     };
   });
 }

@@ -297,7 +297,8 @@ export function badFixtures(ctx, good) {
       name: 'megatron-length-past-end',
       fault: "the last sequence's length runs 1,000 tokens past the end of the .bin",
       file: idxName,
-      bytes: [lengthsAt + 4 * (S - 1)],
+      // The faulty sequence's length entry, or its pointer entry (where the run that passes the end starts).
+      bytes: [lengthsAt + 4 * (S - 1), pointersAt + 8 * (S - 1)],
       edit: (i, b) => (i.writeInt32LE(i.readInt32LE(lengthsAt + 4 * (S - 1)) + 1000, lengthsAt + 4 * (S - 1)), { idx: i, bin: b }),
     },
     {
