@@ -91,7 +91,11 @@ export function register(program: Command, ctx: CliContext): void {
           ctx.warnSchedule(ds);
           if (ds.shards.length === 0) throw new UsageError(`${ds.manifestFile}: no shard to search`);
           const shards = opts.shards !== undefined ? parseShardRange(opts.shards, ds.shards.length) : undefined;
-          const tok = await ctx.tokenizerFor(root, cmd, ds);
+          // Runs of token ids need no tokenizer: without one they are still counted (GPT-2 data often comes without tokenizer.json).
+          const tok =
+            options.ids && !ds.tokenizerFile && ctx.globals(cmd).tokenizer === undefined
+              ? undefined
+              : await ctx.tokenizerFor(root, cmd, ds);
           const signal = ctx.cancellable();
           const tty = process.stderr.isTTY === true;
           let shown = 0;
