@@ -37,6 +37,7 @@
  */
 export * from './types';
 export { parseTerms, parseShardRange, parseIdTerm } from './terms';
+export { parseTermsFile, readTermsFile, MAX_TERMS_FILE_BYTES } from './termsFile';
 export { countTerms, defaultPer, resolveSearchWorker } from './count';
 export { datasetFingerprint, mergeCounts, parseCountPart } from './merge';
 export { findTerms } from './find';
