@@ -11,7 +11,7 @@
  */
 import { fmt } from '../units';
 import { readRegularFile } from '../safeRead';
-import { parseIdTerm, parseTerms } from './terms';
+import { decodeOneChar, parseIdTerm, parseTerms, utf8LeadLength } from './terms';
 import { MAX_TERMS, MAX_TERM_BYTES, SearchInputError, SearchOptions } from './types';
 
 /** Largest terms file read: {@link MAX_TERMS} lines of {@link MAX_TERM_BYTES} bytes, with room for comments. */
@@ -100,19 +100,12 @@ function countNewlines(bytes: Uint8Array, end: number): number {
   return n;
 }
 
-/** Byte offset of the first byte where `bytes` stops being valid UTF-8. */
+/** Byte offset of the first character of `bytes` that is not valid UTF-8 (`bytes.length` if all are). */
 function badUtf8At(bytes: Uint8Array): number {
-  let lo = 0,
-    hi = bytes.length;
-  // The longest valid prefix (decoding with `stream` accepts a prefix that ends mid-character).
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
-      lo = mid;
-    } catch {
-      hi = mid - 1;
-    }
+  for (let i = 0; i < bytes.length;) {
+    const n = utf8LeadLength(bytes[i]);
+    if (n === 0 || i + n > bytes.length || decodeOneChar(bytes.subarray(i, i + n)) < 0) return i;
+    i += n;
   }
-  return lo;
+  return bytes.length;
 }
