@@ -6,8 +6,14 @@
  * virtualized list loaded on demand (`occurrences` requests). Every piece of decoded text is
  * inserted as text.
  *
- * Keyboard: the chart is one tab stop (←/→ buckets, ↑/↓ term, Enter selects); the occurrence
- * list is one tab stop (↑/↓, Page Up/Down, Home/End; Enter opens the occurrence in the shard editor).
+ * Many terms: "Terms from file…" fills the form from a terms file (the host reads it with the
+ * CLI's parser); the Heatmap view (webview/shared/heatmap.ts) shows terms × buckets coloured by
+ * each term's share of the bucket's occurrences, rows by total or by peak bucket; a cell opens
+ * the same occurrence list as the chart.
+ *
+ * Keyboard: the chart is one tab stop (←/→ buckets, ↑/↓ term, Enter selects); the heatmap is one
+ * tab stop (arrows move the cell, Enter lists it); the occurrence list is one tab stop (↑/↓, Page
+ * Up/Down, Home/End; Enter opens the occurrence in the shard editor).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
@@ -16,6 +22,8 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { count, formatDuration, formatRate } from '../src/core/units';
 import { codiconLinkFromInline, fmt, h } from './common';
 import { Chart } from './shared/chart';
+import { Heatmap, heatmapCsv } from './shared/heatmap';
+import { heatmapModel } from '../src/core/search/heatmap';
 import { RequestCancelled, panelChannel } from './shared/panel';
 import type {
   CountResult,
@@ -42,6 +50,8 @@ let final = false;
 let perMillion = ch.state?.perMillion ?? true;
 let selBucket: number | null = null;
 let selTerm = 0;
+let view: 'curves' | 'heatmap' = ch.state?.view ?? 'curves';
+let order: 'total' | 'peak' = ch.state?.order ?? 'total';
 
 // ───────────── static page ─────────────
 const app = document.getElementById('app')!;
@@ -54,6 +64,11 @@ const wordBox = h('vscode-checkbox', { title: 'Whole word: no letter, digit or _
 const caseBox = h('vscode-checkbox', { title: 'Ignore case (Unicode simple case folding)' }, 'Ignore case') as Box;
 const idsBox = h('vscode-checkbox', { title: 'Terms are token ids: terms separated by ";", ids by commas' }, 'Token ids') as Box;
 const searchBtn = h('vscode-button', { icon: 'search', title: 'Search the whole stream' }, 'Search') as Btn;
+const fileBtn = h(
+  'vscode-button',
+  { secondary: true, icon: 'file', title: 'Fill the terms from a file: one term per line, UTF-8, # comments (up to 10,000)' },
+  'Terms from file…',
+) as Btn;
 const cancelBtn = h(
   'vscode-button',
   { secondary: true, icon: 'debug-stop', title: 'Stop the scan (nothing is cached)', hidden: true },
@@ -75,9 +90,24 @@ const jsonBtn = h(
   { secondary: true, icon: 'json', title: "Save the counts as JSON (the CLI's count --json shape)" },
   'JSON',
 ) as Btn;
-const pngBtn = h('vscode-button', { secondary: true, icon: 'device-camera', title: 'Save the chart as a PNG image' }, 'PNG') as Btn;
+const pngBtn = h(
+  'vscode-button',
+  { secondary: true, icon: 'device-camera', title: 'Save the chart (or heatmap) as a PNG image' },
+  'PNG',
+) as Btn;
+const heatBox = h(
+  'vscode-checkbox',
+  { class: 'heat-toggle', title: "Terms × buckets, coloured by each term's share of the bucket's occurrences" },
+  'Heatmap',
+) as Box;
+const peakBox = h(
+  'vscode-checkbox',
+  { class: 'peak-toggle', title: 'Heatmap rows by the bucket where each term peaks (else by total occurrences)' },
+  'Sort by peak',
+) as Box;
 const totalsEl = h('div', { class: 'totals' });
 const chartHost = h('div', { class: 'chart-host' });
+const heatHost = h('div', { class: 'heatmap-host', hidden: true });
 const emptyEl = h(
   'p',
   { class: 'muted empty' },
@@ -92,7 +122,7 @@ listEl.append(listInner);
 const listSection = h('section', { class: 'occ', hidden: true }, listHead, updateBtns, listNote, listEl);
 
 app.append(
-  h('div', { class: 'search-form', role: 'search' }, termsField, wordBox, caseBox, idsBox, searchBtn, cancelBtn),
+  h('div', { class: 'search-form', role: 'search' }, termsField, wordBox, caseBox, idsBox, searchBtn, fileBtn, cancelBtn),
   progressBar,
   statusEl,
   errorBox,
@@ -100,6 +130,8 @@ app.append(
     'div',
     { class: 'chart-toolbar', role: 'toolbar', 'aria-label': 'Chart options and exports' },
     rawBox,
+    heatBox,
+    peakBox,
     h('label', { class: 'per-label' }, 'Updates per bucket ', perField),
     perBtn,
     h('span', { class: 'spacer' }),
@@ -107,6 +139,7 @@ app.append(
   ),
   emptyEl,
   chartHost,
+  heatHost,
   totalsEl,
   listSection,
 );
@@ -121,6 +154,8 @@ const chart = new Chart({
   onSelect: (i, s) => selectBucket(i, s),
 });
 chartHost.append(chart.element);
+const heatmap = new Heatmap((bucket, term) => selectBucket(bucket, term));
+heatHost.append(heatmap.element);
 
 function fmtRate(v: number): string {
   if (v === 0) return '0';
@@ -197,13 +232,42 @@ rawBox.addEventListener('change', () => {
   draw();
 });
 csvBtn.addEventListener('click', () => {
-  if (result) ch.exportFile({ format: 'csv', fileName: `${exportName()}.csv`, data: toCsv(result) });
+  if (!result) return;
+  if (view === 'heatmap')
+    ch.exportFile({
+      format: 'csv',
+      fileName: `${exportName()}-heatmap.csv`,
+      data: heatmapCsv(
+        heatData(result),
+        result.buckets.map((b) => b.first_update),
+      ),
+    });
+  else ch.exportFile({ format: 'csv', fileName: `${exportName()}.csv`, data: toCsv(result) });
+});
+fileBtn.addEventListener('click', () => ch.post({ type: 'pickTermsFile', form: readForm() }));
+heatBox.checked = view === 'heatmap';
+peakBox.checked = order === 'peak';
+peakBox.hidden = view !== 'heatmap';
+heatBox.addEventListener('change', () => {
+  view = heatBox.checked ? 'heatmap' : 'curves';
+  ch.setState({ view });
+  draw();
+});
+peakBox.addEventListener('change', () => {
+  order = peakBox.checked ? 'peak' : 'total';
+  ch.setState({ order });
+  draw();
 });
 jsonBtn.addEventListener('click', () => {
   if (result) ch.exportFile({ format: 'json', fileName: `${exportName()}.json`, data: JSON.stringify(result, null, 2) + '\n' });
 });
 pngBtn.addEventListener('click', () => {
-  if (result) ch.exportFile({ format: 'png', fileName: `${exportName()}.png`, data: chart.toPng() });
+  if (result)
+    ch.exportFile({
+      format: 'png',
+      fileName: `${exportName()}${view === 'heatmap' ? '-heatmap' : ''}.png`,
+      data: view === 'heatmap' ? heatmap.toPng() : chart.toPng(),
+    });
 });
 
 function exportName(): string {
@@ -240,10 +304,25 @@ function showError(message: string): void {
 }
 
 // ───────────── chart ─────────────
+/** The heatmap of a result: each term's share of the bucket's occurrences of all terms (`heatmapModel`). */
+function heatData(r: CountResult) {
+  return {
+    model: heatmapModel(r, order),
+    terms: r.terms,
+    totals: r.totals,
+    bucketLabel: (i: number) => bucketName(i),
+    formatValue: (v: number) => `${(v * 100).toFixed(1)}% of all terms' occurrences`,
+  };
+}
+
 function draw(): void {
   const r = result;
   if (!r) return;
   emptyEl.hidden = true;
+  chartHost.hidden = view === 'heatmap';
+  heatHost.hidden = view !== 'heatmap';
+  peakBox.hidden = view !== 'heatmap';
+  if (view === 'heatmap') heatmap.setData(heatData(r));
   const series = r.terms.map((t, k) => ({
     label: t,
     values: r.buckets.map((b) => (perMillion ? (b.tokens ? (b.counts[k] * 1e6) / b.tokens : null) : b.counts[k])),
@@ -328,6 +407,12 @@ ch.onMessage((m) => {
       break;
     case 'select':
       selectBucket(m.bucket, m.termIndex);
+      break;
+    case 'terms':
+      fillForm(m.form);
+      errorBox.hidden = true;
+      statusEl.textContent = `${count(m.count, 'term')} from ${m.fileName}: press Search to count them.`;
+      termsField.focus();
       break;
   }
 });

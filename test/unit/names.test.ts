@@ -15,6 +15,7 @@ import { pathToFileURL } from 'url';
 import { openDataset } from '../../src/core/dataset';
 import { MAX_TERMS, MAX_TERM_BYTES, SearchInputError, parseTermsFile } from '../../src/core/search';
 import { bucketShares, topTerms } from '../../src/core/search/share';
+import { heatmapModel } from '../../src/core/search/heatmap';
 import { repoRoot, runCli, sampleDir } from './fixtures';
 
 interface RefCounts {
@@ -204,6 +205,57 @@ describe('many names in one pass (--terms-file, --share, --top) against the Pyth
     const top = runCli(['count', sample, 'Lily', '--top', '2', '--json']);
     assert.strictEqual(top.code, 2);
     assert.match(top.stderr, /--top applies to the text output/);
+  });
+
+  it('heatmap model: cells are the shares, rows by total or by peak bucket (sample, the reference counts)', async () => {
+    const ds = await openDataset(sampleDir());
+    const names = py([sampleDir(), '--mode', 'names', '--top', '30']) as string[];
+    const file = path.join(tmp, 'heat-names.txt');
+    fs.writeFileSync(file, names.join('\n') + '\n');
+    const r = runCli(['count', sampleDir(), '--terms-file', file, '--word', '--per', '1', '--share', '--json']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const got = JSON.parse(r.stdout) as CountJson & { options: { word: boolean; ignore_case: boolean; ids: boolean } };
+    const result = { ...got, per: 1, updates: ds.schedule.numUpdates } as unknown as Parameters<typeof heatmapModel>[0];
+    const ref = py([
+      sampleDir(),
+      '--terms',
+      JSON.stringify(names),
+      '--word',
+      '--G',
+      String(ds.schedule.G),
+      '--mode',
+      'counts',
+    ]) as RefCounts;
+    const nb = got.buckets.length;
+    const byTotal = heatmapModel(result, 'total');
+    const byPeak = heatmapModel(result, 'peak');
+    // Cell values: the reference's shares where any name occurred, no value elsewhere.
+    for (let b = 0; b < nb; b++)
+      for (let t = 0; t < names.length; t++) {
+        const v = byTotal.values[t * nb + b];
+        const want = ref.shares[String(b)]?.[t];
+        if (want === undefined) assert.ok(Number.isNaN(v), `bucket ${b} term ${t}: no value`);
+        else assert.strictEqual(v, want, `bucket ${b} term ${t}`);
+      }
+    // Orders from the reference's counts: totals descending; first bucket of the largest share ascending.
+    const totals = names.map((_, t) => Object.values(ref.counts).reduce((s, c) => s + c[t], 0));
+    const idx = names.map((_, t) => t);
+    assert.deepStrictEqual(
+      byTotal.rows,
+      [...idx].sort((a, b) => totals[b] - totals[a] || a - b),
+    );
+    const peakOf = (t: number) => {
+      let best = -1,
+        bv = 0;
+      for (const [u, s] of Object.entries(ref.shares))
+        if (s[t] > bv || (s[t] === bv && best >= 0 && Number(u) < best)) [best, bv] = [Number(u), s[t]];
+      return best < 0 ? nb : best;
+    };
+    assert.deepStrictEqual(
+      byPeak.rows,
+      [...idx].sort((a, b) => peakOf(a) - peakOf(b) || totals[b] - totals[a] || a - b),
+    );
+    assert.notDeepStrictEqual(byPeak.rows, byTotal.rows, 'the two orders differ on the sample');
   });
 
   it('bucketShares and topTerms', () => {
