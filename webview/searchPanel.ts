@@ -64,11 +64,8 @@ const wordBox = h('vscode-checkbox', { title: 'Whole word: no letter, digit or _
 const caseBox = h('vscode-checkbox', { title: 'Ignore case (Unicode simple case folding)' }, 'Ignore case') as Box;
 const idsBox = h('vscode-checkbox', { title: 'Terms are token ids: terms separated by ";", ids by commas' }, 'Token ids') as Box;
 const searchBtn = h('vscode-button', { icon: 'search', title: 'Search the whole stream' }, 'Search') as Btn;
-const fileBtn = h(
-  'vscode-button',
-  { secondary: true, icon: 'file', title: 'Fill the terms from a file: one term per line, UTF-8, # comments (up to 10,000)' },
-  'Terms from file…',
-) as Btn;
+const FILE_TIP = 'Fill the terms from a file: one term per line, UTF-8, # comments (up to 10,000)';
+const fileBtn = h('vscode-button', { secondary: true, icon: 'file', title: FILE_TIP }, 'Terms from file…') as Btn;
 const cancelBtn = h(
   'vscode-button',
   { secondary: true, icon: 'debug-stop', title: 'Stop the scan (nothing is cached)', hidden: true },
@@ -90,11 +87,7 @@ const jsonBtn = h(
   { secondary: true, icon: 'json', title: "Save the counts as JSON (the CLI's count --json shape)" },
   'JSON',
 ) as Btn;
-const pngBtn = h(
-  'vscode-button',
-  { secondary: true, icon: 'device-camera', title: 'Save the chart (or heatmap) as a PNG image' },
-  'PNG',
-) as Btn;
+const pngBtn = h('vscode-button', { secondary: true, icon: 'device-camera', title: 'Save the chart or heatmap as PNG' }, 'PNG') as Btn;
 const heatBox = h(
   'vscode-checkbox',
   { class: 'heat-toggle', title: "Terms × buckets, coloured by each term's share of the bucket's occurrences" },
