@@ -149,6 +149,8 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     const c = JSON.parse(r.stdout) as Omit<CountResult, 'buckets'> & {
       buckets: (CountResult['buckets'][number] & { shares: (number | null)[] })[];
     };
+    // The shard editor opened by the previous test is closed: the search panel is the only webview.
+    await w.runCommand('View: Close Editor');
     const box = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => b);
     await box.locator('.quick-input-box input').fill(names.join(', '));
     await box.locator('.quick-input-box input').press('Enter');
@@ -185,7 +187,10 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     const byPeak = [...idx].sort(
       (a, b) => (peak[a] < 0 ? nb : peak[a]) - (peak[b] < 0 ? nb : peak[b]) || c.totals[b] - c.totals[a] || a - b,
     );
-    await frame.locator('.heatmap-table tr:nth-child(2) th').filter({ hasText: names[byPeak[0]] }).waitFor({ timeout: 10_000 });
+    await frame
+      .locator('.heatmap-table tr:nth-of-type(2) th')
+      .filter({ hasText: names[byPeak[0]] })
+      .waitFor({ state: 'attached', timeout: 10_000 });
     assert.deepStrictEqual(
       (await rowsOf()).slice(1),
       byPeak.map((t) => names[t]),
