@@ -24,6 +24,7 @@ import { codiconLinkFromInline, fmt, h } from './common';
 import { Chart } from './shared/chart';
 import { Heatmap, heatmapCsv } from './shared/heatmap';
 import { heatmapModel } from '../src/core/search/heatmap';
+import { topTerms } from '../src/core/search/share';
 import { RequestCancelled, panelChannel } from './shared/panel';
 import type {
   CountResult,
@@ -315,13 +316,16 @@ function draw(): void {
   chartHost.hidden = view === 'heatmap';
   heatHost.hidden = view !== 'heatmap';
   peakBox.hidden = view !== 'heatmap';
+  // Only the view shown is drawn (with 1,000 terms the curves are 1,000 series): switching views redraws.
   if (view === 'heatmap') heatmap.setData(heatData(r));
-  const series = r.terms.map((t, k) => ({
-    label: t,
-    values: r.buckets.map((b) => (perMillion ? (b.tokens ? (b.counts[k] * 1e6) / b.tokens : null) : b.counts[k])),
-  }));
-  chart.setData({ x: r.buckets.map((b) => b.first_update), series });
-  chart.setSelected(selBucket);
+  else {
+    const series = r.terms.map((t, k) => ({
+      label: t,
+      values: r.buckets.map((b) => (perMillion ? (b.tokens ? (b.counts[k] * 1e6) / b.tokens : null) : b.counts[k])),
+    }));
+    chart.setData({ x: r.buckets.map((b) => b.first_update), series });
+    chart.setSelected(selBucket);
+  }
   totalsEl.replaceChildren(
     ...r.terms.map((t, k) => h('span', { class: 'total' }, h('span', { class: 'total-term' }, t), `: ${fmt(r.totals[k])}`)),
     h('span', { class: 'muted' }, ` · ${count(r.buckets.length, 'bucket')} of ${count(r.per, 'update')} · ${count(r.updates, 'update')}`),
@@ -440,8 +444,11 @@ function selectBucket(i: number, term: number): void {
   listHead.textContent = '';
   listHead.append(`“`, h('span', { class: 'occ-term' }, r.terms[selTerm]), `” in ${bucketName(i)}: ${count(n, 'occurrence')}`);
   // Term switcher (other terms of this bucket) and the bucket's updates.
+  // Term switcher: every term, or with many terms the selected one and the bucket's most frequent.
+  const shown = r.terms.length <= SWITCHER_TERMS ? r.terms.map((_, k) => k) : switcherTerms(b.counts, selTerm);
   updateBtns.replaceChildren(
-    ...r.terms.map((t, k) => {
+    ...shown.map((k) => {
+      const t = r.terms[k];
       const b2 = h('vscode-button', { secondary: k !== selTerm, title: `List “${t}” in this bucket` }, `${t} (${fmt(b.counts[k])})`);
       b2.addEventListener('click', () => selectBucket(i, k));
       return b2;
@@ -474,6 +481,14 @@ function selectBucket(i: number, term: number): void {
   listEl.scrollTop = 0;
   renderRows();
   if (listTotal === 0) ch.post({ type: 'listed', searchId: searchId!, termIndex: selTerm, bucket: i, rows: 0 });
+}
+
+/** Most term buttons above the occurrence list. */
+const SWITCHER_TERMS = 24;
+
+/** The selected term first, then the bucket's most frequent terms (`topTerms`), {@link SWITCHER_TERMS} in all. */
+function switcherTerms(counts: number[], selected: number): number[] {
+  return [selected, ...topTerms(counts, SWITCHER_TERMS).filter((k) => k !== selected)].slice(0, SWITCHER_TERMS);
 }
 
 function updateButtons(first: number, last: number): HTMLElement[] {
