@@ -14,6 +14,8 @@
  */
 import * as assert from 'assert';
 import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { repoRoot, runCli } from '../unit/fixtures';
 import { launchWorkbench, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
@@ -212,5 +214,36 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     await w.page.waitForTimeout(800);
     const shot = await w.screenshot('search-heatmap-window');
     await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(shot), 'search-heatmap.png') });
+  });
+
+  it('Terms from file…: a bad file is named in the panel with its line; a good one fills the terms', async () => {
+    const w = wb!;
+    const frame = await w.activeWebviewFrame();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-e2e-terms-'));
+    const bad = path.join(dir, 'bad-names.txt');
+    fs.writeFileSync(bad, `Lily\n${'x'.repeat(1001)}\n`);
+    const good = path.join(dir, 'names.txt');
+    fs.writeFileSync(good, '# two names\nLily\n\nAhab, the captain\n');
+    const pick = async (file: string) => {
+      await frame.locator('vscode-button', { hasText: 'Terms from file…' }).click();
+      const input = w.page.locator('.quick-input-widget .quick-input-box input');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(file);
+      await input.press('Enter');
+    };
+    await pick(bad);
+    await frame
+      .locator('.banner.error')
+      .filter({ hasText: 'bad-names.txt line 2: 1,001 bytes' })
+      .waitFor({ state: 'visible', timeout: 20_000 });
+    assert.ok(!(await frame.locator('.banner.error').innerText()).includes(dir), 'the panel never shows the folder');
+    await pick(good);
+    await frame.locator('.status').filter({ hasText: '2 terms from names.txt' }).waitFor({ state: 'visible', timeout: 20_000 });
+    // The form holds the file's terms in the form's syntax (a literal comma escaped).
+    assert.strictEqual(
+      await frame.locator('vscode-textfield.terms').evaluate((el) => (el as HTMLElement & { value: string }).value),
+      'Lily, Ahab\\, the captain',
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
