@@ -5,7 +5,7 @@
  * Needs a dataset (global offsets); a lone shard says so.
  */
 import * as vscode from 'vscode';
-import { describeUpdate } from '../core/schedule';
+import { PAST_LAST_UPDATE_TEXT, describeUpdate } from '../core/schedule';
 import { count } from '../core/units';
 import type { ShardHighlight } from '../protocol';
 import type { ShardDocument } from '../editor/shardDocument';
@@ -65,7 +65,8 @@ export function updateHighlights(s: HighlightableSession, toggle: boolean): numb
     if (toggle)
       void vscode.window.showInformationMessage(
         vscode.l10n.t(
-          'The cursor is on the look-ahead token after the last update (updates are 0-based, 0..{0}).',
+          'The cursor is past the last whole update, on a token no update holds: {0} (updates are 0-based, 0..{1}).',
+          PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(st.globalStart + s.cursor)!],
           ds.schedule.numUpdates - 1,
         ),
       );

@@ -14,6 +14,7 @@
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds } from '../../core/documents';
 import { fmt } from '../../core/errors';
+import { PAST_LAST_UPDATE_TEXT } from '../../core/schedule';
 import { count } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
@@ -68,7 +69,7 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.json) ctx.out(ctx.json(out));
         else {
           const where = pos.lookAhead
-            ? 'a look-ahead token (after the last update)'
+            ? PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(offset)!]
             : `update ${fmt(pos.update!)}, sequence ${fmt(pos.sequence!)}, position ${fmt(pos.position!)} (0-based)`;
           ctx.out(
             `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} excluding its EOS`,
