@@ -28,6 +28,7 @@ import {
   SPIKE_DEFAULTS,
   Spike,
   StepConvention,
+  parseStepConvention,
   TrainingLog,
   chartSeries,
   describeLog,
@@ -74,7 +75,7 @@ type Host = PanelHost<LogToWebview, LogFromWebview | { type: 'export'; export: P
 
 /** The reading of `tokenShards.trainingLog.stepConvention`. */
 export function stepConvention(services: Services): StepConvention {
-  return services.setting<string>('trainingLog.stepConvention') === 'update' ? 'update' : 'after';
+  return parseStepConvention(services.setting<string>('trainingLog.stepConvention'));
 }
 
 /** One training-log panel: a parsed log drawn against a dataset's updates. */

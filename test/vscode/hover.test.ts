@@ -247,9 +247,15 @@ describe('token-id hover', function () {
       ),
       md,
     );
+    // "Step k" under the default setting (stepConvention 'after', as the training log reads it):
+    // the headline is update k − 1, whose range is the dataset card's [G·(k−1), G·k); update k is offered second.
     const step = unescape(await settledHover(doc, posOf(doc, 'Step')));
+    const [before] = ds.schedule.updateRange(k - 1);
+    const headline = step.indexOf(`Global tokens [${fmt(before)}, ${fmt(start)})`);
+    assert.ok(headline >= 0, step);
     assert.ok(step.includes(`after ${fmt(k)} updates`), step);
-    assert.ok(step.includes(`Open update ${fmt(k - 1)}`), step);
+    assert.ok(step.indexOf(`Open update ${fmt(k - 1)}`) < step.indexOf(`Open update ${fmt(k)}`), step);
+    assert.ok(step.indexOf('Other reading') > headline, step);
     const out = unescape(await settledHover(await untitled(`update ${ds.schedule.numUpdates + 5}\n`), new vscode.Position(0, 8)));
     assert.ok(out.includes(`holds updates 0..${fmt(ds.schedule.numUpdates - 1)}`), out);
   });
