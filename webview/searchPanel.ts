@@ -233,6 +233,7 @@ function toCsv(r: CountResult): string {
 function setBusy(busy: boolean): void {
   progressBar.hidden = !busy;
   cancelBtn.hidden = !busy;
+  cancelBtn.disabled = false;
   for (const b of [csvBtn, jsonBtn, pngBtn]) b.disabled = busy || !result;
 }
 
@@ -315,6 +316,11 @@ ch.onMessage((m) => {
       if (selBucket !== null && selBucket < m.result.buckets.length) selectBucket(selBucket, Math.min(selTerm, m.result.terms.length - 1));
       break;
     }
+    case 'cancelling':
+      if (m.searchId !== searchId) return;
+      cancelBtn.disabled = true;
+      statusEl.textContent = 'Cancelling…';
+      break;
     case 'cancelled':
       if (m.searchId !== searchId) return;
       setBusy(false);
