@@ -147,7 +147,7 @@ export class InspectPanel {
           void vscode.commands.executeCommand('tokenShards.exportUpdates', { first: m.first, last: m.last, root: ds.root });
           break;
         case 'export':
-          void host.saveExport(m.export).then(
+          void host.saveExport(m.export, this.services.context.globalState).then(
             (uri) => {
               if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
             },

@@ -25,6 +25,7 @@ import * as vscode from 'vscode';
 import { ChannelTaps, HostChannel } from '../editor/hostChannel';
 import { webviewHtml, webviewOptions } from '../editor/webviewHtml';
 import { PanelExport, PanelRequestMap, PanelViewProtocol } from './panelProtocol';
+import { askSaveLocation } from './saveLocation';
 
 /** What a panel looks like: its view type, title and the bundle/styles of its page. */
 export interface PanelSpec {
@@ -154,20 +155,16 @@ export class PanelHost<
 
   /**
    * Asks where to save an export from the webview and writes it. PNG data comes as a
-   * `data:image/png;base64,…` URL; text as UTF-8. Resolves with the file written, or undefined
-   * when the user cancelled the dialog.
+   * `data:image/png;base64,…` URL; text as UTF-8. The dialog opens beside the dataset, not in it,
+   * or in the last folder saved into ({@link askSaveLocation}; `memory` is the extension's global
+   * state). Resolves with the file written, or undefined when the user cancelled the dialog.
    * @throws Error when the data URL is not a PNG, or the write fails.
    */
-  async saveExport(e: PanelExport): Promise<vscode.Uri | undefined> {
+  async saveExport(e: PanelExport, memory: vscode.Memento): Promise<vscode.Uri | undefined> {
     const filters: Record<string, string[]> =
       e.format === 'png' ? { 'PNG image': ['png'] } : e.format === 'csv' ? { CSV: ['csv'] } : { JSON: ['json'] };
-    const base = vscode.workspace.workspaceFolders?.[0]?.uri;
     const safeName = e.fileName.replace(/[^\w.,+-]+/g, '_').slice(0, 120) || 'export';
-    const target = await vscode.window.showSaveDialog({
-      defaultUri: base ? vscode.Uri.joinPath(base, safeName) : undefined,
-      filters,
-      title: vscode.l10n.t('Save {0}', e.format.toUpperCase()),
-    });
+    const target = await askSaveLocation(memory, safeName, { filters, title: vscode.l10n.t('Save {0}', e.format.toUpperCase()) });
     if (!target) return undefined;
     await vscode.workspace.fs.writeFile(target, exportBytes(e));
     return target;

@@ -493,7 +493,7 @@ export class SearchPanel {
           await this.reveal(m.searchId, m.termIndex, m.bucket, m.index);
           break;
         case 'export': {
-          const f = await this.host.saveExport(m.export);
+          const f = await this.host.saveExport(m.export, this.services.context.globalState);
           if (f) this.services.log.info(`search: exported ${m.export.format} to ${f.fsPath}`);
           break;
         }

@@ -109,7 +109,7 @@ export class TrainingLogPanel {
           this.overlayDone = this.overlay(m.column);
           break;
         case 'export':
-          void host.saveExport(m.export).then(
+          void host.saveExport(m.export, services.context.globalState).then(
             (uri) => {
               if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
             },
