@@ -113,10 +113,14 @@ app.append(
   listSection,
 );
 
+/** The y axis label: what the curve's values are (rates per million tokens, or raw counts). */
+const yLabel = () => (perMillion ? 'occurrences per million tokens' : 'occurrences (raw counts)');
+
 const chart = new Chart({
   title: 'Occurrences per bucket',
   xLabel: 'update (0-based)',
-  yLabel: 'per million tokens',
+  yLabel: yLabel(),
+  yFromZero: true,
   height: 300,
   formatY: (v) => (perMillion ? fmtRate(v) : fmt(v)),
   bucketLabel: (i) => bucketName(i),
@@ -196,6 +200,7 @@ rawBox.checked = !perMillion;
 rawBox.addEventListener('change', () => {
   perMillion = !rawBox.checked;
   ch.setState({ perMillion });
+  chart.setYLabel(yLabel());
   draw();
 });
 csvBtn.addEventListener('click', () => {
