@@ -6,7 +6,6 @@
  * ZWJ, CJK, shard edges, EOS, overlaps, odd tokenizations, invalid UTF-8, --ids runs).
  */
 import * as assert from 'assert';
-import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -26,6 +25,7 @@ import {
   parseTerms,
 } from '../../src/core/search';
 import { repoRoot, runCli, sampleDir } from './fixtures';
+import { python3Cached } from './pyref';
 
 interface RefCounts {
   updates: number;
@@ -34,8 +34,7 @@ interface RefCounts {
 
 function reference(root: string, terms: string[], o: SearchOptions, mode: 'counts' | 'offsets', G: number): unknown {
   const flags = [o.word && '--word', o.ignoreCase && '--ignore-case', o.ids && '--ids'].filter(Boolean) as string[];
-  const out = execFileSync(
-    'python3',
+  const out = python3Cached(
     [
       path.join(repoRoot(), 'scripts', 'reference_search.py'),
       root,
@@ -47,7 +46,7 @@ function reference(root: string, terms: string[], o: SearchOptions, mode: 'count
       '--mode',
       mode,
     ],
-    { encoding: 'utf8', maxBuffer: 1 << 30 },
+    [root],
   );
   return JSON.parse(out);
 }
