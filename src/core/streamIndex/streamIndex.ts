@@ -33,6 +33,7 @@ import { count as countOf } from '../units';
 import { mapLimit } from '../concurrency';
 import { FileIdentity, identityKey, isFileIdentity, sameIdentity, statIdentity } from '../fileIdentity';
 import { Schedule } from '../schedule';
+import { terminalSafe } from '../untrusted';
 import { TokenStream } from '../stream';
 import { diagnoseIds } from '../tokenizer';
 import {
@@ -619,12 +620,14 @@ export class StreamIndex {
 
   /**
    * @param records one per segment, undefined where not indexed (or stale).
+   * @param specialNames the text of special token ids (`<|pad|>`), named in anomaly messages.
    */
   constructor(
     readonly stream: TokenStream,
     readonly segments: readonly IndexSegment[],
     readonly records: readonly (ShardIndexRecord | undefined)[],
     readonly eos: number,
+    private readonly specialNames: Readonly<Record<number, string>> = {},
   ) {
     let ready = 0;
     while (ready < records.length && records[ready]) ready++;
@@ -932,6 +935,7 @@ export class StreamIndex {
       for (const [idText, o] of Object.entries(rec.specials)) {
         const offs = occ(o);
         const updates = touched(offs);
+        const name = this.specialNames[Number(idText)];
         out.push({
           kind: 'special-in-document',
           severity: 'warning',
@@ -942,7 +946,7 @@ export class StreamIndex {
           updates,
           ...said(
             s,
-            `special token id ${idText} inside documents ${countOf(o.count, 'time')}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+            `special token ${name === undefined ? `id ${idText}` : `${terminalSafe(name)} (id ${idText})`} inside documents ${countOf(o.count, 'time')}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
           ),
         });
       }
@@ -1148,5 +1152,5 @@ export async function openStreamIndex(
     if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
     return store.load(id, key);
   });
-  return new StreamIndex(stream, segments, records, params.eos);
+  return new StreamIndex(stream, segments, records, params.eos, params.specialNames);
 }
