@@ -14,7 +14,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { count, formatDuration, formatRate } from '../src/core/units';
-import { codiconLinkFromInline, fmt, h } from './common';
+import { codiconLinkFromInline, fmt, h, visibleNodes } from './common';
 import { Chart } from './shared/chart';
 import { RequestCancelled, panelChannel } from './shared/panel';
 import type {
@@ -447,9 +447,9 @@ function renderRows(): void {
         h(
           'span',
           { class: 'occ-ctx' },
-          h('span', { class: 'occ-before' }, h('span', {}, show(r.before))),
-          h('mark', {}, show(r.match)),
-          h('span', { class: 'occ-after' }, show(r.after)),
+          h('span', { class: 'occ-before' }, h('span', {}, ...show(r.before))),
+          h('mark', {}, ...show(r.match)),
+          h('span', { class: 'occ-after' }, ...show(r.after)),
         ),
       );
       el.title = `Global token offset ${fmt(r.offset)}: open in the shard editor`;
@@ -466,9 +466,13 @@ function renderRows(): void {
   if (missing.length) load(Math.floor(missing[0] / PAGE) * PAGE);
 }
 
-/** Newlines and tabs in the context shown as visible marks (one line per occurrence). */
-function show(s: string): string {
-  return s.replace(/\r\n|\n|\r/g, '↵').replace(/\t/g, '⇥');
+/**
+ * Context text for one line per occurrence: newlines and tabs as ↵ ⇥, and every other invisible
+ * or bidi character as a boxed mark (the one helper, src/core/invisibles.ts), so a U+202E in the
+ * data cannot reorder the line.
+ */
+function show(s: string): (Node | string)[] {
+  return visibleNodes(s.replace(/\r\n|\n|\r/g, '↵').replace(/\t/g, '⇥'));
 }
 
 function load(start: number): void {

@@ -165,7 +165,8 @@ export function renderListHover(tok: LoadedTokenizer, hit: IdListHit): vscode.Ma
     cut = shown.length - end;
     shown = shown.slice(0, end);
   }
-  md.appendMarkdown(codeBlock(shown));
+  // Invisible and bidi characters as marks (⟨RLO⟩): a U+202E in the data must not reorder the hover.
+  md.appendMarkdown(codeBlock(visibleText(shown, { whitespace: false })));
   if (cut) {
     md.appendMarkdown('\n');
     appendPlain(md, vscode.l10n.t('… {0} more characters. Select the list and run Decode Selection to see all of it.', fmt(cut)));

@@ -21,7 +21,7 @@
  */
 import uPlot from 'uplot';
 import { xTickSpace, zeroBasedRange } from './chartScale';
-import { h } from '../common';
+import { h, visibleNodes } from '../common';
 
 /** One series: a label and one value per bucket (null = no value, e.g. not scanned yet). */
 export interface ChartSeries {
@@ -537,7 +537,7 @@ export class Chart {
           'div',
           { class: k === this.cursorSeries ? 'chart-tip-row focused' : 'chart-tip-row' },
           sw,
-          h('span', { class: 'chart-tip-label' }, s.label),
+          h('span', { class: 'chart-tip-label' }, ...visibleNodes(s.label)),
           h('span', { class: 'chart-tip-value' }, v === null || v === undefined ? '—' : this.fmtY(v)),
         ),
       );
@@ -566,7 +566,7 @@ export class Chart {
         'button',
         { class: 'chart-legend-item', type: 'button', 'aria-pressed': String(!this.hidden.has(i)), title: `Show or hide ${s.label}` },
         sw,
-        h('span', { class: 'chart-legend-label' }, s.label),
+        h('span', { class: 'chart-legend-label' }, ...visibleNodes(s.label)),
       );
       b.dataset.total = String(totals[i]);
       b.addEventListener('click', () => this.toggle(i));
