@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Byte-level reference of the stream search (issue 12), independent of the product's code.
+"""Byte-level reference of the stream search, independent of the product's code.
 
 Reads the stream with the dataset card's reader (scripts/reference_reader.py + numpy), decodes
 tokenizer.json's byte table on its own (GPT-2 byte-level alphabet inverted; added tokens as

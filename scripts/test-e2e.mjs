@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // End-to-end tests: the packaged extension (token-shard-inspector.vsix) in code-server, driven by
 // Debian's Chromium through playwright-core (test/e2e/harness.ts). Repackages the .vsix when any
-// of its inputs is newer than it, then runs mocha over out/test/e2e/*.e2e.test.js.
+// of its inputs is newer than it, then runs mocha over out/test/e2e/*.e2e.test.js — or, with
+// --bench, over the end-to-end benchmarks out/test/bench/*.bench.js instead (they measure and
+// are not tests; `npm run bench` runs them through scripts/bench/openTiming.mjs).
 //
-//   node scripts/test-e2e.mjs [--no-build] [--grep <title regexp>]
+//   node scripts/test-e2e.mjs [--no-build] [--grep <title regexp>] [--bench]
 //
 // Environment: TSI_SAMPLE_DIR (folder to open, default sample/), HEADED=1, TSI_KEEP_E2E_DATA=1.
 
@@ -53,16 +55,18 @@ function main() {
     return 1;
   }
   return ensureCodeServer().then(() => {
-    const dir = path.join(REPO_ROOT, 'out', 'test', 'e2e');
+    const bench = argv.includes('--bench');
+    const dir = path.join(REPO_ROOT, 'out', 'test', bench ? 'bench' : 'e2e');
+    const suffix = bench ? '.bench.js' : '.e2e.test.js';
     const files = fs.existsSync(dir)
       ? fs
           .readdirSync(dir)
-          .filter((f) => f.endsWith('.e2e.test.js'))
+          .filter((f) => f.endsWith(suffix))
           .sort()
           .map((f) => path.join(dir, f))
       : [];
     if (files.length === 0) {
-      say(`FAILED: no *.e2e.test.js in ${dir}`);
+      say(`FAILED: no *${suffix} in ${dir}`);
       return 1;
     }
     const grepAt = argv.indexOf('--grep');

@@ -29,8 +29,9 @@ import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './
 import { TokenStream } from './stream';
 import { findDatasetTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
-import { DataError, SettingError, fmt } from './errors';
-import { count } from './units';
+import { DataError, SettingError } from './errors';
+import { count, fmt } from './units';
+import { READ_LIMITS, readRegularTextFile } from './safeRead';
 
 /** Where each schedule setting's value came from. */
 export type SettingSource = 'default' | 'setting' | 'manifest.json';
@@ -82,8 +83,9 @@ export async function openDataset(
   const manifestFile = path.join(root, SHARD_MANIFEST);
   let text: string;
   try {
-    text = await fs.promises.readFile(manifestFile, 'utf8');
+    text = await readRegularTextFile(manifestFile, 'the shard manifest', READ_LIMITS.manifest);
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(`${manifestFile}: cannot read the shard manifest: ${(err as Error).message}`, manifestFile);
   }
   const parsed = parseShardManifest(text, manifestFile, opts);
@@ -136,7 +138,7 @@ export async function openDataset(
     settingSources,
     storedTokens,
     schedule: new Schedule(settings, storedTokens),
-    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
+    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line }))),
     tokenizerFile,
     problems,
   };
@@ -186,6 +188,22 @@ async function dropSymlinksOutsideRoot(
     realRoot = await fs.promises.realpath(root);
   } catch {
     return;
+  }
+  // "shard": "." (or "shards/..") names the dataset folder itself: not a file, and no link either.
+  const isRoot = parsed.entries.map((e) => path.resolve(e.path) === path.resolve(root));
+  if (isRoot.some(Boolean)) {
+    parsed.entries.forEach((e, i) => {
+      if (isRoot[i])
+        parsed.problems.push({
+          code: 'bad-field',
+          severity: 'error',
+          file: manifestFile,
+          line: e.line,
+          message: `${path.basename(manifestFile)} line ${e.line}: shard ${JSON.stringify(e.shard)} names the dataset folder itself, not a shard file; not read.`,
+        });
+    });
+    parsed.entries = parsed.entries.filter((_, i) => !isRoot[i]);
+    parsed.entries.forEach((e, i) => (e.index = i));
   }
   const why = await symlinksOutsideRoot(
     parsed.entries.map((e) => e.path),

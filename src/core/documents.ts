@@ -9,8 +9,8 @@
  */
 import { TokenStream } from './stream';
 import type { StreamIndex } from './streamIndex/streamIndex';
-import { CancelledError, RangeRequestError, fmt } from './errors';
-import { count } from './units';
+import { CancelledError, RangeRequestError } from './errors';
+import { count, fmt } from './units';
 
 /** Tokens read per chunk while scanning (4 MiB). */
 export const SCAN_CHUNK_TOKENS = 1 << 20;

@@ -12,7 +12,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { BYTES_PER_TOKEN } from './manifest';
-import { DataError, RangeRequestError, fmt } from './errors';
+import { DataError, RangeRequestError } from './errors';
+import { fmt } from './units';
+import { fileKind } from './safeRead';
 
 /** How long an unused file handle stays open, in milliseconds. */
 export const HANDLE_IDLE_MS = 5_000;
@@ -31,6 +33,17 @@ export interface StreamSegment {
   startToken: number;
   /** Tokens in the file that belong to the stream. */
   numTokens: number;
+  /** 1-based line of the file's entry in `shard_manifest.jsonl`, for messages (absent for a lone file). */
+  line?: number;
+}
+
+/** Global tokens `[from, to)` that two segments both claim (an overlapping manifest). */
+interface Overlap {
+  from: number;
+  to: number;
+  /** The earlier segment (by start) and the later one that starts inside it. */
+  first: StreamSegment;
+  second: StreamSegment;
 }
 
 /** Where a global token offset lives. */
@@ -42,6 +55,9 @@ export interface SegmentLocation {
 }
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
+
+/** Most file handles a stream keeps open between reads (busy ones are never closed). */
+export const MAX_POOLED_HANDLES = 64;
 
 interface PooledHandle {
   handle: Promise<fs.promises.FileHandle>;
@@ -55,16 +71,31 @@ export class TokenStream {
   readonly totalTokens: number;
   private readonly pool = new Map<string, PooledHandle>();
   private readonly starts: number[];
+  /** Ranges two segments both claim, by `from` (empty for a valid manifest). */
+  private readonly overlaps: Overlap[] = [];
 
   /**
    * @param segments files sorted by `startToken`, contiguous from 0 (the manifest validation
-   *   reports gaps; over a gapped manifest, offsets in a hole throw DataError and the listed
-   *   files still read at their own offsets).
+   *   reports gaps and overlaps; over a gapped manifest, offsets in a hole throw DataError and the
+   *   listed files still read at their own offsets; offsets two files claim throw DataError too).
    */
   constructor(readonly segments: readonly StreamSegment[]) {
     this.starts = segments.map((s) => s.startToken);
     const last = segments[segments.length - 1];
     this.totalTokens = last ? last.startToken + last.numTokens : 0;
+    // The segment reaching furthest so far: a later one starting before its end overlaps it.
+    let reach: StreamSegment | undefined;
+    for (const s of segments) {
+      if (s.numTokens === 0) continue;
+      if (reach && s.startToken < reach.startToken + reach.numTokens)
+        this.overlaps.push({
+          from: s.startToken,
+          to: Math.min(reach.startToken + reach.numTokens, s.startToken + s.numTokens),
+          first: reach,
+          second: s,
+        });
+      if (!reach || s.startToken + s.numTokens > reach.startToken + reach.numTokens) reach = s;
+    }
   }
 
   /**
@@ -93,12 +124,14 @@ export class TokenStream {
    * @throws RangeRequestError when `offset` is outside `[0, totalTokens)`;
    *   DataError when no segment holds it (a gap in the manifest, or a stream that does not start
    *   at 0): there is no data at that offset, and reading "the next file" instead would silently
-   *   shift every offset after it.
+   *   shift every offset after it; DataError naming both manifest lines when two segments claim
+   *   it (an overlap: which file holds the token is unknown).
    */
   locate(offset: number): SegmentLocation {
     if (!Number.isSafeInteger(offset) || offset < 0 || offset >= this.totalTokens) {
       throw new RangeRequestError(`token offset ${fmt(offset)} is outside the stream [0, ${fmt(this.totalTokens)})`);
     }
+    if (this.overlaps.length) this.checkOverlap(offset, offset + 1);
     let lo = 0,
       hi = this.starts.length - 1;
     while (lo < hi) {
@@ -113,6 +146,30 @@ export class TokenStream {
       if (seg.startToken <= offset && offset < seg.startToken + seg.numTokens) return { segment: i, localToken: offset - seg.startToken };
     }
     throw this.holeError(offset, lo);
+  }
+
+  /**
+   * The global token range `[start, end)` of the segment (file) holding `offset`.
+   * @throws as {@link locate}.
+   */
+  fileRangeAt(offset: number): [number, number] {
+    const seg = this.segments[this.locate(offset).segment];
+    return [seg.startToken, seg.startToken + seg.numTokens];
+  }
+
+  /** Throws the DataError when a token of `[start, end)` is claimed by two segments (see {@link locate}). */
+  private checkOverlap(start: number, end: number): void {
+    for (const o of this.overlaps) {
+      if (end <= o.from || start >= o.to) continue;
+      const offset = Math.max(start, o.from);
+      const name = (s: StreamSegment) => `${path.basename(s.path)}${s.line ? ` (manifest line ${s.line})` : ''}`;
+      throw new DataError(
+        `token ${fmt(offset)} is claimed by two shards: ${name(o.second)} starts at token ${fmt(o.second.startToken)}, inside ` +
+          `${name(o.first)} (tokens ${fmt(o.first.startToken)}–${fmt(o.first.startToken + o.first.numTokens - 1)}); ` +
+          `the manifest's shards overlap on tokens [${fmt(o.from)}, ${fmt(o.to)}); expected each to start where the previous ends.`,
+        o.second.path,
+      );
+    }
   }
 
   /** The DataError for a global offset no segment holds; `lo` = last segment starting at or before it. */
@@ -155,6 +212,7 @@ export class TokenStream {
       );
     }
     if (count === 0) return new Uint32Array(0);
+    if (this.overlaps.length) this.checkOverlap(start, start + count);
     // Plan every piece before starting any read: a hole found halfway must not leave reads running.
     const pieces: { seg: StreamSegment; local: number; at: number; n: number }[] = [];
     for (let pos = start; pos < start + count;) {
@@ -199,6 +257,7 @@ export class TokenStream {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
     }
     if (count > MAX_READ_TOKENS) throw new RangeRequestError(`${fmt(count)} tokens is more than one read can hold; read in pieces`);
+    if (this.overlaps.length) this.checkOverlap(start, start + count);
     const out = new Uint32Array(count);
     for (let pos = start; pos < start + count;) {
       const { segment, localToken } = this.locate(pos);
@@ -274,6 +333,7 @@ export class TokenStream {
       });
       entry = { handle, busy: 0 };
       this.pool.set(file, entry);
+      if (this.pool.size > MAX_POOLED_HANDLES) this.closeIdleHandles();
     }
     const e = entry;
     if (e.timer) {
@@ -289,6 +349,20 @@ export class TokenStream {
         e.timer = setTimeout(() => this.closeHandle(file, e), HANDLE_IDLE_MS);
         e.timer.unref?.();
       }
+    }
+  }
+
+  /**
+   * Closes idle handles, oldest first, until at most {@link MAX_POOLED_HANDLES} stay open: a scan
+   * over 100,000 tiny shards would otherwise hold every file it read in the last
+   * HANDLE_IDLE_MS open and run out of file descriptors (EMFILE).
+   */
+  private closeIdleHandles(): void {
+    for (const [file, e] of this.pool) {
+      if (this.pool.size <= MAX_POOLED_HANDLES) return;
+      if (e.busy > 0) continue;
+      if (e.timer) clearTimeout(e.timer);
+      this.closeHandle(file, e);
     }
   }
 
@@ -340,14 +414,5 @@ async function openRegularFile(file: string): Promise<fs.promises.FileHandle> {
 
 /** The DataError for a path that exists but is not a regular file, naming what it is. */
 function notRegularFile(file: string, st: fs.Stats): DataError {
-  const what = st.isDirectory()
-    ? 'a folder'
-    : st.isFIFO()
-      ? 'a FIFO (named pipe)'
-      : st.isSocket()
-        ? 'a socket'
-        : st.isCharacterDevice() || st.isBlockDevice()
-          ? 'a device'
-          : 'not a regular file';
-  return new DataError(`${file}: is ${what}; expected a regular file of raw uint32 tokens`, file);
+  return new DataError(`${file}: is ${fileKind(st)}; expected a regular file of raw uint32 tokens`, file);
 }

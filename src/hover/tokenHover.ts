@@ -31,8 +31,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
 import { visibleText } from '../core/invisibles';
@@ -40,7 +39,7 @@ import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
 import { decodeForDisplay } from '../commands/decodeSelection';
 import { markdownText } from '../core/untrusted';
-import { parseStepConvention, stepReadings } from '../core/trainingLog/trainingLog';
+import { parseStepConvention, stepReadings } from '../core/trainingLog/parse';
 import { stepConvention } from '../panels/trainingLogPanel';
 
 /** Characters of the document read on each side of the cursor (a 4,096-id JSON array one id per line is ~45,000). */

@@ -14,15 +14,15 @@ export const LAST_SAVE_FOLDER_KEY = 'tokenShards.lastSaveFolder';
 /**
  * Shows the save dialog for a file named `fileName` (the dialog's other options as given) and
  * resolves with the chosen file, or undefined when cancelled. A chosen local file's folder is
- * remembered in `memory` (the extension's global state).
+ * remembered in `memory` (the extension's global state; none: nothing is remembered).
  */
 export async function askSaveLocation(
-  memory: vscode.Memento,
+  memory: vscode.Memento | undefined,
   fileName: string,
   options: Omit<vscode.SaveDialogOptions, 'defaultUri'>,
 ): Promise<vscode.Uri | undefined> {
   const folder = defaultSaveFolder({
-    remembered: memory.get<string>(LAST_SAVE_FOLDER_KEY),
+    remembered: memory?.get<string>(LAST_SAVE_FOLDER_KEY),
     workspaceFolders: (vscode.workspace.workspaceFolders ?? []).filter((w) => w.uri.scheme === 'file').map((w) => w.uri.fsPath),
     home: os.homedir(),
     isFolder: (p) => {
@@ -34,6 +34,6 @@ export async function askSaveLocation(
     },
   });
   const target = await vscode.window.showSaveDialog({ ...options, defaultUri: vscode.Uri.file(path.join(folder, fileName)) });
-  if (target?.scheme === 'file') await memory.update(LAST_SAVE_FOLDER_KEY, path.dirname(target.fsPath));
+  if (target?.scheme === 'file' && memory) await memory.update(LAST_SAVE_FOLDER_KEY, path.dirname(target.fsPath));
   return target;
 }

@@ -5,7 +5,7 @@
 import type { Dataset } from '../core/dataset';
 import type { CountResult, Occurrence } from '../core/search';
 import type { LoadedTokenizer } from '../core/tokenizer';
-import type { SearchForm, SearchProgressInfo, SearchToWebview } from './searchProtocol';
+import type { SearchForm, SearchProgressInfo, SearchToWebview } from '../protocol/search';
 
 /**
  * Splits the form's text into raw terms: comma-separated (`\,` is a literal comma, `\\` a

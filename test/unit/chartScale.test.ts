@@ -4,7 +4,7 @@
  */
 import * as assert from 'assert';
 import { X_LABEL_GAP_PX, xTickSpace, zeroBasedRange } from '../../webview/shared/chartScale';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 
 describe('chart axes', () => {
   // A stand-in for canvas measureText: 7 CSS px per character (12 px UI fonts are 6–7.5 px wide).

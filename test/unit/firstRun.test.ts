@@ -1,5 +1,5 @@
 /**
- * Issue 10 items 1–2: the first run sets itself up or says exactly what to run, in one line,
+ * The first run sets itself up or says exactly what to run, in one line,
  * without a stack trace (scripts/lib/prereqs.mjs, scripts/start.mjs).
  */
 import * as assert from 'assert';
@@ -10,7 +10,7 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { repoRoot } from './fixtures';
 
-describe('first run: missing system packages and bad options (issue 10)', function () {
+describe('first run: missing system packages and bad options', function () {
   this.timeout(60_000);
 
   const prereqs = () => pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'prereqs.mjs')).href;

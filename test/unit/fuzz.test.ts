@@ -1,5 +1,5 @@
 /**
- * Seeded fuzzing (issue 10): 10,000 mutations each of shard_manifest.jsonl text, manifest.json
+ * Seeded fuzzing of the parsers of untrusted text: 10,000 mutations each of shard_manifest.jsonl text, manifest.json
  * text and token-id list text per run. Every case must end with the parse result or the project's
  * own typed error (DataError / RangeRequestError / problems in the result) — never an untyped
  * exception such as "Maximum call stack size exceeded" or "Cannot read properties of undefined" —

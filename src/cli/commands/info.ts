@@ -1,9 +1,9 @@
 /** `token-shards info <root> [--json]`: shards, stored tokens, updates, G, L, EOS, tokenizer, problems. */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
+import { fmt } from '../../core/units';
 import { ScheduleSettings } from '../../core/schedule';
 import { limitDepth } from '../../core/safeJson';
-import { CliContext } from '../context';
+import { CliContext, listed } from '../context';
 import { diagnoseDataset } from '../diagnose';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 import { runThreshold } from './index';
@@ -93,11 +93,14 @@ export function register(program: Command, ctx: CliContext): void {
               `manifest.json    ${ds.provenance ? t(Object.keys(ds.provenance.data).join(', ')) : '(absent)'}`,
               `verification     ${ds.verification ? t(Object.keys(ds.verification.data).join(', ')) : '(absent)'}`,
               ds.problems.length
-                ? `problems (${ds.problems.length}):\n${ds.problems.map((p) => `  ${p.severity}: ${t(p.message)}`).join('\n')}`
+                ? `problems (${fmt(ds.problems.length)}):\n${listed(
+                    ds.problems.map((p) => `  ${p.severity}: ${t(p.message)}`),
+                    (n) => `  … and ${n} more (--json lists them all)`,
+                  ).join('\n')}`
                 : 'problems         none',
               ...(indexed
-                ? describeIndex(ds, ix, anomalies, t)
-                : [`stream index     (not built: \`token-shards index ${t(root)}\` gives documents, EOS-free runs and anomalies)`]),
+                ? describeIndex(ds, ix, anomalies, t, ctx.self)
+                : [`stream index     (not built: \`${ctx.self} index ${t(root)}\` gives documents, EOS-free runs and anomalies)`]),
             ].join('\n'),
           );
         }

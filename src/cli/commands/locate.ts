@@ -13,9 +13,8 @@
  */
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds } from '../../core/documents';
-import { fmt } from '../../core/errors';
 import { PAST_LAST_UPDATE_TEXT } from '../../core/schedule';
-import { count } from '../../core/units';
+import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
 import { openCliIndex } from '../streamIndexCli';
@@ -47,7 +46,7 @@ export function register(program: Command, ctx: CliContext): void {
           ({ document, start, length } = { document: info.document, start: info.start, length: info.length });
         } else {
           ctx.warn(
-            `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`token-shards index ${ctx.term(root)}\` makes this instant`,
+            `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`${ctx.self} index ${ctx.term(root)}\` makes this instant`,
           );
           const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
           document = await di.documentNumberAt(offset, ctx.signal);

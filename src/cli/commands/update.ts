@@ -11,7 +11,7 @@ import { Dataset } from '../../core/dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from '../../core/documents';
 import { UpdateBatch } from '../../core/update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateHeaderText, formatUpdateRowsText } from '../../core/updateModel';
-import { CliContext, UsageError } from '../context';
+import { CliContext, EXIT, UsageError } from '../context';
 import { diagnoseDataset, unknownWarning } from '../diagnose';
 
 /** About how many tokens the text form decodes at a time, and `--json` prints at a time. */
@@ -34,6 +34,7 @@ export function register(program: Command, ctx: CliContext): void {
         const k = ctx.int(kText, 'update')!;
         const seq = ctx.int(opts.sequence, '--sequence');
         const ds = await ctx.open(root, cmd);
+        ctx.warnSchedule(ds);
         ds.schedule.checkUpdate(k); // RangeRequestError (exit 2) naming the valid range, or saying there is no complete update
         const S = ds.schedule.sequencesPerUpdate;
         if (seq !== undefined && seq >= S) throw new UsageError(`--sequence ${seq} is outside 0..${S - 1}`);
@@ -94,7 +95,7 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       [start, start + G],
       S,
       L,
-      shardsOf(ds, start, start + G).map((s) => s.shard),
+      shardsOf(ds, start, start + G).map((s) => ctx.term(s.shard)),
     ),
   );
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_TOKENS / L));
@@ -110,7 +111,8 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       update: k,
       tokenRange: [from, from + rows * L],
       tokens,
-      shards: shardsOf(ds, from, from + rows * L),
+      // Names are metadata: always marked; the decoded text follows --escape/--raw.
+      shards: shardsOf(ds, from, from + rows * L).map((e) => ({ ...e, shard: ctx.term(e.shard) })),
       rows,
       seqLen: L,
     };
@@ -123,9 +125,13 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       markUnknown: true,
     });
     for (const row of m.rows) for (const g of row.segments) unknown += g.unknownIds;
-    await ctx.write(ctx.term(formatUpdateRowsText(m, undefined, S - 1), { keepLayout: true }) + '\n');
+    await ctx.write(ctx.text(formatUpdateRowsText(m, undefined, S - 1), { keepLayout: true }) + '\n');
     if (doc !== undefined) for (let i = 0; i < rows * L; i++) if (tokens[i] === eos) doc++;
   }
-  if (unknown) ctx.warn(unknownWarning(unknown, tok.vocabSize));
-  return 0;
+  // Ids not in the vocabulary are a data problem: exit 1, as in `decode` and `tokens --text`.
+  if (unknown) {
+    ctx.warn(unknownWarning(unknown, tok.vocabSize));
+    return EXIT.data;
+  }
+  return EXIT.ok;
 }

@@ -3,8 +3,9 @@
  * `token-shards index` in the CLI. Verify Shard Hashes builds it too, in the same read as the hash
  * (`verify.ts`, option `index`).
  *
- * Per shard: stat (identity); a valid entry in the store → reused (resumable: a cancelled run
- * keeps every finished shard); another shard of this run with the same identity (a hard link) →
+ * Per shard: stat (identity); a valid entry in the store (its checksum, identity, parameters and
+ * `.docs` content checked, `entryStore.ts`; a damaged one is one warning and rebuilt) → reused
+ * (resumable: a cancelled run keeps every finished shard); another shard of this run with the same identity (a hard link) →
  * read once; else queued to the worker pool (`shardPool.ts`), which reads the file once in big
  * sequential chunks, scans it (`streamIndex/scan.ts`) and writes its entry into the store (the scan
  * never leaves the worker; `workers/verifyWorker.ts`). Stale entries are never used: the
@@ -18,7 +19,9 @@ import * as fs from 'fs';
 import { FileIdentity, identityKey, identityOfStats } from '../fileIdentity';
 import { Dataset } from '../dataset';
 import { ShardReadPool, ReadJob } from '../shardPool';
-import { IndexSegment, IndexStore, openStreamIndex, scanParamsKey, StreamIndex } from './streamIndex';
+import { IndexStore, scanParamsKey } from './entryStore';
+import { IndexSegment } from './queries';
+import { openStreamIndex, StreamIndex } from './streamIndex';
 import { indexKernelModule } from './kernel';
 import { ScanParams } from './scan';
 import { LoadedTokenizer, CORRUPT_ID_FLOOR } from '../tokenizer';
@@ -89,15 +92,9 @@ export function indexSegmentsOf(ds: Pick<Dataset, 'shards'>): IndexSegment[] {
   return ds.shards.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line, shard: e.shard }));
 }
 
-/** Opens the stream index of a dataset from a store (see `openStreamIndex`). */
+/** Opens the stream index of a dataset from a store (see `openStreamIndex`: every shard stat'ed afresh). */
 export function openDatasetIndex(ds: Dataset, store: IndexStore, params: ScanParams): Promise<StreamIndex> {
-  return openStreamIndex(
-    ds.stream,
-    indexSegmentsOf(ds),
-    store,
-    params,
-    ds.fileStates.map((f) => f.identity),
-  );
+  return openStreamIndex(ds.stream, indexSegmentsOf(ds), store, params);
 }
 
 /**
@@ -173,7 +170,7 @@ export async function indexShards(
         done.add(seg);
         continue;
       }
-      if (!opts.force && (await store.load(id, key))) {
+      if (!opts.force && (await store.load(id, key, { shard: segments[seg].shard, checkDocs: true }))) {
         report.reused++;
         done.add(seg);
         opts.onShard?.(seg);

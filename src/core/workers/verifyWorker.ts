@@ -11,7 +11,7 @@
  * deleted or replaced while it was read. A scan's result never leaves the worker: the worker
  * writes the shard's stream-index entry itself (`IndexStore.saveSync`, the folder and parameters
  * key given with the task) and replies only whether that worked, so the main thread of a run over
- * 100,000 tiny shards handles no scan arrays, JSON or file writes (issue 10 item 9).
+ * 100,000 tiny shards handles no scan arrays, JSON or file writes.
  *
  * Control (no message round trip, so it works while the worker is busy): `workerData.control`
  * is a `SharedArrayBuffer` seen as an `Int32Array`:
@@ -24,7 +24,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
-import { IndexStore, lookOf } from '../streamIndex/streamIndex';
+import { IndexStore, lookOf } from '../streamIndex/entryStore';
 import { IndexKernel, makeIndexKernel } from '../streamIndex/kernel';
 import { ScanParams, ShardScanner } from '../streamIndex/scan';
 
@@ -198,7 +198,7 @@ function post(msg: VerifyWorkerReply): void {
 /**
  * File operations, synchronous when `sync`: a file of at most one chunk is read with blocking calls
  * (this is a worker thread; no overlap to gain), which takes the libuv round trips out of the
- * per-file cost (100,000 tiny shards: issue 10 item 9). Bigger files use async reads so the next
+ * per-file cost (what 100,000 tiny shards are made of). Bigger files use async reads so the next
  * chunk is read while this one is hashed.
  */
 function readAt(fd: number, buf: Buffer, length: number, position: number, sync = false): Promise<number> {
