@@ -254,7 +254,7 @@ export class Services implements vscode.Disposable {
   documentIndex(ds: Dataset): DocumentIndex {
     let idx = this.indexes.get(ds);
     if (!idx) {
-      idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+      idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents);
       this.indexes.set(ds, idx);
       this.streamIndexLoader?.(ds, idx);
     }

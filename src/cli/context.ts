@@ -11,7 +11,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Command } from 'commander';
-import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openShardFileAsDataset } from '../core/dataset';
+import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openPath } from '../core/dataset';
+import { isFormatName } from '../core/formats/registry';
+import { FORMAT_NAMES, FormatName, TOKEN_DTYPES, TokenDtype } from '../core/formats/types';
 import { SHARD_MANIFEST } from '../core/manifest';
 import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
@@ -45,6 +47,13 @@ export interface GlobalOptions {
   tokenizer?: string;
   /** `--allow-outside-root`: read manifest shards that lead outside the dataset folder. */
   allowOutsideRoot?: boolean;
+  /**
+   * Every `--format` given, in order: storage format names (instead of sniffing) and, for
+   * `export`, its output format (the program's option takes every `--format` on the line).
+   */
+  format?: string[];
+  /** `--dtype uint16|uint32|int32`: the token dtype of headerless files. */
+  dtype?: string;
   /** `--escape`: mark control characters of data on standard output even when it is not a terminal. */
   escape?: boolean;
   /** `--raw`: write text from data as it is, even to a terminal. */
@@ -72,9 +81,12 @@ export interface CliContext {
   scheduleFlags(cmd: Command): Partial<ScheduleSettings>;
   /**
    * Opens a dataset folder (holding shard_manifest.jsonl), or a lone `.u32` file as a one-shard
-   * dataset with local offsets, applying the global overrides. UsageError when `target` is
-   * missing or does not exist. Prints the read-fault warnings (`readWarnings.ts`: shards longer
-   * than their entries, overlapping entries) unless the command lists every problem itself.
+   * dataset with local offsets, or a file or folder of any other storage format (`openPath`),
+   * applying the global overrides (`--format`, `--dtype`, the schedule flags, `--tokenizer`).
+   * UsageError when `target` is missing, does not exist, is a folder with no known format, or
+   * `--format`/`--dtype` name nothing known. Prints the read-fault warnings of a manifest
+   * (`readWarnings.ts`: shards longer than their entries, overlapping entries) unless the
+   * command lists every problem itself.
    */
   open(target: string | undefined, cmd: Command): Promise<Dataset>;
   /** The dataset options from the global options (`--allow-outside-root`; messages name the CLI's flags). */
@@ -344,11 +356,30 @@ export function createContext(
       if (!fs.existsSync(target)) throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
       const flags = scheduleFlags(cmd);
       const g = globals(cmd);
-      if (g.tokenizer !== undefined) tokenizerFlag(g.tokenizer);
+      const tokenizerFile = g.tokenizer !== undefined ? path.resolve(tokenizerFlag(g.tokenizer)) : undefined;
       const st = fs.statSync(target);
-      if (st.isFile()) return openShardFileAsDataset(target, flags, openOptions(cmd));
-      if (!st.isDirectory())
+      if (!st.isFile() && !st.isDirectory())
         throw new UsageError(`${terminalSafe(target)}: is ${fileKind(st)}; expected a dataset folder (or one .u32 file)`);
+      const values = g.format ?? [];
+      const storage = values.filter(isFormatName);
+      const other = values.find((v) => !isFormatName(v));
+      if (other !== undefined && cmd.name() !== 'export') {
+        throw new UsageError(`--format ${terminalSafe(other)} is not a known format (expected one of ${FORMAT_NAMES.join(', ')})`);
+      }
+      if (new Set(storage).size > 1) throw new UsageError(`--format is given as ${storage.join(' and ')}; expected one storage format`);
+      if (g.dtype !== undefined && !(TOKEN_DTYPES as readonly string[]).includes(g.dtype)) {
+        throw new UsageError(`--dtype ${terminalSafe(g.dtype)} is not a token dtype (expected one of ${TOKEN_DTYPES.join(', ')})`);
+      }
+      const opened = await openPath(target, flags, {
+        ...openOptions(cmd),
+        format: storage[0] as FormatName | undefined,
+        dtype: g.dtype as TokenDtype | undefined,
+        tokenizerFile,
+      });
+      if (opened) {
+        if (opened.manifestFile && !LISTS_PROBLEMS.has(cmd.name())) for (const w of readFaultWarnings(opened)) err(`warning: ${w}`);
+        return opened;
+      }
       await requireDatasetFolder(target);
       const ds = await openDataset(target, flags, openOptions(cmd));
       if (!LISTS_PROBLEMS.has(cmd.name())) for (const w of readFaultWarnings(ds)) err(`warning: ${w}`);

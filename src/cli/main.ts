@@ -13,6 +13,7 @@ import * as path from 'path';
 import { Command, CommanderError } from 'commander';
 import { CliContext, CliStreams, EXIT, createContext, invokedAs } from './context';
 import { exitCodeHelp } from './exitCodes';
+import { FORMAT_NAMES, TOKEN_DTYPES } from '../core/formats/types';
 import * as decode from './commands/decode';
 import * as encode from './commands/encode';
 import * as index from './commands/index';
@@ -26,6 +27,7 @@ import * as find from './commands/find';
 import * as merge from './commands/merge';
 import * as stats from './commands/stats';
 import * as exportCmd from './commands/export';
+import * as manifest from './commands/manifest';
 
 /** A subcommand module: `src/cli/commands/<name>.ts`. Add yours to {@link COMMANDS}. */
 export interface CommandModule {
@@ -40,6 +42,7 @@ export const COMMANDS: CommandModule[] = [
   decode,
   encode,
   verify,
+  manifest,
   count,
   find,
   merge,
@@ -64,7 +67,16 @@ function packageVersion(): string {
 
 const EPILOG = `
 <root> is a dataset folder holding shard_manifest.jsonl (or one .u32 file, read with local
-offsets). Updates are 0-based: update k trained on global tokens [G·k, G·(k+1)). Numbers accept
+offsets), or a file or folder of another token format, recognised by magic numbers, headers,
+sidecar files and names (--format and --dtype force it):
+- megatron: PREFIX.bin + PREFIX.idx (MMIDIDX index; documents from document_indices);
+- llm.c: .bin with the 256 x int32 header (magic 20240520 uint16 / 20240801 uint32; each
+   document begins with its delimiter, EOT 50256 or BOS 128000);
+- raw: headerless uint16/uint32/int32 files (nanoGPT train.bin/val.bin: uint16, EOT 50256
+   appended; other dtypes guessed from the ids, as info says) and numpy .npy arrays.
+A folder of one format is one stream of its files in byte-wise name order. The tokenizer is
+--tokenizer, or a tokenizer.json next to the data or up to three folders above.
+Updates are 0-based: update k trained on global tokens [G·k, G·(k+1)). Numbers accept
 55_000, 5.5e4 and 0x… forms. The schedule options replace the dataset card's defaults;
 keys in the dataset's manifest.json override both.
 
@@ -91,6 +103,12 @@ export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
     .option('--eos <id>', 'EOS token id (default 100257, or manifest.json)')
     .option('--tokenizer <file>', 'tokenizer.json to use instead of <root>/tokenizer/tokenizer.json')
     .option('--allow-outside-root', 'read manifest shards whose path leads outside the dataset folder (absolute, .., symbolic links)')
+    .option(
+      '--format <name>',
+      `open <root> as this storage format instead of sniffing it (${FORMAT_NAMES.join(', ')}); export's output format is given with --format too`,
+      (v: string, prev?: string[]) => [...(prev ?? []), v],
+    )
+    .option('--dtype <dtype>', `token dtype of headerless files (${TOKEN_DTYPES.join(', ')}); a header that says otherwise is an error`)
     .option('--escape', 'show control characters of the data as marks (⟨ESC⟩, ⟨CR⟩, ⟨U+202E⟩) even when the output is not a terminal')
     .option('--raw', 'write text from the data as it is, even to a terminal (control characters act on it)')
     .addHelpText('after', EPILOG)

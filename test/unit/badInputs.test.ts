@@ -11,13 +11,12 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { PassThrough } from 'stream';
 import { pathToFileURL } from 'url';
-import { main } from '../../src/cli/main';
 import { openDataset } from '../../src/core/dataset';
 import { DataError } from '../../src/core/errors';
 import { loadTokenizer } from '../../src/core/tokenizer';
 import { terminalSafe } from '../../src/core/untrusted';
+import { runCliInProcess } from './cliInProcess';
 import { IndexStore, defaultCliIndexDir, scanParamsKey } from '../../src/core/streamIndex/entryStore';
 import { indexParamsFor } from '../../src/core/streamIndex/indexShards';
 import { identityOfStats } from '../../src/core/fileIdentity';
@@ -93,21 +92,8 @@ export function hashTree(dir: string): Record<string, string> {
   return out;
 }
 
-/**
- * Runs the CLI in-process; returns the exit code and what it wrote. Standard output is a
- * terminal here (control characters from data marked), unless it is `/dev/full`.
- */
-async function cli(args: string[], to?: '/dev/full'): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = to ? fs.createWriteStream(to) : Object.assign(new PassThrough(), { isTTY: true }),
-    stderr = new PassThrough();
-  let o = '',
-    e = '';
-  if (stdout instanceof PassThrough) stdout.on('data', (d) => (o += d));
-  stderr.on('data', (d) => (e += d));
-  const code = await main(args, { stdout, stderr });
-  if (!(stdout instanceof PassThrough)) stdout.destroy();
-  return { code, stdout: o, stderr: e };
-}
+/** Runs the CLI in-process with standard output as a terminal (marks on), or to `/dev/full`. */
+const cli = (args: string[], to?: '/dev/full') => runCliInProcess(args, { stdoutTo: to, tty: true });
 
 /** Runs `dist/cli.js` as a process (see {@link Case.spawn}). */
 function cliProcess(

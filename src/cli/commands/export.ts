@@ -7,6 +7,7 @@
  * name first. Progress on stderr; Ctrl-C removes the temporary file.
  */
 import type { Command } from 'commander';
+import { isFormatName } from '../../core/formats/registry';
 import { Writable } from 'stream';
 import { Dataset } from '../../core/dataset';
 import { DocumentIndex } from '../../core/documents';
@@ -26,21 +27,27 @@ export function register(program: Command, ctx: CliContext): void {
     )
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
     .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
-    .requiredOption('--format <format>', 'jsonl | txt | npz')
+    .addHelpText(
+      'after',
+      '\nThe output format is required: --format jsonl | txt | npz (a storage format for <root>, such as --format megatron, may be given too).',
+    )
     .option(
       '--out <file>',
       'write to FILE instead of stdout (never inside the dataset folder; written under a temporary name, renamed when complete)',
     )
     .option('--force', 'with --out: replace FILE when it exists (only a regular file is ever replaced)')
     .action(
-      ctx.run(async (root: string, range: string, opts: { format?: string; out?: string; force?: boolean }, cmd: Command) => {
+      ctx.run(async (root: string, range: string, opts: { out?: string; force?: boolean }, cmd: Command) => {
         if (opts.out !== undefined && opts.out.trim() === '')
           throw new UsageError('--out "": expected a file name (omit --out to write to stdout)');
         if (opts.force && opts.out === undefined)
           throw new UsageError('--force replaces the file of --out; without --out the export goes to stdout');
+        // Every --format on the line reaches the program's option; the one that is no storage format is the output's.
+        const output = (ctx.globals(cmd).format ?? []).filter((v) => !isFormatName(v));
+        if (output.length > 1) throw new UsageError(`--format is given as ${output.join(' and ')}; expected one of jsonl, txt, npz`);
         const ds = await ctx.open(root, cmd);
         return runExport(ds, range, {
-          format: opts.format,
+          format: output[0],
           out: opts.out,
           force: opts.force,
           markControls: ctx.marks(),
@@ -99,7 +106,12 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
       o.stderr.write(`export ${format}: ${pct}% (${fmt(p.bytes)} bytes)\n`);
     }
   };
-  const opts = { tokenizer: tok, documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId), signal: o.signal, onProgress };
+  const opts = {
+    tokenizer: tok,
+    documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents),
+    signal: o.signal,
+    onProgress,
+  };
   if (o.out !== undefined) {
     const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, { ...opts, force: o.force });
     o.stderr.write(`wrote ${o.out}: ${count(n, 'update')}, ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

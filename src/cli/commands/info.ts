@@ -1,5 +1,6 @@
 /** `token-shards info <root> [--json]`: shards, stored tokens, updates, G, L, EOS, tokenizer, problems. */
 import type { Command } from 'commander';
+import { formatNameOf } from '../../core/dataset';
 import { fmt } from '../../core/units';
 import { ScheduleSettings } from '../../core/schedule';
 import { limitDepth } from '../../core/safeJson';
@@ -13,7 +14,7 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command('info')
     .description('summarise a dataset: shards, stored tokens, updates, G, L, EOS, tokenizer, problems')
-    .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl, one .u32 file, or a file or folder of another token format')
     .option('--json', 'machine-readable output')
     .option('--run-threshold <tokens>', 'with the stream index: report EOS-free runs longer than this (default 100000)')
     .action(
@@ -30,7 +31,8 @@ export function register(program: Command, ctx: CliContext): void {
           if (anomaly)
             ds.problems.push({
               code: 'id-anomaly',
-              severity: anomaly.kind === 'out-of-vocab' ? 'warning' : 'error',
+              // A dtype the user forced is what they asked to see: its look is a warning, not a fault.
+              severity: anomaly.kind === 'out-of-vocab' || ds.format?.dtypeSource === 'option' ? 'warning' : 'error',
               file: ds.manifestFile || ds.shards[0]?.path || '',
               message: anomaly.message,
             });
@@ -44,6 +46,23 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.json) {
           const info = {
             root: ds.root,
+            format: formatNameOf(ds),
+            format_reason: ds.format?.reason ?? null,
+            dtype: ds.format?.dtype ?? 'uint32',
+            dtype_source: ds.format?.dtypeSource ?? 'default',
+            files: ds.shards.length,
+            stream_files: ds.shards.map((e, i) => ({
+              name: e.shard,
+              path: e.path,
+              start_token: e.startToken,
+              tokens: e.numTokens,
+              header_bytes: ds.format?.files[i].layout.headerBytes ?? 0,
+              sidecars: ds.format?.files[i].sidecars ?? [],
+            })),
+            documents: ds.format?.documents ? ds.format.documents.starts.length : indexed ? (ix.documentCount ?? null) : null,
+            documents_from: ds.format?.documents ? 'format index' : indexed && ix.documentCount !== undefined ? 'stream index' : null,
+            delimiter: ds.format?.delimiter ?? 'closes',
+            notes: ds.format?.notes ?? [],
             lone_shard: ds.lone ? ds.shards[0].path : null,
             shards: ds.shards.length,
             stored_tokens: ds.storedTokens,
@@ -80,7 +99,11 @@ export function register(program: Command, ctx: CliContext): void {
           ctx.out(
             [
               ds.lone ? `shard            ${t(ds.shards[0].path)} (no manifest: local offsets)` : `dataset          ${t(ds.root)}`,
+              `format           ${formatNameOf(ds)}${ds.format ? ` (${t(ds.format.reason)})` : ''}`,
+              `dtype            ${ds.format?.dtype ?? 'uint32'}${ds.format ? ` (${ds.format.dtypeSource})` : ''}`,
+              ...(ds.format?.notes ?? []).map((n) => `note             ${t(n)}`),
               `shards           ${fmt(ds.shards.length)}`,
+              ...(ds.format?.documents ? [`documents        ${fmt(ds.format.documents.starts.length)} (from the format's index)`] : []),
               `stored tokens    ${fmt(ds.storedTokens)} (training tokens + look-ahead)`,
               `updates          ${
                 ds.schedule.numUpdates > 0

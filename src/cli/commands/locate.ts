@@ -9,10 +9,16 @@
  * tokens. Without it (or for offsets past the indexed shards) it counts EOS by reading every shard
  * before the offset, says so on stderr, and suggests building the index.
  *
- * JSON: `{"offset","shard","local_offset","update","sequence","position","document","document_start","document_length"}`.
+ * Formats with a document index (Megatron `.idx`, datatrove `.ds.index`, Dolma `.csv.gz`): the
+ * document is the index's entry and `document_length` its tokens, EOS included when stored; Dolma
+ * adds `metadata` `{id, src, loc}`. Formats whose delimiter opens documents (llm.c): the document
+ * starts at its delimiter and `document_length` counts it.
+ *
+ * JSON: `{"offset","shard","local_offset","update","sequence","position","document","document_start","document_length"[,"metadata"]}`.
  */
 import type { Command } from 'commander';
-import { DocumentIndex, findDocumentBounds } from '../../core/documents';
+import { DocumentIndex, findDocumentBounds, formatDocumentAt, openingDelimiterDocumentAt } from '../../core/documents';
+import type { DocumentMetadata } from '../../core/formats/types';
 import { PAST_LAST_UPDATE_TEXT } from '../../core/schedule';
 import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
@@ -41,8 +47,30 @@ export function register(program: Command, ctx: CliContext): void {
         const { segment, localToken } = ds.stream.locate(offset);
         const pos = ds.schedule.position(offset);
         let document: number, start: number, length: number;
-        const info = ix.covers(offset) ? await ix.documentAt(offset) : undefined;
-        if (info && info.length !== undefined) {
+        let metadata: DocumentMetadata | undefined;
+        let lengthNote = 'excluding its EOS';
+        const info =
+          ds.format?.documents || ds.format?.delimiter === 'opens'
+            ? undefined
+            : ix.covers(offset)
+              ? await ix.documentAt(offset)
+              : undefined;
+        if (ds.format?.documents) {
+          const d = formatDocumentAt(ds.format.documents, offset, ds.storedTokens);
+          ({ document, start } = d);
+          length = d.end - d.start;
+          metadata = ds.format.documents.metadata?.(document);
+          lengthNote = "from the format's index";
+        } else if (ds.format?.delimiter === 'opens') {
+          const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+          di.attachStreamIndex(ix.indexedCount > 0 ? ix : undefined);
+          const b = await openingDelimiterDocumentAt(ds.stream, offset, ds.settings.eosTokenId, Number.MAX_SAFE_INTEGER, (end) =>
+            end < ds.storedTokens ? di.documentNumberAt(end, ctx.signal) : di.countRange(0, end, ctx.signal),
+          );
+          ({ document, start } = b);
+          length = b.end - b.start;
+          lengthNote = `including its opening ${ds.settings.eosTokenId}`;
+        } else if (info && info.length !== undefined) {
           ({ document, start, length } = { document: info.document, start: info.start, length: info.length });
         } else {
           ctx.warn(
@@ -64,6 +92,7 @@ export function register(program: Command, ctx: CliContext): void {
           document,
           document_start: start,
           document_length: length,
+          ...(metadata ? { metadata: { id: metadata.id ?? null, src: metadata.src ?? null, loc: metadata.loc ?? null } } : {}),
         };
         if (opts.json) ctx.out(ctx.json(out));
         else {
@@ -71,7 +100,11 @@ export function register(program: Command, ctx: CliContext): void {
             ? PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(offset)!]
             : `update ${fmt(pos.update!)}, sequence ${fmt(pos.sequence!)}, position ${fmt(pos.position!)} (0-based)`;
           ctx.out(
-            `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} excluding its EOS`,
+            `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} ${lengthNote}${
+              metadata
+                ? ` · id ${ctx.term(metadata.id ?? '?')} src ${ctx.term(metadata.src ?? '?')} loc ${ctx.term(metadata.loc ?? '?')}`
+                : ''
+            }`,
           );
         }
         return 0;

@@ -100,7 +100,11 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
   );
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_TOKENS / L));
   const eos = ds.settings.eosTokenId;
-  let doc = await documentNumberIfCheap(new DocumentIndex(ds.stream, eos), start + L * first, DEFAULT_DOCUMENT_SCAN_LIMIT);
+  let doc = await documentNumberIfCheap(
+    new DocumentIndex(ds.stream, eos, ds.format?.documents),
+    start + L * first,
+    DEFAULT_DOCUMENT_SCAN_LIMIT,
+  );
   let unknown = 0;
   for (let r0 = first; r0 < last; r0 += rowsPerChunk) {
     const rows = Math.min(rowsPerChunk, last - r0);

@@ -15,6 +15,12 @@
  *   object `{ root, shards, all_ok, counts, results[], manifest_problems[], … }`.
  * - Ctrl+C cancels: finished shards are still cached, unfinished ones are not; exit code 130.
  *
+ * Other formats (and any dataset with `--manifest FILE`): the files of `<root>` are checked against
+ * FILE, written before by `token-shards manifest <root>` (sha256 of every token file and
+ * sidecar); formats that carry hashes (MDS `raw_data.hashes`) are checked against those without
+ * `--manifest`. Output: one line per file not ok plus a summary, or `--json`
+ * `{ root, format, files, all_ok, results: [{file, path, status, message, digests}] }`.
+ *
  * Exit codes (the table in `../exitCodes.ts`): 0 every shard ok; 1 any mismatch, missing file, size
  * fault, unreadable or changing file, shard without a hash, manifest line that could not be read
  * (the rest is still verified), or a manifest that cannot be read at all or lists no shard (a
@@ -23,9 +29,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Command } from 'commander';
-import { OpenDatasetOptions, openDataset } from '../../core/dataset';
+import { OpenDatasetOptions, formatFilesOf, formatNameOf, openDataset } from '../../core/dataset';
 import { DataError } from '../../core/errors';
-import { count } from '../../core/units';
+import { HashCheck, checkHashes, manifestChecks } from '../../core/formats/fileHashes';
+import { isFormatName, sniffFormat, sniffInputOf } from '../../core/formats/registry';
+import { count, fmt } from '../../core/units';
 import { SHARD_FILE_PROBLEM_CODES } from '../../core/manifest';
 import { indexParamsFor } from '../../core/streamIndex/indexShards';
 import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/entryStore';
@@ -41,31 +49,91 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command('verify')
     .description("check every shard's sha256 against the manifest (worker threads, cached, Ctrl-C cancels)")
-    .argument('<root>', 'dataset folder holding shard_manifest.jsonl')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl, or a file or folder of another token format')
+    .option('--manifest <file>', 'check the files against FILE, written by `token-shards manifest <root>` (any format)')
     .option('--jobs <N>', 'hashing threads (default, or 0: number of CPU cores)')
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
     .option('--no-index', 'do not build the stream index in the same read')
     .action(
-      ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean }, cmd: Command) => {
-        if (fs.existsSync(root) && fs.statSync(root).isFile()) {
-          throw new UsageError(
-            `${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`,
-          );
-        }
-        if (fs.existsSync(root)) await requireDatasetFolder(root);
-        return runVerifyCommand(root, {
-          jobs: ctx.jobs(opts.jobs),
-          write: (s) => ctx.write(s),
-          err: (s) => ctx.err(s),
-          json: !!opts.json,
-          noCache: !opts.cache,
-          noIndex: !opts.index,
-          signal: ctx.cancellable(),
-          open: ctx.openOptions(cmd),
-        });
-      }),
+      ctx.run(
+        async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean; manifest?: string }, cmd: Command) => {
+          const sniffed = fs.existsSync(root) ? sniffFormat(await sniffInputOf(root))?.format : undefined;
+          const storage = (ctx.globals(cmd).format ?? []).find(isFormatName) ?? sniffed;
+          if (opts.manifest !== undefined || (storage !== undefined && storage !== 'token-stream')) {
+            return verifyFileHashes(ctx, root, cmd, { manifest: opts.manifest, json: !!opts.json });
+          }
+          if (fs.existsSync(root) && fs.statSync(root).isFile()) {
+            throw new UsageError(
+              `${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`,
+            );
+          }
+          if (fs.existsSync(root)) await requireDatasetFolder(root);
+          return runVerifyCommand(root, {
+            jobs: ctx.jobs(opts.jobs),
+            write: (s) => ctx.write(s),
+            err: (s) => ctx.err(s),
+            json: !!opts.json,
+            noCache: !opts.cache,
+            noIndex: !opts.index,
+            signal: ctx.cancellable(),
+            open: ctx.openOptions(cmd),
+          });
+        },
+      ),
     );
+}
+
+/**
+ * `verify` for every format: the stream's files (and sidecars) against a `token-shards manifest`
+ * file, or against the hashes the format carries (MDS).
+ * @returns the exit code: 0 every file ok, 1 any fault (or a file that could not be checked).
+ * @throws UsageError when there is nothing to check against; DataError for an unreadable manifest.
+ */
+async function verifyFileHashes(ctx: CliContext, root: string, cmd: Command, opts: { manifest?: string; json: boolean }): Promise<number> {
+  const ds = await ctx.open(root, cmd);
+  const files = formatFilesOf(ds);
+  let checks: HashCheck[];
+  if (opts.manifest !== undefined) {
+    let text: string;
+    try {
+      text = await fs.promises.readFile(opts.manifest, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--manifest ${ctx.term(opts.manifest)}: cannot read: ${(err as Error).message}`);
+    }
+    checks = manifestChecks(text, path.resolve(opts.manifest), files);
+  } else {
+    checks = files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes! }));
+    if (!checks.length) {
+      throw new UsageError(
+        `${ctx.term(root)} (${formatNameOf(ds)}) carries no hashes: write them once with \`token-shards manifest ${ctx.term(root)} > files.jsonl\`, then check with \`token-shards verify ${ctx.term(root)} --manifest files.jsonl\``,
+      );
+    }
+  }
+  const results = await checkHashes(checks, ctx.cancellable());
+  const bad = results.filter((r) => r.status !== 'ok');
+  if (opts.json) {
+    ctx.out(
+      ctx.json(
+        {
+          root: ds.root,
+          format: formatNameOf(ds),
+          files: results.length,
+          all_ok: bad.length === 0,
+          results: results.map((r) => ({ file: r.name, path: r.path, status: r.status, message: r.message ?? null, digests: r.digests })),
+        },
+        2,
+      ),
+    );
+  } else {
+    for (const r of bad) ctx.out(`${r.status.toUpperCase()}  ${ctx.term(r.message ?? r.name)}`);
+    ctx.out(
+      bad.length === 0
+        ? `all ${count(results.length, 'file')} ok (${opts.manifest !== undefined ? `against ${ctx.term(opts.manifest)}` : `against the hashes ${formatNameOf(ds)} carries`})`
+        : `${count(bad.length, 'file')} of ${fmt(results.length)} not ok`,
+    );
+  }
+  return bad.length ? 1 : 0;
 }
 
 /** Options of `token-shards verify`. `jobs` undefined or 0 = number of CPU cores. */

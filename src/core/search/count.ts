@@ -140,15 +140,13 @@ export async function countTerms(
     updates,
     per,
   };
-  const tasks: CountTask[] = ds.shards
-    .slice(A, B)
-    .map((e) => ({
-      index: e.index,
-      path: e.path,
-      startToken: e.startToken,
-      numTokens: e.numTokens,
-      identity: ds.fileStates[e.index]?.identity,
-    }));
+  const tasks: CountTask[] = ds.shards.slice(A, B).map((e) => ({
+    index: e.index,
+    path: e.path,
+    startToken: e.startToken,
+    numTokens: e.numTokens,
+    identity: ds.fileStates[e.index]?.identity,
+  }));
   const tokensTotal = tasks.reduce((s, t) => s + t.numTokens, 0);
   const t0 = Date.now();
   let tokensFinished = 0,

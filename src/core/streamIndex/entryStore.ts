@@ -190,7 +190,7 @@ export class IndexStore {
   async load(
     identity: FileIdentity,
     params: string,
-    opts: { shard?: string; checkDocs?: boolean } = {},
+    opts: { shard?: string; checkDocs?: boolean; numTokens?: number } = {},
   ): Promise<ShardIndexRecord | undefined> {
     const base = this.baseName(identity, params);
     const memo = this.memo.get(base);
@@ -218,8 +218,8 @@ export class IndexStore {
       return bad(
         `belongs to another file (identity ${isFileIdentity(data.identity) ? identityKey(data.identity) : 'missing'}, expected ${identityKey(identity)})`,
       );
-    if (data.numTokens !== Math.floor(identity.size / 4))
-      return bad(`counts ${String(data.numTokens)} tokens, the file has ${Math.floor(identity.size / 4)}`);
+    const numTokens = opts.numTokens ?? Math.floor(identity.size / 4);
+    if (data.numTokens !== numTokens) return bad(`counts ${String(data.numTokens)} tokens, the file has ${numTokens}`);
     if (typeof data.blockEos !== 'string' || typeof data.blockFirstEos !== 'string' || typeof data.blockLastEos !== 'string')
       return bad('has no block counts');
     const bytes = Buffer.from(data.blockEos, 'base64');

@@ -26,6 +26,7 @@ import { indexKernelModule } from './kernel';
 import { ScanParams } from './scan';
 import { LoadedTokenizer, CORRUPT_ID_FLOOR } from '../tokenizer';
 import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, resolveVerifyWorker } from '../verify/verify';
+import { layoutEnd } from '../formats/types';
 
 /** Options of {@link indexShards}. */
 export interface IndexShardsOptions {
@@ -88,8 +89,11 @@ export function indexParamsFor(ds: Pick<Dataset, 'settings'>, tok?: LoadedTokeni
 }
 
 /** The index segments of a dataset (manifest order, global offsets). */
-export function indexSegmentsOf(ds: Pick<Dataset, 'shards'>): IndexSegment[] {
-  return ds.shards.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line, shard: e.shard }));
+export function indexSegmentsOf(ds: Pick<Dataset, 'shards'> & Partial<Pick<Dataset, 'format'>>): IndexSegment[] {
+  return ds.shards.map((e, i) => {
+    const layout = ds.format?.files[i]?.layout;
+    return { path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line, shard: e.shard, ...(layout ? { layout } : {}) };
+  });
 }
 
 /** Opens the stream index of a dataset from a store (see `openStreamIndex`: every shard stat'ed afresh). */
@@ -162,15 +166,24 @@ export async function indexShards(
       }
       const id: FileIdentity = identityOfStats(st);
       live.add(store.baseName(id, key));
-      if (Math.floor(id.size / 4) !== segments[seg].numTokens) {
+      const layout = segments[seg].layout;
+      if (layout ? id.size < layoutEnd(layout, segments[seg].numTokens) : Math.floor(id.size / 4) !== segments[seg].numTokens) {
+        const need = layout ? layoutEnd(layout, segments[seg].numTokens) : segments[seg].numTokens * 4;
         report.failed.push({
           segment: seg,
-          message: `${segments[seg].shard}: ${id.size} bytes on disk, but the manifest's ${segments[seg].numTokens} tokens need ${segments[seg].numTokens * 4}`,
+          message: `${segments[seg].shard}: ${id.size} bytes on disk, but the ${layout ? "format's" : "manifest's"} ${segments[seg].numTokens} tokens need ${need}`,
         });
         done.add(seg);
         continue;
       }
-      if (!opts.force && (await store.load(id, key, { shard: segments[seg].shard, checkDocs: true }))) {
+      if (
+        !opts.force &&
+        (await store.load(id, key, {
+          shard: segments[seg].shard,
+          checkDocs: true,
+          numTokens: layout ? segments[seg].numTokens : undefined,
+        }))
+      ) {
         report.reused++;
         done.add(seg);
         opts.onShard?.(seg);
@@ -189,7 +202,9 @@ export async function indexShards(
         path: segments[seg].path,
         expectedSize: id.size,
         hash: false,
-        scan: scanFor(segments[seg].numTokens),
+        scan: segments[seg].layout
+          ? { ...scanFor(segments[seg].numTokens), layout: segments[seg].layout }
+          : scanFor(segments[seg].numTokens),
       });
     }
   }

@@ -14,6 +14,7 @@ import { count as countOf, fmt } from '../units';
 import { TokenStream } from '../stream';
 import { INDEX_BLOCK_TOKENS } from './scan';
 import { ShardIndexRecord } from './entryStore';
+import type { TokenLayout } from '../formats/types';
 
 /** One segment of the stream as the index needs it. */
 export interface IndexSegment {
@@ -24,6 +25,8 @@ export interface IndexSegment {
   line: number;
   /** The manifest's `shard` field (relative path) or the file name. */
   shard: string;
+  /** How the file stores its tokens (format layer); absent: raw uint32 from byte 0. */
+  layout?: TokenLayout;
 }
 
 /** An EOS-free run in the stream: `start` global offset, `length` tokens. */

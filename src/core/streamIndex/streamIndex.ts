@@ -283,8 +283,8 @@ export async function openStreamIndex(
   const key = scanParamsKey(params);
   const records = await mapLimit(segments, async (seg) => {
     const id = await statIdentity(seg.path).catch(() => undefined);
-    if (!id || Math.floor(id.size / 4) !== seg.numTokens) return undefined;
-    return store.load(id, key, { shard: seg.shard });
+    if (!id || (!seg.layout && Math.floor(id.size / 4) !== seg.numTokens)) return undefined;
+    return store.load(id, key, { shard: seg.shard, numTokens: seg.layout ? seg.numTokens : undefined });
   });
   return new StreamIndex(stream, segments, records, params.eos, params.specialNames);
 }
