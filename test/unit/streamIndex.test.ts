@@ -816,9 +816,11 @@ print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_t
     const noIndex = cli(['locate', root, String(offs[2]), '--json'], cacheHome);
     assert.strictEqual(noIndex.code, 0, noIndex.stderr);
     assert.deepStrictEqual(strip(JSON.parse(noIndex.stdout)), want[2]);
-    assert.match(noIndex.stderr, /token-shards index/);
+    // The hint names the command as invoked: `node …/cli.js index` here (`token-shards index` when installed).
+    assert.match(noIndex.stderr, /(token-shards|cli\.js) index /);
     const built = cli(['index', root, '--json', '--jobs', '2'], cacheHome);
-    assert.strictEqual(built.code, 0, built.stderr);
+    // The fixture's unknown ids and dtype look are faults the index reports: exit 1 (the exit-code table).
+    assert.strictEqual(built.code, 1, built.stderr);
     const j = JSON.parse(built.stdout);
     assert.deepStrictEqual(j.eos_per_shard, py.eos_per_shard);
     assert.strictEqual(j.documents, py.documents);
