@@ -19,6 +19,7 @@
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds, formatDocumentAt, openingDelimiterDocumentAt } from '../../core/documents';
 import type { DocumentMetadata } from '../../core/formats/types';
+import { PAST_LAST_UPDATE_TEXT } from '../../core/schedule';
 import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
@@ -96,7 +97,7 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.json) ctx.out(ctx.json(out));
         else {
           const where = pos.lookAhead
-            ? 'a look-ahead token (after the last update)'
+            ? PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(offset)!]
             : `update ${fmt(pos.update!)}, sequence ${fmt(pos.sequence!)}, position ${fmt(pos.position!)} (0-based)`;
           ctx.out(
             `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} ${lengthNote}${
