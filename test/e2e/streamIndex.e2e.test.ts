@@ -60,7 +60,7 @@ describe('e2e: stream index', function () {
     await w.page.keyboard.press('Control+Shift+M');
     await w.page
       .locator('.markers-panel')
-      .filter({ hasText: `special token id ${planted.id} inside documents` })
+      .filter({ hasText: `(id ${planted.id}) inside documents` })
       .first()
       .waitFor({ state: 'visible', timeout: 30_000 });
     const problems = await w.page.locator('.markers-panel').first().innerText();
@@ -169,7 +169,7 @@ describe('e2e: stream index', function () {
     const view = await w.waitForWebview(`.rows > .row[data-row="${r}"][data-anomaly="warning"]`, 60_000);
     const tip = (await view.locator(`.rows > .row[data-row="${r}"] .gutter .anomaly`).getAttribute('title')) ?? '';
     assert.ok(tip.includes(`token ${fmt(planted.offset)}`), `the sequence's mark names token ${fmt(planted.offset)}: ${tip}`);
-    assert.ok(tip.includes(`special token id ${planted.id}`), tip);
+    assert.ok(tip.includes(`(id ${planted.id})`) && tip.includes('special token <|'), tip);
     await view.locator(`.rows > .row[data-row="${r}"]`).scrollIntoViewIfNeeded();
     await w.screenshot('stream-index-update-mark');
   });
