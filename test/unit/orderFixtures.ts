@@ -1,0 +1,87 @@
+/**
+ * The training-order fixtures (scripts/make-order-fixtures.py, from the sample dataset): made once
+ * per test process into a temporary folder, with the reference batches and reads the script
+ * computed the way each framework does.
+ */
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { repoRoot, sampleDir } from './fixtures';
+
+/** Reads of one stream offset: [update, slot, position] triples, sorted. */
+export type RefReads = Record<string, [number, number, number][]>;
+
+export interface OrderReference {
+  stream_tokens: number;
+  probes: number[];
+  megatron: Record<
+    string,
+    {
+      sequence_length: number;
+      seed: number;
+      global_batch_size: number;
+      train_iters: number;
+      hash: string;
+      epochs: number;
+      separate_final_epoch: boolean;
+      samples: number;
+      steps: Record<string, number[][]>;
+      reads: RefReads;
+    }
+  >;
+  olmo: {
+    files: string[];
+    sequence_length: number;
+    seed: number;
+    epoch: number;
+    global_batch_size: number;
+    instances: number;
+    steps: Record<string, number[][]>;
+    reads: RefReads;
+  };
+  llmc: {
+    files: string[];
+    B: number;
+    T: number;
+    processes: number;
+    grad_accum_steps: number;
+    steps_total: number;
+    steps: Record<string, number[][]>;
+    reads: RefReads;
+  };
+}
+
+let made: { dir: string; ref: OrderReference; stream: Int32Array } | undefined;
+
+/** The fixture folder, its reference.json and the whole stream's ids (the sample's, as int32). */
+export function orderFixtures(): { dir: string; ref: OrderReference; stream: Int32Array } {
+  if (made) return made;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-order-'));
+  execFileSync('python3', [path.join(repoRoot(), 'scripts', 'make-order-fixtures.py'), sampleDir(), dir], { stdio: 'inherit' });
+  const ref = JSON.parse(fs.readFileSync(path.join(dir, 'reference.json'), 'utf8')) as OrderReference;
+  const bin = fs.readFileSync(path.join(dir, 'megatron', 'text_document.bin'));
+  const stream = new Int32Array(bin.buffer, bin.byteOffset, bin.byteLength / 4);
+  made = { dir, ref, stream };
+  return made;
+}
+
+/** Sequence lengths of a Megatron `.idx` (int32 array after the 34-byte header: magic 9, version 8, dtype 1, S 8, D 8). */
+export function idxLengths(idxFile: string): Int32Array {
+  const b = fs.readFileSync(idxFile);
+  const S = Number(b.readBigUInt64LE(18));
+  return new Int32Array(b.buffer.slice(b.byteOffset + 34, b.byteOffset + 34 + 4 * S));
+}
+
+/** The ids of a list of stream ranges, concatenated. */
+export function idsOf(stream: Int32Array, pieces: { start: number; end: number }[]): number[] {
+  const out: number[] = [];
+  for (const p of pieces) for (let t = p.start; t < p.end; t++) out.push(stream[t]);
+  return out;
+}
+
+/** Removes the fixture folder. */
+export function removeOrderFixtures(): void {
+  if (made) fs.rmSync(made.dir, { recursive: true, force: true });
+  made = undefined;
+}
