@@ -34,6 +34,29 @@ export interface TokenRange {
   end: number;
 }
 
+/** A file of the stream as an order sees it: where its tokens sit in the stream. */
+export interface StreamFile {
+  /** Name shown in messages (relative to the dataset folder). */
+  name: string;
+  /** Global token offset of the file's first token. */
+  start: number;
+  /** Tokens stored in the file. */
+  tokens: number;
+}
+
+/** The file holding global token `offset` (binary search over ascending starts), or -1 past the end. */
+export function fileAt(files: readonly StreamFile[], offset: number): number {
+  let lo = 0,
+    hi = files.length - 1;
+  if (hi < 0 || offset < files[0].start) return -1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (files[mid].start <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return offset < files[lo].start + files[lo].tokens ? lo : -1;
+}
+
 /** One sample (a sequence, an instance, a row) of an update. */
 export interface OrderSample {
   /** 0-based place of the sample in its update's batch. */
