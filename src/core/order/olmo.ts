@@ -139,6 +139,9 @@ export class OlmoOrder implements TrainingOrder {
   private readonly firstInstance: number[];
   private readonly indices: IntVector;
   private inverse?: InverseIndex;
+  /** The files sorted by stream offset (the config's order may differ from the stream's), and their places in {@link OlmoOrderOptions.files}. */
+  private readonly byStart: StreamFile[];
+  private readonly byStartIndex: number[];
 
   constructor(private readonly o: OlmoOrderOptions) {
     const L = o.sequenceLength;
@@ -146,6 +149,8 @@ export class OlmoOrder implements TrainingOrder {
     this.firstInstance = [0];
     for (const c of counts) this.firstInstance.push(this.firstInstance[this.firstInstance.length - 1] + c);
     this.numInstances = this.firstInstance[counts.length];
+    this.byStartIndex = o.files.map((_, i) => i).sort((a, b) => o.files[a].start - o.files[b].start);
+    this.byStart = this.byStartIndex.map((i) => o.files[i]);
     this.indices = o.indices instanceof FileVector ? o.indices : new ArrayVector(o.indices);
     this.samplesPerUpdate = o.globalBatchSize;
     this.sampleTokens = L;
@@ -200,8 +205,9 @@ export class OlmoOrder implements TrainingOrder {
   }
 
   reads(offset: number): OrderRead[] {
-    const f = fileAt(this.o.files, offset);
-    if (f < 0) return [];
+    const at = fileAt(this.byStart, offset);
+    if (at < 0) return [];
+    const f = this.byStartIndex[at];
     const L = this.sampleTokens;
     const local = offset - this.o.files[f].start;
     const n = Math.floor(local / L);
