@@ -9,6 +9,7 @@
  * length field says where the data starts either way).
  */
 import * as fs from 'fs';
+import * as os from 'os';
 import { DataError, fmt } from '../errors';
 
 /** A read-only vector of integers (each exact in a double: |v| < 2^53). */
@@ -36,6 +37,7 @@ export class ArrayVector implements IntVector {
 }
 
 const PAGE_BYTES = 65_536;
+const LITTLE_ENDIAN = os.endianness() === 'LE';
 const PAGES = 32;
 
 /**
@@ -112,6 +114,11 @@ export class FileVector implements IntVector {
     const out = new Float64Array(count);
     const buf = Buffer.alloc(count * this.width);
     fs.readSync(this.fd, buf, 0, buf.length, this.dataOffset + start * this.width);
+    if (LITTLE_ENDIAN && (this.dtype === 'u4' || this.dtype === 'i4')) {
+      // Buffer.alloc of a whole number of elements is 4-byte aligned: a typed view, copied in one call.
+      out.set(this.dtype === 'u4' ? new Uint32Array(buf.buffer, buf.byteOffset, count) : new Int32Array(buf.buffer, buf.byteOffset, count));
+      return out;
+    }
     for (let k = 0; k < count; k++) out[k] = decode(buf, k * this.width, this.dtype, this.file, start + k);
     return out;
   }
