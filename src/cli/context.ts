@@ -36,6 +36,8 @@ export interface GlobalOptions {
   tokenizer?: string;
   /** `--allow-outside-root`: read manifest shards that lead outside the dataset folder. */
   allowOutsideRoot?: boolean;
+  /** `--run FILE`: the run description naming the training order (else `<root>/run.json`). */
+  run?: string;
 }
 
 /** A subcommand's action: gets the positional arguments, then commander's options object and the command. Returns the exit code. */

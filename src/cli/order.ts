@@ -1,0 +1,32 @@
+/**
+ * The CLI's training order: `--run FILE` (a global option), else `<root>/run.json`, else the
+ * dataset card's sequential order. Inverses and rebuilt indices are cached in
+ * `$XDG_CACHE_HOME/token-shard-inspector/training-order/` (else `~/.cache/…`), next to the stream index.
+ */
+import * as path from 'path';
+import type { Command } from 'commander';
+import { Dataset } from '../core/dataset';
+import { OrderCache, TrainingOrder } from '../core/order/order';
+import { openTrainingOrder } from '../core/order/openOrder';
+import { RunDescription, findRunFile, readRunDescription } from '../core/order/runFile';
+import { CliContext } from './context';
+
+/** The run description in effect for `ds`: `--run FILE`, else the dataset folder's `run.json`, else none. */
+export function runDescriptionFor(ctx: CliContext, ds: Dataset, cmd: Command): RunDescription | undefined {
+  const given = ctx.globals(cmd).run;
+  const file = given !== undefined ? path.resolve(given) : findRunFile(ds.root);
+  return file === undefined ? undefined : readRunDescription(file);
+}
+
+/**
+ * The training order of `ds` per {@link runDescriptionFor}. The stream's files are the manifest's
+ * shards; a Megatron order needs a `.bin`/`.idx` dataset and says so.
+ * @throws DataError naming the run file and field, or an index file, when the order cannot be opened.
+ */
+export function orderFor(ctx: CliContext, ds: Dataset, cmd: Command): TrainingOrder {
+  return openTrainingOrder(runDescriptionFor(ctx, ds, cmd), {
+    files: ds.shards.map((s) => ({ name: s.shard, path: s.path, start: s.startToken, tokens: s.numTokens })),
+    schedule: ds.schedule,
+    cache: OrderCache.cliDefault(),
+  });
+}
