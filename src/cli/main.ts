@@ -82,7 +82,10 @@ export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
     .option('--eos <id>', 'EOS token id (default 100257, or manifest.json)')
     .option('--tokenizer <file>', 'tokenizer.json to use instead of <root>/tokenizer/tokenizer.json')
     .option('--allow-outside-root', 'read manifest shards whose path leads outside the dataset folder (absolute, .., symbolic links)')
-    .option('--run <file>', 'run description naming the training order (megatron, olmo, llm.c; default <root>/run.json, else the sequential order)')
+    .option(
+      '--run <file>',
+      'run description naming the training order (megatron, olmo, llm.c; default <root>/run.json, else the sequential order)',
+    )
     .addHelpText('after', EPILOG)
     .showSuggestionAfterError(true)
     .exitOverride()

@@ -7,7 +7,7 @@ import * as path from 'path';
 import type { Command } from 'commander';
 import { Dataset } from '../core/dataset';
 import { OrderCache, TrainingOrder } from '../core/order/order';
-import { openTrainingOrder } from '../core/order/openOrder';
+import { OrderInputs, OrderSpec, openTrainingOrder, orderSpec } from '../core/order/openOrder';
 import { RunDescription, findRunFile, readRunDescription } from '../core/order/runFile';
 import { CliContext } from './context';
 
@@ -24,9 +24,19 @@ export function runDescriptionFor(ctx: CliContext, ds: Dataset, cmd: Command): R
  * @throws DataError naming the run file and field, or an index file, when the order cannot be opened.
  */
 export function orderFor(ctx: CliContext, ds: Dataset, cmd: Command): TrainingOrder {
-  return openTrainingOrder(runDescriptionFor(ctx, ds, cmd), {
+  return openTrainingOrder(runDescriptionFor(ctx, ds, cmd), inputsOf(ds));
+}
+
+/** The order's {@link OrderSpec} for worker threads, or undefined for the card's sequential order. */
+export function orderSpecFor(ctx: CliContext, ds: Dataset, cmd: Command): OrderSpec | undefined {
+  const run = runDescriptionFor(ctx, ds, cmd);
+  return run === undefined || run.order === 'sequential' ? undefined : orderSpec(run, inputsOf(ds));
+}
+
+function inputsOf(ds: Dataset): OrderInputs {
+  return {
     files: ds.shards.map((s) => ({ name: s.shard, path: s.path, start: s.startToken, tokens: s.numTokens })),
     schedule: ds.schedule,
     cache: OrderCache.cliDefault(),
-  });
+  };
 }

@@ -136,6 +136,63 @@ print(json.dumps(out))`,
     );
   });
 
+  it('count --per 1 through the order equals the byte-level reference mapped through OLMo-core rule (worker threads)', () => {
+    const terms = ['whale', 'Congress'];
+    const ref = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          `import json, subprocess, sys, numpy as np
+root, L, B, seed, epoch, script, terms = sys.argv[1], *map(int, sys.argv[2:6]), sys.argv[6], sys.argv[7]
+offs = json.loads(subprocess.check_output([sys.executable, script, root, "--terms", terms, "--mode", "offsets"]))
+rows = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
+counts = [e["num_tokens"] // L for e in rows]
+cum = np.concatenate([[0], np.cumsum(counts)])
+idx = np.arange(int(cum[-1]), dtype=np.uint32)
+np.random.Generator(np.random.PCG64(seed=seed + epoch)).shuffle(idx)
+batches = len(idx) // B
+rank = np.full(len(idx), -1); rank[idx[: batches * B]] = np.arange(batches * B)
+nt = len(json.loads(terms))
+per = [[0] * nt for _ in range(batches)]; never = [0] * nt
+for o, t in offs:
+    f = max(i for i, e in enumerate(rows) if e["start_token"] <= o)
+    n = (o - rows[f]["start_token"]) // L
+    r = rank[int(cum[f]) + n] if n < counts[f] else -1
+    if r < 0: never[t] += 1
+    else: per[r // B][t] += 1
+print(json.dumps({"updates": batches, "per": per, "not_read": never}))`,
+          root,
+          String(L),
+          String(B),
+          String(seed),
+          String(epoch),
+          path.join(repoRoot(), 'scripts', 'reference_search.py'),
+          JSON.stringify(terms),
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      ),
+    ) as { updates: number; per: number[][]; not_read: number[] };
+    const r = cli(['--run', runFile, 'count', root, ...terms, '--per', '1', '--json', '--jobs', '2']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const got = JSON.parse(r.stdout) as {
+      updates: number;
+      order: string;
+      not_read: number[];
+      buckets: { tokens: number; counts: number[] }[];
+      totals: number[];
+    };
+    assert.strictEqual(got.order, 'olmo');
+    assert.strictEqual(got.updates, ref.updates);
+    assert.deepStrictEqual(
+      got.buckets.map((b) => b.counts),
+      ref.per,
+    );
+    assert.deepStrictEqual(got.not_read, ref.not_read);
+    assert.ok(got.totals[0] > 0 && ref.not_read.some((c) => c > 0), 'the fixture has occurrences read and never read');
+    assert.ok(got.buckets.every((b) => b.tokens === B * L));
+  });
+
   it('a bad run file: exit 1, one line naming the file and the field', () => {
     const bad = path.join(dir, 'bad.json');
     fs.writeFileSync(bad, JSON.stringify({ order: 'olmo', seed: 1, epoch: 0, sequence_length: 'x', global_batch_size: 4 }));

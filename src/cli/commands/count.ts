@@ -15,6 +15,7 @@ import { countCsv, countJson, countText } from '../../core/search/format';
 import { parseShardRange, parseTerms } from '../../core/search/terms';
 import { CountProgress, SearchOptions } from '../../core/search/types';
 import { formatRate } from '../../core/verify/format';
+import { orderSpecFor } from '../order';
 import { CliContext, UsageError } from '../context';
 
 /** Options shared by `count` and `find`. */
@@ -87,9 +88,13 @@ export function register(program: Command, ctx: CliContext): void {
           const signal = ctx.cancellable();
           const tty = process.stderr.isTTY === true;
           let shown = 0;
+          const order = orderSpecFor(ctx, ds, cmd);
+          if (order && shards)
+            throw new UsageError('--shards: a count through a training order (--run or run.json) covers the whole stream');
           const result = await countTerms(ds, tok, terms, options, {
             per,
             shards,
+            order,
             jobs: jobs || undefined,
             signal,
             onProgress: tty

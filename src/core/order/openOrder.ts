@@ -189,3 +189,38 @@ function openOlmo(run: Extract<RunDescription, { order: 'olmo' }>, inputs: Order
     cacheParams: {},
   });
 }
+
+/**
+ * Plain data that opens the same order again in another thread (the search workers): the run
+ * description, the stream's files, the schedule, Megatron's lengths and the cache folder.
+ */
+export interface OrderSpec {
+  run: RunDescription;
+  files: OrderInputs['files'];
+  settings: Schedule['settings'];
+  storedTokens: number;
+  megatron?: OrderInputs['megatron'];
+  cacheDir: string;
+}
+
+/** The {@link OrderSpec} of a run over inputs. */
+export function orderSpec(run: RunDescription, inputs: OrderInputs): OrderSpec {
+  return {
+    run,
+    files: inputs.files,
+    settings: inputs.schedule.settings,
+    storedTokens: inputs.schedule.storedTokens,
+    megatron: inputs.megatron,
+    cacheDir: inputs.cache.dir,
+  };
+}
+
+/** Opens an {@link OrderSpec} (as {@link openTrainingOrder}). */
+export function openOrderSpec(spec: OrderSpec): TrainingOrder {
+  return openTrainingOrder(spec.run, {
+    files: spec.files,
+    schedule: new Schedule(spec.settings, spec.storedTokens),
+    megatron: spec.megatron,
+    cache: new OrderCache(spec.cacheDir),
+  });
+}

@@ -11,6 +11,8 @@ import type { SearchWorkerData, SearchWorkerReply, SearchWorkerTask } from '../w
 import { compileTerms, tokenBytesOf } from './automaton';
 import { CountSetup, CountTask, countTask, makeScanner } from './task';
 import { parseTerms } from './terms';
+import { openOrderSpec } from '../order/openOrder';
+import type { TrainingOrder } from '../order/order';
 import {
   CountBucket,
   CountOptions,
@@ -82,6 +84,11 @@ function addCells(res: CountResult, cells: number[]): void {
   for (let i = 0; i < cells.length; i += 2) {
     const bi = Math.floor(cells[i] / nt),
       t = cells[i] % nt;
+    if (bi === res.buckets.length) {
+      // The "not read" cell of a count through a training order.
+      res.not_read![t] += cells[i + 1];
+      continue;
+    }
     res.buckets[bi].counts[t] += cells[i + 1];
     res.totals[t] += cells[i + 1];
   }
@@ -105,7 +112,31 @@ export async function countTerms(
   opts: CountOptions = {},
 ): Promise<CountResult> {
   terms = parseTerms(terms, options);
-  const updates = ds.schedule.numUpdates;
+  const order = opts.order ? openOrderSpec(opts.order) : undefined;
+  try {
+    if (order) {
+      if (opts.shards)
+        throw new SearchInputError(
+          'a count through a training order covers the whole stream (no shard ranges: their parts cannot be merged by update)',
+        );
+      // The inverses are built here, once, before the workers load them from the cache.
+      order.reads(0);
+    }
+    return await countWith(ds, tok, terms, options, opts, order);
+  } finally {
+    order?.close();
+  }
+}
+
+async function countWith(
+  ds: Dataset,
+  tok: LoadedTokenizer,
+  terms: string[],
+  options: SearchOptions,
+  opts: CountOptions,
+  order: TrainingOrder | undefined,
+): Promise<CountResult> {
+  const updates = order ? order.numUpdates : ds.schedule.numUpdates;
   const G = ds.schedule.G;
   const per = opts.per ?? defaultPer(updates);
   if (!Number.isSafeInteger(per) || per < 1) throw new SearchInputError(`--per ${per}: expected a whole number of updates ≥ 1`);
@@ -117,6 +148,11 @@ export async function countTerms(
   const signal = opts.signal;
   if (signal?.aborted) throw new CancelledError();
   const result = emptyResult(terms, options, per, updates, opts.shards ? [A, B] : undefined);
+  if (order) {
+    result.order = order.kind;
+    result.not_read = terms.map(() => 0);
+    for (const b of result.buckets) b.tokens = (b.last_update - b.first_update + 1) * order.samplesPerUpdate * order.inputTokens;
+  }
   const setup: CountSetup = {
     compiled: compileTerms(terms, options),
     tokenBytes: tokenBytesOf(tok),
@@ -125,6 +161,7 @@ export async function countTerms(
     G,
     updates,
     per,
+    order: opts.order,
   };
   const tasks: CountTask[] = ds.shards
     .slice(A, B)
@@ -157,7 +194,7 @@ export async function countTerms(
   };
   const finishTask = (t: CountTask, cells: number[]) => {
     addCells(result, cells);
-    addTokens(result, G, t.startToken, t.startToken + t.numTokens);
+    if (!order) addTokens(result, G, t.startToken, t.startToken + t.numTokens);
     inFlight.delete(t.index);
     tokensFinished += t.numTokens;
     shardsDone++;
@@ -169,13 +206,19 @@ export async function countTerms(
     const scanner = makeScanner(ds.stream, setup);
     for (const t of tasks) {
       if (signal?.aborted) throw new CancelledError();
-      const cells = await countTask(scanner, setup, t, {
-        signal,
-        onChunk: (k) => {
-          inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + k);
-          progress(false);
+      const cells = await countTask(
+        scanner,
+        setup,
+        t,
+        {
+          signal,
+          onChunk: (k) => {
+            inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + k);
+            progress(false);
+          },
         },
-      });
+        order,
+      );
       finishTask(t, cells);
     }
     return result;

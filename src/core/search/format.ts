@@ -22,6 +22,10 @@ export function countJson(r: CountResult, stringify: (value: unknown) => string 
     totals: r.totals,
   };
   if (r.shards) o.shards = [r.shards[0], r.shards[1]];
+  if (r.order) {
+    o.order = r.order;
+    o.not_read = r.not_read;
+  }
   return stringify(o);
 }
 
@@ -93,6 +97,11 @@ export function countText(r: CountResult, safe: (s: string) => string = (s) => s
       `${names[t].padEnd(nameWidth)}  ${sparkline(r, t)}  ${fmt(r.totals[t])} (${perM.toFixed(perM < 10 ? 2 : 1)} per million tokens)`,
     );
   });
+  if (r.order && r.not_read) {
+    out.push(
+      `(${r.order} training order: counts per update that read each occurrence as an input; never read by the run: ${r.not_read.map((c, t) => `${names[t]} ${fmt(c)}`).join(', ')})`,
+    );
+  }
   return out.join('\n') + '\n';
 }
 

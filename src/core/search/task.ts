@@ -7,6 +7,8 @@ import * as fs from 'fs';
 import { DataError } from '../errors';
 import { CompiledTerms, Dfa, TokenBytes, TokenTable } from './automaton';
 import { RangeScanner, ScanOptions, TokenSource } from './scan';
+import type { OrderSpec } from '../order/openOrder';
+import { TrainingOrder, inputUpdates } from '../order/order';
 
 /** Everything a counter needs besides the stream (plain data: posted to workers). */
 export interface CountSetup {
@@ -20,6 +22,12 @@ export interface CountSetup {
   updates: number;
   /** Updates per bucket. */
   per: number;
+  /**
+   * The run's training order, when it is not the card's sequential one: a match then counts once
+   * in each update that read its first token as a model input, and in the "not read" cell
+   * (bucket index = number of buckets) when no update did.
+   */
+  order?: OrderSpec;
 }
 
 /** One shard to count. */
@@ -48,23 +56,43 @@ function statOf(file: string): fs.Stats {
 
 /**
  * Counts one shard.
+ * @param order the opened {@link CountSetup.order}, when the setup has one.
  * @returns flat `[bucket·T + term, count, …]` for the non-zero cells (T = number of terms).
  * @throws DataError for unreadable shards or a shard that changed while it was read.
  */
-export async function countTask(scanner: RangeScanner, setup: CountSetup, task: CountTask, opts: ScanOptions = {}): Promise<number[]> {
+export async function countTask(
+  scanner: RangeScanner,
+  setup: CountSetup,
+  task: CountTask,
+  opts: ScanOptions = {},
+  order?: TrainingOrder,
+): Promise<number[]> {
   const nt = setup.compiled.terms.length;
   const { G, updates, per } = setup;
   const cells = new Map<number, number>();
+  const notRead = Math.ceil(updates / per);
   const st0 = statOf(task.path);
   await scanner.scanRange(
     task.startToken,
     task.startToken + task.numTokens,
-    (term, start) => {
-      const u = Math.floor(start / G);
-      if (u >= updates) return;
-      const key = Math.floor(u / per) * nt + term;
-      cells.set(key, (cells.get(key) ?? 0) + 1);
-    },
+    order
+      ? (term, start) => {
+          const us = inputUpdates(order, start);
+          if (us.length === 0) {
+            const key = notRead * nt + term;
+            cells.set(key, (cells.get(key) ?? 0) + 1);
+          }
+          for (const u of us) {
+            const key = Math.floor(u / per) * nt + term;
+            cells.set(key, (cells.get(key) ?? 0) + 1);
+          }
+        }
+      : (term, start) => {
+          const u = Math.floor(start / G);
+          if (u >= updates) return;
+          const key = Math.floor(u / per) * nt + term;
+          cells.set(key, (cells.get(key) ?? 0) + 1);
+        },
     opts,
   );
   let st1: fs.Stats;
