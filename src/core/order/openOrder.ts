@@ -17,7 +17,8 @@ import {
   splitRange,
   writeMegatronIndices,
 } from './megatron';
-import { OlmoOrder, buildOlmoGlobalIndices, olmoInstances, openOlmoGlobalIndices } from './olmo';
+import { OlmoIndexParams, OlmoOrder, buildOlmoGlobalIndices, olmoInstances, openOlmoGlobalIndices } from './olmo';
+import { FileVector } from './vector';
 import { OrderCache, StreamFile, TrainingOrder } from './order';
 import { RunDescription } from './runFile';
 import { SequentialOrder } from './sequential';
@@ -158,11 +159,34 @@ function openOlmo(run: Extract<RunDescription, { order: 'olmo' }>, inputs: Order
   const rebuild = run.seed !== undefined && run.epoch !== undefined;
   const common = { files, sequenceLength: run.sequenceLength, globalBatchSize: run.globalBatchSize, cache: inputs.cache };
   if (run.globalIndices === undefined) {
+    // Rebuilt once and kept in the cache (raw uint32, as OLMo writes it): the next open, and each
+    // search worker, reads it instead of shuffling again.
+    const sources = inputs.files.map((f) => f.path);
+    const kept = inputs.cache.file(
+      inputs.cache.key(sources, { kind: 'olmo-indices', params, n, L: run.sequenceLength }),
+      'global_indices.npy',
+    );
+    let indices: FileVector | Uint32Array;
+    try {
+      indices = FileVector.open(kept, 'u4');
+      if (indices.length !== rebuiltLength(n, params)) {
+        indices.close();
+        throw new Error('stale');
+      }
+    } catch {
+      const built = buildOlmoGlobalIndices(n, params);
+      indices = built;
+      try {
+        inputs.cache.writeAtomic(kept, Buffer.from(built.buffer, built.byteOffset, built.byteLength));
+      } catch {
+        // Not writable: the rebuilt indices serve this run only.
+      }
+    }
     return new OlmoOrder({
       ...common,
-      indices: buildOlmoGlobalIndices(n, params),
+      indices,
       source: `global indices rebuilt from seed ${run.seed} + epoch ${run.epoch} by ${OLMO_RULES[run.rule]}`,
-      cacheSources: inputs.files.map((f) => f.path),
+      cacheSources: sources,
       cacheParams: params,
     });
   }
@@ -188,6 +212,13 @@ function openOlmo(run: Extract<RunDescription, { order: 'olmo' }>, inputs: Order
     cacheSources: [run.globalIndices],
     cacheParams: {},
   });
+}
+
+/** Length of a rebuilt `global_indices` for n instances (as {@link buildOlmoGlobalIndices} makes it). */
+function rebuiltLength(n: number, p: OlmoIndexParams): number {
+  if (p.rule === 'olmo-core') return p.chunkSize && p.chunkSize > 1 ? Math.floor(n / p.chunkSize) * p.chunkSize : n;
+  const ws = p.worldSize ?? 1;
+  return (p.dropLast && n % ws !== 0 ? Math.ceil((n - ws) / ws) : Math.ceil(n / ws)) * ws;
 }
 
 /**

@@ -109,7 +109,7 @@ export interface TrainingOrder {
    * @throws RangeRequestError unless `0 ≤ k < numUpdates`; DataError when the order's files are inconsistent.
    */
   update(k: number): OrderSample[];
-  /** Every reading of stream token `offset` by the run, by update; empty when the run never read it. */
+  /** Every reading of stream token `offset` by the run, sorted by update (then slot); empty when the run never read it. */
   reads(offset: number): OrderRead[];
   /** Releases open files. */
   close(): void;
@@ -131,9 +131,10 @@ export function checkOrderUpdate(order: Pick<TrainingOrder, 'numUpdates'>, k: nu
 
 /** The updates that read stream token `offset` as a model input (ascending, each once). */
 export function inputUpdates(order: TrainingOrder, offset: number): number[] {
-  const out = new Set<number>();
-  for (const r of order.reads(offset)) if (!r.target) out.add(r.update);
-  return [...out].sort((a, b) => a - b);
+  const out: number[] = [];
+  // Reads come sorted by update: equal updates are neighbours.
+  for (const r of order.reads(offset)) if (!r.target && out[out.length - 1] !== r.update) out.push(r.update);
+  return out;
 }
 
 /** Marks a position never taken in an {@link InverseIndex}. */

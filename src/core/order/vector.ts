@@ -48,6 +48,9 @@ const PAGES = 32;
 export class FileVector implements IntVector {
   private readonly pages = new Map<number, Buffer>();
   private readonly width: number;
+  /** The page read last (most reads fall on the page before them). */
+  private lastPage = -1;
+  private lastBuf: Buffer | undefined;
 
   /**
    * @param file path (for messages). @param fd an open descriptor (owned: {@link close} closes it).
@@ -95,6 +98,14 @@ export class FileVector implements IntVector {
   }
 
   private page(n: number): Buffer {
+    if (n === this.lastPage && this.lastBuf) return this.lastBuf;
+    const buf = this.loadPage(n);
+    this.lastPage = n;
+    this.lastBuf = buf;
+    return buf;
+  }
+
+  private loadPage(n: number): Buffer {
     let buf = this.pages.get(n);
     if (buf) {
       this.pages.delete(n);
@@ -126,6 +137,8 @@ export class FileVector implements IntVector {
   close(): void {
     fs.closeSync(this.fd);
     this.pages.clear();
+    this.lastBuf = undefined;
+    this.lastPage = -1;
   }
 }
 
