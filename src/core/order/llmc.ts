@@ -18,7 +18,7 @@
  */
 import { DataError, RangeRequestError, fmt } from '../errors';
 import { Mt19937, llmcRandomPermutation } from './rng';
-import { OrderRead, OrderSample, StreamFile, TrainingOrder, checkOrderUpdate, fileAt } from './order';
+import { OrderRead, OrderSample, StreamFile, TrainingOrder, checkOrderUpdate, fileAt, lastAtOrBelow } from './order';
 
 /** How an {@link LlmcOrder} is set up. */
 export interface LlmcOrderOptions {
@@ -140,13 +140,7 @@ export class LlmcOrder implements TrainingOrder {
     const e = Math.floor(m / this.epochMicroSteps);
     const w = m - e * this.epochMicroSteps;
     const p = this.plan(r, e);
-    let lo = 0,
-      hi = p.shardOrder.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (p.slotStart[mid] <= w) lo = mid;
-      else hi = mid - 1;
-    }
+    let lo = lastAtOrBelow(p.shardOrder.length, (s) => p.slotStart[s], w);
     while (p.slotStart[lo + 1] <= w) lo++;
     return { file: p.shardOrder[lo], batch: p.batch[w] };
   }

@@ -28,7 +28,17 @@ import * as path from 'path';
 import { DataError, RangeRequestError, fmt } from '../errors';
 import { parseJson } from '../safeJson';
 import { numpyShuffle, randomState } from './rng';
-import { InverseIndex, OrderCache, OrderRead, OrderSample, SparsePrefix, TokenRange, TrainingOrder, checkOrderUpdate } from './order';
+import {
+  InverseIndex,
+  OrderCache,
+  OrderRead,
+  OrderSample,
+  SparsePrefix,
+  TokenRange,
+  TrainingOrder,
+  checkOrderUpdate,
+  pushPlacedReads,
+} from './order';
 import { FileVector, npyBytes, openNpy } from './vector';
 
 /** The parameters that decide Megatron's indices (`GPTDatasetConfig` and the split's sample count). */
@@ -498,11 +508,7 @@ export class MegatronOrder implements TrainingOrder {
       for (const [sample, position] of cands) {
         if (sample >= N) continue;
         this.checkSampleStart(sample, flat);
-        for (const q of ranks.positions(sample)) {
-          const update = Math.floor(q / this.samplesPerUpdate);
-          if (update < this.numUpdates)
-            out.push({ update, slot: q - update * this.samplesPerUpdate, sample, position, target: position === L });
-        }
+        pushPlacedReads(out, ranks.positions(sample), this, { sample, position, target: position === L });
       }
     }
     return out.sort((a, b) => a.update - b.update || a.slot - b.slot);

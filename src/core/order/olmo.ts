@@ -23,7 +23,18 @@
 import * as fs from 'fs';
 import { DataError, RangeRequestError, fmt } from '../errors';
 import { numpyShuffle, Pcg64 } from './rng';
-import { InverseIndex, OrderCache, OrderRead, OrderSample, StreamFile, TrainingOrder, checkOrderUpdate, fileAt } from './order';
+import {
+  InverseIndex,
+  OrderCache,
+  OrderRead,
+  OrderSample,
+  StreamFile,
+  TrainingOrder,
+  checkOrderUpdate,
+  fileAt,
+  lastAtOrBelow,
+  pushPlacedReads,
+} from './order';
 import { ArrayVector, FileVector, IntVector, isNpy, openNpy } from './vector';
 
 /** Which code's rule rebuilds `global_indices`. */
@@ -168,13 +179,7 @@ export class OlmoOrder implements TrainingOrder {
         file,
       );
     }
-    let lo = 0,
-      hi = this.firstInstance.length - 2;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.firstInstance[mid] <= i) lo = mid;
-      else hi = mid - 1;
-    }
+    let lo = lastAtOrBelow(this.firstInstance.length - 1, (f) => this.firstInstance[f], i);
     while (this.firstInstance[lo + 1] <= i) lo++;
     return this.o.files[lo].start + (i - this.firstInstance[lo]) * this.sampleTokens;
   }
@@ -214,11 +219,7 @@ export class OlmoOrder implements TrainingOrder {
     if (n >= this.firstInstance[f + 1] - this.firstInstance[f]) return []; // the dropped tail
     const i = this.firstInstance[f] + n;
     const out: OrderRead[] = [];
-    for (const q of this.ranks().positions(i)) {
-      const update = Math.floor(q / this.samplesPerUpdate);
-      if (update < this.numUpdates)
-        out.push({ update, slot: q - update * this.samplesPerUpdate, sample: i, position: local - n * L, target: false });
-    }
+    pushPlacedReads(out, this.ranks().positions(i), this, { sample: i, position: local - n * L, target: false });
     return out;
   }
 

@@ -44,17 +44,26 @@ export interface StreamFile {
   tokens: number;
 }
 
-/** The file holding global token `offset` (binary search over ascending starts), or -1 past the end. */
-export function fileAt(files: readonly StreamFile[], offset: number): number {
+/**
+ * Binary search: the last index i of `0..n−1` whose `key(i) ≤ x`, for keys ascending; 0 when
+ * none is (the caller checks `key(0)`).
+ */
+export function lastAtOrBelow(n: number, key: (i: number) => number, x: number): number {
   let lo = 0,
-    hi = files.length - 1;
-  if (hi < 0 || offset < files[0].start) return -1;
+    hi = n - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (files[mid].start <= offset) lo = mid;
+    if (key(mid) <= x) lo = mid;
     else hi = mid - 1;
   }
-  return offset < files[lo].start + files[lo].tokens ? lo : -1;
+  return lo;
+}
+
+/** The file holding global token `offset` (files ascending by start), or -1 when none does. */
+export function fileAt(files: readonly StreamFile[], offset: number): number {
+  if (files.length === 0 || offset < files[0].start) return -1;
+  const i = lastAtOrBelow(files.length, (k) => files[k].start, offset);
+  return offset < files[i].start + files[i].tokens ? i : -1;
 }
 
 /** One sample (a sequence, an instance, a row) of an update. */
@@ -126,6 +135,24 @@ export function checkOrderUpdate(order: Pick<TrainingOrder, 'numUpdates'>, k: nu
         ? 'the run has no complete update'
         : `update ${k} is outside 0..${fmt(order.numUpdates - 1)} (updates are 0-based)`,
     );
+  }
+}
+
+/**
+ * Appends to `out` the reads of a sample that sits at positions `places` of a batch-ordered index
+ * (`shuffle_index`, `global_indices`): place q is update `floor(q / B)`, slot `q mod B`; places
+ * past the run's last update are not read.
+ */
+export function pushPlacedReads(
+  out: OrderRead[],
+  places: number[],
+  order: Pick<TrainingOrder, 'samplesPerUpdate' | 'numUpdates'>,
+  read: Pick<OrderRead, 'sample' | 'position' | 'target'>,
+): void {
+  const B = order.samplesPerUpdate;
+  for (const q of places) {
+    const update = Math.floor(q / B);
+    if (update < order.numUpdates) out.push({ update, slot: q - update * B, ...read });
   }
 }
 
@@ -323,13 +350,7 @@ export class SparsePrefix {
 
   /** The entry holding position `t` (0 ≤ t < total): the largest i with at(i) ≤ t and a non-empty length. */
   find(t: number): number {
-    let lo = 0,
-      hi = this.blocks.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.blocks[mid] <= t) lo = mid;
-      else hi = mid - 1;
-    }
+    const lo = lastAtOrBelow(this.blocks.length, (b) => this.blocks[b], t);
     let i = lo * SparsePrefix.BLOCK;
     let sum = this.blocks[lo];
     while (i < this.length) {
