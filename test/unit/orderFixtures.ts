@@ -3,11 +3,13 @@
  * per test process into a temporary folder, with the reference batches and reads the script
  * computed the way each framework does.
  */
+import * as assert from 'assert';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { repoRoot, sampleDir } from './fixtures';
+import type { TrainingOrder } from '../../src/core/order/order';
 
 /** Reads of one stream offset: [update, slot, position] triples, sorted. */
 export type RefReads = Record<string, [number, number, number][]>;
@@ -84,4 +86,31 @@ export function idsOf(stream: Int32Array, pieces: { start: number; end: number }
 export function removeOrderFixtures(): void {
   if (made) fs.rmSync(made.dir, { recursive: true, force: true });
   made = undefined;
+}
+
+/**
+ * Asserts an order's batches and reads against a reference run: every sample of every reference
+ * step id for id (the ids read from `stream` at the sample's ranges), and the reads of every probe
+ * as [update, slot, position]. @returns the reference reads of the probes (for further checks).
+ */
+export function assertMatchesReference(
+  order: TrainingOrder,
+  stream: Int32Array,
+  probes: number[],
+  ref: { steps: Record<string, number[][]>; reads: RefReads },
+): [number, number, number][][] {
+  for (const [k, rows] of Object.entries(ref.steps)) {
+    const got = order.update(Number(k));
+    assert.strictEqual(got.length, rows.length, `step ${k}: samples`);
+    got.forEach((s) => assert.deepStrictEqual(idsOf(stream, s.pieces), rows[s.slot], `step ${k} slot ${s.slot}`));
+  }
+  return probes.map((t) => {
+    const want = ref.reads[String(t)];
+    assert.deepStrictEqual(
+      order.reads(t).map((x) => [x.update, x.slot, x.position]),
+      want,
+      `offset ${t}`,
+    );
+    return want;
+  });
 }
