@@ -121,7 +121,7 @@ const testTargets = withTests
       },
       {
         ...common,
-        entryPoints: [...entries('test/vscode'), ...entries('test/e2e')],
+        entryPoints: [...entries('test/vscode'), ...entries('test/e2e'), ...entries('test/bench')],
         outdir: 'out/test',
         outbase: 'test',
         platform: 'node',

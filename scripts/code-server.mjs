@@ -263,13 +263,17 @@ export function writeUserSettings(userDataDir, extra = {}) {
   fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({ ...TEST_USER_SETTINGS, ...extra }, null, 2) + '\n');
 }
 
-/** Environment for code-server child processes: no IPC hook inherited from a surrounding VS Code terminal. */
-function childEnv() {
+/**
+ * Environment for code-server child processes: no IPC hook inherited from a surrounding VS Code
+ * terminal, plus `extra`.
+ * @param {Record<string, string>} [extra]
+ */
+function childEnv(extra = {}) {
   const env = { ...process.env };
   for (const k of Object.keys(env)) {
     if (k.startsWith('VSCODE_') || k === 'ELECTRON_RUN_AS_NODE') delete env[k];
   }
-  return env;
+  return { ...env, ...extra };
 }
 
 /**
@@ -323,6 +327,8 @@ export async function installExtension(vsixPath, extensionsDir, { userDataDir } 
 
 /** Every live code-server started by this process, stopped if the process exits first. */
 const running = new Set();
+/** The socket folders of those servers ({@link startCodeServer}), removed when the process exits. */
+const runtimeDirs = new Set();
 process.on('exit', () => {
   for (const pid of running) {
     try {
@@ -331,6 +337,7 @@ process.on('exit', () => {
       /* already gone */
     }
   }
+  for (const dir of runtimeDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 /** On Ctrl+C / SIGTERM (when the caller has no handler of its own) exit, so the 'exit' handler above runs. */
 function exitOnSignals() {
@@ -347,6 +354,11 @@ function exitOnSignals() {
  * Starts code-server on a free 127.0.0.1 port serving `folder`, with fresh (or the given) user data
  * and extensions dirs, and waits until its HTTP server answers.
  *
+ * Its sockets live in a folder of their own, removed when it stops: VS Code's server and extension
+ * host name their IPC sockets (VSCODE_IPC_HOOK_CLI and others) `vscode-ipc-<uuid>.sock` in
+ * $XDG_RUNTIME_DIR, else in the system temp folder, and never delete them (`createRandomIPCHandle`,
+ * src/vs/base/parts/ipc/node/ipc.net.ts in microsoft/vscode), so each run used to leave one in /tmp.
+ *
  * @param {object} o
  * @param {string} o.folder          the folder to open (absolute or relative to cwd)
  * @param {string} [o.extensionsDir] default: a fresh temp dir
@@ -357,7 +369,7 @@ function exitOnSignals() {
  * @param {number} [o.startTimeoutMs] default 60 s
  * @param {boolean} [o.quiet]        fewer log lines while installing
  * @returns {Promise<{url: string, port: number, folder: string, userDataDir: string, extensionsDir: string,
- *   logFile: string, pid: number, stop: () => Promise<void>, exited: Promise<number|null>}>}
+ *   runtimeDir: string, logFile: string, pid: number, stop: () => Promise<void>, exited: Promise<number|null>}>}
  */
 export async function startCodeServer(
   {
@@ -389,6 +401,14 @@ export async function startCodeServer(
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   fs.writeFileSync(logFile, ''); // one run per log file: a failure's tail shows this run only
 
+  // Short (a socket path has at most 107 bytes) and private to this server.
+  const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-ipc-'));
+  runtimeDirs.add(runtimeDir);
+  const removeRuntimeDir = () => {
+    fs.rmSync(runtimeDir, { recursive: true, force: true });
+    runtimeDirs.delete(runtimeDir);
+  };
+
   let lastError;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
@@ -413,7 +433,12 @@ export async function startCodeServer(
     const out = fs.openSync(logFile, 'a');
     fs.writeSync(out, `\n### ${new Date().toISOString()} node ${args.join(' ')}\n`);
     // detached: its own process group, so stop() ends code-server and every host it spawned.
-    const child = spawn(process.execPath, args, { cwd: absFolder, env: childEnv(), stdio: ['ignore', out, out], detached: true });
+    const child = spawn(process.execPath, args, {
+      cwd: absFolder,
+      env: childEnv({ XDG_RUNTIME_DIR: runtimeDir }),
+      stdio: ['ignore', out, out],
+      detached: true,
+    });
     const pid = /** @type {number} */ (child.pid);
     fs.closeSync(out);
     running.add(child.pid);
@@ -467,7 +492,13 @@ export async function startCodeServer(
         /* gone */
       }
     };
-    if (up) return { url, port, folder: absFolder, userDataDir, extensionsDir, logFile, pid, stop, exited };
+    if (up) {
+      const stopAndClean = async () => {
+        await stop();
+        removeRuntimeDir();
+      };
+      return { url, port, folder: absFolder, userDataDir, extensionsDir, runtimeDir, logFile, pid, stop: stopAndClean, exited };
+    }
     await stop();
     const tail = tailFile(logFile, 30);
     lastError = new Error(
@@ -477,6 +508,7 @@ export async function startCodeServer(
     );
     if (!/EADDRINUSE/.test(tail)) break; // only a port race is worth retrying
   }
+  removeRuntimeDir();
   throw lastError;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * make-edge-docs.mjs — writes a dataset root of hand-picked edge documents for the shard editor's
- * tests and screenshots (issue 14), in the real dataset layout (docs/format.md), into a git-ignored
+ * tests and screenshots, in the real dataset layout (docs/format.md), into a git-ignored
  * folder:
  *
  *   node scripts/make-edge-docs.mjs [--out DIR=edge-docs] [--shards N=2098] [--deep K=N-2] [--force]
@@ -46,7 +46,7 @@ const G = 131_072;
 const EOS = 100257;
 const LONG_LINE_TOKENS = 520_000;
 
-/** The characters issue 14 lists, in its order (ranges expanded). */
+/** The invisible and control characters the shard editor must show, in order (ranges expanded). */
 export function issueCharacters() {
   const out = [];
   const range = (a, b) => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * A dataset with very many tiny shards, for the memory/time check of verifying a 100,000-line
- * manifest (issue 10 item 9): N shards of T tokens each (ids from a fixed LCG, an EOS every 50
+ * manifest (bounded memory, linear time): N shards of T tokens each (ids from a fixed LCG, an EOS every 50
  * tokens), with their sha256 in shard_manifest.jsonl. Files go into 100 sub-folders.
  * Default output: `many-shards/<N>/` (git-ignored); an existing dataset there is kept.
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Metrics-file fixtures for the training-log tests (issue 15), with a planted loss spike.
+ * Metrics-file fixtures for the training-log tests, with a planted loss spike.
  * Writes into --out DIR (default test-results/metrics-fixture, git-ignored):
  *   wandb.csv      W&B export layout: "Step","train/loss","train/loss__MIN","train/loss__MAX","lr"
  *   olmo.jsonl     OLMo-core-like: {"step", "train/CE loss", "optim/LR"}; Python-style bare NaN

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * make-search-fixtures.mjs — writes a small dataset root that exercises every rule of the
- * stream search (issue 12) for the unit tests, judged by scripts/reference_search.py:
+ * stream search for the unit tests, judged by scripts/reference_search.py:
  * names at line starts / after `(` and `"` / in `Lily's`, whole-word edges, case folding
  * (ß/ẞ, Kelvin sign, long s, final sigma, Greek, title-case digraphs), an emoji ZWJ sequence,
  * CJK, overlapping occurrences, a term split across tokens in unusual ways (one token per

@@ -2,7 +2,7 @@
 /**
  * make-stats-fixture.mjs — a small dataset root (the sample's first 6 updates, re-cut into shards of
  * 300,000 tokens so updates cross shard edges) with oddities planted for the per-update statistics
- * tests (issue 15). Every planted value is derived from the sample's own tokens; nothing is typed by hand
+ * tests. Every planted value is derived from the sample's own tokens; nothing is typed by hand
  * except the positions. The tests compare our statistics with scripts/reference_stats.py (numpy), so
  * this script only has to make the cases *exist*:
  *   update 1  rows 3 and 9 copy row 1, row 10 copies row 9 (3 duplicate sequences); update 0 ends with EOS

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Byte-level reference of the stream search (issue 12), independent of the product's code.
+"""Byte-level reference of the stream search, independent of the product's code.
 
 Reads the stream with the dataset card's reader (scripts/reference_reader.py + numpy), decodes
 tokenizer.json's byte table on its own (GPT-2 byte-level alphabet inverted; added tokens as
@@ -11,6 +11,8 @@ place is the global offset of the token holding its first byte.
 Usage:
   reference_search.py ROOT --terms JSON [--word] [--ignore-case] [--ids]
                       [--G 131072] [--eos 100257] [--tokenizer FILE] --mode counts|offsets
+                      [--format NAME [--dtype D]]
+With --format, ROOT is any PATH of that token format, read by scripts/reference_formats.py.
 Prints JSON:
   counts:  {"updates": U, "counts": {"<update>": [c_term0, …], …}}  (updates with a count only)
   offsets: [[offset, term_index], …] in stream order (by offset, then first byte, then term)
@@ -67,11 +69,19 @@ def main():
     ap.add_argument("--eos", type=int, default=100257)
     ap.add_argument("--tokenizer")
     ap.add_argument("--mode", choices=["counts", "offsets"], required=True)
+    ap.add_argument("--format")
+    ap.add_argument("--dtype", choices=["uint16", "uint32", "int32"])
     a = ap.parse_args()
     terms = json.loads(a.terms)
     root = a.root
-    total = sum(json.loads(l)["num_tokens"] for l in open(f"{root}/shard_manifest.jsonl") if l.strip())
-    ids = tokens(root, 0, total).astype(np.int64)
+    if a.format:
+        from reference_formats import open_stream
+        stream = open_stream(root, a.format, a.dtype)
+        total = stream.stored_tokens
+        ids = stream.ids(0, total)
+    else:
+        total = sum(json.loads(l)["num_tokens"] for l in open(f"{root}/shard_manifest.jsonl") if l.strip())
+        ids = tokens(root, 0, total).astype(np.int64)
     updates = max(0, (total - 1) // a.G) if total > 0 else 0
     found = []  # (offset, first byte in token, term)
 

@@ -1,4 +1,4 @@
-"""Reference per-update statistics (issue 15), computed with numpy over the dataset card's x.
+"""Reference per-update statistics, computed with numpy over the dataset card's x.
 
 The ground truth for test/unit/stats.test.ts and the reference side of scripts/bench/stats.mjs.
 Every field follows the definitions in src/core/stats.ts (and the README), written independently

@@ -24,6 +24,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { BUILD_INPUTS, VSIX_INPUTS, staleReason } from './lib/freshness.mjs';
 import { SetupError, ensureDebianPackages, runScript } from './lib/prereqs.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -80,12 +81,17 @@ async function main() {
   if (screenshot) wanted.push('chromium');
   ensureDebianPackages(wanted, { verbose, log: say });
 
-  step('build', process.execPath, ['esbuild.js', '--tests']);
+  // Skipped when nothing changed since the last run (outputs newer than every input).
+  const buildStale = staleReason(repo, ['dist/extension.js', 'out/test/e2e/harness.js'], BUILD_INPUTS);
+  if (buildStale) step(`build (${buildStale})`, process.execPath, ['esbuild.js', '--tests']);
+  else say('✔ build is up to date');
   if (!fs.existsSync(path.join(folder, 'shard_manifest.jsonl'))) {
     if (opt('--folder')) throw new SetupError(`${folder} holds no shard_manifest.jsonl; pass a dataset folder to --folder`);
     step('make the sample dataset (sample/, git-ignored)', process.execPath, ['scripts/make-sample.mjs']);
   }
-  step('package the extension (token-shard-inspector.vsix)', 'npm', ['run', '--silent', 'package']);
+  const vsixStale = staleReason(repo, [path.basename(vsix)], VSIX_INPUTS);
+  if (vsixStale) step(`package the extension (token-shard-inspector.vsix; ${vsixStale})`, 'npm', ['run', '--silent', 'package']);
+  else say(`✔ ${path.basename(vsix)} is up to date`);
 
   if (screenshot) {
     const { launchWorkbench } = require(path.join(repo, 'out', 'test', 'e2e', 'harness.js'));

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // End-to-end tests: the packaged extension (token-shard-inspector.vsix) in code-server, driven by
 // Debian's Chromium through playwright-core (test/e2e/harness.ts). Repackages the .vsix when any
-// of its inputs is newer than it, then runs mocha over out/test/e2e/*.e2e.test.js.
+// of its inputs is newer than it, then runs mocha over out/test/e2e/*.e2e.test.js — or, with
+// --bench, over the end-to-end benchmarks out/test/bench/*.bench.js instead (they measure and
+// are not tests; `npm run bench` runs them through scripts/bench/openTiming.mjs).
 //
-//   node scripts/test-e2e.mjs [--no-build] [--grep <title regexp>]
+//   node scripts/test-e2e.mjs [--no-build] [--grep <title regexp>] [--bench]
 //
 // Environment: TSI_SAMPLE_DIR (folder to open, default sample/), HEADED=1, TSI_KEEP_E2E_DATA=1.
 
@@ -11,24 +13,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, checkSystemPrerequisites, ensureCodeServer } from './code-server.mjs';
+import { VSIX_INPUTS, staleReason } from './lib/freshness.mjs';
 
 const argv = process.argv.slice(2);
 const VSIX = path.join(REPO_ROOT, 'token-shard-inspector.vsix');
-/** Files and folders whose contents end up in (or shape) the .vsix. */
-const VSIX_INPUTS = [
-  'package.json',
-  'package.nls.json',
-  'README.md',
-  'CHANGELOG.md',
-  'LICENSE',
-  '.vscodeignore',
-  'esbuild.js',
-  'tsconfig.json',
-  'src',
-  'webview',
-  'media',
-];
-
 function say(msg) {
   process.stderr.write(`[test-e2e] ${msg}\n`);
 }
@@ -39,30 +27,9 @@ function run(cmd, args, opts = {}) {
   return r.status ?? 1;
 }
 
-/** Newest modification time (ms) of a file or of any file under a folder; 0 when absent. */
-function newestMtime(p) {
-  let st;
-  try {
-    st = fs.statSync(p);
-  } catch {
-    return 0;
-  }
-  if (!st.isDirectory()) return st.mtimeMs;
-  let newest = 0;
-  for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
-  return newest;
-}
-
-function vsixIsStale() {
-  if (!fs.existsSync(VSIX)) return 'it does not exist';
-  const built = fs.statSync(VSIX).mtimeMs;
-  const newer = VSIX_INPUTS.filter((p) => newestMtime(path.join(REPO_ROOT, p)) > built);
-  return newer.length ? `newer inputs: ${newer.join(', ')}` : '';
-}
-
 function main() {
   const started = Date.now();
-  const stale = vsixIsStale();
+  const stale = staleReason(REPO_ROOT, [path.basename(VSIX)], VSIX_INPUTS);
   if (stale) {
     say(`packaging the extension (${stale})`);
     if (run('npm', ['run', 'package']) !== 0) {
@@ -88,16 +55,18 @@ function main() {
     return 1;
   }
   return ensureCodeServer().then(() => {
-    const dir = path.join(REPO_ROOT, 'out', 'test', 'e2e');
+    const bench = argv.includes('--bench');
+    const dir = path.join(REPO_ROOT, 'out', 'test', bench ? 'bench' : 'e2e');
+    const suffix = bench ? '.bench.js' : '.e2e.test.js';
     const files = fs.existsSync(dir)
       ? fs
           .readdirSync(dir)
-          .filter((f) => f.endsWith('.e2e.test.js'))
+          .filter((f) => f.endsWith(suffix))
           .sort()
           .map((f) => path.join(dir, f))
       : [];
     if (files.length === 0) {
-      say(`FAILED: no *.e2e.test.js in ${dir}`);
+      say(`FAILED: no *${suffix} in ${dir}`);
       return 1;
     }
     const grepAt = argv.indexOf('--grep');

@@ -6,10 +6,13 @@
 //   3. e2e       the packaged .vsix driven through Chromium (scripts/test-e2e.mjs)
 // Flags --lint / --unit / --vscode / --e2e run only the named tiers (combinable). Every tier runs
 // even when an earlier one failed; the exit code is nonzero when any failed (a lint error too).
+// First the Debian packages the chosen tiers need are installed as `npm start` does
+// (scripts/lib/prereqs.mjs: as root with apt-get), or the run stops at once with the one command to run.
 
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { REPO_ROOT } from './code-server.mjs';
+import { CODE_SERVER_VERSION, REPO_ROOT, installedCodeServerVersion } from './code-server.mjs';
+import { SetupError, ensureDebianPackages, packagesForTiers } from './lib/prereqs.mjs';
 
 const argv = new Set(process.argv.slice(2));
 const known = ['--lint', '--unit', '--vscode', '--e2e'];
@@ -88,6 +91,19 @@ function runTier(args) {
 async function main() {
   const started = Date.now();
   const results = [];
+
+  try {
+    const wantedPackages = packagesForTiers(
+      tiers.map((t) => t.flag.slice(2)),
+      { codeServerInstalled: installedCodeServerVersion() === CODE_SERVER_VERSION },
+    );
+    ensureDebianPackages(wantedPackages);
+  } catch (err) {
+    if (!(err instanceof SetupError)) throw err;
+    console.error(`\n✖ npm test: ${err.message}`);
+    console.error('tests: 0 passed, 1 failed');
+    process.exit(1);
+  }
 
   banner('build: node esbuild.js --tests');
   const build = spawnSync(process.execPath, ['esbuild.js', '--tests'], { cwd: REPO_ROOT, stdio: 'inherit' });

@@ -1,5 +1,5 @@
 /**
- * Problems for token datasets: every {@link ManifestProblem} of a dataset (malformed JSON,
+ * Problems for token datasets: every `ManifestProblem` (src/core/manifest.ts) of a dataset (malformed JSON,
  * missing fields, gap, overlap, duplicate shard, missing file, size ≠ 4 × num_tokens, bad
  * `manifest.json` / `verification.json`) and every shard that failed verification (hash
  * mismatch, missing, wrong size, changed or unreadable while read) becomes a diagnostic on the
@@ -19,16 +19,13 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from './core/dataset';
-import { ManifestProblem, SHARD_MANIFEST, parseShardManifest } from './core/manifest';
+import { SHARD_FILE_PROBLEM_CODES, SHARD_MANIFEST, parseShardManifest } from './core/manifest';
 import type { ShardStatus, ShardVerifyResult } from './core/verify/verify';
 import type { VerificationStore } from './verificationStore';
 import type { Services } from './services';
 
 /** `source` of our diagnostics in the Problems panel. */
 export const DIAGNOSTIC_SOURCE = 'Token Shards';
-
-/** Manifest problem codes about the file on disk, superseded by a verification result of the same shard. */
-const FILE_STATE_CODES = new Set<ManifestProblem['code']>(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable']);
 
 /** Diagnostic code of a failed verification status. */
 const STATUS_CODE: Record<Exclude<ShardStatus, 'ok'>, string> = {
@@ -89,7 +86,7 @@ export function datasetDiagnostics(
   };
   const verifiedLines = new Set(results.map((r) => r.line));
   for (const p of ds.problems) {
-    if (p.file === ds.manifestFile && p.line !== undefined && FILE_STATE_CODES.has(p.code) && verifiedLines.has(p.line)) continue;
+    if (p.file === ds.manifestFile && p.line !== undefined && SHARD_FILE_PROBLEM_CODES.has(p.code) && verifiedLines.has(p.line)) continue;
     const d = new vscode.Diagnostic(
       rangeOf(p.file, p.line),
       p.message,

@@ -24,24 +24,27 @@ import { goToSequence } from './commands/goToSequence';
 import { goToUpdate } from './commands/goToUpdate';
 import { highlightUpdate } from './commands/highlightUpdate';
 import { searchSelection, searchStream } from './commands/searchStream';
-import type { NavigationDeps } from './commands/inputs';
+import type { NavigationDeps } from './commands/focus';
 import { verifyCommands } from './commands/verifyShards';
 import { ManifestDiagnostics } from './diagnostics';
 import { ChannelTaps, TappedMessage } from './editor/hostChannel';
-import { MANIFEST_VIEW_TYPE, ManifestEditorProvider, offerManifestTable, openManifest } from './editor/manifestEditor';
+import { MANIFEST_VIEW_TYPE, ManifestEditorProvider, offerManifestTable } from './editor/manifestEditor';
+import { openManifest } from './commands/openManifest';
 import { SHARD_EDITOR_VIEW_TYPE, ShardEditorProvider } from './editor/shardEditor';
-import { UPDATE_VIEW_TYPE, UpdateViews } from './editor/updateView';
+import { UPDATE_VIEW_TYPE, UpdateViews } from './panels/updateView';
 import { TokenHoverProvider, registerTokenHover } from './hover/tokenHover';
 import { Services } from './services';
-import { StreamIndexService, indexStreamCommand } from './streamIndexService';
-import { handleNavigationUri } from './uriHandler';
+import { StreamIndexService } from './streamIndexService';
+import { indexStream } from './commands/indexStream';
+import { handleNavigationUri } from './commands/uriHandler';
 import { SEARCH_VIEW_TYPE, SearchPanels } from './panels/searchPanel';
 import { exportUpdatesCommand } from './commands/exportUpdates';
-import { INSPECT_VIEW_TYPE, InspectPanels, inspectUpdates } from './panels/inspectUpdates';
+import { INSPECT_VIEW_TYPE, InspectPanels } from './panels/inspectUpdates';
+import { inspectUpdates } from './commands/inspectUpdates';
 import { registerPanelSerializer } from './panels/panelHost';
-import { openTrainingLog } from './panels/trainingLogPanel';
-import type { InspectState } from './panels/workbenchProtocol';
-import { workbenchFocus } from './panels/workbench';
+import { openTrainingLog } from './commands/openTrainingLog';
+import type { InspectState } from './protocol/workbench';
+import { workbenchFocus } from './commands/focus';
 import { VerificationStore } from './verificationStore';
 
 /**
@@ -79,7 +82,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const copy = copyCommands(shardEditors);
   const verify = verifyCommands(services, verification);
   const command = (id: string, run: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, run);
-  const inspectPanels = new InspectPanels(services);
+  const inspectPanels = new InspectPanels(services, taps);
   const here = workbenchFocus(services, updateViews);
 
   context.subscriptions.push(
@@ -120,7 +123,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     command('tokenShards.verifyShards', verify.verifyShards),
     command('tokenShards.verifyShardsIgnoreCache', verify.verifyShardsIgnoreCache),
     command('tokenShards.verifyThisShard', verify.verifyThisShard),
-    command('tokenShards.indexStream', (arg?: unknown) => indexStreamCommand(services, streamIndex, arg)),
+    command('tokenShards.indexStream', (arg?: unknown) => indexStream(services, streamIndex, arg)),
     command('tokenShards.openManifest', (arg?: unknown) => openManifest(services, arg)),
     command('tokenShards.decodeSelection', (...a: unknown[]) => decodeSelection(services, decoded, ...a)),
     command('tokenShards.encodeSelection', (...a: unknown[]) => encodeSelection(services, ...a)),
@@ -128,7 +131,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     command('tokenShards.searchStream', (...a: unknown[]) => searchStream(services, searchPanels, ...a)),
     command('tokenShards.searchSelection', (...a: unknown[]) => searchSelection(services, searchPanels, ...a)),
     command('tokenShards.inspectUpdates', (...a: unknown[]) => inspectUpdates(services, inspectPanels, here, ...a)),
-    command('tokenShards.openTrainingLog', (...a: unknown[]) => openTrainingLog(services, () => here().ds, ...a)),
+    command('tokenShards.openTrainingLog', (...a: unknown[]) => openTrainingLog(services, taps, () => here().ds, ...a)),
     command('tokenShards.exportUpdates', (...a: unknown[]) => exportUpdatesCommand(services, here, ...a)),
     offerManifestTable(context, services),
   );

@@ -11,7 +11,8 @@ import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
 import type { VerifyOptions } from './core/verify/verify';
-import type { Anomaly, StreamIndex } from './core/streamIndex/streamIndex';
+import type { Anomaly } from './core/streamIndex/anomalies';
+import type { StreamIndex } from './core/streamIndex/streamIndex';
 
 /** What verify needs from the stream-index service (`streamIndexService.ts`). */
 export interface StreamIndexHooks {
@@ -248,7 +249,7 @@ export class Services implements vscode.Disposable {
   documentIndex(ds: Dataset): DocumentIndex {
     let idx = this.indexes.get(ds);
     if (!idx) {
-      idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+      idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents);
       this.indexes.set(ds, idx);
       this.streamIndexLoader?.(ds, idx);
     }

@@ -8,7 +8,7 @@
  *   attaches it to the dataset's `DocumentIndex` (`Services.documentIndex`) — the ONE source of
  *   document numbers for the shard editor, its cursor line, the status bar, the update view, Go to
  *   Document and hovers — so they all say the same number, at once.
- * - {@link StreamIndexService.build}: "Index Stream" (palette, manifest table title button): reads
+ * - {@link StreamIndexService.build}: what "Index Stream" runs (src/commands/indexStream.ts): reads
  *   every shard not indexed yet once (worker pool, no hashing), with a cancellable notification
  *   (shards, bytes, rate, time left); finished shards are kept (resumable).
  * - {@link StreamIndexService.verifyOption}: what Verify Shard Hashes passes to `verifyShards` to
@@ -23,10 +23,11 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from './core/dataset';
-import { fmt } from './core/errors';
-import { count } from './core/units';
+import { count, fmt } from './core/units';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from './core/streamIndex/indexShards';
-import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, IndexStore, StreamIndex } from './core/streamIndex/streamIndex';
+import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD } from './core/streamIndex/anomalies';
+import { IndexStore } from './core/streamIndex/entryStore';
+import { StreamIndex } from './core/streamIndex/streamIndex';
 import { LONG_RUN_FLOOR, ScanParams } from './core/streamIndex/scan';
 import { VerifyOptions } from './core/verify/verify';
 import { formatBytes, formatDone, formatDuration, formatRate } from './core/verify/format';
@@ -58,7 +59,7 @@ export class StreamIndexService implements vscode.Disposable {
     private readonly services: Services,
     globalStoragePath: string,
   ) {
-    this.store = new IndexStore(path.join(globalStoragePath, STREAM_INDEX_FOLDER));
+    this.store = new IndexStore(path.join(globalStoragePath, STREAM_INDEX_FOLDER), { onWarning: (m) => services.log.warn(m) });
     // Every new DocumentIndex (one per dataset) gets this dataset's stream index attached.
     services.streamIndexLoader = (ds, di) => {
       if (!ds.lone) di.attachWhenLoaded(this.indexFor(ds).then((ix) => (ix.indexedCount > 0 ? ix : undefined)));
@@ -179,7 +180,8 @@ export class StreamIndexService implements vscode.Disposable {
 
   /**
    * Index Stream: builds the missing entries of a dataset with a cancellable progress notification,
-   * then reloads the index and says what it found. One build per dataset at a time.
+   * then reloads the index and says what it found. One build per dataset at a time; the promise
+   * resolves when the index is reloaded, not when the closing notification is dismissed.
    */
   build(ds: Dataset, opts: { force?: boolean; silent?: boolean } = {}): Promise<void> {
     const running = this.building.get(ds.root);
@@ -250,32 +252,18 @@ export class StreamIndexService implements vscode.Disposable {
             : vscode.l10n.t('no anomaly'),
         );
     const show = anomalies.length ? vscode.l10n.t('Show Problems') : undefined;
-    const pick = await (report.failed.length || anomalies.some((a) => a.severity === 'error')
-      ? vscode.window.showWarningMessage(what, ...(show ? [show] : []))
-      : vscode.window.showInformationMessage(what, ...(show ? [show] : [])));
-    if (pick && pick === show) void vscode.commands.executeCommand('workbench.actions.view.problems');
+    // Not awaited: the build is over, and a notification left open must not keep it "running"
+    // (a second Index Stream would silently join a build that ended).
+    void (
+      report.failed.length || anomalies.some((a) => a.severity === 'error')
+        ? vscode.window.showWarningMessage(what, ...(show ? [show] : []))
+        : vscode.window.showInformationMessage(what, ...(show ? [show] : []))
+    ).then((pick) => {
+      if (pick && pick === show) void vscode.commands.executeCommand('workbench.actions.view.problems');
+    });
   }
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
-}
-
-/** `tokenShards.indexStream`: picks the dataset (argument: a root path or URI, else the active one / a pick) and builds its index. */
-export async function indexStreamCommand(services: Services, index: StreamIndexService, arg?: unknown): Promise<void> {
-  let ds: Dataset | undefined;
-  if (typeof arg === 'string') ds = await services.openRoot(arg);
-  else if (arg instanceof vscode.Uri) ds = await services.datasetForFile(arg);
-  else ds = await services.pickDataset(vscode.l10n.t('Choose a dataset to index'));
-  if (!ds) return;
-  if (ds.lone) {
-    void vscode.window.showInformationMessage(
-      vscode.l10n.t(
-        '{0} has no manifest: the stream index needs a dataset folder with shard_manifest.jsonl.',
-        plainText(path.basename(ds.root)),
-      ),
-    );
-    return;
-  }
-  await index.build(ds);
 }

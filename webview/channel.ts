@@ -1,6 +1,6 @@
 /**
  * The webview end of the message channel (`src/shared/channel.ts`): one per page, typed by the
- * view's {@link ViewProtocol} in `src/protocol.ts`. {@link connect} listens for the host's
+ * view's {@link ViewProtocol} in `src/protocol/`. {@link connect} listens for the host's
  * envelopes, then sends `ready` (the host answers with the view's state).
  */
 import { Channel, ChannelHandlers, RequestOptions, ViewProtocol } from '../src/shared/channel';

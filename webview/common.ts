@@ -57,11 +57,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-/** Formats a count with thousands separators: the host's and CLI's `fmt` (src/core/errors.ts), one formatter for all. */
-export { fmt } from '../src/core/errors';
-
-/** A count with its noun (`1 token`, `2 tokens`): the one helper of src/core/units.ts. */
-export { count } from '../src/core/units';
+/**
+ * `fmt` formats a count with thousands separators; `count` gives a count with its noun (`1 token`,
+ * `2 tokens`): the host's and CLI's helpers of src/core/units.ts, one formatter for all.
+ */
+export { count, fmt } from '../src/core/units';
 
 /**
  * Text with its invisible characters drawn as boxed marks (src/core/invisibles.ts decides which):

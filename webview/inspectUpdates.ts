@@ -10,9 +10,9 @@
 import { count, fmt, h } from './common';
 import { panelChannel } from './shared/panel';
 import type { StatColumn, UpdateStats } from '../src/core/stats';
-import type { InspectFromWebview, InspectInit, InspectState, InspectToWebview, StatColumnInfo } from '../src/panels/workbenchProtocol';
+import type { InspectInit, InspectProtocol, InspectState, StatColumnInfo } from '../src/protocol/workbench';
 
-const ch = panelChannel<InspectToWebview, InspectFromWebview, Record<string, never>, InspectState>();
+const ch = panelChannel<InspectProtocol, InspectState>();
 
 let init: InspectInit | undefined;
 let rows: UpdateStats[] = [];

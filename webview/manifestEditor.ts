@@ -1,6 +1,6 @@
 /**
- * The manifest table webview (host side: src/editor/manifestEditor.ts; messages: the "Manifest
- * editor" section of src/protocol.ts).
+ * The manifest table webview (host side: src/editor/manifestEditor.ts; messages:
+ * src/protocol/manifest.ts).
  *
  * Header: dataset totals, Verify buttons, status counts, the problems banner, and every key of
  * `manifest.json` / `verification.json`. Below it a virtualised grid: only the rows in view
@@ -17,7 +17,6 @@ import { codiconLinkFromInline, fmt, h, vscodeApi } from './common';
 import { count } from '../src/core/units';
 import { connect } from './channel';
 import type {
-  AnomalyMark,
   ManifestField,
   ManifestFromWebview,
   ManifestInit,
@@ -26,7 +25,8 @@ import type {
   ManifestRowStatus,
   ManifestToWebview,
   ManifestViewState,
-} from '../src/protocol';
+} from '../src/protocol/manifest';
+import type { AnomalyMark } from '../src/protocol/update';
 
 codiconLinkFromInline(); // before the first web component connects
 
@@ -531,6 +531,30 @@ function linkButton(text: string, onClick: () => void): HTMLElement {
   return b;
 }
 
+/** Width of an anomaly mark beside a file name: the 16 px codicon and its 3 px margins (manifestEditor.css). */
+const MARK_PX = 22;
+/** Names measured at most (the longest by characters): 100,000 rows need not all be measured. */
+const FIT_NAMES = 256;
+let measure: CanvasRenderingContext2D | null | undefined;
+
+/**
+ * Makes the file column at least as wide as the widest file name (plus its mark, when it has one),
+ * so a name is cut (from the left) only when the window has no room for it, not while other
+ * columns have room to give: sets `--mf-file-min` on the grid (used by the row template).
+ */
+function fitFileColumn(): void {
+  measure ??= document.createElement('canvas').getContext('2d');
+  if (!measure) return;
+  measure.font = getComputedStyle(gridEl).font;
+  const longest = rows
+    .map((r) => ({ name: r.shard, extra: marks.has(r.index) ? MARK_PX : 0 }))
+    .sort((a, b) => b.name.length + b.extra - (a.name.length + a.extra))
+    .slice(0, FIT_NAMES);
+  let px = 0;
+  for (const n of longest) px = Math.max(px, measure.measureText(n.name).width + n.extra);
+  gridEl.style.setProperty('--mf-file-min', `${Math.ceil(px) + 2}px`);
+}
+
 /** Sends an event to the host. */
 function post(msg: ManifestFromWebview): void {
   channel.notify(msg);
@@ -544,6 +568,7 @@ function onEvent(m: ManifestToWebview): void {
       renderHead(m);
       setProgress(m.verifying);
       updateCounts();
+      fitFileColumn();
       applyFilter();
       if (!restoredScroll) {
         restoredScroll = true;
@@ -569,6 +594,7 @@ function onEvent(m: ManifestToWebview): void {
     }
     case 'anomalies':
       marks = new Map(m.rows.map((r) => [r.index, { severity: r.severity, text: r.text }]));
+      fitFileColumn();
       version++;
       if (state.problemsOnly) applyFilter();
       else scheduleRender();

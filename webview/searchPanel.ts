@@ -22,15 +22,13 @@ import type {
   OccurrenceRow,
   SearchDatasetInfo,
   SearchForm,
-  SearchFromWebview,
   SearchPanelState,
-  SearchRequests,
-  SearchToWebview,
-} from '../src/panels/searchProtocol';
+  SearchPanelProtocol,
+} from '../src/protocol/search';
 
 codiconLinkFromInline(); // before the first web component connects
 
-const ch = panelChannel<SearchToWebview, SearchFromWebview, SearchRequests, SearchPanelState>();
+const ch = panelChannel<SearchPanelProtocol, SearchPanelState>();
 
 type Field = HTMLElement & { value: string };
 type Box = HTMLElement & { checked: boolean };

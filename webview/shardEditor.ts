@@ -29,7 +29,7 @@ import type {
   ShardToWebview,
   ShardView,
   ShardWebviewState,
-} from '../src/protocol';
+} from '../src/protocol/shard';
 import type { PageData } from './shardEditor/model';
 import { blockIndexOf } from './shardEditor/model';
 import { PageCache } from './shardEditor/pageCache';

@@ -8,11 +8,11 @@
 import { fmt, h } from './common';
 import { Chart, ChartSeries } from './shared/chart';
 import { panelChannel } from './shared/panel';
-import type { Spike } from '../src/core/trainingLog/trainingLog';
-import type { LogFromWebview, LogLoaded, LogState, LogToWebview } from '../src/panels/workbenchProtocol';
+import type { Spike } from '../src/core/trainingLog/spikes';
+import type { LogLoaded, LogState, TrainingLogProtocol } from '../src/protocol/workbench';
 import type { StatColumn } from '../src/core/stats';
 
-const ch = panelChannel<LogToWebview, LogFromWebview, Record<string, never>, LogState>();
+const ch = panelChannel<TrainingLogProtocol, LogState>();
 
 let log: LogLoaded | undefined;
 let spikes: Spike[] = [];

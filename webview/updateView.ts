@@ -32,7 +32,7 @@ import type {
   UpdateViewState,
   UpdateViewToWebview,
   UpdateViewSegment,
-} from '../src/protocol';
+} from '../src/protocol/update';
 import { ChannelError } from '../src/shared/channel';
 
 codiconLinkFromInline(); // before the first web component connects

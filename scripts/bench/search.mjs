@@ -1,5 +1,5 @@
 /**
- * Stream search (`count`, issue 12) at token speed: tokens/s of the count with 1 term and with
+ * Stream search (`count`) at token speed: tokens/s of the count with 1 term and with
  * 10 terms (2 workers and 1), side by side in the same run with what a user would write instead:
  * numpy counting a 2-token id sequence over the same shards (the card's numpy reader style,
  * memmap per shard), the tokenizer library's decode + a JS regex over the same tokens (over a

@@ -1,5 +1,5 @@
 /**
- * Loss-spike workbench (issue 15):
+ * Loss-spike workbench:
  * 1. Per-update statistics for 200 consecutive updates of the full-size data (every field of
  *    src/core/stats.ts) against numpy computing the same records over the dataset card's x
  *    (scripts/reference_stats.py: np.unique, sorting, one python3 process timed inside it). Both

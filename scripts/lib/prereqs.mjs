@@ -3,6 +3,9 @@
  *   ripgrep      code-server's @vscode/ripgrep install step would download rg (no network here)
  *   libkrb5-dev  code-server's `kerberos` native module builds against it
  *   chromium     `npm start -- --screenshot` and the end-to-end tests drive it
+ *   fonts-noto-cjk, fonts-noto-color-emoji   CJK and emoji glyphs in the end-to-end screenshots
+ *   python3-numpy, python3-regex   the unit tests' Python references (the dataset card's reader,
+ *                the search reference's `\b` and case folding)
  *
  * As root with apt-get available, missing packages are installed (one line says what and why;
  * apt's output goes to a log file unless --verbose). Otherwise one line gives the exact command
@@ -25,7 +28,37 @@ export const DEBIAN_PACKAGES = {
     why: "code-server's kerberos module builds against it",
   },
   chromium: { present: () => fs.existsSync('/usr/bin/chromium'), why: 'the headless browser for --screenshot and the end-to-end tests' },
+  'fonts-noto-cjk': { present: () => dpkgInstalled('fonts-noto-cjk'), why: 'CJK glyphs in the end-to-end screenshots' },
+  'fonts-noto-color-emoji': { present: () => dpkgInstalled('fonts-noto-color-emoji'), why: 'emoji glyphs in the end-to-end screenshots' },
+  'python3-numpy': { present: () => pythonImports('numpy'), why: "the unit tests' reference reader (the dataset card's Python)" },
+  'python3-regex': { present: () => pythonImports('regex'), why: "the unit tests' search reference (scripts/reference_search.py)" },
 };
+
+/** True when dpkg says `pkg` is installed. */
+function dpkgInstalled(pkg) {
+  return spawnSync('dpkg-query', ['-W', '-f', '${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed') ?? false;
+}
+
+/** True when `python3` (the one on PATH, which the tests run) imports `module`. */
+function pythonImports(module) {
+  return spawnSync('python3', ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * The Debian packages each test tier needs (`scripts/test.mjs`): `unit` the Python references;
+ * `vscode` code-server's install (only while it is not installed: pass `codeServerInstalled`);
+ * `e2e` that too, plus Chromium and the screenshot fonts.
+ * @param {string[]} tiers tier names: 'lint', 'unit', 'vscode', 'e2e'
+ * @param {{ codeServerInstalled?: boolean }} [o]
+ * @returns {string[]} keys of {@link DEBIAN_PACKAGES}, each once
+ */
+export function packagesForTiers(tiers, { codeServerInstalled = false } = {}) {
+  const out = new Set();
+  if (tiers.includes('unit')) for (const p of ['python3-numpy', 'python3-regex']) out.add(p);
+  if ((tiers.includes('vscode') || tiers.includes('e2e')) && !codeServerInstalled) for (const p of ['ripgrep', 'libkrb5-dev']) out.add(p);
+  if (tiers.includes('e2e')) for (const p of ['chromium', 'fonts-noto-cjk', 'fonts-noto-color-emoji']) out.add(p);
+  return [...out];
+}
 
 /** An error whose message is one line for the user (the caller prints it and exits 1, no stack). */
 export class SetupError extends Error {}

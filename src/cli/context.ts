@@ -1,24 +1,35 @@
 /**
  * What every `token-shards` subcommand shares: opening a dataset with the global schedule
- * overrides, loading a tokenizer, parsing numbers people type, writing output (with
- * back-pressure, and with terminal control characters from data made visible), and turning any
+ * overrides, loading a tokenizer, parsing numbers people type, writing output (one
+ * {@link OutputWriter}: back-pressure, write errors, EPIPE), showing text from data (control
+ * characters marked on a terminal, written as they are to files and pipes), and turning any
  * error into one stderr line with the right exit code.
  *
- * Exit codes: {@link EXIT}: 0 ok, 1 the data has a problem, 2 bad usage, 130 interrupted (Ctrl-C).
+ * Exit codes: {@link EXIT} and the table in `exitCodes.ts`: 0 ok, 1 the data has a problem, 2 bad
+ * usage, 130 interrupted (Ctrl-C).
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Command } from 'commander';
-import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openShardFileAsDataset } from '../core/dataset';
+import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openPath } from '../core/dataset';
+import { isFormatName } from '../core/formats/registry';
+import { FORMAT_NAMES, FormatName, TOKEN_DTYPES, TokenDtype } from '../core/formats/types';
 import { SHARD_MANIFEST } from '../core/manifest';
 import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
 import { ScheduleSettings, scheduleFaults } from '../core/schedule';
 import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
 import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
+import { READ_LIMITS, fileKind } from '../core/safeRead';
+import { isInside, realPathOf } from '../core/safeWrite';
+import { EXIT } from './exitCodes';
+import { OutputClosed, OutputError, OutputStream, OutputWriter } from './output';
+import { LISTS_PROBLEMS, readFaultWarnings } from './readWarnings';
 
-/** Exit codes of the CLI. */
-export const EXIT = { ok: 0, data: 1, usage: 2, interrupted: 130 } as const;
+export { EXIT };
+
+/** Most worker threads `--jobs` takes (verify, index, count). */
+export const MAX_JOBS = 256;
 
 /** Thrown for bad command lines (wrong arguments, missing files named on the command line); exit code 2. */
 export class UsageError extends Error {
@@ -38,6 +49,17 @@ export interface GlobalOptions {
   allowOutsideRoot?: boolean;
   /** `--run FILE`: the run description naming the training order (else `<root>/run.json`). */
   run?: string;
+  /**
+   * Every `--format` given, in order: storage format names (instead of sniffing) and, for
+   * `export`, its output format (the program's option takes every `--format` on the line).
+   */
+  format?: string[];
+  /** `--dtype uint16|uint32|int32`: the token dtype of headerless files. */
+  dtype?: string;
+  /** `--escape`: mark control characters of data on standard output even when it is not a terminal. */
+  escape?: boolean;
+  /** `--raw`: write text from data as it is, even to a terminal. */
+  raw?: boolean;
 }
 
 /** A subcommand's action: gets the positional arguments, then commander's options object and the command. Returns the exit code. */
@@ -49,8 +71,10 @@ export type Action = (...args: any[]) => Promise<number>; // eslint-disable-line
 export interface CliContext {
   /**
    * Wraps a subcommand action: runs it, records its exit code, and turns any thrown error into one
-   * stderr line (`error: …`) and its exit code (UsageError/RangeRequestError 2, DataError 1,
-   * CancelledError 130, EPIPE 0, anything else 1). Never rethrows.
+   * stderr line (`error: …`) and its exit code (the table in `exitCodes.ts`: UsageError and
+   * RangeRequestError 2, DataError 1, a failed write to standard output 1 — whatever the action
+   * threw after it —, CancelledError 130, EPIPE 0, anything else 1). Sets {@link CliContext.marks}
+   * from `--escape`/`--raw` first, and waits for standard output to take everything last. Never rethrows.
    */
   run(action: Action): (...args: unknown[]) => Promise<void>;
   /** The global options (`--tokens-per-update`, `--sequence-length`, `--eos`, `--tokenizer`, …) as given to `cmd`. */
@@ -59,8 +83,12 @@ export interface CliContext {
   scheduleFlags(cmd: Command): Partial<ScheduleSettings>;
   /**
    * Opens a dataset folder (holding shard_manifest.jsonl), or a lone `.u32` file as a one-shard
-   * dataset with local offsets, applying the global overrides. UsageError when `target` is
-   * missing or does not exist.
+   * dataset with local offsets, or a file or folder of any other storage format (`openPath`),
+   * applying the global overrides (`--format`, `--dtype`, the schedule flags, `--tokenizer`).
+   * UsageError when `target` is missing, does not exist, is a folder with no known format, or
+   * `--format`/`--dtype` name nothing known. Prints the read-fault warnings of a manifest
+   * (`readWarnings.ts`: shards longer than their entries, overlapping entries) unless the
+   * command lists every problem itself.
    */
   open(target: string | undefined, cmd: Command): Promise<Dataset>;
   /** The dataset options from the global options (`--allow-outside-root`; messages name the CLI's flags). */
@@ -77,20 +105,52 @@ export interface CliContext {
    */
   int(text: string | undefined, what: string): number | undefined;
   /**
-   * Writes a line (a newline is added when missing) to stdout. Control characters other than
-   * newline and tab are written as marks (`⟨ESC⟩`, see `terminalSafe`): nothing a command prints
-   * can act on the terminal, even data it forgot to pass through {@link CliContext.term}.
+   * Writes a line (a newline is added when missing) to stdout, through {@link CliContext.output}.
+   * When control characters are marked ({@link CliContext.marks}), every one other than newline
+   * and tab is written as a mark (`⟨ESC⟩`, see `terminalSafe`): nothing a command prints can act
+   * on the terminal, even data it forgot to pass through {@link CliContext.text}.
    */
   out(s: string): void;
-  /** Writes to stdout (control characters marked as in {@link CliContext.out}), waiting for the pipe to drain when it is full (bounded memory for big outputs). */
+  /** Writes to stdout as {@link CliContext.out} does (no newline added), waiting while the output's buffer is full (bounded memory for big outputs); throws OutputError when a write failed. */
   write(s: string): Promise<void>;
-  /** Writes a line to stderr (control characters marked as in {@link CliContext.out}). */
+  /** The one writer of standard output (errors, EPIPE, back-pressure); `writable` for code that pipes into a stream. */
+  readonly output: OutputWriter;
+  /** Standard error as given to the context, for progress lines redrawn in place (`\r`); messages go through {@link CliContext.err}. */
+  readonly stderr: CliStreams['stderr'];
+  /**
+   * True when text from data is shown with its control characters marked: `--escape`, or
+   * standard output is a terminal and `--raw` was not given. Set when the command starts.
+   */
+  marks(): boolean;
+  /**
+   * Text that came from data (decoded text, names) for standard output: marked as
+   * {@link CliContext.term} does when {@link CliContext.marks}, else unchanged (a file or a
+   * pipe gets the text itself: `decode … | cat` is byte for byte the tokenizer's decode).
+   */
+  text(s: string, opts?: TerminalSafeOptions): string;
+  /**
+   * Parses `--jobs` (worker threads): 0 or absent = the number of CPU cores (returned as
+   * undefined), at most {@link MAX_JOBS}. UsageError naming the flag otherwise.
+   */
+  jobs(text: string | undefined): number | undefined;
+  /**
+   * The command as the user invoked it, for hints: `token-shards`, `npx token-shards`, or
+   * `node dist/cli.js` (the script path as typed).
+   */
+  readonly self: string;
+  /** Writes a line to stderr (control characters always marked: messages are read on a terminal). */
   err(s: string): void;
   /** Writes `warning: …` to stderr. */
   warn(s: string): void;
+  /**
+   * Warns about every manifest.json problem of `ds` (a G, L or EOS there that is invalid and was
+   * replaced, a manifest.json that is not JSON): commands whose output depends on the schedule
+   * say which values they used instead of falling back without a word.
+   */
+  warnSchedule(ds: Dataset): void;
   /** JSON text of `value` (control characters escaped; see `jsonSafe`) for --json outputs. */
   json(value: unknown, indent?: number): string;
-  /** Makes text that came from data (names, decoded text, manifest values) safe to print on a terminal: see `terminalSafe`. */
+  /** Makes text that came from data (names, manifest values) safe to print on a terminal, always: see `terminalSafe`. For messages and listings; data text on stdout goes through {@link CliContext.text}. */
   term(s: string, opts?: TerminalSafeOptions): string;
   /** Aborted on the first Ctrl-C when a command asked for it with {@link CliContext.cancellable}. */
   readonly signal: AbortSignal;
@@ -98,10 +158,10 @@ export interface CliContext {
   cancellable(): AbortSignal;
 }
 
-/** Streams used by a context (tests may pass their own). */
+/** Streams used by a context (tests may pass their own; `isTTY` true makes stdout a terminal). */
 export interface CliStreams {
-  stdout: NodeJS.WritableStream & { write(s: string): boolean };
-  stderr: NodeJS.WritableStream & { write(s: string): boolean };
+  stdout: OutputStream;
+  stderr: NodeJS.WritableStream & { write(s: string): boolean; isTTY?: boolean };
 }
 
 /** The state behind a {@link CliContext}: the exit code of the last action. */
@@ -134,13 +194,36 @@ export async function requireDatasetFolder(dir: string): Promise<void> {
   );
 }
 
-/** Maps an error to its exit code and one-line message. */
+/** Most lines of one kind (manifest problems, failed shards) a text output lists; `--json` lists all. */
+export const MAX_LISTED = 20;
+
+/**
+ * The first {@link MAX_LISTED} of `lines`, then one line counting the rest: a 100,000-line
+ * manifest of missing files prints 21 lines, not 100,000.
+ * @param rest the last line for `n` more: e.g. (n) => `… and ${n} more problems (--json lists them all)`.
+ */
+export function listed(lines: readonly string[], rest: (n: string) => string): string[] {
+  if (lines.length <= MAX_LISTED) return [...lines];
+  return [...lines.slice(0, MAX_LISTED), rest((lines.length - MAX_LISTED).toLocaleString('en-US'))];
+}
+
+/**
+ * Why the CLI's cache folder (verify cache, stream index) must not be used for a dataset: it
+ * lies inside the dataset folder (`XDG_CACHE_HOME=DS`), where nothing is written. Compared as
+ * real paths. Undefined when it may be used.
+ */
+export function cacheInsideDataset(cacheDir: string, datasetRoot: string): string | undefined {
+  const root = realPathOf(datasetRoot);
+  return isInside(realPathOf(cacheDir), root) ? `it is inside the dataset folder ${root}, where nothing is written` : undefined;
+}
+
+/** Maps an error to its exit code (the table of `exitCodes.ts`) and one-line message. */
 export function describeError(err: unknown): { code: number; message?: string } {
   if (err instanceof UsageError || err instanceof RangeRequestError) return { code: EXIT.usage, message: err.message };
-  if (err instanceof DataError) return { code: EXIT.data, message: err.message };
+  if (err instanceof DataError || err instanceof OutputError) return { code: EXIT.data, message: err.message };
   if (err instanceof CancelledError) return { code: EXIT.interrupted, message: 'interrupted' };
   const e = err as NodeJS.ErrnoException;
-  if (e && e.code === 'EPIPE') return { code: EXIT.ok };
+  if (err instanceof OutputClosed || (e && e.code === 'EPIPE')) return { code: EXIT.ok };
   const message = e && typeof e.message === 'string' ? e.message : String(err);
   return { code: EXIT.data, message };
 }
@@ -150,16 +233,48 @@ function oneLine(s: string): string {
   return s.replace(/\s*\n\s*/g, ' ').trim();
 }
 
+/**
+ * How the user invoked the CLI, for hints that name a command: `npx token-shards` under npx
+ * (`npm_command=exec`, the script in a `.bin` folder), `node dist/cli.js` when the script was run by node (the path relative
+ * to the current folder when it is below it), else the script's name (`token-shards` from
+ * `npm link` or a global install).
+ */
+export function invokedAs(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const script = argv[1];
+  if (!script) return 'token-shards';
+  // npx runs the package's bin link (node_modules/.bin/token-shards); a process started by one run
+  // through npx inherits npm_command, so the script is checked too.
+  if (env.npm_command === 'exec' && script.includes(`${path.sep}.bin${path.sep}`)) return 'npx token-shards';
+  if (path.basename(script) === 'cli.js') {
+    const rel = path.relative(cwd, script);
+    return `node ${rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : script}`;
+  }
+  return path.basename(script);
+}
+
+/** Options of {@link createContext}. */
+export interface ContextOptions {
+  /** The command as invoked, for hints (default `token-shards`; the entry point passes {@link invokedAs}). */
+  self?: string;
+}
+
 /** Builds the shared helpers. */
-export function createContext(streams: CliStreams = { stdout: process.stdout, stderr: process.stderr }): CliRuntime {
+export function createContext(
+  streams: CliStreams = { stdout: process.stdout, stderr: process.stderr },
+  options: ContextOptions = {},
+): CliRuntime {
   let exitCode: number | undefined;
   const ac = new AbortController();
   let wantsSignal = false;
+  const output = new OutputWriter(streams.stdout);
+  let marks = output.isTTY;
 
-  // Last line of defence: whatever a command writes goes through terminalSafe (newline and tab kept),
-  // so a shard name or decoded text that a command forgot to escape still cannot reach the terminal
-  // as control. Marks contain no control characters, so text escaped before is unchanged.
+  // Last line of defence: on a terminal, whatever a command writes goes through terminalSafe
+  // (newline and tab kept), so a shard name or decoded text that a command forgot to escape
+  // still cannot reach the terminal as control. Marks contain no control characters, so text
+  // escaped before is unchanged. Files and pipes get the text as it is.
   const safe = (s: string) => terminalSafe(s, { keepLayout: true });
+  const shown = (s: string) => (marks ? safe(s) : s);
   const err = (s: string) => {
     s = safe(s);
     streams.stderr.write(s.endsWith('\n') ? s : s + '\n');
@@ -195,15 +310,35 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
     allowOutsideRoot: !!globals(cmd).allowOutsideRoot,
     settingNames: FLAG_NAMES,
   });
+  /** `--tokenizer FILE` checked as a file named on the command line: missing or not a regular file is a usage error. */
+  const tokenizerFlag = (file: string): string => {
+    if (file.trim() === '') throw new UsageError('--tokenizer "": expected the path of a tokenizer.json');
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(file);
+    } catch {
+      throw new UsageError(`--tokenizer ${terminalSafe(file)}: no such file`);
+    }
+    if (!st.isFile()) throw new UsageError(`--tokenizer ${terminalSafe(file)}: is ${fileKind(st)}; expected a tokenizer.json file`);
+    if (st.size > READ_LIMITS.tokenizer)
+      throw new UsageError(`--tokenizer ${terminalSafe(file)}: ${st.size.toLocaleString('en-US')} bytes is too large for a tokenizer.json`);
+    return file;
+  };
 
   const ctx: CliContext = {
     run:
       (action) =>
       async (...args: unknown[]) => {
         try {
+          const cmd = args[args.length - 1] as Command;
+          const g = globals(cmd);
+          if (g.escape && g.raw) throw new UsageError('--escape and --raw exclude each other');
+          marks = g.escape ? true : g.raw ? false : output.isTTY;
           exitCode = await action(...args);
+          await output.finish();
         } catch (e) {
-          const d = describeError(e);
+          // A failed standard output is the cause of whatever the command threw after it.
+          const d = describeError(output.error() ?? e);
           if (d.message !== undefined) err(`error: ${oneLine(d.message)}`);
           exitCode = d.code;
         }
@@ -212,38 +347,85 @@ export function createContext(streams: CliStreams = { stdout: process.stdout, st
     scheduleFlags,
     openOptions,
     int,
+    jobs(text) {
+      const n = int(text, '--jobs');
+      if (n !== undefined && n > MAX_JOBS) throw new UsageError(`--jobs ${n}: expected 1..${MAX_JOBS} (0 = number of cores)`);
+      return n || undefined;
+    },
+    self: options.self ?? 'token-shards',
     async open(target, cmd) {
       if (!target) throw new UsageError('missing <root>: the dataset folder holding shard_manifest.jsonl (or one .u32 file)');
       if (!fs.existsSync(target)) throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
       const flags = scheduleFlags(cmd);
-      if (fs.statSync(target).isFile()) return openShardFileAsDataset(target, flags, openOptions(cmd));
+      const g = globals(cmd);
+      const tokenizerFile = g.tokenizer !== undefined ? path.resolve(tokenizerFlag(g.tokenizer)) : undefined;
+      const st = fs.statSync(target);
+      if (!st.isFile() && !st.isDirectory())
+        throw new UsageError(`${terminalSafe(target)}: is ${fileKind(st)}; expected a dataset folder (or one .u32 file)`);
+      const values = g.format ?? [];
+      const storage = values.filter(isFormatName);
+      const other = values.find((v) => !isFormatName(v));
+      if (other !== undefined && cmd.name() !== 'export') {
+        throw new UsageError(`--format ${terminalSafe(other)} is not a known format (expected one of ${FORMAT_NAMES.join(', ')})`);
+      }
+      if (new Set(storage).size > 1) throw new UsageError(`--format is given as ${storage.join(' and ')}; expected one storage format`);
+      if (g.dtype !== undefined && !(TOKEN_DTYPES as readonly string[]).includes(g.dtype)) {
+        throw new UsageError(`--dtype ${terminalSafe(g.dtype)} is not a token dtype (expected one of ${TOKEN_DTYPES.join(', ')})`);
+      }
+      const opened = await openPath(target, flags, {
+        ...openOptions(cmd),
+        format: storage[0] as FormatName | undefined,
+        dtype: g.dtype as TokenDtype | undefined,
+        tokenizerFile,
+      });
+      if (opened) {
+        if (opened.manifestFile && !LISTS_PROBLEMS.has(cmd.name())) for (const w of readFaultWarnings(opened)) err(`warning: ${w}`);
+        return opened;
+      }
       await requireDatasetFolder(target);
-      return openDataset(target, flags, openOptions(cmd));
+      const ds = await openDataset(target, flags, openOptions(cmd));
+      if (!LISTS_PROBLEMS.has(cmd.name())) for (const w of readFaultWarnings(ds)) err(`warning: ${w}`);
+      return ds;
     },
     async tokenizerFor(target, cmd, ds) {
       const g = globals(cmd);
-      if (g.tokenizer) return loadTokenizer(g.tokenizer);
+      if (g.tokenizer !== undefined) return loadTokenizer(tokenizerFlag(g.tokenizer));
       if (ds) {
         if (!ds.tokenizerFile) throw new DataError(`${ds.root}: no tokenizer/tokenizer.json; pass --tokenizer FILE`);
         return loadTokenizer(ds.tokenizerFile);
       }
       if (!target) throw new UsageError('missing <root|tokenizer.json>');
-      if (fs.existsSync(target) && fs.statSync(target).isFile()) return loadTokenizer(target);
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.statSync(target);
+      } catch {
+        throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
+      }
+      if (st.isFile()) return loadTokenizer(target);
+      if (!st.isDirectory())
+        throw new UsageError(`${terminalSafe(target)}: is ${fileKind(st)}; expected a tokenizer.json or a folder holding one`);
       for (const p of [path.join(target, 'tokenizer', 'tokenizer.json'), path.join(target, 'tokenizer.json')]) {
         if (fs.existsSync(p)) return loadTokenizer(p);
       }
       throw new UsageError(`${terminalSafe(target)}: neither a tokenizer.json nor a folder holding tokenizer/tokenizer.json`);
     },
     out(s) {
-      s = safe(s);
-      streams.stdout.write(s.endsWith('\n') ? s : s + '\n');
+      s = shown(s);
+      output.put(s.endsWith('\n') ? s : s + '\n');
     },
     async write(s) {
-      if (!streams.stdout.write(safe(s))) await new Promise<void>((resolve) => streams.stdout.once('drain', resolve));
+      await output.write(shown(s));
     },
+    output,
+    stderr: streams.stderr,
+    marks: () => marks,
+    text: (s, opts) => (marks ? terminalSafe(s, opts) : s),
     err,
     warn(s) {
       err(`warning: ${s}`);
+    },
+    warnSchedule(ds) {
+      for (const p of ds.problems) if (p.code === 'bad-provenance') err(`warning: ${terminalSafe(p.message)}`);
     },
     term: terminalSafe,
     json: jsonSafe,

@@ -6,8 +6,7 @@
  * many there were.
  */
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count as countOf } from '../core/units';
+import { count as countOf, fmt } from '../core/units';
 import { IdAnomaly, diagnoseIds } from '../core/tokenizer';
 
 /** Ids read from the start of each sampled shard. */
@@ -26,12 +25,14 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
     ...new Set(Array.from({ length: Math.min(n, SAMPLE_SHARDS) }, (_, i) => Math.floor((i * n) / Math.min(n, SAMPLE_SHARDS)))),
   ];
   const parts: Uint32Array[] = [];
+  const partShards: string[] = [];
   for (const i of picks) {
     const e = ds.shards[i];
     const count = Math.min(SAMPLE_IDS_PER_SHARD, e.numTokens);
     if (count === 0) continue;
     try {
       parts.push(await ds.stream.read(e.startToken, count));
+      partShards.push(e.shard);
     } catch {
       /* an unreadable shard is reported elsewhere */
     }
@@ -44,20 +45,24 @@ export async function diagnoseDataset(ds: Dataset, vocabSize: number): Promise<I
   }
   const found = diagnoseIds(all, vocabSize);
   if (!found) return undefined;
-  // Name the files the sample came from (the first few ids of each).
-  const names = picks.map((i) => ds.shards[i].shard);
+  // Name the shards whose own sample shows the fault (a clean shard is never named); when it
+  // only shows in the whole sample, every shard sampled.
+  const own = parts.map((p) => diagnoseIds(p, vocabSize));
+  const bad = partShards.map((_, k) => k).filter((k) => own[k]?.kind === found.kind);
+  if (bad.length === 1) {
+    // One shard: its own numbers (the share of its ids), not those of the whole sample.
+    const k = bad[0];
+    return {
+      ...own[k]!,
+      message: `${partShards[k]} (first ${fmt(Math.min(SAMPLE_IDS_PER_SHARD, parts[k].length))} ids): ${own[k]!.message}`,
+    };
+  }
+  const names = bad.length ? bad.map((k) => partShards[k]) : partShards;
   const where =
     names.length === 1
-      ? names[0]
+      ? `${names[0]} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids)`
       : `${names[0]} and ${countOf(names.length - 1, 'more shard', 'more shards')} (first ${fmt(SAMPLE_IDS_PER_SHARD)} ids of each)`;
   return { ...found, message: `${where}: ${found.message}` };
-}
-
-/** Counts ids ≥ `vocabSize` or unknown per `isKnown`. */
-export function countUnknown(ids: ArrayLike<number>, isKnown: (id: number) => boolean): number {
-  let n = 0;
-  for (let i = 0; i < ids.length; i++) if (!isKnown(ids[i])) n++;
-  return n;
 }
 
 /** The stderr warning for unknown ids in a text output. */

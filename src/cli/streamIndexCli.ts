@@ -7,10 +7,11 @@
  */
 import type { Command } from 'commander';
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count as countOf } from '../core/units';
+import { count as countOf, fmt } from '../core/units';
 import { indexParamsFor, openDatasetIndex } from '../core/streamIndex/indexShards';
-import { Anomaly, IndexStore, StreamIndex, defaultCliIndexDir, describeUpdates, updatesTouching } from '../core/streamIndex/streamIndex';
+import { Anomaly, describeUpdates, updatesTouching } from '../core/streamIndex/anomalies';
+import { IndexStore, defaultCliIndexDir } from '../core/streamIndex/entryStore';
+import { StreamIndex } from '../core/streamIndex/streamIndex';
 import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndex/scan';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { CliContext } from './context';
@@ -37,7 +38,7 @@ export async function optionalTokenizer(ctx: CliContext, ds: Dataset, cmd: Comma
 export async function openCliIndex(ctx: CliContext, ds: Dataset, cmd: Command, env: NodeJS.ProcessEnv = process.env): Promise<CliIndex> {
   const { tok, note } = await optionalTokenizer(ctx, ds, cmd);
   const params = indexParamsFor(ds, tok);
-  const store = new IndexStore(defaultCliIndexDir(env));
+  const store = new IndexStore(defaultCliIndexDir(env), { onWarning: (m) => ctx.warn(ctx.term(m)) });
   return { store, params, index: await openDatasetIndex(ds, store, params), noTokenizer: note };
 }
 
@@ -51,13 +52,21 @@ function medianBucket(hist: number[], count: number): string {
   return '?';
 }
 
-/** The lines `info` and `index` print about an index (documents, longest run, anomalies). */
-export function describeIndex(ds: Dataset, ix: StreamIndex, anomalies: Anomaly[], term: (s: string) => string): string[] {
+/**
+ * The lines `info` and `index` print about an index (documents, longest run, anomalies).
+ * @param self the command as invoked (`CliContext.self`), for the hint to build the rest.
+ */
+export function describeIndex(ds: Dataset, ix: StreamIndex, anomalies: Anomaly[], term: (s: string) => string, self: string): string[] {
   const s = ix.summary();
   const lines: string[] = [];
   if (!ix.complete) {
+    // Document numbers are instant only up to the first shard not indexed; none when that is the first.
+    const instant =
+      s.coveredTokens > 0
+        ? `document numbers instant for global offsets < ${fmt(s.coveredTokens)}`
+        : `document numbers need ${term(ds.shards[0].shard)}, the first shard, which is not indexed`;
     lines.push(
-      `stream index     ${fmt(ix.indexedCount)} of ${fmt(ds.shards.length)} shards indexed (document numbers instant for global offsets < ${fmt(s.coveredTokens)}); run \`token-shards index ${term(ds.root)}\``,
+      `stream index     ${fmt(ix.indexedCount)} of ${fmt(ds.shards.length)} shards indexed (${instant}); run \`${self} index ${term(ds.root)}\``,
     );
   }
   const d = s.documents;
@@ -68,7 +77,9 @@ export function describeIndex(ds: Dataset, ix: StreamIndex, anomalies: Anomaly[]
   const r = s.longestRun;
   const u = updatesTouching(ds.schedule, r.start, r.start + r.length);
   lines.push(
-    `longest run      ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)}${r.closed ? '' : ' to the end of the stream'}; touches ${describeUpdates(u)}`,
+    r.length > 0
+      ? `longest run      ${fmt(r.length)} tokens without EOS from global offset ${fmt(r.start)}${r.closed ? '' : ' to the end of the stream'}; touches ${describeUpdates(u)}`
+      : 'longest run      (no tokens in the indexed shards)',
   );
   const errors = anomalies.filter((a) => a.severity === 'error').length;
   lines.push(

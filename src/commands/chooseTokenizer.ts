@@ -14,7 +14,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
+import { fmt } from '../core/units';
 import { loadTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
 import { plainText, shortText } from '../core/untrusted';

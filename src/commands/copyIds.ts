@@ -5,8 +5,7 @@
  * selection is larger than the pages it holds: copies the decoded text of the selection.
  */
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import type { ShardEditorProvider, ShardSession } from '../editor/shardEditor';
 import { plainText, shortText } from '../core/untrusted';
 

@@ -1,6 +1,6 @@
 /**
  * Token Shards: Copy Link to Cursor Position (`tokenShards.copyLink`): copies a link that the
- * URI handler (src/uriHandler.ts) opens, so logs and notebooks can point at a place in the stream:
+ * URI handler (src/commands/uriHandler.ts) opens, so logs and notebooks can point at a place in the stream:
  * - in a shard editor: `<scheme>://token-shards.token-shard-inspector/offset?o=<global offset>`;
  * - in the update view: `…/update?k=<k>` (plus `&sequence=<r>` when a row is focused).
  * `&root=<dataset folder>` is added when the workspace holds several datasets (the handler asks
@@ -10,8 +10,8 @@
 import * as vscode from 'vscode';
 import { NavigationLink, formatNavigationLink } from '../core/navigation';
 import { Services } from '../services';
-import { UpdateViews } from '../editor/updateView';
-import { reportError } from './inputs';
+import { UpdateViews } from '../panels/updateView';
+import { reportError } from '../inputs';
 import { plainText, shortText } from '../core/untrusted';
 
 /** Full link URI text for a navigation target of this extension. */

@@ -16,8 +16,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import { ExtractedIds, extractIds } from '../core/idList';
 import { LoadedTokenizer, decodeForDisplay } from '../core/tokenizer';
 import { Services } from '../services';

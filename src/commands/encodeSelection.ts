@@ -14,8 +14,7 @@
  * Resolves with `{ action, ids }` (one id array per selection), or undefined.
  */
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
-import { count as countOf } from '../core/units';
+import { count as countOf, fmt } from '../core/units';
 import { LoadedTokenizer } from '../core/tokenizer';
 import { Services } from '../services';
 import { tokenizerForCommand } from './decodeSelection';

@@ -1,5 +1,5 @@
 /**
- * Token Shards: Export Updates… (`tokenShards.exportUpdates`, issue 15): a range of updates →
+ * Token Shards: Export Updates… (`tokenShards.exportUpdates`): a range of updates →
  * jsonl (one line per sequence), txt (as `token-shards update` prints) or npz (`input_ids`,
  * `target_ids`: uint32 [n, S, L], what numpy.load reads), through a save dialog, with a
  * cancellable progress notification. The file is written as `<file>.partial` and renamed when
@@ -12,11 +12,12 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { fmt } from '../core/units';
 import { EXPORT_FORMATS, ExportFormat, describeExport, exportUpdatesToFile, npzSizeEstimate } from '../core/export';
 import { parseUpdateRange } from '../core/stats';
 import type { Services } from '../services';
-import { commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 
 /** Arguments of `tokenShards.exportUpdates`. */
 export interface ExportArgs {
@@ -162,6 +163,8 @@ export async function exportUpdatesCommand(
           tokenizer: tok,
           documentIndex: services.documentIndex(ds),
           documentScanLimit: services.setting<number>('documentScanLimit'),
+          // The save dialog asked before replacing a file; the dataset's own files are still refused.
+          force: true,
           signal: ac.signal,
           onProgress: (p) => {
             const pct = (100 * p.done) / p.total;

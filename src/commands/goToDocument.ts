@@ -9,14 +9,15 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { count, fmt } from '../core/units';
 import { findDocumentBounds } from '../core/documents';
-import { numberArg, validateDocumentInput } from '../core/navigation';
+import { validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
-import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
+import { NavigationDeps } from './focus';
 import { iconSafe } from '../core/untrusted';
 import { shardScanProgress, withTail } from '../editor/shardDocument';
-import { count } from '../core/units';
 
 /** Arguments of `tokenShards.goToDocument`. */
 export interface GoToDocumentArgs {
@@ -41,17 +42,9 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Document: choose a dataset'), opts.root, uri, views?.focusedDataset);
     if (!ds) return undefined;
-    let n: number | undefined;
-    if (opts.document !== undefined) {
-      const a = numberArg(opts.document, 'document');
-      if (a.error) {
-        void vscode.window.showErrorMessage(a.error);
-        return undefined;
-      }
-      n = a.value!;
-    } else {
-      // Live range check when the document count is cheap (memoised EOS counts; the shards still
-      // to scan hold ≤ documentScanLimit tokens): counted in the background while the box is open.
+    // Live range check when the document count is cheap (memoised EOS counts; the shards still to
+    // scan hold ≤ documentScanLimit tokens): counted in the background while the box is open.
+    const ask = async (): Promise<number | undefined> => {
       const limit = services.documentScanLimit();
       const countAbort = new AbortController();
       let count: number | undefined;
@@ -68,8 +61,9 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
         .finally(() => {
           counting = false;
         });
+      let typed: number | undefined;
       try {
-        n = await promptValidated({
+        typed = await promptValidated({
           title: vscode.l10n.t('Go to Document (0-based) · {0}', iconSafe(path.basename(ds.root))),
           prompt: vscode.l10n.t('Document number (0-based; document n follows the n-th EOS token)'),
           placeholder: vscode.l10n.t('e.g. 12345'),
@@ -78,11 +72,13 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
         });
       } finally {
         // Dismissed: stop counting. Accepted: let it run, Find Document below shares its scans.
-        if (n === undefined) countAbort.abort();
+        if (typed === undefined) countAbort.abort();
       }
-      if (n === undefined) return undefined;
-    }
-    const doc = n;
+      return typed;
+    };
+    // A document number given as an argument is range-checked by the search for it (documentStart).
+    const doc = await argOrPrompt(opts.document, 'document', (v) => ({ ok: true, value: v }), ask);
+    if (doc === undefined) return undefined;
     const index = services.documentIndex(ds);
     const abort = new AbortController();
     const start = await vscode.window.withProgress(

@@ -10,9 +10,10 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { openLoneShard } from '../core/dataset';
-import { checkOffset, numberArg, validateLocalOffsetInput, validateOffsetInput } from '../core/navigation';
-import { fmt } from '../core/errors';
-import { NavigationDeps, commandArgs, promptValidated, reportError, resolveDataset } from './inputs';
+import { checkOffset, validateLocalOffsetInput, validateOffsetInput } from '../core/navigation';
+import { fmt } from '../core/units';
+import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
+import { NavigationDeps } from './focus';
 import { iconSafe } from '../core/untrusted';
 
 /** Arguments of `tokenShards.goToOffset`. */
@@ -32,26 +33,21 @@ export async function goToOffset(nav: NavigationDeps, ...args: unknown[]): Promi
     if (lone) return await goToLocalOffset(nav, lone.uri, opts.offset, lone.offset);
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Token Offset: choose a dataset'), opts.root, uri, views?.focusedDataset);
     if (!ds) return undefined;
-    let offset: number | undefined;
-    if (opts.offset !== undefined) {
-      const n = numberArg(opts.offset, 'offset');
-      const v = n.error ? { ok: false as const, error: n.error } : checkOffset(n.value!, ds);
-      if (!v.ok) {
-        void vscode.window.showErrorMessage(v.error);
-        return undefined;
-      }
-      offset = v.value;
-    } else {
-      const cur = services.activeShard?.dataset?.root === ds.root ? services.activeShard.offset : undefined;
-      offset = await promptValidated({
-        title: vscode.l10n.t('Go to Token Offset (global) · {0}', iconSafe(path.basename(ds.root))),
-        prompt: vscode.l10n.t('Global token offset, 0..{0} (55_000_000, 5.5e7 and 0x… accepted)', fmt(ds.storedTokens - 1)),
-        placeholder: vscode.l10n.t('e.g. 55_000_000'),
-        value: cur?.toString(),
-        validate: (t) => validateOffsetInput(t, ds),
-      });
-      if (offset === undefined) return undefined;
-    }
+    const cur = services.activeShard?.dataset?.root === ds.root ? services.activeShard.offset : undefined;
+    const offset = await argOrPrompt(
+      opts.offset,
+      'offset',
+      (v) => checkOffset(v, ds),
+      () =>
+        promptValidated({
+          title: vscode.l10n.t('Go to Token Offset (global) · {0}', iconSafe(path.basename(ds.root))),
+          prompt: vscode.l10n.t('Global token offset, 0..{0} (55_000_000, 5.5e7 and 0x… accepted)', fmt(ds.storedTokens - 1)),
+          placeholder: vscode.l10n.t('e.g. 55_000_000'),
+          value: cur?.toString(),
+          validate: (t) => validateOffsetInput(t, ds),
+        }),
+    );
+    if (offset === undefined) return undefined;
     await nav.shardEditors.reveal({
       dataset: ds,
       offset,
@@ -74,23 +70,19 @@ async function goToLocalOffset(
   const tokens = lone.stream.totalTokens;
   await lone.stream.close();
   const name = path.basename(file.fsPath);
-  let offset: number | undefined;
-  if (arg !== undefined) {
-    const v = validateLocalOffsetInput(String(arg), tokens, name);
-    if (!v.ok) {
-      void vscode.window.showErrorMessage(v.error);
-      return undefined;
-    }
-    offset = v.value;
-  } else {
-    offset = await promptValidated({
-      title: vscode.l10n.t('Go to Token Offset in {0} (local: no manifest)', iconSafe(name)),
-      prompt: vscode.l10n.t('Token offset in this file, 0..{0}', fmt(Math.max(0, tokens - 1))),
-      value: String(current),
-      validate: (t) => validateLocalOffsetInput(t, tokens, name),
-    });
-    if (offset === undefined) return undefined;
-  }
+  const offset = await argOrPrompt(
+    arg,
+    'offset',
+    (v) => validateLocalOffsetInput(String(v), tokens, name),
+    () =>
+      promptValidated({
+        title: vscode.l10n.t('Go to Token Offset in {0} (local: no manifest)', iconSafe(name)),
+        prompt: vscode.l10n.t('Token offset in this file, 0..{0}', fmt(Math.max(0, tokens - 1))),
+        value: String(current),
+        validate: (t) => validateLocalOffsetInput(t, tokens, name),
+      }),
+  );
+  if (offset === undefined) return undefined;
   await nav.shardEditors.reveal({ file, offset, highlight: [{ start: offset, end: offset + 1 }] });
   return { offset };
 }

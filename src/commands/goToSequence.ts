@@ -12,9 +12,10 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
+import { fmt } from '../core/units';
 import { checkSequence, numberArg, validateSequenceInput } from '../core/navigation';
-import { NavigationDeps, commandArgs, currentSequence, promptValidated, reportError, resolveDataset } from './inputs';
+import { commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
+import { NavigationDeps, currentSequence } from './focus';
 import { iconSafe } from '../core/untrusted';
 
 /** Arguments of `tokenShards.goToSequence`. */

@@ -13,12 +13,12 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
-import { UpdateIndex, checkUpdate, numberArg, validateUpdateInput } from '../core/navigation';
-import type { UpdateViewResult } from '../editor/updateView';
-import { NavigationDeps, commandArgs, currentUpdate, promptValidated, reportError, resolveDataset } from './inputs';
+import { count, fmt } from '../core/units';
+import { UpdateIndex, checkUpdate, validateUpdateInput } from '../core/navigation';
+import type { UpdateViewResult } from '../panels/updateView';
+import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
+import { NavigationDeps, currentUpdate } from './focus';
 import { iconSafe } from '../core/untrusted';
-import { count } from '../core/units';
 
 /** Arguments of `tokenShards.goToUpdate`. */
 export interface GoToUpdateArgs {
@@ -74,58 +74,52 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri, views.focusedDataset);
     if (!ds) return undefined;
-    let k: UpdateIndex | undefined;
-    if (opts.update !== undefined) {
-      const n = numberArg(opts.update, 'update');
-      const v = n.error ? { ok: false as const, error: n.error } : checkUpdate(n.value!, ds);
-      if (!v.ok) {
-        void vscode.window.showErrorMessage(v.error);
-        return undefined;
-      }
-      k = v.value;
-    } else {
-      const none = validateUpdateInput('0', ds);
-      if (!none.ok) {
-        void vscode.window.showErrorMessage(none.error);
-        return undefined;
-      } // the stream holds no update
-      let stepTyped = false;
-      k = await promptValidated({
-        onAccept: (t: string) => {
-          stepTyped = splitUpdateKeyword(t).keyword === 'step';
-        },
-        title: vscode.l10n.t('Go to Update (0-based) · {0}', iconSafe(path.basename(ds.root))),
-        prompt: vscode.l10n.t(
-          'Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.',
-          fmt(ds.schedule.numUpdates - 1),
-          fmt(ds.schedule.G),
-        ),
-        placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, ds.schedule.numUpdates - 1))),
-        value: currentUpdate(services, views, ds.root)?.toString(),
-        validate: (t) => {
-          const { keyword, rest } = splitUpdateKeyword(t);
-          const v = validateUpdateInput(rest, ds);
-          if (v.ok && keyword === 'step' && v.value > 0)
-            return {
-              ...v,
-              detail: vscode.l10n.t(
-                '"step {0}": you will choose update {0} or update {1} next. {2}',
-                fmt(v.value),
-                fmt(v.value - 1),
-                v.detail ?? '',
-              ),
-            };
-          return v;
-        },
-      });
-      if (k === undefined) return undefined;
-      if (stepTyped) {
-        const c = await chooseStepReading(ds.schedule.numUpdates, k);
+    const k = await argOrPrompt<UpdateIndex>(
+      opts.update,
+      'update',
+      (v) => checkUpdate(v, ds),
+      async () => {
+        const none = validateUpdateInput('0', ds);
+        if (!none.ok) {
+          void vscode.window.showErrorMessage(none.error);
+          return undefined;
+        } // the stream holds no update
+        let stepTyped = false;
+        const typed = await promptValidated({
+          onAccept: (t: string) => {
+            stepTyped = splitUpdateKeyword(t).keyword === 'step';
+          },
+          title: vscode.l10n.t('Go to Update (0-based) · {0}', iconSafe(path.basename(ds.root))),
+          prompt: vscode.l10n.t(
+            'Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.',
+            fmt(ds.schedule.numUpdates - 1),
+            fmt(ds.schedule.G),
+          ),
+          placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, ds.schedule.numUpdates - 1))),
+          value: currentUpdate(services, views, ds.root)?.toString(),
+          validate: (t) => {
+            const { keyword, rest } = splitUpdateKeyword(t);
+            const v = validateUpdateInput(rest, ds);
+            if (v.ok && keyword === 'step' && v.value > 0)
+              return {
+                ...v,
+                detail: vscode.l10n.t(
+                  '"step {0}": you will choose update {0} or update {1} next. {2}',
+                  fmt(v.value),
+                  fmt(v.value - 1),
+                  v.detail ?? '',
+                ),
+              };
+            return v;
+          },
+        });
+        if (typed === undefined || !stepTyped) return typed;
+        const c = await chooseStepReading(ds.schedule.numUpdates, typed);
         const v = c === undefined ? undefined : checkUpdate(c, ds);
-        if (!v?.ok) return undefined;
-        k = v.value;
-      }
-    }
+        return v?.ok ? v.value : undefined;
+      },
+    );
+    if (k === undefined) return undefined;
     return await views.show(ds, k);
   } catch (err) {
     return reportError(services, vscode.l10n.t('Go to Update'), err);

@@ -16,14 +16,13 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import type { Dataset } from '../core/dataset';
 import { SearchOutcome, SearchPanels } from '../panels/searchPanel';
 import { joinTerms } from '../panels/searchModel';
-import type { SearchForm } from '../panels/searchProtocol';
+import type { SearchForm } from '../protocol/search';
 import { Services } from '../services';
-import { commandArgs, reportError, resolveDataset } from './inputs';
+import { commandArgs, reportError, resolveDataset } from '../inputs';
 
 /** Arguments of `tokenShards.searchStream`. */
 export interface SearchStreamArgs {

@@ -22,11 +22,10 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
-import { fmt } from '../core/errors';
+import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify/verify';
 import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatRate, formatVerifySummary } from '../core/verify/format';
-import { count } from '../core/units';
 import { VerifyCache } from '../core/verify/cache';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';

@@ -1,7 +1,7 @@
 /**
  * Bounded concurrency for work over many files (100,000 manifest lines): at most `limit`
  * operations in flight, so memory stays flat (an unbounded `Promise.all` over 100,000 `stat`s
- * queues 100,000 requests at once: ~600 MB and slower, measured in issue 10 item 9).
+ * queues 100,000 requests at once: ~600 MB and slower, measured).
  */
 
 /** Default number of file operations in flight. */

@@ -27,13 +27,17 @@ import {
 } from './manifest';
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './schedule';
 import { TokenStream } from './stream';
-import { findDatasetTokenizer } from './tokenizer';
+import { findDatasetTokenizer, loadTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
-import { DataError, SettingError, fmt } from './errors';
-import { count } from './units';
+import { DataError, SettingError } from './errors';
+import { count, fmt } from './units';
+import { READ_LIMITS, readRegularTextFile } from './safeRead';
+import { OpenFormatOptions, OpenedPath, openSniffed, sniffFormat, sniffInputOf } from './formats/registry';
+import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype } from './formats/types';
+import { filesOfShardEntries } from './formats/tokenStream';
 
-/** Where each schedule setting's value came from. */
-export type SettingSource = 'default' | 'setting' | 'manifest.json';
+/** Where each schedule setting's value came from (`format`: the storage format implies it, e.g. llm.c's EOT 50256). */
+export type SettingSource = 'default' | 'setting' | 'manifest.json' | 'format';
 
 /** An opened dataset root. */
 export interface Dataset {
@@ -63,6 +67,42 @@ export interface Dataset {
   problems: ManifestProblem[];
   /** True when this is one `.u32` file opened without a manifest ({@link openShardFileAsDataset}): offsets are local. */
   lone?: boolean;
+  /**
+   * The storage format, when the data is not the dataset card's layout (opened through the format
+   * layer, {@link openFormatDataset}); absent: `token-stream`. Its files are {@link shards}, in order.
+   */
+  format?: DatasetFormat;
+}
+
+/** What the format layer says about a dataset opened through it (see `formats/types.ts`). */
+export interface DatasetFormat {
+  name: FormatName;
+  dtype: TokenDtype;
+  /** Where the dtype came from (`guessed`: see {@link notes} for why). */
+  dtypeSource: Provenance;
+  /** Why this format: the sniffer's reason, or that the format option forced it. */
+  reason: string;
+  /** The format's files, in stream order (same order and offsets as the dataset's shards). */
+  files: FormatFile[];
+  /** Document boundaries from the format's index; absent: documents are EOS-separated. */
+  documents?: FormatDocuments;
+  /** What the delimiter id does where documents are EOS-separated. */
+  delimiter: DelimiterRole;
+  /** Sentences for `info`: guesses and what was left out. */
+  notes: string[];
+}
+
+/**
+ * The files of a dataset in the format layer's terms: {@link DatasetFormat.files}, or for the
+ * dataset card's layout its shards (raw uint32 from byte 0, the manifest's sha256 as their hash).
+ */
+export function formatFilesOf(ds: Pick<Dataset, 'format' | 'shards'>): FormatFile[] {
+  return ds.format ? ds.format.files : filesOfShardEntries(ds.shards);
+}
+
+/** The format name of a dataset: {@link Dataset.format}'s, or `token-stream`. */
+export function formatNameOf(ds: Pick<Dataset, 'format'>): FormatName {
+  return ds.format?.name ?? 'token-stream';
 }
 
 /**
@@ -82,8 +122,9 @@ export async function openDataset(
   const manifestFile = path.join(root, SHARD_MANIFEST);
   let text: string;
   try {
-    text = await fs.promises.readFile(manifestFile, 'utf8');
+    text = await readRegularTextFile(manifestFile, 'the shard manifest', READ_LIMITS.manifest);
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(`${manifestFile}: cannot read the shard manifest: ${(err as Error).message}`, manifestFile);
   }
   const parsed = parseShardManifest(text, manifestFile, opts);
@@ -110,12 +151,7 @@ export async function openDataset(
     }
   }
   const scheduleProblems = dropInconsistentOverrides(settings, settingSources, userSettings, prov.side?.file);
-  if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
-    const name = settingName(opts);
-    throw new SettingError(
-      `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
-    );
-  }
+  checkMultiple(settings, opts);
   const storedTokens = parsed.entries.reduce((s, e) => s + e.numTokens, 0);
   const problems = [
     ...parsed.problems,
@@ -136,7 +172,7 @@ export async function openDataset(
     settingSources,
     storedTokens,
     schedule: new Schedule(settings, storedTokens),
-    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens }))),
+    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line }))),
     tokenizerFile,
     problems,
   };
@@ -149,6 +185,18 @@ export interface OpenDatasetOptions extends ManifestOptions {
    * (`tokenShards.globalTokensPerUpdate`); the CLI passes its flags (`--tokens-per-update`).
    */
   settingNames?: Partial<Record<keyof ScheduleSettings, string>>;
+}
+
+/**
+ * Throws when G is not a multiple of L (the schedule cannot be built).
+ * @throws SettingError naming both settings (or flags) and values.
+ */
+function checkMultiple(settings: ScheduleSettings, opts: OpenDatasetOptions): void {
+  if (settings.globalTokensPerUpdate % settings.sequenceLength === 0) return;
+  const name = settingName(opts);
+  throw new SettingError(
+    `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
+  );
 }
 
 /** The VS Code settings holding the schedule (how messages name user values by default). */
@@ -186,6 +234,22 @@ async function dropSymlinksOutsideRoot(
     realRoot = await fs.promises.realpath(root);
   } catch {
     return;
+  }
+  // "shard": "." (or "shards/..") names the dataset folder itself: not a file, and no link either.
+  const isRoot = parsed.entries.map((e) => path.resolve(e.path) === path.resolve(root));
+  if (isRoot.some(Boolean)) {
+    parsed.entries.forEach((e, i) => {
+      if (isRoot[i])
+        parsed.problems.push({
+          code: 'bad-field',
+          severity: 'error',
+          file: manifestFile,
+          line: e.line,
+          message: `${path.basename(manifestFile)} line ${e.line}: shard ${JSON.stringify(e.shard)} names the dataset folder itself, not a shard file; not read.`,
+        });
+    });
+    parsed.entries = parsed.entries.filter((_, i) => !isRoot[i]);
+    parsed.entries.forEach((e, i) => (e.index = i));
   }
   const why = await symlinksOutsideRoot(
     parsed.entries.map((e) => e.path),
@@ -294,12 +358,7 @@ export async function openShardFileAsDataset(
     settings[key] = userSettings[key] ?? DEFAULT_SCHEDULE[key];
     settingSources[key] = userSettings[key] !== undefined ? 'setting' : 'default';
   }
-  if (settings.globalTokensPerUpdate % settings.sequenceLength !== 0) {
-    const name = settingName(opts);
-    throw new SettingError(
-      `${name('globalTokensPerUpdate')} ${fmt(settings.globalTokensPerUpdate)} is not a multiple of ${name('sequenceLength')} ${fmt(settings.sequenceLength)}`,
-    );
-  }
+  checkMultiple(settings, opts);
   const entry: ShardEntry = { index: 0, shard: path.basename(lone.file), path: lone.file, startToken: 0, numTokens, line: 0, extra: {} };
   return {
     root: path.dirname(lone.file),
@@ -346,4 +405,130 @@ export async function findDatasetRoot(from: string, maxLevels = 4): Promise<stri
 export function shardOfFile(ds: Dataset, file: string): ShardEntry | undefined {
   const abs = path.resolve(file);
   return ds.shards.find((s) => s.path === abs);
+}
+
+/** Options of {@link openPath}: the dataset options plus the format layer's (`--format`, `--dtype`). */
+export interface OpenPathOptions extends OpenDatasetOptions, Omit<OpenFormatOptions, 'vocabSize'> {
+  /** The tokenizer the user chose (`--tokenizer`, the setting): used before one next to the data. */
+  tokenizerFile?: string;
+  /** Vocabulary size of a tokenizer file, for the dtype guess of headerless files (default: loads it). */
+  vocabSizeOf?: (tokenizerFile: string) => Promise<number>;
+}
+
+/**
+ * Opens any PATH the product reads: a dataset folder with `shard_manifest.jsonl` or a lone `.u32`
+ * file as today ({@link openDataset}, {@link openShardFileAsDataset}), or a file or folder of any
+ * other storage format through the format layer ({@link openFormatDataset}). A file no format
+ * recognises opens as a lone uint32 shard, as it always did.
+ * @returns undefined for a folder that holds no format at all (the caller says what it expected).
+ * @throws DataError / SettingError as the openers do.
+ */
+export async function openPath(
+  target: string,
+  userSettings: Partial<ScheduleSettings> = {},
+  opts: OpenPathOptions = {},
+): Promise<Dataset | undefined> {
+  const input = await sniffInputOf(target);
+  const format = opts.format ?? sniffFormat(input, opts.adapters)?.format;
+  if (format === undefined && input.isDirectory) return undefined;
+  if (format === undefined || format === 'token-stream') {
+    return input.isDirectory ? openDataset(input.path, userSettings, opts) : openShardFileAsDataset(input.path, userSettings, opts);
+  }
+  checkUserSettings(userSettings, opts);
+  const near = opts.tokenizerFile ?? (await findTokenizerAbove(input.isDirectory ? input.path : path.dirname(input.path)));
+  const vocabSize = async () => {
+    if (!near) return undefined;
+    if (opts.vocabSizeOf) return opts.vocabSizeOf(near);
+    return (await loadTokenizer(near)).vocabSize;
+  };
+  const opened = await openSniffed(input, { ...opts, vocabSize });
+  return openFormatDataset(input.isDirectory ? input.path : path.dirname(input.path), opened, userSettings, opts);
+}
+
+/** Folders above a data path searched for a tokenizer (`tokenizer.json` or `tokenizer/tokenizer.json`). */
+export const TOKENIZER_SEARCH_LEVELS = 3;
+
+/** The first `tokenizer.json` (or `tokenizer/tokenizer.json`) in `dir` or up to {@link TOKENIZER_SEARCH_LEVELS} folders above. */
+export async function findTokenizerAbove(dir: string): Promise<string | undefined> {
+  for (let d = path.resolve(dir), i = 0; i <= TOKENIZER_SEARCH_LEVELS; i++) {
+    const found = await findDatasetTokenizer(d);
+    if (found) return found;
+    const up = path.dirname(d);
+    if (up === d) break;
+    d = up;
+  }
+  return undefined;
+}
+
+/**
+ * A dataset over a path the format layer opened: its files become the shards (global offsets
+ * from 0, in the format's stream order), each read through its token layout; the schedule is the
+ * user's settings or the card's defaults, with the format's delimiter as EOS unless the user set
+ * one; documents come from the format's index when it has one.
+ * @param root the folder the path is in (the folder itself when a folder was opened).
+ * @throws SettingError when the user's G is not a multiple of L.
+ */
+export async function openFormatDataset(
+  root: string,
+  { opened, formatReason }: OpenedPath,
+  userSettings: Partial<ScheduleSettings> = {},
+  opts: OpenDatasetOptions & { tokenizerFile?: string } = {},
+): Promise<Dataset> {
+  const settings = {} as ScheduleSettings;
+  const settingSources = {} as Record<keyof ScheduleSettings, SettingSource>;
+  for (const key of Object.keys(DEFAULT_SCHEDULE) as (keyof ScheduleSettings)[]) {
+    if (userSettings[key] !== undefined) {
+      settings[key] = userSettings[key]!;
+      settingSources[key] = 'setting';
+    } else if (key === 'eosTokenId' && opened.eosTokenId !== undefined) {
+      settings[key] = opened.eosTokenId;
+      settingSources[key] = 'format';
+    } else {
+      settings[key] = DEFAULT_SCHEDULE[key];
+      settingSources[key] = 'default';
+    }
+  }
+  checkMultiple(settings, opts);
+  const shards: ShardEntry[] = [];
+  let start = 0;
+  opened.files.forEach((f, index) => {
+    const sha256 = f.hashes?.find((h) => h.algorithm === 'sha256')?.hex;
+    shards.push({ index, shard: f.name, path: f.path, startToken: start, numTokens: f.numTokens, sha256, line: 0, extra: {} });
+    start += f.numTokens;
+  });
+  const fileStates = await Promise.all(
+    opened.files.map(async (f): Promise<ShardFileState> => {
+      try {
+        const st = await fs.promises.stat(f.path, { bigint: true });
+        return { size: Number(st.size), mtimeMs: Number(st.mtimeNs) / 1e6, identity: identityOfStats(st) };
+      } catch {
+        return {};
+      }
+    }),
+  );
+  return {
+    root,
+    manifestFile: '',
+    shards,
+    fileStates,
+    settings,
+    settingSources,
+    storedTokens: start,
+    schedule: new Schedule(settings, start),
+    stream: new TokenStream(
+      shards.map((e, i) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, layout: opened.files[i].layout })),
+    ),
+    tokenizerFile: opts.tokenizerFile ?? (await findTokenizerAbove(root)),
+    problems: [],
+    format: {
+      name: opened.format,
+      dtype: opened.dtype,
+      dtypeSource: opened.dtypeSource,
+      reason: formatReason,
+      files: opened.files,
+      documents: opened.documents,
+      delimiter: opened.delimiter ?? 'closes',
+      notes: opened.notes,
+    },
+  };
 }

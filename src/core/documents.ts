@@ -8,9 +8,10 @@
  * Units: offsets and counts are in tokens.
  */
 import { TokenStream } from './stream';
+import type { FormatDocuments } from './formats/types';
 import type { StreamIndex } from './streamIndex/streamIndex';
-import { CancelledError, RangeRequestError, fmt } from './errors';
-import { count } from './units';
+import { CancelledError, RangeRequestError } from './errors';
+import { count, fmt } from './units';
 
 /** Tokens read per chunk while scanning (4 MiB). */
 export const SCAN_CHUNK_TOKENS = 1 << 20;
@@ -33,6 +34,32 @@ export interface DocumentBounds {
   endKnown: boolean;
 }
 
+/**
+ * The document of a format's index (Megatron `.idx`, datatrove `.ds.index`, Dolma `.csv.gz`)
+ * holding global token `offset`: its 0-based number and token range `[start, end)`; the entry's
+ * tokens, its stored EOS included. Binary search over the starts.
+ * @param totalTokens the stream's length (the last document's end).
+ * @throws RangeRequestError when `offset` is outside `[0, totalTokens)`.
+ */
+export function formatDocumentAt(
+  documents: FormatDocuments,
+  offset: number,
+  totalTokens: number,
+): { document: number; start: number; end: number } {
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset >= totalTokens) {
+    throw new RangeRequestError(`token offset ${fmt(offset)} is outside the stream [0, ${fmt(totalTokens)})`);
+  }
+  const starts = documents.starts;
+  let lo = 0,
+    hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return { document: lo, start: starts[lo] ?? 0, end: lo + 1 < starts.length ? starts[lo + 1] : totalTokens };
+}
+
 /** Counts occurrences of `id` in an array (the scanning hot loop). */
 export function countId(ids: Uint32Array, id: number): number {
   let n = 0;
@@ -48,44 +75,73 @@ export function countId(ids: Uint32Array, id: number): number {
  */
 export async function findDocumentBounds(stream: TokenStream, offset: number, eos: number, limit: number): Promise<DocumentBounds> {
   stream.locate(offset); // range check
-  // Backward: last EOS strictly before `offset`.
-  let start = 0,
-    startKnown = false;
+  // Backward: last EOS strictly before `offset`; forward: first EOS at or after it.
   const lowBound = Math.max(0, offset - limit);
-  let hi = offset;
-  while (hi > lowBound) {
-    const lo = Math.max(lowBound, hi - SCAN_CHUNK_TOKENS);
-    const ids = await stream.read(lo, hi - lo);
-    const i = ids.lastIndexOf(eos);
-    if (i >= 0) {
-      start = lo + i + 1;
-      startKnown = true;
-      break;
-    }
+  const before = await lastIdIn(stream, eos, lowBound, offset);
+  const highBound = Math.min(stream.totalTokens, offset + limit);
+  const after = await firstIdIn(stream, eos, offset, highBound);
+  return {
+    start: before >= 0 ? before + 1 : lowBound,
+    startKnown: before >= 0 || lowBound === 0,
+    end: after >= 0 ? after + 1 : highBound,
+    endKnown: after >= 0,
+  };
+}
+
+/** Global offset of the last `id` in tokens `[from, to)`, read backwards in chunks, or -1. */
+async function lastIdIn(stream: TokenStream, id: number, from: number, to: number): Promise<number> {
+  for (let hi = to; hi > from;) {
+    const lo = Math.max(from, hi - SCAN_CHUNK_TOKENS);
+    const i = (await stream.read(lo, hi - lo)).lastIndexOf(id);
+    if (i >= 0) return lo + i;
     hi = lo;
   }
-  if (!startKnown) {
-    start = lowBound;
-    startKnown = lowBound === 0;
+  return -1;
+}
+
+/** Global offset of the first `id` in tokens `[from, to)`, read in chunks, or -1. */
+async function firstIdIn(stream: TokenStream, id: number, from: number, to: number): Promise<number> {
+  for (let lo = from; lo < to;) {
+    const hi = Math.min(to, lo + SCAN_CHUNK_TOKENS);
+    const i = (await stream.read(lo, hi - lo)).indexOf(id);
+    if (i >= 0) return lo + i;
+    lo = hi;
   }
-  // Forward: first EOS at or after `offset`.
-  let end = stream.totalTokens,
-    endKnown = false;
-  const highBound = Math.min(stream.totalTokens, offset + limit);
-  let lo = offset;
-  while (lo < highBound) {
-    const h = Math.min(highBound, lo + SCAN_CHUNK_TOKENS);
-    const ids = await stream.read(lo, h - lo);
-    const i = ids.indexOf(eos);
-    if (i >= 0) {
-      end = lo + i + 1;
-      endKnown = true;
-      break;
-    }
-    lo = h;
-  }
-  if (!endKnown) end = highBound;
-  return { start, end, startKnown, endKnown };
+  return -1;
+}
+
+/**
+ * The document around `offset` in a stream whose delimiter **opens** each document (llm.c: EOT
+ * 50256 or BOS 128000 is written before every document, `dev/data/fineweb.py`): the document is
+ * `[the last delimiter at or before offset, the next delimiter after it)`, its delimiter
+ * included. Tokens before the stream's first delimiter (none in files llm.c wrote) form document 0.
+ * @param documentsBefore a function counting delimiters in global `[0, end)` (the
+ *   {@link DocumentIndex} of the stream: `documentNumberAt(end)`, or its count at the stream end).
+ * @returns the 0-based number and `[start, end)`; bounds past `limit` tokens away are reported
+ *   as not known.
+ * @throws RangeRequestError for an offset outside the stream.
+ */
+export async function openingDelimiterDocumentAt(
+  stream: TokenStream,
+  offset: number,
+  delimiter: number,
+  limit: number,
+  documentsBefore: (end: number) => Promise<number>,
+): Promise<DocumentBounds & { document: number }> {
+  stream.locate(offset); // range check
+  // From the last delimiter at or before `offset` to the next one after it.
+  const next = offset + 1;
+  const lowBound = Math.max(0, next - limit);
+  const before = await lastIdIn(stream, delimiter, lowBound, next);
+  const highBound = Math.min(stream.totalTokens, next + limit);
+  const after = await firstIdIn(stream, delimiter, next, highBound);
+  const start = before >= 0 ? before : lowBound;
+  const startKnown = before >= 0 || lowBound === 0;
+  const end = after >= 0 ? after : highBound;
+  const endKnown = after >= 0 || highBound === stream.totalTokens;
+  const opensAtZero = stream.totalTokens > 0 && (await stream.read(0, 1))[0] === delimiter ? 1 : 0;
+  const document = (await documentsBefore(next)) - opensAtZero;
+  return { document: Math.max(0, document), start, end, startKnown, endKnown };
 }
 
 /**
@@ -98,6 +154,9 @@ export async function findDocumentBounds(stream: TokenStream, offset: number, eo
  * count of every segment before the offset of interest; counts are computed on demand by scanning
  * segment files in chunks (async, cancellable, never more than one chunk of synchronous work) and
  * memoised. They can be exported and imported so a front end can persist them.
+ *
+ * When the storage format has its own document index ({@link FormatDocuments}: Megatron, datatrove,
+ * Dolma), numbers and starts come from it, instantly, and EOS plays no part.
  */
 export class DocumentIndex {
   private readonly counts: (number | undefined)[];
@@ -107,9 +166,13 @@ export class DocumentIndex {
   /** A stream index being loaded: numbering waits for it, so no caller ever sees a number from before it. */
   private attaching?: Promise<void>;
 
+  /**
+   * @param documents the format's document index, when it has one (`Dataset.format.documents`).
+   */
   constructor(
     readonly stream: TokenStream,
     readonly eos: number,
+    readonly documents?: FormatDocuments,
   ) {
     this.counts = new Array(stream.segments.length).fill(undefined);
   }
@@ -168,12 +231,12 @@ export class DocumentIndex {
 
   /** True when the document number at `offset` is instant (an attached index covers it). */
   isInstantAt(offset: number): boolean {
-    return !!this.index?.covers(offset);
+    return !!this.documents || !!this.index?.covers(offset);
   }
 
-  /** Documents in the stream when known without reading (a complete attached index), else undefined. Valid numbers: 0..count−1. */
+  /** Documents in the stream when known without reading (the format's index, a complete attached index), else undefined. Valid numbers: 0..count−1. */
   get knownDocumentCount(): number | undefined {
-    return this.index?.documentCount;
+    return this.documents ? this.documents.starts.length : this.index?.documentCount;
   }
 
   /** Known EOS counts per segment (undefined = not scanned yet). */
@@ -234,6 +297,7 @@ export class DocumentIndex {
    * @throws RangeRequestError for an offset outside the stream; CancelledError on abort.
    */
   async documentNumberAt(offset: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
+    if (this.documents) return formatDocumentAt(this.documents, offset, this.stream.totalTokens).document;
     if (this.attaching) await this.attaching;
     if (this.index?.covers(offset)) {
       const n = await this.index.documentNumberAt(offset);
@@ -256,6 +320,14 @@ export class DocumentIndex {
    */
   async documentStart(n: number, signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
     if (!Number.isInteger(n) || n < 0) throw new RangeRequestError(`document ${n} is not a non-negative integer`);
+    if (this.documents) {
+      const starts = this.documents.starts;
+      if (n >= starts.length)
+        throw new RangeRequestError(
+          `document ${fmt(n)} does not exist: the format's index lists ${count(starts.length, 'document')} (0..${fmt(starts.length - 1)})`,
+        );
+      return starts[n];
+    }
     if (n === 0) return 0;
     if (this.attaching) await this.attaching;
     if (this.index) {

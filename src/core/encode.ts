@@ -15,7 +15,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { CancelledError, DataError, fmt } from './errors';
+import { CancelledError, DataError } from './errors';
+import { fmt } from './units';
 import { checkEncoderConfig, tokenizerPatterns } from './encoderCheck';
 import type { EncodeReply, EncodeWorkerData } from './workers/encodeWorker';
 
@@ -143,9 +144,14 @@ export class Encoder {
 
   private timeoutError(chars: number, limit: number): DataError {
     const patterns = this.json !== undefined ? tokenizerPatterns(this.json) : [];
-    const which = patterns.length
-      ? `; the pattern ${patterns.map((p) => `${p.field} = ${JSON.stringify(p.pattern.length > 120 ? p.pattern.slice(0, 119) + '…' : p.pattern)}`).join(', ')} probably backtracks catastrophically on this text`
-      : '; its pre-tokenizer or normalizer is pathologically slow on this text';
+    const named = patterns.map((p) => `${p.field} = ${JSON.stringify(p.pattern.length > 120 ? p.pattern.slice(0, 119) + '…' : p.pattern)}`);
+    // The time-out does not say which pattern ran: with several, none is singled out.
+    const which =
+      named.length === 1
+        ? `; the pattern ${named[0]} probably backtracks catastrophically on this text`
+        : named.length
+          ? `; one of its patterns probably backtracks catastrophically on this text (normalizer first, then pre-tokenizer): ${[...named].sort((a, b) => Number(b.startsWith('normalizer')) - Number(a.startsWith('normalizer'))).join(', ')}`
+          : '; its pre-tokenizer or normalizer is pathologically slow on this text';
     return new DataError(
       `${this.file}: encoding ${fmt(chars)} characters took longer than the ${fmt(limit / 1000)} s time limit${which}`,
       this.file,

@@ -42,10 +42,3 @@ export class CancelledError extends Error {
     this.name = 'CancelledError';
   }
 }
-
-const NUMBER_FORMAT = new Intl.NumberFormat('en-US');
-
-/** Formats a number with thousands separators (12,345,678), the way the UI and CLI print counts. One shared formatter: `toLocaleString` builds a new one per call. */
-export function fmt(n: number): string {
-  return NUMBER_FORMAT.format(n);
-}

@@ -1,11 +1,11 @@
 /**
- * Export of updates in the formats people load (issue 15):
+ * Export of updates in the formats people load:
  * - `jsonl`: one line per sequence, `{"update","sequence","token_range","input_ids","target_ids","text"}`
  *   (`token_range` = the sequence's global input range `[G·k + L·r, G·k + L·(r+1))`, `input_ids` =
  *   the card's `x[r]`, `target_ids` = `y[r]`, `text` = the decoded `input_ids`, or null without a tokenizer);
- * - `txt`: each update as `token-shards update ROOT k` prints it (the update view's text model,
- *   control characters from data written as marks such as `⟨ESC⟩`; the raw text is jsonl's `text`),
- *   updates separated by one blank line;
+ * - `txt`: each update as `token-shards update ROOT k` prints it to a file (the update view's text
+ *   model with the decoded text as it is; control characters as marks such as `⟨ESC⟩` only with
+ *   `markControls`, for a terminal), updates separated by one blank line;
  * - `npz`: an uncompressed zip (what `np.savez` writes) of `input_ids.npy` and `target_ids.npy`,
  *   uint32 little-endian, shape `[updates, S, L]` (S = G/L; [n, 128, 1024] for the card), equal to
  *   the card's `x` and `y` stacked. Written with yazl (ZIP64 when an entry passes 4 GiB).
@@ -21,10 +21,12 @@ import type { Dataset } from './dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, type DocumentIndex } from './documents';
 import { CancelledError, RangeRequestError } from './errors';
 import { count } from './units';
+import { npyHeaderBytes } from './formats/npy';
 import type { LoadedTokenizer } from './tokenizer';
 import { readUpdate, inputRow, targetRow } from './update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './updateModel';
 import { jsonSafe, terminalSafe } from './untrusted';
+import { checkOutputPath, protectedPathsOf, createPartialFile, publishPartialFile } from './safeWrite';
 
 /** Export formats. */
 export const EXPORT_FORMATS = ['jsonl', 'txt', 'npz'] as const;
@@ -49,6 +51,8 @@ export interface ExportOptions {
   documentScanLimit?: number;
   signal?: AbortSignal;
   onProgress?: (p: ExportProgress) => void;
+  /** txt: show control characters of the text as marks (`⟨ESC⟩`), for a terminal. Default false: the text as it is. */
+  markControls?: boolean;
 }
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
@@ -58,15 +62,7 @@ const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
  * length, the dict padded with spaces and a newline so the data starts at a multiple of 64 bytes.
  */
 export function npyHeader(shape: number[]): Buffer {
-  const dict = `{'descr': '<u4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  const unpadded = 10 + dict.length + 1;
-  const text = dict + ' '.repeat((64 - (unpadded % 64)) % 64) + '\n';
-  const head = Buffer.alloc(10);
-  head.write('\x93NUMPY', 0, 'latin1');
-  head[6] = 1;
-  head[7] = 0;
-  head.writeUInt16LE(text.length, 8);
-  return Buffer.concat([head, Buffer.from(text, 'latin1')]);
+  return npyHeaderBytes('<u4', shape);
 }
 
 /** Little-endian bytes of ids (a view on little-endian hosts, a swapped copy otherwise). */
@@ -149,14 +145,17 @@ export async function exportUpdates(
       const firstDocument = opts.documentIndex
         ? await documentNumberIfCheap(opts.documentIndex, G * k, opts.documentScanLimit ?? DEFAULT_DOCUMENT_SCAN_LIMIT, opts.signal)
         : undefined;
-      const model = buildUpdateModel(batch, tok, {
+      // Shard names are metadata, always shown with their control characters marked (a name is
+      // never a terminal command); the decoded text is the text unless `markControls`.
+      const model = buildUpdateModel({ ...batch, shards: batch.shards.map((e) => ({ ...e, shard: terminalSafe(e.shard) })) }, tok, {
         previousId: prev,
         firstDocument,
         numUpdates: ds.schedule.numUpdates,
         eos: ds.settings.eosTokenId,
       });
-      // As `update` prints it: control characters from data (shard names, decoded text) as marks.
-      text = (k > first ? '\n' : '') + terminalSafe(formatUpdateModelText(model), { keepLayout: true }) + '\n';
+      // As `update` prints it: the text itself, or with control characters as marks for a terminal.
+      const body = formatUpdateModelText(model);
+      text = (k > first ? '\n' : '') + (opts.markControls ? terminalSafe(body, { keepLayout: true }) : body) + '\n';
     }
     const buf = Buffer.from(text, 'utf8');
     await writeChunk(sink, buf);
@@ -235,33 +234,47 @@ async function writeNpz(
   }
 }
 
+/** Options of {@link exportUpdatesToFile}: those of {@link exportUpdates}, and how the rules of `safeWrite.ts` apply. */
+export interface ExportFileOptions extends ExportOptions {
+  /** Replace an existing regular file (default: refuse). */
+  force?: boolean;
+  /** How messages name the output option (default `--out`). */
+  flag?: string;
+}
+
 /**
- * {@link exportUpdates} into a file: written to `<file>.partial` and renamed when complete, so a
- * cancelled or failed export never leaves a truncated file under the chosen name.
+ * {@link exportUpdates} into a file, by the rules of `safeWrite.ts`: checked before anything is
+ * written (never inside the dataset, an existing file only with `force`, never anything but a
+ * regular file), written to a new temporary file next to it (unique name, `O_EXCL`) and given
+ * the name only when complete, so a cancelled or failed export never leaves a truncated file
+ * under the chosen name and never touches another file.
+ * The dataset's folder and files are protected ({@link protectedPathsOf}).
  * @returns bytes written.
+ * @throws OutputPathError (a RangeRequestError) for a refused path; what {@link exportUpdates}
+ *   throws; the file-system error of the write.
  */
 export async function exportUpdatesToFile(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>,
+  ds: Pick<
+    Dataset,
+    'schedule' | 'stream' | 'shards' | 'settings' | 'root' | 'lone' | 'manifestFile' | 'tokenizerFile' | 'provenance' | 'verification'
+  >,
   first: number,
   last: number,
   format: ExportFormat,
   file: string,
-  opts: ExportOptions = {},
+  opts: ExportFileOptions = {},
 ): Promise<number> {
-  const tmp = `${file}.partial`;
-  const ws = fs.createWriteStream(tmp);
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  const target = checkOutputPath(file, protectedPathsOf(ds), !!opts.force, opts.flag);
+  const { path: tmp, handle } = await createPartialFile(target);
+  const ws = handle.createWriteStream();
   try {
     await exportUpdates(ds, first, last, format, ws, opts);
     await new Promise<void>((resolve, reject) => {
-      ws.end(() => resolve());
       ws.once('error', reject);
+      ws.end(() => resolve());
     });
-    await fs.promises.rename(tmp, file);
-    return (await fs.promises.stat(file)).size;
+    await publishPartialFile(tmp, target, !!opts.force, opts.flag);
+    return (await fs.promises.stat(target)).size;
   } catch (err) {
     ws.destroy();
     await fs.promises.rm(tmp, { force: true });

@@ -6,7 +6,7 @@
  * (`{ bigint: true }`). Path alone is not enough (a file replaced by `mv` keeps the path); size and
  * mtime are not enough either: `touch -d`/`os.utime` can restore an mtime after the content was
  * changed, but the kernel sets ctime to "now" on every write and on every `utime`, and user space
- * cannot set ctime. So a flipped byte with a restored mtime still changes the key (issue 10 item 10).
+ * cannot set ctime. So a flipped byte with a restored mtime still changes the key.
  *
  * Used by the verify cache (`verify/cache.ts`), the stream index (`streamIndex/`) and the search
  * cache. One function to get it ({@link statIdentity} / {@link identityOfStats}); one key format
@@ -73,7 +73,7 @@ export function identityKey(id: FileIdentity): string {
 
 /**
  * {@link identityKey} of `st` (from `stat` with `{ bigint: true }`) without building the identity
- * object first: one flat string, for caches that keep a key per shard (100,000 shards, issue 10 item 9).
+ * object first: one flat string, for caches that keep a key per shard (100,000 shards).
  */
 export function identityKeyOfStats(st: fs.BigIntStats): string {
   return flatString(`${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);
@@ -88,6 +88,19 @@ export function identityOfKey(key: string): FileIdentity {
 /** True when both identities name the same file in the same state (every field equal). */
 export function sameIdentity(a: FileIdentity | undefined, b: FileIdentity | undefined): boolean {
   return !!a && !!b && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
+
+/**
+ * How a file changed between two identities, as the end of a sentence starting with its path:
+ * "was replaced by another file", "grew from 4,000 to 4,004 bytes", "shrank from … to … bytes",
+ * "was modified" (same size, another mtime or ctime); undefined when they are the same.
+ */
+export function describeIdentityChange(before: FileIdentity, after: FileIdentity): string | undefined {
+  if (before.dev !== after.dev || before.ino !== after.ino) return 'was replaced by another file';
+  if (before.size !== after.size)
+    return `${after.size > before.size ? 'grew' : 'shrank'} from ${before.size.toLocaleString('en-US')} to ${after.size.toLocaleString('en-US')} bytes`;
+  if (before.mtimeNs !== after.mtimeNs || before.ctimeNs !== after.ctimeNs) return 'was modified';
+  return undefined;
 }
 
 /** True when `v` has the shape of a {@link FileIdentity} (for reading caches from disk). */

@@ -3,7 +3,7 @@
  * literals): V8 keeps such a string as a tree of its pieces (a "cons string") until something
  * needs it in one piece, and a tree of ~20 pieces costs several hundred bytes more than the flat
  * text. Strings kept for every line of a 100,000-line manifest (shard paths, cache keys) are
- * flattened once, when they are made (issue 10 item 9).
+ * flattened once, when they are made (bounded memory for 100,000-line manifests).
  */
 
 /** A side effect that keeps the optimiser from dropping the conversion as unused. */

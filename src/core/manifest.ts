@@ -12,12 +12,12 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { fmt } from './errors';
-import { count } from './units';
+import { count, fmt } from './units';
 import { lineColumnAt, parseJson } from './safeJson';
 import { scheduleValueFault } from './schedule';
 import { FileIdentity, identityKeyOfStats, identityOfKey } from './fileIdentity';
 import { flatString } from './flatString';
+import { READ_LIMITS, UnreadableInputError, readRegularTextFile } from './safeRead';
 
 /** File name of the shard manifest inside a dataset root. */
 export const SHARD_MANIFEST = 'shard_manifest.jsonl';
@@ -86,6 +86,19 @@ export interface ManifestProblem {
   line?: number;
 }
 
+/**
+ * The manifest problem codes about a shard's file on disk rather than its manifest line (missing,
+ * a size that disagrees with `num_tokens` or is not a multiple of 4 bytes, unreadable). A
+ * verification of the shard reports the same fault per shard, so its result supersedes these in
+ * Problems (src/diagnostics.ts) and `token-shards verify` does not print them twice.
+ */
+export const SHARD_FILE_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set<ProblemCode>([
+  'missing-file',
+  'size-mismatch',
+  'size-not-multiple-of-4',
+  'unreadable',
+]);
+
 /** Options of {@link parseShardManifest}. */
 export interface ManifestOptions {
   /**
@@ -120,8 +133,8 @@ export function parseShardManifest(text: string, file: string, opts: ManifestOpt
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let prevStart = -Infinity;
   let unsortedReported = false;
-  // Line by line without splitting the whole text into an array first (100,000-line manifests,
-  // issue 10 item 9). A "\r" before the "\n" is white space to trim().
+  // Line by line without splitting the whole text into an array first (100,000-line
+  // manifests). A "\r" before the "\n" is white space to trim().
   for (let at = 0, line = 1; at <= text.length; line++) {
     const nl = text.indexOf('\n', at);
     const end = nl < 0 ? text.length : nl;
@@ -169,8 +182,8 @@ export function parseShardManifest(text: string, file: string, opts: ManifestOpt
       bad.push(
         `shard is ${fmt(shard.length)} characters long (${shown(shard)}); expected a path relative to the root of at most ${fmt(MAX_SHARD_PATH_CHARS)}`,
       );
-    if (!isCount(start_token)) bad.push(countFault('start_token', start_token));
-    if (!isCount(num_tokens)) bad.push(countFault('num_tokens', num_tokens));
+    if (!isCount(start_token)) bad.push(countFault('start_token', start_token, raw));
+    if (!isCount(num_tokens)) bad.push(countFault('num_tokens', num_tokens, raw));
     else if (
       isCount(start_token) &&
       (!Number.isSafeInteger(start_token + num_tokens) || !Number.isSafeInteger(num_tokens * BYTES_PER_TOKEN))
@@ -334,7 +347,7 @@ export async function symlinkOutsideRoot(shardPath: string, realRoot: string): P
  * {@link symlinkOutsideRoot} for every shard of a manifest, with bounded memory and time linear in
  * the number of shards: synchronous calls in batches of {@link STAT_BATCH} with a yield to the
  * event loop between batches (an unbounded `Promise.all` of 100,000 `realpath` calls took ~300 MB
- * and 3 s, issue 10 item 9). Each file gets one `lstat`; the real path of each folder is asked
+ * and 3 s). Each file gets one `lstat`; the real path of each folder is asked
  * once (a file that is not itself a link lies where its folder really is).
  * @returns why each path is outside the root (undefined: inside, or missing), same order as `paths`.
  */
@@ -388,10 +401,15 @@ function shown(v: unknown): string {
   return t.length > 80 ? `${t.slice(0, 77)}…` : t;
 }
 
-/** Why `v` is not a usable token count or offset, as a phrase for a manifest message. */
-function countFault(name: string, v: unknown): string {
+/**
+ * Why `v` is not a usable token count or offset, as a phrase for a manifest message. A number
+ * past 2^53 is shown as written in `line` (its parsed value is already rounded: 2^53 + 1 reads
+ * as 9007199254740992).
+ */
+function countFault(name: string, v: unknown, line?: string): string {
   if (typeof v === 'number' && Number.isInteger(v) && v > 0) {
-    return `${name} ${shown(v)} is past 2^53, where token offsets stop being exact (JSON numbers that large are rounded when read)`;
+    const written = line && new RegExp(`"${name}"\\s*:\\s*(-?[0-9][0-9.eE+-]*)`).exec(line)?.[1];
+    return `${name} ${written ? shown(written).slice(1, -1) : shown(v)} is past 2^53, where token offsets stop being exact (JSON numbers that large are rounded when read)`;
   }
   return `${name} must be a non-negative integer (got ${shown(v)})`;
 }
@@ -445,7 +463,7 @@ function checkContiguity(entries: ShardEntry[], file: string): ManifestProblem[]
         severity: 'error',
         file,
         line: b.line,
-        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end)}); expected ${fmt(end)}.`,
+        message: `${base} line ${b.line}: ${b.shard} starts at token ${fmt(b.startToken)}, inside ${a.shard} (line ${a.line}, tokens ${fmt(a.startToken)}–${fmt(end - 1)}); expected ${fmt(end)}.`,
       });
     }
   }
@@ -495,7 +513,7 @@ export async function validateShardFiles(
   const problems: ManifestProblem[] = [];
   // Stats in batches of STAT_BATCH synchronous calls with a yield between batches: flat memory and
   // linear time for 100,000 lines (an unbounded Promise.all of 100,000 stats took ~600 MB and was
-  // slower, issue 10 item 9), and never more than a few ms of blocking at a time.
+  // slower), and never more than a few ms of blocking at a time.
   const states: ShardFileState[] = new Array(entries.length);
   for (let b = 0; b < entries.length; b += STAT_BATCH) {
     if (b > 0) await new Promise<void>((r) => setImmediate(r));
@@ -586,9 +604,10 @@ export async function readSideFile(
 ): Promise<{ side?: SideFile; problems: ManifestProblem[] }> {
   let text: string;
   try {
-    text = await fs.promises.readFile(file, 'utf8');
+    text = await readRegularTextFile(file, `${path.basename(file)}, a JSON object`, READ_LIMITS.sideFile);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { problems: [] };
+    if (err instanceof UnreadableInputError) return { problems: [{ code, severity: 'error', file, message: `${err.message}; ignored.` }] };
     return { problems: [{ code, severity: 'error', file, message: `${path.basename(file)}: cannot read: ${(err as Error).message}.` }] };
   }
   return parseSideFile(text, file, code);

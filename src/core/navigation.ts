@@ -13,8 +13,7 @@
  *
  * Units: offsets and counts in tokens.
  */
-import { fmt } from './errors';
-import { count } from './units';
+import { count, fmt } from './units';
 import { ShardEntry } from './manifest';
 import { parseNumberInput } from './numbers';
 import { Schedule } from './schedule';

@@ -16,7 +16,8 @@
  */
 import { TokenStream } from './stream';
 import { LoadedTokenizer, PieceKind } from './tokenizer';
-import { CancelledError, RangeRequestError, fmt } from './errors';
+import { CancelledError, RangeRequestError } from './errors';
+import { fmt } from './units';
 import { countId } from './documents';
 
 /** Tokens per page (128 KiB of ids): the unit the webview asks for and caches. */

@@ -9,7 +9,8 @@
  * "Step k" in training logs is ambiguous (a checkpoint after k updates has seen updates
  * 0..k−1); everything here says "update" and means the 0-based index.
  */
-import { RangeRequestError, fmt } from './errors';
+import { RangeRequestError } from './errors';
+import { fmt } from './units';
 
 /** Defaults from the dataset card. */
 export const DEFAULT_SCHEDULE = {
@@ -24,7 +25,7 @@ export const DEFAULT_SCHEDULE = {
 /**
  * Largest G accepted (tokens per update): 16,777,216 = 2^24, 128× the dataset card's 131,072. One
  * update's ids then take at most 64 MiB, so every update-sized read stays far below the CLI's
- * 300 MB budget (issue 10 item 6).
+ * 300 MB memory budget.
  */
 export const MAX_TOKENS_PER_UPDATE = 16_777_216;
 /**

@@ -6,7 +6,7 @@
  * - {@link ShardReadPool.run} takes a list of jobs and feeds them to `jobs` workers, one file per
  *   worker at a time — or, for small files (at most {@link BATCH_FILE_BYTES}), up to
  *   {@link BATCH_FILES} consecutive ones in one message, answered by one message: 100,000 tiny
- *   shards cost ~3,000 round trips instead of 100,000 (issue 10 item 9). Each finished job is
+ *   shards cost ~3,000 round trips instead of 100,000. Each finished job is
  *   reported through `onDone` in completion order.
  * - Progress: {@link ShardReadPool.bytesInFlight} (bytes of the files in hand read so far; a batch
  *   counts when it is done) and {@link ShardReadPool.running} (keys of the jobs in hand).
@@ -20,11 +20,11 @@
  *   this process (the extension host verifies and indexes many times) for {@link WARM_IDLE_MS},
  *   unreferenced (they never keep a process alive), at most {@link defaultJobs} of them. A
  *   one-run process (the CLI) does not keep them: their memory is freed before the run's end
- *   work (cache save, index prune), which keeps the peak down (issue 10 item 9). Any run takes
+ *   work (cache save, index prune), which keeps the peak down. Any run takes
  *   kept workers of the same script and chunk size. A kept worker has its code
  *   compiled and, once it has scanned, its stream-index kernel instantiated and optimised: a
  *   fresh worker costs ~30–60 ms of start-up and warm-up per run, which a run over a few big
- *   shards pays in full (issue 13). {@link closeIdleReadWorkers} ends them at once.
+ *   shards pays in full. {@link closeIdleReadWorkers} ends them at once.
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -43,7 +43,7 @@ export const BATCH_BYTES = 4 * 1024 * 1024;
 /**
  * Young-generation heap of a read worker (MB). V8's default lets it grow to ~34 MB per worker
  * while a run over 100,000 tiny shards allocates a little per shard (scan state, index entry
- * text): with two workers that alone put `verify` over 300 MB (issue 10 item 9). The workers'
+ * text): with two workers that alone put `verify` over 300 MB. The workers'
  * big buffers live outside the heap, so a small young generation costs nothing measurable.
  */
 export const READ_WORKER_YOUNG_MB = 8;

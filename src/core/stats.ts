@@ -1,5 +1,5 @@
 /**
- * Per-update statistics for the loss-spike workbench (issue 15). One {@link UpdateStats} record
+ * Per-update statistics for the loss-spike workbench. One {@link UpdateStats} record
  * per update `k` (0-based), computed over the update's **G input tokens** `t[0..G)` = global
  * tokens `[G·k, G·(k+1))` — the dataset card's `x` flattened row by row (the look-ahead token is
  * not part of the update's inputs and is never counted). Exact definitions (the README repeats them):
@@ -30,7 +30,8 @@
  * Storage dtype knowledge stays in `TokenStream`: this module sees ids only.
  */
 import type { Dataset } from './dataset';
-import { CancelledError, RangeRequestError, fmt } from './errors';
+import { CancelledError, RangeRequestError } from './errors';
+import { fmt } from './units';
 import { parseNumberInput } from './numbers';
 import type { LoadedTokenizer } from './tokenizer';
 
@@ -406,9 +407,20 @@ export function parseUpdateRange(text: string | undefined): UpdateRangeArg {
   const parts = text.split('..');
   if (parts.length > 2 || parts.some((p) => p.trim() === ''))
     throw new RangeRequestError(`${JSON.stringify(text)} is not an update range; expected K or K1..K2 (0-based, inclusive)`);
+  // "3-6", "3:6", "3–6": a range written another way; say how ranges are written.
+  const other = parts.length === 1 ? /^\s*(\d[\d_]*)\s*(-|:|–|—|\.\.\.)\s*(\d[\d_]*)\s*$/.exec(text) : null;
+  if (other)
+    throw new RangeRequestError(
+      `${JSON.stringify(text)} is not an update range: ranges are written K1..K2 (0-based, inclusive), e.g. ${other[1]}..${other[3]}`,
+    );
   const nums = parts.map((p) => {
     const r = parseNumberInput(p.trim());
-    if (!r.ok) throw new RangeRequestError(`${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`);
+    if (!r.ok)
+      throw new RangeRequestError(
+        parts.length === 1
+          ? `${JSON.stringify(text)}: ${r.error}; expected K or K1..K2 (0-based, inclusive)`
+          : `${JSON.stringify(p)} in ${JSON.stringify(text)}: ${r.error}`,
+      );
     return r.value;
   });
   const first = nums[0],

@@ -4,6 +4,12 @@
  * byte position), never whole files, and may cross shard edges. File handles are pooled and
  * closed after {@link HANDLE_IDLE_MS} without use.
  *
+ * Every storage format reads through here: a segment's {@link TokenLayout} (from the format layer,
+ * `formats/`) says where its tokens start (a header), how wide they are (uint16 is widened in
+ * place, int32 keeps its bits) and, when they are not one run, where each run is. A segment
+ * without a layout is the dataset card's raw uint32 from byte 0 and reads straight into the
+ * output buffer.
+ *
  * Units: every offset and count in this module is in **tokens** unless the name says bytes.
  * Offsets reach 5.2e10 tokens (2.1e11 bytes): plain JS numbers (exact to 2^53), never 32-bit ints.
  */
@@ -12,7 +18,10 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { BYTES_PER_TOKEN } from './manifest';
-import { DataError, RangeRequestError, fmt } from './errors';
+import { DataError, RangeRequestError } from './errors';
+import { fmt } from './units';
+import { fileKind } from './safeRead';
+import { TokenLayout } from './formats/types';
 
 /** How long an unused file handle stays open, in milliseconds. */
 export const HANDLE_IDLE_MS = 5_000;
@@ -31,6 +40,26 @@ export interface StreamSegment {
   startToken: number;
   /** Tokens in the file that belong to the stream. */
   numTokens: number;
+  /** How the file stores its tokens; absent: raw little-endian uint32 from byte 0 (the dataset card's `.u32`). */
+  layout?: TokenLayout;
+  /** 1-based line of the file's entry in `shard_manifest.jsonl`, for messages (absent for a lone file). */
+  line?: number;
+}
+
+/** One contiguous read: `n` tokens at byte `position` of a file into output token `at`. */
+interface ByteRun {
+  position: number;
+  n: number;
+  at: number;
+}
+
+/** Global tokens `[from, to)` that two segments both claim (an overlapping manifest). */
+interface Overlap {
+  from: number;
+  to: number;
+  /** The earlier segment (by start) and the later one that starts inside it. */
+  first: StreamSegment;
+  second: StreamSegment;
 }
 
 /** Where a global token offset lives. */
@@ -42,6 +71,9 @@ export interface SegmentLocation {
 }
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
+
+/** Most file handles a stream keeps open between reads (busy ones are never closed). */
+export const MAX_POOLED_HANDLES = 64;
 
 interface PooledHandle {
   handle: Promise<fs.promises.FileHandle>;
@@ -55,16 +87,33 @@ export class TokenStream {
   readonly totalTokens: number;
   private readonly pool = new Map<string, PooledHandle>();
   private readonly starts: number[];
+  /** Per segment with extents: the local token offset where each extent starts (built on first use). */
+  private readonly extentStarts = new Map<number, Float64Array>();
+  /** Ranges two segments both claim, by `from` (empty for a valid manifest). */
+  private readonly overlaps: Overlap[] = [];
 
   /**
    * @param segments files sorted by `startToken`, contiguous from 0 (the manifest validation
-   *   reports gaps; over a gapped manifest, offsets in a hole throw DataError and the listed
-   *   files still read at their own offsets).
+   *   reports gaps and overlaps; over a gapped manifest, offsets in a hole throw DataError and the
+   *   listed files still read at their own offsets; offsets two files claim throw DataError too).
    */
   constructor(readonly segments: readonly StreamSegment[]) {
     this.starts = segments.map((s) => s.startToken);
     const last = segments[segments.length - 1];
     this.totalTokens = last ? last.startToken + last.numTokens : 0;
+    // The segment reaching furthest so far: a later one starting before its end overlaps it.
+    let reach: StreamSegment | undefined;
+    for (const s of segments) {
+      if (s.numTokens === 0) continue;
+      if (reach && s.startToken < reach.startToken + reach.numTokens)
+        this.overlaps.push({
+          from: s.startToken,
+          to: Math.min(reach.startToken + reach.numTokens, s.startToken + s.numTokens),
+          first: reach,
+          second: s,
+        });
+      if (!reach || s.startToken + s.numTokens > reach.startToken + reach.numTokens) reach = s;
+    }
   }
 
   /**
@@ -93,12 +142,14 @@ export class TokenStream {
    * @throws RangeRequestError when `offset` is outside `[0, totalTokens)`;
    *   DataError when no segment holds it (a gap in the manifest, or a stream that does not start
    *   at 0): there is no data at that offset, and reading "the next file" instead would silently
-   *   shift every offset after it.
+   *   shift every offset after it; DataError naming both manifest lines when two segments claim
+   *   it (an overlap: which file holds the token is unknown).
    */
   locate(offset: number): SegmentLocation {
     if (!Number.isSafeInteger(offset) || offset < 0 || offset >= this.totalTokens) {
       throw new RangeRequestError(`token offset ${fmt(offset)} is outside the stream [0, ${fmt(this.totalTokens)})`);
     }
+    if (this.overlaps.length) this.checkOverlap(offset, offset + 1);
     let lo = 0,
       hi = this.starts.length - 1;
     while (lo < hi) {
@@ -113,6 +164,30 @@ export class TokenStream {
       if (seg.startToken <= offset && offset < seg.startToken + seg.numTokens) return { segment: i, localToken: offset - seg.startToken };
     }
     throw this.holeError(offset, lo);
+  }
+
+  /**
+   * The global token range `[start, end)` of the segment (file) holding `offset`.
+   * @throws as {@link locate}.
+   */
+  fileRangeAt(offset: number): [number, number] {
+    const seg = this.segments[this.locate(offset).segment];
+    return [seg.startToken, seg.startToken + seg.numTokens];
+  }
+
+  /** Throws the DataError when a token of `[start, end)` is claimed by two segments (see {@link locate}). */
+  private checkOverlap(start: number, end: number): void {
+    for (const o of this.overlaps) {
+      if (end <= o.from || start >= o.to) continue;
+      const offset = Math.max(start, o.from);
+      const name = (s: StreamSegment) => `${path.basename(s.path)}${s.line ? ` (manifest line ${s.line})` : ''}`;
+      throw new DataError(
+        `token ${fmt(offset)} is claimed by two shards: ${name(o.second)} starts at token ${fmt(o.second.startToken)}, inside ` +
+          `${name(o.first)} (tokens ${fmt(o.first.startToken)}–${fmt(o.first.startToken + o.first.numTokens - 1)}); ` +
+          `the manifest's shards overlap on tokens [${fmt(o.from)}, ${fmt(o.to)}); expected each to start where the previous ends.`,
+        o.second.path,
+      );
+    }
   }
 
   /** The DataError for a global offset no segment holds; `lo` = last segment starting at or before it. */
@@ -155,14 +230,15 @@ export class TokenStream {
       );
     }
     if (count === 0) return new Uint32Array(0);
+    if (this.overlaps.length) this.checkOverlap(start, start + count);
     // Plan every piece before starting any read: a hole found halfway must not leave reads running.
-    const pieces: { seg: StreamSegment; local: number; at: number; n: number }[] = [];
+    const pieces: { seg: StreamSegment; run: ByteRun; local: number }[] = [];
     for (let pos = start; pos < start + count;) {
       // Located per piece (not "the next segment"), so a hole in the manifest is an error, never a read at a wrong position.
       const { segment, localToken } = this.locate(pos);
       const seg = this.segments[segment];
       const n = Math.min(seg.numTokens - localToken, start + count - pos);
-      pieces.push({ seg, local: localToken, at: pos - start, n });
+      for (const run of this.runsOf(segment, localToken, n, pos - start)) pieces.push({ seg, run, local: localToken });
       pos += n;
     }
     let out: Uint32Array;
@@ -174,7 +250,7 @@ export class TokenStream {
       const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
       out = raw.byteOffset % BYTES_PER_TOKEN === 0 ? new Uint32Array(raw.buffer, raw.byteOffset, count) : new Uint32Array(count);
     }
-    await Promise.all(pieces.map((p) => this.readInto(p.seg, p.local, out, p.at, p.n)));
+    await Promise.all(pieces.map((p) => this.readInto(p.seg, p.run, out)));
     return out;
   }
 
@@ -199,12 +275,13 @@ export class TokenStream {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
     }
     if (count > MAX_READ_TOKENS) throw new RangeRequestError(`${fmt(count)} tokens is more than one read can hold; read in pieces`);
+    if (this.overlaps.length) this.checkOverlap(start, start + count);
     const out = new Uint32Array(count);
     for (let pos = start; pos < start + count;) {
       const { segment, localToken } = this.locate(pos);
       const seg = this.segments[segment];
       const n = Math.min(seg.numTokens - localToken, start + count - pos);
-      const bytes = Buffer.from(out.buffer, out.byteOffset + (pos - start) * BYTES_PER_TOKEN, n * BYTES_PER_TOKEN);
+      const runs = this.runsOf(segment, localToken, n, pos - start);
       let fd: number;
       try {
         fd = fs.openSync(seg.path, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
@@ -214,55 +291,74 @@ export class TokenStream {
       try {
         const st = fs.fstatSync(fd);
         if (!st.isFile()) throw notRegularFile(seg.path, st);
-        let done = 0;
-        const position = localToken * BYTES_PER_TOKEN;
-        while (done < bytes.length) {
-          const got = fs.readSync(fd, bytes, done, bytes.length - done, position + done);
-          if (got === 0) {
-            throw new DataError(
-              `${seg.path}: short read at byte ${fmt(position + done)}: the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`,
-              seg.path,
-            );
+        for (const run of runs) {
+          const bytes = runBytes(seg, run, out);
+          let done = 0;
+          while (done < bytes.length) {
+            const got = fs.readSync(fd, bytes, done, bytes.length - done, run.position + done);
+            if (got === 0) throw shortRead(seg, run.position + done, false);
+            done += got;
           }
-          done += got;
+          finishRun(seg, run, out);
         }
       } finally {
         fs.closeSync(fd);
-      }
-      if (!LITTLE_ENDIAN_HOST) {
-        for (let i = pos - start; i < pos - start + n; i++) {
-          const v = out[i];
-          out[i] = (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
-        }
       }
       pos += n;
     }
     return out;
   }
 
-  private async readInto(seg: StreamSegment, localToken: number, out: Uint32Array, outToken: number, n: number): Promise<void> {
-    const bytes = Buffer.from(out.buffer, out.byteOffset + outToken * BYTES_PER_TOKEN, n * BYTES_PER_TOKEN);
-    const position = localToken * BYTES_PER_TOKEN;
+  /**
+   * The byte runs of local tokens `[local, local + n)` of segment `segment`, to land at output
+   * token `at` onward: one run unless the layout has extents.
+   */
+  private runsOf(segment: number, local: number, n: number, at: number): ByteRun[] {
+    const layout = this.segments[segment].layout;
+    if (!layout) return [{ position: local * BYTES_PER_TOKEN, n, at }];
+    const width = layout.dtype === 'uint16' ? 2 : 4;
+    const extents = layout.extents;
+    if (!extents) return [{ position: layout.headerBytes + local * width, n, at }];
+    let starts = this.extentStarts.get(segment);
+    if (!starts) {
+      starts = new Float64Array(extents.length);
+      for (let i = 1; i < extents.length; i++) starts[i] = starts[i - 1] + extents[i - 1].numTokens;
+      this.extentStarts.set(segment, starts);
+    }
+    let lo = 0,
+      hi = extents.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= local) lo = mid;
+      else hi = mid - 1;
+    }
+    const runs: ByteRun[] = [];
+    for (let e = lo, t = local; t < local + n; e++) {
+      if (e >= extents.length)
+        throw new DataError(
+          `${this.segments[segment].path}: its extents hold fewer than the ${fmt(local + n)} tokens listed for it`,
+          this.segments[segment].path,
+        );
+      const inExtent = t - starts[e];
+      const take = Math.min(extents[e].numTokens - inExtent, local + n - t);
+      if (take <= 0) continue;
+      runs.push({ position: extents[e].byteOffset + inExtent * width, n: take, at: at + (t - local) });
+      t += take;
+    }
+    return runs;
+  }
+
+  private async readInto(seg: StreamSegment, run: ByteRun, out: Uint32Array): Promise<void> {
+    const bytes = runBytes(seg, run, out);
     await this.withHandle(seg.path, async (fh) => {
       let done = 0;
       while (done < bytes.length) {
-        const { bytesRead } = await fh.read(bytes, done, bytes.length - done, position + done);
-        if (bytesRead === 0) {
-          throw new DataError(
-            `${seg.path}: short read at byte ${fmt(position + done)} (token ${fmt(localToken + Math.floor(done / BYTES_PER_TOKEN))}): ` +
-              `the file ends before the ${fmt(seg.numTokens)} tokens the manifest lists.`,
-            seg.path,
-          );
-        }
+        const { bytesRead } = await fh.read(bytes, done, bytes.length - done, run.position + done);
+        if (bytesRead === 0) throw shortRead(seg, run.position + done, true);
         done += bytesRead;
       }
     });
-    if (!LITTLE_ENDIAN_HOST) {
-      for (let i = 0; i < n; i++) {
-        const v = out[outToken + i];
-        out[outToken + i] = (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
-      }
-    }
+    finishRun(seg, run, out);
   }
 
   private async withHandle<T>(file: string, fn: (fh: fs.promises.FileHandle) => Promise<T>): Promise<T> {
@@ -274,6 +370,7 @@ export class TokenStream {
       });
       entry = { handle, busy: 0 };
       this.pool.set(file, entry);
+      if (this.pool.size > MAX_POOLED_HANDLES) this.closeIdleHandles();
     }
     const e = entry;
     if (e.timer) {
@@ -289,6 +386,20 @@ export class TokenStream {
         e.timer = setTimeout(() => this.closeHandle(file, e), HANDLE_IDLE_MS);
         e.timer.unref?.();
       }
+    }
+  }
+
+  /**
+   * Closes idle handles, oldest first, until at most {@link MAX_POOLED_HANDLES} stay open: a scan
+   * over 100,000 tiny shards would otherwise hold every file it read in the last
+   * HANDLE_IDLE_MS open and run out of file descriptors (EMFILE).
+   */
+  private closeIdleHandles(): void {
+    for (const [file, e] of this.pool) {
+      if (this.pool.size <= MAX_POOLED_HANDLES) return;
+      if (e.busy > 0) continue;
+      if (e.timer) clearTimeout(e.timer);
+      this.closeHandle(file, e);
     }
   }
 
@@ -321,6 +432,53 @@ export class TokenStream {
 }
 
 /**
+ * The bytes a run reads into: the run's own slots of `out` for 4-byte tokens; for uint16, the
+ * first half of those slots ({@link finishRun} widens them in place, from the end backwards).
+ */
+function runBytes(seg: StreamSegment, run: ByteRun, out: Uint32Array): Buffer {
+  const width = seg.layout?.dtype === 'uint16' ? 2 : 4;
+  return Buffer.from(out.buffer, out.byteOffset + run.at * BYTES_PER_TOKEN, run.n * width);
+}
+
+/**
+ * Turns the bytes of a finished run into host-order uint32 ids: uint16 widened in place (token i
+ * of the run sits at byte 2i and goes to byte 4i; on a big-endian host going from the last token
+ * back, so no write lands on a token not yet read), 4-byte tokens byte-swapped on a big-endian
+ * host, else untouched.
+ */
+function finishRun(seg: StreamSegment, run: ByteRun, out: Uint32Array): void {
+  const at = run.at;
+  const n = run.n;
+  if (seg.layout?.dtype === 'uint16') {
+    if (LITTLE_ENDIAN_HOST) {
+      // TypedArray.prototype.set copies a source that shares the target's buffer before
+      // converting (ECMA-262 SetTypedArrayFromTypedArray): one native widening pass, ~7× a JS loop.
+      out.subarray(at, at + n).set(new Uint16Array(out.buffer, out.byteOffset + at * BYTES_PER_TOKEN, n));
+    } else {
+      const bytes = new Uint8Array(out.buffer, out.byteOffset + at * BYTES_PER_TOKEN, n * 2);
+      for (let i = n - 1; i >= 0; i--) out[at + i] = bytes[2 * i] | (bytes[2 * i + 1] << 8);
+    }
+    return;
+  }
+  if (!LITTLE_ENDIAN_HOST) {
+    for (let i = at; i < at + n; i++) {
+      const v = out[i];
+      out[i] = (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
+    }
+  }
+}
+
+/** The DataError for a file that ends before a run's bytes. */
+function shortRead(seg: StreamSegment, position: number, named: boolean): DataError {
+  const listed = seg.layout ? 'its format lists' : 'the manifest lists';
+  return new DataError(
+    `${seg.path}: short read at byte ${fmt(position)}${named && !seg.layout ? ` (token ${fmt(Math.floor(position / BYTES_PER_TOKEN))})` : ''}: ` +
+      `the file ends before the ${fmt(seg.numTokens)} tokens ${listed}.`,
+    seg.path,
+  );
+}
+
+/**
  * Opens a file for reading only if it is a regular file. The open is non-blocking
  * (`O_NONBLOCK`, where the platform has it) so a FIFO listed as a shard fails at once instead of
  * waiting forever for a writer; regular files read the same either way.
@@ -340,14 +498,5 @@ async function openRegularFile(file: string): Promise<fs.promises.FileHandle> {
 
 /** The DataError for a path that exists but is not a regular file, naming what it is. */
 function notRegularFile(file: string, st: fs.Stats): DataError {
-  const what = st.isDirectory()
-    ? 'a folder'
-    : st.isFIFO()
-      ? 'a FIFO (named pipe)'
-      : st.isSocket()
-        ? 'a socket'
-        : st.isCharacterDevice() || st.isBlockDevice()
-          ? 'a device'
-          : 'not a regular file';
-  return new DataError(`${file}: is ${what}; expected a regular file of raw uint32 tokens`, file);
+  return new DataError(`${file}: is ${fileKind(st)}; expected a regular file of raw uint32 tokens`, file);
 }

@@ -11,9 +11,11 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { DataError, fmt } from './errors';
+import { DataError } from './errors';
+import { fmt } from './units';
 import { lineColumnAt, parseJson } from './safeJson';
 import { EncodeOptions, Encoder } from './encode';
+import { READ_LIMITS, readRegularTextFile } from './safeRead';
 
 /** What a single token is, for display. */
 export type PieceKind =
@@ -110,10 +112,13 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
   file = path.resolve(file);
   let text: string;
   try {
-    text = await fs.promises.readFile(file, 'utf8');
+    text = await readRegularTextFile(file, 'a tokenizer.json', READ_LIMITS.tokenizer);
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(`${file}: cannot read tokenizer: ${(err as Error).message}`, file);
   }
+  // A byte-order mark is not JSON, but editors on Windows write one: read past it.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const parsed = parseJson(text);
   if (!parsed.ok) {
     const at = parsed.offset !== undefined ? lineColumnAt(text, parsed.offset) : undefined;
@@ -298,7 +303,9 @@ async function loadLibrary(json: unknown, file: string): Promise<LibraryTokenize
   const { Tokenizer } = await import('@huggingface/tokenizers');
   let config: Record<string, unknown> = {};
   try {
-    config = JSON.parse(await fs.promises.readFile(path.join(path.dirname(file), 'tokenizer_config.json'), 'utf8'));
+    config = JSON.parse(
+      await readRegularTextFile(path.join(path.dirname(file), 'tokenizer_config.json'), 'a tokenizer_config.json', READ_LIMITS.sideFile),
+    );
   } catch {
     /* optional: the library only needs an object */
   }

@@ -1,9 +1,15 @@
 /**
  * Units for people that both the extension host, the CLI and the webviews show (no Node or DOM
- * imports, so webview bundles can import it): counts with their noun, rates, durations, and the
- * rate-and-time-left tail of every progress line.
+ * imports, so webview bundles can import it): numbers with thousands separators, counts with
+ * their noun, rates, durations, and the rate-and-time-left tail of every progress line.
  */
-import { fmt } from './errors';
+
+const NUMBER_FORMAT = new Intl.NumberFormat('en-US');
+
+/** Formats a number with thousands separators (12,345,678), the way the UI and CLI print counts. One shared formatter: `toLocaleString` builds a new one per call. */
+export function fmt(n: number): string {
+  return NUMBER_FORMAT.format(n);
+}
 
 /**
  * A count with its noun, plural unless exactly one: `1 token`, `2 tokens`, `1,024 tokens`,

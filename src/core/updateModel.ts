@@ -16,7 +16,7 @@
  *
  * Units: offsets are global token offsets; `start`/`end` of a segment are columns (0..L) in its row.
  */
-import { fmt } from './errors';
+import { fmt } from './units';
 import { shardName } from './navigation';
 import { describeUpdate } from './schedule';
 import { LoadedTokenizer, PieceKind, diagnoseIds, unknownIdMark } from './tokenizer';

@@ -22,11 +22,10 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { Dataset, findDatasetRoot } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { Dataset } from '../core/dataset';
+import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
-import { anomalyMarksBySegment } from '../core/streamIndex/streamIndex';
+import { anomalyMarksBySegment } from '../core/streamIndex/anomalies';
 import type { ShardDisplayState, VerificationStore } from '../verificationStore';
 import type { ManifestDiagnostics } from '../diagnostics';
 import type {
@@ -37,7 +36,7 @@ import type {
   ManifestRow,
   ManifestRowsChanged,
   ManifestTotals,
-} from '../protocol';
+} from '../protocol/manifest';
 import type { Services } from '../services';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { SHARD_EDITOR_VIEW_TYPE } from './shardEditor';
@@ -318,29 +317,6 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
       }
     }
   }
-}
-
-/** The `shard_manifest.jsonl` a command argument points at (the file, a dataset folder, a file inside one). */
-async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
-  let uri = arg instanceof vscode.Uri ? arg : undefined;
-  if (!uri) {
-    const active = vscode.window.activeTextEditor?.document.uri ?? services.activeShard?.uri;
-    if (active?.scheme === 'file' && (await findDatasetRoot(active.fsPath))) uri = active;
-  }
-  if (uri?.scheme === 'file') {
-    if (path.basename(uri.fsPath) === SHARD_MANIFEST) return uri;
-    const root = await findDatasetRoot(uri.fsPath);
-    if (root) return vscode.Uri.file(path.join(root, SHARD_MANIFEST));
-  }
-  const ds = await services.pickDataset(vscode.l10n.t('Open the shard manifest of which dataset?'));
-  return ds && vscode.Uri.file(ds.manifestFile);
-}
-
-/** `tokenShards.openManifest`: opens the table of the given (or chosen) dataset; returns the manifest's URI. */
-export async function openManifest(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
-  const uri = await manifestFor(services, arg);
-  if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, MANIFEST_VIEW_TYPE);
-  return uri;
 }
 
 /** True when a manifest table or a shard editor is open (in any tab group, shown or not). */

@@ -10,16 +10,16 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, shardOfFile } from '../core/dataset';
 import { findDocumentBounds } from '../core/documents';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { count, fmt, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../core/units';
 import { BYTES_PER_TOKEN, ShardEntry } from '../core/manifest';
 import { PAGE_TOKENS, PageDocStats, ShardPages } from '../core/pages';
-import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex/streamIndex';
+import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex/anomalies';
 import { LONG_RUN_FLOOR } from '../core/streamIndex/scan';
 import { DEFAULT_SCHEDULE } from '../core/schedule';
 import { TokenStream } from '../core/stream';
-import { count, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../core/units';
 import { CORRUPT_ID_FLOOR, LoadedTokenizer, diagnoseIds, toHex } from '../core/tokenizer';
-import type { ShardBanner, ShardInitToWebview, ShardNumberingToWebview } from '../protocol';
+import type { ShardBanner, ShardInitToWebview, ShardNumberingToWebview } from '../protocol/shard';
 import type { Services } from '../services';
 
 /** Earlier-shard document counting starts by itself only below this many tokens (4 GB of ids); above, the user asks. */

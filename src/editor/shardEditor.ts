@@ -10,8 +10,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
 import { PAGE_TOKENS } from '../core/pages';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import type {
   ShardEditorProtocol,
   ShardFromWebview,
@@ -20,10 +19,10 @@ import type {
   ShardTimingFromWebview,
   ShardToWebview,
   ShardView,
-} from '../protocol';
+} from '../protocol/shard';
 import type { Services } from '../services';
 import { ChannelError } from '../shared/channel';
-import { updateHighlights } from '../commands/highlightUpdate';
+import { updateHighlights } from './updateHighlight';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
 import { ShardStatusBar } from './statusBar';
@@ -96,7 +95,7 @@ export class ShardSession implements vscode.Disposable {
   pagesSent = 0;
   /**
    * When each host-side step of this editor's open happened (epoch ms), for the one timing line
-   * logged when the webview reports its first text (issue 14 item 7); `logged` once it was.
+   * logged when the webview reports its first text (see docs/benchmarks.md, "Opening a shard in code-server"); `logged` once it was.
    */
   openTiming?: {
     n: number;
@@ -462,7 +461,7 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
 
   /**
    * Opens the workspace's datasets and loads their tokenizers once per session, soon after
-   * activation, so that the first shard editor does not wait for them (issue 14 item 7: ~1 s of
+   * activation, so that the first shard editor does not wait for them (measured: ~1 s of
    * the first open was the tokenizer). Both are cached by {@link Services}; failures are left to
    * the open that needs them (it shows them as banners).
    */

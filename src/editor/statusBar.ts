@@ -5,8 +5,7 @@
  * words as the editor's own cursor line. Clicking it runs "Go to Token Offset…".
  */
 import * as vscode from 'vscode';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import { SchedulePosition } from '../core/schedule';
 import { markdownText } from '../core/untrusted';
 

@@ -31,8 +31,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
-import { fmt } from '../core/errors';
-import { count } from '../core/units';
+import { count, fmt } from '../core/units';
 import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
 import { visibleText } from '../core/invisibles';

@@ -1,27 +1,27 @@
 /**
- * Token Shards: Inspect Updates Around… (`tokenShards.inspectUpdates`, issue 15): an update and a
- * radius (default ±20, `tokenShards.inspect.radius`) → a panel on the shared panel pattern
- * ({@link PanelHost}) with one row per update of `[k − r, k + r]` (clipped to the stream) and the
- * per-update statistics of src/core/stats.ts as columns (webview/inspectUpdates.ts draws bars,
- * robust z-score colours, sorting, CSV export). Click a row → the update view.
+ * The Inspect Updates panel (opened by Inspect Updates Around…, src/commands/inspectUpdates.ts),
+ * on the shared panel pattern ({@link PanelHost}): one row per update of `[k − r, k + r]`
+ * (clipped to the stream) and the per-update statistics of src/core/stats.ts as columns
+ * (webview/inspectUpdates.ts draws bars, robust z-score colours, sorting, CSV export). Click a
+ * row → the update view.
  *
- * Arguments (all optional; with `update` the command does not prompt): `{ update, radius, root }`.
- * Resolves with the records once computed (tests use this). The statistics are computed on the
- * extension host in chunks (a few updates per read, a yield after every update, ~5 ms each), so
- * the host never blocks; a new window or closing the panel cancels the running one.
+ * The statistics are computed on the extension host in chunks (a few updates per read, a yield
+ * after every update, ~5 ms each), so the host never blocks; a new window or closing the panel
+ * cancels the running one.
  */
 import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
-import { count } from '../core/units';
-import { checkUpdate, numberArg } from '../core/navigation';
+import { CancelledError } from '../core/errors';
+import { fmt } from '../core/units';
+
 import { STAT_COLUMNS, STAT_DEFINITIONS, UpdateStats, computeUpdateStats } from '../core/stats';
 import type { Services } from '../services';
-import { commandArgs, promptValidated, reportError, resolveDataset } from '../commands/inputs';
+
 import { PanelHost } from './panelHost';
-import type { InspectFromWebview, InspectInit, InspectState, InspectToWebview, StatColumnInfo } from './workbenchProtocol';
+import type { ChannelTaps } from '../editor/hostChannel';
+import type { InspectInit, InspectProtocol, InspectState, StatColumnInfo } from '../protocol/workbench';
 
 /** The panel's view type (and `onWebviewPanel:` activation event). */
 export const INSPECT_VIEW_TYPE = 'tokenShards.inspectUpdates';
@@ -30,16 +30,6 @@ export const DEFAULT_RADIUS = 20;
 /** Largest radius accepted (a window of 2,001 updates ≈ 10 s of work). */
 export const MAX_RADIUS = 1000;
 const ROOTS_KEY = 'tokenShards.inspectUpdates.roots';
-
-/** Arguments of `tokenShards.inspectUpdates`. */
-export interface InspectArgs {
-  /** Centre update (0-based), number or text ("55_000"). */
-  update: number | string;
-  /** Updates each side (default the setting, 20). */
-  radius: number | string;
-  /** Dataset root. */
-  root: string;
-}
 
 /** What the command resolves with. */
 export interface InspectResult {
@@ -58,13 +48,17 @@ function datasetKey(root: string): string {
   return crypto.createHash('sha256').update(path.resolve(root)).digest('hex').slice(0, 16);
 }
 
-type Host = PanelHost<InspectToWebview, InspectFromWebview | { type: 'export'; export: import('./panelProtocol').PanelExport }>;
+type Host = PanelHost<InspectProtocol>;
 
 /** One inspect panel per dataset root. */
 export class InspectPanels implements vscode.Disposable {
   private readonly panels = new Map<string, InspectPanel>();
 
-  constructor(private readonly services: Services) {}
+  /** @param taps sees every message of every inspect panel's channel (tests). */
+  constructor(
+    private readonly services: Services,
+    private readonly taps?: ChannelTaps,
+  ) {}
 
   /** Revives a panel after a window reload from the webview's saved state (the serializer, registered by the composition root). */
   async revive(panel: vscode.WebviewPanel, state: InspectState | undefined): Promise<void> {
@@ -76,7 +70,7 @@ export class InspectPanels implements vscode.Disposable {
     }
     try {
       const ds = await this.services.openRoot(root);
-      const host: Host = new PanelHost(panel, this.services.context.extensionUri, spec());
+      const host: Host = new PanelHost(panel, this.services.context.extensionUri, spec(), this.hostOptions(root));
       void this.adopt(ds, host)
         .show(state.center, state.radius ?? DEFAULT_RADIUS)
         .catch(() => undefined);
@@ -89,7 +83,7 @@ export class InspectPanels implements vscode.Disposable {
   async open(ds: Dataset, center: number, radius: number): Promise<InspectResult> {
     let p = this.panels.get(ds.root);
     if (!p) {
-      const host: Host = PanelHost.create(this.services.context.extensionUri, spec());
+      const host: Host = PanelHost.create(this.services.context.extensionUri, spec(), this.hostOptions(ds.root));
       p = this.adopt(ds, host);
       const roots = this.services.context.globalState.get<Record<string, string>>(ROOTS_KEY, {});
       void this.services.context.globalState.update(ROOTS_KEY, { ...roots, [datasetKey(ds.root)]: ds.root });
@@ -97,6 +91,10 @@ export class InspectPanels implements vscode.Disposable {
       p.host.panel.reveal(undefined, false);
     }
     return p.show(center, radius);
+  }
+
+  private hostOptions(root: string) {
+    return { resource: root, taps: this.taps, log: this.services.log };
   }
 
   private adopt(ds: Dataset, host: Host): InspectPanel {
@@ -145,14 +143,6 @@ export class InspectPanel {
           break;
         case 'exportUpdates':
           void vscode.commands.executeCommand('tokenShards.exportUpdates', { first: m.first, last: m.last, root: ds.root });
-          break;
-        case 'export':
-          void host.saveExport(m.export).then(
-            (uri) => {
-              if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
-            },
-            (err: Error) => reportError(services, vscode.l10n.t('Export CSV'), err),
-          );
           break;
       }
     });
@@ -224,87 +214,5 @@ export class InspectPanel {
       throw err;
     });
     return this.current;
-  }
-}
-
-/** Runs Inspect Updates Around… (see the file comment). */
-export async function inspectUpdates(
-  services: Services,
-  panels: InspectPanels,
-  focused: () => { ds?: Dataset; update?: number },
-  ...args: unknown[]
-): Promise<InspectResult | undefined> {
-  const { opts, uri } = commandArgs<InspectArgs>(args);
-  try {
-    const here = focused();
-    const ds = await resolveDataset(services, vscode.l10n.t('Inspect Updates: choose a dataset'), opts.root, uri, here.ds);
-    if (!ds) return undefined;
-    const n = ds.schedule.numUpdates;
-    if (n === 0) {
-      void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root)));
-      return undefined;
-    }
-    let k: number | undefined;
-    if (opts.update !== undefined) {
-      const v = numberArg(opts.update, 'update');
-      const c = v.error ? { ok: false as const, error: v.error } : checkUpdate(v.value!, ds);
-      if (!c.ok) {
-        void vscode.window.showErrorMessage(c.error);
-        return undefined;
-      }
-      k = c.value;
-    }
-    let radius = services.setting<number>('inspect.radius') ?? DEFAULT_RADIUS;
-    if (opts.radius !== undefined) {
-      const r = numberArg(opts.radius, 'radius');
-      if (r.error || r.value! > MAX_RADIUS) {
-        void vscode.window.showErrorMessage(r.error ?? vscode.l10n.t('radius {0} is more than {1}', String(opts.radius), fmt(MAX_RADIUS)));
-        return undefined;
-      }
-      radius = r.value!;
-    }
-    if (k === undefined) {
-      const typed = await promptValidated<{ k: number; r: number }>({
-        title: vscode.l10n.t('Inspect Updates Around… · {0}', path.basename(ds.root)),
-        prompt: vscode.l10n.t(
-          'Update k (0-based, 0..{0}), optionally ± radius (default {1}): "55000" or "55000 ± 50" or "55000 50".',
-          fmt(n - 1),
-          String(radius),
-        ),
-        placeholder: vscode.l10n.t('e.g. {0} ± {1}', fmt(Math.min(55_000, n - 1)), String(radius)),
-        value: here.update !== undefined ? String(here.update) : undefined,
-        validate: (t) => {
-          const m = /^\s*([^\s±+]+)\s*(?:(?:±|\+-|\+\/-|\s)\s*([^\s]+))?\s*$/.exec(t);
-          if (!m) return { ok: false, error: vscode.l10n.t('Type an update, optionally followed by ± radius.') };
-          const kv = numberArg(m[1], 'update');
-          const c = kv.error ? { ok: false as const, error: kv.error } : checkUpdate(kv.value!, ds);
-          if (!c.ok) return c;
-          let r = radius;
-          if (m[2] !== undefined) {
-            const rv = numberArg(m[2], 'radius');
-            if (rv.error) return { ok: false, error: rv.error };
-            if (rv.value! > MAX_RADIUS) return { ok: false, error: vscode.l10n.t('radius at most {0}', fmt(MAX_RADIUS)) };
-            r = rv.value!;
-          }
-          return {
-            ok: true,
-            value: { k: c.value, r },
-            detail: vscode.l10n.t(
-              'updates {0}–{1} ({2})',
-              fmt(Math.max(0, c.value - r)),
-              fmt(Math.min(n - 1, c.value + r)),
-              count(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1, 'row'),
-            ),
-          };
-        },
-      });
-      if (!typed) return undefined;
-      k = typed.k;
-      radius = typed.r;
-    }
-    return await panels.open(ds, k, radius);
-  } catch (err) {
-    if (err instanceof CancelledError) return undefined;
-    return reportError(services, vscode.l10n.t('Inspect Updates'), err);
   }
 }

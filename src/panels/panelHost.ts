@@ -1,30 +1,32 @@
 /**
- * The panel pattern shared by the search panel and the loss-spike workbench: a small host class
- * around one `vscode.WebviewPanel`.
+ * The one panel pattern: a small host class around one `vscode.WebviewPanel`, used by every panel
+ * that is not a custom editor (the update view, the search panel, the loss-spike workbench).
  *
  * What it does for a panel:
  * - builds the page through {@link webviewHtml} (strict CSP with a nonce; the script and styles from
  *   `dist/` and `media/` put inside the page; uPlot's stylesheet is `dist/media/uPlot.min.css`);
  * - the typed message channel — the one channel of every webview (`src/shared/channel.ts`, host
- *   end `src/editor/hostChannel.ts`): `post()` (host → webview) waits for the webview's `ready`,
- *   then sends in order; `request`s from the webview are answered with a response carrying the
- *   same id (or the error's message), and a cancel aborts the handler's `AbortSignal`; other
- *   messages go to `onMessage`;
- * - saving exports (PNG from a canvas data URL, CSV/JSON text) through a save dialog
- *   ({@link PanelHost.saveExport}) — the webview never sees paths or writes files;
+ *   end `src/editor/hostChannel.ts`), typed by the panel's `ViewProtocol` in `src/protocol/`:
+ *   `post()` (host → webview events) waits for the webview's `ready`, then sends in order;
+ *   requests from the webview are answered by the handlers given to {@link PanelHost.handle}
+ *   (a thrown error's message becomes the response's error; a cancel aborts the handler's
+ *   `AbortSignal`); {@link PanelHost.request} asks the webview; other events go to `onMessage`;
+ *   every envelope is shown to the composition root's `ChannelTaps` (the extension-host tests);
+ * - saving exports itself: the webview's `export` message (PNG from a canvas data URL, CSV/JSON
+ *   text) goes through a save dialog ({@link PanelHost.saveExport}) and never reaches the panel —
+ *   the webview never sees paths or writes files;
  * - disposal: everything registered with {@link PanelHost.track} is disposed with the panel.
  *
  * State restore: the webview keeps what it needs to redraw with `vscode.setState` (see
  * webview/shared/panel.ts); {@link registerPanelSerializer} revives panels after a window reload
  * from that state, so panels do not need `retainContextWhenHidden`.
- *
- * The panel-level types (request map, exports) are in src/panels/panelProtocol.ts; the envelope
- * is the channel's.
  */
 import * as vscode from 'vscode';
 import { ChannelTaps, HostChannel } from '../editor/hostChannel';
 import { webviewHtml, webviewOptions } from '../editor/webviewHtml';
-import { PanelExport, PanelRequestMap, PanelViewProtocol } from './panelProtocol';
+import type { ExportMessage, PanelExport } from '../protocol/panel';
+import type { RequestOptions, ViewProtocol } from '../shared/channel';
+import { plainText } from '../core/untrusted';
 
 /** What a panel looks like: its view type, title and the bundle/styles of its page. */
 export interface PanelSpec {
@@ -40,32 +42,43 @@ export interface PanelSpec {
   iconPath?: vscode.Uri;
 }
 
-/** A request handler: gets the request's payload and an `AbortSignal` that fires on `cancel` or disposal. */
-export type RequestHandler<Req, Res> = (payload: Req, signal: AbortSignal) => Promise<Res> | Res;
+/** How a {@link PanelHost} is wired to the rest of the host. */
+export interface PanelHostOptions {
+  /** Sees every message of the panel's channel (the composition root's; the extension-host tests record through it). */
+  taps?: ChannelTaps;
+  /** What the panel shows (a dataset root), named in tapped messages. */
+  resource?: string;
+  /** Where saved exports are logged. */
+  log?: vscode.LogOutputChannel;
+}
+
+/** A request handler: gets the request's params and an `AbortSignal` that fires on `cancel` or disposal. */
+export type RequestHandler<Params, Result> = (params: Params, signal: AbortSignal) => Promise<Result> | Result;
+
+/** The channel protocol a panel's page speaks: the panel's own plus the export every page may send. */
+interface PageProtocol<P extends ViewProtocol> extends ViewProtocol {
+  hostEvents: P['hostEvents'];
+  webviewEvents: P['webviewEvents'] | ExportMessage;
+  hostRequests: P['hostRequests'];
+  webviewRequests: P['webviewRequests'];
+}
 
 /**
- * The host side of one webview panel.
- * @typeParam ToWebview  union of the messages the host sends (each with a `type`).
- * @typeParam FromWebview union of the plain messages the webview sends (each with a `type`).
- * @typeParam Requests   map of request type → `{ req, res }` the webview may ask for.
+ * The host side of one webview panel, typed by the panel's channel protocol `P`
+ * (`hostEvents` it posts, `webviewEvents` it receives, `hostRequests` it answers,
+ * `webviewRequests` it asks).
  */
-export class PanelHost<
-  ToWebview extends { type: string },
-  FromWebview extends { type: string },
-  Requests extends PanelRequestMap = PanelRequestMap,
->
-  implements vscode.Disposable
-{
-  private queue: ToWebview[] = [];
-  private readonly channel: HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>;
+export class PanelHost<P extends ViewProtocol> implements vscode.Disposable {
+  private queue: P['hostEvents'][] = [];
+  private readonly channel: HostChannel<PageProtocol<P>>;
   private readonly handlers: Record<string, RequestHandler<unknown, unknown>> = {};
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly messageEmitter = new vscode.EventEmitter<FromWebview>();
+  private readonly messageEmitter = new vscode.EventEmitter<P['webviewEvents']>();
   private readonly readyEmitter = new vscode.EventEmitter<void>();
   private readonly disposeEmitter = new vscode.EventEmitter<void>();
   private disposed = false;
 
-  /** Plain (non-request) messages from the webview. */
+  /** Events from the webview (its exports are saved here and not passed on). */
   readonly onMessage = this.messageEmitter.event;
   /** Fires on every `ready` from the webview (first load and every reload of the page). */
   readonly onReady = this.readyEmitter.event;
@@ -76,38 +89,41 @@ export class PanelHost<
    * Opens a new panel.
    * @param column where to open it (default: the active group).
    */
-  static create<T extends { type: string }, F extends { type: string }, R extends PanelRequestMap = PanelRequestMap>(
+  static create<P extends ViewProtocol>(
     extensionUri: vscode.Uri,
     spec: PanelSpec,
-    column: vscode.ViewColumn = vscode.ViewColumn.Active,
-    preserveFocus = false,
-    taps?: ChannelTaps,
-  ): PanelHost<T, F, R> {
-    const panel = vscode.window.createWebviewPanel(spec.viewType, spec.title, { viewColumn: column, preserveFocus }, webviewOptions());
-    return new PanelHost<T, F, R>(panel, extensionUri, spec, taps);
+    opts: PanelHostOptions & { column?: vscode.ViewColumn; preserveFocus?: boolean } = {},
+  ): PanelHost<P> {
+    const panel = vscode.window.createWebviewPanel(
+      spec.viewType,
+      spec.title,
+      { viewColumn: opts.column ?? vscode.ViewColumn.Active, preserveFocus: opts.preserveFocus ?? false },
+      webviewOptions(),
+    );
+    return new PanelHost<P>(panel, extensionUri, spec, opts);
   }
 
-  /**
-   * Adopts a panel VS Code hands back to a serializer (or one created elsewhere) and loads the page into it.
-   * @param taps sees every message of the panel's channel (tests; the composition root's `ChannelTaps`).
-   */
+  /** Adopts a panel VS Code hands back to a serializer (or one created elsewhere) and loads the page into it. */
   constructor(
     readonly panel: vscode.WebviewPanel,
     readonly extensionUri: vscode.Uri,
     spec: PanelSpec,
-    taps?: ChannelTaps,
+    private readonly opts: PanelHostOptions = {},
   ) {
     panel.webview.options = webviewOptions();
     if (spec.iconPath) panel.iconPath = spec.iconPath;
-    this.channel = new HostChannel<PanelViewProtocol<ToWebview, FromWebview, Requests>>(
+    this.channel = new HostChannel<PageProtocol<P>>(
       panel.webview,
       {
         onReady: () => this.onPageReady(),
-        onEvent: (m) => this.messageEmitter.fire(m),
+        onEvent: (m) => {
+          if (isExport(m)) void this.saveAndSay(m.export);
+          else this.messageEmitter.fire(m);
+        },
         // Looked up per request, so handlers registered later with `handle` are found.
         requests: this.handlers as never,
       },
-      { view: spec.viewType, taps },
+      { view: spec.viewType, resource: opts.resource, taps: opts.taps },
     );
     panel.webview.html = webviewHtml(extensionUri, { script: spec.script, title: spec.title, styles: spec.styles });
     this.disposables.push(
@@ -128,8 +144,8 @@ export class PanelHost<
     return this.channel.whenReady();
   }
 
-  /** Sends a message; queued (in order) until the webview is ready. Dropped after disposal. */
-  post(msg: ToWebview): void {
+  /** Sends an event; queued (in order) until the webview is ready. Dropped after disposal. */
+  post(msg: P['hostEvents']): void {
     if (this.disposed) return;
     if (!this.channel.ready) {
       this.queue.push(msg);
@@ -139,11 +155,27 @@ export class PanelHost<
   }
 
   /**
-   * Answers requests of `type` from the webview. The handler's result is sent back as the
+   * Answers requests `method` from the webview. The handler's result is sent back as the
    * response; a thrown error's message is sent as the response's error (and not logged here).
    */
-  handle<K extends keyof Requests & string>(type: K, handler: RequestHandler<Requests[K]['req'], Requests[K]['res']>): void {
-    this.handlers[type] = handler as RequestHandler<unknown, unknown>;
+  handle<M extends keyof P['hostRequests'] & string>(
+    method: M,
+    handler: RequestHandler<P['hostRequests'][M]['params'], P['hostRequests'][M]['result']>,
+  ): void {
+    this.handlers[method] = handler as RequestHandler<unknown, unknown>;
+  }
+
+  /**
+   * Asks the webview (once it is ready) and resolves with its answer.
+   * @throws ChannelError when the webview's handler failed, or the request was cancelled (signal,
+   *   page reloaded, panel closed).
+   */
+  request<M extends keyof P['webviewRequests'] & string>(
+    method: M,
+    params: P['webviewRequests'][M]['params'],
+    opts?: RequestOptions,
+  ): Promise<P['webviewRequests'][M]['result']> {
+    return this.channel.request(method, params, opts);
   }
 
   /** Disposes `d` with the panel. */
@@ -173,6 +205,21 @@ export class PanelHost<
     return target;
   }
 
+  /** The webview's `export`: saved through the dialog, then said (or the error shown). */
+  private async saveAndSay(e: PanelExport): Promise<void> {
+    const what = vscode.l10n.t('Export {0}', e.format.toUpperCase());
+    try {
+      const uri = await this.saveExport(e);
+      if (!uri) return;
+      this.opts.log?.info(`${this.panel.viewType}: exported ${e.format} to ${uri.fsPath}`);
+      void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', plainText(uri.fsPath)));
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      this.opts.log?.error(`${what}: ${msg}`);
+      void vscode.window.showErrorMessage(`${what}: ${plainText(msg)}`);
+    }
+  }
+
   /** The page (re)loaded: send what was queued, then tell the panel (it re-sends its state). */
   private onPageReady(): void {
     const q = this.queue;
@@ -190,6 +237,10 @@ export class PanelHost<
     for (const d of this.disposables.splice(0)) d.dispose();
     this.panel.dispose();
   }
+}
+
+function isExport(m: { type: string }): m is ExportMessage {
+  return m.type === 'export';
 }
 
 /** The bytes of an export (see {@link PanelHost.saveExport}). @throws Error for a PNG that is not a PNG data URL. */

@@ -22,7 +22,8 @@ import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { count, fmt } from '../core/units';
 import type { LoadedTokenizer } from '../core/tokenizer';
 import { CountResult, Occurrence, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, parseTerms } from '../core/search';
 import type { ChannelTaps } from '../editor/hostChannel';
@@ -31,7 +32,6 @@ import type { Services } from '../services';
 import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
 import { matchTokenRange, rebucket, splitTerms } from './searchModel';
-import { count } from '../core/units';
 import type {
   OccurrenceRow,
   OccurrencesReply,
@@ -39,10 +39,9 @@ import type {
   SearchDatasetInfo,
   SearchForm,
   SearchFromWebview,
+  SearchPanelProtocol,
   SearchPanelState,
-  SearchRequests,
-  SearchToWebview,
-} from './searchProtocol';
+} from '../protocol/search';
 
 /** The panel's view type (and `onWebviewPanel:` activation event). */
 export const SEARCH_VIEW_TYPE = 'tokenShards.searchPanel';
@@ -114,13 +113,11 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
   async show(ds: Dataset, form?: SearchForm): Promise<SearchOutcome | undefined> {
     let p = this.panels.get(ds.root);
     if (!p) {
-      const host = PanelHost.create<SearchToWebview, SearchFromWebview, SearchRequests>(
-        this.services.context.extensionUri,
-        panelSpec(ds.root),
-        vscode.ViewColumn.Active,
-        false,
-        this.taps,
-      );
+      const host = PanelHost.create<SearchPanelProtocol>(this.services.context.extensionUri, panelSpec(ds.root), {
+        resource: ds.root,
+        taps: this.taps,
+        log: this.services.log,
+      });
       p = this.adopt(host, ds.root, ds);
     } else {
       p.host.panel.reveal(undefined, false);
@@ -138,7 +135,7 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
     return this.panels.get(path.resolve(root));
   }
 
-  private adopt(host: PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>, root: string, ds?: Dataset): SearchPanel {
+  private adopt(host: PanelHost<SearchPanelProtocol>, root: string, ds?: Dataset): SearchPanel {
     const p = new SearchPanel(this, host, root, ds);
     this.panels.set(root, p);
     host.onDidDispose(() => {
@@ -156,12 +153,11 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
       panel.dispose();
       return;
     }
-    const host = new PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>(
-      panel,
-      this.services.context.extensionUri,
-      panelSpec(root),
-      this.taps,
-    );
+    const host = new PanelHost<SearchPanelProtocol>(panel, this.services.context.extensionUri, panelSpec(root), {
+      resource: root,
+      taps: this.taps,
+      log: this.services.log,
+    });
     const p = this.adopt(host, root);
     try {
       const ds = await this.services.openRoot(root);
@@ -230,7 +226,7 @@ export class SearchPanel {
 
   constructor(
     private readonly owner: SearchPanels,
-    readonly host: PanelHost<SearchToWebview, SearchFromWebview, SearchRequests>,
+    readonly host: PanelHost<SearchPanelProtocol>,
     readonly root: string,
     public dataset?: Dataset,
   ) {
@@ -480,11 +476,6 @@ export class SearchPanel {
         case 'reveal':
           await this.reveal(m.searchId, m.termIndex, m.bucket, m.index);
           break;
-        case 'export': {
-          const f = await this.host.saveExport(m.export);
-          if (f) this.services.log.info(`search: exported ${m.export.format} to ${f.fsPath}`);
-          break;
-        }
         case 'drawn':
           if (m.final) this.resolveDrawn(m.searchId, { buckets: m.buckets, series: m.series });
           break;

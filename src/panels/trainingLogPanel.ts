@@ -1,12 +1,8 @@
 /**
- * Token Shards: Open Training Log… (`tokenShards.openTrainingLog`, issue 15): a metrics file (W&B
- * CSV export, OLMo-core / Hugging Face Trainer JSONL) drawn as loss against the **update** axis of
- * a dataset, on the shared panel pattern and the shared uPlot chart (webview/trainingLog.ts).
+ * The training-log panel (opened by Open Training Log…, src/commands/openTrainingLog.ts): a
+ * parsed metrics file drawn as loss against the **update** axis of a dataset, on the shared panel
+ * pattern and the shared uPlot chart (webview/trainingLog.ts).
  *
- * - Columns by name (src/core/trainingLog/trainingLog.ts); when several could be the step or the loss, a quick
- *   pick asks (best guess first). No step or loss column → the user picks one from all columns.
- * - Parsed with a cancellable progress notification, streamed (a 1 GB log in bounded memory;
- *   beyond 2,000,000 points it is decimated keeping the higher loss of each pair).
  * - The step convention comes from `tokenShards.trainingLog.stepConvention` ("after": a logged step
  *   s is the loss of update s − 1, the default; "update": step s is update s); the axis says which,
  *   and the chart follows the setting when it changes.
@@ -14,63 +10,28 @@
  *   panel; click a spike (or the chart) → Inspect Updates Around it.
  * - Optionally one statistic on a second axis, computed for at most {@link OVERLAY_MAX_UPDATES}
  *   updates spread over the log's range (chunked on the host, cancellable by choosing another).
- *
- * Arguments (optional): `{ file, root, stepColumn, lossColumn }`; with `file` no dialog is shown.
- * Resolves with the panel's summary (tests).
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
-import { CancelledError, fmt } from '../core/errors';
+import { CancelledError } from '../core/errors';
+import { fmt } from '../core/units';
 import { STAT_DEFINITIONS, StatColumn, StatsCalculator, statValue } from '../core/stats';
-import {
-  STEP_CONVENTION_TEXT,
-  SPIKE_DEFAULTS,
-  Spike,
-  StepConvention,
-  TrainingLog,
-  chartSeries,
-  describeLog,
-  findSpikes,
-  lossCandidates,
-  parseTrainingLog,
-  readLogColumns,
-  spikeScores,
-  stepCandidates,
-  stepToUpdate,
-} from '../core/trainingLog/trainingLog';
+import { STEP_CONVENTION_TEXT, StepConvention, TrainingLog, describeLog, stepToUpdate } from '../core/trainingLog/parse';
+import { SPIKE_DEFAULTS, Spike, chartSeries, findSpikes, spikeScores } from '../core/trainingLog/spikes';
 import type { Services } from '../services';
-import { commandArgs, reportError, resolveDataset } from '../commands/inputs';
+
+import type { ChannelTaps } from '../editor/hostChannel';
 import { PanelHost } from './panelHost';
-import type { PanelExport } from './panelProtocol';
 import { statColumnInfo } from './inspectUpdates';
-import type { LogFromWebview, LogToWebview } from './workbenchProtocol';
+import type { TrainingLogProtocol } from '../protocol/workbench';
 
 /** The panel's view type. */
 export const TRAINING_LOG_VIEW_TYPE = 'tokenShards.trainingLog';
 /** Most updates a second-axis statistic is computed for. */
 export const OVERLAY_MAX_UPDATES = 400;
 
-/** Arguments of `tokenShards.openTrainingLog`. */
-export interface OpenLogArgs {
-  file: string;
-  root: string;
-  stepColumn: string;
-  lossColumn: string;
-}
-
-/** What the command resolves with (tests). */
-export interface OpenLogResult {
-  file: string;
-  root?: string;
-  convention: StepConvention;
-  points: number;
-  spikes: Spike[];
-  summary: string[];
-  panel: TrainingLogPanel;
-}
-
-type Host = PanelHost<LogToWebview, LogFromWebview | { type: 'export'; export: PanelExport }>;
+type Host = PanelHost<TrainingLogProtocol>;
 
 /** The reading of `tokenShards.trainingLog.stepConvention`. */
 export function stepConvention(services: Services): StepConvention {
@@ -79,6 +40,31 @@ export function stepConvention(services: Services): StepConvention {
 
 /** One training-log panel: a parsed log drawn against a dataset's updates. */
 export class TrainingLogPanel {
+  /**
+   * Opens a panel drawing `log` (read from `file`) against the updates of `ds` (none: the log's
+   * steps only).
+   * @param taps sees every message of the panel's channel (tests; the composition root's).
+   */
+  static open(
+    services: Services,
+    taps: ChannelTaps | undefined,
+    file: string,
+    log: TrainingLog,
+    ds: Dataset | undefined,
+  ): TrainingLogPanel {
+    const host: Host = PanelHost.create(
+      services.context.extensionUri,
+      {
+        viewType: TRAINING_LOG_VIEW_TYPE,
+        title: vscode.l10n.t('Training log: {0}', path.basename(file)),
+        script: 'trainingLog',
+        styles: ['workbench.css', 'chart.css', 'dist/media/uPlot.min.css'],
+      },
+      { resource: ds?.root, taps, log: services.log },
+    );
+    return new TrainingLogPanel(services, log, ds, host);
+  }
+
   private scores: Float64Array;
   private window: number = SPIKE_DEFAULTS.window;
   private threshold: number = SPIKE_DEFAULTS.threshold;
@@ -106,14 +92,6 @@ export class TrainingLogPanel {
           break;
         case 'overlay':
           this.overlayDone = this.overlay(m.column);
-          break;
-        case 'export':
-          void host.saveExport(m.export).then(
-            (uri) => {
-              if (uri) void vscode.window.showInformationMessage(vscode.l10n.t('Saved {0}', uri.fsPath));
-            },
-            (err: Error) => reportError(services, vscode.l10n.t('Export'), err),
-          );
           break;
       }
     });
@@ -245,113 +223,5 @@ export class TrainingLogPanel {
       values,
       sampled: updates.length < hi - lo + 1,
     });
-  }
-}
-
-/** Asks which column when several (or none) fit; undefined when dismissed. */
-async function askColumn(what: 'step' | 'loss', columns: string[], candidates: string[]): Promise<string | undefined> {
-  const items = (candidates.length ? [...candidates, ...columns.filter((c) => !candidates.includes(c))] : columns).map((c, i) => ({
-    label: c,
-    description:
-      i === 0 && candidates.length
-        ? vscode.l10n.t('best guess')
-        : candidates.includes(c)
-          ? vscode.l10n.t('looks like a {0} column', what)
-          : undefined,
-  }));
-  const pick = await vscode.window.showQuickPick(items, {
-    title: what === 'step' ? vscode.l10n.t('Which column is the step?') : vscode.l10n.t('Which column is the loss?'),
-    placeHolder:
-      candidates.length > 1
-        ? vscode.l10n.t('Several columns could be the {0}: {1}', what, candidates.join(', '))
-        : vscode.l10n.t('No column is named like a {0} column: pick one', what),
-  });
-  return pick?.label;
-}
-
-/** Runs Open Training Log… (see the file comment). */
-export async function openTrainingLog(
-  services: Services,
-  focused: () => Dataset | undefined,
-  ...args: unknown[]
-): Promise<OpenLogResult | undefined> {
-  const { opts, uri } = commandArgs<OpenLogArgs>(args);
-  try {
-    let file = opts.file ?? (uri && /\.(csv|tsv|jsonl|ndjson|json|log|txt)$/i.test(uri.fsPath) ? uri.fsPath : undefined);
-    if (!file) {
-      const picked = await vscode.window.showOpenDialog({
-        title: vscode.l10n.t('Open Training Log (CSV, e.g. a W&B export, or JSONL)'),
-        canSelectMany: false,
-        filters: {
-          [vscode.l10n.t('Metrics')]: ['csv', 'tsv', 'jsonl', 'ndjson', 'json', 'log', 'txt'],
-          [vscode.l10n.t('All files')]: ['*'],
-        },
-        defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri,
-      });
-      if (!picked?.[0]) return undefined;
-      file = picked[0].fsPath;
-    }
-    const purpose = vscode.l10n.t('Training log: choose the dataset it trained on');
-    let ds: Dataset | undefined;
-    if (opts.root) ds = await resolveDataset(services, purpose, opts.root);
-    else if (focused()) ds = focused();
-    else if ((await services.workspaceDatasetRoots()).length) ds = await services.pickDataset(purpose);
-    const { columns } = await readLogColumns(file);
-    let stepColumn = opts.stepColumn,
-      lossColumn = opts.lossColumn;
-    const steps = stepCandidates(columns),
-      losses = lossCandidates(columns);
-    if (stepColumn === undefined && steps.length !== 1) {
-      stepColumn = await askColumn('step', columns, steps);
-      if (!stepColumn) return undefined;
-    }
-    if (lossColumn === undefined && losses.length !== 1) {
-      lossColumn = await askColumn('loss', columns, losses);
-      if (!lossColumn) return undefined;
-    }
-    const log = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        cancellable: true,
-        title: vscode.l10n.t('Reading {0}', path.basename(file)),
-      },
-      async (progress, token) => {
-        const ac = new AbortController();
-        token.onCancellationRequested(() => ac.abort());
-        let last = 0;
-        return parseTrainingLog(file!, {
-          stepColumn,
-          lossColumn,
-          signal: ac.signal,
-          onProgress: (bytes, total) => {
-            const pct = total ? (100 * bytes) / total : 100;
-            if (pct - last >= 1) {
-              progress.report({ increment: pct - last, message: `${fmt(bytes)} / ${fmt(total)} bytes` });
-              last = pct;
-            }
-          },
-        });
-      },
-    );
-    const host: Host = PanelHost.create(services.context.extensionUri, {
-      viewType: TRAINING_LOG_VIEW_TYPE,
-      title: vscode.l10n.t('Training log: {0}', path.basename(file)),
-      script: 'trainingLog',
-      styles: ['workbench.css', 'chart.css', 'dist/media/uPlot.min.css'],
-    });
-    const panel = new TrainingLogPanel(services, log, ds, host);
-    services.log.info(`training log ${file}: ${panel.summary().join(' ')}`);
-    return {
-      file,
-      root: ds?.root,
-      convention: panel.convention,
-      points: log.steps.length,
-      spikes: panel.spikes,
-      summary: panel.summary(),
-      panel,
-    };
-  } catch (err) {
-    if (err instanceof CancelledError) return undefined;
-    return reportError(services, vscode.l10n.t('Open Training Log'), err);
   }
 }

@@ -7,7 +7,7 @@
  * - one **ready** handshake: the webview script sends `ready` once it listens; the host answers by
  *   sending the view's state (a webview reloaded after being hidden says `ready` again).
  *
- * The protocol of each view is one {@link ViewProtocol} in `src/protocol.ts`; the host wraps a
+ * The protocol of each view is one {@link ViewProtocol} in `src/protocol/<view>.ts`; the host wraps a
  * `vscode.Webview` with `src/editor/hostChannel.ts`, a webview script with `webview/channel.ts`.
  *
  * Naming scheme: event `type`s and request methods are camelCase verbs or nouns without a view

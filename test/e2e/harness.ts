@@ -36,6 +36,8 @@ interface RunningCodeServer {
   folder: string;
   userDataDir: string;
   extensionsDir: string;
+  /** The folder of its IPC sockets (its XDG_RUNTIME_DIR), removed when it stops. */
+  runtimeDir: string;
   logFile: string;
   pid: number;
   stop(): Promise<void>;
@@ -184,42 +186,65 @@ export class Workbench {
   }
 
   /**
-   * Runs a command through the F1 palette by its title as shown there (e.g.
-   * 'Token Shards: Go to Update…'); resolves once the palette picked it (the command may then
-   * show its own input box).
+   * Opens the F1 palette, types `>title` and clicks the command of that title (e.g.
+   * 'Token Shards: Go to Update…'); one try, no retry (see {@link palette}).
    */
-  async runCommand(title: string): Promise<void> {
+  private async pickCommand(title: string): Promise<void> {
     const widget = this.page.locator('.quick-input-widget');
     await this.page.keyboard.press('F1');
     await widget.waitFor({ state: 'visible', timeout: 10_000 });
     const input = widget.locator('.quick-input-box input');
-    await input.fill(`>${title}`);
+    await input.fill(`>${title}`, { timeout: 5_000 });
     const item = widget.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
     await item.waitFor({ state: 'visible', timeout: 10_000 });
-    await item.click();
+    await item.click({ timeout: 5_000 });
+  }
+
+  /**
+   * The one mechanism behind every palette interaction. On a busy machine a webview that
+   * finishes loading, or takes the focus late, closes the palette (or a command's input box)
+   * while it is being typed into: then Escape, `prepare` (e.g. focus the view the command reads)
+   * and `attempt` again (three tries in all). Resolves with what `attempt` returns.
+   */
+  private async palette<T>(what: string, attempt: () => Promise<T>, prepare?: () => Promise<void>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        await prepare?.();
+        return await attempt();
+      } catch (err) {
+        if (n === 3) throw err;
+        console.warn(`      (${what}: ${(err as Error).message.split('\n')[0]}; trying again)`);
+        await this.page.keyboard.press('Escape');
+      }
+    }
+  }
+
+  /**
+   * Runs a command through the F1 palette by its title as shown there (e.g.
+   * 'Token Shards: Go to Update…'); resolves once the palette picked it (the command may then
+   * show its own input box). A palette closed early is reopened ({@link palette}).
+   */
+  async runCommand(title: string, prepare?: () => Promise<void>): Promise<void> {
+    await this.palette(title, () => this.pickCommand(title), prepare);
   }
 
   /**
    * Runs `command`, waits for its own input box (titled with `title`, replacing the palette) and
    * hands the quick-input widget to `use` (checks and typing before Enter; it may run more than
-   * once). On a busy machine a webview that finishes loading, or takes the focus late, can close
-   * the input box: then `prepare` (e.g. focus the view the command reads) and the command run
-   * again (three tries). Resolves with what `use` returns.
+   * once). A palette or input box closed early is reopened by running the command again
+   * ({@link palette}). Resolves with what `use` returns.
    */
   async withInputBox<T>(command: string, title: string, use: (box: Locator) => Promise<T>, prepare?: () => Promise<void>): Promise<T> {
     const box = this.page.locator('.quick-input-widget');
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await prepare?.();
-        await this.runCommand(command);
+    return this.palette(
+      title,
+      async () => {
+        await this.pickCommand(command);
         await box.locator('.quick-input-title').filter({ hasText: title }).first().waitFor({ state: 'visible', timeout: 10_000 });
-        return await use(box);
-      } catch (err) {
-        if (attempt === 3) throw err;
-        console.warn(`      (${title}: ${(err as Error).message.split('\n')[0]}; trying again)`);
-        await this.page.keyboard.press('Escape');
-      }
-    }
+        return use(box);
+      },
+      prepare,
+    );
   }
 
   /**

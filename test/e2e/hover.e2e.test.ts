@@ -13,7 +13,7 @@ import * as os from 'os';
 import * as path from 'path';
 import type { Locator } from 'playwright-core';
 import { openDataset } from '../../src/core/dataset';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
 import { launchWorkbench, SAMPLE_DIR, Workbench } from './harness';
 
@@ -27,7 +27,7 @@ function makeWorkspace(ids: number[], update: number, lone: { eos: number; parti
   for (const f of ['shard_manifest.jsonl', 'manifest.json']) fs.copyFileSync(path.join(SAMPLE_DIR, f), path.join(data, f));
   fs.copyFileSync(path.join(SAMPLE_DIR, 'tokenizer', 'tokenizer.json'), path.join(data, 'tokenizer', 'tokenizer.json'));
   // Shards inside the dataset folder: a symlink to the sample's folder would lead outside the root,
-  // which the manifest check refuses (issue 10 item 5).
+  // which the manifest check refuses (paths leading out of the dataset folder).
   fs.mkdirSync(path.join(data, 'shards'));
   for (const f of fs.readdirSync(path.join(SAMPLE_DIR, 'shards'))) {
     const src = path.join(SAMPLE_DIR, 'shards', f);

@@ -1,5 +1,5 @@
 /**
- * The shard editor on edge documents (issue 14), end to end in code-server: the dataset made by
+ * The shard editor on edge documents, end to end in code-server: the dataset made by
  * scripts/make-edge-docs.mjs (2,098 shards in the real layout, edge content at the start of shard
  * 0 and of shard 2,096). Checks, against the script's record (edge-docs.json), the dataset card's
  * Python reader and the tokenizer library:
@@ -57,7 +57,7 @@ async function until<T>(f: () => Promise<T>, what: string, ms = 30_000): Promise
 
 const cp = (c: number) => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
 
-describe('e2e: shard editor on edge documents (issue 14)', function () {
+describe('e2e: shard editor on edge documents', function () {
   this.timeout(900_000);
   let wb: Workbench | undefined;
   let info: EdgeInfo;
@@ -337,7 +337,7 @@ describe('e2e: shard editor on edge documents (issue 14)', function () {
         if (w.__tsiRaf) cancelAnimationFrame(w.__tsiRaf);
         return w.__tsiStatus;
       });
-      // No intermediate state (issue 14 item 4): until the target shows, only what was there before;
+      // No intermediate state: until the target shows, only what was there before;
       // from then on, only the target (never the new shard's first token, never the previous place).
       const firstAtTarget = seen.findIndex((t) => t.includes(`Token ${fmt(target)} `));
       assert.ok(firstAtTarget >= 0, `the status bar never showed Token ${fmt(target)}: ${JSON.stringify(seen)}`);

@@ -4,6 +4,7 @@
  * Run with `node scripts/test-e2e.mjs` (packages the .vsix when stale).
  */
 import * as assert from 'assert';
+import * as fs from 'fs';
 import { launchWorkbench, Workbench } from './harness';
 
 describe('e2e: smoke', function () {
@@ -39,5 +40,24 @@ describe('e2e: smoke', function () {
     const text = await frame.locator('body').innerText();
     assert.ok(text.trim().length > 0, 'the shard editor webview is empty');
     await w.screenshot('smoke-shard-editor');
+  });
+
+  it('a palette closed by a late focus change is opened again (runCommand tries again)', async () => {
+    const w = wb!;
+    const widget = w.page.locator('.quick-input-widget');
+    // A stand-in for a webview that takes the focus late: the first palette shown is closed at once.
+    const stolen = widget.waitFor({ state: 'visible', timeout: 30_000 }).then(() => w.page.keyboard.press('Escape'));
+    await w.runCommand('Token Shards: Open Shard Manifest Table');
+    await stolen;
+    await w.activeTab('shard_manifest.jsonl').waitFor({ state: 'visible', timeout: 30_000 });
+  });
+
+  it('keeps its IPC sockets in a folder of its own and leaves nothing behind when closed', async () => {
+    const w = wb!;
+    const dir = w.codeServer.runtimeDir;
+    const sockets = fs.readdirSync(dir).filter((f) => /^vscode-ipc-.*\.sock$/.test(f));
+    assert.ok(sockets.length > 0, `no vscode-ipc-*.sock in ${dir}: ${fs.readdirSync(dir).join(', ')}`);
+    await w.close();
+    assert.strictEqual(fs.existsSync(dir), false, `${dir} is left behind`);
   });
 });

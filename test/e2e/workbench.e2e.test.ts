@@ -1,5 +1,5 @@
 /**
- * End-to-end, the loss-spike workbench (issue 15), as a person would use it on the sample:
+ * End-to-end, the loss-spike workbench, as a person would use it on the sample:
  * - palette → Inspect Updates Around… → "9 ± 5" → a table of 11 updates whose EOS column equals
  *   numpy over the card's x (scripts/reference_stats.py); clicking a row opens that update's view;
  * - palette → Open Training Log… → the metrics fixture (scripts/make-metrics-fixture.mjs, a W&B

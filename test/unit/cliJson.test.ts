@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 4: every CLI `--json` output goes through the one JSON helper (`ctx.json`, i.e.
+ * Every CLI `--json` output goes through the one JSON helper (`ctx.json`, i.e.
  * `jsonSafe`), which escapes what `JSON.stringify` leaves raw (DEL, C1 controls, bidi overrides
  * and isolates, U+2028/9). A copy of the sample whose first shard has a hostile file name (ESC,
  * DEL, C1 NEL and CSI, RLO, LRI) is run through `locate`, `verify` and `update` with `--json`,
@@ -18,7 +18,7 @@ import { cliPath, copySampleWithShardName } from './fixtures';
 // eslint-disable-next-line no-control-regex
 const RAW = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
-describe('CLI --json escapes control characters from data (issue 10 item 4)', function () {
+describe('CLI --json escapes control characters from data', function () {
   this.timeout(120_000);
   let dir: string;
   let root: string;

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 6: the CLI's memory stays under 300 MB for anything it accepts. The largest
+ * The CLI's memory stays under 300 MB for anything it accepts. The largest
  * accepted update (G = 16,777,216 tokens) is read from a sparse 64 MiB lone shard, and the peak
  * resident set size of the child process is measured by a preloaded sampler (process.memoryUsage
  * every 10 ms, plus once at exit) for `update --json`, the text form, and `--sequence r`. Also: a G
@@ -15,7 +15,7 @@ import { MAX_TOKENS_PER_UPDATE } from '../../src/core/schedule';
 
 const LIMIT_MB = 300;
 
-describe('CLI memory on the largest accepted update (issue 10 item 6)', function () {
+describe('CLI memory on the largest accepted update', function () {
   this.timeout(0);
   let dir: string;
   let shard: string;

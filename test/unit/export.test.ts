@@ -98,13 +98,16 @@ describe('export: npz, jsonl, txt', function () {
     }
   });
 
-  it("`export --format txt` is `update`'s text, update after update (raw in the file; `update` marks control characters for the terminal)", () => {
+  it("`export --format txt` is `update`'s text, update after update (the text itself to a pipe; both mark control characters with --escape)", () => {
     const root = sampleDir();
     const r = runCli(['export', root, '1..2', '--format', 'txt']);
     assert.strictEqual(r.code, 0, r.stderr);
     const u1 = runCli(['update', root, '1']).stdout,
       u2 = runCli(['update', root, '2']).stdout;
-    assert.strictEqual(terminalSafe(r.stdout, { keepLayout: true }), u1 + '\n' + u2);
+    assert.strictEqual(r.stdout, u1 + '\n' + u2);
+    const e = runCli(['--escape', 'export', root, '1..2', '--format', 'txt']).stdout;
+    assert.strictEqual(e, runCli(['--escape', 'update', root, '1']).stdout + '\n' + runCli(['--escape', 'update', root, '2']).stdout);
+    assert.strictEqual(e, terminalSafe(r.stdout, { keepLayout: true }));
   });
 
   it('cancelling stops the export and leaves no file (nor a .partial)', async () => {

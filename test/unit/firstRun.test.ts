@@ -1,5 +1,5 @@
 /**
- * Issue 10 items 1–2: the first run sets itself up or says exactly what to run, in one line,
+ * The first run sets itself up or says exactly what to run, in one line,
  * without a stack trace (scripts/lib/prereqs.mjs, scripts/start.mjs).
  */
 import * as assert from 'assert';
@@ -10,7 +10,7 @@ import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { repoRoot } from './fixtures';
 
-describe('first run: missing system packages and bad options (issue 10)', function () {
+describe('first run: missing system packages and bad options', function () {
   this.timeout(60_000);
 
   const prereqs = () => pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'prereqs.mjs')).href;
@@ -112,5 +112,81 @@ runScript('npm start', async () => { ensureDebianPackages(['tsi-fake-pkg'], { is
     assert.match(r.stderr.trim(), /^✖ npm start: unknown option --bogus; usage: npm start -- /);
     assert.strictEqual(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.ok(!/\n\s+at /.test(r.stderr), r.stderr);
+  });
+
+  it('packagesForTiers: the unit tier needs the Python references, e2e Chromium and the fonts', async () => {
+    const m = await import(prereqs());
+    assert.deepStrictEqual(m.packagesForTiers(['lint']), []);
+    assert.deepStrictEqual(m.packagesForTiers(['unit']), ['python3-numpy', 'python3-regex']);
+    assert.deepStrictEqual(m.packagesForTiers(['vscode']), ['ripgrep', 'libkrb5-dev']);
+    assert.deepStrictEqual(m.packagesForTiers(['vscode'], { codeServerInstalled: true }), []);
+    assert.deepStrictEqual(m.packagesForTiers(['lint', 'unit', 'vscode', 'e2e'], { codeServerInstalled: true }), [
+      'python3-numpy',
+      'python3-regex',
+      'chromium',
+      'fonts-noto-cjk',
+      'fonts-noto-color-emoji',
+    ]);
+    // The presence checks agree with the machine, asked independently.
+    const imports = (mod: string) => spawnSync('python3', ['-c', `import ${mod}`], { stdio: 'ignore' }).status === 0;
+    assert.strictEqual(m.DEBIAN_PACKAGES['python3-regex'].present(), imports('regex'));
+    assert.strictEqual(m.DEBIAN_PACKAGES['python3-numpy'].present(), imports('numpy'));
+  });
+
+  it('npm test without the Python regex module: stops before building, with the one command to run', function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-npm-test-'));
+    try {
+      // python3 that lacks every module, and an apt-get that cannot reach its mirrors.
+      fs.writeFileSync(path.join(dir, 'python3'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+      fs.writeFileSync(path.join(dir, 'apt-get'), '#!/bin/sh\necho "no mirror" >&2\nexit 100\n', { mode: 0o755 });
+      const r = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts', 'test.mjs'), '--unit'], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}` },
+      });
+      assert.strictEqual(r.status, 1, r.stderr);
+      const root = typeof process.getuid === 'function' && process.getuid() === 0 && fs.existsSync('/usr/bin/apt-get');
+      assert.match(
+        r.stderr,
+        root
+          ? /✖ npm test: apt-get update failed \(exit 100\).*Run it yourself: apt-get update && apt-get install -y python3-numpy python3-regex/
+          : /✖ npm test: missing system packages: python3-numpy .*python3-regex .*Run: /,
+      );
+      assert.doesNotMatch(r.stdout, /build: node esbuild\.js|passing/, 'nothing was built or run');
+      assert.match(r.stdout + r.stderr, /tests: 0 passed, 1 failed/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('build freshness (npm start skips an unchanged build and .vsix)', function () {
+  const freshness = () => pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'freshness.mjs')).href;
+
+  it('staleReason: missing output, input newer than the oldest output, and fresh', async () => {
+    const m = await import(freshness());
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-fresh-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'src', 'deep'), { recursive: true });
+      const at = (f: string, seconds: number) => {
+        fs.writeFileSync(path.join(dir, f), f);
+        fs.utimesSync(path.join(dir, f), seconds, seconds);
+      };
+      at('src/deep/a.ts', 1_000);
+      at('package.json', 1_000);
+      assert.strictEqual(m.staleReason(dir, ['out.vsix'], ['package.json', 'src']), 'out.vsix does not exist');
+      at('out.vsix', 2_000);
+      at('out2.js', 2_000);
+      assert.strictEqual(m.staleReason(dir, ['out.vsix', 'out2.js'], ['package.json', 'src', 'absent']), '');
+      at('src/deep/a.ts', 3_000); // a file two folders down changed
+      assert.strictEqual(m.staleReason(dir, ['out.vsix'], ['package.json', 'src']), 'newer inputs: src');
+      at('out.vsix', 4_000);
+      assert.strictEqual(
+        m.staleReason(dir, ['out.vsix', 'out2.js'], ['package.json', 'src']),
+        'newer inputs: src',
+        'the oldest output decides',
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Seeded fuzzing (issue 10): 10,000 mutations each of shard_manifest.jsonl text, manifest.json
+ * Seeded fuzzing of the parsers of untrusted text: 10,000 mutations each of shard_manifest.jsonl text, manifest.json
  * text and token-id list text per run. Every case must end with the parse result or the project's
  * own typed error (DataError / RangeRequestError / problems in the result) — never an untyped
  * exception such as "Maximum call stack size exceeded" or "Cannot read properties of undefined" —
@@ -11,12 +11,27 @@
  * number and the input, so it can be replayed.
  */
 import * as assert from 'assert';
+import { parse as parseCsvSync } from 'csv-parse/sync';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { pathToFileURL } from 'url';
+import { parseDatatroveIndex, parseDatatroveMetadata } from '../../src/core/formats/datatrove';
+import { checkDolmaRow, sidecarError } from '../../src/core/formats/dolma';
+import { GrowableFloat64 } from '../../src/core/formats/growable';
+import { parseLitdataChunk, parseLitdataIndex } from '../../src/core/formats/litdata';
+import { mdsTokenColumn, parseMdsOffsets, parseMdsSample } from '../../src/core/formats/mds';
+import { LLMC_HEADER_BYTES, parseLlmcHeader } from '../../src/core/formats/llmc';
+import { parseMegatronIndex } from '../../src/core/formats/megatron';
+import { parseNpyHeader } from '../../src/core/formats/npy';
+import { execFileSync } from 'child_process';
 import { DataError, RangeRequestError } from '../../src/core/errors';
 import { extractIds, findIdsAt } from '../../src/core/idList';
 import { parseShardManifest, parseSideFile, scheduleOverrides } from '../../src/core/manifest';
 import { parseNumberInput } from '../../src/core/numbers';
 import { limitDepth } from '../../src/core/safeJson';
 import { jsonSafe, plainText, terminalSafe } from '../../src/core/untrusted';
+import { repoRoot, sampleDir } from './fixtures';
 
 const SEED = Number(process.env.TSI_FUZZ_SEED ?? 20261201);
 const CASES = 10_000;
@@ -217,6 +232,186 @@ describe(`seeded fuzzing (seed ${SEED}, ${CASES} mutations per target): only typ
       findIdsAt(text, Math.floor(text.length / 2));
       for (const w of text.split(/[\s,[\]]+/).slice(0, 50)) parseNumberInput(w);
     });
+    assert.deepStrictEqual(failures, []);
+  });
+});
+
+/**
+ * The format parsers of Dolma, datatrove, litdata and MDS on mutations of real files: each format's
+ * writer port (`scripts/lib/format-writers/`) writes a small dataset of the sample's first ids
+ * (real text, the dolma2 tokenizer), and binary files are mutated as latin1 text (one char per byte).
+ */
+describe(`seeded fuzzing of the token-format parsers (seed ${SEED}, ${CASES} mutations per target)`, function () {
+  this.timeout(0);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-fuzz-formats-'));
+  const latin1 = (file: string) => fs.readFileSync(path.join(dir, file)).toString('latin1');
+  const bytes = (text: string) => Buffer.from(text, 'latin1');
+  const seeds: Record<string, string> = {};
+  let docs: Uint32Array[] = [];
+  before(async () => {
+    const shard = fs.readFileSync(path.join(sampleDir(), 'shards', 'tokens_000000.u32'));
+    const ids = new Uint32Array(shard.buffer, shard.byteOffset, 6000);
+    // Documents of the sample: split after each EOS (100257, the dataset card's), at most 12.
+    let at = 0;
+    for (let i = 0; i < ids.length && docs.length < 12; i++) {
+      if (ids[i] === 100257) {
+        docs.push(ids.slice(at, i + 1));
+        at = i + 1;
+      }
+    }
+    if (docs.length < 3) docs = [ids.slice(0, 2000), ids.slice(2000, 4000), ids.slice(4000)];
+    const w = (name: string) => import(pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'format-writers', name)).href);
+    const [dolma, datatrove, litdata, mds] = await Promise.all([w('dolma.mjs'), w('datatrove.mjs'), w('litdata.mjs'), w('mds.mjs')]);
+    dolma.writeDolmaPart(
+      dir,
+      'part-0',
+      docs.map((t, i) => ({ tokens: t, id: `doc,"${i}"`, src: 's3://x/0.jsonl.gz', loc: i + 1 })),
+      { dtype: 'uint32' },
+    );
+    datatrove.writeDatatrove(
+      dir,
+      docs.map((t) => ({ tokens: t })),
+      { saveFilename: 'c', tokenizerName: 'allenai/dolma2-tokenizer', tokenSize: 4, maxTokensPerFile: 0, saveLoss: false },
+    );
+    litdata.writeLitdata(path.join(dir, 'lit'), [docs], { dataFormat: 'no_header_numpy:6', chunkSize: 1 << 20, updatedAt: '0' });
+    mds.writeMds(
+      path.join(dir, 'mds'),
+      docs.map((t) => Int32Array.from(t)),
+      { dtype: 'int32', compression: null, hashes: ['sha1'], sizeLimit: 1 << 26 },
+    );
+    seeds.csv = (await import('zlib')).gunzipSync(fs.readFileSync(path.join(dir, 'part-0-00000.csv.gz'))).toString('utf8');
+    seeds.index = latin1('000_c.ds.index');
+    seeds.metadata = latin1('000_c.ds.metadata');
+    seeds.litIndex = latin1('lit/index.json');
+    seeds.chunkHead = latin1('lit/chunk-0-0.bin').slice(0, 4 * (docs.length + 2) + 64);
+    seeds.mdsIndex = latin1('mds/index.json');
+    const shardBytes = fs.readFileSync(path.join(dir, 'mds', 'shard.00000.mds'));
+    seeds.mdsHead = shardBytes.subarray(0, 4 * (docs.length + 2)).toString('latin1');
+    const off = shardBytes.readUInt32LE(4);
+    seeds.mdsSample = shardBytes.subarray(off, shardBytes.readUInt32LE(8)).toString('latin1');
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('Dolma .csv.gz rows → csv-parse + checkDolmaRow (every fault a DataError naming the row)', () => {
+    const total = docs.reduce((s, d) => s + d.length, 0);
+    const failures = fuzz('dolma rows', [seeds.csv], (text) => {
+      let recs: string[][];
+      try {
+        recs = parseCsvSync(text, { relax_column_count: false, skip_empty_lines: true }) as string[][];
+      } catch (e) {
+        throw sidecarError('/d/part-0-00000.csv.gz', 0, e as Error);
+      }
+      let prev = 0;
+      recs.forEach((r, i) => (prev = checkDolmaRow(r, i + 1, prev, total, '/d/part-0-00000.csv.gz', '/d/part-0-00000.npy').end));
+    });
+    assert.deepStrictEqual(failures, []);
+  });
+
+  it('datatrove .ds.index bytes and .ds.metadata text → parseDatatroveIndex, parseDatatroveMetadata', () => {
+    const total = docs.reduce((s, d) => s + d.length, 0);
+    const failures = [
+      ...fuzz('datatrove index', [seeds.index], (text) => {
+        parseDatatroveIndex(bytes(text), '/d/000_c.ds.index', '000_c.ds', total, new GrowableFloat64(), 0);
+      }),
+      ...fuzz('datatrove metadata', [seeds.metadata], (text) => {
+        parseDatatroveMetadata(text, '/d/000_c.ds.metadata');
+      }),
+    ];
+    assert.deepStrictEqual(failures, []);
+  });
+
+  it('litdata index.json text and chunk headers → parseLitdataIndex, parseLitdataChunk', () => {
+    const { chunks } = parseLitdataIndex(seeds.litIndex, '/d/index.json');
+    const failures = [
+      ...fuzz('litdata index', [seeds.litIndex], (text) => {
+        parseLitdataIndex(text, '/d/index.json');
+      }),
+      ...fuzz('litdata chunk header', [seeds.chunkHead], (text) => {
+        const head = bytes(text);
+        parseLitdataChunk(head, '/d/chunk-0-0.bin', chunks[0], head.length, 'uint32', 0, new GrowableFloat64());
+      }),
+    ];
+    assert.deepStrictEqual(failures, []);
+  });
+
+  it('MDS index.json shard entries, shard headers and samples → mdsTokenColumn, parseMdsOffsets, parseMdsSample', () => {
+    const shard = (JSON.parse(seeds.mdsIndex) as { shards: Record<string, unknown>[] }).shards[0];
+    const col = mdsTokenColumn(shard, 'shards[0]', '/d/index.json');
+    const failures = [
+      ...fuzz('mds index', [seeds.mdsIndex], (text) => {
+        let obj: { shards?: unknown };
+        try {
+          obj = JSON.parse(text) as { shards?: unknown };
+        } catch {
+          return; // not JSON: openMds says so before looking at shards
+        }
+        if (obj && Array.isArray(obj.shards))
+          obj.shards.forEach(
+            (s, i) => s && typeof s === 'object' && mdsTokenColumn(s as Record<string, unknown>, `shards[${i}]`, '/d/index.json'),
+          );
+      }),
+      ...fuzz('mds shard header', [seeds.mdsHead], (text) => {
+        const head = bytes(text);
+        parseMdsOffsets(head, '/d/shard.00000.mds', head.length + 100_000, docs.length);
+      }),
+      ...fuzz('mds sample', [seeds.mdsSample], (text) => {
+        const b = bytes(text);
+        parseMdsSample(b, b.length, col, '/d/shard.00000.mds', 0);
+      }),
+    ];
+    assert.deepStrictEqual(failures, []);
+  });
+});
+
+/**
+ * The parsers of Megatron `.idx`, the llm.c header and the `.npy` header on mutations of real
+ * files: the writer ports (`scripts/lib/format-writers/megatron.mjs`, `llmc.mjs`) lay out the
+ * sample's first documents (real text, the dolma2 tokenizer), `np.save`'s header comes from
+ * numpy itself; binary files are mutated as latin1 text (one char per byte). Every fault must be a
+ * DataError (never a RangeError from a read past a buffer, a BigInt conversion error…).
+ */
+describe(`seeded fuzzing of the Megatron, llm.c and .npy parsers (seed ${SEED}, ${CASES} mutations per target)`, function () {
+  this.timeout(0);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-fuzz-core-formats-'));
+  const seeds: Record<string, string> = {};
+  before(async () => {
+    const shard = fs.readFileSync(path.join(sampleDir(), 'shards', 'tokens_000000.u32'));
+    const ids = new Uint32Array(shard.buffer, shard.byteOffset, 6000);
+    const lengths: number[] = [];
+    for (let i = 0, at = 0; i < ids.length && lengths.length < 12; i++) {
+      if (ids[i] === 100257) {
+        lengths.push(i + 1 - at);
+        at = i + 1;
+      }
+    }
+    const w = (name: string) => import(pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'format-writers', name)).href);
+    const [megatron, llmc] = await Promise.all([w('megatron.mjs'), w('llmc.mjs')]);
+    megatron.writeIndex(path.join(dir, 'x.idx'), 'int32', lengths, [...lengths.keys(), lengths.length]);
+    llmc.writeDatafile(path.join(dir, 'x.bin'), ids.slice(0, 2000), 'llama-3');
+    seeds.idx = fs.readFileSync(path.join(dir, 'x.idx')).toString('latin1');
+    seeds.llmc = fs.readFileSync(path.join(dir, 'x.bin')).subarray(0, LLMC_HEADER_BYTES).toString('latin1');
+    execFileSync('python3', ['-c', 'import sys, numpy as np; np.save(sys.argv[1], np.arange(1000, dtype="<u2"))', path.join(dir, 'x.npy')]);
+    seeds.npy = fs.readFileSync(path.join(dir, 'x.npy')).subarray(0, 128).toString('latin1');
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const bytes = (text: string) => Buffer.from(text, 'latin1');
+
+  it('Megatron .idx bytes → parseMegatronIndex against a .bin size (pointers, lengths, document indices)', () => {
+    const failures = fuzz('megatron idx', [seeds.idx], (text) => {
+      parseMegatronIndex(bytes(text), '/d/x.idx', '/d/x.bin', 24_000);
+    });
+    assert.deepStrictEqual(failures, []);
+  });
+
+  it('llm.c headers → parseLlmcHeader; .npy headers → parseNpyHeader', () => {
+    const failures = [
+      ...fuzz('llm.c header', [seeds.llmc], (text) => {
+        parseLlmcHeader(bytes(text), '/d/x.bin', 1024 + 8000);
+      }),
+      ...fuzz('npy header', [seeds.npy], (text) => {
+        parseNpyHeader(bytes(text), '/d/x.npy', 128 + 2000);
+      }),
+    ];
     assert.deepStrictEqual(failures, []);
   });
 });

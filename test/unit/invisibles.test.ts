@@ -12,8 +12,8 @@ import { codePointLabel, hasInvisibles, invisibleMark, visibleRuns, visibleText 
 import { repoRoot } from './fixtures';
 
 /**
- * The characters issue 14 lists, as code points: the edge-document script's list (the one the
- * e2e documents carry) plus every other C0 control but tab and newline, which the issue names
+ * The invisible and control characters the shard editor must show, as code points: the edge-document script's list (the one the
+ * e2e documents carry) plus every other C0 control but tab and newline, which the list names
  * by example ("C0/C1 controls (BEL, VT, FF, ESC, DEL, …)").
  */
 async function issueList(): Promise<number[]> {

@@ -5,7 +5,7 @@
  */
 import * as assert from 'assert';
 import { openDataset, Dataset } from '../../src/core/dataset';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 import {
   validateUpdateInput,
   validateOffsetInput,

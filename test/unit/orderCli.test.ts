@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
+import { orderFixtures, removeOrderFixtures } from './orderFixtures';
 
 describe('training order: CLI update and locate with --run', function () {
   this.timeout(300_000);
@@ -200,5 +201,54 @@ print(json.dumps({"updates": batches, "per": per, "not_read": never}))`,
     assert.strictEqual(r.code, 1);
     assert.strictEqual(r.stderr.trim().split('\n').length, 1);
     assert.match(r.stderr, /bad\.json: "sequence_length" is "x"; expected a positive integer/);
+  });
+});
+
+/**
+ * A Megatron run from the CLI: the dataset opened from its `.bin` PATH through the format layer,
+ * whose `.idx` gives the order its sequence lengths; `update k --json` equals the reference
+ * batches (a Python port of Megatron's index building) and `locate --json` the reference reads.
+ */
+describe('training order: CLI over a Megatron PATH', function () {
+  this.timeout(600_000);
+  after(removeOrderFixtures);
+
+  it('update k --json and locate --json through the cached GPTDataset indices', () => {
+    const { dir, ref } = orderFixtures();
+    const r = ref.megatron['two-epochs'];
+    const runFile = path.join(dir, 'megatron', 'cli-run.json');
+    fs.writeFileSync(
+      runFile,
+      JSON.stringify({
+        order: 'megatron',
+        cache: 'run-two-epochs/cache',
+        global_batch_size: r.global_batch_size,
+        train_iters: r.train_iters,
+      }),
+    );
+    const bin = path.join(dir, 'megatron', 'text_document.bin');
+    const cli = (args: string[]) =>
+      execFileSync(process.execPath, [cliPath(), '--run', runFile, ...args], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cli-cache') },
+      });
+    for (const [k, rows] of Object.entries(r.steps)) {
+      const j = JSON.parse(cli(['update', bin, k, '--json'])) as {
+        order: string;
+        samples: { slot: number; input_ids: number[]; target_ids: number[] }[];
+      };
+      assert.strictEqual(j.order, 'megatron');
+      assert.strictEqual(j.samples.length, rows.length);
+      for (const s of j.samples)
+        assert.deepStrictEqual([...s.input_ids, s.target_ids[s.target_ids.length - 1]], rows[s.slot], `step ${k} slot ${s.slot}`);
+    }
+    for (const probe of ref.probes.slice(0, 4)) {
+      const j = JSON.parse(cli(['locate', bin, String(probe), '--json'])) as {
+        reads: { update: number; slot: number; position: number }[];
+      };
+      const got = j.reads.map((x) => [x.update, x.slot, x.position]).sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+      assert.deepStrictEqual(got, r.reads[String(probe)], `reads of ${probe}`);
+    }
   });
 });

@@ -10,6 +10,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { repoRoot, sampleDir } from './fixtures';
 import type { TrainingOrder } from '../../src/core/order/order';
+import { parseMegatronIndex } from '../../src/core/formats/megatron';
 
 /** Reads of one stream offset: [update, slot, position] triples, sorted. */
 export type RefReads = Record<string, [number, number, number][]>;
@@ -68,11 +69,10 @@ export function orderFixtures(): { dir: string; ref: OrderReference; stream: Int
   return made;
 }
 
-/** Sequence lengths of a Megatron `.idx` (int32 array after the 34-byte header: magic 9, version 8, dtype 1, S 8, D 8). */
+/** Sequence lengths of a Megatron `.idx`, read by the format layer's parser (with its checks against the `.bin`). */
 export function idxLengths(idxFile: string): Int32Array {
-  const b = fs.readFileSync(idxFile);
-  const S = Number(b.readBigUInt64LE(18));
-  return new Int32Array(b.buffer.slice(b.byteOffset + 34, b.byteOffset + 34 + 4 * S));
+  const binFile = idxFile.replace(/\.idx$/, '.bin');
+  return parseMegatronIndex(fs.readFileSync(idxFile), idxFile, binFile, fs.statSync(binFile).size).lengths;
 }
 
 /** The ids of a list of stream ranges, concatenated. */

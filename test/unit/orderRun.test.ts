@@ -7,6 +7,7 @@
 import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
+import * as os from 'os';
 import { DataError } from '../../src/core/errors';
 import { DEFAULT_SCHEDULE, Schedule } from '../../src/core/schedule';
 import { OrderCache } from '../../src/core/order/order';
@@ -31,7 +32,7 @@ describe('training order: run.json', function () {
   this.timeout(600_000);
   after(removeOrderFixtures);
 
-  it('names the file and the field of every fault', () => {
+  it('names the file and the field of every fault', async () => {
     assert.match(fault('{"order": '), /^\/data\/run\.json: not JSON/);
     assert.match(fault([1]), /run\.json: expected a JSON object/);
     assert.match(
@@ -70,10 +71,12 @@ describe('training order: run.json', function () {
       FILE,
     );
     assert.strictEqual(d.order === 'olmo' && d.globalIndices, '/data/run/gi.npy', 'paths resolve against the folder of run.json');
-    assert.throws(
+    await assert.rejects(
       () => readRunDescription('/nonexistent/run.json'),
       /\/nonexistent\/run\.json: cannot read the run description \(ENOENT\)/,
     );
+    // Not a regular file (a folder here; a FIFO the same way): refused before it is opened.
+    await assert.rejects(() => readRunDescription(os.tmpdir()), /is a folder; expected a run description \(run\.json\) \(a regular file\)/);
   });
 
   const inputsFor = (sub: string, names: string[], headerBytes: number): OrderInputs => {
@@ -95,11 +98,11 @@ describe('training order: run.json', function () {
     };
   };
 
-  const lastStepEquals = (json: object, sub: string, names: string[], headerBytes: number, want: Record<string, number[][]>) => {
+  const lastStepEquals = async (json: object, sub: string, names: string[], headerBytes: number, want: Record<string, number[][]>) => {
     const { dir, stream } = orderFixtures();
     const file = path.join(dir, sub, 'run.json');
     fs.writeFileSync(file, JSON.stringify(json));
-    const order = openTrainingOrder(readRunDescription(file), inputsFor(sub, names, headerBytes));
+    const order = await openTrainingOrder(await readRunDescription(file), inputsFor(sub, names, headerBytes));
     try {
       const k = Math.max(...Object.keys(want).map(Number));
       order.update(k).forEach((s) => assert.deepStrictEqual(idsOf(stream, s.pieces), want[String(k)][s.slot], `step ${k} slot ${s.slot}`));
@@ -109,9 +112,9 @@ describe('training order: run.json', function () {
     }
   };
 
-  it('megatron: the cache, checked against the rebuild from the seed', () => {
+  it('megatron: the cache, checked against the rebuild from the seed', async () => {
     const r = orderFixtures().ref.megatron['two-epochs'];
-    const desc = lastStepEquals(
+    const desc = await lastStepEquals(
       {
         order: 'megatron',
         cache: 'run-two-epochs/cache',
@@ -127,7 +130,7 @@ describe('training order: run.json', function () {
     assert.match(desc, /checked against the rebuild from seed 1234/);
   });
 
-  it('megatron: a wrong seed is caught by the check, naming the file and element', () => {
+  it('megatron: a wrong seed is caught by the check, naming the file and element', async () => {
     const { dir } = orderFixtures();
     const r = orderFixtures().ref.megatron['two-epochs'];
     const file = path.join(dir, 'megatron', 'run.json');
@@ -141,15 +144,15 @@ describe('training order: run.json', function () {
         seed: r.seed + 1,
       }),
     );
-    assert.throws(
-      () => openTrainingOrder(readRunDescription(file), inputsFor('megatron', ['text_document.bin'], 0)),
+    await assert.rejects(
+      async () => openTrainingOrder(await readRunDescription(file), inputsFor('megatron', ['text_document.bin'], 0)),
       /run\.json: the cached indices are not Megatron's rebuild from seed 1235: .*document_index\.npy: element \d/,
     );
   });
 
-  it('megatron: rebuilt from its parameters alone (no cache) gives the same batches', () => {
+  it('megatron: rebuilt from its parameters alone (no cache) gives the same batches', async () => {
     const r = orderFixtures().ref.megatron['three-epochs'];
-    const desc = lastStepEquals(
+    const desc = await lastStepEquals(
       {
         order: 'megatron',
         sequence_length: r.sequence_length,
@@ -165,9 +168,9 @@ describe('training order: run.json', function () {
     assert.match(desc, /rebuilt from seed 7/);
   });
 
-  it('olmo: global_indices checked against the rebuild (the description names the rule used)', () => {
+  it('olmo: global_indices checked against the rebuild (the description names the rule used)', async () => {
     const r = orderFixtures().ref.olmo;
-    const desc = lastStepEquals(
+    const desc = await lastStepEquals(
       {
         order: 'olmo',
         global_indices: 'global_indices.npy',
@@ -184,9 +187,9 @@ describe('training order: run.json', function () {
     assert.match(desc, /checked against OLMo-core's rule \(src\/olmo_core\/data\/data_loader\.py _build_global_indices/);
   });
 
-  it('llm.c', () => {
+  it('llm.c', async () => {
     const r = orderFixtures().ref.llmc;
-    lastStepEquals(
+    await lastStepEquals(
       { order: 'llm.c', B: r.B, T: r.T, processes: r.processes, grad_accum_steps: r.grad_accum_steps, steps: r.steps_total },
       'llmc',
       r.files,
@@ -195,8 +198,8 @@ describe('training order: run.json', function () {
     );
   });
 
-  it('without a run description: the sequential order of the card', () => {
-    const order = openTrainingOrder(undefined, inputsFor('olmo', orderFixtures().ref.olmo.files, 0));
+  it('without a run description: the sequential order of the card', async () => {
+    const order = await openTrainingOrder(undefined, inputsFor('olmo', orderFixtures().ref.olmo.files, 0));
     assert.strictEqual(order.kind, 'sequential');
     assert.deepStrictEqual(order.update(1)[0].pieces, [{ start: 131_072, end: 131_072 + 1025 }]);
   });

@@ -1,12 +1,12 @@
 /**
- * Stream search (issue 12) judged by the byte-level Python reference (scripts/reference_search.py:
+ * Stream search judged by the byte-level Python reference (scripts/reference_search.py:
  * the card's reader + numpy, tokenizer.json's byte table decoded on its own, the `regex` module over
  * each document's text): per-update counts and `find` offsets exactly equal, on the sample and on
  * the dataset made by scripts/make-search-fixtures.mjs (names, whole words, case folding, emoji
  * ZWJ, CJK, shard edges, EOS, overlaps, odd tokenizations, invalid UTF-8, --ids runs).
  */
 import * as assert from 'assert';
-import { execFileSync } from 'child_process';
+import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -21,11 +21,14 @@ import {
   countTerms,
   defaultPer,
   findTerms,
+  datasetFingerprint,
   mergeCounts,
+  parseCountPart,
   parseShardRange,
   parseTerms,
 } from '../../src/core/search';
-import { repoRoot, runCli, sampleDir } from './fixtures';
+import { cliPath, repoRoot, runCli, sampleDir } from './fixtures';
+import * as crypto from 'crypto';
 
 interface RefCounts {
   updates: number;
@@ -211,14 +214,149 @@ describe('stream search (count / find / merge) against the Python reference', fu
     const m = JSON.parse(merged.stdout),
       w = JSON.parse(whole.stdout);
     assert.deepStrictEqual(m.shards, [0, n]);
+    assert.deepStrictEqual(m.dataset, JSON.parse(p1.stdout).dataset, 'the merged result names the dataset of its parts');
     delete m.shards;
+    delete m.dataset;
     assert.deepStrictEqual(m, w);
     assert.deepStrictEqual(Object.keys(w), ['terms', 'options', 'per', 'updates', 'buckets', 'totals']);
     assert.strictEqual(w.per, defaultPer(sample.schedule.numUpdates));
     const overlap = runCli(['merge', f1, f1]);
     assert.strictEqual(overlap.code, 2);
     assert.match(overlap.stderr, /overlap/);
-    assert.throws(() => mergeCounts([JSON.parse(p1.stdout), { ...JSON.parse(p2.stdout), per: 2 }]), SearchInputError);
+    const [c1, c2] = [parseCountPart(JSON.parse(p1.stdout), 'p1.json'), parseCountPart(JSON.parse(p2.stdout), 'p2.json')];
+    assert.throws(() => mergeCounts([c1, { ...c2, per: 2 }], ['p1.json', 'p2.json']), /p2\.json has --per 2, p1\.json has/);
+  });
+
+  it('merge checks every field of its parts, their dataset and that they tile its shards (--allow-partial names the gaps)', () => {
+    const n = sample.shards.length,
+      h = Math.floor(n / 2);
+    const args = ['whale', 'Lily', '--word'];
+    const p1 = JSON.parse(runCli(['count', sample.root, ...args, '--shards', `0:${h}`, '--json']).stdout);
+    const p2 = JSON.parse(runCli(['count', sample.root, ...args, '--shards', `${h}:${n}`, '--json']).stdout);
+    assert.strictEqual(p1.dataset.fingerprint, datasetFingerprint(sample), 'a part carries its dataset fingerprint');
+    assert.strictEqual(p1.dataset.shards, n);
+    // Another dataset: the sample's manifest with one line's sha256 changed (its stream is another).
+    const other = path.join(tmp, 'other-dataset');
+    fs.cpSync(sample.root, other, { recursive: true });
+    const lines = fs.readFileSync(path.join(other, 'shard_manifest.jsonl'), 'utf8').split('\n');
+    const first = JSON.parse(lines[0]);
+    first.sha256 = crypto.createHash('sha256').update('another shard').digest('hex');
+    lines[0] = JSON.stringify(first);
+    fs.writeFileSync(path.join(other, 'shard_manifest.jsonl'), lines.join('\n'));
+    const q1 = JSON.parse(runCli(['count', other, ...args, '--shards', `0:${h}`, '--json']).stdout);
+    const write = (name: string, value: unknown) => {
+      const f = path.join(tmp, name);
+      fs.writeFileSync(f, typeof value === 'string' ? value : JSON.stringify(value));
+      return f;
+    };
+    const edited = (p: typeof p1, edit: (x: typeof p1) => void) => {
+      const x = JSON.parse(JSON.stringify(p));
+      edit(x);
+      return x;
+    };
+    const ok2 = write('ok2.json', p2);
+    const big = JSON.stringify(p1).replace(/"counts":\[(\d+)/, '"counts":[9007199254740993');
+    const cases: [string[], number, RegExp][] = [
+      [
+        [
+          write(
+            'strings.json',
+            edited(p1, (x) => (x.buckets[0].counts = ['1', null])),
+          ),
+          ok2,
+        ],
+        1,
+        /strings\.json: field buckets\[0\]\.counts\[0\] is "1"; expected a whole number 0\.\.2\^53−1/,
+      ],
+      [
+        [
+          write(
+            'negative.json',
+            edited(p1, (x) => (x.buckets[1].counts[1] = -3)),
+          ),
+          ok2,
+        ],
+        1,
+        /negative\.json: field buckets\[1\]\.counts\[1\] is -3; expected a whole number 0/,
+      ],
+      [[write('big.json', big), ok2], 1, /big\.json: field buckets\[0\]\.counts\[0\] is a number beyond 2\^53−1/],
+      [
+        [
+          write(
+            'tokens.json',
+            edited(p1, (x) => (x.buckets[0].tokens = -1)),
+          ),
+          ok2,
+        ],
+        1,
+        /tokens\.json: field buckets\[0\]\.tokens is -1/,
+      ],
+      [
+        [
+          write(
+            'range.json',
+            edited(p1, (x) => (x.shards = [5, 1e308])),
+          ),
+        ],
+        1,
+        /range\.json: field shards\[1\] is a number beyond 2\^53−1; expected a whole number 6\.\./,
+      ],
+      [
+        [
+          write(
+            'totals.json',
+            edited(p1, (x) => (x.totals[0] += 1)),
+          ),
+          ok2,
+        ],
+        1,
+        /totals\.json: field totals\[0\] is \d+; expected [\d,]+, the sum of the buckets' counts/,
+      ],
+      [
+        [
+          write(
+            'old.json',
+            edited(p1, (x) => delete x.dataset),
+          ),
+          ok2,
+        ],
+        1,
+        /old\.json: field dataset is missing/,
+      ],
+      [[write('other.json', q1), ok2], 2, /ok2\.json counts another dataset than .*other\.json/],
+      [[ok2], 2, new RegExp(`shards 0:${h} of the dataset's 0:${n} are in no part; count them too, or pass --allow-partial`)],
+      [
+        [
+          write(
+            'schedule.json',
+            edited(p1, (x) => {
+              x.updates -= 1;
+              x.buckets = x.buckets.slice(0, Math.ceil(x.updates / x.per));
+              x.buckets[x.buckets.length - 1].last_update = Math.min(x.updates, x.buckets[x.buckets.length - 1].first_update + x.per) - 1;
+              x.totals = x.totals.map((_: number, t: number) =>
+                x.buckets.reduce((s: number, b: { counts: number[] }) => s + b.counts[t], 0),
+              );
+            }),
+          ),
+          ok2,
+        ],
+        2,
+        /ok2\.json covers [\d,]+ updates, .*schedule\.json [\d,]+: counted with other schedules/,
+      ],
+    ];
+    for (const [files, code, re] of cases) {
+      const r = runCli(['merge', ...files, '--json']);
+      assert.strictEqual(r.code, code, `${files.map((f) => path.basename(f)).join(' ')}: exit ${r.code}: ${r.stderr}`);
+      assert.match(r.stderr, re);
+      assert.strictEqual(r.stderr.trim().split('\n').length, 1, r.stderr);
+    }
+    // (runCli keeps stderr only on failure.)
+    const partial = spawnSync(process.execPath, [cliPath(), 'merge', ok2, '--allow-partial', '--json'], { encoding: 'utf8' });
+    assert.strictEqual(partial.status, 0, partial.stderr);
+    assert.match(partial.stderr, new RegExp(`warning: shards 0:${h} of the dataset's 0:${n} are in no part`));
+    const m = JSON.parse(partial.stdout);
+    assert.deepStrictEqual(m.missing_shards, [[0, h]]);
+    assert.deepStrictEqual(m.totals, p2.totals);
   });
 
   it('bad input: one-line errors, exit 2', () => {
@@ -265,6 +403,16 @@ describe('stream search (count / find / merge) against the Python reference', fu
       countTerms(ds, fxTok, ['Lily'], PLAIN, { jobs: 0, shards: [0, 1] }),
       (e: Error) => e instanceof DataError && /tokens_000000\.u32 was modified while it was being searched/.test(e.message),
     );
+    // Grown after the dataset was opened, before the count opened it (not during the read): refused too.
+    const grown = path.join(tmp, 'grown');
+    fs.cpSync(fxRoot, grown, { recursive: true });
+    const ds2 = await openDataset(grown);
+    const size = fs.statSync(ds2.shards[0].path).size;
+    fs.appendFileSync(ds2.shards[0].path, fs.readFileSync(ds2.shards[0].path).subarray(0, 4));
+    await assert.rejects(countTerms(ds2, fxTok, ['Lily'], PLAIN, { jobs: 0, shards: [0, 1] }), (e: Error) => {
+      const want = `tokens_000000.u32 grew from ${size.toLocaleString('en-US')} to ${(size + 4).toLocaleString('en-US')} bytes since the dataset was opened`;
+      return e instanceof DataError && e.message.includes(want);
+    });
     const ac = new AbortController();
     ac.abort();
     await assert.rejects(countTerms(sample, sampleTok, ['whale'], PLAIN, { signal: ac.signal }), CancelledError);

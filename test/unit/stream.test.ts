@@ -18,7 +18,7 @@ import { pathToFileURL } from 'url';
 import { openDataset } from '../../src/core/dataset';
 import { DataError, RangeRequestError } from '../../src/core/errors';
 import { BYTES_PER_TOKEN } from '../../src/core/manifest';
-import { MAX_READ_TOKENS, TokenStream } from '../../src/core/stream';
+import { MAX_POOLED_HANDLES, MAX_READ_TOKENS, TokenStream } from '../../src/core/stream';
 import { repoRoot, sampleDir } from './fixtures';
 import { pyTokens } from './pyref';
 
@@ -71,6 +71,30 @@ describe('TokenStream on broken datasets', function () {
       assert.deepStrictEqual(Array.from(await ds.stream.read(holeEnd, 20)), pyTokens(root, holeEnd, 20));
       assert.deepStrictEqual(Array.from(await ds.stream.read(holeStart - 20, 20)), pyTokens(root, holeStart - 20, 20));
     }
+    await ds.stream.close();
+  });
+
+  it('overlap: a range reaching tokens two shards claim is a DataError naming both lines; the rest equal the reader', async () => {
+    const root = caseDir('overlap');
+    const es = entriesOf(root);
+    const from = es[2].start_token,
+      to = es[1].start_token + es[1].num_tokens;
+    assert.ok(to > from, 'the fixture overlaps');
+    const ds = await openDataset(root);
+    const lineOf = (e: { shard: string }) => ds.shards.find((s) => s.shard === e.shard)!.line;
+    const claimed = (err: Error) => {
+      assert.ok(err instanceof DataError, err.message);
+      assert.ok(err.message.startsWith(`token ${from.toLocaleString('en-US')} is claimed by two shards`), err.message);
+      assert.ok(err.message.includes(`${path.basename(es[2].shard)} (manifest line ${lineOf(es[2])})`), err.message);
+      assert.ok(err.message.includes(`${path.basename(es[1].shard)} (manifest line ${lineOf(es[1])})`), err.message);
+      assert.ok(err.message.includes(`[${from.toLocaleString('en-US')}, ${to.toLocaleString('en-US')})`), err.message);
+      return true;
+    };
+    await assert.rejects(ds.stream.read(from - 5, 10), claimed);
+    assert.throws(() => ds.stream.readSync(from, 2), claimed);
+    assert.throws(() => ds.stream.locate(from), DataError);
+    // Before the overlap the tokens read as the reader reads them.
+    assert.deepStrictEqual(Array.from(await ds.stream.read(from - 20, 20)), pyTokens(root, from - 20, 20));
     await ds.stream.close();
   });
 
@@ -127,5 +151,34 @@ describe('TokenStream on broken datasets', function () {
           `(${MAX_READ_TOKENS.toLocaleString('en-US')} tokens = ${(MAX_READ_TOKENS * BYTES_PER_TOKEN).toLocaleString('en-US')} bytes)`,
         ),
     );
+  });
+});
+
+describe('TokenStream file handles', function () {
+  this.timeout(0);
+  it('a read over 300 tiny files keeps at most MAX_POOLED_HANDLES open and equals the sample', async () => {
+    // 300 files of 16 of the sample's tokens each (a scan of 100,000 such files ran out of descriptors).
+    const ds = await openDataset(sampleDir());
+    const ids = await ds.stream.read(0, 300 * 16);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-handles-'));
+    try {
+      const segments = Array.from({ length: 300 }, (_, i) => {
+        const p = path.join(dir, `s${i}.u32`);
+        fs.writeFileSync(p, Buffer.from(ids.slice(16 * i, 16 * (i + 1)).buffer));
+        return { path: p, startToken: 16 * i, numTokens: 16 };
+      });
+      const stream = new TokenStream(segments);
+      const got = new Uint32Array(ids.length);
+      let most = 0;
+      for (let i = 0; i < 300; i++) {
+        got.set(await stream.read(16 * i, 16), 16 * i);
+        most = Math.max(most, stream.openHandles);
+      }
+      assert.deepStrictEqual(got, ids);
+      assert.ok(most <= MAX_POOLED_HANDLES, `${most} handles open at once`);
+      await stream.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,7 +4,8 @@
  * on the sample and on datasets with planted anomalies made by scripts/make-index-fixtures.mjs:
  * EOS counts per shard, document numbers/starts/lengths at many random offsets, the longest
  * EOS-free run and its place, the anomaly list, the duplicate summary; a stale entry (file
- * rewritten with the same size) is rebuilt, never trusted; verify builds the index in the same read.
+ * rewritten with the same size) or a damaged one (edited, truncated or foreign `.docs`) is
+ * rebuilt, never trusted; verify builds the index in the same read.
  */
 import * as assert from 'assert';
 import { execFileSync, spawnSync } from 'child_process';
@@ -14,16 +15,11 @@ import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { indexParamsFor, indexSegmentsOf, indexShards, openDatasetIndex } from '../../src/core/streamIndex/indexShards';
 import { loadTokenizer } from '../../src/core/tokenizer';
-import {
-  anomalyMarksBySegment,
-  anomalyMarksForRows,
-  IndexStore,
-  lookOf,
-  scanParamsKey,
-  StreamIndex,
-} from '../../src/core/streamIndex/streamIndex';
+import { anomalyMarksBySegment, anomalyMarksForRows } from '../../src/core/streamIndex/anomalies';
+import { IndexStore, lookOf, scanParamsKey } from '../../src/core/streamIndex/entryStore';
+import { StreamIndex } from '../../src/core/streamIndex/streamIndex';
 import { identityOfStats } from '../../src/core/fileIdentity';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 import { ShardScanner, combineHash, hashIds, INDEX_BLOCK_TOKENS, lengthBucket, LENGTH_BUCKETS } from '../../src/core/streamIndex/scan';
 import {
   EVENT_CAP,
@@ -320,7 +316,8 @@ describe('stream index', function () {
         assert.deepStrictEqual(looks, new Set([9]), 'shard 9 looks like uint16 data');
         assert.strictEqual(py.duplicates.count >= 1, true);
         assert.ok(anomalies.every((a) => a.updates === undefined || a.updates[0] <= a.updates[1]));
-        // Marks of the manifest table: one per shard numpy finds an anomaly in, naming numpy's offsets.
+        // Marks of the manifest table: one per shard numpy finds an anomaly in (every shard a run
+        // spans, as the shard editor's banners), naming numpy's offsets.
         const segOf = (o: number) => ds.shards.findIndex((e) => o >= e.startToken && o < e.startToken + e.numTokens);
         const marks = anomalyMarksBySegment(anomalies);
         const want = new Map<number, { offsets: number[]; error: boolean }>();
@@ -328,7 +325,12 @@ describe('stream index', function () {
           const w = want.get(seg) ?? { offsets: [], error: false };
           want.set(seg, { offsets: [...w.offsets, ...offsets], error: w.error || error });
         };
-        for (const r of py.long_runs) add(segOf(r.start), [r.start, r.start + r.length - 1], false);
+        for (const r of py.long_runs)
+          for (let s = segOf(r.start); s <= segOf(r.start + r.length - 1); s++) add(s, [r.start, r.start + r.length - 1], false);
+        assert.ok(
+          py.long_runs.some((r) => segOf(r.start + r.length - 1) > segOf(r.start)),
+          'the planted run spans shards',
+        );
         for (const [seg, per] of Object.entries(py.specials)) for (const o of Object.values(per)) add(Number(seg), o.first, false);
         for (const [seg, o] of Object.entries(py.unknown)) add(Number(seg), looks.has(Number(seg)) ? o.first.slice(0, 1) : o.first, true);
         assert.deepStrictEqual(
@@ -460,6 +462,94 @@ describe('stream index', function () {
     assert.deepStrictEqual(
       fresh.records.map((x) => x!.eosCount),
       pyIndex(root).eos_per_shard,
+    );
+  });
+
+  it("a damaged entry is one warning and rebuilt, never an answer: eosCount + 5, .docs cut to 7 bytes, another shard's .docs copied in", async () => {
+    const cases: { name: string; damage(json: string, docs: string, donorDocs: string): void }[] = [
+      {
+        name: 'eosCount + 5',
+        damage: (json) => {
+          const text = fs.readFileSync(json, 'utf8');
+          const m = /"eosCount":(\d+)/.exec(text)!;
+          fs.writeFileSync(json, text.replace(m[0], `"eosCount":${Number(m[1]) + 5}`));
+        },
+      },
+      { name: '.docs cut to 7 bytes', damage: (_json, docs) => fs.truncateSync(docs, 7) },
+      {
+        name: "another shard's .docs copied in (cut to this one's length)",
+        damage: (_json, docs, donorDocs) => fs.writeFileSync(docs, fs.readFileSync(donorDocs).subarray(0, fs.statSync(docs).size)),
+      },
+    ];
+    for (const c of cases) {
+      const root = path.join(tmp, `damaged-${cases.indexOf(c)}`);
+      fs.cpSync(sampleDir(), root, { recursive: true });
+      const dir = path.join(tmp, `store-damaged-${cases.indexOf(c)}`);
+      const { ds, ix, params } = await buildIndex(root, new IndexStore(dir));
+      const py = pyIndex(root);
+      const key = scanParamsKey(params);
+      const baseOf = (i: number) =>
+        path.join(dir, new IndexStore(dir).baseName(identityOfStats(fs.statSync(ds.shards[i].path, { bigint: true })), key));
+      // The victim: a shard with documents inside; the donor: another with at least as many.
+      const victim = ix.records.findIndex((r) => r!.innerDocCount > 1);
+      const donor = ix.records.findIndex((r, i) => i !== victim && r!.innerDocCount >= ix.records[victim]!.innerDocCount);
+      assert.ok(victim >= 0 && donor >= 0, c.name);
+      c.damage(`${baseOf(victim)}.json`, `${baseOf(victim)}.docs`, `${baseOf(donor)}.docs`);
+      const warnings: string[] = [];
+      const store = new IndexStore(dir, { onWarning: (m) => warnings.push(m) });
+      const opened = await openDatasetIndex(ds, store, params);
+      if (c.name.startsWith("another shard's")) {
+        // Same size: only the content checksum tells, where the hashes are read.
+        const dups = await opened.duplicates(store);
+        assert.strictEqual(dups.missingSegments, 1, `${c.name}: the foreign hashes are not compared`);
+      } else assert.strictEqual(opened.readyUpTo, victim, `${c.name}: the damaged entry is not used`);
+      assert.strictEqual(warnings.length, 1, `${c.name}: one warning, got ${JSON.stringify(warnings)}`);
+      assert.ok(warnings[0].startsWith(`${ds.shards[victim].shard}: stream index entry ${baseOf(victim)}.`), `${c.name}: ${warnings[0]}`);
+      const r = await indexShards(indexSegmentsOf(ds), new IndexStore(dir, { onWarning: (m) => warnings.push(m) }), params, { jobs: 1 });
+      assert.deepStrictEqual([r.built, r.reused], [1, ds.shards.length - 1], `${c.name}: rebuilt, the others reused`);
+      assert.strictEqual(warnings.length, 2, `${c.name}: the build warns once too`);
+      const fresh = new IndexStore(dir, { onWarning: (m) => warnings.push(m) });
+      const rebuilt = await openDatasetIndex(ds, fresh, params);
+      assert.deepStrictEqual(
+        rebuilt.records.map((x) => x!.eosCount),
+        py.eos_per_shard,
+        c.name,
+      );
+      assert.strictEqual(rebuilt.documentCount, py.documents, c.name);
+      const dups = await rebuilt.duplicates(fresh);
+      assert.deepStrictEqual([dups.duplicates, dups.missingSegments], [py.duplicates.count, 0], c.name);
+      assert.strictEqual(warnings.length, 2, `${c.name}: nothing left to warn about`);
+    }
+    // The CLI: `index` names the damaged entry on stderr and rebuilds it; `locate` then equals numpy.
+    const root = path.join(tmp, 'damaged-0');
+    const cache = path.join(tmp, 'cache-damaged');
+    assert.strictEqual(cli(['index', root], cache).code, 0);
+    const ds = await openDataset(root);
+    const key = scanParamsKey(indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!)));
+    const base = new IndexStore('').baseName(identityOfStats(fs.statSync(ds.shards[1].path, { bigint: true })), key);
+    fs.truncateSync(path.join(cache, 'token-shard-inspector', 'stream-index', `${base}.docs`), 7);
+    const again = cli(['index', root], cache);
+    assert.strictEqual(again.code, 0, again.stderr);
+    assert.match(again.stderr, new RegExp(`${ds.shards[1].shard.replace(/[.]/g, '\\.')}: stream index entry .*${base}\\.docs has 7 bytes`));
+    assert.match(again.stdout, new RegExp(`1 built, ${ds.shards.length - 1} still valid`));
+  });
+
+  it('a dataset opened before a shard was touched reads the index rebuilt after it (no stale identities)', async () => {
+    const root = path.join(tmp, 'touched');
+    fs.cpSync(sampleDir(), root, { recursive: true });
+    const store = new IndexStore(path.join(tmp, 'store-touched'));
+    const { ds, params } = await buildIndex(root, store);
+    const later = new Date(Date.now() + 5000);
+    fs.utimesSync(ds.shards[3].path, later, later);
+    const r = await indexShards(indexSegmentsOf(ds), store, params, { jobs: 1 });
+    assert.deepStrictEqual([r.built, r.reused, r.pruned], [1, ds.shards.length - 1, 1]);
+    const ix = await openDatasetIndex(ds, store, params);
+    const py = pyIndex(root);
+    assert.strictEqual(ix.readyUpTo, ds.shards.length, 'every shard indexed');
+    assert.strictEqual(ix.documentCount, py.documents);
+    assert.deepStrictEqual(
+      ix.records.map((x) => x!.eosCount),
+      py.eos_per_shard,
     );
   });
 

@@ -1,5 +1,5 @@
 /**
- * Training logs (src/core/trainingLog/trainingLog.ts) on the fixtures of scripts/make-metrics-fixture.mjs: a
+ * Training logs (src/core/trainingLog/parse.ts, spikes.ts) on the fixtures of scripts/make-metrics-fixture.mjs: a
  * planted spike found at the right update under both step conventions, in W&B CSV, OLMo-style
  * JSONL (bare NaN) and HF Trainer JSONL; NaN shown as NaN; restarts and duplicates resolved and
  * reported; ambiguous and missing columns; decimation keeps the spike.
@@ -8,15 +8,8 @@ import * as assert from 'assert';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import {
-  chartSeries,
-  describeLog,
-  findSpikes,
-  outOfRangeSteps,
-  parseTrainingLog,
-  spikeScores,
-  stepToUpdate,
-} from '../../src/core/trainingLog/trainingLog';
+import { describeLog, outOfRangeSteps, parseTrainingLog, stepToUpdate } from '../../src/core/trainingLog/parse';
+import { chartSeries, findSpikes, spikeScores } from '../../src/core/trainingLog/spikes';
 import { DataError } from '../../src/core/errors';
 import { repoRoot } from './fixtures';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 9: verifying a manifest of very many tiny shards stays in bounded memory. The
+ * Verifying a manifest of very many tiny shards stays in bounded memory. The
  * bound is a V8 heap cap on a child process (`--max-old-space-size`), not a clock: the CLI
  * verifies 50,000 16-token shards (scripts/make-many-shards.mjs) with a 112 MB heap, first with an
  * empty verify cache (every shard hashed, the cache written) and then answered wholly from the
@@ -23,7 +23,7 @@ import { cliPath, repoRoot } from './fixtures';
 const SHARDS = 50_000;
 const HEAP_MB = 112;
 
-describe('verify: 50,000 tiny shards in a 112 MB heap (issue 10 item 9)', function () {
+describe('verify: 50,000 tiny shards in a 112 MB heap', function () {
   this.timeout(0);
   let dir: string;
   let data: string;

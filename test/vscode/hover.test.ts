@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, openDataset } from '../../src/core/dataset';
-import { fmt } from '../../src/core/errors';
+import { fmt } from '../../src/core/units';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
 import { codeBlock, visiblePiece } from '../../src/hover/tokenHover';
 import { visibleText as visibleWhitespace } from '../../src/core/invisibles';

@@ -13,7 +13,7 @@ import type {
   ShardPageReply,
   ShardToWebview,
   ShardView,
-} from '../../src/protocol';
+} from '../../src/protocol/shard';
 import type { Envelope } from '../../src/shared/channel';
 
 export const EXTENSION_ID = 'token-shards.token-shard-inspector';

@@ -16,7 +16,7 @@ import * as vscode from 'vscode';
 import { ShardPages } from '../../src/core/pages';
 import { TokenStream } from '../../src/core/stream';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
-import type { ShardInitToWebview } from '../../src/protocol';
+import type { ShardInitToWebview } from '../../src/protocol/shard';
 import { PageData } from '../../webview/shardEditor/model';
 import { pyTokens } from '../unit/pyref';
 import { SessionSnapshot, ShardPageMessage as ShardPageToWebview, api, delay, snapshot } from './probe';

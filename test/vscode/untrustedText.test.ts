@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 3 in a real extension host: a hostile shard name and a hostile link parameter
+ * Untrusted text in a real extension host: a hostile shard name and a hostile link parameter
  * reach notifications as plain text. `vscode.window.show*Message` is intercepted (the calls still
  * go through), and every message shown is checked: VS Code turns `[label](command:…)` in message
  * text into a clickable command link, so no message may contain that pattern.
@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { handleNavigationUri } from '../../src/uriHandler';
+import { handleNavigationUri } from '../../src/commands/uriHandler';
 import type { TokenShardsApi } from '../../src/extension';
 
 /** The pattern VS Code's notification renderer makes clickable (linkedText.ts). */
@@ -19,7 +19,7 @@ const HOSTILE = '[click](command:workbench.action.terminal.new)';
 
 type Shown = { kind: string; message: string };
 
-describe('data-derived text in notifications is plain text (issue 10)', function () {
+describe('data-derived text in notifications is plain text', function () {
   this.timeout(60_000);
   const shown: Shown[] = [];
   const originals: Partial<Record<'showInformationMessage' | 'showWarningMessage' | 'showErrorMessage', unknown>> = {};

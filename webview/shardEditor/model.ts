@@ -3,7 +3,7 @@
  * sends them, the blocks each view is cut into, and document numbering from the host's
  * per-page EOS facts. Offsets are LOCAL token offsets in the shard unless named `global`.
  */
-import type { PagePayload, ShardNumberingToWebview, ShardView } from '../../src/protocol';
+import type { PagePayload, ShardNumberingToWebview, ShardView } from '../../src/protocol/shard';
 
 /** A run of tokens drawn as one unit of the virtual scroller (a paragraph, a separator, a row of ids). */
 export interface Block {
@@ -26,8 +26,8 @@ export interface Block {
  * uses limits above the length of nearly every real line (~4 KB of text), so that its blocks
  * nearly always end at a real newline (a block that must be cut inside a very long line is
  * flagged `midLine` and drawn as a marked soft break). Not larger: a block is drawn whole, one
- * element per token, and the first paint inside a long line draws two or three blocks (issue 14
- * item 7: 6,144/8,192 cost ~1 s of layout for a page of one long line, 1,024/1,536 about a fifth).
+ * element per token, and the first paint inside a long line draws two or three blocks (measured:
+ * 6,144/8,192 cost ~1 s of layout for a page of one long line, 1,024/1,536 about a fifth).
  */
 export const BLOCK_LIMITS: Record<'documents' | 'tokens', { soft: number; hard: number }> = {
   documents: { soft: 1024, hard: 1536 },

@@ -4,7 +4,7 @@
  * withdrawn), and the pages that failed. The only owner of page data in the webview; everything
  * else reads through {@link PageCache.get}.
  */
-import type { ShardPageReply } from '../../src/protocol';
+import type { ShardPageReply } from '../../src/protocol/shard';
 import { PageData } from './model';
 
 /** Pages kept in memory here (each up to 32,768 tokens). */

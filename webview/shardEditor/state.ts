@@ -4,7 +4,7 @@
  * It is also the {@link ViewContext} the block renderers read, so nothing is mirrored. Only the
  * entry module (webview/shardEditor.ts) changes it, through these fields and methods.
  */
-import type { ShardHighlight, ShardInitToWebview, ShardView, ShardWebviewState } from '../../src/protocol';
+import type { ShardHighlight, ShardInitToWebview, ShardView, ShardWebviewState } from '../../src/protocol/shard';
 import { Schedule } from '../../src/core/schedule';
 import { DocInfo, Numbering, PageData } from './model';
 import type { PageCache } from './pageCache';

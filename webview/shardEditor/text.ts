@@ -4,7 +4,7 @@
  * the block renderers' own sentences (separators, edge markers) live in views.ts beside them.
  */
 import { count, fmt } from '../common';
-import type { ShardInitToWebview } from '../../src/protocol';
+import type { ShardInitToWebview } from '../../src/protocol/shard';
 import { visibleText } from '../../src/core/invisibles';
 import type { ShardState } from './state';
 import { documentLabel, lengthText, showOffset } from './views';

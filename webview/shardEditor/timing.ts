@@ -1,10 +1,10 @@
 /**
- * How long this page took to show text (issue 14 item 7): marks in epoch ms (this machine's
+ * How long this page took to show text (docs/benchmarks.md, "Opening a shard in code-server"): marks in epoch ms (this machine's
  * clock, the host compares them with the moment the open was asked for), reported once per page
  * load after the first decoded text was drawn. Imported first by the entry module, so
  * `scriptStart` is taken before the other modules (the web components) are evaluated.
  */
-import type { ShardTimingFromWebview } from '../../src/protocol';
+import type { ShardTimingFromWebview } from '../../src/protocol/shard';
 
 const marks: Record<string, number> = { navigationStart: performance.timeOrigin };
 let reported = false;

@@ -7,7 +7,7 @@
  */
 import { count, h, fmt, visibleNodes } from '../common';
 import { visibleText } from '../../src/core/invisibles';
-import type { ShardHighlight, ShardView } from '../../src/protocol';
+import type { ShardHighlight, ShardView } from '../../src/protocol/shard';
 import { Block, DocInfo, Numbering, PageData } from './model';
 
 /** What block rendering needs to know. */

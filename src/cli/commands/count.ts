@@ -3,18 +3,20 @@
  * occurrences of each term per bucket of updates (match rules: `src/core/search/index.ts`).
  *
  * - `--json`: exactly `{"terms","options":{"word","ignore_case","ids"},"per","updates","buckets":[{"first_update","last_update","tokens","counts"}],"totals"}`
- *   plus `"shards":[A,B]` with `--shards`; `--csv`: one row per bucket; text: a table and one sparkline per term.
+ *   plus `"shards":[A,B]` and `"dataset"` with `--shards`, `"order"` and `"not_read"` through a run's training order
+ *   (`--run FILE` or `<root>/run.json`: each occurrence counts in every update that read it as an input); `--csv`: one row per bucket; text: a table and one sparkline per term.
  * - Progress on stderr (shards done, GB/s, time left) when stderr is a terminal; Ctrl-C stops with exit 130.
  * - Exit codes: 0 ok; 1 a shard is missing, unreadable or changed during the scan; 2 bad usage
- *   (empty/whitespace/over-long term, more than 64 terms, bad `--ids`, `--per 0`, `--shards` out of range, missing dataset).
+ *   (empty/whitespace/over-long term, more than 64 terms, bad `--ids`, `--per 0`, `--shards` out of range,
+ *   `--jobs` over 256, `--json` with `--csv`, missing dataset).
  */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
+import { fmt } from '../../core/units';
 import { countTerms } from '../../core/search/count';
 import { countCsv, countJson, countText } from '../../core/search/format';
-import { parseShardRange, parseTerms } from '../../core/search/terms';
+import { parseShardRange } from '../../core/search/terms';
 import { CountProgress, SearchOptions } from '../../core/search/types';
-import { formatRate } from '../../core/verify/format';
+import { formatRateAndTimeLeft } from '../../core/units';
 import { orderSpecFor } from '../order';
 import { CliContext, UsageError } from '../context';
 
@@ -38,19 +40,25 @@ export function searchOptions(f: SearchFlags): SearchOptions {
   return { word: !!f.word, ignoreCase: !!f.ignoreCase, ids: !!f.ids };
 }
 
-function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  return s >= 3600
-    ? `${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`
-    : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+/** The one-line progress text: `count: 12/2,098 shards · 3.21 GB/s · 41 s left` (the words of every progress line: `formatRateAndTimeLeft`). */
+export function progressLine(p: CountProgress): string {
+  const tail = formatRateAndTimeLeft(p.bytesPerSecond, p.etaMs ?? undefined);
+  return `count: ${fmt(p.shardsDone)}/${fmt(p.shardsTotal)} shards · ${tail || 'estimating…'}`;
 }
 
-/** The one-line progress text: `count: 12/2,098 shards · 3.21 GB/s · 0:41 left`. */
-export function progressLine(p: CountProgress): string {
-  return (
-    `count: ${fmt(p.shardsDone)}/${fmt(p.shardsTotal)} shards · ${formatRate(p.bytesPerSecond)} · ` +
-    (p.etaMs === null ? 'estimating…' : `${duration(p.etaMs)} left`)
-  );
+/**
+ * Warns about terms holding U+FFFD: an argument that is not valid UTF-8 reaches the program with
+ * each bad byte replaced by U+FFFD, so the term searched is not the one typed (searching for
+ * U+FFFD itself is fine: then this is a note).
+ */
+export function warnReplacementCharacters(ctx: CliContext, terms: readonly string[], ids: boolean): void {
+  if (ids) return;
+  terms.forEach((t, i) => {
+    if (t.includes('\ufffd'))
+      ctx.warn(
+        `term ${i + 1} ${ctx.term(JSON.stringify(t))} holds U+FFFD: if the argument was not valid UTF-8, its bad bytes were replaced by U+FFFD and that is what is searched (search the ids with --ids instead)`,
+      );
+  });
 }
 
 /** Registers `count`. */
@@ -66,7 +74,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--shards <A:B>', 'scan only manifest entries A..B-1 (in start_token order); merge parts with `merge`')
     .option('--json', 'the result as one JSON object')
     .option('--csv', 'one CSV row per bucket')
-    .option('--jobs <N>', 'worker threads (default, or 0: number of CPU cores)')
+    .option('--jobs <N>', 'worker threads, 1..256 (default, or 0: number of CPU cores)')
     .action(
       ctx.run(
         async (
@@ -75,27 +83,28 @@ export function register(program: Command, ctx: CliContext): void {
           opts: SearchFlags & { per?: string; shards?: string; json?: boolean; csv?: boolean; jobs?: string },
           cmd: Command,
         ) => {
-          if (opts.json && opts.csv) throw new UsageError('--json and --csv are exclusive');
+          if (opts.json && opts.csv) throw new UsageError('--json and --csv exclude each other: choose one output format');
           const options = searchOptions(opts);
-          const terms = parseTerms(rawTerms, options);
+          // Terms and --per are checked by the core (countTerms), once.
           const per = ctx.int(opts.per, '--per');
-          if (per === 0) throw new UsageError('--per must be at least 1 update');
-          const jobs = ctx.int(opts.jobs, '--jobs');
+          const jobs = ctx.jobs(opts.jobs);
+          warnReplacementCharacters(ctx, rawTerms, options.ids);
           const ds = await ctx.open(root, cmd);
+          ctx.warnSchedule(ds);
           if (ds.shards.length === 0) throw new UsageError(`${ds.manifestFile}: no shard to search`);
           const shards = opts.shards !== undefined ? parseShardRange(opts.shards, ds.shards.length) : undefined;
           const tok = await ctx.tokenizerFor(root, cmd, ds);
           const signal = ctx.cancellable();
           const tty = process.stderr.isTTY === true;
           let shown = 0;
-          const order = orderSpecFor(ctx, ds, cmd);
+          const order = await orderSpecFor(ctx, ds, cmd);
           if (order && shards)
             throw new UsageError('--shards: a count through a training order (--run or run.json) covers the whole stream');
-          const result = await countTerms(ds, tok, terms, options, {
+          const result = await countTerms(ds, tok, rawTerms, options, {
             per,
             shards,
             order,
-            jobs: jobs || undefined,
+            jobs,
             signal,
             onProgress: tty
               ? (p) => {
@@ -109,7 +118,7 @@ export function register(program: Command, ctx: CliContext): void {
           });
           if (opts.json) await ctx.write(countJson(result, ctx.json) + '\n');
           else if (opts.csv) await ctx.write(countCsv(result));
-          else await ctx.write(countText(result, (s) => ctx.term(s)));
+          else await ctx.write(countText(result, (s) => ctx.text(s)));
           return 0;
         },
       ),

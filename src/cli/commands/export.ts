@@ -1,18 +1,22 @@
 /**
- * `token-shards export <root> <K | K1..K2> --format jsonl|txt|npz [--out FILE]` (issue 15): the
+ * `token-shards export <root> <K | K1..K2> --format jsonl|txt|npz [--out FILE [--force]]`: the
  * updates in a format people load (see src/core/export.ts). Without `--out` the export goes to
- * stdout (npz only when stdout is not a terminal). Progress on stderr; Ctrl-C removes the partial file.
+ * stdout (npz only when stdout is not a terminal). `--out` follows the rules of
+ * `core/safeWrite.ts`: never inside the dataset folder or onto a file it reads, an existing file
+ * only with `--force` and only a regular one (exit 2 otherwise), written under a unique temporary
+ * name first. Progress on stderr; Ctrl-C removes the temporary file.
  */
 import type { Command } from 'commander';
+import { isFormatName } from '../../core/formats/registry';
 import { Writable } from 'stream';
 import { Dataset } from '../../core/dataset';
 import { DocumentIndex } from '../../core/documents';
-import { RangeRequestError, fmt } from '../../core/errors';
-import { count } from '../../core/units';
+import { RangeRequestError } from '../../core/errors';
+import { count, fmt } from '../../core/units';
 import { EXPORT_FORMATS, ExportFormat, ExportProgress, exportUpdates, exportUpdatesToFile } from '../../core/export';
 import type { LoadedTokenizer } from '../../core/tokenizer';
 import { parseUpdateRange } from './stats';
-import type { CliContext } from '../context';
+import { CliContext, UsageError } from '../context';
 
 /** Registers `export`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -23,16 +27,32 @@ export function register(program: Command, ctx: CliContext): void {
     )
     .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
     .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
-    .requiredOption('--format <format>', 'jsonl | txt | npz')
-    .option('--out <file>', 'write to FILE (via FILE.partial, renamed when complete) instead of stdout')
+    .addHelpText(
+      'after',
+      '\nThe output format is required: --format jsonl | txt | npz (a storage format for <root>, such as --format megatron, may be given too).',
+    )
+    .option(
+      '--out <file>',
+      'write to FILE instead of stdout (never inside the dataset folder; written under a temporary name, renamed when complete)',
+    )
+    .option('--force', 'with --out: replace FILE when it exists (only a regular file is ever replaced)')
     .action(
-      ctx.run(async (root: string, range: string, opts: { format?: string; out?: string }, cmd: Command) => {
+      ctx.run(async (root: string, range: string, opts: { out?: string; force?: boolean }, cmd: Command) => {
+        if (opts.out !== undefined && opts.out.trim() === '')
+          throw new UsageError('--out "": expected a file name (omit --out to write to stdout)');
+        if (opts.force && opts.out === undefined)
+          throw new UsageError('--force replaces the file of --out; without --out the export goes to stdout');
+        // Every --format on the line reaches the program's option; the one that is no storage format is the output's.
+        const output = (ctx.globals(cmd).format ?? []).filter((v) => !isFormatName(v));
+        if (output.length > 1) throw new UsageError(`--format is given as ${output.join(' and ')}; expected one of jsonl, txt, npz`);
         const ds = await ctx.open(root, cmd);
         return runExport(ds, range, {
-          format: opts.format,
+          format: output[0],
           out: opts.out,
-          stdout: process.stdout,
-          stderr: process.stderr,
+          force: opts.force,
+          markControls: ctx.marks(),
+          stdout: ctx.output.writable,
+          stderr: ctx.stderr,
           signal: ctx.cancellable(),
           tokenizer: async () => (ctx.globals(cmd).tokenizer || ds.tokenizerFile ? ctx.tokenizerFor(undefined, cmd, ds) : undefined),
         });
@@ -44,6 +64,10 @@ export function register(program: Command, ctx: CliContext): void {
 export interface ExportCliOptions {
   format?: string;
   out?: string;
+  /** `--force`: replace an existing regular file at `out`. */
+  force?: boolean;
+  /** txt to stdout: control characters as marks (a terminal, or `--escape`). */
+  markControls?: boolean;
   /** Loads the tokenizer (txt needs it; jsonl's text is null without it). */
   tokenizer: () => Promise<LoadedTokenizer | undefined>;
   stdout: Writable & { isTTY?: boolean };
@@ -54,7 +78,8 @@ export interface ExportCliOptions {
 /**
  * Runs `export`.
  * @returns the exit code (0).
- * @throws RangeRequestError for a bad format, range or a binary export to a terminal; DataError on
+ * @throws RangeRequestError for a bad format, range or a binary export to a terminal, OutputPathError
+ *   (a RangeRequestError) for a refused `out`; DataError on
  *   a short read; CancelledError on `signal`.
  */
 export async function runExport(ds: Dataset, rangeText: string | undefined, o: ExportCliOptions): Promise<number> {
@@ -81,12 +106,17 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
       o.stderr.write(`export ${format}: ${pct}% (${fmt(p.bytes)} bytes)\n`);
     }
   };
-  const opts = { tokenizer: tok, documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId), signal: o.signal, onProgress };
-  if (o.out) {
-    const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, opts);
+  const opts = {
+    tokenizer: tok,
+    documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents),
+    signal: o.signal,
+    onProgress,
+  };
+  if (o.out !== undefined) {
+    const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, { ...opts, force: o.force });
     o.stderr.write(`wrote ${o.out}: ${count(n, 'update')}, ${fmt(bytes)} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   } else {
-    await exportUpdates(ds, first, last, format, o.stdout, opts);
+    await exportUpdates(ds, first, last, format, o.stdout, { ...opts, markControls: o.markControls });
   }
   return 0;
 }

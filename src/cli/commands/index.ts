@@ -6,18 +6,19 @@
  * Progress (shards, bytes, rate, time left; then the duplicate pass: documents, rate, time left)
  * on stderr when it is a terminal.
  *
- * Exit codes: 0 indexed (anomalies are listed, not faults here: `info` judges them), 1 a shard
- * could not be read or the index folder cannot be written (one line naming it), 2 usage, 130 interrupted.
+ * Exit codes (the table in `../exitCodes.ts`): 0 indexed; 1 a shard could not be read, the index
+ * folder cannot be written (one line naming it), or the anomalies include faults (as `info`
+ * judges them); 2 usage; 130 interrupted.
  */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
-import { count } from '../../core/units';
+import { DataError } from '../../core/errors';
+import { count, fmt } from '../../core/units';
 import { indexSegmentsOf, indexShards, openDatasetIndex } from '../../core/streamIndex/indexShards';
-import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex/streamIndex';
+import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex/anomalies';
 import { LONG_RUN_FLOOR } from '../../core/streamIndex/scan';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress } from '../../core/verify/format';
 import { folderUnwritable } from '../../core/verify/cache';
-import { CliContext, UsageError } from '../context';
+import { CliContext, EXIT, UsageError, cacheInsideDataset, listed } from '../context';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 
 /** Parses `--run-threshold` (tokens; at least the per-shard floor of kept runs). */
@@ -47,9 +48,6 @@ export function formatDuplicateProgress(done: number, total: number, elapsedMs: 
   return parts.join(' · ');
 }
 
-/** Most per-shard failure lines printed in text mode (the rest are counted; `--json` lists all). */
-const MAX_FAILURE_LINES = 20;
-
 /** Registers `index`. */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -62,21 +60,25 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--run-threshold <tokens>', `report EOS-free runs longer than this (default ${DEFAULT_EOS_FREE_RUN_THRESHOLD})`)
     .action(
       ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; force?: boolean; runThreshold?: string }, cmd: Command) => {
-        const jobs = ctx.int(opts.jobs, '--jobs');
-        if (jobs !== undefined && jobs > 256) throw new UsageError('--jobs must be at most 256');
+        const jobs = ctx.jobs(opts.jobs);
         const threshold = runThreshold(ctx, opts.runThreshold);
         const ds = await ctx.open(root, cmd);
         // The manifest's own problems (lines refused, paths leading out, sizes that are not whole
         // tokens) come first, as `verify` and `info` report them: the index covers only what is read.
-        if (!opts.json) for (const p of ds.problems) ctx.err(`${p.severity}: ${ctx.term(p.message)}`);
+        if (!opts.json)
+          for (const l of listed(
+            ds.problems.map((p) => `${p.severity}: ${ctx.term(p.message)}`),
+            (n) => `… and ${n} more manifest problems (--json lists them all)`,
+          ))
+            ctx.err(l);
         const manifestErrors = ds.problems.filter((p) => p.severity === 'error').length;
         if (ds.shards.length === 0)
-          throw new UsageError(`${ctx.term(ds.manifestFile || ds.root)}: no readable shard line; nothing to index`);
+          throw new DataError(`${ctx.term(ds.manifestFile || ds.root)}: no readable shard line; nothing to index`, ds.manifestFile);
         const signal = ctx.cancellable();
         const { store, params, noTokenizer } = await openCliIndex(ctx, ds, cmd);
         if (noTokenizer) ctx.warn(noTokenizer);
         // An index folder that cannot be written would fail every shard alike: one line instead.
-        const unwritable = folderUnwritable(store.dir);
+        const unwritable = cacheInsideDataset(store.dir, ds.root) ?? folderUnwritable(store.dir);
         if (unwritable) {
           ctx.err(`error: cannot write the stream index in ${ctx.term(store.dir)} (${ctx.term(unwritable)})`);
           return 1;
@@ -92,9 +94,11 @@ export function register(program: Command, ctx: CliContext): void {
         if (lastLen) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
         lastLen = 0;
         // One line per failed shard, at most MAX_FAILURE_LINES (an unwritable index folder fails every shard alike).
-        for (const f of report.failed.slice(0, MAX_FAILURE_LINES)) ctx.err(`error: ${ctx.term(f.message)}`);
-        if (report.failed.length > MAX_FAILURE_LINES)
-          ctx.err(`error: … and ${fmt(report.failed.length - MAX_FAILURE_LINES)} more shards failed (--json lists them all)`);
+        for (const l of listed(
+          report.failed.map((f) => `error: ${ctx.term(f.message)}`),
+          (n) => `error: … and ${n} more shards failed (--json lists them all)`,
+        ))
+          ctx.err(l);
         const ix = await openDatasetIndex(ds, store, params);
         const anomalies = ix.anomalies(ds.schedule, threshold);
         // The duplicate pass reads every shard's document hashes (16 bytes a document): seconds to
@@ -183,7 +187,7 @@ export function register(program: Command, ctx: CliContext): void {
             report.elapsedMs > 0 && report.bytesRead >= 1e8 ? ` (${formatRate((report.bytesRead / report.elapsedMs) * 1000)})` : '';
           const lines = [
             `indexed          ${count(ds.shards.length, 'shard')}: ${fmt(report.built)} built, ${fmt(report.reused)} still valid (not re-read)${report.shared ? `, ${fmt(report.shared)} hard links read once` : ''}${report.failed.length ? `, ${fmt(report.failed.length)} failed` : ''}${report.cancelled ? `, cancelled with ${fmt(report.unfinished.length)} left (finished shards are kept)` : ''}${report.pruned ? `, ${fmt(report.pruned)} entries of rewritten or removed shard files deleted` : ''} · ${formatBytes(report.bytesRead)} read in ${formatDuration(report.elapsedMs)}${rate}`,
-            ...describeIndex(ds, ix, anomalies, ctx.term),
+            ...describeIndex(ds, ix, anomalies, ctx.term, ctx.self),
             dups
               ? `duplicates       ${fmt(dups.duplicates)} of ${fmt(dups.documents)} non-empty documents repeat an earlier one exactly${dups.pairs.length ? ` (first: document ${fmt(dups.pairs[0].document)} at ${fmt(dups.pairs[0].start)} = document ${fmt(dups.pairs[0].earlierDocument)} at ${fmt(dups.pairs[0].earlierStart)})` : ''}${dups.stoppedAt !== undefined ? `; compared up to global offset ${fmt(dups.stoppedAt)} (memory cap)` : ''}`
               : 'duplicates       (needs the whole stream indexed)',
@@ -191,8 +195,9 @@ export function register(program: Command, ctx: CliContext): void {
           ];
           ctx.out(lines.join('\n'));
         }
-        if (report.cancelled) return 130;
-        return report.failed.length || manifestErrors ? 1 : 0;
+        if (report.cancelled) return EXIT.interrupted;
+        const anomalyFaults = anomalies.some((a) => a.severity === 'error');
+        return report.failed.length || manifestErrors || anomalyFaults ? EXIT.data : EXIT.ok;
       }),
     );
 }

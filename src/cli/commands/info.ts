@@ -1,9 +1,10 @@
 /** `token-shards info <root> [--json]`: shards, stored tokens, updates, G, L, EOS, tokenizer, problems. */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
+import { formatNameOf } from '../../core/dataset';
+import { fmt } from '../../core/units';
 import { ScheduleSettings } from '../../core/schedule';
 import { limitDepth } from '../../core/safeJson';
-import { CliContext } from '../context';
+import { CliContext, listed } from '../context';
 import { diagnoseDataset } from '../diagnose';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 import { runThreshold } from './index';
@@ -13,7 +14,7 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command('info')
     .description('summarise a dataset: shards, stored tokens, updates, G, L, EOS, tokenizer, problems')
-    .argument('<root>', 'dataset folder holding shard_manifest.jsonl (or one .u32 file)')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl, one .u32 file, or a file or folder of another token format')
     .option('--json', 'machine-readable output')
     .option('--run-threshold <tokens>', 'with the stream index: report EOS-free runs longer than this (default 100000)')
     .action(
@@ -30,7 +31,8 @@ export function register(program: Command, ctx: CliContext): void {
           if (anomaly)
             ds.problems.push({
               code: 'id-anomaly',
-              severity: anomaly.kind === 'out-of-vocab' ? 'warning' : 'error',
+              // A dtype the user forced is what they asked to see: its look is a warning, not a fault.
+              severity: anomaly.kind === 'out-of-vocab' || ds.format?.dtypeSource === 'option' ? 'warning' : 'error',
               file: ds.manifestFile || ds.shards[0]?.path || '',
               message: anomaly.message,
             });
@@ -44,6 +46,23 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.json) {
           const info = {
             root: ds.root,
+            format: formatNameOf(ds),
+            format_reason: ds.format?.reason ?? null,
+            dtype: ds.format?.dtype ?? 'uint32',
+            dtype_source: ds.format?.dtypeSource ?? 'default',
+            files: ds.shards.length,
+            stream_files: ds.shards.map((e, i) => ({
+              name: e.shard,
+              path: e.path,
+              start_token: e.startToken,
+              tokens: e.numTokens,
+              header_bytes: ds.format?.files[i].layout.headerBytes ?? 0,
+              sidecars: ds.format?.files[i].sidecars ?? [],
+            })),
+            documents: ds.format?.documents ? ds.format.documents.starts.length : indexed ? (ix.documentCount ?? null) : null,
+            documents_from: ds.format?.documents ? 'format index' : indexed && ix.documentCount !== undefined ? 'stream index' : null,
+            delimiter: ds.format?.delimiter ?? 'closes',
+            notes: ds.format?.notes ?? [],
             lone_shard: ds.lone ? ds.shards[0].path : null,
             shards: ds.shards.length,
             stored_tokens: ds.storedTokens,
@@ -80,7 +99,11 @@ export function register(program: Command, ctx: CliContext): void {
           ctx.out(
             [
               ds.lone ? `shard            ${t(ds.shards[0].path)} (no manifest: local offsets)` : `dataset          ${t(ds.root)}`,
+              `format           ${formatNameOf(ds)}${ds.format ? ` (${t(ds.format.reason)})` : ''}`,
+              `dtype            ${ds.format?.dtype ?? 'uint32'}${ds.format ? ` (${ds.format.dtypeSource})` : ''}`,
+              ...(ds.format?.notes ?? []).map((n) => `note             ${t(n)}`),
               `shards           ${fmt(ds.shards.length)}`,
+              ...(ds.format?.documents ? [`documents        ${fmt(ds.format.documents.starts.length)} (from the format's index)`] : []),
               `stored tokens    ${fmt(ds.storedTokens)} (training tokens + look-ahead)`,
               `updates          ${
                 ds.schedule.numUpdates > 0
@@ -93,11 +116,14 @@ export function register(program: Command, ctx: CliContext): void {
               `manifest.json    ${ds.provenance ? t(Object.keys(ds.provenance.data).join(', ')) : '(absent)'}`,
               `verification     ${ds.verification ? t(Object.keys(ds.verification.data).join(', ')) : '(absent)'}`,
               ds.problems.length
-                ? `problems (${ds.problems.length}):\n${ds.problems.map((p) => `  ${p.severity}: ${t(p.message)}`).join('\n')}`
+                ? `problems (${fmt(ds.problems.length)}):\n${listed(
+                    ds.problems.map((p) => `  ${p.severity}: ${t(p.message)}`),
+                    (n) => `  … and ${n} more (--json lists them all)`,
+                  ).join('\n')}`
                 : 'problems         none',
               ...(indexed
-                ? describeIndex(ds, ix, anomalies, t)
-                : [`stream index     (not built: \`token-shards index ${t(root)}\` gives documents, EOS-free runs and anomalies)`]),
+                ? describeIndex(ds, ix, anomalies, t, ctx.self)
+                : [`stream index     (not built: \`${ctx.self} index ${t(root)}\` gives documents, EOS-free runs and anomalies)`]),
             ].join('\n'),
           );
         }

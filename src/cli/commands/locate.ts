@@ -9,7 +9,12 @@
  * tokens. Without it (or for offsets past the indexed shards) it counts EOS by reading every shard
  * before the offset, says so on stderr, and suggests building the index.
  *
- * JSON: `{"offset","shard","local_offset","update","sequence","position","sample","order","reads","document","document_start","document_length"}`.
+ * Formats with a document index (Megatron `.idx`, datatrove `.ds.index`, Dolma `.csv.gz`): the
+ * document is the index's entry and `document_length` its tokens, EOS included when stored; Dolma
+ * adds `metadata` `{id, src, loc}`. Formats whose delimiter opens documents (llm.c): the document
+ * starts at its delimiter and `document_length` counts it.
+ *
+ * JSON: `{"offset","shard","local_offset","update","sequence","position","sample","order","reads","document","document_start","document_length"[,"metadata"]}`.
  * `update`/`sequence`/`position`/`sample` are the token's first reading as a model input in the
  * training order (`--run FILE` or `<root>/run.json`, else the card's sequential order; `sequence` is
  * the sample's slot in the update's batch); null when the run never read it as an input. `reads`
@@ -17,9 +22,9 @@
  * sample's last target; llm.c adds `process`, `row`).
  */
 import type { Command } from 'commander';
-import { DocumentIndex, findDocumentBounds } from '../../core/documents';
-import { fmt } from '../../core/errors';
-import { count } from '../../core/units';
+import { DocumentIndex, findDocumentBounds, formatDocumentAt, openingDelimiterDocumentAt } from '../../core/documents';
+import type { DocumentMetadata } from '../../core/formats/types';
+import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
 import { openCliIndex } from '../streamIndexCli';
@@ -46,7 +51,7 @@ export function register(program: Command, ctx: CliContext): void {
           );
         const { index: ix } = await openCliIndex(ctx, ds, cmd);
         const { segment, localToken } = ds.stream.locate(offset);
-        const order = orderFor(ctx, ds, cmd);
+        const order = await orderFor(ctx, ds, cmd);
         let reads: OrderRead[];
         try {
           reads = order.reads(offset);
@@ -55,12 +60,34 @@ export function register(program: Command, ctx: CliContext): void {
         }
         const input = reads.find((r) => !r.target);
         let document: number, start: number, length: number;
-        const info = ix.covers(offset) ? await ix.documentAt(offset) : undefined;
-        if (info && info.length !== undefined) {
+        let metadata: DocumentMetadata | undefined;
+        let lengthNote = 'excluding its EOS';
+        const info =
+          ds.format?.documents || ds.format?.delimiter === 'opens'
+            ? undefined
+            : ix.covers(offset)
+              ? await ix.documentAt(offset)
+              : undefined;
+        if (ds.format?.documents) {
+          const d = formatDocumentAt(ds.format.documents, offset, ds.storedTokens);
+          ({ document, start } = d);
+          length = d.end - d.start;
+          metadata = ds.format.documents.metadata?.(document);
+          lengthNote = "from the format's index";
+        } else if (ds.format?.delimiter === 'opens') {
+          const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+          di.attachStreamIndex(ix.indexedCount > 0 ? ix : undefined);
+          const b = await openingDelimiterDocumentAt(ds.stream, offset, ds.settings.eosTokenId, Number.MAX_SAFE_INTEGER, (end) =>
+            end < ds.storedTokens ? di.documentNumberAt(end, ctx.signal) : di.countRange(0, end, ctx.signal),
+          );
+          ({ document, start } = b);
+          length = b.end - b.start;
+          lengthNote = `including its opening ${ds.settings.eosTokenId}`;
+        } else if (info && info.length !== undefined) {
           ({ document, start, length } = { document: info.document, start: info.start, length: info.length });
         } else {
           ctx.warn(
-            `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`token-shards index ${ctx.term(root)}\` makes this instant`,
+            `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`${ctx.self} index ${ctx.term(root)}\` makes this instant`,
           );
           const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
           document = await di.documentNumberAt(offset, ctx.signal);
@@ -88,6 +115,7 @@ export function register(program: Command, ctx: CliContext): void {
           document,
           document_start: start,
           document_length: length,
+          ...(metadata ? { metadata: { id: metadata.id ?? null, src: metadata.src ?? null, loc: metadata.loc ?? null } } : {}),
         };
         if (opts.json) ctx.out(ctx.json(out));
         else {
@@ -102,7 +130,11 @@ export function register(program: Command, ctx: CliContext): void {
                   .map((r) => `update ${fmt(r.update)} slot ${fmt(r.slot)} (sample ${fmt(r.sample)}) position ${fmt(r.position)}`)
                   .join('; ')} (0-based, ${order.kind} order)`;
           ctx.out(
-            `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} excluding its EOS`,
+            `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} ${lengthNote}${
+              metadata
+                ? ` · id ${ctx.term(metadata.id ?? '?')} src ${ctx.term(metadata.src ?? '?')} loc ${ctx.term(metadata.loc ?? '?')}`
+                : ''
+            }`,
           );
         }
         return 0;

@@ -11,7 +11,7 @@ import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, parseUpdateRange, st
 export { parseUpdateRange };
 import type { LoadedTokenizer } from '../../core/tokenizer';
 import { jsonSafe } from '../../core/untrusted';
-import type { CliContext } from '../context';
+import { CliContext, UsageError } from '../context';
 
 /** Registers `stats`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -24,7 +24,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--csv', 'CSV: a header and one row per update')
     .action(
       ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
+        if (opts.json && opts.csv) throw new UsageError('--json and --csv exclude each other: choose one output format');
         const ds = await ctx.open(root, cmd);
+        ctx.warnSchedule(ds);
         const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
         return runStats(
           ds,
@@ -59,7 +61,8 @@ const TABLE: [string, (s: UpdateStats) => string][] = [
   ['dup_seqs', (s) => String(s.duplicate_sequences)],
   ['top_id', (s) => String(s.top_token.id)],
   ['top_count', (s) => String(s.top_token.count)],
-  ['rep13', (s) => (s.repeat_13gram_share === null ? '—' : s.repeat_13gram_share.toFixed(4))],
+  // A share, shown as a percentage (the JSON and CSV keep the share).
+  ['rep13 %', (s) => (s.repeat_13gram_share === null ? '—' : (100 * s.repeat_13gram_share).toFixed(2))],
   ['mean_doc_len', (s) => (s.mean_complete_document_length === null ? '—' : s.mean_complete_document_length.toFixed(1))],
 ];
 
@@ -81,7 +84,10 @@ export async function runStats(
   ds.schedule.checkUpdate(first);
   ds.schedule.checkUpdate(last);
   if (!tok) io.err('warning: no tokenizer: unknown_ids and special_ids are null (pass --tokenizer FILE)');
+  // Records are written in order behind the computation; the first failed write (a full disk,
+  // a closed pipe) stops both, and is what the command ends with.
   let pending: Promise<void> = Promise.resolve();
+  let failed: { error: unknown } | undefined;
   let n = 0;
   if (format === 'json') await io.write('[');
   if (format === 'csv') await io.write(STATS_CSV_HEADER + '\n');
@@ -97,10 +103,16 @@ export async function runStats(
             ? statsToCsvRow(s) + '\n'
             : TABLE.map(([, f]) => f(s)).join('\t') + '\n';
       n++;
-      pending = pending.then(() => io.write(line));
+      if (failed) throw failed.error;
+      pending = pending
+        .then(() => (failed ? undefined : io.write(line)))
+        .catch((error: unknown) => {
+          failed ??= { error };
+        });
     },
   });
   await pending;
+  if (failed) throw failed.error;
   if (format === 'json') await io.write('\n]\n');
   return 0;
 }

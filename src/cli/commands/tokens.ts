@@ -1,15 +1,14 @@
 /** `token-shards tokens <root> --start S --count N [--json | --text]`: the token ids (or decoded text) of a global range. */
 import type { Command } from 'commander';
-import { fmt } from '../../core/errors';
-import { count as countOf } from '../../core/units';
+import { count as countOf, fmt } from '../../core/units';
 import { DisplayDecoder } from '../../core/tokenizer';
-import { CliContext, UsageError } from '../context';
+import { CliContext, EXIT, UsageError } from '../context';
 import { diagnoseDataset, unknownWarning } from '../diagnose';
 
 /** Tokens read and printed at a time: any count works in bounded memory, and output starts at once. */
 export const TOKENS_PRINT_CHUNK = 1 << 20;
 
-/** Registers `tokens`. */
+/** Registers `tokens`. Exit 1 when `--text` meets ids not in the vocabulary (as `decode` and `update`). */
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('tokens')
@@ -18,7 +17,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--start <S>', 'first global token offset')
     .option('--count <N>', 'number of tokens')
     .option('--json', 'print {"start","count","ids"}')
-    .option('--text', 'print the decoded text (unknown ids as ⟨unknown N⟩, control characters visible)')
+    .option('--text', 'print the decoded text (unknown ids as ⟨unknown N⟩; control characters as marks on a terminal)')
     .action(
       ctx.run(async (root: string, opts: { start?: string; count?: string; json?: boolean; text?: boolean }, cmd: Command) => {
         if (opts.json && opts.text)
@@ -27,6 +26,7 @@ export function register(program: Command, ctx: CliContext): void {
         const count = ctx.int(opts.count, '--count');
         if (start === undefined || count === undefined) throw new UsageError('tokens needs --start S and --count N');
         const ds = await ctx.open(root, cmd);
+        ctx.warnSchedule(ds);
         if (start + count > ds.storedTokens) {
           throw new UsageError(
             `--start ${fmt(start)} --count ${fmt(count)} runs past the stream end (${countOf(ds.storedTokens, 'token')})`,
@@ -46,11 +46,15 @@ export function register(program: Command, ctx: CliContext): void {
           const dec = new DisplayDecoder(tok!);
           for (let at = 0; at < count; at += TOKENS_PRINT_CHUNK) {
             const ids = await ds.stream.read(start + at, Math.min(TOKENS_PRINT_CHUNK, count - at));
-            await ctx.write(ctx.term(dec.push(ids), { keepLayout: true }));
+            await ctx.write(ctx.text(dec.push(ids), { keepLayout: true }));
           }
-          await ctx.write(ctx.term(dec.end(), { keepLayout: true }) + '\n');
-          if (dec.unknown) ctx.warn(unknownWarning(dec.unknown, tok!.vocabSize));
-          return 0;
+          await ctx.write(ctx.text(dec.end(), { keepLayout: true }) + '\n');
+          // Ids not in the vocabulary are a data problem: exit 1, as in `decode` and `update`.
+          if (dec.unknown) {
+            ctx.warn(unknownWarning(dec.unknown, tok!.vocabSize));
+            return EXIT.data;
+          }
+          return EXIT.ok;
         }
         // Read and print in pieces (500M ids do not fit in one JS string); same bytes as one JSON.stringify.
         const sep = opts.json ? ',' : ' ';

@@ -1,6 +1,7 @@
 /**
  * `token-shards update <root> <k> [--sequence r] [--json | --text]`: update k as the training
- * loop saw it.
+ * loop saw it. With a run description (`--run FILE` or `<root>/run.json`) naming a training order
+ * other than the card's sequential one, update k is the run's batch: {@link printOrdered}.
  *
  * Memory stays bounded whatever G is (G ≤ 16,777,216): the text form reads and decodes a few rows
  * at a time (about 1M tokens), `--sequence r` reads only its row (L + 1 tokens), and `--json`
@@ -11,11 +12,12 @@ import { Dataset } from '../../core/dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from '../../core/documents';
 import { UpdateBatch } from '../../core/update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateHeaderText, formatUpdateRowsText } from '../../core/updateModel';
-import { CliContext, UsageError } from '../context';
+import { CliContext, EXIT, UsageError } from '../context';
 import { diagnoseDataset, unknownWarning } from '../diagnose';
 import { orderFor } from '../order';
 import { TrainingOrder, checkOrderUpdate } from '../../core/order/order';
-import { fmt } from '../../core/errors';
+import { fmt } from '../../core/units';
+import { decodeForDisplay } from '../../core/tokenizer';
 import { openCliIndex } from '../streamIndexCli';
 
 /** About how many tokens the text form decodes at a time, and `--json` prints at a time. */
@@ -41,7 +43,8 @@ export function register(program: Command, ctx: CliContext): void {
         const k = ctx.int(kText, 'update')!;
         const seq = ctx.int(opts.sequence, '--sequence');
         const ds = await ctx.open(root, cmd);
-        const order = orderFor(ctx, ds, cmd);
+        ctx.warnSchedule(ds);
+        const order = await orderFor(ctx, ds, cmd);
         try {
           if (order.kind !== 'sequential') return await printOrdered(ctx, cmd, ds, order, k, seq, opts.json === true);
         } finally {
@@ -107,12 +110,16 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       [start, start + G],
       S,
       L,
-      shardsOf(ds, start, start + G).map((s) => s.shard),
+      shardsOf(ds, start, start + G).map((s) => ctx.term(s.shard)),
     ),
   );
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_TOKENS / L));
   const eos = ds.settings.eosTokenId;
-  let doc = await documentNumberIfCheap(new DocumentIndex(ds.stream, eos), start + L * first, DEFAULT_DOCUMENT_SCAN_LIMIT);
+  let doc = await documentNumberIfCheap(
+    new DocumentIndex(ds.stream, eos, ds.format?.documents),
+    start + L * first,
+    DEFAULT_DOCUMENT_SCAN_LIMIT,
+  );
   let unknown = 0;
   for (let r0 = first; r0 < last; r0 += rowsPerChunk) {
     const rows = Math.min(rowsPerChunk, last - r0);
@@ -123,7 +130,8 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       update: k,
       tokenRange: [from, from + rows * L],
       tokens,
-      shards: shardsOf(ds, from, from + rows * L),
+      // Names are metadata: always marked; the decoded text follows --escape/--raw.
+      shards: shardsOf(ds, from, from + rows * L).map((e) => ({ ...e, shard: ctx.term(e.shard) })),
       rows,
       seqLen: L,
     };
@@ -136,11 +144,15 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       markUnknown: true,
     });
     for (const row of m.rows) for (const g of row.segments) unknown += g.unknownIds;
-    await ctx.write(ctx.term(formatUpdateRowsText(m, undefined, S - 1), { keepLayout: true }) + '\n');
+    await ctx.write(ctx.text(formatUpdateRowsText(m, undefined, S - 1), { keepLayout: true }) + '\n');
     if (doc !== undefined) for (let i = 0; i < rows * L; i++) if (tokens[i] === eos) doc++;
   }
-  if (unknown) ctx.warn(unknownWarning(unknown, tok.vocabSize));
-  return 0;
+  // Ids not in the vocabulary are a data problem: exit 1, as in `decode` and `tokens --text`.
+  if (unknown) {
+    ctx.warn(unknownWarning(unknown, tok.vocabSize));
+    return EXIT.data;
+  }
+  return EXIT.ok;
 }
 
 /**
@@ -166,7 +178,12 @@ async function printOrdered(
     throw new UsageError(`--sequence ${seq} is outside 0..${order.samplesPerUpdate - 1} (samples of the update)`);
   const samples = order.update(k).filter((s) => seq === undefined || s.slot === seq);
   const tok = json ? undefined : await ctx.tokenizerFor(undefined, cmd, ds);
+  if (tok) {
+    const anomaly = await diagnoseDataset(ds, tok.vocabSize);
+    if (anomaly && anomaly.kind !== 'out-of-vocab') ctx.warn(anomaly.message);
+  }
   const ix = json ? undefined : (await openCliIndex(ctx, ds, cmd)).index;
+  let unknown = 0;
   if (json) await ctx.write(ctx.json({ update: k, order: order.kind, description: order.description }).slice(0, -1) + ',"samples":[');
   else ctx.out(`update ${fmt(k)} (0-based) · ${order.description} · ${fmt(samples.length)} sample${samples.length === 1 ? '' : 's'}`);
   for (let i = 0; i < samples.length; i++) {
@@ -187,9 +204,17 @@ async function printOrdered(
       ctx.out(
         `— slot ${fmt(s.slot)} · sample ${fmt(s.sample)}${who} · tokens ${s.pieces.map((p) => `[${fmt(p.start)}, ${fmt(p.end)})`).join(' + ')} · ${shards.map((x) => ctx.term(x)).join(', ')}${doc ? ` · document ${fmt(doc.document)}` : ''}`,
       );
-      ctx.out(ctx.term(tok!.decode(ids.slice(0, order.inputTokens)), { keepLayout: true }));
+      // Names are metadata: always marked; the decoded text follows --escape/--raw.
+      const text = decodeForDisplay(tok!, ids.slice(0, order.inputTokens));
+      unknown += text.unknown;
+      ctx.out(ctx.text(text.text, { keepLayout: true }));
     }
   }
   if (json) await ctx.write(']}\n');
-  return 0;
+  // Ids not in the vocabulary are a data problem: exit 1, as in the sequential text form.
+  if (unknown) {
+    ctx.warn(unknownWarning(unknown, tok!.vocabSize));
+    return EXIT.data;
+  }
+  return EXIT.ok;
 }

@@ -15,59 +15,134 @@
  *   object `{ root, shards, all_ok, counts, results[], manifest_problems[], … }`.
  * - Ctrl+C cancels: finished shards are still cached, unfinished ones are not; exit code 130.
  *
- * Exit codes: 0 every shard ok; 1 any mismatch, missing file, size fault, unreadable or changing
- * file, shard without a hash, or manifest line that could not be read (the rest is still
- * verified); 2 bad usage or a manifest that cannot be read at all (or lists no shard).
+ * Other formats (and any dataset with `--manifest FILE`): the files of `<root>` are checked against
+ * FILE, written before by `token-shards manifest <root>` (sha256 of every token file and
+ * sidecar); formats that carry hashes (MDS `raw_data.hashes`) are checked against those without
+ * `--manifest`. Output: one line per file not ok plus a summary, or `--json`
+ * `{ root, format, files, all_ok, results: [{file, path, status, message, digests}] }`.
+ *
+ * Exit codes (the table in `../exitCodes.ts`): 0 every shard ok; 1 any mismatch, missing file, size
+ * fault, unreadable or changing file, shard without a hash, manifest line that could not be read
+ * (the rest is still verified), or a manifest that cannot be read at all or lists no shard (a
+ * broken dataset is 1 in every command); 2 bad usage (a folder that does not exist, `--jobs`).
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Command } from 'commander';
-import { OpenDatasetOptions, openDataset } from '../../core/dataset';
+import { OpenDatasetOptions, formatFilesOf, formatNameOf, openDataset } from '../../core/dataset';
 import { DataError } from '../../core/errors';
-import { count } from '../../core/units';
-import { ManifestProblem } from '../../core/manifest';
+import { HashCheck, checkHashes, manifestChecks } from '../../core/formats/fileHashes';
+import { isFormatName, sniffFormat, sniffInputOf } from '../../core/formats/registry';
+import { count, fmt } from '../../core/units';
+import { SHARD_FILE_PROBLEM_CODES } from '../../core/manifest';
 import { indexParamsFor } from '../../core/streamIndex/indexShards';
-import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/streamIndex';
+import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/entryStore';
 import { loadTokenizer } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify/verify';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verify/format';
 import { VerifyCache, defaultCliCacheFile, folderUnwritable } from '../../core/verify/cache';
 import { jsonSafe, terminalSafe } from '../../core/untrusted';
-import { CliContext, UsageError, requireDatasetFolder } from '../context';
+import { CliContext, EXIT, UsageError, cacheInsideDataset, listed, requireDatasetFolder } from '../context';
 
 /** Registers `verify`. */
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('verify')
     .description("check every shard's sha256 against the manifest (worker threads, cached, Ctrl-C cancels)")
-    .argument('<root>', 'dataset folder holding shard_manifest.jsonl')
+    .argument('<root>', 'dataset folder holding shard_manifest.jsonl, or a file or folder of another token format')
+    .option('--manifest <file>', 'check the files against FILE, written by `token-shards manifest <root>` (any format)')
     .option('--jobs <N>', 'hashing threads (default, or 0: number of CPU cores)')
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
     .option('--no-index', 'do not build the stream index in the same read')
     .action(
-      ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean }, cmd: Command) => {
-        if (fs.existsSync(root) && fs.statSync(root).isFile()) {
-          throw new UsageError(
-            `${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`,
-          );
-        }
-        if (fs.existsSync(root)) await requireDatasetFolder(root);
-        return runVerifyCommand(root, {
-          jobs: ctx.int(opts.jobs, '--jobs'),
-          json: !!opts.json,
-          noCache: !opts.cache,
-          noIndex: !opts.index,
-          signal: ctx.cancellable(),
-          open: ctx.openOptions(cmd),
-        });
-      }),
+      ctx.run(
+        async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean; manifest?: string }, cmd: Command) => {
+          const sniffed = fs.existsSync(root) ? sniffFormat(await sniffInputOf(root))?.format : undefined;
+          const storage = (ctx.globals(cmd).format ?? []).find(isFormatName) ?? sniffed;
+          if (opts.manifest !== undefined || (storage !== undefined && storage !== 'token-stream')) {
+            return verifyFileHashes(ctx, root, cmd, { manifest: opts.manifest, json: !!opts.json });
+          }
+          if (fs.existsSync(root) && fs.statSync(root).isFile()) {
+            throw new UsageError(
+              `${ctx.term(root)} is a file; verify needs a dataset folder holding shard_manifest.jsonl (its sha256 values are what is checked). For a lone file, compare \`sha256sum ${ctx.term(root)}\` with the hash you expect.`,
+            );
+          }
+          if (fs.existsSync(root)) await requireDatasetFolder(root);
+          return runVerifyCommand(root, {
+            jobs: ctx.jobs(opts.jobs),
+            write: (s) => ctx.write(s),
+            err: (s) => ctx.err(s),
+            json: !!opts.json,
+            noCache: !opts.cache,
+            noIndex: !opts.index,
+            signal: ctx.cancellable(),
+            open: ctx.openOptions(cmd),
+          });
+        },
+      ),
     );
+}
+
+/**
+ * `verify` for every format: the stream's files (and sidecars) against a `token-shards manifest`
+ * file, or against the hashes the format carries (MDS).
+ * @returns the exit code: 0 every file ok, 1 any fault (or a file that could not be checked).
+ * @throws UsageError when there is nothing to check against; DataError for an unreadable manifest.
+ */
+async function verifyFileHashes(ctx: CliContext, root: string, cmd: Command, opts: { manifest?: string; json: boolean }): Promise<number> {
+  const ds = await ctx.open(root, cmd);
+  const files = formatFilesOf(ds);
+  let checks: HashCheck[];
+  if (opts.manifest !== undefined) {
+    let text: string;
+    try {
+      text = await fs.promises.readFile(opts.manifest, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--manifest ${ctx.term(opts.manifest)}: cannot read: ${(err as Error).message}`);
+    }
+    checks = manifestChecks(text, path.resolve(opts.manifest), files);
+  } else {
+    checks = files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes! }));
+    if (!checks.length) {
+      throw new UsageError(
+        `${ctx.term(root)} (${formatNameOf(ds)}) carries no hashes: write them once with \`token-shards manifest ${ctx.term(root)} > files.jsonl\`, then check with \`token-shards verify ${ctx.term(root)} --manifest files.jsonl\``,
+      );
+    }
+  }
+  const results = await checkHashes(checks, ctx.cancellable());
+  const bad = results.filter((r) => r.status !== 'ok');
+  if (opts.json) {
+    ctx.out(
+      ctx.json(
+        {
+          root: ds.root,
+          format: formatNameOf(ds),
+          files: results.length,
+          all_ok: bad.length === 0,
+          results: results.map((r) => ({ file: r.name, path: r.path, status: r.status, message: r.message ?? null, digests: r.digests })),
+        },
+        2,
+      ),
+    );
+  } else {
+    for (const r of bad) ctx.out(`${r.status.toUpperCase()}  ${ctx.term(r.message ?? r.name)}`);
+    ctx.out(
+      bad.length === 0
+        ? `all ${count(results.length, 'file')} ok (${opts.manifest !== undefined ? `against ${ctx.term(opts.manifest)}` : `against the hashes ${formatNameOf(ds)} carries`})`
+        : `${count(bad.length, 'file')} of ${fmt(results.length)} not ok`,
+    );
+  }
+  return bad.length ? 1 : 0;
 }
 
 /** Options of `token-shards verify`. `jobs` undefined or 0 = number of CPU cores. */
 export interface VerifyCommandOptions {
   jobs?: number;
+  /** Writes to standard output (the CLI's one output writer: back-pressure, write errors). */
+  write: (s: string) => Promise<void>;
+  /** Writes a line to standard error (the CLI context's). */
+  err: (s: string) => void;
   json: boolean;
   noCache: boolean;
   /** Do not build the stream index in the same read (default: build it, in the CLI's cache folder). */
@@ -77,9 +152,6 @@ export interface VerifyCommandOptions {
   /** Options for opening the dataset (`--allow-outside-root`). */
   open?: OpenDatasetOptions;
 }
-
-/** Manifest problem codes that verification itself re-reports per shard (not repeated). */
-const PER_SHARD_CODES = new Set<ManifestProblem['code']>(['missing-file', 'size-mismatch', 'size-not-multiple-of-4', 'unreadable']);
 
 /** Status words of the text output, upper-case so they stand out in a terminal. */
 const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
@@ -99,13 +171,18 @@ const RESULTS_HERE = '\u0000results\u0000';
  * Writes `jsonSafe(doc, 2)` with `doc.results` = `results.map(row)` to stdout, one result at a
  * time (with back-pressure), so the whole text never exists at once.
  */
-async function writeJsonWithResults<T>(doc: Record<string, unknown>, results: readonly T[], row: (r: T) => unknown): Promise<void> {
+async function writeJsonWithResults<T>(
+  write: (s: string) => Promise<void>,
+  doc: Record<string, unknown>,
+  results: readonly T[],
+  row: (r: T) => unknown,
+): Promise<void> {
   const text = jsonSafe(doc, 2);
   const marker = jsonSafe(RESULTS_HERE);
   const at = text.indexOf(marker);
   let buf = text.slice(0, at);
   const flush = async () => {
-    if (!process.stdout.write(buf)) await new Promise<void>((resolve) => process.stdout.once('drain', resolve));
+    await write(buf);
     buf = '';
   };
   if (results.length === 0) buf += '[]';
@@ -123,35 +200,24 @@ async function writeJsonWithResults<T>(doc: Record<string, unknown>, results: re
 
 /**
  * Runs `token-shards verify <root>`.
- * @returns the exit code: 0 all ok, 1 faults, 2 usage / unreadable manifest, 130 interrupted.
+ * @returns the exit code: 0 all ok, 1 faults (an unreadable manifest too), 2 usage, 130 interrupted.
  */
 export async function runVerifyCommand(root: string, opts: VerifyCommandOptions): Promise<number> {
-  const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : s + '\n');
-  if (!fs.existsSync(root)) {
-    err(`error: ${terminalSafe(root)}: no such folder`);
-    return 2;
-  }
-  if (opts.jobs !== undefined && (!Number.isSafeInteger(opts.jobs) || opts.jobs > 256)) {
-    err(`error: --jobs ${opts.jobs}: expected 1..256 (0 = number of cores)`);
-    return 2;
-  }
-  let ds;
-  try {
-    ds = await openDataset(root, {}, opts.open);
-  } catch (e) {
-    if (e instanceof DataError) {
-      err(`error: ${terminalSafe(e.message)}`);
-      return 2;
-    }
-    throw e;
-  }
-  const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !PER_SHARD_CODES.has(p.code));
+  const err = opts.err;
+  if (!fs.existsSync(root)) throw new UsageError(`${terminalSafe(root)}: no such folder`);
+  // A manifest that cannot be read at all throws a DataError: exit 1, as in every command.
+  const ds = await openDataset(root, {}, opts.open);
+  const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !SHARD_FILE_PROBLEM_CODES.has(p.code));
+  const problemLines = (list: typeof ds.problems) =>
+    listed(
+      list.map((p) => `${p.severity}: ${terminalSafe(p.message)}`),
+      (n) => `… and ${n} more manifest problems (--json lists them all)`,
+    );
   if (ds.shards.length === 0) {
-    for (const p of ds.problems) err(`${p.severity}: ${terminalSafe(p.message)}`);
-    err(`error: ${terminalSafe(ds.manifestFile)}: no readable shard line; nothing to verify`);
-    return 2;
+    for (const l of problemLines(ds.problems)) err(l);
+    throw new DataError(`${ds.manifestFile}: no readable shard line; nothing to verify`, ds.manifestFile);
   }
-  if (!opts.json) for (const p of ds.problems.filter((q) => !PER_SHARD_CODES.has(q.code))) err(`${p.severity}: ${terminalSafe(p.message)}`);
+  if (!opts.json) for (const l of problemLines(ds.problems.filter((q) => !SHARD_FILE_PROBLEM_CODES.has(q.code)))) err(l);
 
   let cache: VerifyCache | undefined;
   // The cache folder is checked once: an unusable one is one line, not a warning from the cache
@@ -159,7 +225,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   let noCache = opts.noCache;
   if (!noCache) {
     const folder = path.dirname(defaultCliCacheFile());
-    const why = folderUnwritable(opts.noIndex ? folder : defaultCliIndexDir());
+    const why = cacheInsideDataset(folder, ds.root) ?? folderUnwritable(opts.noIndex ? folder : defaultCliIndexDir());
     if (why) {
       err(
         `warning: cannot use the cache folder ${terminalSafe(folder)} (${terminalSafe(why)}); verifying without the verify cache${opts.noIndex ? '' : ' and the stream index'} (every shard is read).`,
@@ -223,6 +289,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     // Streamed: the results are written one at a time (100,000 of them are ~50 MB of JSON);
     // the bytes are those of jsonSafe(document, 2).
     await writeJsonWithResults(
+      opts.write,
       {
         root: ds.root,
         shards: ds.shards.length,
@@ -261,8 +328,10 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
       }),
     );
   } else {
-    const out: string[] = [];
-    for (const r of report.results) if (r.status !== 'ok') out.push(`${STATUS_WORD[r.status].padEnd(10)} ${terminalSafe(r.message)}`);
+    const out = listed(
+      report.results.filter((r) => r.status !== 'ok').map((r) => `${STATUS_WORD[r.status].padEnd(10)} ${terminalSafe(r.message)}`),
+      (n) => `… and ${n} more shards not ok (--json lists them all)`,
+    );
     // A rate over a few MB mostly measures start-up (stat of every shard, starting workers): leave it out.
     const rate =
       report.elapsedMs > 0 && report.bytesHashed >= 1e8
@@ -274,8 +343,8 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     );
     if (lineFaults.length)
       out.push(`${count(lineFaults.length, 'manifest problem')} (listed above on stderr): lines that could not be read are not verified.`);
-    process.stdout.write(out.join('\n') + '\n');
+    await opts.write(out.join('\n') + '\n');
   }
-  if (report.cancelled) return 130;
-  return allOk ? 0 : 1;
+  if (report.cancelled) return EXIT.interrupted;
+  return allOk ? EXIT.ok : EXIT.data;
 }

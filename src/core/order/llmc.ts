@@ -16,7 +16,8 @@
  * An optimizer step runs `grad_accum_steps` micro-steps, each process fetching one batch per
  * micro-step. Slot numbering inside a step: micro-step a, process r, row b → `(a·P + r)·B + b`.
  */
-import { DataError, RangeRequestError, fmt } from '../errors';
+import { DataError, RangeRequestError } from '../errors';
+import { fmt } from '../units';
 import { Mt19937, llmcRandomPermutation } from './rng';
 import { OrderRead, OrderSample, StreamFile, TrainingOrder, checkOrderUpdate, fileAt, lastAtOrBelow } from './order';
 

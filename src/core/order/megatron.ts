@@ -25,7 +25,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { DataError, RangeRequestError, fmt } from '../errors';
+import { DataError, RangeRequestError } from '../errors';
+import { fmt } from '../units';
 import { parseJson } from '../safeJson';
 import { numpyShuffle, randomState } from './rng';
 import {

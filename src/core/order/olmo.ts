@@ -21,7 +21,8 @@
  *   multiple of the world size (lines 56–65).
  */
 import * as fs from 'fs';
-import { DataError, RangeRequestError, fmt } from '../errors';
+import { DataError, RangeRequestError } from '../errors';
+import { fmt } from '../units';
 import { numpyShuffle, Pcg64 } from './rng';
 import {
   InverseIndex,
@@ -35,7 +36,7 @@ import {
   lastAtOrBelow,
   pushPlacedReads,
 } from './order';
-import { ArrayVector, FileVector, IntVector, isNpy, openNpy } from './vector';
+import { ArrayVector, FileVector, IntVector, isNpy, openNpy, openRegularFileSync } from './vector';
 
 /** Which code's rule rebuilds `global_indices`. */
 export type OlmoRule = 'olmo-core' | 'olmo';
@@ -100,7 +101,7 @@ export function buildOlmoGlobalIndices(n: number, p: OlmoIndexParams): Uint32Arr
  * @throws DataError for an `.npy` of another dtype or shape, or a raw file whose size is not a multiple of 4.
  */
 export function openOlmoGlobalIndices(file: string): FileVector {
-  const fd = fs.openSync(file, 'r');
+  const fd = openRegularFileSync(file, "OLMo's global indices");
   const head = Buffer.alloc(8);
   const got = fs.readSync(fd, head, 0, 8, 0);
   const size = fs.fstatSync(fd).size;

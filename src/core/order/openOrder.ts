@@ -3,7 +3,9 @@
  * stream: the one place that turns `run.json` into the {@link TrainingOrder} everything asks.
  */
 import * as fs from 'fs';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
+import { READ_LIMITS, readRegularTextFile } from '../safeRead';
 import { Schedule } from '../schedule';
 import { LlmcOrder } from './llmc';
 import {
@@ -45,7 +47,7 @@ const OLMO_RULES = {
  * The run's training order; the card's sequential order when `run` is undefined or sequential.
  * @throws DataError with one line naming the run file (or the index file) and what is wrong.
  */
-export function openTrainingOrder(run: RunDescription | undefined, inputs: OrderInputs): TrainingOrder {
+export async function openTrainingOrder(run: RunDescription | undefined, inputs: OrderInputs): Promise<TrainingOrder> {
   if (!run || run.order === 'sequential') return new SequentialOrder(inputs.schedule);
   switch (run.order) {
     case 'megatron':
@@ -65,7 +67,7 @@ export function openTrainingOrder(run: RunDescription | undefined, inputs: Order
   }
 }
 
-function openMegatron(run: Extract<RunDescription, { order: 'megatron' }>, inputs: OrderInputs): TrainingOrder {
+async function openMegatron(run: Extract<RunDescription, { order: 'megatron' }>, inputs: OrderInputs): Promise<TrainingOrder> {
   const m = inputs.megatron;
   if (!m)
     throw new DataError(`${run.file}: order "megatron" needs a Megatron .bin/.idx dataset (its .idx gives the sequence lengths)`, run.file);
@@ -77,7 +79,10 @@ function openMegatron(run: Extract<RunDescription, { order: 'megatron' }>, input
   let extra: boolean;
   if (run.cache !== undefined) {
     const found = findMegatronCache(run.cache, run.split, run.hash);
-    const desc = parseMegatronDescription(fs.readFileSync(found.description, 'utf8'), found.description);
+    const desc = parseMegatronDescription(
+      await readRegularTextFile(found.description, "Megatron's index description", READ_LIMITS.sideFile),
+      found.description,
+    );
     L = desc.sequenceLength;
     if (run.sequenceLength !== undefined && run.sequenceLength !== L) {
       throw new DataError(`${run.file}: "sequence_length" is ${run.sequenceLength}, but ${found.description} says ${L}`, run.file);
@@ -247,7 +252,7 @@ export function orderSpec(run: RunDescription, inputs: OrderInputs): OrderSpec {
 }
 
 /** Opens an {@link OrderSpec} (as {@link openTrainingOrder}). */
-export function openOrderSpec(spec: OrderSpec): TrainingOrder {
+export function openOrderSpec(spec: OrderSpec): Promise<TrainingOrder> {
   return openTrainingOrder(spec.run, {
     files: spec.files,
     schedule: new Schedule(spec.settings, spec.storedTokens),

@@ -21,7 +21,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { threadId } from 'worker_threads';
-import { RangeRequestError, fmt } from '../errors';
+import { RangeRequestError } from '../errors';
+import { fmt } from '../units';
 import { identityKeyOfStats } from '../fileIdentity';
 import { ArrayVector, FileVector, IntVector } from './vector';
 

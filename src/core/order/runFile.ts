@@ -28,6 +28,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { DataError } from '../errors';
 import { parseJson } from '../safeJson';
+import { READ_LIMITS, readRegularTextFile } from '../safeRead';
 import { OlmoRule } from './olmo';
 
 /** The file name looked for in a dataset folder. */
@@ -243,14 +244,16 @@ export function parseRunDescription(text: string, file: string): RunDescription 
 }
 
 /**
- * Reads and parses a run description file.
+ * Reads and parses a run description file (a regular file of at most 16 MiB: `safeRead.ts`, so a
+ * FIFO or device at the path cannot hang the read).
  * @throws DataError naming the file when it cannot be read, or as {@link parseRunDescription}.
  */
-export function readRunDescription(file: string): RunDescription {
+export async function readRunDescription(file: string): Promise<RunDescription> {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = await readRegularTextFile(file, 'a run description (run.json)', READ_LIMITS.sideFile);
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(
       `${file}: cannot read the run description (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
       file,

@@ -5,7 +5,7 @@
  * target only, also the next sequence's first input).
  */
 import { Schedule } from '../schedule';
-import { fmt } from '../errors';
+import { fmt } from '../units';
 import { OrderRead, OrderSample, TrainingOrder, checkOrderUpdate } from './order';
 
 /** {@link TrainingOrder} of the card's schedule (the default when a dataset has no run description). */

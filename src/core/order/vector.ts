@@ -10,7 +10,10 @@
  */
 import * as fs from 'fs';
 import * as os from 'os';
-import { DataError, fmt } from '../errors';
+import { DataError } from '../errors';
+import { fmt } from '../units';
+import { hasNpyMagic, npyHeaderBytes, parseNpyDict } from '../formats/npy';
+import { fileKind, UnreadableInputError } from '../safeRead';
 
 /** A read-only vector of integers (each exact in a double: |v| < 2^53). */
 export interface IntVector {
@@ -23,6 +26,27 @@ export interface IntVector {
 export type IntDtype = 'i4' | 'u4' | 'i8' | 'u8' | 'f8';
 
 const DTYPE_BYTES: Record<IntDtype, number> = { i4: 4, u4: 4, i8: 8, u8: 8, f8: 8 };
+
+/**
+ * Opens an index file for reading without trusting what is at the path (as `safeRead.ts` reads
+ * metadata): a folder, FIFO, device or socket is refused before the open (a FIFO would block it),
+ * and the open is non-blocking and checked again with `fstat`.
+ * @param what what the file should be, for the message.
+ * @returns the file descriptor. @throws UnreadableInputError (a DataError naming the file); a missing file as fs does.
+ */
+export function openRegularFileSync(file: string, what: string): number {
+  const refuse = (st: fs.Stats) =>
+    new UnreadableInputError(`${file}: is ${fileKind(st)}; expected ${what} (a regular file)`, file, 'not-regular');
+  const st = fs.statSync(file);
+  if (!st.isFile()) throw refuse(st);
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  const again = fs.fstatSync(fd);
+  if (!again.isFile()) {
+    fs.closeSync(fd);
+    throw refuse(again);
+  }
+  return fd;
+}
 
 /** A vector over an in-memory typed array. */
 export class ArrayVector implements IntVector {
@@ -68,7 +92,7 @@ export class FileVector implements IntVector {
 
   /** Opens `file` holding raw little-endian elements after `dataOffset` bytes; the length is what fits. */
   static open(file: string, dtype: IntDtype, dataOffset = 0, length?: number): FileVector {
-    const fd = fs.openSync(file, 'r');
+    const fd = openRegularFileSync(file, 'an index array');
     const size = fs.fstatSync(fd).size;
     const fits = Math.floor((size - dataOffset) / DTYPE_BYTES[dtype]);
     if (length !== undefined && length > fits) {
@@ -168,57 +192,31 @@ export interface NpyInfo {
   dataOffset: number;
 }
 
-const NPY_MAGIC = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]);
 const DESCRS: Record<string, IntDtype> = { '<i4': 'i4', '<u4': 'u4', '<i8': 'i8', '<u8': 'u8', '<f8': 'f8' };
 
 /** True when the bytes start with the `.npy` magic. */
-export function isNpy(head: Uint8Array): boolean {
-  return head.length >= 6 && NPY_MAGIC.every((b, i) => head[i] === b);
-}
+export const isNpy = hasNpyMagic;
 
 /**
  * Parses the header of a `.npy` file of little-endian integers (`<i4 <u4 <i8 <u8`, or `<f8`),
- * C order, any number of dimensions.
+ * C order, any number of dimensions (the frame and dict through the format layer's
+ * {@link parseNpyDict}).
  * @param head the first bytes (4 KiB covers any header numpy writes for these arrays).
  * @param size the file size: the data must fit.
  * @throws DataError naming the file and byte: no magic, unknown version, a truncated header,
  *   a dtype that is not one of these, Fortran order, a file shorter than the shape needs.
  */
 export function parseNpyInfo(head: Buffer, file: string, size: number): NpyInfo {
-  if (!isNpy(head)) throw new DataError(`${file}: byte 0: expected the .npy magic \\x93NUMPY`, file);
-  const major = head[6];
-  if (major < 1 || major > 3) throw new DataError(`${file}: byte 6: .npy format version ${major} is unknown (expected 1, 2 or 3)`, file);
-  const lenBytes = major === 1 ? 2 : 4;
-  if (head.length < 8 + lenBytes) throw new DataError(`${file}: byte ${head.length}: the .npy header is truncated`, file);
-  const dictLen = major === 1 ? head.readUInt16LE(8) : head.readUInt32LE(8);
-  const dataOffset = 8 + lenBytes + dictLen;
-  if (dataOffset > head.length)
-    throw new DataError(
-      `${file}: byte ${8 + lenBytes}: the .npy header (${fmt(dictLen)} bytes) is longer than expected (under 4 KiB)`,
-      file,
-    );
-  const dict = head.toString('latin1', 8 + lenBytes, dataOffset);
-  const descr = /'descr'\s*:\s*'([^']*)'/.exec(dict)?.[1];
-  const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(dict)?.[1];
-  const shapeText = /'shape'\s*:\s*\(([^)]*)\)/.exec(dict)?.[1];
-  const at = 8 + lenBytes;
-  if (descr === undefined || fortran === undefined || shapeText === undefined) {
-    throw new DataError(`${file}: byte ${at}: the .npy header lacks 'descr', 'fortran_order' or 'shape'`, file);
-  }
+  const { descr, fortranOrder, shape, shapeText, dictAt: at, headerBytes: dataOffset } = parseNpyDict(head, file);
   const dtype = DESCRS[descr];
   if (!dtype)
     throw new DataError(
       `${file}: byte ${at}: .npy dtype '${descr}' is not an index dtype (expected '<i4', '<u4', '<i8', '<u8' or '<f8')`,
       file,
     );
-  if (fortran === 'True')
+  if (fortranOrder)
     throw new DataError(`${file}: byte ${at}: the array is in Fortran order (expected C order, as numpy.save writes index arrays)`, file);
-  const shape = shapeText
-    .split(',')
-    .map((d) => d.trim())
-    .filter((d) => d !== '')
-    .map(Number);
-  if (shape.some((d) => !Number.isSafeInteger(d) || d < 0))
+  if (!shape || shape.some((d) => !Number.isSafeInteger(d)))
     throw new DataError(`${file}: byte ${at}: .npy shape (${shapeText}) is not a list of sizes`, file);
   const need = dataOffset + shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype];
   if (need > size)
@@ -231,7 +229,7 @@ export function parseNpyInfo(head: Buffer, file: string, size: number): NpyInfo 
 
 /** Opens a `.npy` integer array for reading. @returns the vector (all elements, row-major) and the shape. @throws DataError as {@link parseNpyInfo}; a missing file as fs does. */
 export function openNpy(file: string): { vector: FileVector; shape: number[] } {
-  const fd = fs.openSync(file, 'r');
+  const fd = openRegularFileSync(file, 'a .npy index array');
   try {
     const size = fs.fstatSync(fd).size;
     const head = Buffer.alloc(Math.min(4096, size));
@@ -251,15 +249,6 @@ export function openNpy(file: string): { vector: FileVector; shape: number[] } {
  * @param dtype the element type written. @param shape the array's shape (its product = `data.length`).
  */
 export function npyBytes(data: Int32Array | Uint32Array | Float64Array, dtype: IntDtype, shape: number[]): Buffer {
-  const shapeText = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
-  let dict = `{'descr': '<${dtype}', 'fortran_order': False, 'shape': ${shapeText}, }`;
-  const pad = 64 - ((10 + dict.length + 1) % 64);
-  dict += ' '.repeat(pad % 64) + '\n';
-  const head = Buffer.alloc(10);
-  NPY_MAGIC.copy(head, 0);
-  head[6] = 1;
-  head[7] = 0;
-  head.writeUInt16LE(dict.length, 8);
   const width = DTYPE_BYTES[dtype];
   const body = Buffer.alloc(data.length * width);
   for (let i = 0; i < data.length; i++) {
@@ -270,5 +259,5 @@ export function npyBytes(data: Int32Array | Uint32Array | Float64Array, dtype: I
     else if (dtype === 'i8') body.writeBigInt64LE(BigInt(v), i * 8);
     else body.writeBigUInt64LE(BigInt(v), i * 8);
   }
-  return Buffer.concat([head, Buffer.from(dict, 'latin1'), body]);
+  return Buffer.concat([npyHeaderBytes(`<${dtype}`, shape), body]);
 }

@@ -1,16 +1,18 @@
 /**
  * `countTerms`: occurrences per bucket of updates, one shard per task on a pool of worker
- * threads; `mergeCounts`: adds the results of disjoint shard ranges. Match rules in `./index.ts`.
+ * threads (merging parts of disjoint shard ranges: `./merge.ts`). Match rules in `./index.ts`.
  */
 import type { Worker } from 'worker_threads';
 import type { Dataset } from '../dataset';
-import { CancelledError, DataError, fmt } from '../errors';
+import { CancelledError, DataError } from '../errors';
+import { fmt } from '../units';
 import type { LoadedTokenizer } from '../tokenizer';
 import { defaultJobs, resolveWorkerScript, startPoolWorker, stopPoolWorkers } from '../shardPool';
 import type { SearchWorkerData, SearchWorkerReply, SearchWorkerTask } from '../workers/searchWorker';
 import { compileTerms, tokenBytesOf } from './automaton';
 import { CountSetup, CountTask, countTask, makeScanner } from './task';
 import { parseTerms } from './terms';
+import { datasetFingerprint } from './merge';
 import { openOrderSpec } from '../order/openOrder';
 import type { TrainingOrder } from '../order/order';
 import {
@@ -40,7 +42,14 @@ export function resolveSearchWorker(explicit?: string, from: string = __dirname)
 }
 
 /** An all-zero result: buckets of `per` updates over `updates` updates. */
-export function emptyResult(terms: string[], options: SearchOptions, per: number, updates: number, shards?: [number, number]): CountResult {
+export function emptyResult(
+  terms: string[],
+  options: SearchOptions,
+  per: number,
+  updates: number,
+  shards?: [number, number],
+  dataset?: CountResult['dataset'],
+): CountResult {
   const buckets: CountBucket[] = [];
   for (let first = 0; first < updates; first += per) {
     buckets.push({ first_update: first, last_update: Math.min(updates, first + per) - 1, tokens: 0, counts: terms.map(() => 0) });
@@ -53,6 +62,7 @@ export function emptyResult(terms: string[], options: SearchOptions, per: number
     buckets,
     totals: terms.map(() => 0),
     ...(shards ? { shards: [shards[0], shards[1]] as [number, number] } : {}),
+    ...(dataset ? { dataset: { ...dataset } } : {}),
   };
 }
 
@@ -64,6 +74,8 @@ function cloneResult(r: CountResult): CountResult {
     buckets: r.buckets.map((b) => ({ ...b, counts: [...b.counts] })),
     totals: [...r.totals],
     ...(r.shards ? { shards: [r.shards[0], r.shards[1]] as [number, number] } : {}),
+    ...(r.dataset ? { dataset: { ...r.dataset } } : {}),
+    ...(r.not_read ? { not_read: [...r.not_read] } : {}),
   };
 }
 
@@ -112,7 +124,7 @@ export async function countTerms(
   opts: CountOptions = {},
 ): Promise<CountResult> {
   terms = parseTerms(terms, options);
-  const order = opts.order ? openOrderSpec(opts.order) : undefined;
+  const order = opts.order ? await openOrderSpec(opts.order) : undefined;
   try {
     if (order) {
       if (opts.shards)
@@ -147,7 +159,10 @@ async function countWith(
   }
   const signal = opts.signal;
   if (signal?.aborted) throw new CancelledError();
-  const result = emptyResult(terms, options, per, updates, opts.shards ? [A, B] : undefined);
+  // A part (`--shards`) names its dataset, so `merge` can check that the parts belong together.
+  const result = opts.shards
+    ? emptyResult(terms, options, per, updates, [A, B], { fingerprint: datasetFingerprint(ds), shards: n })
+    : emptyResult(terms, options, per, updates);
   if (order) {
     result.order = order.kind;
     result.not_read = terms.map(() => 0);
@@ -163,9 +178,13 @@ async function countWith(
     per,
     order: opts.order,
   };
-  const tasks: CountTask[] = ds.shards
-    .slice(A, B)
-    .map((e) => ({ index: e.index, path: e.path, startToken: e.startToken, numTokens: e.numTokens }));
+  const tasks: CountTask[] = ds.shards.slice(A, B).map((e) => ({
+    index: e.index,
+    path: e.path,
+    startToken: e.startToken,
+    numTokens: e.numTokens,
+    identity: ds.fileStates[e.index]?.identity,
+  }));
   const tokensTotal = tasks.reduce((s, t) => s + t.numTokens, 0);
   const t0 = Date.now();
   let tokensFinished = 0,
@@ -282,79 +301,4 @@ async function countWith(
     await stopPoolWorkers(workers);
   }
   return result;
-}
-
-function isCountResult(x: unknown): x is CountResult {
-  const r = x as CountResult;
-  return (
-    !!r &&
-    typeof r === 'object' &&
-    Array.isArray(r.terms) &&
-    typeof r.per === 'number' &&
-    typeof r.updates === 'number' &&
-    Array.isArray(r.buckets) &&
-    Array.isArray(r.totals) &&
-    !!r.options &&
-    typeof r.options === 'object'
-  );
-}
-
-/**
- * Adds partial results of disjoint shard ranges (`count --shards`) into one: counts, totals and
- * bucket tokens are summed. The parts' ranges must tile one contiguous range `[A, B)`, which the
- * result names in `shards` (compare with a whole-stream count ignoring `shards`).
- * @throws SearchInputError when parts overlap or leave a gap, differ in terms, options, per or
- *   updates, or a part is not a count result (the message names the part by `labels[i]`, e.g. its
- *   file, else `part N`, 1-based).
- */
-export function mergeCounts(parts: CountResult[], labels?: string[]): CountResult {
-  if (parts.length === 0) throw new SearchInputError('nothing to merge');
-  const name = (i: number) => labels?.[i] ?? `part ${i + 1}`;
-  parts.forEach((p, i) => {
-    if (!isCountResult(p)) throw new SearchInputError(`${name(i)} is not a count result (expected the JSON of \`count --json\`)`);
-    if (!p.shards) throw new SearchInputError(`${name(i)} has no "shards" range; only results of \`count --shards A:B\` can be merged`);
-  });
-  const first = parts[0];
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  parts.forEach((p, i) => {
-    if (!same(p.terms, first.terms))
-      throw new SearchInputError(
-        `${name(i)} counts other terms (${JSON.stringify(p.terms)}) than ${name(0)} (${JSON.stringify(first.terms)})`,
-      );
-    if (!same(p.options, first.options))
-      throw new SearchInputError(
-        `${name(i)} has other options (${JSON.stringify(p.options)}) than ${name(0)} (${JSON.stringify(first.options)})`,
-      );
-    if (p.per !== first.per) throw new SearchInputError(`${name(i)} has --per ${p.per}, ${name(0)} has ${first.per}`);
-    if (p.updates !== first.updates || p.buckets.length !== first.buckets.length) {
-      throw new SearchInputError(
-        `${name(i)} covers ${p.updates} updates, ${name(0)} ${first.updates}: parts of different datasets or schedules`,
-      );
-    }
-  });
-  const order = parts.map((p, i) => ({ i, s: p.shards! })).sort((x, y) => x.s[0] - y.s[0]);
-  for (let k = 1; k < order.length; k++) {
-    const a = order[k - 1],
-      b = order[k];
-    if (b.s[0] < a.s[1])
-      throw new SearchInputError(`${name(a.i)} (shards ${a.s[0]}:${a.s[1]}) and ${name(b.i)} (shards ${b.s[0]}:${b.s[1]}) overlap`);
-    if (b.s[0] > a.s[1]) throw new SearchInputError(`shards ${a.s[1]}:${b.s[0]} are in no part (between ${name(a.i)} and ${name(b.i)})`);
-  }
-  const out = cloneResult(first);
-  out.shards = [order[0].s[0], order[order.length - 1].s[1]];
-  for (const p of parts.slice(1)) {
-    p.buckets.forEach((b, bi) => {
-      const o = out.buckets[bi];
-      if (b.first_update !== o.first_update || b.last_update !== o.last_update)
-        throw new SearchInputError(`bucket ${bi} of a part covers other updates`);
-      o.tokens += b.tokens;
-      b.counts.forEach((c, t) => {
-        o.counts[t] += c;
-      });
-    });
-    p.totals.forEach((c, t) => {
-      out.totals[t] += c;
-    });
-  }
-  return out;
 }

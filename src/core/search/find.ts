@@ -4,7 +4,8 @@
  * event loop between chunks. Match rules in `./index.ts`.
  */
 import type { Dataset } from '../dataset';
-import { CancelledError, RangeRequestError, fmt } from '../errors';
+import { CancelledError, RangeRequestError } from '../errors';
+import { fmt } from '../units';
 import type { LoadedTokenizer } from '../tokenizer';
 import { TokenBytes, compileTerms, tokenBytesOf } from './automaton';
 import { MatchPlace } from './scan';

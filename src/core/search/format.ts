@@ -4,12 +4,13 @@
  * Pure functions; terms and context come from users and data, so callers that print to a
  * terminal pass the text through their terminal-safety helper.
  */
-import { fmt } from '../errors';
-import { count } from '../units';
+import { count, fmt } from '../units';
 import { CountResult, Occurrence } from './types';
 
 /**
- * The `count --json` object, keys in the documented order (`shards` only for a part).
+ * The `count --json` object, keys in the documented order (`shards` and `dataset` only for a
+ * part; `order` and `not_read` only when counted through a run's training order;
+ * `missing_shards` only for a partial merge).
  * @param stringify how to write it (the CLI passes its `jsonSafe`, which also escapes DEL, C1 and bidi controls).
  */
 export function countJson(r: CountResult, stringify: (value: unknown) => string = JSON.stringify): string {
@@ -26,6 +27,8 @@ export function countJson(r: CountResult, stringify: (value: unknown) => string 
     o.order = r.order;
     o.not_read = r.not_read;
   }
+  if (r.dataset) o.dataset = { fingerprint: r.dataset.fingerprint, shards: r.dataset.shards };
+  if (r.missingShards?.length) o.missing_shards = r.missingShards.map(([a, b]) => [a, b]);
   return stringify(o);
 }
 

@@ -37,5 +37,6 @@
  */
 export * from './types';
 export { parseTerms, parseShardRange, parseIdTerm } from './terms';
-export { countTerms, defaultPer, mergeCounts, resolveSearchWorker } from './count';
+export { countTerms, defaultPer, resolveSearchWorker } from './count';
+export { datasetFingerprint, mergeCounts, parseCountPart } from './merge';
 export { findTerms } from './find';

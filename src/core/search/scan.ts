@@ -21,6 +21,12 @@ export interface TokenSource {
   readonly totalTokens: number;
   read(start: number, count: number, into?: Uint32Array): Promise<Uint32Array>;
   readSync(start: number, count: number): Uint32Array;
+  /**
+   * The global token range `[start, end)` of the file holding token `g` (a `TokenStream`'s
+   * segment). Context reads stay inside it: a block of 4,096 tokens around `g` over
+   * 16-token shards would open 256 files for every context look-up.
+   */
+  fileRangeAt?(g: number): [number, number];
 }
 
 /** A match located in the stream. Offsets are global token offsets. */
@@ -88,8 +94,11 @@ export class RangeScanner {
     if (k >= 0 && k < this.prev.length) return this.prev[k];
     k = g - this.auxBase;
     if (k >= 0 && k < this.aux.length) return this.aux[k];
-    const start = Math.max(0, Math.min(g - (BLOCK >> 1), this.src.totalTokens - BLOCK));
-    this.aux = this.src.readSync(start, Math.min(BLOCK, this.src.totalTokens - start));
+    // One file at most per look-up: the block around `g`, clipped to the file holding it (the
+    // scan's cost per shard is then flat in the number of shards, however small they are).
+    const [lo, hi] = this.src.fileRangeAt?.(g) ?? [0, this.src.totalTokens];
+    const start = Math.max(lo, Math.min(g - (BLOCK >> 1), hi - BLOCK));
+    this.aux = this.src.readSync(start, Math.min(BLOCK, hi - start));
     this.auxBase = start;
     return this.aux[g - start];
   }

@@ -5,6 +5,7 @@
  */
 import * as fs from 'fs';
 import { DataError } from '../errors';
+import { FileIdentity, describeIdentityChange, identityOfStats } from '../fileIdentity';
 import { CompiledTerms, Dfa, TokenBytes, TokenTable } from './automaton';
 import { RangeScanner, ScanOptions, TokenSource } from './scan';
 import type { OrderSpec } from '../order/openOrder';
@@ -37,6 +38,11 @@ export interface CountTask {
   path: string;
   startToken: number;
   numTokens: number;
+  /**
+   * The file's identity when the dataset was opened (`Dataset.fileStates`): a file that grew,
+   * shrank or was replaced since (before this task opened it) is refused, not counted.
+   */
+  identity?: FileIdentity;
 }
 
 /** Builds the scanner of a setup over a stream. */
@@ -45,12 +51,13 @@ export function makeScanner(src: TokenSource, setup: CountSetup): RangeScanner {
   return new RangeScanner(src, table, setup.word);
 }
 
-/** The stat fields that say a file changed. */
-function statOf(file: string): fs.Stats {
+/** The identity of a shard file now. @throws DataError naming the file when it cannot be stat'ed. */
+function identityNow(file: string, when: string): FileIdentity {
   try {
-    return fs.statSync(file);
+    return identityOfStats(fs.statSync(file, { bigint: true }));
   } catch (err) {
-    throw new DataError(`${file}: cannot open: ${(err as Error).message}`, file);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new DataError(`${file} was deleted ${when}`, file);
+    throw new DataError(`${file}: cannot stat ${when}: ${(err as Error).message}`, file);
   }
 }
 
@@ -58,7 +65,8 @@ function statOf(file: string): fs.Stats {
  * Counts one shard.
  * @param order the opened {@link CountSetup.order}, when the setup has one.
  * @returns flat `[bucket·T + term, count, …]` for the non-zero cells (T = number of terms).
- * @throws DataError for unreadable shards or a shard that changed while it was read.
+ * @throws DataError for unreadable shards, a shard that changed since the dataset was opened
+ *   (`task.identity`) or while it was read (its identity before and after: `fileIdentity.ts`).
  */
 export async function countTask(
   scanner: RangeScanner,
@@ -71,7 +79,15 @@ export async function countTask(
   const { G, updates, per } = setup;
   const cells = new Map<number, number>();
   const notRead = Math.ceil(updates / per);
-  const st0 = statOf(task.path);
+  const st0 = identityNow(task.path, 'before it was searched');
+  // Grown, shrunk or replaced since the dataset was opened: the manifest checks made then do not
+  // hold. (A touch alone is not refused: the read is compared before and after below.)
+  const o = task.identity;
+  if (o && (o.size !== st0.size || o.ino !== st0.ino || o.dev !== st0.dev))
+    throw new DataError(
+      `${task.path} ${describeIdentityChange(o, st0)} since the dataset was opened; open it again to search the new contents`,
+      task.path,
+    );
   await scanner.scanRange(
     task.startToken,
     task.startToken + task.numTokens,
@@ -95,23 +111,8 @@ export async function countTask(
         },
     opts,
   );
-  let st1: fs.Stats;
-  try {
-    st1 = fs.statSync(task.path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-      throw new DataError(`${task.path} was deleted while it was being searched`, task.path);
-    throw new DataError(`cannot stat ${task.path} after reading it: ${(err as Error).message}`, task.path);
-  }
-  if (st1.ino !== st0.ino || st1.dev !== st0.dev)
-    throw new DataError(`${task.path} was replaced by another file while it was being searched`, task.path);
-  if (st1.size !== st0.size) {
-    throw new DataError(
-      `${task.path} ${st1.size > st0.size ? 'grew' : 'shrank'} from ${st0.size} to ${st1.size} bytes while it was being searched`,
-      task.path,
-    );
-  }
-  if (st1.mtimeMs !== st0.mtimeMs) throw new DataError(`${task.path} was modified while it was being searched (mtime changed)`, task.path);
+  const change = describeIdentityChange(st0, identityNow(task.path, 'while it was being searched'));
+  if (change) throw new DataError(`${task.path} ${change} while it was being searched`, task.path);
   const out: number[] = [];
   for (const [k, v] of cells) out.push(k, v);
   return out;

@@ -3,7 +3,7 @@
  * match (Unicode simple case folding classes, word characters, UTF-8 decoding at a match's
  * edges). See `./index.ts` for the match definition.
  */
-import { fmt } from '../errors';
+import { fmt } from '../units';
 import { MAX_TERMS, MAX_TERM_BYTES, SearchInputError, SearchOptions } from './types';
 
 const UTF8 = new TextEncoder();

@@ -26,7 +26,7 @@ export interface SearchOptions {
 /**
  * Bad search input (empty term, whitespace-only term, term over {@link MAX_TERM_BYTES} bytes,
  * more than {@link MAX_TERMS} terms, non-uint32 ids, `per` 0, shard range outside the manifest,
- * mismatched parts in `mergeCounts`). The message is one line; the CLI exits 2. A kind of
+ * mismatched parts in `mergeCounts` (`merge.ts`)). The message is one line; the CLI exits 2. A kind of
  * {@link RangeRequestError} (bad request, not bad data).
  */
 export class SearchInputError extends RangeRequestError {
@@ -74,6 +74,14 @@ export interface CountResult {
   order?: string;
   /** With {@link order}: occurrences no update of the run read as an input, per term. */
   not_read?: number[];
+  /**
+   * With `shards`: the dataset the part belongs to (`datasetFingerprint` in `merge.ts`) and its
+   * number of manifest entries, so `merge` refuses parts of different datasets and finds ranges
+   * no part covers.
+   */
+  dataset?: { fingerprint: string; shards: number };
+  /** A partial merge (`merge --allow-partial`): the dataset's shard ranges `[A, B)` no part covered. */
+  missingShards?: [number, number][];
 }
 
 /** Progress of a running count, reported when a shard finishes (and about every 250 ms). */

@@ -3,8 +3,9 @@
  * `token-shards index` in the CLI. Verify Shard Hashes builds it too, in the same read as the hash
  * (`verify.ts`, option `index`).
  *
- * Per shard: stat (identity); a valid entry in the store → reused (resumable: a cancelled run
- * keeps every finished shard); another shard of this run with the same identity (a hard link) →
+ * Per shard: stat (identity); a valid entry in the store (its checksum, identity, parameters and
+ * `.docs` content checked, `entryStore.ts`; a damaged one is one warning and rebuilt) → reused
+ * (resumable: a cancelled run keeps every finished shard); another shard of this run with the same identity (a hard link) →
  * read once; else queued to the worker pool (`shardPool.ts`), which reads the file once in big
  * sequential chunks, scans it (`streamIndex/scan.ts`) and writes its entry into the store (the scan
  * never leaves the worker; `workers/verifyWorker.ts`). Stale entries are never used: the
@@ -18,11 +19,14 @@ import * as fs from 'fs';
 import { FileIdentity, identityKey, identityOfStats } from '../fileIdentity';
 import { Dataset } from '../dataset';
 import { ShardReadPool, ReadJob } from '../shardPool';
-import { IndexSegment, IndexStore, openStreamIndex, scanParamsKey, StreamIndex } from './streamIndex';
+import { IndexStore, scanParamsKey } from './entryStore';
+import { IndexSegment } from './queries';
+import { openStreamIndex, StreamIndex } from './streamIndex';
 import { indexKernelModule } from './kernel';
 import { ScanParams } from './scan';
 import { LoadedTokenizer, CORRUPT_ID_FLOOR } from '../tokenizer';
 import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, resolveVerifyWorker } from '../verify/verify';
+import { layoutEnd } from '../formats/types';
 
 /** Options of {@link indexShards}. */
 export interface IndexShardsOptions {
@@ -82,19 +86,16 @@ export function indexParamsFor(ds: Pick<Dataset, 'settings'>, tok?: LoadedTokeni
 }
 
 /** The index segments of a dataset (manifest order, global offsets). */
-export function indexSegmentsOf(ds: Pick<Dataset, 'shards'>): IndexSegment[] {
-  return ds.shards.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line, shard: e.shard }));
+export function indexSegmentsOf(ds: Pick<Dataset, 'shards'> & Partial<Pick<Dataset, 'format'>>): IndexSegment[] {
+  return ds.shards.map((e, i) => {
+    const layout = ds.format?.files[i]?.layout;
+    return { path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line, shard: e.shard, ...(layout ? { layout } : {}) };
+  });
 }
 
-/** Opens the stream index of a dataset from a store (see `openStreamIndex`). */
+/** Opens the stream index of a dataset from a store (see `openStreamIndex`: every shard stat'ed afresh). */
 export function openDatasetIndex(ds: Dataset, store: IndexStore, params: ScanParams): Promise<StreamIndex> {
-  return openStreamIndex(
-    ds.stream,
-    indexSegmentsOf(ds),
-    store,
-    params,
-    ds.fileStates.map((f) => f.identity),
-  );
+  return openStreamIndex(ds.stream, indexSegmentsOf(ds), store, params);
 }
 
 /**
@@ -162,15 +163,24 @@ export async function indexShards(
       }
       const id: FileIdentity = identityOfStats(st);
       live.add(store.baseName(id, key));
-      if (Math.floor(id.size / 4) !== segments[seg].numTokens) {
+      const layout = segments[seg].layout;
+      if (layout ? id.size < layoutEnd(layout, segments[seg].numTokens) : Math.floor(id.size / 4) !== segments[seg].numTokens) {
+        const need = layout ? layoutEnd(layout, segments[seg].numTokens) : segments[seg].numTokens * 4;
         report.failed.push({
           segment: seg,
-          message: `${segments[seg].shard}: ${id.size} bytes on disk, but the manifest's ${segments[seg].numTokens} tokens need ${segments[seg].numTokens * 4}`,
+          message: `${segments[seg].shard}: ${id.size} bytes on disk, but the ${layout ? "format's" : "manifest's"} ${segments[seg].numTokens} tokens need ${need}`,
         });
         done.add(seg);
         continue;
       }
-      if (!opts.force && (await store.load(id, key))) {
+      if (
+        !opts.force &&
+        (await store.load(id, key, {
+          shard: segments[seg].shard,
+          checkDocs: true,
+          numTokens: layout ? segments[seg].numTokens : undefined,
+        }))
+      ) {
         report.reused++;
         done.add(seg);
         opts.onShard?.(seg);
@@ -189,7 +199,9 @@ export async function indexShards(
         path: segments[seg].path,
         expectedSize: id.size,
         hash: false,
-        scan: scanFor(segments[seg].numTokens),
+        scan: segments[seg].layout
+          ? { ...scanFor(segments[seg].numTokens), layout: segments[seg].layout }
+          : scanFor(segments[seg].numTokens),
       });
     }
   }

@@ -218,7 +218,7 @@ let lastRare: { params: ScanParams; key: string; rare: RareIds } | undefined;
 /**
  * The rare ids of `params`, shared by the scanners of one worker while the parameters stay the
  * same: the table is up to vocab bytes (1 MiB without a tokenizer), which a new table per shard
- * allocated again for each of 100,000 tiny shards (issue 10 item 9). The same parameters object
+ * allocated again for each of 100,000 tiny shards. The same parameters object
  * (one per shard size and task message) is recognised without building the key. Read-only once built.
  */
 function rareIdsOf(params: ScanParams): RareIds {

@@ -24,6 +24,13 @@
  * disk, so the CLI and the extension can share one file: entries this process recorded win,
  * everything else on disk is kept. A missing file is an empty cache; an unreadable or corrupt
  * one is an empty cache with {@link VerifyCache.warning} set (it is rewritten on the next save).
+ *
+ * A documented limit: the cache guards against changes to the shards, not against whoever can
+ * write the cache file. An entry forged with the digest the manifest expects and the identity the
+ * shard has (a ctime can be forged too: set the clock, then write) makes "Verify Shard Hashes"
+ * skip a shard whose bytes do not match; `verify --no-cache` (CLI) and the "ignoring the cache"
+ * command re-read everything. The stream index's entries carry a checksum of their content
+ * (`streamIndex/entryStore.ts`) against damage, with the same limit against forgery.
  */
 import * as crypto from 'crypto';
 import * as fs from 'fs';
@@ -66,7 +73,7 @@ function isEntry(v: unknown): v is VerifyCacheEntry {
 
 /**
  * An entry as kept in memory: the identity as its one-string key (`identityKey`), so 100,000
- * entries are three fields each instead of two objects and six strings (issue 10 item 9).
+ * entries are three fields each instead of two objects and six strings.
  */
 interface CompactEntry {
   key: string;
@@ -369,7 +376,8 @@ export async function writeFileAtomic(file: string, text: string | Iterable<stri
   const dir = path.dirname(file);
   await fs.promises.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`);
-  const fh = await fs.promises.open(tmp, 'w');
+  // O_EXCL: the name is unique, and a file that is somehow there already is never opened.
+  const fh = await fs.promises.open(tmp, 'wx');
   let written = false;
   try {
     if (typeof text === 'string') await fh.writeFile(text, 'utf8');
@@ -403,7 +411,7 @@ export function defaultCliCacheFile(env: NodeJS.ProcessEnv = process.env): strin
  * Whether the CLI can keep files in `dir` (its cache folders: the verify cache's, the stream
  * index's): the folder is made when missing, then checked for writing. A command checks once,
  * before it starts, so an unusable folder is one sentence instead of a warning from every part
- * that would have written there (issue 10).
+ * that would have written there.
  * @returns undefined when usable, else the reason ("ENOTDIR: not a directory, mkdir '…'").
  */
 export function folderUnwritable(dir: string): string | undefined {

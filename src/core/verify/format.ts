@@ -3,8 +3,7 @@
  * output channel: byte and duration units, the one-line progress, the one-line summary. No I/O;
  * kept apart from the hashing engine (`verify.ts`).
  */
-import { fmt } from '../errors';
-import { formatRateAndTimeLeft } from '../units';
+import { fmt, formatRateAndTimeLeft } from '../units';
 
 export { count, formatDuration, formatRate } from '../units';
 import { SHARD_STATUSES, ShardStatus, ShardVerifyResult, VerifyProgress, VerifyReport } from './verify';

@@ -36,12 +36,13 @@
  *    find the repository's `dist/` this way). Run `node esbuild.js` first.
  */
 import * as fs from 'fs';
-import { fmt } from '../errors';
+import { fmt } from '../units';
 import { identityKeyOfStats, identityOfStats } from '../fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from '../manifest';
 import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from '../shardPool';
 import { Schedule } from '../schedule';
-import { IndexStore, describeUpdates, scanParamsKey, updatesTouching } from '../streamIndex/streamIndex';
+import { IndexStore, scanParamsKey } from '../streamIndex/entryStore';
+import { describeUpdates, updatesTouching } from '../streamIndex/anomalies';
 import { indexKernelModule } from '../streamIndex/kernel';
 import { ScanParams } from '../streamIndex/scan';
 import { VerifyCache } from './cache';
@@ -451,7 +452,7 @@ class VerifyRun {
 }
 
 /**
- * One shard's result, kept small for runs of 100,000 shards (issue 10 item 9): the strings are
+ * One shard's result, kept small for runs of 100,000 shards: the strings are
  * the manifest entry's own (an ok shard's `actualSha256` is the manifest's string), and the
  * `message` sentence is built when it is read — only faults and output ever read it.
  */

@@ -40,7 +40,9 @@ export type SearchWorkerReply =
 const data = workerData as SearchWorkerData;
 const stream = new TokenStream(data.segments);
 const scanner = makeScanner(stream, data.setup);
-const order = data.setup.order ? openOrderSpec(data.setup.order) : undefined;
+// Opened once per worker; a failure is reported by each task (the empty catch keeps the rejection handled until a task awaits it).
+const opening = data.setup.order ? openOrderSpec(data.setup.order) : Promise.resolve(undefined);
+opening.catch(() => undefined);
 const post = (m: SearchWorkerReply) => parentPort!.postMessage(m);
 
 let queue: Promise<void> = Promise.resolve();
@@ -48,6 +50,7 @@ parentPort!.on('message', (msg: SearchWorkerTask) => {
   if (msg.type !== 'task') return;
   queue = queue.then(async () => {
     try {
+      const order = await opening;
       const cells = await countTask(
         scanner,
         data.setup,

@@ -11,7 +11,7 @@
  * deleted or replaced while it was read. A scan's result never leaves the worker: the worker
  * writes the shard's stream-index entry itself (`IndexStore.saveSync`, the folder and parameters
  * key given with the task) and replies only whether that worked, so the main thread of a run over
- * 100,000 tiny shards handles no scan arrays, JSON or file writes (issue 10 item 9).
+ * 100,000 tiny shards handles no scan arrays, JSON or file writes.
  *
  * Control (no message round trip, so it works while the worker is busy): `workerData.control`
  * is a `SharedArrayBuffer` seen as an `Int32Array`:
@@ -24,9 +24,11 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import { parentPort, workerData } from 'worker_threads';
 import { FileIdentity, identityOfStats } from '../fileIdentity';
-import { IndexStore, lookOf } from '../streamIndex/streamIndex';
+import { IndexStore, lookOf } from '../streamIndex/entryStore';
 import { IndexKernel, makeIndexKernel } from '../streamIndex/kernel';
 import { ScanParams, ShardScanner } from '../streamIndex/scan';
+import { LayoutDecoder } from '../formats/decode';
+import type { TokenLayout } from '../formats/types';
 
 /** Data given to each verify worker at creation. */
 export interface VerifyWorkerData {
@@ -67,6 +69,11 @@ export interface VerifyTask {
   scan?: ScanParams & {
     numTokens: number;
     store: IndexTarget;
+    /**
+     * How the file stores its tokens (the format layer's layout: header, dtype, extents); absent:
+     * raw little-endian uint32 from byte 0. The hash still covers every byte of the file.
+     */
+    layout?: TokenLayout;
     /**
      * When the task hashes too: bytes hashed, then scanned, at a time (default
      * {@link DEFAULT_SLICE_BYTES}), so the scan reads what sha256 has just brought into the core's
@@ -198,7 +205,7 @@ function post(msg: VerifyWorkerReply): void {
 /**
  * File operations, synchronous when `sync`: a file of at most one chunk is read with blocking calls
  * (this is a worker thread; no overlap to gain), which takes the libuv round trips out of the
- * per-file cost (100,000 tiny shards: issue 10 item 9). Bigger files use async reads so the next
+ * per-file cost (what 100,000 tiny shards are made of). Bigger files use async reads so the next
  * chunk is read while this one is hashed.
  */
 function readAt(fd: number, buf: Buffer, length: number, position: number, sync = false): Promise<number> {
@@ -287,6 +294,29 @@ class TokenFeeder {
   }
 }
 
+/** Feeds a scanner the ids of a file of another format, decoded from the same bytes that are hashed. */
+class LayoutFeeder {
+  private readonly decoder: LayoutDecoder;
+  private fed = 0;
+  constructor(scanner: ShardScanner, layout: TokenLayout, numTokens: number) {
+    this.decoder = new LayoutDecoder(layout, numTokens, (ids) => {
+      const room = numTokens - this.fed;
+      if (room <= 0) return;
+      const part = ids.length > room ? ids.subarray(0, room) : ids;
+      scanner.push(part);
+      this.fed += part.length;
+    });
+  }
+
+  pushSlice(slice: Slice): void {
+    this.decoder.push(slice.bytes);
+  }
+
+  push(buf: Buffer, n: number): void {
+    this.decoder.push(buf.subarray(0, n));
+  }
+}
+
 /** Reads (hashes and/or scans) one file; never throws (every failure becomes an outcome). */
 async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
   const file = task.path;
@@ -310,7 +340,12 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
     if (Number(st0.size) !== task.expectedSize) return { kind: 'size-mismatch', size: Number(st0.size) };
     const hash = task.hash === false ? undefined : crypto.createHash('sha256');
     const scanner = task.scan ? new ShardScanner(task.scan, task.scan.numTokens, scanKernel()) : undefined;
-    const feeder = scanner ? new TokenFeeder(scanner, task.scan!.numTokens) : undefined;
+    const layout = task.scan?.layout;
+    const feeder = scanner
+      ? layout
+        ? new LayoutFeeder(scanner, layout, task.scan!.numTokens)
+        : new TokenFeeder(scanner, task.scan!.numTokens)
+      : undefined;
     const size = task.expectedSize;
     let pos = 0;
     let which = 0;

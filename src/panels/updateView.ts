@@ -1,6 +1,6 @@
 /**
- * The update view: one `WebviewPanel` per dataset showing update `k` as the training loop saw it
- * (S sequences × L tokens, G and L from the dataset's schedule), built by
+ * The update view: one panel per dataset ({@link PanelHost}) showing update `k` as the training
+ * loop saw it (S sequences × L tokens, G and L from the dataset's schedule), built by
  * core/updateModel.ts and rendered by webview/updateView.ts. Reused and updated when another
  * update of the same dataset is asked for; restored after a window reload by a
  * `WebviewPanelSerializer` from the webview's state (an opaque dataset key + the update; the
@@ -18,17 +18,18 @@ import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset } from '../core/dataset';
-import { CancelledError, RangeRequestError, fmt } from '../core/errors';
-import { count } from '../core/units';
+import { CancelledError, RangeRequestError } from '../core/errors';
+import { count, fmt } from '../core/units';
 import { UpdateModel, columnAtChar, documentNumberIfCheap, readUpdateModel, toUpdateViewData } from '../core/updateModel';
-import { anomalyMarksForRows } from '../core/streamIndex/streamIndex';
+import { anomalyMarksForRows } from '../core/streamIndex/anomalies';
 import { UpdateIndex, checkUpdate } from '../core/navigation';
-import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, UpdateViewToWebview } from '../protocol';
+import type { UpdateViewFromWebview, UpdateViewProtocol, UpdateViewState, UpdateViewToWebview } from '../protocol/update';
 import type { Services } from '../services';
-import { ChannelTaps, HostChannel } from './hostChannel';
-import type { ShardEditorProvider } from './shardEditor';
-import { shardScanProgress, withTail } from './shardDocument';
-import { webviewHtml, webviewOptions } from './webviewHtml';
+import type { ChannelTaps } from '../editor/hostChannel';
+import type { ShardEditorProvider } from '../editor/shardEditor';
+import { shardScanProgress, withTail } from '../editor/shardDocument';
+import { webviewOptions } from '../editor/webviewHtml';
+import { PanelHost, PanelSpec } from './panelHost';
 import { plainText } from '../core/untrusted';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
@@ -150,7 +151,6 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
 
   /** Restores a panel after a window reload from its webview state (`vscode.WebviewPanelSerializer`). */
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: UpdateViewState | undefined): Promise<void> {
-    panel.webview.options = webviewOptions();
     const roots = this.services.context.workspaceState.get<Record<string, string>>(ROOTS_KEY, {});
     const root = state && roots[state.key];
     if (!root || this.panels.has(root)) {
@@ -191,7 +191,7 @@ class UpdatePanel {
   model?: UpdateModel;
   focusedRow?: number;
   private readonly key: string;
-  private readonly channel: HostChannel<UpdateViewProtocol>;
+  private readonly host: PanelHost<UpdateViewProtocol>;
   private loadSeq = 0;
   private docAbort?: AbortController;
 
@@ -203,34 +203,27 @@ class UpdatePanel {
   ) {
     this.dataset = ds;
     this.key = datasetKey(root);
-    this.channel = new HostChannel<UpdateViewProtocol>(
-      panel.webview,
-      {
-        onReady: () => this.onReady(),
-        onEvent: (m) => void this.onMessage(m),
-        requests: {},
-      },
-      { view: UPDATE_VIEW_TYPE, resource: root, taps: owner.taps },
-    );
-    panel.webview.html = webviewHtml(owner.services.context.extensionUri, {
-      script: 'updateView',
-      title: vscode.l10n.t('Update view'),
-      style: 'updateView.css',
+    this.host = new PanelHost<UpdateViewProtocol>(panel, owner.services.context.extensionUri, updateViewSpec(), {
+      resource: root,
+      taps: owner.taps,
+      log: owner.services.log,
     });
+    this.host.onReady(() => this.onReady());
+    this.host.onMessage((m) => void this.onMessage(m));
   }
 
   private get log() {
     return this.owner.services.log;
   }
 
-  /** Sends an event once the page is ready. */
-  private post(msg: UpdateViewToWebview): Promise<boolean> {
-    return this.channel.whenReady().then(() => this.channel.notify(msg));
+  /** Sends an event (queued until the page is ready). */
+  private post(msg: UpdateViewToWebview): void {
+    this.host.post(msg);
   }
 
   /** Shows the model in the webview; resolves with the number of row elements it rendered (0 when superseded or closed). */
   private show(model: UpdateModel, focusRow: number | undefined): Promise<number> {
-    return this.channel
+    return this.host
       .request('show', { key: this.key, datasetName: path.basename(this.root), data: toUpdateViewData(model), focusRow })
       .then(
         (r) => {
@@ -258,7 +251,7 @@ class UpdatePanel {
     if (ds) this.dataset = ds;
     const d = this.dataset ?? (this.dataset = await this.owner.services.openRoot(this.root));
     this.docAbort?.abort();
-    void this.post({ type: 'loading', update: k });
+    this.post({ type: 'loading', update: k });
     const t0 = performance.now();
     let tok;
     try {
@@ -278,7 +271,7 @@ class UpdatePanel {
           modelMs = performance.now() - t1;
           return m;
         }),
-        this.channel.whenReady(),
+        this.host.whenReady(),
       ]);
     } catch (err) {
       if (seq === this.loadSeq) this.showError((err as Error).message);
@@ -327,7 +320,7 @@ class UpdatePanel {
     for (const a of anomalies) if (a.updates && a.updates[0] <= k && k <= a.updates[1]) notes.push(a.message);
     if (notes.length) this.showError(notes.slice(0, 4).join(' '));
     const marks = anomalyMarksForRows(anomalies, model.tokenRange[0], model.seqLen, model.rows.length);
-    void this.post({ type: 'marks', update: k, rows: [...marks].map(([row, m]) => ({ row, ...m })) });
+    this.post({ type: 'marks', update: k, rows: [...marks].map(([row, m]) => ({ row, ...m })) });
   }
 
   /**
@@ -347,7 +340,7 @@ class UpdatePanel {
     try {
       let first = await documentNumberIfCheap(index, start, budget, abort.signal);
       if (first === undefined && force) {
-        void this.post({ type: 'documents', update: m.update, busy: true, note: vscode.l10n.t('Counting documents…') });
+        this.post({ type: 'documents', update: m.update, busy: true, note: vscode.l10n.t('Counting documents…') });
         first = await vscode.window.withProgress(
           {
             location: vscode.ProgressLocation.Notification,
@@ -371,7 +364,7 @@ class UpdatePanel {
       }
       if (abort.signal.aborted || this.model !== m) return;
       const shardsBefore = d.stream.locate(start).segment;
-      void this.post({
+      this.post({
         type: 'documents',
         update: m.update,
         firstDocument: first,
@@ -382,11 +375,11 @@ class UpdatePanel {
       });
     } catch (err) {
       if (err instanceof CancelledError) {
-        if (this.model === m) void this.post({ type: 'documents', update: m.update, note: vscode.l10n.t('Counting cancelled.') });
+        if (this.model === m) this.post({ type: 'documents', update: m.update, note: vscode.l10n.t('Counting cancelled.') });
         return;
       }
       this.log.warn(`cannot number documents for update ${m.update}: ${(err as Error).message}`);
-      void this.post({ type: 'documents', update: m.update, note: (err as Error).message });
+      this.post({ type: 'documents', update: m.update, note: (err as Error).message });
     }
   }
 
@@ -407,12 +400,12 @@ class UpdatePanel {
   /** Scrolls the webview to row `row` of the update shown. */
   focusRowInView(row: number): void {
     this.focusedRow = row;
-    void this.post({ type: 'focusRow', row });
+    this.post({ type: 'focusRow', row });
   }
 
   /** Shows `message` in the view's error banner (once the page is ready). */
   showError(message: string): void {
-    void this.post({ type: 'error', message });
+    this.post({ type: 'error', message });
   }
 
   private async onMessage(m: UpdateViewFromWebview): Promise<void> {
@@ -487,6 +480,11 @@ class UpdatePanel {
 
   dispose(): void {
     this.docAbort?.abort();
-    this.channel.dispose();
+    this.host.dispose();
   }
+}
+
+/** The update view's page. */
+function updateViewSpec(): PanelSpec {
+  return { viewType: UPDATE_VIEW_TYPE, title: vscode.l10n.t('Update view'), script: 'updateView', styles: ['updateView.css'] };
 }

@@ -8,12 +8,12 @@
  * root (`src/extension.ts`).
  */
 import * as vscode from 'vscode';
-import { parseNavigationLink } from './core/navigation';
-import type { NavigationDeps } from './commands/inputs';
-import { goToUpdate } from './commands/goToUpdate';
-import { goToOffset } from './commands/goToOffset';
-import { plainText, shortText } from './core/untrusted';
-import { count } from './core/units';
+import { parseNavigationLink } from '../core/navigation';
+import type { NavigationDeps } from './focus';
+import { goToUpdate } from './goToUpdate';
+import { goToOffset } from './goToOffset';
+import { plainText, shortText } from '../core/untrusted';
+import { count } from '../core/units';
 
 /** Handles one link; resolves when the target is shown (or the link was rejected). */
 export async function handleNavigationUri(nav: NavigationDeps, uri: vscode.Uri): Promise<void> {

@@ -1,28 +1,26 @@
 /**
- * The live-validated input box shared by Go to Update / Token Offset / Document / Sequence.
- * Validation itself is vscode-free (src/core/navigation.ts): on every keystroke the box shows the
- * validator's `detail` (token range, shards touched…) as an info message, or its `error`
- * (naming the valid range) as an error that blocks Enter. Also the resolution of the dataset a
- * navigation command acts on: an explicit `root` argument, a `vscode.Uri` passed by an
- * editor-title button, or {@link Services.pickDataset} (the focused shard editor's dataset, the
- * only one in the workspace, or a quick pick; with none, a message saying how to open one).
+ * What commands and panels ask people and how they answer, below both `src/commands/` and
+ * `src/panels/` (it imports neither):
+ * - the live-validated input box ({@link promptValidated}) of Go to Update / Token Offset /
+ *   Document / Sequence, Inspect Updates and Export Updates. Validation itself is vscode-free
+ *   (src/core/navigation.ts): on every keystroke the box shows the validator's `detail` (token
+ *   range, shards touched…) as an info message, or its `error` (naming the valid range) as an
+ *   error that blocks Enter;
+ * - {@link argOrPrompt}: a number given as a command argument (checked, or a one-line error
+ *   message) or else asked for;
+ * - the dataset a command acts on ({@link resolveDataset}): an explicit `root` argument, a
+ *   `vscode.Uri` passed by an editor-title button, or {@link Services.pickDataset} (the focused
+ *   shard editor's dataset, the only one in the workspace, or a quick pick; with none, a message
+ *   saying how to open one);
+ * - {@link commandArgs} and {@link reportError}, the shape of every command's arguments and errors.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { Dataset } from '../core/dataset';
-import { Validated } from '../core/navigation';
-import { Services } from '../services';
-import type { UpdateViews } from '../editor/updateView';
-import { plainText, shortText } from '../core/untrusted';
-import type { ShardEditorProvider } from '../editor/shardEditor';
-
-/** What the navigation commands work with (built once by the composition root, `src/extension.ts`). */
-export interface NavigationDeps {
-  services: Services;
-  views: UpdateViews;
-  shardEditors: ShardEditorProvider;
-}
+import { Dataset } from './core/dataset';
+import { Validated, numberArg } from './core/navigation';
+import { Services } from './services';
+import { plainText, shortText } from './core/untrusted';
 
 /** Options of {@link promptValidated}. */
 export interface ValidatedInputOptions<T> {
@@ -200,26 +198,27 @@ export function commandArgs<T extends object>(args: unknown[]): { opts: Partial<
   return { opts, uri };
 }
 
-/** The update the user is looking at in a dataset (see {@link currentSequence}). */
-export function currentUpdate(services: Services, views: UpdateViews, root: string): number | undefined {
-  return currentSequence(services, views, root)?.update;
-}
-
 /**
- * Where the user is in a dataset: the focused update view's update (and its focused row), else
- * the shard editor cursor's update and sequence, else the last focused update view's. The
- * shard editor comes before an update view that is open but not focused, so the cursor wins
- * over an update view showing another update in the background.
+ * A number a command takes as an argument or else asks for. With `arg` given (a number, or text
+ * such as `"55_000"` from a link), it is parsed ({@link numberArg}) and checked; a bad one is
+ * said in one error message naming `name` and what was expected (the check's error), and the
+ * result is undefined. Without it (`undefined`, `null` or `""`), resolves with `prompt()` (which
+ * resolves undefined when dismissed), or undefined when there is no prompt.
+ * @param name the argument's name in messages (`update`, `offset`…).
+ * @param check the rule the number must meet (a range, a dataset's updates); its `value` is the result.
  */
-export function currentSequence(services: Services, views: UpdateViews, root: string): { update: number; sequence?: number } | undefined {
-  const a = views.active;
-  const focused = views.focusedDataset;
-  if (a && focused && a.dataset.root === root && focused.root === root) return { update: a.update, sequence: a.row };
-  const s = services.activeShard;
-  if (s?.dataset?.root === root) {
-    const p = s.dataset.schedule.position(s.offset);
-    if (p.update !== undefined && !p.lookAhead) return { update: p.update, sequence: p.sequence };
+export async function argOrPrompt<T>(
+  arg: unknown,
+  name: string,
+  check: (n: number) => { ok: true; value: T } | { ok: false; error: string },
+  prompt?: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  const n = numberArg(arg, name);
+  if (n.value === undefined && n.error === undefined) return prompt?.();
+  const v = n.error !== undefined ? { ok: false as const, error: n.error } : check(n.value!);
+  if (!v.ok) {
+    void vscode.window.showErrorMessage(plainText(v.error));
+    return undefined;
   }
-  if (a && a.dataset.root === root) return { update: a.update, sequence: a.row };
-  return undefined;
+  return v.value;
 }

@@ -1,11 +1,13 @@
 /**
- * Messages of the loss-spike workbench panels (issue 15), shared by the hosts
- * (src/panels/inspectUpdates.ts, src/panels/trainingLogPanel.ts) and the webviews
- * (webview/inspectUpdates.ts, webview/trainingLog.ts). Plain JSON only: no paths, no typed arrays.
- * Carried by the shared panel channel (src/panels/panelProtocol.ts).
+ * Messages of the loss-spike workbench panels, shared by the hosts (src/panels/inspectUpdates.ts,
+ * src/panels/trainingLogPanel.ts) and the webviews (webview/inspectUpdates.ts,
+ * webview/trainingLog.ts): {@link InspectProtocol} and {@link TrainingLogProtocol}. Plain JSON
+ * only: no paths, no typed arrays. `PanelHost` saves their exports (src/protocol/panel.ts).
  */
 import type { StatColumn, UpdateStats } from '../core/stats';
-import type { Spike, StepConvention } from '../core/trainingLog/trainingLog';
+import type { StepConvention } from '../core/trainingLog/parse';
+import type { Spike } from '../core/trainingLog/spikes';
+import type { ViewProtocol } from '../shared/channel';
 
 /** A statistic column as the panels show it. */
 export interface StatColumnInfo {
@@ -67,8 +69,16 @@ export interface InspectExportUpdates {
   first: number;
   last: number;
 }
-/** Everything the inspect webview sends (besides the channel's `export`). */
+/** Everything the inspect webview sends (besides the export `PanelHost` saves). */
 export type InspectFromWebview = InspectOpenUpdate | InspectRecenter | InspectExportUpdates;
+
+/** The Inspect Updates panel's channel (events only). */
+export interface InspectProtocol extends ViewProtocol {
+  hostEvents: InspectToWebview;
+  webviewEvents: InspectFromWebview;
+  hostRequests: Record<never, never>;
+  webviewRequests: Record<never, never>;
+}
 
 /** State the inspect webview keeps (redraw after reload; the serializer reopens the window). */
 export interface InspectState {
@@ -143,8 +153,16 @@ export interface LogSetOverlay {
   type: 'overlay';
   column: StatColumn | null;
 }
-/** Everything the training-log webview sends (besides the channel's `export`). */
+/** Everything the training-log webview sends (besides the export `PanelHost` saves). */
 export type LogFromWebview = LogSetThreshold | LogInspect | LogSetOverlay;
+
+/** The training-log panel's channel (events only). */
+export interface TrainingLogProtocol extends ViewProtocol {
+  hostEvents: LogToWebview;
+  webviewEvents: LogFromWebview;
+  hostRequests: Record<never, never>;
+  webviewRequests: Record<never, never>;
+}
 
 /** State the training-log webview keeps. */
 export interface LogState {

@@ -1,10 +1,11 @@
 /**
  * The messages of the search panel (host: src/panels/searchPanel.ts, webview:
- * webview/searchPanel.ts), carried by the panel channel (src/panels/panelProtocol.ts).
- * No `vscode` import. Offsets are global token offsets; updates are 0-based.
+ * webview/searchPanel.ts), as one channel protocol ({@link SearchPanelProtocol}); `PanelHost` saves
+ * its exports (src/protocol/panel.ts). No `vscode` import. Offsets are global token offsets;
+ * updates are 0-based.
  */
 import type { CountProgress, CountResult } from '../core/search';
-import type { PanelExport } from './panelProtocol';
+import type { ViewProtocol } from '../shared/channel';
 
 export type { CountResult };
 
@@ -116,11 +117,6 @@ export interface SearchRevealFromWebview {
   bucket: number;
   index: number;
 }
-/** Webview → host: save an export. */
-export interface SearchExportFromWebview {
-  type: 'export';
-  export: PanelExport;
-}
 /** Webview → host: the chart drew the result of `searchId` with `points` points per series (tests wait on this). */
 export interface SearchDrawnFromWebview {
   type: 'drawn';
@@ -144,7 +140,6 @@ export type SearchFromWebview =
   | SearchCancelFromWebview
   | SearchOpenUpdateFromWebview
   | SearchRevealFromWebview
-  | SearchExportFromWebview
   | SearchDrawnFromWebview
   | SearchListedFromWebview;
 
@@ -175,10 +170,15 @@ export interface OccurrencesReply {
   cap: number;
 }
 
-/** Requests of the search panel (see `PanelRequestMap`). */
-export type SearchRequests = {
-  occurrences: { req: OccurrencesRequest; res: OccurrencesReply };
-};
+/** The search panel's channel: the webview asks for occurrences; exports go through `PanelHost`. */
+export interface SearchPanelProtocol extends ViewProtocol {
+  hostEvents: SearchToWebview;
+  webviewEvents: SearchFromWebview;
+  hostRequests: {
+    occurrences: { params: OccurrencesRequest; result: OccurrencesReply };
+  };
+  webviewRequests: Record<never, never>;
+}
 
 /** What the search webview keeps with `setState` (and the serializer revives from). */
 export interface SearchPanelState {

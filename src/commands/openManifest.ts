@@ -1,0 +1,34 @@
+/**
+ * Token Shards: Open Shard Manifest Table (`tokenShards.openManifest`): opens the manifest table
+ * (src/editor/manifestEditor.ts) of the dataset an argument names (the manifest file, a dataset
+ * folder or a file inside one), else of the active editor's dataset, else of a picked one.
+ */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { findDatasetRoot } from '../core/dataset';
+import { SHARD_MANIFEST } from '../core/manifest';
+import { MANIFEST_VIEW_TYPE } from '../editor/manifestEditor';
+import type { Services } from '../services';
+
+/** The `shard_manifest.jsonl` a command argument points at (the file, a dataset folder, a file inside one). */
+async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
+  let uri = arg instanceof vscode.Uri ? arg : undefined;
+  if (!uri) {
+    const active = vscode.window.activeTextEditor?.document.uri ?? services.activeShard?.uri;
+    if (active?.scheme === 'file' && (await findDatasetRoot(active.fsPath))) uri = active;
+  }
+  if (uri?.scheme === 'file') {
+    if (path.basename(uri.fsPath) === SHARD_MANIFEST) return uri;
+    const root = await findDatasetRoot(uri.fsPath);
+    if (root) return vscode.Uri.file(path.join(root, SHARD_MANIFEST));
+  }
+  const ds = await services.pickDataset(vscode.l10n.t('Open the shard manifest of which dataset?'));
+  return ds && vscode.Uri.file(ds.manifestFile);
+}
+
+/** `tokenShards.openManifest`: opens the table of the given (or chosen) dataset; returns the manifest's URI. */
+export async function openManifest(services: Services, arg: unknown): Promise<vscode.Uri | undefined> {
+  const uri = await manifestFor(services, arg);
+  if (uri) await vscode.commands.executeCommand('vscode.openWith', uri, MANIFEST_VIEW_TYPE);
+  return uri;
+}

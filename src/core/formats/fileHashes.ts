@@ -1,0 +1,219 @@
+/**
+ * Hashes of a stream's files, for formats other than the dataset card's (whose
+ * `shard_manifest.jsonl` is checked by `../verify/`): `token-shards manifest PATH` writes a
+ * `shard_manifest.jsonl`-style list of every token file with its sha256 (and its sidecars'),
+ * which `token-shards verify PATH --manifest FILE` checks after a transfer; formats that carry
+ * hashes (MDS `raw_data.hashes`) are checked against them.
+ *
+ * Files are streamed (1 MiB reads) through Node's `crypto` hashes, asynchronously: no whole file in
+ * memory, no long synchronous work.
+ */
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import { CancelledError, DataError } from '../errors';
+import { fmt } from '../units';
+import { parseJson } from '../safeJson';
+import { FormatFile, FormatHash } from './types';
+
+/** Hex digests of a file for each algorithm asked (names as `crypto.createHash` takes them). */
+export async function hashFile(file: string, algorithms: readonly string[], signal?: AbortSignal): Promise<Record<string, string>> {
+  const hashes = algorithms.map((a) => crypto.createHash(a));
+  await new Promise<void>((resolve, reject) => {
+    const rs = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+    const onAbort = () => rs.destroy(new CancelledError());
+    signal?.addEventListener('abort', onAbort, { once: true });
+    rs.on('data', (chunk) => {
+      for (const h of hashes) h.update(chunk as Buffer);
+    });
+    rs.on('error', (err) => {
+      signal?.removeEventListener('abort', onAbort);
+      reject(err instanceof CancelledError ? err : new DataError(`${file}: cannot read: ${err.message}`, file));
+    });
+    rs.on('end', () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+  return Object.fromEntries(algorithms.map((a, i) => [a, hashes[i].digest('hex')]));
+}
+
+/** True when Node's crypto computes `algorithm` (MDS may name xxh64 and others it does not). */
+export function hashSupported(algorithm: string): boolean {
+  return crypto.getHashes().includes(algorithm.toLowerCase());
+}
+
+/** One line of a stream manifest: a token file and its sidecars with their sha256 and size. */
+export interface StreamManifestLine {
+  /** The file's name in the stream (relative to the opened folder, `/`-separated). */
+  shard: string;
+  /** Global token offset of the file's first token. */
+  start_token: number;
+  /** Tokens of the stream in the file. */
+  num_tokens: number;
+  sha256: string;
+  /** File size in bytes. */
+  bytes: number;
+  /** The format the file was read as. */
+  format: string;
+  /** Files belonging to it (Megatron `.idx`, Dolma `.csv.gz`…), named relative to the token file's folder. */
+  sidecars: { file: string; sha256: string; bytes: number }[];
+}
+
+/**
+ * The manifest lines of a stream's files, in stream order (sha256 of every file and sidecar).
+ * @param onFile called after each file with (files done, files in all).
+ * @throws DataError naming a file that cannot be read; CancelledError on abort.
+ */
+export async function streamManifest(
+  files: readonly FormatFile[],
+  format: string,
+  opts: { signal?: AbortSignal; onFile?: (done: number, total: number) => void } = {},
+): Promise<StreamManifestLine[]> {
+  const out: StreamManifestLine[] = [];
+  let start = 0;
+  for (const [i, f] of files.entries()) {
+    const sidecars = [];
+    for (const s of f.sidecars ?? []) {
+      sidecars.push({
+        file: path.relative(path.dirname(f.path), s).split(path.sep).join('/'),
+        sha256: (await hashFile(s, ['sha256'], opts.signal)).sha256,
+        bytes: await sizeOf(s),
+      });
+    }
+    out.push({
+      shard: f.name,
+      start_token: start,
+      num_tokens: f.numTokens,
+      sha256: (await hashFile(f.path, ['sha256'], opts.signal)).sha256,
+      bytes: await sizeOf(f.path),
+      format,
+      sidecars,
+    });
+    start += f.numTokens;
+    opts.onFile?.(i + 1, files.length);
+  }
+  return out;
+}
+
+async function sizeOf(file: string): Promise<number> {
+  try {
+    return (await fs.promises.stat(file)).size;
+  } catch (err) {
+    throw new DataError(`${file}: cannot stat: ${(err as Error).message}`, file);
+  }
+}
+
+/** One file to check: its path, its name for messages and the digests expected. */
+export interface HashCheck {
+  name: string;
+  path: string;
+  expected: FormatHash[];
+}
+
+/** The outcome of one {@link HashCheck}. */
+export interface HashCheckResult {
+  name: string;
+  path: string;
+  /** `ok` every digest equal; `mismatch` one differs; `missing` no such file; `unreadable`; `unchecked` no algorithm Node computes. */
+  status: 'ok' | 'mismatch' | 'missing' | 'unreadable' | 'unchecked';
+  /** One sentence for anything not ok. */
+  message?: string;
+  /** The digests compared: algorithm, expected, actual. */
+  digests: { algorithm: string; expected: string; actual?: string }[];
+}
+
+/**
+ * Checks each file's digests (every algorithm Node computes; others are reported as unchecked).
+ * Never throws for a file's fault: it becomes its result.
+ * @throws CancelledError on abort.
+ */
+export async function checkHashes(checks: readonly HashCheck[], signal?: AbortSignal): Promise<HashCheckResult[]> {
+  const results: HashCheckResult[] = [];
+  for (const c of checks) {
+    if (signal?.aborted) throw new CancelledError();
+    const usable = c.expected.filter((h) => hashSupported(h.algorithm));
+    const digests: HashCheckResult['digests'] = c.expected.map((h) => ({ algorithm: h.algorithm, expected: h.hex.toLowerCase() }));
+    if (!usable.length) {
+      results.push({
+        ...c,
+        status: 'unchecked',
+        message: `${c.name}: no hash this tool computes (${c.expected.map((h) => h.algorithm).join(', ') || 'none'})`,
+        digests,
+      });
+      continue;
+    }
+    if (!fs.existsSync(c.path)) {
+      results.push({ ...c, status: 'missing', message: `${c.name}: ${c.path} does not exist`, digests });
+      continue;
+    }
+    let actual: Record<string, string>;
+    try {
+      actual = await hashFile(
+        c.path,
+        usable.map((h) => h.algorithm.toLowerCase()),
+        signal,
+      );
+    } catch (err) {
+      if (err instanceof CancelledError) throw err;
+      results.push({ ...c, status: 'unreadable', message: (err as Error).message, digests });
+      continue;
+    }
+    for (const d of digests) d.actual = actual[d.algorithm.toLowerCase()];
+    const bad = digests.find((d) => d.actual !== undefined && d.actual !== d.expected);
+    results.push({
+      name: c.name,
+      path: c.path,
+      status: bad ? 'mismatch' : 'ok',
+      message: bad ? `${c.name}: ${bad.algorithm} ${bad.actual} differs from the expected ${bad.expected}` : undefined,
+      digests,
+    });
+  }
+  return results;
+}
+
+/**
+ * The checks a manifest written by `token-shards manifest` asks for: every file and sidecar it
+ * lists, resolved against the folder of the stream's files by name.
+ * @param text the manifest's text (JSON lines). @param file its path, for messages.
+ * @param files the stream's files, to resolve names to paths.
+ * @throws DataError naming the manifest line that is not JSON or lacks `shard`/`sha256`, or a
+ *   stream file the manifest does not list.
+ */
+export function manifestChecks(text: string, file: string, files: readonly FormatFile[]): HashCheck[] {
+  const byName = new Map(files.map((f) => [f.name, f]));
+  const checks: HashCheck[] = [];
+  const listed = new Set<string>();
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  lines.forEach((raw, i) => {
+    if (!raw.trim()) return;
+    const line = i + 1;
+    const parsed = parseJson(raw);
+    const v = parsed.ok ? (parsed.value as Partial<StreamManifestLine>) : undefined;
+    if (!v || typeof v !== 'object' || typeof v.shard !== 'string' || typeof v.sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(v.sha256)) {
+      throw new DataError(
+        `${file} line ${line}: expected a JSON object with "shard" and a 64-hex "sha256" (as token-shards manifest writes)`,
+        file,
+        line,
+      );
+    }
+    const f = byName.get(v.shard);
+    if (!f)
+      throw new DataError(
+        `${file} line ${line}: ${v.shard} is not a file of this stream (its files: ${fmt(files.length)}, first ${files[0]?.name ?? 'none'})`,
+        file,
+        line,
+      );
+    listed.add(v.shard);
+    checks.push({ name: v.shard, path: f.path, expected: [{ algorithm: 'sha256', hex: v.sha256 }] });
+    for (const s of Array.isArray(v.sidecars) ? v.sidecars : []) {
+      if (!s || typeof s.file !== 'string' || typeof s.sha256 !== 'string') {
+        throw new DataError(`${file} line ${line}: a sidecar of ${v.shard} lacks "file" or "sha256"`, file, line);
+      }
+      checks.push({ name: s.file, path: path.resolve(path.dirname(f.path), s.file), expected: [{ algorithm: 'sha256', hex: s.sha256 }] });
+    }
+  });
+  const unlisted = files.find((f) => !listed.has(f.name));
+  if (unlisted) throw new DataError(`${file}: lists no line for ${unlisted.name}; expected one line per file of the stream`, file);
+  return checks;
+}
