@@ -12,10 +12,15 @@ Usage:
   reference_search.py ROOT --terms JSON [--word] [--ignore-case] [--ids]
                       [--G 131072] [--eos 100257] [--tokenizer FILE] --mode counts|offsets
                       [--format NAME [--dtype D]]
+  reference_search.py ROOT --mode names [--top 200]
 With --format, ROOT is any PATH of that token format, read by scripts/reference_formats.py.
 Prints JSON:
-  counts:  {"updates": U, "counts": {"<update>": [c_term0, …], …}}  (updates with a count only)
+  counts:  {"updates": U, "counts": {"<update>": [c_term0, …], …}, "shares": {"<update>": [s_term0, …], …}}
+           (updates with a count only; a share is the term's count over the update's count of all terms)
   offsets: [[offset, term_index], …] in stream order (by offset, then first byte, then term)
+  names:   the TOP most frequent capitalised words (an upper-case letter, then lower-case letters)
+           of the decoded documents, most frequent first (ties in code-point order); when there are
+           fewer, then the other words (letters only), most frequent first
 """
 import argparse
 import json
@@ -61,18 +66,19 @@ def char_byte_len(c):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("root")
-    ap.add_argument("--terms", required=True)
+    ap.add_argument("--terms")
+    ap.add_argument("--top", type=int, default=200)
     ap.add_argument("--word", action="store_true")
     ap.add_argument("--ignore-case", action="store_true")
     ap.add_argument("--ids", action="store_true")
     ap.add_argument("--G", type=int, default=131072)
     ap.add_argument("--eos", type=int, default=100257)
     ap.add_argument("--tokenizer")
-    ap.add_argument("--mode", choices=["counts", "offsets"], required=True)
+    ap.add_argument("--mode", choices=["counts", "offsets", "names"], required=True)
     ap.add_argument("--format")
     ap.add_argument("--dtype", choices=["uint16", "uint32", "int32"])
     a = ap.parse_args()
-    terms = json.loads(a.terms)
+    terms = json.loads(a.terms) if a.mode != "names" else []
     root = a.root
     if a.format:
         from reference_formats import open_stream
@@ -111,6 +117,7 @@ def main():
         eos_pos = np.nonzero(ids == a.eos)[0]
         starts = np.concatenate(([0], eos_pos + 1))
         ends = np.concatenate((eos_pos, [len(ids)]))
+        names = {}
         for s, e in zip(starts, ends):
             if e <= s:
                 continue
@@ -118,6 +125,10 @@ def main():
             tl = np.where(doc < len(lens), lens[np.minimum(doc, len(lens) - 1)], 0)
             data = b"".join(table[i] if i < len(table) else b"" for i in doc.tolist())
             text = data.decode("utf-8", errors="surrogateescape")
+            if a.mode == "names":
+                for m in regex.finditer(r"(?<![\p{L}\p{N}_])\p{L}+(?![\p{L}\p{N}_])", text):
+                    names[m.group()] = names.get(m.group(), 0) + 1
+                continue
             cb = np.cumsum([0] + [char_byte_len(c) for c in text])  # char index -> byte offset
             cum = np.cumsum(tl)  # token i covers bytes [cum[i]-tl[i], cum[i])
             for ti, p in enumerate(pats):
@@ -126,6 +137,11 @@ def main():
                     tk = int(np.searchsorted(cum, b, side="right"))
                     first = b - int(cum[tk] - tl[tk])
                     found.append((int(s) + tk, first, ti))
+    if a.mode == "names":
+        cap = regex.compile(r"\p{Lu}\p{Ll}+")
+        by_freq = sorted(names.items(), key=lambda x: (not cap.fullmatch(x[0]), -x[1], x[0]))
+        print(json.dumps([w for w, _ in by_freq[: a.top]]))
+        return
     found.sort()
     if a.mode == "offsets":
         print(json.dumps([[o, t] for o, _, t in found]))
@@ -136,7 +152,8 @@ def main():
         if u >= updates:
             continue
         counts.setdefault(u, [0] * len(terms))[t] += 1
-    print(json.dumps({"updates": updates, "counts": {str(k): v for k, v in sorted(counts.items())}}))
+    shares = {str(k): [c / sum(v) for c in v] for k, v in sorted(counts.items())}
+    print(json.dumps({"updates": updates, "counts": {str(k): v for k, v in sorted(counts.items())}, "shares": shares}))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,14 @@
  * virtualized list loaded on demand (`occurrences` requests). Every piece of decoded text is
  * inserted as text.
  *
- * Keyboard: the chart is one tab stop (←/→ buckets, ↑/↓ term, Enter selects); the occurrence
- * list is one tab stop (↑/↓, Page Up/Down, Home/End; Enter opens the occurrence in the shard editor).
+ * Many terms: "Terms from file…" fills the form from a terms file (the host reads it with the
+ * CLI's parser); the Heatmap view (webview/shared/heatmap.ts) shows terms × buckets coloured by
+ * each term's share of the bucket's occurrences, rows by total or by peak bucket; a cell opens
+ * the same occurrence list as the chart.
+ *
+ * Keyboard: the chart is one tab stop (←/→ buckets, ↑/↓ term, Enter selects); the heatmap is one
+ * tab stop (arrows move the cell, Enter lists it); the occurrence list is one tab stop (↑/↓, Page
+ * Up/Down, Home/End; Enter opens the occurrence in the shard editor).
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
@@ -16,6 +22,9 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { count, formatDuration, formatRate } from '../src/core/units';
 import { codiconLinkFromInline, fmt, h } from './common';
 import { Chart } from './shared/chart';
+import { Heatmap, heatmapCsv } from './shared/heatmap';
+import { heatmapModel } from '../src/core/search/heatmap';
+import { topTerms } from '../src/core/search/share';
 import { RequestCancelled, panelChannel } from './shared/panel';
 import type {
   CountResult,
@@ -42,6 +51,8 @@ let final = false;
 let perMillion = ch.state?.perMillion ?? true;
 let selBucket: number | null = null;
 let selTerm = 0;
+let view: 'curves' | 'heatmap' = ch.state?.view ?? 'curves';
+let order: 'total' | 'peak' = ch.state?.order ?? 'total';
 
 // ───────────── static page ─────────────
 const app = document.getElementById('app')!;
@@ -54,6 +65,8 @@ const wordBox = h('vscode-checkbox', { title: 'Whole word: no letter, digit or _
 const caseBox = h('vscode-checkbox', { title: 'Ignore case (Unicode simple case folding)' }, 'Ignore case') as Box;
 const idsBox = h('vscode-checkbox', { title: 'Terms are token ids: terms separated by ";", ids by commas' }, 'Token ids') as Box;
 const searchBtn = h('vscode-button', { icon: 'search', title: 'Search the whole stream' }, 'Search') as Btn;
+const FILE_TIP = 'Fill the terms from a file: one term per line, UTF-8, # comments (up to 10,000)';
+const fileBtn = h('vscode-button', { secondary: true, icon: 'file', title: FILE_TIP }, 'Terms from file…') as Btn;
 const cancelBtn = h(
   'vscode-button',
   { secondary: true, icon: 'debug-stop', title: 'Stop the scan (nothing is cached)', hidden: true },
@@ -75,9 +88,20 @@ const jsonBtn = h(
   { secondary: true, icon: 'json', title: "Save the counts as JSON (the CLI's count --json shape)" },
   'JSON',
 ) as Btn;
-const pngBtn = h('vscode-button', { secondary: true, icon: 'device-camera', title: 'Save the chart as a PNG image' }, 'PNG') as Btn;
+const pngBtn = h('vscode-button', { secondary: true, icon: 'device-camera', title: 'Save the chart or heatmap as PNG' }, 'PNG') as Btn;
+const heatBox = h(
+  'vscode-checkbox',
+  { class: 'heat-toggle', title: "Terms × buckets, coloured by each term's share of the bucket's occurrences" },
+  'Heatmap',
+) as Box;
+const peakBox = h(
+  'vscode-checkbox',
+  { class: 'peak-toggle', title: 'Heatmap rows by the bucket where each term peaks (else by total occurrences)' },
+  'Sort by peak',
+) as Box;
 const totalsEl = h('div', { class: 'totals' });
 const chartHost = h('div', { class: 'chart-host' });
+const heatHost = h('div', { class: 'heatmap-host', hidden: true });
 const emptyEl = h(
   'p',
   { class: 'muted empty' },
@@ -92,7 +116,7 @@ listEl.append(listInner);
 const listSection = h('section', { class: 'occ', hidden: true }, listHead, updateBtns, listNote, listEl);
 
 app.append(
-  h('div', { class: 'search-form', role: 'search' }, termsField, wordBox, caseBox, idsBox, searchBtn, cancelBtn),
+  h('div', { class: 'search-form', role: 'search' }, termsField, wordBox, caseBox, idsBox, searchBtn, fileBtn, cancelBtn),
   progressBar,
   statusEl,
   errorBox,
@@ -100,6 +124,8 @@ app.append(
     'div',
     { class: 'chart-toolbar', role: 'toolbar', 'aria-label': 'Chart options and exports' },
     rawBox,
+    heatBox,
+    peakBox,
     h('label', { class: 'per-label' }, 'Updates per bucket ', perField),
     perBtn,
     h('span', { class: 'spacer' }),
@@ -107,6 +133,7 @@ app.append(
   ),
   emptyEl,
   chartHost,
+  heatHost,
   totalsEl,
   listSection,
 );
@@ -121,6 +148,8 @@ const chart = new Chart({
   onSelect: (i, s) => selectBucket(i, s),
 });
 chartHost.append(chart.element);
+const heatmap = new Heatmap((bucket, term) => selectBucket(bucket, term));
+heatHost.append(heatmap.element);
 
 function fmtRate(v: number): string {
   if (v === 0) return '0';
@@ -197,13 +226,42 @@ rawBox.addEventListener('change', () => {
   draw();
 });
 csvBtn.addEventListener('click', () => {
-  if (result) ch.exportFile({ format: 'csv', fileName: `${exportName()}.csv`, data: toCsv(result) });
+  if (!result) return;
+  if (view === 'heatmap')
+    ch.exportFile({
+      format: 'csv',
+      fileName: `${exportName()}-heatmap.csv`,
+      data: heatmapCsv(
+        heatData(result),
+        result.buckets.map((b) => b.first_update),
+      ),
+    });
+  else ch.exportFile({ format: 'csv', fileName: `${exportName()}.csv`, data: toCsv(result) });
+});
+fileBtn.addEventListener('click', () => ch.post({ type: 'pickTermsFile', form: readForm() }));
+heatBox.checked = view === 'heatmap';
+peakBox.checked = order === 'peak';
+peakBox.hidden = view !== 'heatmap';
+heatBox.addEventListener('change', () => {
+  view = heatBox.checked ? 'heatmap' : 'curves';
+  ch.setState({ view });
+  draw();
+});
+peakBox.addEventListener('change', () => {
+  order = peakBox.checked ? 'peak' : 'total';
+  ch.setState({ order });
+  draw();
 });
 jsonBtn.addEventListener('click', () => {
   if (result) ch.exportFile({ format: 'json', fileName: `${exportName()}.json`, data: JSON.stringify(result, null, 2) + '\n' });
 });
 pngBtn.addEventListener('click', () => {
-  if (result) ch.exportFile({ format: 'png', fileName: `${exportName()}.png`, data: chart.toPng() });
+  if (result)
+    ch.exportFile({
+      format: 'png',
+      fileName: `${exportName()}${view === 'heatmap' ? '-heatmap' : ''}.png`,
+      data: view === 'heatmap' ? heatmap.toPng() : chart.toPng(),
+    });
 });
 
 function exportName(): string {
@@ -240,16 +298,34 @@ function showError(message: string): void {
 }
 
 // ───────────── chart ─────────────
+/** The heatmap of a result: each term's share of the bucket's occurrences of all terms (`heatmapModel`). */
+function heatData(r: CountResult) {
+  return {
+    model: heatmapModel(r, order),
+    terms: r.terms,
+    totals: r.totals,
+    bucketLabel: (i: number) => bucketName(i),
+    formatValue: (v: number) => `${(v * 100).toFixed(1)}% of all terms' occurrences`,
+  };
+}
+
 function draw(): void {
   const r = result;
   if (!r) return;
   emptyEl.hidden = true;
-  const series = r.terms.map((t, k) => ({
-    label: t,
-    values: r.buckets.map((b) => (perMillion ? (b.tokens ? (b.counts[k] * 1e6) / b.tokens : null) : b.counts[k])),
-  }));
-  chart.setData({ x: r.buckets.map((b) => b.first_update), series });
-  chart.setSelected(selBucket);
+  chartHost.hidden = view === 'heatmap';
+  heatHost.hidden = view !== 'heatmap';
+  peakBox.hidden = view !== 'heatmap';
+  // Only the view shown is drawn (with 1,000 terms the curves are 1,000 series): switching views redraws.
+  if (view === 'heatmap') heatmap.setData(heatData(r));
+  else {
+    const series = r.terms.map((t, k) => ({
+      label: t,
+      values: r.buckets.map((b) => (perMillion ? (b.tokens ? (b.counts[k] * 1e6) / b.tokens : null) : b.counts[k])),
+    }));
+    chart.setData({ x: r.buckets.map((b) => b.first_update), series });
+    chart.setSelected(selBucket);
+  }
   totalsEl.replaceChildren(
     ...r.terms.map((t, k) => h('span', { class: 'total' }, h('span', { class: 'total-term' }, t), `: ${fmt(r.totals[k])}`)),
     h('span', { class: 'muted' }, ` · ${count(r.buckets.length, 'bucket')} of ${count(r.per, 'update')} · ${count(r.updates, 'update')}`),
@@ -329,6 +405,12 @@ ch.onMessage((m) => {
     case 'select':
       selectBucket(m.bucket, m.termIndex);
       break;
+    case 'terms':
+      fillForm(m.form);
+      errorBox.hidden = true;
+      statusEl.textContent = `${count(m.count, 'term')} from ${m.fileName}: press Search to count them.`;
+      termsField.focus();
+      break;
   }
 });
 
@@ -362,8 +444,11 @@ function selectBucket(i: number, term: number): void {
   listHead.textContent = '';
   listHead.append(`“`, h('span', { class: 'occ-term' }, r.terms[selTerm]), `” in ${bucketName(i)}: ${count(n, 'occurrence')}`);
   // Term switcher (other terms of this bucket) and the bucket's updates.
+  // Term switcher: every term, or with many terms the selected one and the bucket's most frequent.
+  const shown = r.terms.length <= SWITCHER_TERMS ? r.terms.map((_, k) => k) : switcherTerms(b.counts, selTerm);
   updateBtns.replaceChildren(
-    ...r.terms.map((t, k) => {
+    ...shown.map((k) => {
+      const t = r.terms[k];
       const b2 = h('vscode-button', { secondary: k !== selTerm, title: `List “${t}” in this bucket` }, `${t} (${fmt(b.counts[k])})`);
       b2.addEventListener('click', () => selectBucket(i, k));
       return b2;
@@ -396,6 +481,14 @@ function selectBucket(i: number, term: number): void {
   listEl.scrollTop = 0;
   renderRows();
   if (listTotal === 0) ch.post({ type: 'listed', searchId: searchId!, termIndex: selTerm, bucket: i, rows: 0 });
+}
+
+/** Most term buttons above the occurrence list. */
+const SWITCHER_TERMS = 24;
+
+/** The selected term first, then the bucket's most frequent terms (`topTerms`), {@link SWITCHER_TERMS} in all. */
+function switcherTerms(counts: number[], selected: number): number[] {
+  return [selected, ...topTerms(counts, SWITCHER_TERMS).filter((k) => k !== selected)].slice(0, SWITCHER_TERMS);
 }
 
 function updateButtons(first: number, last: number): HTMLElement[] {

@@ -48,8 +48,8 @@ export const READ_LIMITS = {
   sideFile: 16 * 1024 * 1024,
   /** tokenizer.json: dolma2's is 7 MB; the biggest public ones (250k-id vocabularies) are under 40 MB. */
   tokenizer: 128 * 1024 * 1024,
-  /** A `count --json` part: 400 buckets × 64 terms of numbers is well under 1 MB. */
-  countPart: 64 * 1024 * 1024,
+  /** A `count --json` part: 400 buckets × 10,000 terms of counts and shares (about 25 bytes each) is about 100 MB. */
+  countPart: 256 * 1024 * 1024,
 } as const;
 
 /**

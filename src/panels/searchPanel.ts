@@ -25,13 +25,23 @@ import type { Dataset } from '../core/dataset';
 import { CancelledError } from '../core/errors';
 import { count, fmt } from '../core/units';
 import type { LoadedTokenizer } from '../core/tokenizer';
-import { CountResult, Occurrence, SearchInputError, SearchOptions, countTerms, defaultPer, findTerms, parseTerms } from '../core/search';
+import {
+  CountResult,
+  Occurrence,
+  SearchInputError,
+  SearchOptions,
+  countTerms,
+  defaultPer,
+  findTerms,
+  parseTerms,
+  readTermsFile,
+} from '../core/search';
 import type { ChannelTaps } from '../editor/hostChannel';
 import type { ShardEditorProvider } from '../editor/shardEditor';
 import type { Services } from '../services';
 import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
-import { matchTokenRange, rebucket, splitTerms } from './searchModel';
+import { joinTerms, matchTokenRange, rebucket, splitTerms } from './searchModel';
 import type {
   OccurrenceRow,
   OccurrencesReply,
@@ -465,6 +475,9 @@ export class SearchPanel {
         case 'run':
           await this.run(m.form);
           break;
+        case 'pickTermsFile':
+          await this.pickTermsFile(m.form);
+          break;
         case 'cancel':
           this.cancel();
           break;
@@ -487,6 +500,40 @@ export class SearchPanel {
       this.services.log.error(`search panel: ${(err as Error).message}`);
       void vscode.window.showErrorMessage((err as Error).message);
     }
+  }
+
+  /**
+   * "Terms from file…": asks for a terms file, reads it with the CLI's parser (`readTermsFile`)
+   * and fills the form with its terms (the user then runs the search). A bad file is shown in the
+   * panel as one sentence naming the file and line.
+   * @returns the terms read (undefined when the picker was dismissed or the file was refused).
+   */
+  async pickTermsFile(form: SearchForm, file?: string): Promise<string[] | undefined> {
+    if (file === undefined) {
+      const picked = await vscode.window.showOpenDialog({
+        canSelectMany: false,
+        openLabel: vscode.l10n.t('Use Terms'),
+        title: vscode.l10n.t('Terms file: one term per line, # comments'),
+        defaultUri: vscode.Uri.file(this.root),
+        filters: { [vscode.l10n.t('Terms files')]: ['txt', 'lst', 'tsv', 'csv'], [vscode.l10n.t('All files')]: ['*'] },
+      });
+      if (!picked?.[0]) return undefined;
+      file = picked[0].fsPath;
+    }
+    const options: SearchOptions = { word: !!form.word, ignoreCase: !!form.ignoreCase, ids: !!form.ids };
+    let terms: string[];
+    try {
+      // The message names the file by its base name: the webview never sees a path.
+      terms = await readTermsFile(file, options);
+    } catch (err) {
+      const msg = (err as Error).message.split(file).join(path.basename(file));
+      this.host.post({ type: 'error', searchId: null, message: msg });
+      return undefined;
+    }
+    const filled: SearchForm = { ...form, text: joinTerms(terms, options.ids) };
+    this.form = filled;
+    this.host.post({ type: 'terms', form: filled, fileName: path.basename(file), count: terms.length });
+    return terms;
   }
 
   private closeList(): void {

@@ -85,6 +85,17 @@ export interface SearchSelectToWebview {
   termIndex: number;
 }
 
+/** Host → webview: terms read from a file ("Terms from file…"): fill the form with them (not run). */
+export interface SearchTermsToWebview {
+  type: 'terms';
+  /** The form with `text` holding the file's terms (joined in the form's syntax). */
+  form: SearchForm;
+  /** The file's name (never its folder), for the status line. */
+  fileName: string;
+  /** Terms read. */
+  count: number;
+}
+
 /** Everything the host sends. */
 export type SearchToWebview =
   | SearchInitToWebview
@@ -93,11 +104,17 @@ export type SearchToWebview =
   | SearchDoneToWebview
   | SearchCancelledToWebview
   | SearchErrorToWebview
-  | SearchSelectToWebview;
+  | SearchSelectToWebview
+  | SearchTermsToWebview;
 
 /** Webview → host: run this search (replaces a running one). */
 export interface SearchRunFromWebview {
   type: 'run';
+  form: SearchForm;
+}
+/** Webview → host: "Terms from file…": pick a terms file (`src/core/search/termsFile.ts`), parsed with the form's options. */
+export interface SearchPickTermsFileFromWebview {
+  type: 'pickTermsFile';
   form: SearchForm;
 }
 /** Webview → host: cancel the running scan. */
@@ -137,6 +154,7 @@ export interface SearchListedFromWebview {
 /** Everything the webview sends as plain messages. */
 export type SearchFromWebview =
   | SearchRunFromWebview
+  | SearchPickTermsFileFromWebview
   | SearchCancelFromWebview
   | SearchOpenUpdateFromWebview
   | SearchRevealFromWebview
@@ -191,4 +209,8 @@ export interface SearchPanelState {
   termIndex?: number;
   /** The search shown (to keep the selected bucket when the page reloads). */
   searchId?: number;
+  /** Curves (default) or the terms × buckets heatmap. */
+  view?: 'curves' | 'heatmap';
+  /** Heatmap rows: by total occurrences (default) or by the bucket where each term peaks. */
+  order?: 'total' | 'peak';
 }

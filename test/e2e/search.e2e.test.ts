@@ -7,11 +7,17 @@
  * status bar names the same update, sequence and position) with the match highlighted.
  * Screenshots (test-results/screenshots/): search-input.png, search-panel.png,
  * search-occurrences.png, search-panel-editor.png (the editor area with a bucket's occurrences: the
- * README's), search-reveal.png.
+ * README's), search-reveal.png. Then 20 names (the reference's most frequent capitalised words of
+ * the sample) in the heatmap view: its rows in the order of the CLI's `count --share --json`
+ * (by total, then by peak bucket), each row's peak share; a cell opened with the keyboard lists
+ * that term and bucket; search-heatmap.png (the editor area).
  */
 import * as assert from 'assert';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
-import { runCli } from '../unit/fixtures';
+import { repoRoot, runCli } from '../unit/fixtures';
 import { launchWorkbench, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
 
 interface CountResult {
@@ -131,5 +137,113 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     assert.ok(hl.join('').includes('whale'), `the highlighted tokens hold the match: ${JSON.stringify(hl)}`);
     await w.page.waitForTimeout(800);
     await w.screenshot('search-reveal');
+  });
+
+  it('20 names in the heatmap: rows by total and by peak, peak shares, a cell opened with the keyboard', async () => {
+    const w = wb!;
+    const names = JSON.parse(
+      execFileSync('python3', [path.join(repoRoot(), 'scripts', 'reference_search.py'), SAMPLE_DIR, '--mode', 'names', '--top', '20'], {
+        encoding: 'utf8',
+      }),
+    ) as string[];
+    const r = runCli(['count', SAMPLE_DIR, ...names, '--share', '--json']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const c = JSON.parse(r.stdout) as Omit<CountResult, 'buckets'> & {
+      buckets: (CountResult['buckets'][number] & { shares: (number | null)[] })[];
+    };
+    // The shard editor opened by the previous test is closed: the search panel is the only webview.
+    await w.runCommand('View: Close Editor');
+    const box = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => b);
+    await box.locator('.quick-input-box input').fill(names.join(', '));
+    await box.locator('.quick-input-box input').press('Enter');
+    const frame = await w.waitForWebview('.search-form', 60_000);
+    await frame
+      .locator('.status')
+      .filter({ hasText: /^Done:/ })
+      .waitFor({ state: 'visible', timeout: 120_000 });
+    await frame.locator('.heat-toggle').click();
+    await frame.locator('.heatmap-canvas').waitFor({ state: 'visible', timeout: 10_000 });
+    const idx = names.map((_, t) => t);
+    const byTotal = [...idx].sort((a, b) => c.totals[b] - c.totals[a] || a - b);
+    const peak = idx.map((t) => {
+      let best = -1,
+        bv = 0;
+      c.buckets.forEach((b, i) => {
+        if ((b.shares[t] ?? 0) > bv) [best, bv] = [i, b.shares[t]!];
+      });
+      return best;
+    });
+    const rowsOf = async () => frame.locator('.heatmap-table tr th:first-child').allTextContents();
+    assert.deepStrictEqual(
+      (await rowsOf()).slice(1),
+      byTotal.map((t) => names[t]),
+    );
+    // Each row's peak value: the CLI's share in its peak bucket.
+    const peaks = await frame.locator('.heatmap-table tr td:nth-child(4)').allTextContents();
+    assert.deepStrictEqual(
+      peaks,
+      byTotal.map((t) => (peak[t] < 0 ? '–' : `${(c.buckets[peak[t]].shares[t]! * 100).toFixed(1)}% of all terms' occurrences`)),
+    );
+    await frame.locator('.peak-toggle').click();
+    const nb = c.buckets.length;
+    const byPeak = [...idx].sort(
+      (a, b) => (peak[a] < 0 ? nb : peak[a]) - (peak[b] < 0 ? nb : peak[b]) || c.totals[b] - c.totals[a] || a - b,
+    );
+    await frame
+      .locator('.heatmap-table tr:nth-of-type(2) th')
+      .filter({ hasText: names[byPeak[0]] })
+      .waitFor({ state: 'attached', timeout: 10_000 });
+    assert.deepStrictEqual(
+      (await rowsOf()).slice(1),
+      byPeak.map((t) => names[t]),
+    );
+    // Keyboard: the second row, the bucket to the right, Enter → that term's occurrences in that bucket.
+    await frame.locator('.heatmap-canvas').focus();
+    await w.page.keyboard.press('ArrowDown');
+    await w.page.keyboard.press('ArrowRight');
+    await w.page.keyboard.press('Enter');
+    const bk = c.buckets[1];
+    const term = names[byPeak[1]];
+    const name = bk.first_update === bk.last_update ? `update ${bk.first_update}` : `updates ${bk.first_update}–${bk.last_update}`;
+    await frame
+      .locator('.occ-head')
+      .filter({ hasText: `in ${name}` })
+      .waitFor({ state: 'visible', timeout: 30_000 });
+    assert.strictEqual(await frame.locator('.occ-head .occ-term').innerText(), term);
+    await frame.locator('.heatmap-canvas').focus();
+    await w.page.waitForTimeout(800);
+    const shot = await w.screenshot('search-heatmap-window');
+    await w.page.locator('.part.editor').screenshot({ path: path.join(path.dirname(shot), 'search-heatmap.png') });
+  });
+
+  it('Terms from file…: a bad file is named in the panel with its line; a good one fills the terms', async () => {
+    const w = wb!;
+    const frame = await w.activeWebviewFrame();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-e2e-terms-'));
+    const bad = path.join(dir, 'bad-names.txt');
+    fs.writeFileSync(bad, `Lily\n${'x'.repeat(1001)}\n`);
+    const good = path.join(dir, 'names.txt');
+    fs.writeFileSync(good, '# two names\nLily\n\nAhab, the captain\n');
+    const pick = async (file: string) => {
+      await frame.locator('vscode-button', { hasText: 'Terms from file…' }).click();
+      const input = w.page.locator('.quick-input-widget .quick-input-box input');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(file);
+      await input.press('Enter');
+    };
+    await pick(bad);
+    await frame
+      .locator('.banner.error')
+      .filter({ hasText: 'bad-names.txt line 2: 1,001 bytes' })
+      .waitFor({ state: 'visible', timeout: 20_000 });
+    assert.ok(!(await frame.locator('.banner.error').innerText()).includes(dir), 'the panel never shows the folder');
+    await pick(good);
+    await frame.locator('.status').filter({ hasText: '2 terms from names.txt' }).waitFor({ state: 'visible', timeout: 20_000 });
+    // The form holds the file's terms in the form's syntax (a literal comma escaped).
+    assert.strictEqual(
+      await frame.locator('vscode-textfield.terms').evaluate((el) => (el as HTMLElement & { value: string }).value),
+      'Lily, Ahab\\, the captain',
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -80,7 +80,8 @@ const SERIES_VARS = [
 const FALLBACK = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
 const DASHES: number[][] = [[], [6, 3], [2, 3], [8, 3, 2, 3]];
 
-function cssVar(name: string, fallback: string): string {
+/** The value of a theme CSS variable (`--vscode-*`), or `fallback` when the theme does not set it. */
+export function cssVar(name: string, fallback: string): string {
   const v =
     getComputedStyle(document.documentElement).getPropertyValue(name).trim() ||
     getComputedStyle(document.body).getPropertyValue(name).trim();

@@ -193,6 +193,19 @@ export function tokenBytesOf(tok: { vocabSize: number; bytesOf(id: number): Uint
   return tb;
 }
 
+/**
+ * The token-bytes table for a search of token-id runs (`--ids`) with no tokenizer: ids carry no
+ * bytes, and the table spans the ids the terms name (`0..max id`), which is all an ids-mode
+ * automaton looks up. Text terms need the real table ({@link tokenBytesOf}).
+ * @throws Error when `compiled` is not in ids mode.
+ */
+export function idsOnlyTokenBytes(compiled: CompiledTerms): TokenBytes {
+  if (compiled.mode !== 'ids') throw new Error('idsOnlyTokenBytes: text terms need a tokenizer');
+  let max = 0;
+  for (const term of compiled.terms) for (const item of term) for (const alt of item) for (const id of alt) if (id > max) max = id;
+  return { vocabSize: max + 1, offsets: new Uint32Array(max + 2), bytes: new Uint8Array(0) };
+}
+
 function buildTokenBytes(tok: { vocabSize: number; bytesOf(id: number): Uint8Array }): TokenBytes {
   const V = tok.vocabSize;
   const offsets = new Uint32Array(V + 1);

@@ -9,7 +9,7 @@ import { fmt } from '../units';
 import type { LoadedTokenizer } from '../tokenizer';
 import { defaultJobs, resolveWorkerScript, startPoolWorker, stopPoolWorkers } from '../shardPool';
 import type { SearchWorkerData, SearchWorkerReply, SearchWorkerTask } from '../workers/searchWorker';
-import { compileTerms, tokenBytesOf } from './automaton';
+import { compileTerms, idsOnlyTokenBytes, tokenBytesOf } from './automaton';
 import { CountSetup, CountTask, countTask, makeScanner } from './task';
 import { parseTerms } from './terms';
 import { datasetFingerprint } from './merge';
@@ -112,13 +112,14 @@ function addCells(res: CountResult, cells: number[]): void {
  * An occurrence counts in the bucket of its place's update; occurrences in the look-ahead
  * token(s) are not counted. Buckets always cover all updates of the stream; with `shards`,
  * a bucket's `tokens` are those of its updates inside the scanned shards, so parts add up.
- * @throws SearchInputError for bad terms/`per`/`shards`; DataError for a missing/unreadable
+ * @param tok the tokenizer; undefined is allowed for runs of token ids (`options.ids`), which need no bytes.
+ * @throws SearchInputError for bad terms/`per`/`shards` (or text terms without a tokenizer); DataError for a missing/unreadable
  *   shard, a gap in the manifest, or a shard that changed while it was read; CancelledError
  *   when `signal` fires (nothing partial is returned).
  */
 export async function countTerms(
   ds: Dataset,
-  tok: LoadedTokenizer,
+  tok: LoadedTokenizer | undefined,
   terms: string[],
   options: SearchOptions,
   opts: CountOptions = {},
@@ -142,7 +143,7 @@ export async function countTerms(
 
 async function countWith(
   ds: Dataset,
-  tok: LoadedTokenizer,
+  tok: LoadedTokenizer | undefined,
   terms: string[],
   options: SearchOptions,
   opts: CountOptions,
@@ -163,14 +164,19 @@ async function countWith(
   const result = opts.shards
     ? emptyResult(terms, options, per, updates, [A, B], { fingerprint: datasetFingerprint(ds), shards: n })
     : emptyResult(terms, options, per, updates);
+  const compiled = compileTerms(terms, options);
+  if (!tok && compiled.mode !== 'ids')
+    throw new SearchInputError(
+      'text terms need a tokenizer (tokenizer.json next to the data, or --tokenizer FILE); runs of token ids (--ids) do not',
+    );
   if (order) {
     result.order = order.kind;
     result.not_read = terms.map(() => 0);
     for (const b of result.buckets) b.tokens = (b.last_update - b.first_update + 1) * order.samplesPerUpdate * order.inputTokens;
   }
   const setup: CountSetup = {
-    compiled: compileTerms(terms, options),
-    tokenBytes: tokenBytesOf(tok),
+    compiled,
+    tokenBytes: tok ? tokenBytesOf(tok) : idsOnlyTokenBytes(compiled),
     eos: ds.settings.eosTokenId,
     word: options.word,
     G,

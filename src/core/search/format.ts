@@ -5,10 +5,12 @@
  * terminal pass the text through their terminal-safety helper.
  */
 import { count, fmt } from '../units';
+import { bucketShares, topTerms } from './share';
 import { CountResult, Occurrence } from './types';
 
 /**
- * The `count --json` object, keys in the documented order (`shards` and `dataset` only for a
+ * The `count --json` object, keys in the documented order (`shares` per bucket only with
+ * `withShares`: `bucketShares`, `null`s where no term occurred; `shards` and `dataset` only for a
  * part; `order` and `not_read` only when counted through a run's training order;
  * `missing_shards` only for a partial merge).
  * @param stringify how to write it (the CLI passes its `jsonSafe`, which also escapes DEL, C1 and bidi controls).
@@ -19,7 +21,13 @@ export function countJson(r: CountResult, stringify: (value: unknown) => string 
     options: { word: r.options.word, ignore_case: r.options.ignore_case, ids: r.options.ids },
     per: r.per,
     updates: r.updates,
-    buckets: r.buckets.map((b) => ({ first_update: b.first_update, last_update: b.last_update, tokens: b.tokens, counts: b.counts })),
+    buckets: r.buckets.map((b) => ({
+      first_update: b.first_update,
+      last_update: b.last_update,
+      tokens: b.tokens,
+      counts: b.counts,
+      ...(r.withShares ? { shares: bucketShares(b.counts) } : {}),
+    })),
     totals: r.totals,
   };
   if (r.shards) o.shards = [r.shards[0], r.shards[1]];
@@ -36,11 +44,23 @@ function csvField(s: string): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** CSV: `first_update,last_update,tokens,<term…>`, one row per bucket. */
+/**
+ * CSV: `first_update,last_update,tokens,<term…>`, one row per bucket; with `withShares` then one
+ * `share:<term>` column per term (empty where no term occurred in the bucket).
+ */
 export function countCsv(r: CountResult): string {
-  const lines = [['first_update', 'last_update', 'tokens', ...r.terms.map(csvField)].join(',')];
-  for (const b of r.buckets) lines.push([b.first_update, b.last_update, b.tokens, ...b.counts].join(','));
+  const shareHead = r.withShares ? r.terms.map((t) => csvField(`share:${t}`)) : [];
+  const lines = [['first_update', 'last_update', 'tokens', ...r.terms.map(csvField), ...shareHead].join(',')];
+  for (const b of r.buckets) {
+    const shares = r.withShares ? bucketShares(b.counts).map((x) => (x === null ? '' : String(x))) : [];
+    lines.push([b.first_update, b.last_update, b.tokens, ...b.counts, ...shares].join(','));
+  }
   return lines.join('\n') + '\n';
+}
+
+/** A share as a percentage for text (`31.2%`), `–` for no share. */
+function percent(x: number | null): string {
+  return x === null ? '–' : `${(x * 100).toFixed(1)}%`;
 }
 
 const BARS = '▁▂▃▄▅▆▇█';
@@ -72,26 +92,49 @@ export function sparkline(r: CountResult, term: number, width = 80): string {
 }
 
 /**
- * The text table: one row per bucket (updates, tokens, count per term), totals, and one
- * sparkline per term (occurrences per million tokens over the update axis).
+ * The text table: one row per bucket (updates, tokens, count per term, or with `withShares` the
+ * share per term as a percentage, `–` where no term occurred), totals, and one sparkline per term
+ * (occurrences per million tokens over the update axis). With `top`, the table is one line per
+ * bucket listing its `top` terms with most occurrences (count and share) instead.
  * @param safe makes a term printable (e.g. the terminal-safety helper).
+ * @param opts.top terms listed per bucket (≥ 1).
  */
-export function countText(r: CountResult, safe: (s: string) => string = (s) => s): string {
+export function countText(r: CountResult, safe: (s: string) => string = (s) => s, opts: { top?: number } = {}): string {
   const names = r.terms.map((t) => safe(t));
-  const head = ['updates', 'tokens', ...names];
-  const rows = r.buckets.map((b) => [`${fmt(b.first_update)}–${fmt(b.last_update)}`, fmt(b.tokens), ...b.counts.map(fmt)]);
+  const span = (b: { first_update: number; last_update: number }) => `${fmt(b.first_update)}–${fmt(b.last_update)}`;
   const tokens = r.buckets.reduce((s, b) => s + b.tokens, 0);
-  const total = ['total', fmt(tokens), ...r.totals.map(fmt)];
-  const widths = head.map((h, i) => Math.max(h.length, total[i].length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  const out = [line(head), ...rows.map(line), line(total), ''];
-  const opts = [r.options.word && 'whole word', r.options.ignore_case && 'ignore case', r.options.ids && 'token ids']
+  const out: string[] = [];
+  if (opts.top !== undefined) {
+    const top = opts.top;
+    const spans = r.buckets.map(span);
+    const w = Math.max('updates'.length, ...spans.map((x) => x.length));
+    const tw = Math.max('tokens'.length, ...r.buckets.map((b) => fmt(b.tokens).length));
+    out.push(`${'updates'.padEnd(w)}  ${'tokens'.padStart(tw)}  top ${top} (occurrences, share)`);
+    r.buckets.forEach((b, i) => {
+      const shares = bucketShares(b.counts);
+      const list = topTerms(b.counts, top).map((t) => `${names[t]} ${fmt(b.counts[t])} (${percent(shares[t])})`);
+      out.push(`${spans[i].padEnd(w)}  ${fmt(b.tokens).padStart(tw)}  ${list.length ? list.join(' · ') : '–'}`);
+    });
+    const shares = bucketShares(r.totals);
+    const list = topTerms(r.totals, top).map((t) => `${names[t]} ${fmt(r.totals[t])} (${percent(shares[t])})`);
+    out.push(`${'total'.padEnd(w)}  ${fmt(tokens).padStart(tw)}  ${list.length ? list.join(' · ') : '–'}`, '');
+  } else {
+    const head = ['updates', 'tokens', ...names];
+    const cells = (counts: number[]) => (r.withShares ? bucketShares(counts).map(percent) : counts.map(fmt));
+    const rows = r.buckets.map((b) => [span(b), fmt(b.tokens), ...cells(b.counts)]);
+    const total = ['total', fmt(tokens), ...cells(r.totals)];
+    const widths = head.map((h, i) => Math.max(h.length, total[i].length, ...rows.map((row) => row[i].length)));
+    const line = (c: string[]) => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
+    out.push(line(head), ...rows.map(line), line(total), '');
+  }
+  const flags = [r.options.word && 'whole word', r.options.ignore_case && 'ignore case', r.options.ids && 'token ids']
     .filter(Boolean)
     .join(', ');
   out.push(
     `${count(r.buckets.length, 'bucket')} of ${count(r.per, 'update')} over ${count(r.updates, 'update')}` +
       (r.shards ? `, shards ${r.shards[0]}:${r.shards[1]} only` : '') +
-      (opts ? ` (${opts})` : ''),
+      (flags ? ` (${flags})` : '') +
+      (r.withShares && opts.top === undefined ? '; cells are shares of the occurrences of all listed terms' : ''),
   );
   const nameWidth = Math.max(...names.map((n) => n.length));
   r.terms.forEach((_, t) => {
@@ -101,8 +144,12 @@ export function countText(r: CountResult, safe: (s: string) => string = (s) => s
     );
   });
   if (r.order && r.not_read) {
+    // Terms with occurrences no update read, up to 20 of them (a --terms-file may list 10,000).
+    const unread = r.terms.map((_, t) => t).filter((t) => r.not_read![t] > 0);
+    const list = unread.slice(0, 20).map((t) => `${names[t]} ${fmt(r.not_read![t])}`);
+    if (unread.length > 20) list.push(`${fmt(unread.length - 20)} more terms`);
     out.push(
-      `(${r.order} training order: counts per update that read each occurrence as an input; never read by the run: ${r.not_read.map((c, t) => `${names[t]} ${fmt(c)}`).join(', ')})`,
+      `(${r.order} training order: counts per update that read each occurrence as an input; never read by the run: ${list.length ? list.join(', ') : 'none'})`,
     );
   }
   return out.join('\n') + '\n';

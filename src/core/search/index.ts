@@ -37,6 +37,10 @@
  */
 export * from './types';
 export { parseTerms, parseShardRange, parseIdTerm } from './terms';
+export { parseTermsFile, readTermsFile, MAX_TERMS_FILE_BYTES } from './termsFile';
 export { countTerms, defaultPer, resolveSearchWorker } from './count';
 export { datasetFingerprint, mergeCounts, parseCountPart } from './merge';
 export { findTerms } from './find';
+export { heatmapModel } from './heatmap';
+export type { HeatmapModel, HeatmapOrder } from './heatmap';
+export { bucketShares, topTerms } from './share';

@@ -10,7 +10,8 @@
  *   as the manifest describes it and the schedule), so parts of different datasets are refused.
  * - {@link mergeCounts}: the parts must tile the dataset's whole shard range `[0, N)` (or, with
  *   `allowPartial`, any disjoint set of ranges, the missing ones listed); counts, totals and bucket
- *   tokens are summed, and a sum past 2^53−1 is refused rather than rounded.
+ *   tokens are summed, and a sum past 2^53−1 is refused rather than rounded. When any part has
+ *   shares (`count --share`), so does the result: recomputed from the summed counts.
  */
 import * as crypto from 'crypto';
 import type { Dataset } from '../dataset';
@@ -84,6 +85,8 @@ export function parseCountPart(value: unknown, label: string): CountResult {
       `${fmt(nBuckets)} buckets (${fmt(updates)} updates, ${fmt(per)} per bucket)`,
     );
   const totals = new Array<number>(terms.length).fill(0);
+  const b0 = (v.buckets as unknown[])[0];
+  const withShares = isObject(b0) && 'shares' in b0;
   const buckets: CountBucket[] = (v.buckets as unknown[]).map((b, i) => {
     const at = `buckets[${i}]`;
     if (!isObject(b)) return fault(at, b, 'an object {"first_update","last_update","tokens","counts"}');
@@ -99,6 +102,16 @@ export function parseCountPart(value: unknown, label: string): CountResult {
       totals[t] += n;
       return n;
     });
+    // Shares (`count --share`) are derived from the counts and recomputed on output: only their shape is checked.
+    if ('shares' in b !== withShares)
+      fault(`${at}.shares`, b.shares, withShares ? 'shares, as buckets[0] has' : 'no shares, as buckets[0] has none');
+    if (withShares) {
+      const sh = b.shares;
+      if (!Array.isArray(sh) || sh.length !== terms.length) fault(`${at}.shares`, sh, `an array of ${terms.length} shares (one per term)`);
+      (sh as unknown[]).forEach((x, t) => {
+        if (x !== null && (typeof x !== 'number' || !(x >= 0 && x <= 1))) fault(`${at}.shares[${t}]`, x, 'a number 0..1 or null');
+      });
+    }
     return { first_update: first, last_update: last, tokens, counts };
   });
   if (!Array.isArray(v.totals) || v.totals.length !== terms.length)
@@ -128,6 +141,7 @@ export function parseCountPart(value: unknown, label: string): CountResult {
     totals,
     shards: [A, B],
     dataset: { fingerprint: d.fingerprint as string, shards: n },
+    ...(withShares ? { withShares } : {}),
   };
 }
 
@@ -195,6 +209,8 @@ export function mergeCounts(parts: readonly CountResult[], labels: readonly stri
     shards: [order[0].s[0], order[order.length - 1].s[1]],
     dataset: { ...first.dataset! },
     ...(missing.length ? { missingShards: missing } : {}),
+    // Shares are recomputed from the merged counts on output, never averaged over parts.
+    ...(parts.some((p) => p.withShares) ? { withShares: true } : {}),
   };
   const add = (a: number, b: number, what: string): number => {
     const s = a + b;

@@ -46,7 +46,7 @@ export function parseIdTerm(term: string): number[] {
  */
 export function parseTerms(raw: string[], options: SearchOptions): string[] {
   if (!Array.isArray(raw) || raw.length === 0) throw new SearchInputError('no search term given');
-  if (raw.length > MAX_TERMS) throw new SearchInputError(`${fmt(raw.length)} terms given; at most ${MAX_TERMS} per search`);
+  if (raw.length > MAX_TERMS) throw new SearchInputError(`${fmt(raw.length)} terms given; at most ${fmt(MAX_TERMS)} per search`);
   if (options.ids && (options.word || options.ignoreCase)) {
     throw new SearchInputError('--word and --ignore-case do not apply to --ids terms (ids match exact runs of token ids)');
   }

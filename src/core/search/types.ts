@@ -4,8 +4,8 @@
 import type { OrderSpec } from '../order/openOrder';
 import { RangeRequestError } from '../errors';
 
-/** Most terms one search accepts. */
-export const MAX_TERMS = 64;
+/** Most terms one search accepts (a terms file of names: `./termsFile.ts`). */
+export const MAX_TERMS = 10_000;
 /** Longest term in UTF-8 bytes (for `ids` terms: in ids). */
 export const MAX_TERM_BYTES = 1000;
 /** Buckets `defaultPer` aims at. */
@@ -82,6 +82,11 @@ export interface CountResult {
   dataset?: { fingerprint: string; shards: number };
   /** A partial merge (`merge --allow-partial`): the dataset's shard ranges `[A, B)` no part covered. */
   missingShards?: [number, number][];
+  /**
+   * `count --share`: the outputs also give each bucket's shares (`bucketShares` in `./share.ts`),
+   * always computed from the counts at output time, so a merge recomputes them from merged counts.
+   */
+  withShares?: boolean;
 }
 
 /** Progress of a running count, reported when a shard finishes (and about every 250 ms). */
