@@ -524,7 +524,7 @@ export async function makeBadInputs(options = {}) {
   );
   usage('usage-decode-bad-id', 'decode 12x.', ['decode', '{root}', '12x'], 'id "12x": "12x" is not a number');
 
-  // ==== Trusted without checking (issue 23 items 2, 6, 7, 8): kept together at the end of the list.
+  // ==== Trusted without checking (merge parts, index entries, overlaps, longer shards): kept together at the end of the list.
   // ---- overlapping manifest entries: reads of the tokens two shards claim fail, naming both lines
   const overlapManifest = withLine(2, line({ ...entries[1], start_token: SMALL - 1 }));
   const claimed = `token ${(SMALL - 1).toLocaleString('en-US')} is claimed by two shards: tokens_000001\\.u32 \\(manifest line 2\\).*tokens_000000\\.u32 \\(manifest line 1\\)`;

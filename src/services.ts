@@ -30,7 +30,7 @@ export interface StreamIndexHooks {
   /** Fires with a dataset root when its index was (re)loaded (views refresh their marks). */
   readonly onDidChange: vscode.Event<string>;
 }
-import { SHARD_MANIFEST } from './core/manifest';
+import { SHARD_MANIFEST, hasShardsPresent } from './core/manifest';
 import { ScheduleSettings } from './core/schedule';
 import { LoadedTokenizer, loadTokenizer } from './core/tokenizer';
 import { iconSafe } from './core/untrusted';
@@ -181,10 +181,15 @@ export class Services implements vscode.Disposable {
       );
       return undefined;
     }
-    let root = roots[0];
-    if (roots.length > 1) {
+    // Only datasets whose shards are here are worth a choice (a manifest-only folder is not):
+    // with one such dataset there is no picker to type into by mistake.
+    const present = await Promise.all(roots.map((r) => hasShardsPresent(r, { allowOutsideRoot: this.allowShardsOutsideRoot() })));
+    const withShards = roots.filter((_, i) => present[i]);
+    const choices = withShards.length ? withShards : roots;
+    let root = choices[0];
+    if (choices.length > 1) {
       const pick = await vscode.window.showQuickPick(
-        roots.map((r) => ({ label: iconSafe(path.basename(r)), description: iconSafe(r), root: r })),
+        choices.map((r) => ({ label: iconSafe(path.basename(r)), description: iconSafe(r), root: r })),
         { title: purpose, placeHolder: vscode.l10n.t('Several datasets are open: which one?') },
       );
       if (!pick) return undefined;

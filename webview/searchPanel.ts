@@ -20,7 +20,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import { count, formatDuration, formatRate } from '../src/core/units';
-import { codiconLinkFromInline, fmt, h } from './common';
+import { codiconLinkFromInline, fmt, h, visibleNodes } from './common';
 import { Chart } from './shared/chart';
 import { Heatmap, heatmapCsv } from './shared/heatmap';
 import { heatmapModel } from '../src/core/search/heatmap';
@@ -138,10 +138,14 @@ app.append(
   listSection,
 );
 
+/** The y axis label: what the curve's values are (rates per million tokens, or raw counts). */
+const yLabel = () => (perMillion ? 'occurrences per million tokens' : 'occurrences (raw counts)');
+
 const chart = new Chart({
   title: 'Occurrences per bucket',
   xLabel: 'update (0-based)',
-  yLabel: 'per million tokens',
+  yLabel: yLabel(),
+  yFromZero: true,
   height: 300,
   formatY: (v) => (perMillion ? fmtRate(v) : fmt(v)),
   bucketLabel: (i) => bucketName(i),
@@ -223,6 +227,7 @@ rawBox.checked = !perMillion;
 rawBox.addEventListener('change', () => {
   perMillion = !rawBox.checked;
   ch.setState({ perMillion });
+  chart.setYLabel(yLabel());
   draw();
 });
 csvBtn.addEventListener('click', () => {
@@ -289,6 +294,7 @@ function toCsv(r: CountResult): string {
 function setBusy(busy: boolean): void {
   progressBar.hidden = !busy;
   cancelBtn.hidden = !busy;
+  cancelBtn.disabled = false;
   for (const b of [csvBtn, jsonBtn, pngBtn]) b.disabled = busy || !result;
 }
 
@@ -389,6 +395,11 @@ ch.onMessage((m) => {
       if (selBucket !== null && selBucket < m.result.buckets.length) selectBucket(selBucket, Math.min(selTerm, m.result.terms.length - 1));
       break;
     }
+    case 'cancelling':
+      if (m.searchId !== searchId) return;
+      cancelBtn.disabled = true;
+      statusEl.textContent = 'Cancelling…';
+      break;
     case 'cancelled':
       if (m.searchId !== searchId) return;
       setBusy(false);
@@ -527,9 +538,9 @@ function renderRows(): void {
         h(
           'span',
           { class: 'occ-ctx' },
-          h('span', { class: 'occ-before' }, h('span', {}, show(r.before))),
-          h('mark', {}, show(r.match)),
-          h('span', { class: 'occ-after' }, show(r.after)),
+          h('span', { class: 'occ-before' }, h('span', {}, ...show(r.before))),
+          h('mark', {}, ...show(r.match)),
+          h('span', { class: 'occ-after' }, ...show(r.after)),
         ),
       );
       el.title = `Global token offset ${fmt(r.offset)}: open in the shard editor`;
@@ -546,9 +557,13 @@ function renderRows(): void {
   if (missing.length) load(Math.floor(missing[0] / PAGE) * PAGE);
 }
 
-/** Newlines and tabs in the context shown as visible marks (one line per occurrence). */
-function show(s: string): string {
-  return s.replace(/\r\n|\n|\r/g, '↵').replace(/\t/g, '⇥');
+/**
+ * Context text for one line per occurrence: newlines and tabs as ↵ ⇥, and every other invisible
+ * or bidi character as a boxed mark (the one helper, src/core/invisibles.ts), so a U+202E in the
+ * data cannot reorder the line.
+ */
+function show(s: string): (Node | string)[] {
+  return visibleNodes(s.replace(/\r\n|\n|\r/g, '↵').replace(/\t/g, '⇥'));
 }
 
 function load(start: number): void {

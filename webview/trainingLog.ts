@@ -107,7 +107,8 @@ function drawChart(): void {
   if (!chart) {
     chart = new Chart({
       title: `Loss · ${log.fileName}`,
-      xLabel: `update (${log.conventionText})`,
+      // Short enough for the axis at 1280 px; the step convention is said in the note under the chart.
+      xLabel: 'update (0-based)',
       yLabel: log.lossColumn,
       y2Label: overlay?.label,
       height: 320,

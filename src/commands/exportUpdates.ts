@@ -18,6 +18,7 @@ import { EXPORT_FORMATS, ExportFormat, describeExport, exportUpdatesToFile, npzS
 import { parseUpdateRange } from '../core/stats';
 import type { Services } from '../services';
 import { commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
+import { askSaveLocation } from '../panels/saveLocation';
 
 /** Arguments of `tokenShards.exportUpdates`. */
 export interface ExportArgs {
@@ -124,10 +125,8 @@ export async function exportUpdatesCommand(
     }
     let file = opts.file;
     if (!file) {
-      const base = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(ds.root);
       const name = first === last ? `update-${first}.${format}` : `updates-${first}-${last}.${format}`;
-      const target = await vscode.window.showSaveDialog({
-        defaultUri: vscode.Uri.joinPath(base, name),
+      const target = await askSaveLocation(services.context.globalState, name, {
         filters: { [format]: [format] },
         title: vscode.l10n.t('Export updates {0}–{1}', fmt(first), fmt(last)),
       });

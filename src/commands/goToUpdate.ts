@@ -19,6 +19,8 @@ import type { UpdateViewResult } from '../panels/updateView';
 import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { NavigationDeps, currentUpdate } from './focus';
 import { iconSafe } from '../core/untrusted';
+import { StepConvention, stepReadings } from '../core/trainingLog/parse';
+import { stepConvention } from '../panels/trainingLogPanel';
 
 /** Arguments of `tokenShards.goToUpdate`. */
 export interface GoToUpdateArgs {
@@ -38,27 +40,24 @@ export function splitUpdateKeyword(text: string): { keyword?: 'step' | 'update';
 
 /**
  * Asks which reading of "step k" is meant: update k (the step's own index) or update k − 1 (the
- * last update of a checkpoint saved after k updates). Only readings inside the stream are offered.
+ * last update of a checkpoint saved after k updates). Only readings inside the stream are offered,
+ * the one of the `tokenShards.trainingLog.stepConvention` setting first ({@link stepReadings}).
  */
-async function chooseStepReading(numUpdates: number, k: number): Promise<number | undefined> {
-  const items: (vscode.QuickPickItem & { k: number })[] = [];
-  if (k < numUpdates)
-    items.push({
-      k,
-      label: vscode.l10n.t('Update {0}', fmt(k)),
-      description: vscode.l10n.t('"step {0}" is the 0-based index of the update', fmt(k)),
-    });
-  if (k - 1 >= 0 && k - 1 < numUpdates)
-    items.push({
-      k: k - 1,
-      label: vscode.l10n.t('Update {0}', fmt(k - 1)),
-      description: vscode.l10n.t(
-        '"step {0}" counts completed updates (a checkpoint after {1} last trained on update {2})',
-        fmt(k),
-        count(k, 'update'),
-        fmt(k - 1),
-      ),
-    });
+async function chooseStepReading(numUpdates: number, k: number, conv: StepConvention): Promise<number | undefined> {
+  const items: (vscode.QuickPickItem & { k: number })[] = stepReadings(k, conv, numUpdates).map((u, i) => ({
+    k: u,
+    label: vscode.l10n.t('Update {0}', fmt(u)),
+    description:
+      u === k
+        ? vscode.l10n.t('"step {0}" is the 0-based index of the update', fmt(k))
+        : vscode.l10n.t(
+            '"step {0}" counts completed updates (a checkpoint after {1} last trained on update {2})',
+            fmt(k),
+            count(k, 'update'),
+            fmt(k - 1),
+          ),
+    detail: i === 0 ? vscode.l10n.t('the reading of the setting tokenShards.trainingLog.stepConvention') : undefined,
+  }));
   if (items.length <= 1) return items[0]?.k;
   const pick = await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('Which update does "step {0}" mean?', fmt(k)),
@@ -100,13 +99,15 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
           validate: (t) => {
             const { keyword, rest } = splitUpdateKeyword(t);
             const v = validateUpdateInput(rest, ds);
-            if (v.ok && keyword === 'step' && v.value > 0)
+            const readings = v.ok && keyword === 'step' ? stepReadings(v.value, stepConvention(services), ds.schedule.numUpdates) : [];
+            if (v.ok && readings.length === 2)
               return {
                 ...v,
                 detail: vscode.l10n.t(
-                  '"step {0}": you will choose update {0} or update {1} next. {2}',
+                  '"step {0}": you will choose update {1} or update {2} next. {3}',
                   fmt(v.value),
-                  fmt(v.value - 1),
+                  fmt(readings[0]),
+                  fmt(readings[1]),
                   v.detail ?? '',
                 ),
               };
@@ -114,7 +115,7 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
           },
         });
         if (typed === undefined || !stepTyped) return typed;
-        const c = await chooseStepReading(ds.schedule.numUpdates, typed);
+        const c = await chooseStepReading(ds.schedule.numUpdates, typed, stepConvention(services));
         const v = c === undefined ? undefined : checkUpdate(c, ds);
         return v?.ok ? v.value : undefined;
       },

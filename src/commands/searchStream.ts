@@ -1,5 +1,5 @@
 /**
- * Token Shards: Search Stream… (`tokenShards.searchStream`) and Search Stream for Selection
+ * Token Shards: Search Stream… (`tokenShards.searchStream`) and Search the Stream for the Selection
  * (`tokenShards.searchSelection`), both opening the dataset's search panel
  * (src/panels/searchPanel.ts).
  *
@@ -11,7 +11,7 @@
  * buttons for whole word, ignore case and token ids. Resolves with the {@link SearchOutcome}
  * (the counts, for tests and callers), or undefined when dismissed.
  *
- * Search Stream for Selection: the selected text of the active text editor (one term, commas
+ * Search the Stream for the Selection: the selected text of the active text editor (one term, commas
  * and all), or the decoded text of the tokens selected in the shard editor.
  */
 import * as path from 'path';
@@ -60,7 +60,7 @@ export async function searchStream(services: Services, panels: SearchPanels, ...
   }
 }
 
-/** Runs Search Stream for Selection (see the file comment). */
+/** Runs Search the Stream for the Selection (see the file comment). */
 export async function searchSelection(services: Services, panels: SearchPanels, ...args: unknown[]): Promise<SearchOutcome | undefined> {
   const { opts } = commandArgs<{ webview?: string }>(args);
   try {
@@ -114,7 +114,7 @@ export async function searchSelection(services: Services, panels: SearchPanels, 
     }
     return await panels.show(ds, { text: joinTerms([text], false), word: false, ignoreCase: false, ids: false, per: null });
   } catch (err) {
-    return reportError(services, vscode.l10n.t('Search Stream for Selection'), err);
+    return reportError(services, vscode.l10n.t('Search the Stream for the Selection'), err);
   }
 }
 

@@ -41,6 +41,13 @@ export interface VisibleOptions {
   whitespace?: boolean;
   /** Mark invisible characters (default true); false leaves them as they are (the views' toggle off). */
   marks?: boolean;
+  /**
+   * The character just before `s` in the text it was cut from (the previous token's text) can
+   * carry a combining mark: a mark at the start of `s` then has that base and is not boxed (a
+   * decomposed `é` split into the tokens " e" and U+0301). Default false: `s` starts a text (a
+   * document start). See {@link endsWithBase} for chaining pieces.
+   */
+  baseBefore?: boolean;
 }
 
 const C0 = [
@@ -241,7 +248,7 @@ export function visibleRuns(s: string, opts: VisibleOptions = {}): VisibleRun[] 
   const out: VisibleRun[] = [];
   let plain = '';
   // A combining mark has a base when the previous code point is a visible character.
-  let hasBase = false;
+  let hasBase = opts.baseBefore ?? false;
   const marks = opts.marks ?? true;
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
@@ -255,16 +262,30 @@ export function visibleRuns(s: string, opts: VisibleOptions = {}): VisibleRun[] 
       hasBase = false;
       continue;
     }
-    if (opts.whitespace && WS[ch]) {
-      plain += WS[ch];
-      hasBase = ch === ' ';
-      continue;
-    }
-    plain += ch;
-    hasBase = ch !== '\n' && ch !== '\t';
+    plain += opts.whitespace ? (WS[ch] ?? ch) : ch;
+    hasBase = canCarryMark(ch);
   }
   if (plain) out.push({ text: plain });
   return out;
+}
+
+/** After a shown (unmarked) character: can a combining mark that follows use it as its base? Not after newline or tab. */
+function canCarryMark(ch: string): boolean {
+  return ch !== '\n' && ch !== '\t';
+}
+
+/**
+ * Whether the last character of `s` can carry a combining mark that follows it (the value of
+ * {@link VisibleOptions.baseBefore} for the next piece): false after a newline, a tab or a marked
+ * (control, invisible or baseless) character; for an empty `s`, `baseBefore` passed on.
+ */
+export function endsWithBase(s: string, baseBefore = false): boolean {
+  let hasBase = baseBefore;
+  for (const ch of s) {
+    const marked = invisibleMark(ch.codePointAt(0)!) ?? (!hasBase && COMBINING.test(ch));
+    hasBase = !marked && canCarryMark(ch);
+  }
+  return hasBase;
 }
 
 /** True when `s` holds a character {@link visibleRuns} would mark (fast path for the views). */

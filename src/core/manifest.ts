@@ -119,6 +119,27 @@ export interface ParsedShardManifest {
 const SHA256_RE = /^[0-9a-fA-F]{64}$/;
 
 /**
+ * True when the dataset at `root` has at least one of its manifest's shards on disk (a regular
+ * file at the path the manifest gives): a folder holding only a manifest (the full-scale
+ * layout's `source/`, shards elsewhere or not fetched) is not offered as a dataset to choose.
+ * Reads the manifest (a missing or unreadable one: false) and stats shards until one exists.
+ */
+export async function hasShardsPresent(root: string, opts: ManifestOptions = {}): Promise<boolean> {
+  const file = path.join(root, SHARD_MANIFEST);
+  let text: string;
+  try {
+    text = await fs.promises.readFile(file, 'utf8');
+  } catch {
+    return false;
+  }
+  for (const e of parseShardManifest(text, file, opts).entries) {
+    const st = await fs.promises.stat(e.path).catch(() => undefined);
+    if (st?.isFile()) return true;
+  }
+  return false;
+}
+
+/**
  * Parses the text of a `shard_manifest.jsonl`.
  * @param text file contents (BOM and CRLF allowed).
  * @param file absolute path of the manifest; shard paths are resolved against its folder.

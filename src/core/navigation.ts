@@ -16,7 +16,7 @@
 import { count, fmt } from './units';
 import { ShardEntry } from './manifest';
 import { parseNumberInput } from './numbers';
-import { Schedule } from './schedule';
+import { PAST_LAST_UPDATE_TEXT, Schedule } from './schedule';
 
 /** What the validators need from an opened dataset (a `Dataset` satisfies it). */
 export interface NavigationTarget {
@@ -135,9 +135,7 @@ export function describeOffset(t: NavigationTarget, o: number): string {
   const where = i >= 0 ? `${shardName(t.shards[i])} local ${fmt(o - t.shards[i].startToken)}` : 'no shard';
   const pos = t.schedule.position(o);
   const role = pos.lookAhead
-    ? o === t.schedule.numUpdates * t.schedule.G
-      ? "the look-ahead token (target of the last update's last position)"
-      : 'after the last full update'
+    ? PAST_LAST_UPDATE_TEXT[t.schedule.pastLastUpdate(o)!]
     : `update ${fmt(pos.update!)} (0-based), sequence ${pos.sequence}, position ${pos.position}`;
   return `token ${fmt(o)} · ${where} · ${role}`;
 }

@@ -95,9 +95,31 @@ export interface SchedulePosition {
   sequence?: number;
   /** 0-based position within the sequence. */
   position?: number;
-  /** True for tokens after the last full update (the look-ahead token and any remainder). */
+  /**
+   * True for tokens after the last full update (the look-ahead token and any remainder); which of
+   * the two a token is: {@link Schedule.pastLastUpdate}.
+   */
   lookAhead: boolean;
 }
+
+/**
+ * What a token after the last whole update is: `lookAhead` — the ONE look-ahead token at
+ * `G · numUpdates`, the target of the last update's last position (the dataset card's
+ * `tokens(root, G*k, G+1)` reads it); `untrained` — any token after it, which no update reads.
+ */
+export type PastLastUpdate = 'lookAhead' | 'untrained';
+
+/** Words for {@link PastLastUpdate} in running text (cursor line, hover, tooltip, messages). */
+export const PAST_LAST_UPDATE_TEXT: Record<PastLastUpdate, string> = {
+  lookAhead: "look-ahead token (the target of the last update's last position)",
+  untrained: 'after the last update (not trained)',
+};
+
+/** Short words for {@link PastLastUpdate} (status bar). */
+export const PAST_LAST_UPDATE_SHORT: Record<PastLastUpdate, string> = {
+  lookAhead: 'look-ahead',
+  untrained: 'not trained',
+};
 
 /** Maps between updates, sequences and global token ranges for a stream of a given length. */
 export class Schedule {
@@ -166,6 +188,16 @@ export class Schedule {
     if (update >= this.numUpdates) return { lookAhead: true };
     const within = offset - update * this.G;
     return { update, sequence: Math.floor(within / this.L), position: within % this.L, lookAhead: false };
+  }
+
+  /**
+   * For a global token offset after the last whole update: whether it is the look-ahead token
+   * (offset `G · numUpdates`, read as the last target when there is at least one update) or an
+   * untrained token after it. Undefined for offsets inside an update.
+   */
+  pastLastUpdate(offset: number): PastLastUpdate | undefined {
+    if (!this.position(offset).lookAhead) return undefined;
+    return this.numUpdates > 0 && offset === this.numUpdates * this.G ? 'lookAhead' : 'untrained';
   }
 
   /**

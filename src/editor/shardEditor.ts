@@ -581,6 +581,7 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
         local: r.offset,
         global,
         position: ds && global !== undefined ? ds.schedule.position(global) : undefined,
+        pastLastUpdate: ds && global !== undefined ? ds.schedule.pastLastUpdate(global) : undefined,
         document: r.document,
         documentScope: r.documentScope,
         documentPending: r.documentPending,

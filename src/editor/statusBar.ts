@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { count, fmt } from '../core/units';
-import { SchedulePosition } from '../core/schedule';
+import { PAST_LAST_UPDATE_SHORT, PAST_LAST_UPDATE_TEXT, PastLastUpdate, SchedulePosition } from '../core/schedule';
 import { markdownText } from '../core/untrusted';
 
 /** What the item shows. Offsets in tokens. */
@@ -19,6 +19,8 @@ export interface ShardStatusInfo {
   global?: number;
   /** Training position of `global` (dataset shards). */
   position?: SchedulePosition;
+  /** For a `global` after the last whole update: the look-ahead token or an untrained one. */
+  pastLastUpdate?: PastLastUpdate;
   /** Document number at the cursor, when known; `documentScope` 'shard' = counted from this shard's first document. */
   document?: number;
   documentScope?: 'global' | 'shard';
@@ -48,7 +50,7 @@ export class ShardStatusBar implements vscode.Disposable {
         `- ${vscode.l10n.t('global token offset')}: ${fmt(info.global)}\n- ${vscode.l10n.t('shard offset')}: ${fmt(info.local)}\n`,
       );
       const p = info.position;
-      if (p?.lookAhead) md.appendMarkdown(`- ${vscode.l10n.t('look-ahead token: after the last update')}\n`);
+      if (p?.lookAhead) md.appendMarkdown(`- ${PAST_LAST_UPDATE_TEXT[info.pastLastUpdate ?? 'untrained']}\n`);
       else if (p)
         md.appendMarkdown(
           `- ${vscode.l10n.t('update {0} (0-based: the first optimizer step is update 0)', fmt(p.update!))}\n- ${vscode.l10n.t('sequence {0} within that update (0-based)', fmt(p.sequence!))}\n- ${vscode.l10n.t('position {0} within that sequence (0-based)', fmt(p.position!))}\n`,
@@ -91,7 +93,7 @@ export function statusText(info: ShardStatusInfo): string {
   const parts = [`$(location) ${vscode.l10n.t('Token {0}', fmt(info.global ?? info.local))}`];
   const p = info.position;
   if (info.global !== undefined && p) {
-    if (p.lookAhead) parts.push(vscode.l10n.t('look-ahead'));
+    if (p.lookAhead) parts.push(PAST_LAST_UPDATE_SHORT[info.pastLastUpdate ?? 'untrained']);
     else
       parts.push(
         vscode.l10n.t('update {0}', fmt(p.update!)),

@@ -6,7 +6,7 @@
  * lone shard says so.
  */
 import * as vscode from 'vscode';
-import { describeUpdate } from '../core/schedule';
+import { PAST_LAST_UPDATE_TEXT, describeUpdate } from '../core/schedule';
 import { count } from '../core/units';
 import type { ShardHighlight } from '../protocol/shard';
 import type { ShardDocument } from './shardDocument';
@@ -43,7 +43,7 @@ export function updateHighlight(k: number, G: number, L: number, base: number, n
 
 /**
  * Recomputes the update highlight of a session for its cursor. With `toggle`, switches it on or
- * off first. Returns the update highlighted, or undefined (off, lone shard, look-ahead token).
+ * off first. Returns the update highlighted, or undefined (off, lone shard, a token past the last update).
  */
 export function updateHighlights(s: HighlightableSession, toggle: boolean): number | undefined {
   const st = s.document.state;
@@ -66,7 +66,8 @@ export function updateHighlights(s: HighlightableSession, toggle: boolean): numb
     if (toggle)
       void vscode.window.showInformationMessage(
         vscode.l10n.t(
-          'The cursor is on the look-ahead token after the last update (updates are 0-based, 0..{0}).',
+          'The cursor is past the last whole update, on a token no update holds: {0} (updates are 0-based, 0..{1}).',
+          PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(st.globalStart + s.cursor)!],
           ds.schedule.numUpdates - 1,
         ),
       );

@@ -39,6 +39,8 @@ import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
 import { decodeForDisplay } from '../commands/decodeSelection';
 import { markdownText } from '../core/untrusted';
+import { parseStepConvention, stepReadings } from '../core/trainingLog/parse';
+import { stepConvention } from '../panels/trainingLogPanel';
 
 /** Characters of the document read on each side of the cursor (a 4,096-id JSON array one id per line is ~45,000). */
 export const HOVER_WINDOW_CHARS = 131_072;
@@ -162,7 +164,8 @@ export function renderListHover(tok: LoadedTokenizer, hit: IdListHit): vscode.Ma
     cut = shown.length - end;
     shown = shown.slice(0, end);
   }
-  md.appendMarkdown(codeBlock(shown));
+  // Invisible and bidi characters as marks (⟨RLO⟩): a U+202E in the data must not reorder the hover.
+  md.appendMarkdown(codeBlock(visibleText(shown, { whitespace: false })));
   if (cut) {
     md.appendMarkdown('\n');
     appendPlain(md, vscode.l10n.t('… {0} more characters. Select the list and run Decode Selection to see all of it.', fmt(cut)));
@@ -184,7 +187,11 @@ function shortPath(file: string): string {
   return parts.length > 3 ? `…${path.sep}${parts.slice(-3).join(path.sep)}` : file;
 }
 
-/** Hover content for `update k` / `step k` against a dataset. */
+/**
+ * Hover content for `update k` / `step k` against a dataset. "step k" is read as the setting
+ * `tokenShards.trainingLog.stepConvention` reads it (default 'after': update k − 1), the same
+ * reading as the training log and Go to Update; the other reading is offered second.
+ */
 export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Services): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
   md.isTrusted = { enabledCommands: ['tokenShards.goToUpdate', 'tokenShards.inspectUpdates'] };
@@ -194,8 +201,20 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Servic
   const name = path.basename(ds.root);
   const link = (u: number) =>
     `[${linkLabel(vscode.l10n.t('Open update {0}', fmt(u)))}](${commandUri('tokenShards.goToUpdate', [{ update: u, root: ds.root }])})`;
-  const inRange = (u: number) => Number.isSafeInteger(u) && u >= 0 && u < ds.schedule.numUpdates;
-  if (!inRange(k)) {
+  const conv = services ? stepConvention(services) : parseStepConvention(undefined);
+  const readings =
+    hit.keyword === 'step' ? stepReadings(k, conv, ds.schedule.numUpdates) : [k].filter((u) => u >= 0 && u < ds.schedule.numUpdates);
+  // What "step k" means, in words, for each reading.
+  const stepMeaning = (u: number) =>
+    u === k
+      ? vscode.l10n.t('"Step {0}" read as the 0-based index of the update: update {0}.', fmt(k))
+      : vscode.l10n.t(
+          '"Step {0}" read as "after {1}" (a checkpoint saved at step k has trained on updates 0..k−1): its last update is update {2}.',
+          fmt(k),
+          count(k, 'update'),
+          fmt(k - 1),
+        );
+  if (readings.length === 0) {
     md.appendMarkdown(`**${vscode.l10n.t('{0} {1}', hit.keyword === 'step' ? 'Step' : 'Update', fmt(k))}** · `);
     appendPlain(
       md,
@@ -203,27 +222,19 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Servic
         ? vscode.l10n.t('the dataset {0} holds no complete update.', name)
         : vscode.l10n.t('outside the dataset {0}: it holds updates 0..{1} (0-based).', name, fmt(ds.schedule.numUpdates - 1)),
     );
-    if (hit.keyword === 'step' && inRange(k - 1)) {
-      md.appendMarkdown('\n\n');
-      appendPlain(md, vscode.l10n.t('If "step {0}" counts completed updates, its last update is {1}.', fmt(k), fmt(k - 1)));
-      md.appendMarkdown(` ${link(k - 1)}`);
-    }
     return md;
   }
-  appendUpdateFacts(md, ds, k, services);
-  md.appendMarkdown(`\n\n${link(k)} · ${inspect(k)}`);
+  const [shown, other] = readings;
+  appendUpdateFacts(md, ds, shown, services);
+  md.appendMarkdown(`\n\n${link(shown)} · ${inspect(shown)}`);
   if (hit.keyword === 'step') {
     md.appendMarkdown('\n\n---\n\n');
-    appendPlain(
-      md,
-      vscode.l10n.t(
-        '"Step {0}" may also mean "after {1}" (a checkpoint saved at step k has trained on updates 0..k−1), so the last update it saw is update {2}.',
-        fmt(k),
-        count(k, 'update'),
-        fmt(k - 1),
-      ),
-    );
-    if (inRange(k - 1)) md.appendMarkdown(` ${link(k - 1)}`);
+    appendPlain(md, `${stepMeaning(shown)} ${vscode.l10n.t('(setting tokenShards.trainingLog.stepConvention: {0})', conv)}`);
+    if (other !== undefined) {
+      md.appendMarkdown('\n\n');
+      appendPlain(md, vscode.l10n.t('Other reading: {0}', stepMeaning(other)));
+      md.appendMarkdown(` ${link(other)}`);
+    }
   }
   return md;
 }

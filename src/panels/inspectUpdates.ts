@@ -94,7 +94,7 @@ export class InspectPanels implements vscode.Disposable {
   }
 
   private hostOptions(root: string) {
-    return { resource: root, taps: this.taps, log: this.services.log };
+    return { resource: root, taps: this.taps, log: this.services.log, memory: this.services.context.globalState };
   }
 
   private adopt(ds: Dataset, host: Host): InspectPanel {

@@ -27,6 +27,7 @@ import { webviewHtml, webviewOptions } from '../editor/webviewHtml';
 import type { ExportMessage, PanelExport } from '../protocol/panel';
 import type { RequestOptions, ViewProtocol } from '../shared/channel';
 import { plainText } from '../core/untrusted';
+import { askSaveLocation } from './saveLocation';
 
 /** What a panel looks like: its view type, title and the bundle/styles of its page. */
 export interface PanelSpec {
@@ -50,6 +51,11 @@ export interface PanelHostOptions {
   resource?: string;
   /** Where saved exports are logged. */
   log?: vscode.LogOutputChannel;
+  /**
+   * Where the folder of the last saved export is remembered (the extension's global state), so the
+   * next save dialog opens there; without it the dialog still opens beside the dataset.
+   */
+  memory?: vscode.Memento;
 }
 
 /** A request handler: gets the request's params and an `AbortSignal` that fires on `cancel` or disposal. */
@@ -186,20 +192,16 @@ export class PanelHost<P extends ViewProtocol> implements vscode.Disposable {
 
   /**
    * Asks where to save an export from the webview and writes it. PNG data comes as a
-   * `data:image/png;base64,…` URL; text as UTF-8. Resolves with the file written, or undefined
-   * when the user cancelled the dialog.
+   * `data:image/png;base64,…` URL; text as UTF-8. The dialog opens beside the dataset, not in it,
+   * or in the last folder saved into ({@link askSaveLocation}, remembered in the options' `memory`).
+   * Resolves with the file written, or undefined when the user cancelled the dialog.
    * @throws Error when the data URL is not a PNG, or the write fails.
    */
   async saveExport(e: PanelExport): Promise<vscode.Uri | undefined> {
     const filters: Record<string, string[]> =
       e.format === 'png' ? { 'PNG image': ['png'] } : e.format === 'csv' ? { CSV: ['csv'] } : { JSON: ['json'] };
-    const base = vscode.workspace.workspaceFolders?.[0]?.uri;
     const safeName = e.fileName.replace(/[^\w.,+-]+/g, '_').slice(0, 120) || 'export';
-    const target = await vscode.window.showSaveDialog({
-      defaultUri: base ? vscode.Uri.joinPath(base, safeName) : undefined,
-      filters,
-      title: vscode.l10n.t('Save {0}', e.format.toUpperCase()),
-    });
+    const target = await askSaveLocation(this.opts.memory, safeName, { filters, title: vscode.l10n.t('Save {0}', e.format.toUpperCase()) });
     if (!target) return undefined;
     await vscode.workspace.fs.writeFile(target, exportBytes(e));
     return target;

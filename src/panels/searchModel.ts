@@ -5,6 +5,7 @@
 import type { Dataset } from '../core/dataset';
 import type { CountResult, Occurrence } from '../core/search';
 import type { LoadedTokenizer } from '../core/tokenizer';
+import type { SearchForm, SearchProgressInfo, SearchToWebview } from '../protocol/search';
 
 /**
  * Splits the form's text into raw terms: comma-separated (`\,` is a literal comma, `\\` a
@@ -94,4 +95,39 @@ export async function matchTokenRange(
     }
   }
   return [start, start + 1];
+}
+
+/**
+ * The search a panel shows, as far as the page must draw it again after a reload (a hidden panel's
+ * page is rebuilt when it is shown again): its form, how far it got and how it ended.
+ */
+export interface ShownSearch {
+  id: number;
+  form: SearchForm;
+  terms: string[];
+  /** Updates per bucket. */
+  per: number;
+  /** `running` → `cancelling` (Cancel pressed) → `cancelled`; or `done`, or `failed`. */
+  state: 'running' | 'cancelling' | 'cancelled' | 'done' | 'failed';
+  /** The last partial counts posted while it ran, with the progress they came with. */
+  partial?: { counts: CountResult; progress: SearchProgressInfo };
+  /** The final counts (state `done`). */
+  result?: CountResult;
+  /** The message of a failed search. */
+  error?: string;
+}
+
+/**
+ * The messages that draw `s` on a fresh page, in order: `started`, then the partial counts (if
+ * any), then how it stands — `done`, `cancelling`, `cancelled` or `error`; nothing more while it
+ * still runs (its next progress message follows). A cancelled search keeps its partial chart.
+ */
+export function replaySearch(s: ShownSearch): SearchToWebview[] {
+  const out: SearchToWebview[] = [{ type: 'started', searchId: s.id, form: s.form, terms: s.terms, per: s.per }];
+  if (s.state === 'done' && s.result) return [...out, { type: 'done', searchId: s.id, result: s.result, ms: 0 }];
+  if (s.partial) out.push({ type: 'progress', searchId: s.id, partial: s.partial.counts, progress: s.partial.progress });
+  if (s.state === 'cancelling') out.push({ type: 'cancelling', searchId: s.id });
+  else if (s.state === 'cancelled') out.push({ type: 'cancelled', searchId: s.id });
+  else if (s.state === 'failed') out.push({ type: 'error', searchId: s.id, message: s.error ?? '' });
+  return out;
 }

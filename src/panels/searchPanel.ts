@@ -41,7 +41,7 @@ import type { ShardEditorProvider } from '../editor/shardEditor';
 import type { Services } from '../services';
 import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
-import { joinTerms, matchTokenRange, rebucket, splitTerms } from './searchModel';
+import { ShownSearch, joinTerms, matchTokenRange, rebucket, replaySearch, splitTerms } from './searchModel';
 import type {
   OccurrenceRow,
   OccurrencesReply,
@@ -127,6 +127,7 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
         resource: ds.root,
         taps: this.taps,
         log: this.services.log,
+        memory: this.services.context.globalState,
       });
       p = this.adopt(host, ds.root, ds);
     } else {
@@ -167,6 +168,7 @@ export class SearchPanels implements vscode.WebviewPanelSerializer<SearchPanelSt
       resource: root,
       taps: this.taps,
       log: this.services.log,
+      memory: this.services.context.globalState,
     });
     const p = this.adopt(host, root);
     try {
@@ -205,14 +207,9 @@ function panelSpec(root: string) {
 }
 
 /** The search that is shown (or running) in a panel. */
-interface CurrentSearch {
-  id: number;
-  form: SearchForm;
-  terms: string[];
+interface CurrentSearch extends ShownSearch {
   options: SearchOptions;
-  per: number;
   controller: AbortController;
-  result?: CountResult;
 }
 
 /** The occurrence list being loaded for one (search, term, bucket). */
@@ -273,11 +270,8 @@ export class SearchPanel {
       dataset: this.info(ds),
       form: this.form ?? { text: '', word: false, ignoreCase: false, ids: false, per: null },
     });
-    const c = this.current;
-    if (c) {
-      this.host.post({ type: 'started', searchId: c.id, form: c.form, terms: c.terms, per: c.per });
-      if (c.result) this.host.post({ type: 'done', searchId: c.id, result: c.result, ms: 0 });
-    }
+    // The page was rebuilt: draw the search again as it stands (a cancelled one keeps its partial chart).
+    if (this.current) for (const m of replaySearch(this.current)) this.host.post(m);
   }
 
   /** Shows the form (focus stays in the panel). */
@@ -361,7 +355,7 @@ export class SearchPanel {
       );
     const controller = new AbortController();
     const prev = this.current;
-    const cur: CurrentSearch = { id, form, terms, options, per, controller };
+    const cur: CurrentSearch = { id, form, terms, options, per, controller, state: 'running' };
     this.current = cur;
     this.host.post({ type: 'started', searchId: id, form, terms, per });
     this.services.log.info(`search ${id} in ${ds.root}: ${JSON.stringify(terms)} ${JSON.stringify(options)} per ${per}`);
@@ -386,6 +380,7 @@ export class SearchPanel {
       return o;
     }
     if (opts.cacheOnly) {
+      cur.state = 'cancelled';
       this.host.post({ type: 'cancelled', searchId: id });
       this.resolveDrawn(id, { buckets: 0, series: 0 });
       return outcome({ terms, cached: false, status: 'cancelled' });
@@ -401,15 +396,23 @@ export class SearchPanel {
         onProgress: (p) => {
           const now = performance.now();
           // Post at most every PROGRESS_MS, but at once when a shard finished (new counts for the curve).
-          if (this.current !== cur || (now - lastPost < PROGRESS_MS && p.shardsDone === lastShards)) return;
+          if (this.current !== cur || cur.state !== 'running' || (now - lastPost < PROGRESS_MS && p.shardsDone === lastShards)) return;
           lastPost = now;
           lastShards = p.shardsDone;
           if (p.shardsDone > 0) firstPartialMs ??= now - t0;
           const { partial, ...progress } = p;
+          cur.partial = { counts: partial, progress };
           this.host.post({ type: 'progress', searchId: id, partial, progress });
         },
       });
-      if (this.current !== cur || controller.signal.aborted) return outcome({ terms, cached: false, status: 'superseded' });
+      if (this.current !== cur) return outcome({ terms, cached: false, status: 'superseded' });
+      if (controller.signal.aborted) {
+        // Cancel came as the last shard finished: the counts are whole, but Cancel was said.
+        cur.state = 'cancelled';
+        this.host.post({ type: 'cancelled', searchId: id });
+        this.resolveDrawn(id, { buckets: 0, series: 0 });
+        return outcome({ terms, cached: false, status: 'cancelled' });
+      }
       const scanMs = performance.now() - t0;
       const o = this.finish(cur, result, t0, drawn);
       // The result is on screen already; the command resolves once it is cached (so a caller never races the write).
@@ -421,13 +424,18 @@ export class SearchPanel {
     } catch (err) {
       if (err instanceof CancelledError || controller.signal.aborted) {
         if (this.current === cur) {
+          cur.state = 'cancelled';
           this.host.post({ type: 'cancelled', searchId: id });
           this.resolveDrawn(id, { buckets: 0, series: 0 });
         }
         return outcome({ terms, cached: false, status: this.current === cur ? 'cancelled' : 'superseded' });
       }
       this.services.log.error(`search ${id}: ${(err as Error).message}`);
-      if (this.current === cur) return fail((err as Error).message);
+      if (this.current === cur) {
+        cur.state = 'failed';
+        cur.error = (err as Error).message;
+        return fail(cur.error);
+      }
       return outcome({ terms, cached: false, status: 'superseded' });
     }
   }
@@ -440,6 +448,7 @@ export class SearchPanel {
     cached?: { savedAt: number; scanMs: number },
   ): SearchOutcome {
     cur.result = result;
+    cur.state = 'done';
     const ms = performance.now() - t0;
     this.host.post({ type: 'done', searchId: cur.id, result, ms, cached });
     this.services.log.info(
@@ -466,7 +475,12 @@ export class SearchPanel {
 
   /** Cancels the running scan (the Cancel button): its partial counts stay on screen, nothing is cached. */
   cancel(): void {
-    this.current?.controller.abort();
+    const c = this.current;
+    if (!c || c.state !== 'running') return;
+    // Said at once: the scan stops at its next check of the signal, which can take a moment.
+    c.state = 'cancelling';
+    this.host.post({ type: 'cancelling', searchId: c.id });
+    c.controller.abort();
   }
 
   private async onMessage(m: SearchFromWebview): Promise<void> {

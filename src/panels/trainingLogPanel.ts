@@ -17,7 +17,14 @@ import type { Dataset } from '../core/dataset';
 import { CancelledError } from '../core/errors';
 import { fmt } from '../core/units';
 import { STAT_DEFINITIONS, StatColumn, StatsCalculator, statValue } from '../core/stats';
-import { STEP_CONVENTION_TEXT, StepConvention, TrainingLog, describeLog, stepToUpdate } from '../core/trainingLog/parse';
+import {
+  STEP_CONVENTION_TEXT,
+  StepConvention,
+  TrainingLog,
+  describeLog,
+  parseStepConvention,
+  stepToUpdate,
+} from '../core/trainingLog/parse';
 import { SPIKE_DEFAULTS, Spike, chartSeries, findSpikes, spikeScores } from '../core/trainingLog/spikes';
 import type { Services } from '../services';
 
@@ -35,7 +42,7 @@ type Host = PanelHost<TrainingLogProtocol>;
 
 /** The reading of `tokenShards.trainingLog.stepConvention`. */
 export function stepConvention(services: Services): StepConvention {
-  return services.setting<string>('trainingLog.stepConvention') === 'update' ? 'update' : 'after';
+  return parseStepConvention(services.setting<string>('trainingLog.stepConvention'));
 }
 
 /** One training-log panel: a parsed log drawn against a dataset's updates. */
@@ -60,7 +67,7 @@ export class TrainingLogPanel {
         script: 'trainingLog',
         styles: ['workbench.css', 'chart.css', 'dist/media/uPlot.min.css'],
       },
-      { resource: ds?.root, taps, log: services.log },
+      { resource: ds?.root, taps, log: services.log, memory: services.context.globalState },
     );
     return new TrainingLogPanel(services, log, ds, host);
   }

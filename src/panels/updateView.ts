@@ -207,6 +207,7 @@ class UpdatePanel {
       resource: root,
       taps: owner.taps,
       log: owner.services.log,
+      memory: owner.services.context.globalState,
     });
     this.host.onReady(() => this.onReady());
     this.host.onMessage((m) => void this.onMessage(m));

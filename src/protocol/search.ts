@@ -67,6 +67,11 @@ export interface SearchDoneToWebview {
   ms: number;
   cached?: { savedAt: number; scanMs: number };
 }
+/** Host → webview: Cancel was pressed; the scan stops at its next check (then `cancelled`). */
+export interface SearchCancellingToWebview {
+  type: 'cancelling';
+  searchId: number;
+}
 /** Host → webview: the scan was cancelled (partial counts stay on screen, marked as such). */
 export interface SearchCancelledToWebview {
   type: 'cancelled';
@@ -102,6 +107,7 @@ export type SearchToWebview =
   | SearchStartedToWebview
   | SearchProgressToWebview
   | SearchDoneToWebview
+  | SearchCancellingToWebview
   | SearchCancelledToWebview
   | SearchErrorToWebview
   | SearchSelectToWebview

@@ -229,6 +229,25 @@ export class Workbench {
   }
 
   /**
+   * The commands the F1 palette lists for `query`, top first (what Enter would run is the first),
+   * as their labels read; closes the palette again. Through the one palette mechanism ({@link palette}).
+   */
+  async paletteCommands(query: string): Promise<string[]> {
+    const widget = this.page.locator('.quick-input-widget');
+    return this.palette(query, async () => {
+      await this.page.keyboard.press('F1');
+      await widget.waitFor({ state: 'visible', timeout: 10_000 });
+      await widget.locator('.quick-input-box input').fill(`>${query}`, { timeout: 5_000 });
+      const rows = widget.locator('.quick-input-list .monaco-list-row');
+      await rows.first().waitFor({ state: 'visible', timeout: 10_000 });
+      await this.page.waitForTimeout(300); // the list settles its order after the last keystroke
+      const labels = await rows.locator('.label-name').allTextContents();
+      await this.page.keyboard.press('Escape');
+      return labels.map((l) => l.replace(/\s+/g, ' ').trim());
+    });
+  }
+
+  /**
    * Runs `command`, waits for its own input box (titled with `title`, replacing the palette) and
    * hands the quick-input widget to `use` (checks and typing before Enter; it may run more than
    * once). A palette or input box closed early is reopened by running the command again

@@ -49,6 +49,9 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
 
   it('palette → Search Stream… → "whale, Ahab" → the chart draws both series', async () => {
     const w = wb!;
+    // "Search Stream" + Enter runs Search Stream…: it is listed first, above the selection command.
+    const listed = await w.paletteCommands('Token Shards: Search Stream');
+    assert.strictEqual(listed[0], 'Token Shards: Search Stream…', listed.join(' | '));
     const box = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => b);
     const input = box.locator('.quick-input-box input');
     await input.pressSequentially('whale, Ahab', { delay: 30 });
@@ -96,6 +99,15 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     await w.runCommand('View: Close Primary Side Bar');
     await w.page.waitForTimeout(800);
     await w.screenshot('search-panel');
+    // Raw counts: the y axis and the screen-reader caption say counts, not "per million tokens".
+    const caption = () => frame.locator('.chart-table caption').textContent();
+    assert.match((await caption()) ?? '', /per million tokens/);
+    await frame.locator('vscode-checkbox', { hasText: 'Raw counts' }).click();
+    await w.page.waitForTimeout(800);
+    assert.match((await caption()) ?? '', /raw counts/);
+    assert.doesNotMatch((await caption()) ?? '', /per million/);
+    await w.screenshot('search-panel-raw-counts');
+    await frame.locator('vscode-checkbox', { hasText: 'Raw counts' }).click();
   });
 
   it("keyboard: the chart cursor moves between buckets, Enter lists the bucket's occurrences", async () => {

@@ -75,7 +75,10 @@ interface FixturesJson {
 interface InfoJson {
   format: string;
   dtype: string;
-  files: { path: string; header_bytes: number; tokens: number }[] | number;
+  /** How many files form the stream. */
+  files: number;
+  /** The files in stream order. */
+  stream_files: { path: string; header_bytes: number; tokens: number }[];
   stored_tokens: number;
   documents: number | null;
   tokenizer: string | null;
@@ -217,16 +220,16 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
           {
             format: info.format,
             dtype: info.dtype,
-            files: Array.isArray(info.files)
-              ? info.files.map((f) => ({ path: path.resolve(f.path), header_bytes: f.header_bytes, tokens: f.tokens }))
-              : info.files,
+            files: info.files,
+            stream_files: info.stream_files.map((f) => ({ path: path.resolve(f.path), header_bytes: f.header_bytes, tokens: f.tokens })),
             stored_tokens: info.stored_tokens,
             documents: info.documents,
           },
           {
             format: ref.format,
             dtype: ref.dtype,
-            files: ref.files.map((f) => ({ path: path.resolve(f.path), header_bytes: f.header_bytes, tokens: f.tokens })),
+            files: ref.files.length,
+            stream_files: ref.files.map((f) => ({ path: path.resolve(f.path), header_bytes: f.header_bytes, tokens: f.tokens })),
             stored_tokens: ref.stored_tokens,
             documents: ref.documents,
           },

@@ -8,8 +8,10 @@ import * as assert from 'assert';
 import { execFileSync } from 'child_process';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
-import { codePointLabel, hasInvisibles, invisibleMark, visibleRuns, visibleText } from '../../src/core/invisibles';
-import { repoRoot } from './fixtures';
+import { openDataset } from '../../src/core/dataset';
+import { codePointLabel, endsWithBase, hasInvisibles, invisibleMark, visibleRuns, visibleText } from '../../src/core/invisibles';
+import { loadTokenizer } from '../../src/core/tokenizer';
+import { repoRoot, sampleDir } from './fixtures';
 
 /**
  * The invisible and control characters the shard editor must show, as code points: the edge-document script's list (the one the
@@ -77,5 +79,40 @@ describe('invisible characters: one display helper', () => {
     assert.strictEqual(visibleText(' a', { whitespace: false }), ' a');
     assert.strictEqual(visibleText('\u200b', { marks: false }), '\u200b');
     assert.ok(!visibleText('\r').includes('\u240d'));
+  });
+});
+
+describe('a combining mark split from its base by the tokenizer', function () {
+  this.timeout(60_000);
+
+  it('" e" + U+0301 from the real dolma2 tokenizer: the mark has its base; at a document start or after a control it has none', async () => {
+    const ds = await openDataset(sampleDir());
+    const tok = await loadTokenizer(ds.tokenizerFile!);
+    const text = 'caf e\u0301 and cafe\u0301s';
+    const ids = await tok.encode(text);
+    const pieces = tok.pieces(ids).map((p) => p.text);
+    assert.strictEqual(pieces.join(''), text, 'the pieces decode to the text');
+    assert.ok(
+      pieces.some((p) => /^\p{M}/u.test(p)),
+      `the tokenizer splits a mark from its base (pieces ${JSON.stringify(pieces)})`,
+    );
+    // Drawn token by token as the Documents view does, each piece knowing what came before it.
+    let base = false;
+    const marks: string[] = [];
+    for (const p of pieces) {
+      for (const r of visibleRuns(p, { baseBefore: base })) if (!('text' in r)) marks.push(r.title);
+      base = endsWithBase(p, base);
+    }
+    assert.deepStrictEqual(marks, [], 'no mark is boxed');
+    // Without a base: the start of a text, after a newline, after a control character.
+    for (const s of ['\u0301x', 'a\n\u0301', 'a\u0007\u0301', 'a\u200b\u0301']) {
+      const lone = visibleRuns(s, { baseBefore: true }).filter((r) => !('text' in r) && /no base/.test(r.title));
+      assert.strictEqual(lone.length, s.startsWith('\u0301') ? 0 : 1, JSON.stringify(s));
+    }
+    assert.strictEqual(visibleRuns('\u0301').length, 1);
+    assert.ok(!('text' in visibleRuns('\u0301')[0]), 'a text starting with a mark (a document start): boxed');
+    assert.strictEqual(endsWithBase('a\n'), false);
+    assert.strictEqual(endsWithBase('', true), true);
+    assert.strictEqual(endsWithBase('\u0301'), false, 'a boxed mark is no base');
   });
 });

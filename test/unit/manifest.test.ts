@@ -18,7 +18,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { openDataset } from '../../src/core/dataset';
-import { MAX_SHARD_PATH_CHARS, MAX_TOKEN_ID, SHARD_MANIFEST, parseShardManifest } from '../../src/core/manifest';
+import { MAX_SHARD_PATH_CHARS, MAX_TOKEN_ID, SHARD_MANIFEST, hasShardsPresent, parseShardManifest } from '../../src/core/manifest';
 import { DEFAULT_SCHEDULE } from '../../src/core/schedule';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
 
@@ -212,5 +212,31 @@ describe('manifest faults found by bad-input testing', function () {
     const ds = await openDataset(variant(good, { 'manifest.json': JSON.stringify({ eos_token_id: MAX_TOKEN_ID + 1 }) }));
     assert.strictEqual(ds.settings.eosTokenId, DEFAULT_SCHEDULE.eosTokenId);
     assert.match(ds.problems[0].message, /eos_token_id = 4294967296 is not a token id \(an integer 0\.\.4,294,967,295\)/);
+  });
+});
+
+describe('datasets worth choosing: shards present', () => {
+  it('the sample has its shards; a copy holding only the manifest (a source/ folder) has none', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-present-'));
+    try {
+      assert.strictEqual(await hasShardsPresent(sampleDir()), true);
+      const only = path.join(tmp, 'source');
+      fs.mkdirSync(only);
+      fs.copyFileSync(path.join(sampleDir(), SHARD_MANIFEST), path.join(only, SHARD_MANIFEST));
+      assert.strictEqual(await hasShardsPresent(only), false);
+      // One shard back (the last one listed): present again.
+      const lines = fs.readFileSync(path.join(only, SHARD_MANIFEST), 'utf8').trim().split('\n');
+      const last = (JSON.parse(lines[lines.length - 1]) as { shard: string }).shard;
+      fs.mkdirSync(path.dirname(path.join(only, last)), { recursive: true });
+      fs.copyFileSync(path.join(sampleDir(), last), path.join(only, last));
+      assert.strictEqual(await hasShardsPresent(only), true);
+      // A folder with the shard's name is no shard; no manifest at all is no dataset.
+      fs.rmSync(path.join(only, last));
+      fs.mkdirSync(path.join(only, last));
+      assert.strictEqual(await hasShardsPresent(only), false);
+      assert.strictEqual(await hasShardsPresent(tmp), false);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });

@@ -127,7 +127,7 @@ describe('navigation input validation', function () {
     });
     it('names the last stored token as the look-ahead token', () => {
       const v = ok(validateOffsetInput(String(stored - 1), ds));
-      assert.ok(v.detail.endsWith("the look-ahead token (target of the last update's last position)"), v.detail);
+      assert.ok(v.detail.endsWith("look-ahead token (the target of the last update's last position)"), v.detail);
     });
     it('rejects past the end, naming the range', () => {
       assert.strictEqual(

@@ -2,8 +2,14 @@
  * The dataset card's Python reference reader (scripts/reference_reader.py, the card's snippet
  * verbatim), run through `python3` + numpy, as the ground truth for tests. Helpers only wrap it
  * to take arguments and print JSON.
+ *
+ * Every reference run goes through {@link python3Cached}: its output is kept in a git-ignored
+ * folder (`.cache/references/`), keyed by the content of the data it reads and of the reference
+ * scripts, so a second test run reads the same answer without running Python again.
  */
 import { execFileSync } from 'child_process';
+import * as crypto from 'crypto';
+import * as fs from 'fs';
 import * as path from 'path';
 import { repoRoot } from './fixtures';
 
@@ -14,8 +20,76 @@ sys.path.insert(0, ${JSON.stringify(SCRIPTS)})
 from reference_reader import tokens
 `;
 
+/** Where reference outputs are kept (git-ignored); TSI_REFERENCE_CACHE=0 turns the cache off. */
+export const REFERENCE_CACHE_DIR = path.join(repoRoot(), '.cache', 'references');
+
+/** sha256 of a file's bytes, remembered for this process by (path, size, mtime, inode). */
+const fileDigests = new Map<string, string>();
+function fileDigest(file: string, st: fs.Stats): string {
+  const key = `${file}|${st.size}|${st.mtimeMs}|${st.ino}`;
+  let d = fileDigests.get(key);
+  if (!d) {
+    d = crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+    fileDigests.set(key, d);
+  }
+  return d;
+}
+
+/** Files above this size are not hashed: reading them costs more than the reference run (the sparse 4 GiB fixture). */
+const MAX_HASHED_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Feeds the content of `p` (a file, or every file under a folder, by relative path in sorted
+ * order) into `h`. Returns false, having stopped, when a file is larger than {@link MAX_HASHED_FILE_BYTES}.
+ */
+function hashContent(h: crypto.Hash, p: string, rel = ''): boolean {
+  const st = fs.statSync(p);
+  if (st.isDirectory())
+    return fs
+      .readdirSync(p)
+      .sort()
+      .every((e) => hashContent(h, path.join(p, e), rel ? `${rel}/${e}` : e));
+  if (st.size > MAX_HASHED_FILE_BYTES) return false;
+  h.update(`${rel}\0${fileDigest(p, st)}\0`);
+  return true;
+}
+
+/**
+ * Runs `python3 ...args` and returns its stdout, from the cache when the same reference already
+ * ran on the same data. The key is the sha256 of: `args` with each of `inputs` replaced by a
+ * placeholder (so a fresh temporary copy of the same data hits), the content of each of `inputs`
+ * (files, or folders hashed file by file), and the content of every `scripts/*.py` (the reference
+ * scripts and the card's reader). `inputs` must name everything the run reads besides those scripts.
+ * Runs on data holding a file over 256 MiB are not cached (hashing it would cost more than the run).
+ */
+export function python3Cached(args: string[], inputs: string[], opts: { maxBuffer?: number } = {}): string {
+  const run = () => execFileSync('python3', args, { encoding: 'utf8', maxBuffer: opts.maxBuffer ?? 1 << 30 });
+  if (process.env.TSI_REFERENCE_CACHE === '0') return run();
+  const h = crypto.createHash('sha256');
+  const abs = inputs.map((p) => path.resolve(p));
+  h.update(JSON.stringify(args.map((a) => abs.reduce((s, p, i) => s.split(p).join(`<input ${i}>`), a))));
+  if (!abs.every((p) => hashContent(h.update('\0input\0'), p))) return run();
+  for (const f of fs
+    .readdirSync(SCRIPTS)
+    .filter((f) => f.endsWith('.py'))
+    .sort())
+    hashContent(h.update(`\0${f}\0`), path.join(SCRIPTS, f));
+  const file = path.join(REFERENCE_CACHE_DIR, `${h.digest('hex')}.out`);
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    const out = run();
+    fs.mkdirSync(REFERENCE_CACHE_DIR, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, out);
+    fs.renameSync(tmp, file); // whole or not at all
+    return out;
+  }
+}
+
+/** Runs the card's reader with `body`; `args[0]` is the dataset root (the data it reads). */
 function runPython(body: string, args: string[]): string {
-  return execFileSync('python3', ['-c', READER + body, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  return python3Cached(['-c', READER + body, ...args], [args[0]]);
 }
 
 /** Global tokens `[start, start+n)` read by the reference reader. */

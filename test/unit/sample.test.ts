@@ -12,13 +12,14 @@
  * The sample is made (in REPO/sample, as `npm run sample` does) when missing or out of date.
  */
 import * as assert from 'assert';
-import { execFileSync, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import { repoRoot } from './fixtures';
+import { python3Cached } from './pyref';
 import { parseShardManifest, readSideFile, validateShardFiles, ManifestProblem } from '../../src/core/manifest';
 import { diagnoseIds } from '../../src/core/tokenizer';
 
@@ -108,7 +109,7 @@ batch = tokens(root, G * k, G + 1)
 x, y = batch[:-1].reshape(128, 1024), batch[1:].reshape(128, 1024)
 print(json.dumps({"sha": hashlib.sha256(batch.astype("<u4").tobytes()).hexdigest(), "x": list(x.shape), "y": list(y.shape)}))
 `;
-  return JSON.parse(execFileSync('python3', ['-c', script, root, String(k)], { encoding: 'utf8' }));
+  return JSON.parse(python3Cached(['-c', script, root, String(k)], [root]));
 }
 
 const shaOfTokens = (ids: Uint32Array): string => {

@@ -3,7 +3,7 @@
  * sequence r is [G·k + L·r, G·k + L·(r+1)); updates = floor((stored − 1) / G).
  */
 import * as assert from 'assert';
-import { Schedule, DEFAULT_SCHEDULE, describeUpdate } from '../../src/core/schedule';
+import { Schedule, DEFAULT_SCHEDULE, PAST_LAST_UPDATE_TEXT, describeUpdate } from '../../src/core/schedule';
 import { parseNumberInput } from '../../src/core/numbers';
 
 const CARD_STORED = 2097 * 25_000_000 + 3_800_001; // shard counts and sizes from the dataset card
@@ -32,6 +32,20 @@ describe('schedule', () => {
     assert.throws(() => s.updateRange(-1), /outside/);
     assert.throws(() => s.updateRange(1.5), /outside/);
     assert.deepStrictEqual(s.position(CARD_STORED - 1), { lookAhead: true });
+  });
+
+  it('only one token is the look-ahead token; the ones after it are not trained', () => {
+    // 42,000 more tokens than the card's stream: still 400,000 updates (the card's update count).
+    const tail = new Schedule(DEFAULT_SCHEDULE, CARD_STORED + 42_000);
+    assert.strictEqual(tail.numUpdates, 400_000);
+    // The card reads update k as tokens(root, G*k, G+1): the last token read by update 399,999.
+    const lastRead = 131_072 * 399_999 + 131_072;
+    assert.strictEqual(tail.pastLastUpdate(lastRead - 1), undefined, 'inside the last update');
+    assert.strictEqual(tail.pastLastUpdate(lastRead), 'lookAhead');
+    for (const o of [lastRead + 1, lastRead + 2, CARD_STORED + 41_999]) assert.strictEqual(tail.pastLastUpdate(o), 'untrained', String(o));
+    assert.strictEqual(PAST_LAST_UPDATE_TEXT.untrained, 'after the last update (not trained)');
+    // A stream shorter than one update has no look-ahead token.
+    assert.strictEqual(new Schedule(DEFAULT_SCHEDULE, 131_072).pastLastUpdate(0), 'untrained');
   });
 
   it('sequences tile the update with 1,024 tokens each (not 1,025)', () => {

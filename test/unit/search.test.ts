@@ -6,7 +6,7 @@
  * ZWJ, CJK, shard edges, EOS, overlaps, odd tokenizations, invalid UTF-8, --ids runs).
  */
 import * as assert from 'assert';
-import { execFileSync, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -28,6 +28,7 @@ import {
   parseTerms,
 } from '../../src/core/search';
 import { cliPath, repoRoot, runCli, sampleDir } from './fixtures';
+import { python3Cached } from './pyref';
 import * as crypto from 'crypto';
 
 interface RefCounts {
@@ -37,8 +38,7 @@ interface RefCounts {
 
 function reference(root: string, terms: string[], o: SearchOptions, mode: 'counts' | 'offsets', G: number): unknown {
   const flags = [o.word && '--word', o.ignoreCase && '--ignore-case', o.ids && '--ids'].filter(Boolean) as string[];
-  const out = execFileSync(
-    'python3',
+  const out = python3Cached(
     [
       path.join(repoRoot(), 'scripts', 'reference_search.py'),
       root,
@@ -50,7 +50,7 @@ function reference(root: string, terms: string[], o: SearchOptions, mode: 'count
       '--mode',
       mode,
     ],
-    { encoding: 'utf8', maxBuffer: 1 << 30 },
+    [root],
   );
   return JSON.parse(out);
 }

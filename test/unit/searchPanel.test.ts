@@ -12,7 +12,7 @@ import * as path from 'path';
 import { openDataset } from '../../src/core/dataset';
 import type { CountResult } from '../../src/core/search';
 import { SearchCache, datasetFingerprint, searchKey } from '../../src/panels/searchCache';
-import { joinTerms, rebucket, splitTerms } from '../../src/panels/searchModel';
+import { joinTerms, rebucket, replaySearch, splitTerms } from '../../src/panels/searchModel';
 import { sampleDir } from './fixtures';
 
 /** A count result with pseudo-random counts (seeded), `updates` updates in buckets of `per`. */
@@ -153,5 +153,63 @@ describe('search panel: terms, buckets, cache', () => {
           .sort(),
       );
     });
+  });
+});
+
+describe('search panel: a page rebuilt after Cancel draws the search as it stands', () => {
+  const form = { text: 'whale, Ahab', word: false, ignoreCase: false, ids: false, per: null };
+  const counts = syntheticResult(40, 4, ['whale', 'Ahab']);
+  const progress = {
+    shardsDone: 3,
+    shardsTotal: 10,
+    bytesDone: 3_000_000,
+    bytesTotal: 10_000_000,
+    tokensDone: 750_000,
+    tokensTotal: 2_359_297,
+    bytesPerSecond: 1e6,
+    etaMs: 7000,
+  };
+  const base = { id: 7, form, terms: ['whale', 'Ahab'], per: 4 };
+
+  it('cancelled: started, its partial chart, cancelled — never a search left running', () => {
+    const msgs = replaySearch({ ...base, state: 'cancelled', partial: { counts, progress } });
+    assert.deepStrictEqual(
+      msgs.map((m) => m.type),
+      ['started', 'progress', 'cancelled'],
+    );
+    const p = msgs[1] as Extract<(typeof msgs)[number], { type: 'progress' }>;
+    assert.strictEqual(p.partial, counts, 'the partial counts drawn before Cancel');
+    assert.ok(msgs.every((m) => !('searchId' in m) || m.searchId === 7));
+  });
+
+  it('cancelling, running, done, failed, and a cancelled cache-only restore', () => {
+    assert.deepStrictEqual(
+      replaySearch({ ...base, state: 'cancelling', partial: { counts, progress } }).map((m) => m.type),
+      ['started', 'progress', 'cancelling'],
+    );
+    assert.deepStrictEqual(
+      replaySearch({ ...base, state: 'running', partial: { counts, progress } }).map((m) => m.type),
+      ['started', 'progress'],
+    );
+    assert.deepStrictEqual(
+      replaySearch({ ...base, state: 'running' }).map((m) => m.type),
+      ['started'],
+    );
+    const done = replaySearch({ ...base, state: 'done', result: counts, partial: { counts, progress } });
+    assert.deepStrictEqual(
+      done.map((m) => m.type),
+      ['started', 'done'],
+    );
+    assert.deepStrictEqual(
+      replaySearch({ ...base, state: 'failed', error: 'shard 3 is gone' }).map((m) => [m.type, 'message' in m ? m.message : '']),
+      [
+        ['started', ''],
+        ['error', 'shard 3 is gone'],
+      ],
+    );
+    assert.deepStrictEqual(
+      replaySearch({ ...base, state: 'cancelled' }).map((m) => m.type),
+      ['started', 'cancelled'],
+    );
   });
 });

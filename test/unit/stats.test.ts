@@ -12,12 +12,13 @@ import { Dataset, openDataset } from '../../src/core/dataset';
 import { STATS_CSV_HEADER, STAT_COLUMNS, StatsCalculator, UpdateStats, computeUpdateStats, robustZ, statValue } from '../../src/core/stats';
 import { loadTokenizer } from '../../src/core/tokenizer';
 import { repoRoot, runCli, sampleDir } from './fixtures';
+import { python3Cached } from './pyref';
 
 /** Records from the numpy reference for updates k1..k2. */
 export function pyStats(root: string, k1: number, k2: number, tokenizer?: string): UpdateStats[] {
   const args = [path.join(repoRoot(), 'scripts', 'reference_stats.py'), path.resolve(root), String(k1), String(k2)];
   if (tokenizer) args.push('--tokenizer', tokenizer);
-  return JSON.parse(execFileSync('python3', args, { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  return JSON.parse(python3Cached(args, tokenizer ? [root, tokenizer] : [root]));
 }
 
 /** The stats fixture root, made by its script. */

@@ -8,7 +8,14 @@ import * as assert from 'assert';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { describeLog, outOfRangeSteps, parseTrainingLog, stepToUpdate } from '../../src/core/trainingLog/parse';
+import {
+  describeLog,
+  outOfRangeSteps,
+  parseStepConvention,
+  parseTrainingLog,
+  stepReadings,
+  stepToUpdate,
+} from '../../src/core/trainingLog/parse';
 import { chartSeries, findSpikes, spikeScores } from '../../src/core/trainingLog/spikes';
 import { DataError } from '../../src/core/errors';
 import { repoRoot } from './fixtures';
@@ -131,5 +138,27 @@ describe('training logs and spike detection', function () {
     );
     const chart = chartSeries(log.steps, log.losses, 'after', 100);
     assert.ok(chart.x.length <= 2 * 100 + 10 && chart.x.includes(3332));
+  });
+});
+
+describe('"step k" has one reading everywhere (training log, hover, Go to Update)', () => {
+  it('the setting picks the first reading; the other comes second, only inside the stream', () => {
+    const n = 400_000; // the dataset card's updates
+    // The training log maps logged step 55,050 to update 55,049 under the default: the hover and Go to Update say the same first.
+    assert.strictEqual(parseStepConvention(undefined), 'after');
+    assert.strictEqual(parseStepConvention('update'), 'update');
+    assert.strictEqual(parseStepConvention('bogus'), 'after');
+    for (const conv of ['after', 'update'] as const) {
+      const readings = stepReadings(55_050, conv, n);
+      assert.strictEqual(readings[0], stepToUpdate(55_050, conv));
+      assert.deepStrictEqual(
+        [...readings].sort((a, b) => a - b),
+        [55_049, 55_050],
+      );
+    }
+    assert.deepStrictEqual(stepReadings(55_050, 'after', n), [55_049, 55_050]);
+    assert.deepStrictEqual(stepReadings(0, 'after', n), [0], 'step 0 after zero updates is no update');
+    assert.deepStrictEqual(stepReadings(n, 'update', n), [n - 1]);
+    assert.deepStrictEqual(stepReadings(n + 1, 'update', n), []);
   });
 });

@@ -89,6 +89,15 @@ describe('token-id hover', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
+  it('bidi controls in a decoded list are marks and reorder nothing (abc, U+202E, " def", U+200F, abc)', async () => {
+    const ids = await tok.encode('abc\u202e def\u200fabc');
+    assert.strictEqual(tok.decode(ids), 'abc\u202e def\u200fabc');
+    const doc = await untitled(`${JSON.stringify(ids)}\n`);
+    const md = await settledHover(doc, posOf(doc, String(ids[1]), 1));
+    assert.ok(!/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(md), `a bidi control reached the hover: ${JSON.stringify(md)}`);
+    assert.ok(md.includes(codeBlock('abc⟨RLO⟩ def⟨RLM⟩abc')), md);
+  });
+
   it('decodes a JSON array of real ids spanning lines (the first hovers may say "Loading tokenizer…")', async () => {
     const ids = stream.slice(eosAt + 1, eosAt + 41);
     const doc = await untitled(JSON.stringify({ input_ids: ids }, null, 2), 'json');
@@ -97,7 +106,7 @@ describe('token-id hover', function () {
     for (const s of seen) assert.match(s, /Loading tokenizer…/);
     const expected = tok.decode(ids);
     assert.strictEqual(expected, await tok.libraryDecode(ids));
-    assert.ok(md.includes(codeBlock(expected)), `decoded list missing:\n${md}`);
+    assert.ok(md.includes(codeBlock(visibleWhitespace(expected, { whitespace: false }))), `decoded list missing:\n${md}`);
     assert.ok(unescape(md).includes(`${ids.length} tokens`), md);
     assert.ok(unescape(md).includes(`**Token ${ids[5]}**`), md);
     assert.ok(md.includes(codeBlock(visiblePiece(tok.pieces([ids[5]])[0]))), md);
@@ -247,9 +256,15 @@ describe('token-id hover', function () {
       ),
       md,
     );
+    // "Step k" under the default setting (stepConvention 'after', as the training log reads it):
+    // the headline is update k − 1, whose range is the dataset card's [G·(k−1), G·k); update k is offered second.
     const step = unescape(await settledHover(doc, posOf(doc, 'Step')));
+    const [before] = ds.schedule.updateRange(k - 1);
+    const headline = step.indexOf(`Global tokens [${fmt(before)}, ${fmt(start)})`);
+    assert.ok(headline >= 0, step);
     assert.ok(step.includes(`after ${fmt(k)} updates`), step);
-    assert.ok(step.includes(`Open update ${fmt(k - 1)}`), step);
+    assert.ok(step.indexOf(`Open update ${fmt(k - 1)}`) < step.indexOf(`Open update ${fmt(k)}`), step);
+    assert.ok(step.indexOf('Other reading') > headline, step);
     const out = unescape(await settledHover(await untitled(`update ${ds.schedule.numUpdates + 5}\n`), new vscode.Position(0, 8)));
     assert.ok(out.includes(`holds updates 0..${fmt(ds.schedule.numUpdates - 1)}`), out);
   });

@@ -6,6 +6,7 @@
 import { count, fmt } from '../common';
 import type { ShardInitToWebview } from '../../src/protocol/shard';
 import { visibleText } from '../../src/core/invisibles';
+import { PAST_LAST_UPDATE_TEXT } from '../../src/core/schedule';
 import type { ShardState } from './state';
 import { documentLabel, lengthText, showOffset } from './views';
 import type { TipRow } from './tooltip';
@@ -19,7 +20,7 @@ export function positionText(st: ShardState, o: number): string {
     const g = init.globalStart + o;
     parts.push(`Token ${fmt(g)} (shard offset ${fmt(o)})`);
     const pos = st.schedule?.position(g);
-    if (pos?.lookAhead) parts.push('look-ahead token (after the last update)');
+    if (pos?.lookAhead) parts.push(PAST_LAST_UPDATE_TEXT[st.schedule!.pastLastUpdate(g)!]);
     else if (pos) parts.push(`update ${fmt(pos.update!)} · seq ${fmt(pos.sequence!)} · pos ${fmt(pos.position!)}`);
   } else {
     parts.push(`Token ${fmt(o)}`);
@@ -126,7 +127,7 @@ export function tipRows(st: ShardState, o: number, n: number, seq?: string): Tip
   rows.push([init.globalStart !== undefined ? 'shard offset' : 'offset', fmt(o)]);
   if (st.schedule && init.globalStart !== undefined) {
     const pos = st.schedule.position(init.globalStart + o);
-    if (pos.lookAhead) rows.push(['update', 'none: look-ahead token after the last update']);
+    if (pos.lookAhead) rows.push(['update', `none: ${PAST_LAST_UPDATE_TEXT[st.schedule.pastLastUpdate(init.globalStart + o)!]}`]);
     else {
       rows.push(['update', `${fmt(pos.update!)} (0-based)`]);
       rows.push(['sequence', fmt(pos.sequence!)]);

@@ -6,6 +6,7 @@
  * Every token's element carries `data-o` (local offset) and `data-n` (tokens it covers).
  */
 import { count, h, fmt, visibleNodes } from '../common';
+import { endsWithBase } from '../../src/core/invisibles';
 import { visibleText } from '../../src/core/invisibles';
 import type { ShardHighlight, ShardView } from '../../src/protocol/shard';
 import { Block, DocInfo, Numbering, PageData } from './model';
@@ -169,6 +170,9 @@ function renderText(block: Block, page: PageData, ctx: ViewContext): HTMLElement
     el.append(h('span', { class: 'wrap', 'aria-hidden': 'true', title: SOFT_BREAK_TITLE }));
   }
   let o = block.start;
+  // Can the text so far carry a combining mark at the start of the next token? Not at a document
+  // start; a soft break continues the line before it.
+  let base = !!block.midLine;
   while (o < block.end) {
     let n = page.groupSize(o);
     if (n === 0) {
@@ -181,8 +185,9 @@ function renderText(block: Block, page: PageData, ctx: ViewContext): HTMLElement
     const span = h(
       'span',
       { class: `tok tx ${KIND_CLASS[k]}`, 'data-o': o, 'data-n': n },
-      ...(k === 't' || k === 'p' ? visibleNodes(text, { marks: ctx.invisibles }) : [text]),
+      ...(k === 't' || k === 'p' ? visibleNodes(text, { marks: ctx.invisibles, baseBefore: base }) : [text]),
     );
+    base = k === 't' || k === 'p' ? endsWithBase(text, base) : false;
     if (k === 'u') span.dataset.id = String(page.id(o));
     decorate(span, ctx, o, n);
     el.append(span);

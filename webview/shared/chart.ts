@@ -20,7 +20,8 @@
  * Text (series labels come from user input or data) is only ever inserted as text.
  */
 import uPlot from 'uplot';
-import { h } from '../common';
+import { xTickSpace, zeroBasedRange } from './chartScale';
+import { h, visibleNodes } from '../common';
 
 /** One series: a label and one value per bucket (null = no value, e.g. not scanned yet). */
 export interface ChartSeries {
@@ -50,6 +51,8 @@ export interface ChartOptions {
   /** Axis labels. */
   xLabel: string;
   yLabel: string;
+  /** The left y axis starts at 0 (counts and rates; {@link zeroBasedRange}); default false (e.g. a loss). */
+  yFromZero?: boolean;
   /** Label of the right-hand y axis, used when a series has `axis: 'right'` (default: that series' label). */
   y2Label?: string;
   /** Formats a y value for the tooltip, table, announcements and CSV (default: up to 4 significant decimals). */
@@ -183,6 +186,17 @@ export class Chart {
         shapeChanged ? 0 : 500,
       );
     }
+  }
+
+  /**
+   * Changes the left y axis label (e.g. "per million tokens" ↔ "occurrences" when the panel
+   * switches to raw counts): the axis, the hidden table's caption and the JSON export follow.
+   */
+  setYLabel(label: string): void {
+    if (label === this.opts.yLabel) return;
+    this.opts.yLabel = label;
+    this.rebuild();
+    this.renderTable();
   }
 
   /** Marks bucket `i` as selected (a band behind it), or none. Does not call `onSelect`. */
@@ -370,6 +384,8 @@ export class Chart {
     const fg = cssVar('--vscode-descriptionForeground', '#999999');
     const grid = cssVar('--vscode-editorWidget-border', cssVar('--vscode-panel-border', 'rgba(128,128,128,0.35)'));
     const font = `${cssVar('--vscode-font-size', '12px')} ${cssVar('--vscode-font-family', 'sans-serif')}`;
+    const measure = document.createElement('canvas').getContext('2d')!;
+    measure.font = font;
     const axis = (label: string, values: (u: uPlot, v: number[]) => string[]): uPlot.Axis => ({
       label,
       stroke: fg,
@@ -390,9 +406,18 @@ export class Chart {
         focus: { prox: 24 },
       },
       focus: { alpha: 0.35 },
-      scales: { x: { time: false }, ...(right ? { y2: { auto: true } } : {}) },
+      scales: {
+        x: { time: false },
+        ...(this.opts.yFromZero ? { y: { range: (_u: uPlot, _min: number, max: number) => zeroBasedRange(max) } } : {}),
+        ...(right ? { y2: { auto: true } } : {}),
+      },
       axes: [
-        axis(this.opts.xLabel, (_u, v) => v.map((x) => this.fmtX(x))),
+        {
+          ...axis(this.opts.xLabel, (_u, v) => v.map((x) => this.fmtX(x))),
+          // Ticks far enough apart for their labels (six-digit updates ran together at uPlot's default 50 px).
+          space: (_u: uPlot, _axis: number, min: number, max: number) =>
+            xTickSpace(min, max, this.fmtX, (t) => measure.measureText(t).width),
+        },
         axis(this.opts.yLabel, (_u, v) => v.map((y) => this.fmtY(y))),
         ...(right
           ? [
@@ -513,7 +538,7 @@ export class Chart {
           'div',
           { class: k === this.cursorSeries ? 'chart-tip-row focused' : 'chart-tip-row' },
           sw,
-          h('span', { class: 'chart-tip-label' }, s.label),
+          h('span', { class: 'chart-tip-label' }, ...visibleNodes(s.label)),
           h('span', { class: 'chart-tip-value' }, v === null || v === undefined ? '—' : this.fmtY(v)),
         ),
       );
@@ -542,7 +567,7 @@ export class Chart {
         'button',
         { class: 'chart-legend-item', type: 'button', 'aria-pressed': String(!this.hidden.has(i)), title: `Show or hide ${s.label}` },
         sw,
-        h('span', { class: 'chart-legend-label' }, s.label),
+        h('span', { class: 'chart-legend-label' }, ...visibleNodes(s.label)),
       );
       b.dataset.total = String(totals[i]);
       b.addEventListener('click', () => this.toggle(i));

@@ -24,6 +24,7 @@
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds, formatDocumentAt, openingDelimiterDocumentAt } from '../../core/documents';
 import type { DocumentMetadata } from '../../core/formats/types';
+import { PAST_LAST_UPDATE_TEXT } from '../../core/schedule';
 import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
@@ -121,7 +122,7 @@ export function register(program: Command, ctx: CliContext): void {
         else {
           const where = !input
             ? order.kind === 'sequential'
-              ? 'a look-ahead token (after the last update)'
+              ? PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(offset) ?? 'untrained']
               : 'never read as an input by the run'
             : order.kind === 'sequential'
               ? `update ${fmt(input.update)}, sequence ${fmt(input.slot)}, position ${fmt(input.position)} (0-based)`

@@ -1,6 +1,6 @@
 /**
- * `token-shards stats <root> <K | K1..K2> [--json | --csv]`: per-update statistics (issue 15;
- * definitions in src/core/stats.ts and the README). JSON: an array of records with the field names
+ * `token-shards stats <root> <K | K1..K2> [--json | --csv]`: per-update statistics (the loss-spike workbench;
+ * definitions in src/core/stats.ts and docs/format.md). JSON: an array of records with the field names
  * of {@link UpdateStats}; CSV: a header and one row per update; default: an aligned table.
  * Records stream out as they are computed (any range in bounded memory).
  */

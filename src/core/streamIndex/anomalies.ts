@@ -7,6 +7,7 @@
  */
 import { count as countOf, fmt } from '../units';
 import { Schedule } from '../schedule';
+import { terminalSafe } from '../untrusted';
 import { IdOccurrences, LONG_RUN_FLOOR } from './scan';
 import { GlobalRun, IndexQueries } from './queries';
 
@@ -109,12 +110,14 @@ export function describeUpdates(u: [number, number] | undefined): string {
  * The anomalies of the indexed segments (see {@link AnomalyKind}).
  * @param longRuns the whole stream's EOS-free runs (`StreamIndex.summary().longRuns`).
  * @param threshold EOS-free runs longer than this many tokens are reported (at least {@link LONG_RUN_FLOOR}).
+ * @param specialNames the text of special token ids (`<|pad|>`), named in the special-token anomaly.
  */
 export function findAnomalies(
   index: IndexQueries,
   longRuns: readonly GlobalRun[],
   schedule: Schedule,
   threshold: number = DEFAULT_EOS_FREE_RUN_THRESHOLD,
+  specialNames: Readonly<Record<number, string>> = {},
 ): Anomaly[] {
   const t = Math.max(LONG_RUN_FLOOR, threshold);
   const out: Anomaly[] = [];
@@ -154,6 +157,7 @@ export function findAnomalies(
     for (const [idText, o] of Object.entries(rec.specials)) {
       const offs = occ(o);
       const updates = touched(offs);
+      const name = specialNames[Number(idText)];
       out.push({
         kind: 'special-in-document',
         severity: 'warning',
@@ -164,7 +168,7 @@ export function findAnomalies(
         updates,
         ...said(
           s,
-          `special token id ${idText} inside documents ${countOf(o.count, 'time')}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
+          `special token ${name === undefined ? `id ${idText}` : `${terminalSafe(name)} (id ${idText})`} inside documents ${countOf(o.count, 'time')}, ${firstText(offs, o.count)}; ${o.count > offs.length ? 'the first touch' : 'touches'} ${describeUpdates(updates)}.`,
         ),
       });
     }

@@ -321,7 +321,7 @@ export class IndexStore {
   /**
    * {@link save} with blocking calls, for the verify/index worker thread (`workers/verifyWorker.ts`),
    * which writes each shard's entry right after its scan: the scan never crosses to the main
-   * thread (100,000 tiny shards: issue 10 item 9). Same files, same atomic temporary file + rename.
+   * thread (a manifest of 100,000 tiny shards would otherwise queue 100,000 writes). Same files, same atomic temporary file + rename.
    * @throws the file-system error when the folder cannot be written.
    */
   saveSync(identity: FileIdentity, params: string, scan: ShardScan, look: ShardLook | undefined, file?: string): ShardIndexRecord {

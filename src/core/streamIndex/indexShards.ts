@@ -82,7 +82,10 @@ export function indexParamsFor(ds: Pick<Dataset, 'settings'>, tok?: LoadedTokeni
     if (!tok.isKnown(id)) holeIds.push(id);
     else if (id !== eos && tok.isSpecial(id)) specialIds.push(id);
   }
-  return { eos, vocabSize: tok.vocabSize, specialIds, holeIds };
+  const specialNames: Record<number, string> = {};
+  const pieces = tok.pieces(specialIds);
+  specialIds.forEach((id, i) => (specialNames[id] = pieces[i].text));
+  return { eos, vocabSize: tok.vocabSize, specialIds, holeIds, specialNames };
 }
 
 /** The index segments of a dataset (manifest order, global offsets). */

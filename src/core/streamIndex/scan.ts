@@ -64,6 +64,11 @@ export interface ScanParams {
   specialIds: number[];
   /** Ids below `vocabSize` that have no token (holes in the vocabulary): unknown as well. */
   holeIds?: number[];
+  /**
+   * The text of each of `specialIds` in the tokenizer (`<|pad|>`), for messages that name the
+   * token; not part of the parameters key (names do not change what a scan finds).
+   */
+  specialNames?: Record<number, string>;
 }
 
 /** A polynomial hash of a token run: two 32-bit lanes (unsigned) and the run length in tokens. */

@@ -13,7 +13,7 @@ import { statIdentity } from '../fileIdentity';
 import { Schedule } from '../schedule';
 import { TokenStream } from '../stream';
 import { LONG_RUN_FLOOR, LengthStats, RunHash, ScanParams, addLength, combineHash, emptyLengthStats, mergeLengthStats } from './scan';
-import { IndexStore, scanParamsKey } from './entryStore';
+import { IndexStore, ShardIndexRecord, scanParamsKey } from './entryStore';
 import { GlobalRun, IndexQueries, IndexSegment } from './queries';
 import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, findAnomalies } from './anomalies';
 
@@ -42,6 +42,20 @@ export interface DuplicateSummary {
  */
 export class StreamIndex extends IndexQueries {
   private summaryMemo?: StreamSummary;
+
+  /**
+   * @param records one per segment, undefined where not indexed (or stale).
+   * @param specialNames the text of special token ids (`<|pad|>`), named in anomaly messages.
+   */
+  constructor(
+    stream: TokenStream,
+    segments: readonly IndexSegment[],
+    records: readonly (ShardIndexRecord | undefined)[],
+    eos: number,
+    private readonly specialNames: Readonly<Record<number, string>> = {},
+  ) {
+    super(stream, segments, records, eos);
+  }
 
   /** Whole-stream facts (complete or not: covers the indexed prefix, `coveredTokens`). */
   summary(): StreamSummary {
@@ -103,7 +117,7 @@ export class StreamIndex extends IndexQueries {
    * @param threshold EOS-free runs longer than this many tokens are reported (at least {@link LONG_RUN_FLOOR}).
    */
   anomalies(schedule: Schedule, threshold: number = DEFAULT_EOS_FREE_RUN_THRESHOLD): Anomaly[] {
-    return findAnomalies(this, this.summary().longRuns, schedule, threshold);
+    return findAnomalies(this, this.summary().longRuns, schedule, threshold, this.specialNames);
   }
 
   /**
@@ -272,5 +286,5 @@ export async function openStreamIndex(
     if (!id || (!seg.layout && Math.floor(id.size / 4) !== seg.numTokens)) return undefined;
     return store.load(id, key, { shard: seg.shard, numTokens: seg.layout ? seg.numTokens : undefined });
   });
-  return new StreamIndex(stream, segments, records, params.eos);
+  return new StreamIndex(stream, segments, records, params.eos, params.specialNames);
 }

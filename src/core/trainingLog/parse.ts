@@ -59,6 +59,27 @@ export function stepToUpdate(step: number, conv: StepConvention): number {
   return conv === 'after' ? step - 1 : step;
 }
 
+/**
+ * The reading of the `tokenShards.trainingLog.stepConvention` setting's value: 'update' when it
+ * says so, else 'after' (the default: a step logged after s updates, as OLMo-core and the Hugging
+ * Face Trainer count `global_step`). One reading for every place that turns "step k" into an update
+ * (the training log, the `step k` hover, Go to Update).
+ */
+export function parseStepConvention(value: unknown): StepConvention {
+  return value === 'update' ? 'update' : 'after';
+}
+
+/**
+ * The 0-based updates "step `step`" may mean, the setting's reading first and the other one
+ * second, each only when it is an update of the stream (`0 ≤ u < numUpdates`): under 'after'
+ * `[step − 1, step]`, under 'update' `[step, step − 1]`. Empty when neither is in the stream.
+ */
+export function stepReadings(step: number, conv: StepConvention, numUpdates: number): number[] {
+  const first = stepToUpdate(step, conv);
+  const other = conv === 'after' ? step : step - 1;
+  return [first, other].filter((u) => Number.isSafeInteger(u) && u >= 0 && u < numUpdates);
+}
+
 /** Candidate columns found by name. */
 export interface ColumnChoice {
   /** The column used (explicit, or the best guess); undefined when there is no candidate. */
