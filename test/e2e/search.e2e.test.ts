@@ -241,7 +241,18 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
       const input = w.page.locator('.quick-input-widget .quick-input-box input');
       await input.waitFor({ state: 'visible', timeout: 10_000 });
       await input.fill(file);
-      await input.press('Enter');
+      // The simple file dialog may still be completing the typed path when Enter arrives (then
+      // it keeps the dialog open): press Enter again until the dialog has taken the file.
+      for (let i = 0; i < 3; i++) {
+        await input.press('Enter');
+        const closed = await input
+          .waitFor({ state: 'hidden', timeout: 5_000 })
+          .then(() => true)
+          .catch(() => false);
+        if (closed) return;
+        if ((await input.inputValue()) !== file) await input.fill(file);
+      }
+      throw new Error(`the file dialog did not take ${file}`);
     };
     await pick(bad);
     await frame
