@@ -47,6 +47,8 @@ export interface GlobalOptions {
   tokenizer?: string;
   /** `--allow-outside-root`: read manifest shards that lead outside the dataset folder. */
   allowOutsideRoot?: boolean;
+  /** `--run FILE`: the run description naming the training order (else `<root>/run.json`). */
+  run?: string;
   /**
    * Every `--format` given, in order: storage format names (instead of sniffing) and, for
    * `export`, its output format (the program's option takes every `--format` on the line).

@@ -104,6 +104,10 @@ export function buildProgram(ctx: CliContext, streams: CliStreams): Command {
     .option('--tokenizer <file>', 'tokenizer.json to use instead of <root>/tokenizer/tokenizer.json')
     .option('--allow-outside-root', 'read manifest shards whose path leads outside the dataset folder (absolute, .., symbolic links)')
     .option(
+      '--run <file>',
+      'run description naming the training order (megatron, olmo, llm.c; default <root>/run.json, else the sequential order)',
+    )
+    .option(
       '--format <name>',
       `open <root> as this storage format instead of sniffing it (${FORMAT_NAMES.join(', ')}); export's output format is given with --format too`,
       (v: string, prev?: string[]) => [...(prev ?? []), v],

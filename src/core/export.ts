@@ -21,6 +21,7 @@ import type { Dataset } from './dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, type DocumentIndex } from './documents';
 import { CancelledError, RangeRequestError } from './errors';
 import { count } from './units';
+import { npyHeaderBytes } from './formats/npy';
 import type { LoadedTokenizer } from './tokenizer';
 import { readUpdate, inputRow, targetRow } from './update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateModelText } from './updateModel';
@@ -61,15 +62,7 @@ const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
  * length, the dict padded with spaces and a newline so the data starts at a multiple of 64 bytes.
  */
 export function npyHeader(shape: number[]): Buffer {
-  const dict = `{'descr': '<u4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  const unpadded = 10 + dict.length + 1;
-  const text = dict + ' '.repeat((64 - (unpadded % 64)) % 64) + '\n';
-  const head = Buffer.alloc(10);
-  head.write('\x93NUMPY', 0, 'latin1');
-  head[6] = 1;
-  head[7] = 0;
-  head.writeUInt16LE(text.length, 8);
-  return Buffer.concat([head, Buffer.from(text, 'latin1')]);
+  return npyHeaderBytes('<u4', shape);
 }
 
 /** Little-endian bytes of ids (a view on little-endian hosts, a swapped copy otherwise). */

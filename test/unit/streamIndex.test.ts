@@ -810,7 +810,7 @@ print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_t
       document_length: l.document_length,
     }));
     const strip = (o: Record<string, unknown>) => {
-      const { update: _u, sequence: _s, position: _p, ...rest } = o;
+      const { update: _u, sequence: _s, position: _p, sample: _m, order: _o, reads: _r, ...rest } = o;
       return rest;
     };
     const noIndex = cli(['locate', root, String(offs[2]), '--json'], cacheHome);
@@ -839,6 +839,9 @@ print(json.dumps([e["start_token"] // G, min(U - 1, (e["start_token"] + e["num_t
         'update',
         'sequence',
         'position',
+        'sample',
+        'order',
+        'reads',
         'document',
         'document_start',
         'document_length',

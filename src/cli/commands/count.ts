@@ -4,9 +4,11 @@
  * `src/core/search/index.ts`).
  *
  * - `--json`: exactly `{"terms","options":{"word","ignore_case","ids"},"per","updates","buckets":[{"first_update","last_update","tokens","counts"}],"totals"}`
- *   plus `"shares"` per bucket with `--share` and `"shards":[A,B]` with `--shards`; `--csv`: one row per bucket (a
- *   `share:<term>` column per term with `--share`); text: a table (shares as percentages with `--share`, or the top N
- *   terms of each bucket with `--top N`) and one sparkline per term.
+ *   plus `"shares"` per bucket with `--share`, `"shards":[A,B]` and `"dataset"` with `--shards`, and `"order"` and
+ *   `"not_read"` through a run's training order (`--run FILE` or `<root>/run.json`: each occurrence counts in every
+ *   update that read it as an input); `--csv`: one row per bucket (a `share:<term>` column per term with `--share`);
+ *   text: a table (shares as percentages with `--share`, or the top N terms of each bucket with `--top N`) and one
+ *   sparkline per term.
  * - `--terms-file`: one term per line (`src/core/search/termsFile.ts`), instead of terms on the command line.
  * - Progress on stderr (shards done, GB/s, time left) when stderr is a terminal; Ctrl-C stops with exit 130.
  * - Exit codes: 0 ok; 1 a shard is missing, unreadable or changed during the scan; 2 bad usage
@@ -21,6 +23,7 @@ import { parseShardRange } from '../../core/search/terms';
 import { readTermsFile } from '../../core/search/termsFile';
 import { CountProgress, SearchOptions } from '../../core/search/types';
 import { formatRateAndTimeLeft } from '../../core/units';
+import { orderSpecFor } from '../order';
 import { CliContext, UsageError } from '../context';
 
 /** Options shared by `count` and `find`. */
@@ -135,9 +138,13 @@ export function register(program: Command, ctx: CliContext): void {
           const signal = ctx.cancellable();
           const tty = process.stderr.isTTY === true;
           let shown = 0;
+          const order = await orderSpecFor(ctx, ds, cmd);
+          if (order && shards)
+            throw new UsageError('--shards: a count through a training order (--run or run.json) covers the whole stream');
           const result = await countTerms(ds, tok, rawTerms, options, {
             per,
             shards,
+            order,
             jobs,
             signal,
             onProgress: tty

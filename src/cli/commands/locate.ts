@@ -14,7 +14,12 @@
  * adds `metadata` `{id, src, loc}`. Formats whose delimiter opens documents (llm.c): the document
  * starts at its delimiter and `document_length` counts it.
  *
- * JSON: `{"offset","shard","local_offset","update","sequence","position","document","document_start","document_length"[,"metadata"]}`.
+ * JSON: `{"offset","shard","local_offset","update","sequence","position","sample","order","reads","document","document_start","document_length"[,"metadata"]}`.
+ * `update`/`sequence`/`position`/`sample` are the token's first reading as a model input in the
+ * training order (`--run FILE` or `<root>/run.json`, else the card's sequential order; `sequence` is
+ * the sample's slot in the update's batch); null when the run never read it as an input. `reads`
+ * lists every reading: `{"update","slot","sample","position","target"}` (`target`: only as the
+ * sample's last target; llm.c adds `process`, `row`).
  */
 import type { Command } from 'commander';
 import { DocumentIndex, findDocumentBounds, formatDocumentAt, openingDelimiterDocumentAt } from '../../core/documents';
@@ -24,6 +29,8 @@ import { count, fmt } from '../../core/units';
 import { formatBytes } from '../../core/verify/format';
 import { CliContext, UsageError } from '../context';
 import { openCliIndex } from '../streamIndexCli';
+import { orderFor } from '../order';
+import { OrderRead } from '../../core/order/order';
 
 /** Registers `locate`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -45,7 +52,14 @@ export function register(program: Command, ctx: CliContext): void {
           );
         const { index: ix } = await openCliIndex(ctx, ds, cmd);
         const { segment, localToken } = ds.stream.locate(offset);
-        const pos = ds.schedule.position(offset);
+        const order = await orderFor(ctx, ds, cmd);
+        let reads: OrderRead[];
+        try {
+          reads = order.reads(offset);
+        } finally {
+          order.close();
+        }
+        const input = reads.find((r) => !r.target);
         let document: number, start: number, length: number;
         let metadata: DocumentMetadata | undefined;
         let lengthNote = 'excluding its EOS';
@@ -86,9 +100,19 @@ export function register(program: Command, ctx: CliContext): void {
           offset,
           shard: ds.shards[segment].shard,
           local_offset: localToken,
-          update: pos.update ?? null,
-          sequence: pos.sequence ?? null,
-          position: pos.position ?? null,
+          update: input?.update ?? null,
+          sequence: input?.slot ?? null,
+          position: input?.position ?? null,
+          sample: input?.sample ?? null,
+          order: order.kind,
+          reads: reads.map((r) => ({
+            update: r.update,
+            slot: r.slot,
+            sample: r.sample,
+            position: r.position,
+            target: r.target,
+            ...(r.process !== undefined ? { process: r.process, row: r.row } : {}),
+          })),
           document,
           document_start: start,
           document_length: length,
@@ -96,9 +120,16 @@ export function register(program: Command, ctx: CliContext): void {
         };
         if (opts.json) ctx.out(ctx.json(out));
         else {
-          const where = pos.lookAhead
-            ? PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(offset)!]
-            : `update ${fmt(pos.update!)}, sequence ${fmt(pos.sequence!)}, position ${fmt(pos.position!)} (0-based)`;
+          const where = !input
+            ? order.kind === 'sequential'
+              ? PAST_LAST_UPDATE_TEXT[ds.schedule.pastLastUpdate(offset) ?? 'untrained']
+              : 'never read as an input by the run'
+            : order.kind === 'sequential'
+              ? `update ${fmt(input.update)}, sequence ${fmt(input.slot)}, position ${fmt(input.position)} (0-based)`
+              : `read as an input in ${reads
+                  .filter((r) => !r.target)
+                  .map((r) => `update ${fmt(r.update)} slot ${fmt(r.slot)} (sample ${fmt(r.sample)}) position ${fmt(r.position)}`)
+                  .join('; ')} (0-based, ${order.kind} order)`;
           ctx.out(
             `offset ${fmt(offset)} · ${ctx.term(out.shard)} local ${fmt(localToken)} · ${where} · document ${fmt(document)} (0-based), starting at ${fmt(start)}, ${count(length, 'token')} ${lengthNote}${
               metadata

@@ -13,6 +13,8 @@ import { compileTerms, idsOnlyTokenBytes, tokenBytesOf } from './automaton';
 import { CountSetup, CountTask, countTask, makeScanner } from './task';
 import { parseTerms } from './terms';
 import { datasetFingerprint } from './merge';
+import { openOrderSpec } from '../order/openOrder';
+import type { TrainingOrder } from '../order/order';
 import {
   CountBucket,
   CountOptions,
@@ -73,6 +75,7 @@ function cloneResult(r: CountResult): CountResult {
     totals: [...r.totals],
     ...(r.shards ? { shards: [r.shards[0], r.shards[1]] as [number, number] } : {}),
     ...(r.dataset ? { dataset: { ...r.dataset } } : {}),
+    ...(r.not_read ? { not_read: [...r.not_read] } : {}),
   };
 }
 
@@ -93,6 +96,11 @@ function addCells(res: CountResult, cells: number[]): void {
   for (let i = 0; i < cells.length; i += 2) {
     const bi = Math.floor(cells[i] / nt),
       t = cells[i] % nt;
+    if (bi === res.buckets.length) {
+      // The "not read" cell of a count through a training order.
+      res.not_read![t] += cells[i + 1];
+      continue;
+    }
     res.buckets[bi].counts[t] += cells[i + 1];
     res.totals[t] += cells[i + 1];
   }
@@ -117,7 +125,31 @@ export async function countTerms(
   opts: CountOptions = {},
 ): Promise<CountResult> {
   terms = parseTerms(terms, options);
-  const updates = ds.schedule.numUpdates;
+  const order = opts.order ? await openOrderSpec(opts.order) : undefined;
+  try {
+    if (order) {
+      if (opts.shards)
+        throw new SearchInputError(
+          'a count through a training order covers the whole stream (no shard ranges: their parts cannot be merged by update)',
+        );
+      // The inverses are built here, once, before the workers load them from the cache.
+      order.reads(0);
+    }
+    return await countWith(ds, tok, terms, options, opts, order);
+  } finally {
+    order?.close();
+  }
+}
+
+async function countWith(
+  ds: Dataset,
+  tok: LoadedTokenizer | undefined,
+  terms: string[],
+  options: SearchOptions,
+  opts: CountOptions,
+  order: TrainingOrder | undefined,
+): Promise<CountResult> {
+  const updates = order ? order.numUpdates : ds.schedule.numUpdates;
   const G = ds.schedule.G;
   const per = opts.per ?? defaultPer(updates);
   if (!Number.isSafeInteger(per) || per < 1) throw new SearchInputError(`--per ${per}: expected a whole number of updates ≥ 1`);
@@ -137,6 +169,11 @@ export async function countTerms(
     throw new SearchInputError(
       'text terms need a tokenizer (tokenizer.json next to the data, or --tokenizer FILE); runs of token ids (--ids) do not',
     );
+  if (order) {
+    result.order = order.kind;
+    result.not_read = terms.map(() => 0);
+    for (const b of result.buckets) b.tokens = (b.last_update - b.first_update + 1) * order.samplesPerUpdate * order.inputTokens;
+  }
   const setup: CountSetup = {
     compiled,
     tokenBytes: tok ? tokenBytesOf(tok) : idsOnlyTokenBytes(compiled),
@@ -145,6 +182,7 @@ export async function countTerms(
     G,
     updates,
     per,
+    order: opts.order,
   };
   const tasks: CountTask[] = ds.shards.slice(A, B).map((e) => ({
     index: e.index,
@@ -181,7 +219,7 @@ export async function countTerms(
   };
   const finishTask = (t: CountTask, cells: number[]) => {
     addCells(result, cells);
-    addTokens(result, G, t.startToken, t.startToken + t.numTokens);
+    if (!order) addTokens(result, G, t.startToken, t.startToken + t.numTokens);
     inFlight.delete(t.index);
     tokensFinished += t.numTokens;
     shardsDone++;
@@ -193,13 +231,19 @@ export async function countTerms(
     const scanner = makeScanner(ds.stream, setup);
     for (const t of tasks) {
       if (signal?.aborted) throw new CancelledError();
-      const cells = await countTask(scanner, setup, t, {
-        signal,
-        onChunk: (k) => {
-          inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + k);
-          progress(false);
+      const cells = await countTask(
+        scanner,
+        setup,
+        t,
+        {
+          signal,
+          onChunk: (k) => {
+            inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + k);
+            progress(false);
+          },
         },
-      });
+        order,
+      );
       finishTask(t, cells);
     }
     return result;

@@ -11,7 +11,8 @@ import { CountResult, Occurrence } from './types';
 /**
  * The `count --json` object, keys in the documented order (`shares` per bucket only with
  * `withShares`: `bucketShares`, `null`s where no term occurred; `shards` and `dataset` only for a
- * part; `missing_shards` only for a partial merge).
+ * part; `order` and `not_read` only when counted through a run's training order;
+ * `missing_shards` only for a partial merge).
  * @param stringify how to write it (the CLI passes its `jsonSafe`, which also escapes DEL, C1 and bidi controls).
  */
 export function countJson(r: CountResult, stringify: (value: unknown) => string = JSON.stringify): string {
@@ -30,6 +31,10 @@ export function countJson(r: CountResult, stringify: (value: unknown) => string 
     totals: r.totals,
   };
   if (r.shards) o.shards = [r.shards[0], r.shards[1]];
+  if (r.order) {
+    o.order = r.order;
+    o.not_read = r.not_read;
+  }
   if (r.dataset) o.dataset = { fingerprint: r.dataset.fingerprint, shards: r.dataset.shards };
   if (r.missingShards?.length) o.missing_shards = r.missingShards.map(([a, b]) => [a, b]);
   return stringify(o);
@@ -138,6 +143,15 @@ export function countText(r: CountResult, safe: (s: string) => string = (s) => s
       `${names[t].padEnd(nameWidth)}  ${sparkline(r, t)}  ${fmt(r.totals[t])} (${perM.toFixed(perM < 10 ? 2 : 1)} per million tokens)`,
     );
   });
+  if (r.order && r.not_read) {
+    // Terms with occurrences no update read, up to 20 of them (a --terms-file may list 10,000).
+    const unread = r.terms.map((_, t) => t).filter((t) => r.not_read![t] > 0);
+    const list = unread.slice(0, 20).map((t) => `${names[t]} ${fmt(r.not_read![t])}`);
+    if (unread.length > 20) list.push(`${fmt(unread.length - 20)} more terms`);
+    out.push(
+      `(${r.order} training order: counts per update that read each occurrence as an input; never read by the run: ${list.length ? list.join(', ') : 'none'})`,
+    );
+  }
   return out.join('\n') + '\n';
 }
 

@@ -120,6 +120,8 @@ export function parseCountPart(value: unknown, label: string): CountResult {
     whole(`totals[${t}]`, c, 0);
     if (c !== totals[t]) fault(`totals[${t}]`, c, `${fmt(totals[t])}, the sum of the buckets' counts`);
   });
+  // Counts through a training order are never parts (`count` refuses --shards with one).
+  if (v.order !== undefined) fault('order', v.order, 'absent: a count through a training order covers the whole stream and is not merged');
   if (!isObject(v.dataset))
     fault('dataset', v.dataset, '{"fingerprint","shards"} as `count --shards A:B --json` writes it (count the part again)');
   const d = v.dataset as Record<string, unknown>;

@@ -8,6 +8,8 @@ import { DataError } from '../errors';
 import { FileIdentity, describeIdentityChange, identityOfStats } from '../fileIdentity';
 import { CompiledTerms, Dfa, TokenBytes, TokenTable } from './automaton';
 import { RangeScanner, ScanOptions, TokenSource } from './scan';
+import type { OrderSpec } from '../order/openOrder';
+import { TrainingOrder, inputUpdates } from '../order/order';
 
 /** Everything a counter needs besides the stream (plain data: posted to workers). */
 export interface CountSetup {
@@ -21,6 +23,12 @@ export interface CountSetup {
   updates: number;
   /** Updates per bucket. */
   per: number;
+  /**
+   * The run's training order, when it is not the card's sequential one: a match then counts once
+   * in each update that read its first token as a model input, and in the "not read" cell
+   * (bucket index = number of buckets) when no update did.
+   */
+  order?: OrderSpec;
 }
 
 /** One shard to count. */
@@ -55,14 +63,22 @@ function identityNow(file: string, when: string): FileIdentity {
 
 /**
  * Counts one shard.
+ * @param order the opened {@link CountSetup.order}, when the setup has one.
  * @returns flat `[bucket·T + term, count, …]` for the non-zero cells (T = number of terms).
  * @throws DataError for unreadable shards, a shard that changed since the dataset was opened
  *   (`task.identity`) or while it was read (its identity before and after: `fileIdentity.ts`).
  */
-export async function countTask(scanner: RangeScanner, setup: CountSetup, task: CountTask, opts: ScanOptions = {}): Promise<number[]> {
+export async function countTask(
+  scanner: RangeScanner,
+  setup: CountSetup,
+  task: CountTask,
+  opts: ScanOptions = {},
+  order?: TrainingOrder,
+): Promise<number[]> {
   const nt = setup.compiled.terms.length;
   const { G, updates, per } = setup;
   const cells = new Map<number, number>();
+  const notRead = Math.ceil(updates / per);
   const st0 = identityNow(task.path, 'before it was searched');
   // Grown, shrunk or replaced since the dataset was opened: the manifest checks made then do not
   // hold. (A touch alone is not refused: the read is compared before and after below.)
@@ -75,12 +91,24 @@ export async function countTask(scanner: RangeScanner, setup: CountSetup, task: 
   await scanner.scanRange(
     task.startToken,
     task.startToken + task.numTokens,
-    (term, start) => {
-      const u = Math.floor(start / G);
-      if (u >= updates) return;
-      const key = Math.floor(u / per) * nt + term;
-      cells.set(key, (cells.get(key) ?? 0) + 1);
-    },
+    order
+      ? (term, start) => {
+          const us = inputUpdates(order, start);
+          if (us.length === 0) {
+            const key = notRead * nt + term;
+            cells.set(key, (cells.get(key) ?? 0) + 1);
+          }
+          for (const u of us) {
+            const key = Math.floor(u / per) * nt + term;
+            cells.set(key, (cells.get(key) ?? 0) + 1);
+          }
+        }
+      : (term, start) => {
+          const u = Math.floor(start / G);
+          if (u >= updates) return;
+          const key = Math.floor(u / per) * nt + term;
+          cells.set(key, (cells.get(key) ?? 0) + 1);
+        },
     opts,
   );
   const change = describeIdentityChange(st0, identityNow(task.path, 'while it was being searched'));

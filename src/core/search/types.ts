@@ -1,6 +1,7 @@
 /**
  * Types and limits of the search (see `./index.ts` for the match definition).
  */
+import type { OrderSpec } from '../order/openOrder';
 import { RangeRequestError } from '../errors';
 
 /** Most terms one search accepts (a terms file of names: `./termsFile.ts`). */
@@ -66,6 +67,14 @@ export interface CountResult {
   /** Manifest entries `[A, B)` (in `start_token` order) this part scanned; absent = the whole stream. */
   shards?: [number, number];
   /**
+   * Counted through a run's training order (absent: the card's sequential order): buckets hold
+   * one count per update that read the occurrence's first token as an input, and their `tokens`
+   * are the input tokens those updates read (updates × samples × input tokens per sample).
+   */
+  order?: string;
+  /** With {@link order}: occurrences no update of the run read as an input, per term. */
+  not_read?: number[];
+  /**
    * With `shards`: the dataset the part belongs to (`datasetFingerprint` in `merge.ts`) and its
    * number of manifest entries, so `merge` refuses parts of different datasets and finds ranges
    * no part covers.
@@ -110,6 +119,11 @@ export interface CountOptions {
   onProgress?: (p: CountProgress) => void;
   /** Explicit path of `searchWorker.js` (default: found like verify finds its worker). */
   workerFile?: string;
+  /**
+   * The run's training order (not the sequential one) as plain data, opened here and in each
+   * worker: updates and buckets follow it (see {@link CountResult.order}). Not with `shards`.
+   */
+  order?: OrderSpec;
 }
 
 /** One occurrence, as listed by `findTerms` (stream order). */

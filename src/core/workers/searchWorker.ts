@@ -11,6 +11,7 @@
 import { parentPort, workerData } from 'worker_threads';
 import { TokenStream, StreamSegment } from '../stream';
 import { CountSetup, CountTask, countTask, makeScanner } from '../search/task';
+import { openOrderSpec } from '../order/openOrder';
 
 /** Data given to each search worker at creation. */
 export interface SearchWorkerData {
@@ -39,6 +40,9 @@ export type SearchWorkerReply =
 const data = workerData as SearchWorkerData;
 const stream = new TokenStream(data.segments);
 const scanner = makeScanner(stream, data.setup);
+// Opened once per worker; a failure is reported by each task (the empty catch keeps the rejection handled until a task awaits it).
+const opening = data.setup.order ? openOrderSpec(data.setup.order) : Promise.resolve(undefined);
+opening.catch(() => undefined);
 const post = (m: SearchWorkerReply) => parentPort!.postMessage(m);
 
 let queue: Promise<void> = Promise.resolve();
@@ -46,10 +50,17 @@ parentPort!.on('message', (msg: SearchWorkerTask) => {
   if (msg.type !== 'task') return;
   queue = queue.then(async () => {
     try {
-      const cells = await countTask(scanner, data.setup, msg.task, {
-        chunkTokens: data.chunkTokens,
-        onChunk: (tokens) => post({ type: 'chunk', id: msg.id, tokens }),
-      });
+      const order = await opening;
+      const cells = await countTask(
+        scanner,
+        data.setup,
+        msg.task,
+        {
+          chunkTokens: data.chunkTokens,
+          onChunk: (tokens) => post({ type: 'chunk', id: msg.id, tokens }),
+        },
+        order,
+      );
       post({ type: 'done', id: msg.id, cells });
     } catch (err) {
       post({ type: 'error', id: msg.id, message: (err as Error).message, file: (err as { file?: string }).file });

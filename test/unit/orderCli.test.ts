@@ -1,0 +1,254 @@
+/**
+ * The CLI through a run description (`--run FILE`): the sample dataset's shards read as OLMo token
+ * files (raw uint32, as Dolma writes them), global indices rebuilt from seed and epoch. `update k
+ * --json` equals a numpy reference written from OLMo-core's rule (its own PCG64 shuffle, instance
+ * reads through the card's reader); `locate --json` names the reading update and sample, and a
+ * dropped tail token as never read; a bad run file is one line naming the file and the field.
+ */
+import * as assert from 'assert';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { cliPath, repoRoot, sampleDir } from './fixtures';
+import { orderFixtures, removeOrderFixtures } from './orderFixtures';
+
+describe('training order: CLI update and locate with --run', function () {
+  this.timeout(300_000);
+  let dir: string;
+  let runFile: string;
+  const root = sampleDir();
+  const L = 1000,
+    B = 16,
+    seed = 6198,
+    epoch = 1;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-order-cli-'));
+    runFile = path.join(dir, 'run.json');
+    fs.writeFileSync(runFile, JSON.stringify({ order: 'olmo', seed, epoch, sequence_length: L, global_batch_size: B }));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** The CLI with its caches in the test's folder (never the user's ~/.cache). */
+  const cli = (args: string[]): { stdout: string; stderr: string; code: number } => {
+    try {
+      const stdout = execFileSync(process.execPath, [cliPath(), ...args], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache') },
+      });
+      return { stdout, stderr: '', code: 0 };
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string; status?: number };
+      return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: e.status ?? -1 };
+    }
+  };
+
+  it('update k --json equals the numpy reference of OLMo-core rule, sample for sample', () => {
+    const k = 7;
+    const ref = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          `import json, sys, numpy as np
+sys.path.insert(0, ${JSON.stringify(path.join(repoRoot(), 'scripts'))})
+from reference_reader import tokens
+root, L, B, seed, epoch, k = sys.argv[1], *map(int, sys.argv[2:])
+rows = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
+counts = [e["num_tokens"] // L for e in rows]
+cum = np.concatenate([[0], np.cumsum(counts)])
+idx = np.arange(int(cum[-1]), dtype=np.uint32)
+np.random.Generator(np.random.PCG64(seed=seed + epoch)).shuffle(idx)
+out = []
+for q in range(k * B, (k + 1) * B):
+    i = int(idx[q]); f = int(np.searchsorted(cum, i, side="right") - 1)
+    s = rows[f]["start_token"] + (i - int(cum[f])) * L
+    out.append({"sample": i, "start": s, "ids": tokens(root, s, L).tolist()})
+print(json.dumps(out))`,
+          root,
+          String(L),
+          String(B),
+          String(seed),
+          String(epoch),
+          String(k),
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      ),
+    ) as { sample: number; start: number; ids: number[] }[];
+    const r = cli(['--run', runFile, 'update', root, String(k), '--json']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const got = JSON.parse(r.stdout) as {
+      update: number;
+      order: string;
+      samples: { slot: number; sample: number; ranges: number[][]; input_ids: number[]; target_ids: number[] }[];
+    };
+    assert.strictEqual(got.order, 'olmo');
+    assert.strictEqual(got.samples.length, B);
+    got.samples.forEach((s, slot) => {
+      assert.strictEqual(s.slot, slot);
+      assert.strictEqual(s.sample, ref[slot].sample);
+      assert.deepStrictEqual(s.ranges, [[ref[slot].start, ref[slot].start + L]]);
+      assert.deepStrictEqual(s.input_ids, ref[slot].ids);
+      assert.deepStrictEqual(s.target_ids, ref[slot].ids.slice(1));
+    });
+
+    const t = ref[5].start + 17;
+    const loc = cli(['--run', runFile, 'locate', root, String(t), '--json']);
+    assert.strictEqual(loc.code, 0, loc.stderr);
+    const j = JSON.parse(loc.stdout) as {
+      update: number;
+      sequence: number;
+      position: number;
+      sample: number;
+      order: string;
+      reads: { update: number; slot: number }[];
+    };
+    assert.deepStrictEqual([j.update, j.sequence, j.position, j.sample, j.order], [k, 5, 17, ref[5].sample, 'olmo']);
+    assert.deepStrictEqual(
+      j.reads.map((x) => [x.update, x.slot]),
+      [[k, 5]],
+    );
+  });
+
+  it('a token in a dropped file tail is never read; without --run the card order answers', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8')) as { stored_tokens: number };
+    const last = manifest.stored_tokens - 1; // the last shard's tail is shorter than one instance
+    const j = JSON.parse(cli(['--run', runFile, 'locate', root, String(last), '--json']).stdout) as { update: null; reads: unknown[] };
+    assert.strictEqual(j.update, null);
+    assert.deepStrictEqual(j.reads, []);
+    const text = cli(['--run', runFile, 'locate', root, String(last)]).stdout;
+    assert.match(text, /never read as an input by the run/);
+    const seq = JSON.parse(cli(['locate', root, '131072', '--json']).stdout) as {
+      update: number;
+      order: string;
+      reads: { update: number; target: boolean }[];
+    };
+    assert.strictEqual(seq.order, 'sequential');
+    assert.strictEqual(seq.update, 1);
+    assert.deepStrictEqual(
+      seq.reads.map((x) => [x.update, x.target]),
+      [
+        [0, true],
+        [1, false],
+      ],
+    );
+  });
+
+  it('count --per 1 through the order equals the byte-level reference mapped through OLMo-core rule (worker threads)', () => {
+    const terms = ['whale', 'Congress'];
+    const ref = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          `import json, subprocess, sys, numpy as np
+root, L, B, seed, epoch, script, terms = sys.argv[1], *map(int, sys.argv[2:6]), sys.argv[6], sys.argv[7]
+offs = json.loads(subprocess.check_output([sys.executable, script, root, "--terms", terms, "--mode", "offsets"]))
+rows = sorted((json.loads(l) for l in open(f"{root}/shard_manifest.jsonl")), key=lambda e: e["start_token"])
+counts = [e["num_tokens"] // L for e in rows]
+cum = np.concatenate([[0], np.cumsum(counts)])
+idx = np.arange(int(cum[-1]), dtype=np.uint32)
+np.random.Generator(np.random.PCG64(seed=seed + epoch)).shuffle(idx)
+batches = len(idx) // B
+rank = np.full(len(idx), -1); rank[idx[: batches * B]] = np.arange(batches * B)
+nt = len(json.loads(terms))
+per = [[0] * nt for _ in range(batches)]; never = [0] * nt
+for o, t in offs:
+    f = max(i for i, e in enumerate(rows) if e["start_token"] <= o)
+    n = (o - rows[f]["start_token"]) // L
+    r = rank[int(cum[f]) + n] if n < counts[f] else -1
+    if r < 0: never[t] += 1
+    else: per[r // B][t] += 1
+print(json.dumps({"updates": batches, "per": per, "not_read": never}))`,
+          root,
+          String(L),
+          String(B),
+          String(seed),
+          String(epoch),
+          path.join(repoRoot(), 'scripts', 'reference_search.py'),
+          JSON.stringify(terms),
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      ),
+    ) as { updates: number; per: number[][]; not_read: number[] };
+    const r = cli(['--run', runFile, 'count', root, ...terms, '--per', '1', '--json', '--jobs', '2']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    const got = JSON.parse(r.stdout) as {
+      updates: number;
+      order: string;
+      not_read: number[];
+      buckets: { tokens: number; counts: number[] }[];
+      totals: number[];
+    };
+    assert.strictEqual(got.order, 'olmo');
+    assert.strictEqual(got.updates, ref.updates);
+    assert.deepStrictEqual(
+      got.buckets.map((b) => b.counts),
+      ref.per,
+    );
+    assert.deepStrictEqual(got.not_read, ref.not_read);
+    assert.ok(got.totals[0] > 0 && ref.not_read.some((c) => c > 0), 'the fixture has occurrences read and never read');
+    assert.ok(got.buckets.every((b) => b.tokens === B * L));
+  });
+
+  it('a bad run file: exit 1, one line naming the file and the field', () => {
+    const bad = path.join(dir, 'bad.json');
+    fs.writeFileSync(bad, JSON.stringify({ order: 'olmo', seed: 1, epoch: 0, sequence_length: 'x', global_batch_size: 4 }));
+    const r = cli(['--run', bad, 'update', root, '0']);
+    assert.strictEqual(r.code, 1);
+    assert.strictEqual(r.stderr.trim().split('\n').length, 1);
+    assert.match(r.stderr, /bad\.json: "sequence_length" is "x"; expected a positive integer/);
+  });
+});
+
+/**
+ * A Megatron run from the CLI: the dataset opened from its `.bin` PATH through the format layer,
+ * whose `.idx` gives the order its sequence lengths; `update k --json` equals the reference
+ * batches (a Python port of Megatron's index building) and `locate --json` the reference reads.
+ */
+describe('training order: CLI over a Megatron PATH', function () {
+  this.timeout(600_000);
+  after(removeOrderFixtures);
+
+  it('update k --json and locate --json through the cached GPTDataset indices', () => {
+    const { dir, ref } = orderFixtures();
+    const r = ref.megatron['two-epochs'];
+    const runFile = path.join(dir, 'megatron', 'cli-run.json');
+    fs.writeFileSync(
+      runFile,
+      JSON.stringify({
+        order: 'megatron',
+        cache: 'run-two-epochs/cache',
+        global_batch_size: r.global_batch_size,
+        train_iters: r.train_iters,
+      }),
+    );
+    const bin = path.join(dir, 'megatron', 'text_document.bin');
+    const cli = (args: string[]) =>
+      execFileSync(process.execPath, [cliPath(), '--run', runFile, ...args], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cli-cache') },
+      });
+    for (const [k, rows] of Object.entries(r.steps)) {
+      const j = JSON.parse(cli(['update', bin, k, '--json'])) as {
+        order: string;
+        samples: { slot: number; input_ids: number[]; target_ids: number[] }[];
+      };
+      assert.strictEqual(j.order, 'megatron');
+      assert.strictEqual(j.samples.length, rows.length);
+      for (const s of j.samples)
+        assert.deepStrictEqual([...s.input_ids, s.target_ids[s.target_ids.length - 1]], rows[s.slot], `step ${k} slot ${s.slot}`);
+    }
+    for (const probe of ref.probes.slice(0, 4)) {
+      const j = JSON.parse(cli(['locate', bin, String(probe), '--json'])) as {
+        reads: { update: number; slot: number; position: number }[];
+      };
+      const got = j.reads.map((x) => [x.update, x.slot, x.position]).sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+      assert.deepStrictEqual(got, r.reads[String(probe)], `reads of ${probe}`);
+    }
+  });
+});
