@@ -555,16 +555,20 @@ export async function makeBadInputs(options = {}) {
   );
   // ---- stream-index entries damaged on disk: one warning naming the shard and the entry, then rebuilt
   // (`before`: CLI runs that build the index first; `damageIndex`: what the test does to shard N's entry)
+  // Exit 1 in both: the base's anomalies include faults (its ids are unknown to the corpus's small
+  // tokenizer), exactly as `index` exits without the damage; the warning is what these cases check.
   add('index-entry-edited', "shard 1's stream-index entry has eosCount + 5 (its checksum no longer matches).", {
     args: ['index', '{root}'],
-    code: 0,
+    code: 1,
+    report: true,
     expect: 'tokens_000001\\.u32: stream index entry \\S+\\.json does not match its checksum',
     before: [['index', '{root}']],
     damageIndex: { shard: 1, how: 'eos-count-plus-5' },
   });
   add('index-entry-foreign', "shard 0's stream-index entry copied over shard 1's.", {
     args: ['index', '{root}'],
-    code: 0,
+    code: 1,
+    report: true,
     expect: 'tokens_000001\\.u32: stream index entry \\S+\\.json belongs to another file',
     before: [['index', '{root}']],
     damageIndex: { shard: 1, how: 'copy-of-shard-0' },
