@@ -4,11 +4,16 @@
  * shared by the shard editor, the update view, hovers and commands), document indexes, the
  * log channel, and the position of the focused shard editor.
  *
- * This is the only place that reads `tokenShards.*` schedule settings.
+ * This is the only place that reads `tokenShards.*` schedule settings and the format choice
+ * (`tokenShards.format`, `tokenShards.dtype`): every dataset is opened through the format layer's
+ * `openPath`, so a folder or file of any storage format becomes a dataset.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
+import { Dataset, findDatasetRoot, openPath } from './core/dataset';
+import { DataError } from './core/errors';
+import { FormatChoice, SETTING_CHOICE_NAMES, formatChoice } from './core/formats/choice';
+import { sniffFormat, sniffInputOf } from './core/formats/registry';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
 import type { VerifyOptions } from './core/verify/verify';
 import type { Anomaly } from './core/streamIndex/anomalies';
@@ -66,7 +71,9 @@ export class Services implements vscode.Disposable {
     readonly context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
   ) {
-    const watcher = vscode.workspace.createFileSystemWatcher(`**/{${SHARD_MANIFEST},manifest.json,verification.json,tokenizer.json}`);
+    const watcher = vscode.workspace.createFileSystemWatcher(
+      `**/{${SHARD_MANIFEST},manifest.json,verification.json,tokenizer.json,index.json}`,
+    );
     const changed = (uri: vscode.Uri) => this.invalidate(uri.fsPath);
     this.disposables.push(
       watcher,
@@ -79,6 +86,9 @@ export class Services implements vscode.Disposable {
           e.affectsConfiguration(`tokenShards.${k}`),
         );
         const tokenizerChanged = e.affectsConfiguration('tokenShards.tokenizerPath');
+        const formatChanged = ['format', 'dtype'].some((k) => e.affectsConfiguration(`tokenShards.${k}`));
+        if (formatChanged) this.datasets.clear();
+        if (formatChanged && !scheduleChanged && !tokenizerChanged) this.datasetChanged.fire('*');
         if (scheduleChanged) this.datasets.clear();
         if (tokenizerChanged) this.tokenizers.clear();
         if (scheduleChanged || tokenizerChanged) this.datasetChanged.fire('*');
@@ -110,6 +120,15 @@ export class Services implements vscode.Disposable {
     return vscode.workspace.isTrusted && this.setting<boolean>('allowShardsOutsideRoot') === true;
   }
 
+  /**
+   * `tokenShards.format` and `tokenShards.dtype` as format-layer options, checked as the CLI checks
+   * `--format`/`--dtype` (`core/formats/choice.ts`).
+   * @throws SettingError naming the setting, the value and what was expected.
+   */
+  formatChoice(): FormatChoice {
+    return formatChoice(this.setting<string>('format'), this.setting<string>('dtype'), SETTING_CHOICE_NAMES);
+  }
+
   /** `tokenShards.documentScanLimit`: tokens that may be scanned to number documents without asking. */
   documentScanLimit(): number {
     return this.setting<number>('documentScanLimit') || DEFAULT_DOCUMENT_SCAN_LIMIT;
@@ -121,14 +140,16 @@ export class Services implements vscode.Disposable {
   }
 
   /**
-   * Opens (or returns the cached) dataset rooted at `root`.
-   * @throws DataError when `shard_manifest.jsonl` cannot be read.
+   * Opens (or returns the cached) dataset at `root`: a folder holding `shard_manifest.jsonl`, or
+   * a folder or file of any storage format (`openPath`, with the format choice of the settings).
+   * @throws DataError when the data cannot be read or no format recognises a folder; SettingError
+   *   for a bad `tokenShards.format`/`tokenShards.dtype` or schedule setting.
    */
   openRoot(root: string): Promise<Dataset> {
     root = path.resolve(root);
     let p = this.datasets.get(root);
     if (!p) {
-      p = openDataset(root, this.scheduleSettings(), { allowOutsideRoot: this.allowShardsOutsideRoot() });
+      p = this.openAnyPath(root);
       p.then(
         (ds) =>
           this.log.info(`opened dataset ${root}: ${ds.shards.length} shards, ${ds.storedTokens} tokens, ${ds.problems.length} problems`),
@@ -142,22 +163,67 @@ export class Services implements vscode.Disposable {
     return p;
   }
 
-  /** The dataset a file belongs to (a `shard_manifest.jsonl` up to 4 folders up), or undefined. */
+  private async openAnyPath(target: string): Promise<Dataset> {
+    const ds = await openPath(target, this.scheduleSettings(), { allowOutsideRoot: this.allowShardsOutsideRoot(), ...this.formatChoice() });
+    if (!ds) throw new DataError(noFormatMessage(target), target);
+    return ds;
+  }
+
+  /**
+   * The dataset a file belongs to: a `shard_manifest.jsonl` up to 4 folders up, else the file's
+   * own storage format (Megatron `.bin`/`.idx`, llm.c, Dolma, datatrove, litdata, MDS…) as the
+   * format layer opens it; undefined for a lone `.u32` file, a file no format recognises, or
+   * data that cannot be opened (see {@link formatDatasetForFile} for the reason).
+   */
   async datasetForFile(uri: vscode.Uri): Promise<Dataset | undefined> {
     if (uri.scheme !== 'file') return undefined;
     const root = await findDatasetRoot(uri.fsPath);
-    if (!root) return undefined;
     try {
-      return await this.openRoot(root);
+      if (root) return await this.openRoot(root);
+      return await this.formatDatasetForFile(uri.fsPath);
     } catch {
       return undefined;
     }
   }
 
-  /** Dataset roots in the workspace (folders holding a `shard_manifest.jsonl`). */
+  /**
+   * The dataset of a token file in a storage format other than the dataset card's (its unit or
+   * folder as the format's adapter opens it; cached by the file's path), or undefined for a file
+   * that sniffs as a lone `.u32` shard or as nothing (with `tokenShards.format` auto).
+   * @throws DataError / SettingError with one line naming the file and what was expected.
+   */
+  async formatDatasetForFile(file: string): Promise<Dataset | undefined> {
+    file = path.resolve(file);
+    if (!this.datasets.has(file)) {
+      const forced = this.formatChoice().format;
+      const format = forced ?? sniffFormat(await sniffInputOf(file))?.format;
+      if (format === undefined || format === 'token-stream') return undefined;
+    }
+    return this.openRoot(file);
+  }
+
+  /**
+   * Dataset roots in the workspace: folders holding a `shard_manifest.jsonl`, and folders of
+   * another storage format that the sniffer recognises (`.idx`, `.ds`, `index.json`, `.csv.gz`,
+   * `.bin`, `.npy` files are looked for; each folder is sniffed as `openPath` would).
+   */
   async workspaceDatasetRoots(): Promise<string[]> {
-    const files = await vscode.workspace.findFiles(`**/${SHARD_MANIFEST}`, '**/node_modules/**', 50);
-    return [...new Set(files.filter((f) => f.scheme === 'file').map((f) => path.dirname(f.fsPath)))].sort();
+    const exclude = '**/node_modules/**';
+    const files = await vscode.workspace.findFiles(`**/${SHARD_MANIFEST}`, exclude, 50);
+    const roots = new Set(files.filter((f) => f.scheme === 'file').map((f) => path.dirname(f.fsPath)));
+    const others = await vscode.workspace.findFiles(`**/{${WORKSPACE_FORMAT_GLOBS.join(',')}}`, exclude, 200);
+    const folders = [...new Set(others.filter((f) => f.scheme === 'file').map((f) => path.dirname(f.fsPath)))]
+      .filter((d) => ![...roots].some((r) => d === r || d.startsWith(r + path.sep)))
+      .slice(0, MAX_SNIFFED_FOLDERS);
+    for (const dir of folders) {
+      try {
+        const format = sniffFormat(await sniffInputOf(dir))?.format;
+        if (format !== undefined) roots.add(dir);
+      } catch {
+        /* unreadable folder: not a dataset */
+      }
+    }
+    return [...roots].sort();
   }
 
   /**
@@ -176,14 +242,18 @@ export class Services implements vscode.Disposable {
     if (roots.length === 0) {
       void vscode.window.showWarningMessage(
         vscode.l10n.t(
-          'No token dataset is open. Open a folder that holds shard_manifest.jsonl (with shards/tokens_*.u32), or open a .u32 shard.',
+          'No token dataset is open. Open a folder that holds shard_manifest.jsonl (with shards/tokens_*.u32) or token files of another format (Megatron .bin + .idx, llm.c or nanoGPT .bin, Dolma .npy, datatrove .ds, litdata or MDS index.json), or open a token file.',
         ),
       );
       return undefined;
     }
     // Only datasets whose shards are here are worth a choice (a manifest-only folder is not):
     // with one such dataset there is no picker to type into by mistake.
-    const present = await Promise.all(roots.map((r) => hasShardsPresent(r, { allowOutsideRoot: this.allowShardsOutsideRoot() })));
+    const present = await Promise.all(
+      roots.map(async (r) =>
+        (await findDatasetRoot(r, 0)) ? hasShardsPresent(r, { allowOutsideRoot: this.allowShardsOutsideRoot() }) : true,
+      ),
+    );
     const withShards = roots.filter((_, i) => present[i]);
     const choices = withShards.length ? withShards : roots;
     let root = choices[0];
@@ -265,7 +335,8 @@ export class Services implements vscode.Disposable {
   invalidate(changedFile: string): void {
     const dir = path.dirname(changedFile);
     for (const root of [...this.datasets.keys()]) {
-      if (dir === root || dir.startsWith(root + path.sep)) {
+      // A key is a folder, or a token file opened on its own (its folder holds its sidecars).
+      if (dir === root || dir.startsWith(root + path.sep) || dir === path.dirname(root)) {
         const p = this.datasets.get(root);
         this.datasets.delete(root);
         p?.then(
@@ -298,6 +369,17 @@ export class Services implements vscode.Disposable {
       );
     this.datasets.clear();
   }
+}
+
+/** Names of files that tell a folder may hold a storage format other than the dataset card's (workspace discovery). */
+const WORKSPACE_FORMAT_GLOBS = ['*.idx', '*.ds', 'index.json', '*.csv.gz', '*.bin', '*.npy', '*.mds'];
+
+/** Folders sniffed at most when the workspace's datasets are listed. */
+const MAX_SNIFFED_FOLDERS = 32;
+
+/** The message for a folder in which no storage format was recognised. */
+function noFormatMessage(target: string): string {
+  return `${target}: no token data here; expected shard_manifest.jsonl, a .u32 shard, Megatron .bin + .idx, an llm.c or nanoGPT .bin, .npy, .ds, or index.json with chunks or shards (or set tokenShards.format)`;
 }
 
 /** URI of the active tab when it is a custom editor or text editor (no text editor for webviews). */

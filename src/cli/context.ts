@@ -13,7 +13,7 @@ import * as path from 'path';
 import type { Command } from 'commander';
 import { Dataset, OpenDatasetOptions, findDatasetRoot, openDataset, openPath } from '../core/dataset';
 import { isFormatName } from '../core/formats/registry';
-import { FORMAT_NAMES, FormatName, TOKEN_DTYPES, TokenDtype } from '../core/formats/types';
+import { FormatChoice, formatChoice, formatChoiceFault } from '../core/formats/choice';
 import { SHARD_MANIFEST } from '../core/manifest';
 import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
@@ -365,19 +365,15 @@ export function createContext(
       const values = g.format ?? [];
       const storage = values.filter(isFormatName);
       const other = values.find((v) => !isFormatName(v));
-      if (other !== undefined && cmd.name() !== 'export') {
-        throw new UsageError(`--format ${terminalSafe(other)} is not a known format (expected one of ${FORMAT_NAMES.join(', ')})`);
-      }
+      if (other !== undefined && cmd.name() !== 'export') throw new UsageError(formatChoiceFault(other)!);
       if (new Set(storage).size > 1) throw new UsageError(`--format is given as ${storage.join(' and ')}; expected one storage format`);
-      if (g.dtype !== undefined && !(TOKEN_DTYPES as readonly string[]).includes(g.dtype)) {
-        throw new UsageError(`--dtype ${terminalSafe(g.dtype)} is not a token dtype (expected one of ${TOKEN_DTYPES.join(', ')})`);
+      let choice: FormatChoice;
+      try {
+        choice = formatChoice(storage[0], g.dtype);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
       }
-      const opened = await openPath(target, flags, {
-        ...openOptions(cmd),
-        format: storage[0] as FormatName | undefined,
-        dtype: g.dtype as TokenDtype | undefined,
-        tokenizerFile,
-      });
+      const opened = await openPath(target, flags, { ...openOptions(cmd), ...choice, tokenizerFile });
       if (opened) {
         if (opened.manifestFile && !LISTS_PROBLEMS.has(cmd.name())) for (const w of readFaultWarnings(opened)) err(`warning: ${w}`);
         return opened;
