@@ -30,7 +30,8 @@ import { ManifestDiagnostics } from './diagnostics';
 import { ChannelTaps, TappedMessage } from './editor/hostChannel';
 import { MANIFEST_VIEW_TYPE, ManifestEditorProvider, offerManifestTable } from './editor/manifestEditor';
 import { openManifest } from './commands/openManifest';
-import { SHARD_EDITOR_VIEW_TYPE, ShardEditorProvider } from './editor/shardEditor';
+import { SHARD_EDITOR_VIEW_TYPE, ShardEditorProvider, TOKEN_FILE_EDITOR_VIEW_TYPE } from './editor/shardEditor';
+import { registerTokenFileOffer } from './editor/tokenFileOffer';
 import { UPDATE_VIEW_TYPE, UpdateViews } from './panels/updateView';
 import { TokenHoverProvider, registerTokenHover } from './hover/tokenHover';
 import { Services } from './services';
@@ -101,6 +102,11 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
       supportsMultipleEditorsPerDocument: true,
       webviewOptions: { retainContextWhenHidden: false },
     }),
+    vscode.window.registerCustomEditorProvider(TOKEN_FILE_EDITOR_VIEW_TYPE, shardEditors, {
+      supportsMultipleEditorsPerDocument: true,
+      webviewOptions: { retainContextWhenHidden: false },
+    }),
+    registerTokenFileOffer(services),
     vscode.window.registerCustomEditorProvider(MANIFEST_VIEW_TYPE, manifestEditor, { supportsMultipleEditorsPerDocument: true }),
     vscode.window.registerWebviewPanelSerializer(UPDATE_VIEW_TYPE, updateViews),
     vscode.window.registerWebviewPanelSerializer(SEARCH_VIEW_TYPE, searchPanels),

@@ -407,6 +407,17 @@ export function shardOfFile(ds: Dataset, file: string): ShardEntry | undefined {
   return ds.shards.find((s) => s.path === abs);
 }
 
+/**
+ * Index (in {@link Dataset.shards}) of the format file that `file` is, or that it belongs to as
+ * a sidecar (Megatron's `.idx` → its `.bin`; datatrove's `.ds.index`, Dolma's `.csv.gz`); matched
+ * by absolute path. Undefined for a dataset without a storage format or a file not in it.
+ */
+export function formatFileIndex(ds: Pick<Dataset, 'format'>, file: string): number | undefined {
+  const abs = path.resolve(file);
+  const i = ds.format?.files.findIndex((f) => f.path === abs || f.sidecars?.includes(abs) || f.lossMask?.path === abs) ?? -1;
+  return i >= 0 ? i : undefined;
+}
+
 /** Options of {@link openPath}: the dataset options plus the format layer's (`--format`, `--dtype`). */
 export interface OpenPathOptions extends OpenDatasetOptions, Omit<OpenFormatOptions, 'vocabSize'> {
   /** The tokenizer the user chose (`--tokenizer`, the setting): used before one next to the data. */

@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { Dataset, shardOfFile } from '../core/dataset';
+import { Dataset, formatFileIndex, formatNameOf, shardOfFile } from '../core/dataset';
 import { findDocumentBounds } from '../core/documents';
 import { CancelledError } from '../core/errors';
 import { count, fmt, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../core/units';
@@ -24,6 +24,8 @@ import type { Services } from '../services';
 
 /** Earlier-shard document counting starts by itself only below this many tokens (4 GB of ids); above, the user asks. */
 export const AUTO_COUNT_TOKENS = 1_000_000_000;
+/** The dataset card's shard extension: such a file is read as raw uint32 unless a manifest says otherwise. */
+const U32_EXTENSION = '.u32';
 /** Tokens sampled at the start of the file to diagnose dtype mix-ups. */
 const DIAGNOSE_SAMPLE = 16_384;
 
@@ -136,27 +138,58 @@ export class ShardDocument implements vscode.CustomDocument {
   }
 
   private async load(): Promise<void> {
-    const file = this.uri.fsPath;
+    const opened = this.uri.fsPath;
     const banners: ShardBanner[] = [];
+    // Dataset and manifest line (or the storage format's unit or folder the file belongs to).
+    let dataset = await this.services.datasetForFile(this.uri);
+    if (!dataset && !opened.endsWith(U32_EXTENSION)) {
+      try {
+        dataset = await this.services.formatDatasetForFile(opened);
+      } catch (err) {
+        banners.push({ id: 'format', severity: 'error', message: (err as Error).message });
+      }
+    }
+    const formatFile = dataset?.format ? formatFileIndex(dataset, opened) : undefined;
+    // The token file shown: the opened file, or the token file of its unit (`.idx` → `.bin`).
+    const file = formatFile !== undefined ? dataset!.shards[formatFile].path : opened;
     let sizeBytes = 0,
       trailingBytes = 0,
+      numTokens = 0,
       stream: TokenStream;
     try {
-      const r = await TokenStream.fromFile(file);
-      stream = r.stream;
-      sizeBytes = r.sizeBytes;
-      trailingBytes = r.trailingBytes;
+      if (formatFile !== undefined) {
+        const f = dataset!.format!.files[formatFile];
+        stream = new TokenStream([{ path: f.path, startToken: 0, numTokens: f.numTokens, layout: f.layout }]);
+        sizeBytes = (await fs.promises.stat(f.path)).size;
+        numTokens = f.numTokens;
+      } else if (banners.length) {
+        stream = new TokenStream([{ path: file, startToken: 0, numTokens: 0 }]);
+      } else {
+        const r = await TokenStream.fromFile(file);
+        stream = r.stream;
+        sizeBytes = r.sizeBytes;
+        trailingBytes = r.trailingBytes;
+        numTokens = Math.floor(sizeBytes / BYTES_PER_TOKEN);
+      }
     } catch (err) {
       stream = new TokenStream([{ path: file, startToken: 0, numTokens: 0 }]);
+      numTokens = 0;
       banners.push({ id: 'read', severity: 'error', message: (err as Error).message });
     }
-    const numTokens = Math.floor(sizeBytes / BYTES_PER_TOKEN);
     const name = path.basename(file);
-    if (sizeBytes === 0 && banners.length === 0) {
+    if (numTokens === 0 && banners.length === 0) {
       banners.push({
         id: 'empty',
         severity: 'warning',
-        message: vscode.l10n.t('{0} is empty (0 bytes): there are no tokens to show.', name),
+        message:
+          sizeBytes === 0
+            ? vscode.l10n.t('{0} is empty (0 bytes): there are no tokens to show.', name)
+            : vscode.l10n.t(
+                '{0} holds no tokens ({1} of {2} data): there are no tokens to show.',
+                name,
+                fmt(sizeBytes),
+                formatNameOf(dataset!),
+              ),
       });
     }
     if (trailingBytes > 0) {
@@ -175,8 +208,6 @@ export class ShardDocument implements vscode.CustomDocument {
         ),
       });
     }
-    // Dataset and manifest line.
-    const dataset = await this.services.datasetForFile(this.uri);
     const entry = dataset ? shardOfFile(dataset, file) : undefined;
     if (dataset && !entry) {
       banners.push({

@@ -1,5 +1,7 @@
 /**
- * The `.u32` shard custom editor (`tokenShards.shardEditor`, read-only, priority default).
+ * The shard custom editor (`tokenShards.shardEditor`, read-only, priority default for `.u32`,
+ * Megatron `.idx` and datatrove `.ds`; `tokenShards.tokenFileEditor`, the same editor as an option
+ * for `.bin`, `.npy` and `.mds`). It shows one token file of any storage format.
  * The host side of the webview: serves pages on request (ranged reads, decoded with the core
  * tokenizer), forwards document numbering, tracks the focused editor's cursor for the status
  * bar and for other features ({@link Services.setActiveShard}), and reveals offsets for the
@@ -40,6 +42,12 @@ const WARM_UP_MAX_DATASETS = 3;
 
 /** The custom editor's view type (package.json `customEditors`). */
 export const SHARD_EDITOR_VIEW_TYPE = 'tokenShards.shardEditor';
+
+/**
+ * The same editor for generic extensions (`.bin`, `.npy`, `.mds`), priority `option` with an
+ * offer (`editor/tokenFileOffer.ts`): package.json registers a view type per priority.
+ */
+export const TOKEN_FILE_EDITOR_VIEW_TYPE = 'tokenShards.tokenFileEditor';
 
 /** Where {@link ShardEditorProvider.reveal} goes (see there). */
 export interface ShardRevealTarget {
