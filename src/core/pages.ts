@@ -18,7 +18,11 @@ import { TokenStream } from './stream';
 import { LoadedTokenizer, PieceKind } from './tokenizer';
 import { CancelledError, RangeRequestError } from './errors';
 import { fmt } from './units';
-import { countId } from './documents';
+import { countId, formatDocumentAt } from './documents';
+import type { DocumentMetadata, FormatDocuments } from './formats/types';
+import type { Dataset } from './dataset';
+import type { ShardEntry } from './manifest';
+import { hasLossMask, readLossMask } from './formats/lossMask';
 
 /** Tokens per page (128 KiB of ids): the unit the webview asks for and caches. */
 export const PAGE_TOKENS = 32_768;
@@ -63,6 +67,42 @@ export interface PagePayload {
    * soft break, not a newline). Set only with a tokenizer.
    */
   lineStart?: boolean;
+  /**
+   * Documents from the storage format's index (Megatron, datatrove, Dolma) that overlap the page;
+   * absent where documents are EOS-separated. The webview then ends a document at the token before
+   * each start instead of at an EOS id.
+   */
+  documents?: PageDocuments;
+  /**
+   * Runs of tokens the model is not trained on (datatrove `.ds.loss` byte 0), `[first index in
+   * page, end index)` ascending; absent when the format has no loss mask.
+   */
+  noLoss?: [number, number][];
+}
+
+/** The documents of a storage format's index on one page (see {@link PagePayload.documents}). */
+export interface PageDocuments {
+  /**
+   * Local token offsets (in the shard) where documents start, ascending: the document holding
+   * the page's first token (its start may be before the page or in an earlier shard: negative),
+   * then every start up to and including the page's end offset (a start there closes the page's
+   * last document).
+   */
+  starts: number[];
+  /** Provenance of each of those documents (Dolma `.csv.gz` `id`, `src`, `loc`), null where none; absent when the format records none. */
+  metadata?: (DocumentMetadata | null)[];
+}
+
+/** What a shard's storage format adds to its pages (see {@link ShardPages}). */
+export interface ShardFormatInfo {
+  /** The format's document index over the whole stream (global offsets). */
+  documents?: FormatDocuments;
+  /** Global token offset of the shard's first token. */
+  globalStart: number;
+  /** Tokens in the whole stream (the last document's end). */
+  streamTokens: number;
+  /** Reads the loss mask of local tokens `[start, start + count)`: one byte per token, 0 = not trained on. */
+  lossMask?: (start: number, count: number) => Promise<Uint8Array>;
 }
 
 /** Per-page document statistics of a whole shard (arrays indexed by page). */
@@ -251,6 +291,19 @@ export function lineStartsAt(ids: ArrayLike<number>, i: number, tok: LoadedToken
   return b.length > 0 && b[b.length - 1] === 0x0a;
 }
 
+/** Runs of 0 bytes in a loss mask, `[start, end)` indices. */
+export function lossRuns(mask: Uint8Array): [number, number][] {
+  const runs: [number, number][] = [];
+  for (let i = 0; i < mask.length; i++) {
+    if (mask[i] !== 0) continue;
+    let j = i + 1;
+    while (j < mask.length && mask[j] === 0) j++;
+    runs.push([i, j]);
+    i = j;
+  }
+  return runs;
+}
+
 /** Page reads and document scans over one shard file. */
 export class ShardPages {
   /** Number of pages. */
@@ -263,6 +316,9 @@ export class ShardPages {
    * @param tokenizer for texts; without one pages carry ids only.
    * @param eos the EOS id (document separator).
    * @param base stream offset of the shard's first token (0 for a file stream).
+   * @param format the storage format's document index and loss mask, when it has them: pages
+   *   carry {@link PagePayload.documents} and {@link PagePayload.noLoss}, and
+   *   {@link scanDocuments} counts the index's document ends instead of EOS ids.
    */
   constructor(
     readonly stream: TokenStream,
@@ -270,6 +326,7 @@ export class ShardPages {
     readonly tokenizer: LoadedTokenizer | undefined,
     readonly eos: number,
     readonly base = 0,
+    readonly format?: ShardFormatInfo,
   ) {
     this.pageCount = pageCount(numTokens);
   }
@@ -294,7 +351,50 @@ export class ShardPages {
     const ctxStart = this.tokenizer ? Math.max(0, start - CONTEXT_BEFORE) : start;
     const ctxEnd = this.tokenizer ? Math.min(this.numTokens, end + CONTEXT_AFTER) : end;
     const ids = await this.stream.read(this.base + ctxStart, ctxEnd - ctxStart);
-    return buildPage(index, ids, ctxStart, start, end - start, this.tokenizer, this.eos);
+    const payload = buildPage(index, ids, ctxStart, start, end - start, this.tokenizer, this.eos);
+    const docs = this.format?.documents;
+    if (docs && end > start) payload.documents = this.pageDocuments(docs, start, end);
+    if (this.format?.lossMask && end > start) {
+      const noLoss = lossRuns(await this.format.lossMask(start, end - start));
+      if (noLoss.length) payload.noLoss = noLoss;
+    }
+    return payload;
+  }
+
+  /** The index's documents overlapping local `[start, end)` (see {@link PageDocuments}). */
+  private pageDocuments(docs: FormatDocuments, start: number, end: number): PageDocuments {
+    const g = this.format!.globalStart;
+    const first = formatDocumentAt(docs, g + start, this.format!.streamTokens).document;
+    const starts: number[] = [];
+    const metadata: (DocumentMetadata | null)[] = [];
+    for (let n = first; n < docs.starts.length && docs.starts[n] <= g + end; n++) {
+      starts.push(docs.starts[n] - g);
+      if (docs.metadata) metadata.push(docs.metadata(n) ?? null);
+    }
+    return docs.metadata ? { starts, metadata } : { starts };
+  }
+
+  /**
+   * Per-page document ends from the format's index (a document ends at the token before the next
+   * one's start, the stream's last document at the stream end): what {@link scanDocuments}
+   * counts as EOS facts when the format has an index. No I/O.
+   */
+  private indexDocStats(docs: FormatDocuments): PageDocStats {
+    const n = this.pageCount;
+    const stats: PageDocStats = { eosCount: new Array(n).fill(0), firstEos: new Array(n).fill(-1), lastEos: new Array(n).fill(-1) };
+    const g = this.format!.globalStart;
+    const ends: number[] = [];
+    for (let k = 1; k < docs.starts.length; k++) ends.push(docs.starts[k] - 1 - g);
+    if (g + this.numTokens === this.format!.streamTokens) ends.push(this.numTokens - 1);
+    for (const e of ends) {
+      if (e < 0 || e >= this.numTokens) continue;
+      const p = Math.floor(e / PAGE_TOKENS);
+      const i = e - p * PAGE_TOKENS;
+      stats.eosCount[p]++;
+      if (stats.firstEos[p] < 0) stats.firstEos[p] = i;
+      stats.lastEos[p] = i;
+    }
+    return stats;
   }
 
   /** Reads local tokens `[start, start + count)` (clipped to the shard). */
@@ -311,6 +411,7 @@ export class ShardPages {
    * @throws CancelledError when `signal` fires; DataError on a short read.
    */
   async scanDocuments(signal?: AbortSignal, onProgress?: (done: number) => void): Promise<PageDocStats> {
+    if (this.format?.documents) return this.indexDocStats(this.format.documents);
     const n = this.pageCount;
     const stats: PageDocStats = { eosCount: new Array(n).fill(0), firstEos: new Array(n).fill(-1), lastEos: new Array(n).fill(-1) };
     const chunk = PAGE_TOKENS * 32;
@@ -332,4 +433,23 @@ export class ShardPages {
     }
     return stats;
   }
+}
+
+/**
+ * What a shard's storage format adds to its pages: the format's document index and, where every
+ * file has one, the loss mask (datatrove `.ds.loss`); undefined for the dataset card's layout.
+ */
+export function shardFormatInfo(
+  ds: Pick<Dataset, 'format' | 'storedTokens'>,
+  entry: Pick<ShardEntry, 'startToken'>,
+): ShardFormatInfo | undefined {
+  const format = ds.format;
+  if (!format) return undefined;
+  const files = format.files;
+  return {
+    documents: format.documents,
+    globalStart: entry.startToken,
+    streamTokens: ds.storedTokens,
+    lossMask: hasLossMask(files) ? (start, n) => readLossMask(files, entry.startToken + start, n) : undefined,
+  };
 }

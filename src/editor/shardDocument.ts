@@ -9,11 +9,11 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, formatFileIndex, formatNameOf, shardOfFile } from '../core/dataset';
-import { findDocumentBounds } from '../core/documents';
+import { findDocumentBounds, formatDocumentAt } from '../core/documents';
 import { CancelledError } from '../core/errors';
 import { count, fmt, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../core/units';
 import { BYTES_PER_TOKEN, ShardEntry } from '../core/manifest';
-import { PAGE_TOKENS, PageDocStats, ShardPages } from '../core/pages';
+import { PAGE_TOKENS, PageDocStats, ShardPages, shardFormatInfo } from '../core/pages';
 import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../core/streamIndex/anomalies';
 import { LONG_RUN_FLOOR } from '../core/streamIndex/scan';
 import { DEFAULT_SCHEDULE } from '../core/schedule';
@@ -236,6 +236,32 @@ export class ShardDocument implements vscode.CustomDocument {
         });
       }
     }
+    const lossFile = formatFile !== undefined ? dataset!.format!.files[formatFile].lossMask : undefined;
+    if (lossFile) {
+      banners.push({
+        id: 'loss',
+        severity: 'info',
+        message: vscode.l10n.t(
+          'Loss mask: tokens drawn faded with a dotted underline are not trained on ({0} holds 0 for them); the hover says so too.',
+          path.basename(lossFile.path),
+        ),
+      });
+    }
+    if (dataset?.format && formatFile !== undefined) {
+      const f = dataset.format;
+      banners.push({
+        id: 'storage',
+        severity: 'info',
+        message: vscode.l10n.t(
+          '{0}: {1} {2} ({3}); documents {4}.',
+          name,
+          f.name,
+          f.dtype,
+          f.reason,
+          f.documents ? vscode.l10n.t("from the format's index") : vscode.l10n.t('separated by EOS id {0}', dataset.settings.eosTokenId),
+        ),
+      });
+    }
     const eos = dataset?.settings.eosTokenId ?? this.services.scheduleSettings().eosTokenId ?? DEFAULT_SCHEDULE.eosTokenId;
     // Tokenizer.
     let tokenizer: LoadedTokenizer | undefined;
@@ -308,7 +334,7 @@ export class ShardDocument implements vscode.CustomDocument {
       tokenizer,
       eos,
       banners,
-      pages: new ShardPages(stream, numTokens, tokenizer, eos),
+      pages: new ShardPages(stream, numTokens, tokenizer, eos, 0, dataset && entry ? shardFormatInfo(dataset, entry) : undefined),
     };
     if (old && old.stream !== stream) void old.stream.close();
     this.stats = undefined;
@@ -364,7 +390,7 @@ export class ShardDocument implements vscode.CustomDocument {
       }
       // 0. With the stream index: global numbers at once, from the index (the same DocumentIndex
       //    the status bar, update view and Go to Document use), no scan of this shard.
-      if (s.entry && s.dataset && s.entry.numTokens === s.numTokens) {
+      if (s.entry && s.dataset && s.entry.numTokens === s.numTokens && !s.dataset.format?.documents) {
         const di = this.services.documentIndex(s.dataset);
         await di.ready();
         const ix = di.streamIndex;
@@ -428,7 +454,11 @@ export class ShardDocument implements vscode.CustomDocument {
       // 2. Head: where the document holding the shard's first token starts.
       let headStart = base,
         headKnown = base === 0;
-      if (base > 0) {
+      const formatDocs = ds.format?.documents;
+      if (formatDocs && base > 0) {
+        headStart = formatDocumentAt(formatDocs, base, ds.stream.totalTokens).start;
+        headKnown = true;
+      } else if (base > 0) {
         const b = await findDocumentBounds(ds.stream, base, s.eos, limit);
         headStart = b.start;
         headKnown = b.startKnown;
@@ -439,7 +469,10 @@ export class ShardDocument implements vscode.CustomDocument {
       const tailFrom = lastEosPage >= 0 ? base + lastEosPage * PAGE_TOKENS + stats.lastEos[lastEosPage] + 1 : base;
       let tailEnd = ds.stream.totalTokens,
         tailKnown = false;
-      if (tailFrom < ds.stream.totalTokens) {
+      if (formatDocs && tailFrom < ds.stream.totalTokens) {
+        tailEnd = formatDocumentAt(formatDocs, tailFrom, ds.stream.totalTokens).end;
+        tailKnown = true;
+      } else if (tailFrom < ds.stream.totalTokens) {
         const b = await findDocumentBounds(ds.stream, tailFrom, s.eos, limit);
         tailEnd = b.end;
         tailKnown = b.endKnown;

@@ -21,7 +21,11 @@ export type ShardView = 'documents' | 'tokens' | 'ids';
 
 /** A banner above the shard view (bad input, missing tokenizer…). */
 export interface ShardBanner {
-  /** Stable identifier (tests and de-duplication): 'size', 'empty', 'dtype', 'tokenizer', 'manifest', 'read'. */
+  /**
+   * Stable identifier (tests and de-duplication): 'size', 'empty', 'dtype', 'tokenizer', 'manifest',
+   * 'read'; for storage formats 'format' (the file cannot be opened as its format), 'storage' (the
+   * format, dtype and where documents come from), 'loss' (the loss mask's legend).
+   */
   id: string;
   severity: 'error' | 'warning' | 'info';
   /** One sentence naming the file/offset and the likely cause. */

@@ -48,6 +48,10 @@ export class PageData {
   /** Index in page → token count of the decode group starting there (only groups > 1 token). */
   private readonly groupLen = new Map<number, number>();
   private blockCache = new Map<string, Block[]>();
+  /** Local offsets of the tokens that end a document by the format's index (absent: EOS ids end documents). */
+  private readonly ends?: Set<number>;
+  /** Index-in-page → true for tokens the model is not trained on (loss mask 0). */
+  private readonly noLoss?: Uint8Array;
 
   constructor(
     readonly payload: PagePayload,
@@ -63,6 +67,45 @@ export class PageData {
       if (n > 1) this.groupLen.set(i, n);
       for (let j = i + 1; j < i + n && j < this.ids.length; j++) this.doc.set(j, '');
     }
+    const docs = payload.documents;
+    if (docs) this.ends = new Set(docs.starts.filter((s) => s > this.start && s <= this.end).map((s) => s - 1));
+    if (payload.noLoss) {
+      this.noLoss = new Uint8Array(this.ids.length);
+      for (const [a, b] of payload.noLoss) this.noLoss.fill(1, a, b);
+    }
+  }
+
+  /**
+   * True when the token at local `offset` ends a document: it is an EOS id, or, where the format
+   * has a document index, the token before the next document's start.
+   */
+  isEnd(offset: number): boolean {
+    return this.ends ? this.ends.has(offset) : this.ids[offset - this.start] === this.eos;
+  }
+
+  /** True when the model is not trained on the token at local `offset` (the format's loss mask says 0). */
+  notTrained(offset: number): boolean {
+    return this.noLoss?.[offset - this.start] === 1;
+  }
+
+  /** True when the page has a loss mask with tokens not trained on. */
+  get hasNoLoss(): boolean {
+    return this.noLoss !== undefined;
+  }
+
+  /**
+   * Provenance of the document starting at local `offset` (or, with `holding`, of the document
+   * holding it), where the format records one (Dolma `id`, `src`, `loc`).
+   */
+  metadataAt(offset: number, holding = false): { id?: string; src?: string; loc?: string } | undefined {
+    const docs = this.payload.documents;
+    if (!docs?.metadata) return undefined;
+    let k = -1;
+    for (let i = 0; i < docs.starts.length; i++) {
+      if (holding ? docs.starts[i] <= offset : docs.starts[i] === offset) k = i;
+      if (docs.starts[i] > offset) break;
+    }
+    return k >= 0 ? (docs.metadata[k] ?? undefined) : undefined;
   }
 
   /** True when the page has texts (a tokenizer decoded it). */
@@ -125,22 +168,22 @@ export class PageData {
     return false;
   }
 
-  /** Count of EOS ids in `[this.start, offset)`. */
+  /** Count of document ends (EOS ids, or the index's ends: {@link isEnd}) in `[this.start, offset)`. */
   eosBefore(offset: number): number {
     let n = 0;
-    for (let i = 0, e = Math.min(offset, this.end) - this.start; i < e; i++) if (this.ids[i] === this.eos) n++;
+    for (let i = 0, e = Math.min(offset, this.end) - this.start; i < e; i++) if (this.isEnd(this.start + i)) n++;
     return n;
   }
 
-  /** Index (local offset) of the last EOS before `offset` in this page, or -1. */
+  /** Index (local offset) of the last document end ({@link isEnd}) before `offset` in this page, or -1. */
   lastEosBefore(offset: number): number {
-    for (let i = Math.min(offset, this.end) - this.start - 1; i >= 0; i--) if (this.ids[i] === this.eos) return this.start + i;
+    for (let i = Math.min(offset, this.end) - this.start - 1; i >= 0; i--) if (this.isEnd(this.start + i)) return this.start + i;
     return -1;
   }
 
-  /** Local offset of the first EOS at or after `offset` in this page, or -1. */
+  /** Local offset of the first document end ({@link isEnd}) at or after `offset` in this page, or -1. */
   firstEosFrom(offset: number): number {
-    for (let i = Math.max(offset, this.start) - this.start; i < this.ids.length; i++) if (this.ids[i] === this.eos) return this.start + i;
+    for (let i = Math.max(offset, this.start) - this.start; i < this.ids.length; i++) if (this.isEnd(this.start + i)) return this.start + i;
     return -1;
   }
 
@@ -166,7 +209,8 @@ export function rowBlocks(start: number, end: number, cols: number): Block[] {
 }
 
 /**
- * Cuts a page into text blocks: every EOS is a block of its own ('sep'); other blocks end after
+ * Cuts a page into text blocks: every document end ({@link PageData.isEnd}: an EOS, or the index's
+ * last token of a document) is a block of its own ('sep'); other blocks end after
  * a token whose text ends with a newline, or once `soft` tokens are reached at a token that
  * starts with a space (a break there looks like a line wrap), or at `hard` tokens. A block never
  * splits a decode group.
@@ -185,7 +229,7 @@ export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard:
   };
   let o = page.start;
   while (o < page.end) {
-    if (page.id(o) === page.eos) {
+    if (page.isEnd(o)) {
       push(o, 'text');
       push(o + 1, 'sep');
       o++;
@@ -201,7 +245,7 @@ export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard:
       o = next;
       continue;
     }
-    if (len >= soft && next < page.end && page.id(next) !== page.eos) {
+    if (len >= soft && next < page.end && !page.isEnd(next)) {
       const t = page.hasText ? page.docText(next) : ' ';
       if (t.startsWith(' ')) {
         push(next, 'text');

@@ -136,6 +136,9 @@ export function tipRows(st: ShardState, o: number, n: number, seq?: string): Tip
   }
   const doc = st.docAt(o);
   if (doc.number !== undefined) rows.push(['document', doc.scope === 'shard' ? `+${fmt(doc.number)} in this shard` : fmt(doc.number)]);
+  const meta = page.metadataAt(o, true);
+  for (const k of ['id', 'src', 'loc'] as const) if (meta?.[k]) rows.push([`document ${k}`, meta[k]!]);
+  if (page.notTrained(o)) rows.push(['loss', 'not trained on (the loss mask is 0 here)']);
   if (seq) rows.push(['', `sequence ${seq} starts here`]);
   for (const hl of st.highlights) if (o >= hl.start && o < hl.end && hl.label) rows.push(['highlight', hl.label]);
   return rows;

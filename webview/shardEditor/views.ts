@@ -44,6 +44,7 @@ export function showOffset(ctx: ViewContext, local: number): string {
 
 /** Classes for decorations of token `o` (cursor, selection, highlights, sequence starts). */
 function decorate(el: HTMLElement, ctx: ViewContext, o: number, n: number): void {
+  if (ctx.page(Math.floor(o / ctx.pageTokens))?.notTrained(o)) el.classList.add('noloss');
   if (o === ctx.cursor || (ctx.cursor > o && ctx.cursor < o + n)) el.classList.add('cur');
   const s = ctx.paintedSelection;
   if (s && o < s[1] && o + n > s[0]) el.classList.add('sel');
@@ -122,7 +123,7 @@ function startMarker(page: PageData, ctx: ViewContext): HTMLElement {
   const doc = ctx.numbering.docAt(0, page, ctx.page);
   const prev = ctx.prevShard!;
   let text: string;
-  if (page.id(0) !== ctx.eos && doc.start !== undefined && doc.start < 0) {
+  if (doc.start !== undefined && doc.start < 0) {
     text = `↑ Start of shard · this document began in ${prev} at global offset ${showOffset(ctx, doc.start)}${doc.startIsBound ? ' or earlier' : ''}`;
   } else if (doc.start === 0) {
     text = `↑ Start of shard · a document starts here; the previous shard is ${prev}`;
@@ -141,7 +142,7 @@ function startMarker(page: PageData, ctx: ViewContext): HTMLElement {
 /** Marker below the shard's last token: where the text continues (next shard), or that the stream or file ends. */
 function endMarker(page: PageData, ctx: ViewContext): HTMLElement {
   const last = ctx.total - 1;
-  const endsWithEos = page.id(last) === ctx.eos;
+  const endsWithEos = page.isEnd(last);
   let text: string;
   if (ctx.globalStart === undefined) text = '■ End of file' + (endsWithEos ? '' : ' (the last document has no closing EOS here)');
   else if (!ctx.nextShard)
@@ -256,20 +257,32 @@ export function separatorLabel(doc: DocInfo, ctx: ViewContext): string {
   return parts.join(' · ');
 }
 
+/**
+ * The provenance of a document as one phrase (`id 12 · src s3://… · loc 7`), from the format's
+ * index (Dolma `.csv.gz`); undefined when it records none.
+ */
+export function provenanceText(meta: { id?: string; src?: string; loc?: string } | undefined): string | undefined {
+  if (!meta) return undefined;
+  const parts = (['id', 'src', 'loc'] as const).filter((k) => meta[k] !== undefined && meta[k] !== '').map((k) => `${k} ${meta[k]}`);
+  return parts.length ? parts.join(' · ') : undefined;
+}
+
 function renderSeparator(block: Block, page: PageData, ctx: ViewContext): HTMLElement {
   const o = block.start;
   const doc = ctx.numbering.docAfterEos(o, page, ctx.page);
   const label = separatorLabel(doc, ctx);
+  const provenance = provenanceText(page.metadataAt(o + 1));
   const eosText = page.piece(o) ?? 'EOS';
   const el = h(
     'div',
     { class: `blk sep ${ctx.view}`, 'data-s': o },
     h('span', { class: 'tok eos sp', 'data-o': o, 'data-n': 1, title: '' }, eosText),
     h('span', { class: 'next' }, label),
+    ...(provenance ? [h('span', { class: 'prov', title: "Provenance of the next document (the format's index)" }, provenance)] : []),
   );
   decorate(el.firstElementChild as HTMLElement, ctx, o, 1);
   el.setAttribute('role', 'separator');
-  el.setAttribute('aria-label', `end of document; ${label}`);
+  el.setAttribute('aria-label', `end of document; ${label}${provenance ? `; ${provenance}` : ''}`);
   return el;
 }
 
@@ -284,7 +297,7 @@ function renderRow(block: Block, page: PageData, ctx: ViewContext): HTMLElement 
   for (let o = block.start; o < block.end; o++) {
     const id = page.id(o);
     const k = page.kind(o);
-    const cls = id === ctx.eos ? 'sp eos' : k ? KIND_CLASS[k] : '';
+    const cls = page.isEnd(o) ? 'sp eos' : k ? KIND_CLASS[k] : '';
     const cell = h('span', { class: `tok idc ${cls}`, 'data-o': o, 'data-n': 1 }, String(id));
     decorate(cell, ctx, o, 1);
     cells.append(cell);

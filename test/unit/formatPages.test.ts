@@ -1,0 +1,133 @@
+/**
+ * The shard editor's pages on storage formats with a document index (core/pages.ts,
+ * `shardFormatInfo`): over every file of the Megatron, Dolma and datatrove fixtures, read page by
+ * page as the shard editor reads them,
+ * - the document starts the pages carry (global) are the numpy reference reader's document table
+ *   (`scripts/reference_formats.py --documents`), and the per-page document ends counted for
+ *   numbering add up to its document count;
+ * - Dolma: each document's provenance equals its `.csv.gz` row (`id`, `src`, `loc`) as Python's
+ *   gzip + csv read it;
+ * - datatrove: the runs of tokens not trained on equal the zero bytes of the `.ds.loss` files as
+ *   numpy reads them.
+ */
+import * as assert from 'assert';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { openPath } from '../../src/core/dataset';
+import { PAGE_TOKENS, ShardPages, shardFormatInfo } from '../../src/core/pages';
+import { TokenStream } from '../../src/core/stream';
+import { repoRoot } from './fixtures';
+
+const fixturesDir = path.join(repoRoot(), 'format-fixtures');
+
+const PY_DOLMA = `
+import csv, gzip, json, sys
+rows = []
+for f in sys.argv[1:]:
+    with gzip.open(f, 'rt', newline='') as fh:
+        rows.append([r for r in csv.reader(fh)])
+print(json.dumps(rows))
+`;
+
+const PY_LOSS = `
+import json, sys, numpy as np
+print(json.dumps(np.concatenate([np.fromfile(f, dtype=np.uint8) for f in sys.argv[1:]]).tolist()))
+`;
+
+function python(script: string, args: string[]): string {
+  return execFileSync('python3', ['-c', script, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+}
+
+async function pagesOf(root: string) {
+  const ds = (await openPath(root))!;
+  const starts = new Set<number>();
+  const meta = new Map<number, unknown>();
+  const noLoss: number[] = [];
+  let ends = 0;
+  for (const [i, entry] of ds.shards.entries()) {
+    const f = ds.format!.files[i];
+    const stream = new TokenStream([{ path: f.path, startToken: 0, numTokens: f.numTokens, layout: f.layout }]);
+    const pages = new ShardPages(stream, entry.numTokens, undefined, ds.settings.eosTokenId, 0, shardFormatInfo(ds, entry));
+    const stats = await pages.scanDocuments();
+    ends += stats.eosCount.reduce((a, b) => a + b, 0);
+    for (let p = 0; p < pages.pageCount; p++) {
+      const page = await pages.page(p);
+      page.documents!.starts.forEach((s, k) => {
+        const g = entry.startToken + s;
+        if (g < ds.storedTokens) starts.add(g);
+        if (page.documents!.metadata) meta.set(g, page.documents!.metadata[k]);
+      });
+      for (const [a, b] of page.noLoss ?? []) for (let t = a; t < b; t++) noLoss.push(entry.startToken + p * PAGE_TOKENS + t);
+    }
+    await stream.close();
+  }
+  await ds.stream.close();
+  return { ds, starts: [...starts].sort((a, b) => a - b), meta, noLoss, ends };
+}
+
+function reference(root: string, format: string): { documents: number; document_table: [number, number][] } {
+  return JSON.parse(
+    execFileSync('python3', [path.join(repoRoot(), 'scripts', 'reference_formats.py'), root, '--format', format, '--documents'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    }),
+  );
+}
+
+describe('shard editor pages on formats with a document index', function () {
+  before(function () {
+    if (!fs.existsSync(path.join(fixturesDir, 'fixtures.json'))) {
+      execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'make-format-fixtures.mjs')], { cwd: repoRoot(), stdio: 'inherit' });
+    }
+  });
+
+  for (const [dir, format] of [
+    ['dolma2/megatron-multi', 'megatron'],
+    ['dolma2/dolma-uint32', 'dolma'],
+    ['dolma2/datatrove-uint32-loss', 'datatrove'],
+    ['gpt2/datatrove-uint16', 'datatrove'],
+  ] as const) {
+    it(`${dir}: document starts and ends equal the numpy reference's document table`, async () => {
+      const root = path.join(fixturesDir, dir);
+      const got = await pagesOf(root);
+      const ref = reference(root, format);
+      assert.deepStrictEqual(
+        got.starts,
+        ref.document_table.map(([s]) => s),
+      );
+      assert.strictEqual(got.ends, ref.documents);
+      assert.ok(ref.documents > 1);
+    });
+  }
+
+  it("dolma2/dolma-uint32: every document's provenance is its .csv.gz row", async () => {
+    const root = path.join(fixturesDir, 'dolma2', 'dolma-uint32');
+    const got = await pagesOf(root);
+    const csvs = got.ds.format!.files.map((f) => f.path.replace(/\.npy$/, '.csv.gz'));
+    const rows = JSON.parse(python(PY_DOLMA, csvs)) as string[][][];
+    let n = 0;
+    rows.forEach((fileRows, i) => {
+      for (const [start, , id, src, loc] of fileRows) {
+        const g = got.ds.shards[i].startToken + Number(start);
+        assert.deepStrictEqual(got.meta.get(g), { id, src, loc }, `row ${n} (${csvs[i]})`);
+        n++;
+      }
+    });
+    assert.strictEqual(n, got.starts.length);
+  });
+
+  it('dolma2/datatrove-uint32-loss: tokens not trained on are the zero bytes of the .ds.loss files', async () => {
+    const root = path.join(fixturesDir, 'dolma2', 'datatrove-uint32-loss');
+    const got = await pagesOf(root);
+    const mask = JSON.parse(
+      python(
+        PY_LOSS,
+        got.ds.format!.files.map((f) => f.lossMask!.path),
+      ),
+    ) as number[];
+    const zeros = mask.flatMap((b, i) => (b === 0 ? [i] : []));
+    assert.ok(zeros.length > 0 && zeros.length < mask.length, `${zeros.length} of ${mask.length} tokens without loss`);
+    assert.deepStrictEqual(got.noLoss, zeros);
+  });
+});
