@@ -9,7 +9,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openDataset } from './core/dataset';
-import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex, documentIndexOf } from './core/documents';
 import type { VerifyOptions } from './core/verify/verify';
 import type { Anomaly } from './core/streamIndex/anomalies';
 import type { StreamIndex } from './core/streamIndex/streamIndex';
@@ -254,7 +254,7 @@ export class Services implements vscode.Disposable {
   documentIndex(ds: Dataset): DocumentIndex {
     let idx = this.indexes.get(ds);
     if (!idx) {
-      idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents);
+      idx = documentIndexOf(ds);
       this.indexes.set(ds, idx);
       this.streamIndexLoader?.(ds, idx);
     }
