@@ -14,7 +14,7 @@ import { Dataset, findDatasetRoot, openPath } from './core/dataset';
 import { DataError } from './core/errors';
 import { FormatChoice, SETTING_CHOICE_NAMES, formatChoice } from './core/formats/choice';
 import { sniffFormat, sniffInputOf } from './core/formats/registry';
-import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from './core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex, documentIndexOf } from './core/documents';
 import type { VerifyOptions } from './core/verify/verify';
 import type { Anomaly } from './core/streamIndex/anomalies';
 import type { StreamIndex } from './core/streamIndex/streamIndex';
@@ -324,7 +324,7 @@ export class Services implements vscode.Disposable {
   documentIndex(ds: Dataset): DocumentIndex {
     let idx = this.indexes.get(ds);
     if (!idx) {
-      idx = new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents);
+      idx = documentIndexOf(ds);
       this.indexes.set(ds, idx);
       this.streamIndexLoader?.(ds, idx);
     }

@@ -1,14 +1,17 @@
 /**
- * Documents in the token stream. Documents are separated by the EOS id (100257 in dolma2, per
- * the dataset card): each EOS **closes** the document before it, so document `n` (0-based)
- * is the tokens after the n-th EOS up to and including the (n+1)-th EOS. Document 0 starts at
- * global token 0. A document may begin many shards before a given offset, so backward scans
- * are bounded and say so when the bound is hit.
+ * Documents in the token stream. Where the format has no document index, documents are separated
+ * by the EOS / delimiter id (100257 in dolma2, per the dataset card) by the one rule of
+ * `documentRule.ts`: by default each EOS **closes** the document before it, so document `n`
+ * (0-based) is the tokens after the n-th EOS up to and including the (n+1)-th EOS; where the
+ * format's delimiter **opens** documents (llm.c), document `n` begins at its delimiter. Document 0
+ * starts at global token 0. A document may begin many shards before a given offset, so backward
+ * scans are bounded and say so when the bound is hit.
  *
  * Units: offsets and counts are in tokens.
  */
 import { TokenStream } from './stream';
-import type { FormatDocuments } from './formats/types';
+import type { DelimiterRole, FormatDocuments } from './formats/types';
+import { DocumentRule, boundaryOf, countEnd, leadingDelimiters } from './documentRule';
 import type { StreamIndex } from './streamIndex/streamIndex';
 import { CancelledError, RangeRequestError } from './errors';
 import { count, fmt } from './units';
@@ -22,16 +25,24 @@ export const SCAN_CHUNK_TOKENS = 1 << 20;
  */
 export const DEFAULT_DOCUMENT_SCAN_LIMIT = 25_000_000;
 
-/** The document around an offset. `start`/`end` are global token offsets, `end` exclusive (the EOS is inside). */
+/**
+ * The document around an offset. `start`/`end` are global token offsets, `end` exclusive (a
+ * closing EOS is inside; the next document's opening delimiter is not).
+ */
 export interface DocumentBounds {
-  /** First token of the document, or the scan bound when `startKnown` is false. */
+  /** First token of the document (its opening delimiter, where the delimiter opens documents), or the scan bound when `startKnown` is false. */
   start: number;
-  /** One past the closing EOS, or the scan bound / stream end when `endKnown` is false. */
+  /** One past the closing EOS, the offset of the next opening delimiter, or the scan bound / stream end when `endKnown` is false. */
   end: number;
-  /** False when no EOS (nor the stream start) was found within the scan limit: the document "starts before `start`". */
+  /** False when no delimiter (nor the stream start) was found within the scan limit: the document "starts before `start`". */
   startKnown: boolean;
-  /** False when no closing EOS was found within the scan limit or before the stream end. */
+  /**
+   * False when the document's end was not found within the scan limit; at the stream end: false
+   * for a closing EOS missing there, true where the delimiter opens documents (the stream end ends it).
+   */
   endKnown: boolean;
+  /** Tokens from `start` up to the next delimiter: a closing EOS excluded, an opening delimiter included (what `locate` prints as `document_length`). */
+  length: number;
 }
 
 /**
@@ -68,23 +79,35 @@ export function countId(ids: Uint32Array, id: number): number {
 }
 
 /**
- * Finds the document containing global token `offset`.
+ * Finds the document containing global token `offset` by the document rule (`documentRule.ts`):
+ * the last delimiter in `[0, countEnd(offset))` gives its start, the first one from there its end.
  * @param limit how many tokens to scan in each direction before giving up (reported via
  *   `startKnown`/`endKnown` = false).
+ * @param role what `eos` does (`Dataset.format.delimiter`; `closes` by default).
  * @throws RangeRequestError when `offset` is outside the stream.
  */
-export async function findDocumentBounds(stream: TokenStream, offset: number, eos: number, limit: number): Promise<DocumentBounds> {
+export async function findDocumentBounds(
+  stream: TokenStream,
+  offset: number,
+  eos: number,
+  limit: number,
+  role: DelimiterRole = 'closes',
+): Promise<DocumentBounds> {
   stream.locate(offset); // range check
-  // Backward: last EOS strictly before `offset`; forward: first EOS at or after it.
-  const lowBound = Math.max(0, offset - limit);
-  const before = await lastIdIn(stream, eos, lowBound, offset);
-  const highBound = Math.min(stream.totalTokens, offset + limit);
-  const after = await firstIdIn(stream, eos, offset, highBound);
+  // Backward: the last delimiter before the split point; forward: the first one at or after it.
+  const split = countEnd(role, offset);
+  const lowBound = Math.max(0, split - limit);
+  const before = await lastIdIn(stream, eos, lowBound, split);
+  const highBound = Math.min(stream.totalTokens, split + limit);
+  const after = await firstIdIn(stream, eos, split, highBound);
+  const start = before >= 0 ? boundaryOf(role, before) : lowBound;
+  const end = after >= 0 ? boundaryOf(role, after) : highBound;
   return {
-    start: before >= 0 ? before + 1 : lowBound,
+    start,
     startKnown: before >= 0 || lowBound === 0,
-    end: after >= 0 ? after + 1 : highBound,
-    endKnown: after >= 0,
+    end,
+    endKnown: after >= 0 || (role === 'opens' && highBound === stream.totalTokens),
+    length: (after >= 0 ? after : highBound) - start,
   };
 }
 
@@ -111,40 +134,6 @@ async function firstIdIn(stream: TokenStream, id: number, from: number, to: numb
 }
 
 /**
- * The document around `offset` in a stream whose delimiter **opens** each document (llm.c: EOT
- * 50256 or BOS 128000 is written before every document, `dev/data/fineweb.py`): the document is
- * `[the last delimiter at or before offset, the next delimiter after it)`, its delimiter
- * included. Tokens before the stream's first delimiter (none in files llm.c wrote) form document 0.
- * @param documentsBefore a function counting delimiters in global `[0, end)` (the
- *   {@link DocumentIndex} of the stream: `documentNumberAt(end)`, or its count at the stream end).
- * @returns the 0-based number and `[start, end)`; bounds past `limit` tokens away are reported
- *   as not known.
- * @throws RangeRequestError for an offset outside the stream.
- */
-export async function openingDelimiterDocumentAt(
-  stream: TokenStream,
-  offset: number,
-  delimiter: number,
-  limit: number,
-  documentsBefore: (end: number) => Promise<number>,
-): Promise<DocumentBounds & { document: number }> {
-  stream.locate(offset); // range check
-  // From the last delimiter at or before `offset` to the next one after it.
-  const next = offset + 1;
-  const lowBound = Math.max(0, next - limit);
-  const before = await lastIdIn(stream, delimiter, lowBound, next);
-  const highBound = Math.min(stream.totalTokens, next + limit);
-  const after = await firstIdIn(stream, delimiter, next, highBound);
-  const start = before >= 0 ? before : lowBound;
-  const startKnown = before >= 0 || lowBound === 0;
-  const end = after >= 0 ? after : highBound;
-  const endKnown = after >= 0 || highBound === stream.totalTokens;
-  const opensAtZero = stream.totalTokens > 0 && (await stream.read(0, 1))[0] === delimiter ? 1 : 0;
-  const document = (await documentsBefore(next)) - opensAtZero;
-  return { document: Math.max(0, document), start, end, startKnown, endKnown };
-}
-
-/**
  * Document numbering over a whole stream: the ONE place every front end asks (status bar, shard
  * editor cursor line, update view, Go to Document, hovers, CLI), so they always say the same number.
  *
@@ -156,10 +145,15 @@ export async function openingDelimiterDocumentAt(
  * memoised. They can be exported and imported so a front end can persist them.
  *
  * When the storage format has its own document index ({@link FormatDocuments}: Megatron, datatrove,
- * Dolma), numbers and starts come from it, instantly, and EOS plays no part.
+ * Dolma), numbers and starts come from it, instantly, and EOS plays no part. Otherwise numbers
+ * follow the document rule ({@link rule}, `documentRule.ts`): the per-segment counts are delimiter
+ * counts either way, so cached counts and the stream index serve both readings.
  */
 export class DocumentIndex {
   private readonly counts: (number | undefined)[];
+  /** The delimiter and what it does. */
+  readonly rule: DocumentRule;
+  private leadMemo?: Promise<0 | 1>;
   private readonly pending = new Map<number, Promise<number>>();
   private index?: StreamIndex;
   private attachListeners = new Set<() => void>();
@@ -168,13 +162,24 @@ export class DocumentIndex {
 
   /**
    * @param documents the format's document index, when it has one (`Dataset.format.documents`).
+   * @param role what `eos` does (`Dataset.format.delimiter`; `closes` by default). Prefer
+   *   {@link documentIndexOf}, which takes all three from a dataset.
    */
   constructor(
     readonly stream: TokenStream,
     readonly eos: number,
     readonly documents?: FormatDocuments,
+    role: DelimiterRole = 'closes',
   ) {
     this.counts = new Array(stream.segments.length).fill(undefined);
+    this.rule = { delimiter: eos, role };
+  }
+
+  /** Delimiters that begin no document (`leadingDelimiters`): reads the stream's first token once. */
+  private lead(): Promise<0 | 1> {
+    if (this.rule.role !== 'opens' || this.stream.totalTokens === 0) return Promise.resolve(0);
+    this.leadMemo ??= this.stream.read(0, 1).then((ids) => leadingDelimiters(this.rule, ids[0]));
+    return this.leadMemo;
   }
 
   /**
@@ -186,6 +191,7 @@ export class DocumentIndex {
     if (
       index &&
       (index.segments.length !== this.stream.segments.length ||
+        index.rule.role !== this.rule.role ||
         index.segments.some((s, i) => s.startToken !== this.stream.segments[i].startToken))
     ) {
       throw new Error('the stream index belongs to another stream');
@@ -292,7 +298,8 @@ export class DocumentIndex {
   }
 
   /**
-   * 0-based number of the document containing global token `offset` = EOS tokens in `[0, offset)`.
+   * 0-based number of the document containing global token `offset`: with a closing EOS, EOS
+   * tokens in `[0, offset)`; in general, by the document rule (`documentRule.ts`).
    * @param onProgress called with (segments done, segments needed) while scanning.
    * @throws RangeRequestError for an offset outside the stream; CancelledError on abort.
    */
@@ -303,14 +310,14 @@ export class DocumentIndex {
       const n = await this.index.documentNumberAt(offset);
       if (n !== undefined) return n;
     }
-    const { segment, localToken } = this.stream.locate(offset);
-    let n = 0;
+    const { segment } = this.stream.locate(offset);
+    let n = -(await this.lead());
     for (let i = 0; i < segment; i++) {
       n += await this.segmentCount(i, signal);
       onProgress?.(i + 1, segment);
     }
     const start = this.stream.segments[segment].startToken;
-    return n + (await this.countRange(start, start + localToken, signal));
+    return n + (await this.countRange(start, countEnd(this.rule.role, offset), signal));
   }
 
   /**
@@ -334,21 +341,22 @@ export class DocumentIndex {
       const info = await this.index.documentInfo(n); // throws RangeRequestError past a complete index's last document
       if (info) return info.start;
     }
+    const lead = await this.lead();
     let before = 0;
     const segs = this.stream.segments;
     for (let i = 0; i < segs.length; i++) {
       const c = await this.segmentCount(i, signal);
       onProgress?.(i + 1, segs.length);
-      if (before + c >= n) {
-        // The n-th EOS (1-based) is in this segment: scan for it.
-        let need = n - before;
+      if (before + c >= n + lead) {
+        // The (n + lead)-th delimiter (1-based) is in this segment: scan for it.
+        let need = n + lead - before;
         const seg = segs[i];
         for (let lo = seg.startToken; lo < seg.startToken + seg.numTokens; lo += SCAN_CHUNK_TOKENS) {
           if (signal?.aborted) throw new CancelledError();
           const ids = await this.stream.read(lo, Math.min(SCAN_CHUNK_TOKENS, seg.startToken + seg.numTokens - lo));
           for (let j = 0; j < ids.length; j++) {
             if (ids[j] === this.eos && --need === 0) {
-              const start = lo + j + 1;
+              const start = boundaryOf(this.rule.role, lo + j);
               if (start >= this.stream.totalTokens)
                 throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream ends with document ${fmt(n - 1)}'s EOS`);
               return start;
@@ -358,6 +366,20 @@ export class DocumentIndex {
       }
       before += c;
     }
-    throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${count(before + 1, 'document')} (0..${fmt(before)})`);
+    const docs = before + 1 - lead;
+    throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${count(docs, 'document')} (0..${fmt(docs - 1)})`);
   }
+}
+
+/**
+ * The {@link DocumentIndex} of a dataset: its stream, its EOS setting, the format's document index
+ * and the format's delimiter role (`documentRuleOf`). Every front end builds its index here so all
+ * number documents by the same rule.
+ */
+export function documentIndexOf(ds: {
+  stream: TokenStream;
+  settings: { eosTokenId: number };
+  format?: { documents?: FormatDocuments; delimiter?: DelimiterRole };
+}): DocumentIndex {
+  return new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents, ds.format?.delimiter ?? 'closes');
 }

@@ -19,6 +19,7 @@ import { Readable, Writable } from 'stream';
 import * as yazl from 'yazl';
 import type { Dataset } from './dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, type DocumentIndex } from './documents';
+import { documentRuleOf } from './documentRule';
 import { CancelledError, RangeRequestError } from './errors';
 import { count } from './units';
 import { npyHeaderBytes } from './formats/npy';
@@ -106,7 +107,7 @@ function writeChunk(sink: Writable, chunk: string | Buffer): Promise<void> {
  *   DataError on a short read; CancelledError when `signal` fires (the output is then incomplete).
  */
 export async function exportUpdates(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>,
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'> & Partial<Pick<Dataset, 'format'>>,
   first: number,
   last: number,
   format: ExportFormat,
@@ -152,6 +153,7 @@ export async function exportUpdates(
         firstDocument,
         numUpdates: ds.schedule.numUpdates,
         eos: ds.settings.eosTokenId,
+        delimiter: documentRuleOf(ds).role,
       });
       // As `update` prints it: the text itself, or with control characters as marks for a terminal.
       const body = formatUpdateModelText(model);

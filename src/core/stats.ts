@@ -22,6 +22,13 @@
  * | `complete_documents` | documents that begin and end inside the update: a first token (as in `documents_started`) at i and the closing EOS at j ≥ i, both in [0, G) |
  * | `mean_complete_document_length` | mean of `j − i + 1` (tokens, EOS included) over those documents; `null` when there are none |
  *
+ * Where the delimiter **opens** documents (llm.c, `documentRule.ts`), `EOS` above is that
+ * delimiter and a document's first token is the delimiter itself (or global offset 0):
+ * `documents_started` counts positions i with `t[i]` = the delimiter, plus i = 0 at global offset 0
+ * when `t[0]` is not; `complete_documents` are a first token at i and the next document's
+ * delimiter at j > i, both in [0, G), of length `j − i` (the opening delimiter included; the
+ * document ending at G − 1 is not counted: the token after the update is not read).
+ *
  * Speed: one pass for counts, EOS, runs and documents over a reusable id-count array (ids below
  * {@link DENSE_ID_LIMIT} or the vocabulary size, a `Map` above: corrupt data can hold any uint32);
  * 13-grams through a rolling polynomial hash into an open-addressing table of positions, every
@@ -34,6 +41,8 @@ import { CancelledError, RangeRequestError } from './errors';
 import { fmt } from './units';
 import { parseNumberInput } from './numbers';
 import type { LoadedTokenizer } from './tokenizer';
+import type { DelimiterRole } from './formats/types';
+import { documentRuleOf } from './documentRule';
 
 /** N of the repetition measure (13-grams, the usual contamination/dedup window). */
 export const NGRAM = 13;
@@ -96,6 +105,8 @@ export interface StatsOptions {
   L: number;
   /** EOS id. */
   eos: number;
+  /** What the EOS / delimiter id does (`documentRule.ts`); default `closes`. */
+  delimiter?: DelimiterRole;
   /** For `unknown_ids` / `special_ids`; without one those fields are null. */
   tokenizer?: Pick<LoadedTokenizer, 'vocabSize' | 'isKnown' | 'isSpecial'>;
 }
@@ -171,9 +182,18 @@ export class StatsCalculator {
     let completeDocs = 0,
       completeLen = 0;
     let docStart = -1; // position of the first token of a document begun inside the update, or −1
-    let afterEos = previousId === undefined || previousId === eos;
+    const opens = this.opts.delimiter === 'opens';
+    let afterEos = previousId === undefined || (!opens && previousId === eos);
     for (let i = 0; i < G; i++) {
       const id = t[i];
+      if (opens && id === eos) {
+        // The delimiter begins a document and ends the one before it.
+        if (docStart >= 0 && !afterEos) {
+          completeDocs++;
+          completeLen += i - docStart;
+        }
+        afterEos = true;
+      }
       if (afterEos) {
         started++;
         docStart = i;
@@ -200,12 +220,16 @@ export class StatsCalculator {
         nEos++;
         if (run > longest) longest = run;
         run = 0;
-        if (docStart >= 0) {
-          completeDocs++;
-          completeLen += i - docStart + 1;
+        if (opens) {
+          afterEos = false;
+        } else {
+          if (docStart >= 0) {
+            completeDocs++;
+            completeLen += i - docStart + 1;
+          }
+          docStart = -1;
+          afterEos = true;
         }
-        docStart = -1;
-        afterEos = true;
       } else {
         run++;
         afterEos = false;
@@ -323,7 +347,7 @@ const UPDATES_PER_READ = 8;
  *   CancelledError when `signal` fires.
  */
 export async function computeUpdateStats(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'>,
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'> & Partial<Pick<Dataset, 'format'>>,
   first: number,
   last: number,
   opts: {
@@ -337,7 +361,9 @@ export async function computeUpdateStats(
   ds.schedule.checkUpdate(first);
   ds.schedule.checkUpdate(last);
   const { G, L } = ds.schedule;
-  const calc = opts.calculator ?? new StatsCalculator({ G, L, eos: ds.settings.eosTokenId, tokenizer: opts.tokenizer });
+  const calc =
+    opts.calculator ??
+    new StatsCalculator({ G, L, eos: ds.settings.eosTokenId, delimiter: documentRuleOf(ds).role, tokenizer: opts.tokenizer });
   const out: UpdateStats[] = [];
   const total = Math.max(0, last - first + 1);
   for (let k0 = first; k0 <= last; k0 += UPDATES_PER_READ) {

@@ -23,6 +23,8 @@ import { LoadedTokenizer, PieceKind, diagnoseIds, unknownIdMark } from './tokeni
 import { UpdateBatch, readUpdate } from './update';
 import type { Dataset } from './dataset';
 import type { DocumentIndex } from './documents';
+import type { DelimiterRole } from './formats/types';
+import { documentCountOf, documentRuleOf } from './documentRule';
 
 /** A shard the update's G + 1 tokens touch. */
 export interface UpdateShard {
@@ -141,6 +143,12 @@ export interface UpdateModelOptions {
   /** EOS id. */
   eos: number;
   /**
+   * What the EOS / delimiter id does (`documentRule.ts`; default `closes`: a segment ends with its
+   * EOS). `opens` (llm.c): a segment ends before the delimiter, which is the first token of the
+   * next document's segment (no segment is then marked `eos`).
+   */
+  delimiter?: DelimiterRole;
+  /**
    * Index of the batch's first row within the update (default 0): the CLI builds the model a few
    * rows at a time from a batch holding only those rows (plus one token), so a huge update never
    * sits in memory whole. Row indices in the model are then `firstRow + r`.
@@ -170,9 +178,11 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
   const vocab = tok ? tok.vocabSize : Infinity;
   const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
+  const opens = opts.delimiter === 'opens';
   let doc = opts.firstDocument;
-  let docStart: number | undefined = start === 0 || opts.previousId === eos ? start : undefined;
-  let prevWasEos = start === 0 || opts.previousId === eos;
+  // Does the first input token begin a document? The stream start; else after a closing EOS, or at an opening delimiter.
+  let prevWasEos = start === 0 || (opens ? tokens[0] === eos : opts.previousId === eos);
+  let docStart: number | undefined = prevWasEos ? start : undefined;
   const rows: UpdateRow[] = new Array(S);
   let shardIdx = 0; // batch.shards[0] holds the first input token
   for (let r = 0; r < S; r++) {
@@ -238,7 +248,19 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
         shardIdx++;
         segShardChange = true;
       }
-      if (tokens[i] === eos) {
+      if (opens) {
+        // The delimiter opens the next document: end the segment before it. `firstDocument` already
+        // counts a delimiter at the update's first token (the document it opens holds that token).
+        if (tokens[i] === eos && i > 0) {
+          if (c > segStart) flush(c, false);
+          if (doc !== undefined) doc++;
+          docStart = start + i;
+          segDoc = doc;
+          segDocStart = docStart;
+          segContinues = false;
+        }
+        prevWasEos = tokens[i + 1] === eos;
+      } else if (tokens[i] === eos) {
         flush(c + 1, true);
         if (doc !== undefined) doc++;
         docStart = start + i + 1;
@@ -297,7 +319,7 @@ export function buildUpdateModel(batch: UpdateBatch, tok: LoadedTokenizer | unde
  * @throws RangeRequestError for an invalid k; DataError on a short read.
  */
 export async function readUpdateModel(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'>,
+  ds: Pick<Dataset, 'schedule' | 'stream' | 'shards' | 'settings'> & Partial<Pick<Dataset, 'format'>>,
   k: number,
   tok: LoadedTokenizer | undefined,
   firstDocument?: number,
@@ -312,6 +334,7 @@ export async function readUpdateModel(
     firstDocument,
     numUpdates: ds.schedule.numUpdates,
     eos: ds.settings.eosTokenId,
+    delimiter: documentRuleOf(ds).role,
   });
 }
 
@@ -341,7 +364,8 @@ export async function documentNumberIfCheap(
  * count is not known yet hold at most `budgetTokens` tokens (the `tokenShards.documentScanLimit`
  * setting); otherwise undefined. Documents are separated by EOS, so the count is the number of
  * EOS tokens, plus one for a final document not closed by an EOS (the rule of
- * `DocumentIndex.documentStart`: a stream ending with an EOS has no empty document after it).
+ * `DocumentIndex.documentStart`: a stream ending with an EOS has no empty document after it); where
+ * the delimiter opens documents, plus one unless the stream begins with it (`documentCountOf`).
  * Counts are memoised in the index, so a second call is instant.
  * @throws CancelledError when `signal` fires.
  */
@@ -355,8 +379,8 @@ export async function documentCountIfCheap(index: DocumentIndex, budgetTokens: n
   for (let i = 0; i < segs.length; i++) eos += await index.segmentCount(i, signal);
   const total = index.stream.totalTokens;
   if (total === 0) return 0;
-  const last = await index.stream.read(total - 1, 1);
-  return eos + (last[0] === index.eos ? 0 : 1);
+  const [first, last] = await Promise.all([index.stream.read(0, 1), index.stream.read(total - 1, 1)]);
+  return documentCountOf(index.rule, eos, first[0], last[0]);
 }
 
 /** Per row, the characters of its segment's text produced up to and including each column (see {@link columnAtChar}). */

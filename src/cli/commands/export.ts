@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { isFormatName } from '../../core/formats/registry';
 import { Writable } from 'stream';
 import { Dataset } from '../../core/dataset';
-import { DocumentIndex } from '../../core/documents';
+import { documentIndexOf } from '../../core/documents';
 import { RangeRequestError } from '../../core/errors';
 import { count, fmt } from '../../core/units';
 import { EXPORT_FORMATS, ExportFormat, ExportProgress, exportUpdates, exportUpdatesToFile } from '../../core/export';
@@ -108,7 +108,7 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
   };
   const opts = {
     tokenizer: tok,
-    documentIndex: new DocumentIndex(ds.stream, ds.settings.eosTokenId, ds.format?.documents),
+    documentIndex: documentIndexOf(ds),
     signal: o.signal,
     onProgress,
   };

@@ -22,7 +22,8 @@
  * sample's last target; llm.c adds `process`, `row`).
  */
 import type { Command } from 'commander';
-import { DocumentIndex, findDocumentBounds, formatDocumentAt, openingDelimiterDocumentAt } from '../../core/documents';
+import { documentIndexOf, findDocumentBounds, formatDocumentAt } from '../../core/documents';
+import { documentRuleOf } from '../../core/documentRule';
 import type { DocumentMetadata } from '../../core/formats/types';
 import { PAST_LAST_UPDATE_TEXT } from '../../core/schedule';
 import { count, fmt } from '../../core/units';
@@ -63,38 +64,26 @@ export function register(program: Command, ctx: CliContext): void {
         let document: number, start: number, length: number;
         let metadata: DocumentMetadata | undefined;
         let lengthNote = 'excluding its EOS';
-        const info =
-          ds.format?.documents || ds.format?.delimiter === 'opens'
-            ? undefined
-            : ix.covers(offset)
-              ? await ix.documentAt(offset)
-              : undefined;
+        const rule = documentRuleOf(ds);
+        if (rule.role === 'opens') lengthNote = `including its opening ${rule.delimiter}`;
+        const info = ds.format?.documents ? undefined : ix.covers(offset) ? await ix.documentAt(offset) : undefined;
         if (ds.format?.documents) {
           const d = formatDocumentAt(ds.format.documents, offset, ds.storedTokens);
           ({ document, start } = d);
           length = d.end - d.start;
           metadata = ds.format.documents.metadata?.(document);
           lengthNote = "from the format's index";
-        } else if (ds.format?.delimiter === 'opens') {
-          const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
-          di.attachStreamIndex(ix.indexedCount > 0 ? ix : undefined);
-          const b = await openingDelimiterDocumentAt(ds.stream, offset, ds.settings.eosTokenId, Number.MAX_SAFE_INTEGER, (end) =>
-            end < ds.storedTokens ? di.documentNumberAt(end, ctx.signal) : di.countRange(0, end, ctx.signal),
-          );
-          ({ document, start } = b);
-          length = b.end - b.start;
-          lengthNote = `including its opening ${ds.settings.eosTokenId}`;
         } else if (info && info.length !== undefined) {
           ({ document, start, length } = { document: info.document, start: info.start, length: info.length });
         } else {
           ctx.warn(
             `no stream index for ${ix.readyUpTo < segment ? `shard ${ctx.term(ds.shards[ix.readyUpTo].shard)} and later` : 'this shard'}: counting EOS by reading ${formatBytes(4 * offset)}; \`${ctx.self} index ${ctx.term(root)}\` makes this instant`,
           );
-          const di = new DocumentIndex(ds.stream, ds.settings.eosTokenId);
+          const di = documentIndexOf(ds);
           document = await di.documentNumberAt(offset, ctx.signal);
-          const b = await findDocumentBounds(ds.stream, offset, ds.settings.eosTokenId, Number.MAX_SAFE_INTEGER);
+          const b = await findDocumentBounds(ds.stream, offset, rule.delimiter, Number.MAX_SAFE_INTEGER, rule.role);
           start = b.start;
-          length = (b.endKnown ? b.end - 1 : b.end) - b.start;
+          length = b.length;
         }
         const out = {
           offset,

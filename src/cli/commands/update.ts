@@ -9,7 +9,8 @@
  */
 import type { Command } from 'commander';
 import { Dataset } from '../../core/dataset';
-import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex } from '../../core/documents';
+import { DEFAULT_DOCUMENT_SCAN_LIMIT, documentIndexOf } from '../../core/documents';
+import { countEnd, documentRuleOf } from '../../core/documentRule';
 import { UpdateBatch } from '../../core/update';
 import { buildUpdateModel, documentNumberIfCheap, formatUpdateHeaderText, formatUpdateRowsText } from '../../core/updateModel';
 import { CliContext, EXIT, UsageError } from '../context';
@@ -115,11 +116,8 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
   );
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_TOKENS / L));
   const eos = ds.settings.eosTokenId;
-  let doc = await documentNumberIfCheap(
-    new DocumentIndex(ds.stream, eos, ds.format?.documents),
-    start + L * first,
-    DEFAULT_DOCUMENT_SCAN_LIMIT,
-  );
+  const role = documentRuleOf(ds).role;
+  let doc = await documentNumberIfCheap(documentIndexOf(ds), start + L * first, DEFAULT_DOCUMENT_SCAN_LIMIT);
   let unknown = 0;
   for (let r0 = first; r0 < last; r0 += rowsPerChunk) {
     const rows = Math.min(rowsPerChunk, last - r0);
@@ -140,12 +138,15 @@ async function printText(ctx: CliContext, cmd: Command, ds: Dataset, k: number, 
       firstDocument: doc,
       numUpdates: ds.schedule.numUpdates,
       eos,
+      delimiter: role,
       firstRow: r0,
       markUnknown: true,
     });
     for (const row of m.rows) for (const g of row.segments) unknown += g.unknownIds;
     await ctx.write(ctx.text(formatUpdateRowsText(m, undefined, S - 1), { keepLayout: true }) + '\n');
-    if (doc !== undefined) for (let i = 0; i < rows * L; i++) if (tokens[i] === eos) doc++;
+    // The next chunk's first document: delimiters in [0, countEnd(next chunk's first token)).
+    const shift = countEnd(role, 0);
+    if (doc !== undefined) for (let i = shift; i < rows * L + shift; i++) if (tokens[i] === eos) doc++;
   }
   // Ids not in the vocabulary are a data problem: exit 1, as in `decode` and `tokens --text`.
   if (unknown) {

@@ -27,6 +27,7 @@ import { ScanParams } from './scan';
 import { LoadedTokenizer, CORRUPT_ID_FLOOR } from '../tokenizer';
 import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, resolveVerifyWorker } from '../verify/verify';
 import { layoutEnd } from '../formats/types';
+import { documentRuleOf } from '../documentRule';
 
 /** Options of {@link indexShards}. */
 export interface IndexShardsOptions {
@@ -96,9 +97,12 @@ export function indexSegmentsOf(ds: Pick<Dataset, 'shards'> & Partial<Pick<Datas
   });
 }
 
-/** Opens the stream index of a dataset from a store (see `openStreamIndex`: every shard stat'ed afresh). */
+/**
+ * Opens the stream index of a dataset from a store (see `openStreamIndex`: every shard stat'ed
+ * afresh); its document numbers follow the dataset's document rule (`documentRuleOf`).
+ */
 export function openDatasetIndex(ds: Dataset, store: IndexStore, params: ScanParams): Promise<StreamIndex> {
-  return openStreamIndex(ds.stream, indexSegmentsOf(ds), store, params);
+  return openStreamIndex(ds.stream, indexSegmentsOf(ds), store, params, documentRuleOf(ds).role);
 }
 
 /**

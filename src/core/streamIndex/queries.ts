@@ -3,9 +3,12 @@
  * document lies, per-page EOS facts and a segment's numbering, each instant (at most one
  * {@link INDEX_BLOCK_TOKENS}-token block read) from the per-shard records of `entryStore.ts`.
  *
- * Numbering convention (as `documents.ts`): document n (0-based) at global offset o = the number of
- * EOS ids in [0, o). A document's length is in tokens and **excludes** its closing EOS; the last
- * document of a stream that does not end with EOS has no EOS and runs to the end of the stream.
+ * Numbering convention: the one document rule of `documentRule.ts`. With the EOS closing documents
+ * (the default), document n (0-based) at global offset o = the number of EOS ids in [0, o); a
+ * document's length is in tokens and **excludes** its closing EOS; the last document of a stream
+ * that does not end with EOS has no EOS and runs to the end of the stream. With a delimiter that
+ * opens documents (llm.c), a document begins at its delimiter and its length counts it. The
+ * records hold delimiter positions only, so one index serves both readings.
  *
  * Units: offsets and lengths in tokens; global unless the name says local.
  */
@@ -14,7 +17,8 @@ import { count as countOf, fmt } from '../units';
 import { TokenStream } from '../stream';
 import { INDEX_BLOCK_TOKENS } from './scan';
 import { ShardIndexRecord } from './entryStore';
-import type { TokenLayout } from '../formats/types';
+import type { DelimiterRole, TokenLayout } from '../formats/types';
+import { DocumentRule, boundaryOf, countEnd, documentCountOf } from '../documentRule';
 
 /** One segment of the stream as the index needs it. */
 export interface IndexSegment {
@@ -37,13 +41,16 @@ export interface GlobalRun {
   closed: boolean;
 }
 
-/** Where a document lies: number (0-based), global start, length (tokens, EOS excluded), whether an EOS closes it. */
+/**
+ * Where a document lies: number (0-based), global start, length (tokens up to the next delimiter:
+ * a closing EOS excluded, an opening delimiter included), whether a delimiter follows it.
+ */
 export interface DocumentInfo {
   document: number;
   start: number;
-  /** Tokens, EOS excluded; absent when the index ends before the document does (incomplete index). */
+  /** Tokens up to the next delimiter; absent when the index ends before the document does (incomplete index). */
   length?: number;
-  /** True when an EOS ends it; false for the last document of a stream that does not end with EOS. */
+  /** True when a delimiter follows it (its EOS, or the next document's opening delimiter); false for the stream's last document without one. */
   closed: boolean;
 }
 
@@ -59,16 +66,26 @@ export class IndexQueries {
   readonly readyUpTo: number;
   /** Block prefix sums per record (shared by hard links). */
   private readonly prefixes = new WeakMap<ShardIndexRecord, Float64Array>();
+  /** The document rule: {@link eos} and what it does. */
+  readonly rule: DocumentRule;
+  /** Delimiters that begin no document: 1 when it opens documents and the stream's first token is one (`documentRule.ts`). */
+  protected readonly lead: 0 | 1;
 
   /**
    * @param records one per segment, undefined where not indexed (or stale).
+   * @param role what the EOS / delimiter id does (`closes` unless the format says `opens`).
    */
   constructor(
     readonly stream: TokenStream,
     readonly segments: readonly IndexSegment[],
     readonly records: readonly (ShardIndexRecord | undefined)[],
     readonly eos: number,
+    role: DelimiterRole = 'closes',
   ) {
+    this.rule = { delimiter: eos, role };
+    const first = records.findIndex((r, i) => !r || segments[i].numTokens > 0);
+    const firstRec = first >= 0 ? records[first] : undefined;
+    this.lead = role === 'opens' && firstRec?.firstEos === 0 ? 1 : 0;
     let ready = 0;
     while (ready < records.length && records[ready]) ready++;
     this.readyUpTo = ready;
@@ -96,7 +113,9 @@ export class IndexQueries {
   }
 
   /**
-   * Documents in the stream: EOS count, plus one when the stream does not end with EOS (complete index only).
+   * Documents in the stream (complete index only), by `documentCountOf` (`documentRule.ts`): with a
+   * closing EOS, the EOS count plus one when the stream does not end with EOS; with an opening
+   * delimiter, the delimiter count plus one when the stream does not begin with one.
    * Valid document numbers are 0..documentCount−1.
    */
   get documentCount(): number | undefined {
@@ -104,8 +123,10 @@ export class IndexQueries {
     const total = this.eosBefore[this.readyUpTo];
     const last = this.records[this.records.length - 1];
     if (!last) return total > 0 ? total : 1;
+    const d = this.rule.delimiter;
+    const other = d + 1; // any id that is not the delimiter
     const endsWithEos = last.numTokens > 0 && last.lastEos === last.numTokens - 1;
-    return total + (endsWithEos ? 0 : 1);
+    return Math.max(1, documentCountOf(this.rule, total, this.lead ? d : other, endsWithEos ? d : other));
   }
 
   /** True when document numbers at `offset` are instant (its segment and all before it are indexed). */
@@ -138,8 +159,9 @@ export class IndexQueries {
   }
 
   /**
-   * The 0-based document number at `offset` (= EOS ids before it), reading at most one block
-   * ({@link INDEX_BLOCK_TOKENS} tokens).
+   * The 0-based document number at `offset` (delimiters in `[0, countEnd(offset))` less the
+   * leading one, `documentRule.ts`; with a closing EOS: EOS ids before it), reading at most one
+   * block ({@link INDEX_BLOCK_TOKENS} tokens).
    * @returns undefined when the offset's segment (or one before it) is not indexed.
    * @throws RangeRequestError for an offset outside the stream.
    */
@@ -148,15 +170,25 @@ export class IndexQueries {
     const s = this.segmentOf(offset);
     if (s >= this.readyUpTo) return undefined;
     const rec = this.records[s]!;
-    const local = offset - this.segments[s].startToken;
-    const blk = Math.floor(local / INDEX_BLOCK_TOKENS);
+    // Count delimiters in the segment's local [0, end); `end` ≤ the segment's tokens.
+    const end = countEnd(this.rule.role, offset) - this.segments[s].startToken;
+    const blk = Math.floor(end / INDEX_BLOCK_TOKENS);
     const blockStart = blk * INDEX_BLOCK_TOKENS;
-    let n = this.eosBefore[s] + this.prefix(rec)[blk];
-    if (local > blockStart && rec.blockEos[blk] > 0) {
-      const ids = await this.stream.read(this.segments[s].startToken + blockStart, local - blockStart);
+    let n = this.eosBefore[s] + this.prefix(rec)[blk] - this.lead;
+    if (end > blockStart && rec.blockEos[blk] > 0) {
+      const ids = await this.stream.read(this.segments[s].startToken + blockStart, end - blockStart);
       for (let i = 0; i < ids.length; i++) if (ids[i] === this.eos) n++;
     }
     return n;
+  }
+
+  /**
+   * Global start of document `n ≥ 1`: the boundary of the (n + leading)-th delimiter.
+   * @returns undefined when the index does not reach it.
+   */
+  private async nthStart(n: number): Promise<number | undefined> {
+    const p = await this.nthEos(n + this.lead);
+    return p === undefined ? undefined : boundaryOf(this.rule.role, p);
   }
 
   /**
@@ -204,11 +236,11 @@ export class IndexQueries {
       throw new RangeRequestError(`document ${fmt(n)} does not exist: the stream has ${countOf(count, 'document')} (0..${fmt(count - 1)})`);
     let start = 0;
     if (n > 0) {
-      const e = await this.nthEos(n);
+      const e = await this.nthStart(n);
       if (e === undefined) return undefined;
-      start = e + 1;
+      start = e;
     }
-    const end = await this.nthEos(n + 1);
+    const end = await this.nthEos(n + 1 + this.lead);
     if (end !== undefined) return { document: n, start, length: end - start, closed: true };
     if (!this.complete) return undefined;
     return { document: n, start, length: this.stream.totalTokens - start, closed: false };
@@ -222,8 +254,8 @@ export class IndexQueries {
   async documentAt(offset: number): Promise<DocumentInfo | undefined> {
     const n = await this.documentNumberAt(offset);
     if (n === undefined) return undefined;
-    const start = n === 0 ? 0 : (await this.nthEos(n))! + 1;
-    const end = await this.nthEos(n + 1);
+    const start = n === 0 ? 0 : (await this.nthStart(n))!;
+    const end = await this.nthEos(n + 1 + this.lead);
     if (end !== undefined) return { document: n, start, length: end - start, closed: true };
     // No EOS after it in the indexed segments: it ends at the stream end (complete) or beyond the index.
     if (!this.complete) return { document: n, start, closed: false };
@@ -257,10 +289,13 @@ export class IndexQueries {
   }
 
   /**
-   * Global document numbering facts of one segment, instant (at most two block reads):
-   * `docBase` = EOS before it; `headStart` = start of the document holding its first token;
-   * `tailEnd` = one past the EOS closing the document that starts after the segment's last EOS
-   * (`tailKnown` false when that document runs to the stream end or past the indexed shards).
+   * Global document numbering facts of one segment, instant (at most two block reads), by the
+   * document rule (`documentRule.ts`): `docBase` = delimiters before it less the leading one (with a
+   * closing EOS: the number of the document holding its first token); `headStart` = start of the
+   * document holding its first token; `tailEnd` = the end (exclusive) of the document that begins
+   * at the boundary of the segment's last delimiter (or holds its first token when it has none):
+   * one past its closing EOS, or the offset of the next opening delimiter (`tailKnown` false when
+   * that document runs to the stream end or past the indexed shards).
    * Undefined when the segment (or one before it) is not indexed.
    */
   async segmentNumbering(
@@ -269,13 +304,14 @@ export class IndexQueries {
     if (segment >= this.readyUpTo) return undefined;
     const seg = this.segments[segment];
     const rec = this.records[segment]!;
-    const docBase = this.eosBefore[segment];
-    const headStart = docBase === 0 ? 0 : (await this.nthEos(docBase))! + 1;
-    // As the shard editor defines it: the document that starts after the segment's last EOS (or at its start).
-    const tailFrom = rec.lastEos >= 0 ? seg.startToken + rec.lastEos + 1 : seg.startToken;
+    const before = this.eosBefore[segment];
+    const docBase = before - (segment > 0 ? this.lead : 0);
+    const head = seg.numTokens > 0 ? await this.documentNumberAt(seg.startToken) : docBase;
+    const headStart = !head ? 0 : (await this.nthStart(head))!;
+    const tailFrom = rec.lastEos >= 0 ? seg.startToken + boundaryOf(this.rule.role, rec.lastEos) : seg.startToken;
     if (tailFrom >= this.stream.totalTokens) return { docBase, headStart, tailEnd: this.stream.totalTokens, tailKnown: false };
-    const closing = await this.nthEos(docBase + rec.eosCount + 1);
-    if (closing !== undefined) return { docBase, headStart, tailEnd: closing + 1, tailKnown: true };
+    const next = await this.nthEos(before + rec.eosCount + 1);
+    if (next !== undefined) return { docBase, headStart, tailEnd: boundaryOf(this.rule.role, next), tailKnown: true };
     return { docBase, headStart, tailEnd: this.complete ? this.stream.totalTokens : seg.startToken + seg.numTokens, tailKnown: false };
   }
 }

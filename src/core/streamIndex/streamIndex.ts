@@ -16,6 +16,7 @@ import { LONG_RUN_FLOOR, LengthStats, RunHash, ScanParams, addLength, combineHas
 import { IndexStore, ShardIndexRecord, scanParamsKey } from './entryStore';
 import { GlobalRun, IndexQueries, IndexSegment } from './queries';
 import { Anomaly, DEFAULT_EOS_FREE_RUN_THRESHOLD, findAnomalies } from './anomalies';
+import type { DelimiterRole } from '../formats/types';
 
 /** Distinct documents the duplicate summary remembers at most (memory ≈ 32 bytes each); past it, the summary says where it stopped. */
 export const DEFAULT_DUPLICATE_CAP = 1 << 21;
@@ -46,6 +47,7 @@ export class StreamIndex extends IndexQueries {
   /**
    * @param records one per segment, undefined where not indexed (or stale).
    * @param specialNames the text of special token ids (`<|pad|>`), named in anomaly messages.
+   * @param role what the EOS / delimiter id does (`documentRule.ts`; `closes` unless the format says `opens`).
    */
   constructor(
     stream: TokenStream,
@@ -53,8 +55,9 @@ export class StreamIndex extends IndexQueries {
     records: readonly (ShardIndexRecord | undefined)[],
     eos: number,
     private readonly specialNames: Readonly<Record<number, string>> = {},
+    role: DelimiterRole = 'closes',
   ) {
-    super(stream, segments, records, eos);
+    super(stream, segments, records, eos, role);
   }
 
   /** Whole-stream facts (complete or not: covers the indexed prefix, `coveredTokens`). */
@@ -86,7 +89,8 @@ export class StreamIndex extends IndexQueries {
       }
       const lead: GlobalRun = { start: open.start, length: open.length + rec.firstEos, closed: true };
       consider(lead, true);
-      addLength(docs, lead.length);
+      // An opening delimiter at offset 0 begins document 0: no empty document before it.
+      if (!(this.lead && lead.start === 0)) addLength(docs, lead.length);
       mergeLengthStats(docs, rec.innerDocs);
       if (rec.longestInner.length > longest.length)
         longest = { start: g + rec.longestInner.start, length: rec.longestInner.length, closed: true };
@@ -95,7 +99,8 @@ export class StreamIndex extends IndexQueries {
       open = { start: g + rec.lastEos + 1, length: rec.numTokens - rec.lastEos - 1 };
     }
     const coveredTokens = n > 0 ? this.segments[n - 1].startToken + this.segments[n - 1].numTokens : 0;
-    if (this.complete && open.length > 0) {
+    // The last document: after a closing EOS only when tokens follow it; after an opening delimiter always.
+    if (this.complete && (open.length > 0 || (this.rule.role === 'opens' && this.totalEos! > 0))) {
       const last: GlobalRun = { start: open.start, length: open.length, closed: false };
       consider(last, true);
       addLength(docs, last.length);
@@ -140,7 +145,13 @@ export class StreamIndex extends IndexQueries {
     let docNo = 0;
     let openHash: RunHash = { h1: 0, h2: 0, length: 0 };
     let openStart = 0;
+    // An opening delimiter at offset 0 begins document 0: the empty run before it is no document.
+    let skipLead = this.lead === 1;
     const add = (h: RunHash, start: number): boolean => {
+      if (skipLead) {
+        skipLead = false;
+        if (start === 0 && h.length === 0) return true;
+      }
       // Empty documents (EOS right after EOS) are not compared: they would all "repeat" each other.
       if (h.length === 0) {
         docNo++;
@@ -190,7 +201,7 @@ export class StreamIndex extends IndexQueries {
 
 /** Whole-stream facts from {@link StreamIndex.summary}. */
 export interface StreamSummary {
-  /** Lengths of every document in the covered range (tokens, EOS excluded). */
+  /** Lengths of every document in the covered range (tokens, the delimiter excluded: a closing EOS or an opening delimiter, `documentRule.ts`). */
   documents: LengthStats;
   longestRun: GlobalRun;
   /** Runs of at least {@link LONG_RUN_FLOOR} tokens (per shard only the longest 256 are kept), by start. */
@@ -279,6 +290,7 @@ export async function openStreamIndex(
   segments: readonly IndexSegment[],
   store: IndexStore,
   params: ScanParams,
+  role: DelimiterRole = 'closes',
 ): Promise<StreamIndex> {
   const key = scanParamsKey(params);
   const records = await mapLimit(segments, async (seg) => {
@@ -286,5 +298,5 @@ export async function openStreamIndex(
     if (!id || (!seg.layout && Math.floor(id.size / 4) !== seg.numTokens)) return undefined;
     return store.load(id, key, { shard: seg.shard, numTokens: seg.layout ? seg.numTokens : undefined });
   });
-  return new StreamIndex(stream, segments, records, params.eos, params.specialNames);
+  return new StreamIndex(stream, segments, records, params.eos, params.specialNames, role);
 }
