@@ -3,6 +3,8 @@
  * definitions in src/core/stats.ts and docs/format.md). JSON: an array of records with the field names
  * of {@link UpdateStats}; CSV: a header and one row per update; default: an aligned table.
  * Records stream out as they are computed (any range in bounded memory).
+ * `--shards A:B --json` writes a part for `merge`: the records of the updates whose first token
+ * lies in manifest entries A..B−1 (`core/statsParts.ts`), inside `{"updates","shards","dataset","tokenizer","records"}`.
  */
 import type { Command } from 'commander';
 import { Dataset } from '../../core/dataset';
@@ -11,6 +13,10 @@ import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, parseUpdateRange, st
 export { parseUpdateRange };
 import type { LoadedTokenizer } from '../../core/tokenizer';
 import { jsonSafe } from '../../core/untrusted';
+import { hashFile } from '../../core/formats/fileHashes';
+import { datasetFingerprint } from '../../core/parts';
+import { parseShardRange } from '../../core/search/terms';
+import { updatesStartingIn } from '../../core/statsParts';
 import { CliContext, UsageError } from '../context';
 
 /** Registers `stats`. */
@@ -22,9 +28,11 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<updates>', 'K or K1..K2: 0-based updates, inclusive')
     .option('--json', 'a JSON array of records (field names as in the README)')
     .option('--csv', 'CSV: a header and one row per update')
+    .option('--shards <A:B>', 'with --json: a part for `merge`, the updates whose first token lies in manifest entries A..B-1')
     .action(
-      ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean }, cmd: Command) => {
+      ctx.run(async (root: string, range: string, opts: { json?: boolean; csv?: boolean; shards?: string }, cmd: Command) => {
         if (opts.json && opts.csv) throw new UsageError('--json and --csv exclude each other: choose one output format');
+        if (opts.shards !== undefined && !opts.json) throw new UsageError('--shards writes a part for `merge`: add --json');
         const ds = await ctx.open(root, cmd);
         ctx.warnSchedule(ds);
         const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
@@ -35,6 +43,7 @@ export function register(program: Command, ctx: CliContext): void {
           { write: (s) => ctx.write(s), err: (s) => ctx.err(s) },
           tok,
           ctx.cancellable(),
+          opts.shards,
         );
       }),
     );
@@ -66,53 +75,89 @@ const TABLE: [string, (s: UpdateStats) => string][] = [
   ['mean_doc_len', (s) => (s.mean_complete_document_length === null ? '—' : s.mean_complete_document_length.toFixed(1))],
 ];
 
+/** The text of a `stats` output before its records. */
+export function statsHead(format: StatsFormat): string {
+  return format === 'json' ? '[' : format === 'csv' ? STATS_CSV_HEADER + '\n' : TABLE.map(([h]) => h).join('\t') + '\n';
+}
+
+/** The text of record number `n` (0-based) of a `stats` output. */
+export function statsRecordText(s: UpdateStats, format: StatsFormat, n: number): string {
+  return format === 'json'
+    ? `${n ? ',' : ''}\n${jsonSafe(s)}`
+    : format === 'csv'
+      ? statsToCsvRow(s) + '\n'
+      : TABLE.map(([, f]) => f(s)).join('\t') + '\n';
+}
+
+/** The text of a `stats` output after its records. */
+export function statsTail(format: StatsFormat): string {
+  return format === 'json' ? '\n]\n' : '';
+}
+
+/** Output formats of `stats` (and of `merge` of stats parts). */
+export type StatsFormat = 'json' | 'csv' | 'table';
+
 /**
  * Runs `stats`: validates the range against the dataset, computes and prints.
  * @param format `json`, `csv` or `table`.
+ * @param shardsSpec `--shards A:B` (with `json`): only the updates whose first token lies in those
+ *   manifest entries, written as a part for `merge`.
  * @returns the exit code (0).
  * @throws RangeRequestError for updates outside the stream; DataError on a short read; CancelledError on `signal`.
  */
 export async function runStats(
   ds: Dataset,
   rangeText: string | undefined,
-  format: 'json' | 'csv' | 'table',
+  format: StatsFormat,
   io: CliIo,
   tok: LoadedTokenizer | undefined,
   signal?: AbortSignal,
+  shardsSpec?: string,
 ): Promise<number> {
-  const { first, last } = parseUpdateRange(rangeText);
-  ds.schedule.checkUpdate(first);
-  ds.schedule.checkUpdate(last);
+  const asked = parseUpdateRange(rangeText);
+  ds.schedule.checkUpdate(asked.first);
+  ds.schedule.checkUpdate(asked.last);
+  let { first, last } = asked;
+  let head = statsHead(format),
+    tail = statsTail(format);
+  if (shardsSpec !== undefined) {
+    const shards = parseShardRange(shardsSpec, ds.shards.length);
+    // No update of the range starts in these shards: an empty part (last < first computes nothing).
+    [first, last] = updatesStartingIn(ds, asked.first, asked.last, shards) ?? [asked.first, asked.first - 1];
+    const fields = {
+      updates: [asked.first, asked.last],
+      shards,
+      dataset: { fingerprint: datasetFingerprint(ds), shards: ds.shards.length },
+      tokenizer: tok ? (await hashFile(tok.file, ['sha256'], signal)).sha256 : null,
+    };
+    // The part's fields, then its records streamed as `stats --json` streams them.
+    head = `${jsonSafe(fields).slice(0, -1)},"records":[`;
+    tail = '\n]}\n';
+  }
   if (!tok) io.err('warning: no tokenizer: unknown_ids and special_ids are null (pass --tokenizer FILE)');
   // Records are written in order behind the computation; the first failed write (a full disk,
   // a closed pipe) stops both, and is what the command ends with.
   let pending: Promise<void> = Promise.resolve();
   let failed: { error: unknown } | undefined;
   let n = 0;
-  if (format === 'json') await io.write('[');
-  if (format === 'csv') await io.write(STATS_CSV_HEADER + '\n');
-  if (format === 'table') await io.write(TABLE.map(([h]) => h).join('\t') + '\n');
-  await computeUpdateStats(ds, first, last, {
-    tokenizer: tok,
-    signal,
-    onRecord: (s) => {
-      const line =
-        format === 'json'
-          ? `${n ? ',' : ''}\n${jsonSafe(s)}`
-          : format === 'csv'
-            ? statsToCsvRow(s) + '\n'
-            : TABLE.map(([, f]) => f(s)).join('\t') + '\n';
-      n++;
-      if (failed) throw failed.error;
-      pending = pending
-        .then(() => (failed ? undefined : io.write(line)))
-        .catch((error: unknown) => {
-          failed ??= { error };
-        });
-    },
-  });
+  await io.write(head);
+  if (last >= first)
+    await computeUpdateStats(ds, first, last, {
+      tokenizer: tok,
+      signal,
+      onRecord: (s) => {
+        const line = statsRecordText(s, format, n);
+        n++;
+        if (failed) throw failed.error;
+        pending = pending
+          .then(() => (failed ? undefined : io.write(line)))
+          .catch((error: unknown) => {
+            failed ??= { error };
+          });
+      },
+    });
   await pending;
   if (failed) throw failed.error;
-  if (format === 'json') await io.write('\n]\n');
+  await io.write(tail);
   return 0;
 }

@@ -14,6 +14,9 @@
  * - Output on stdout: one line per shard that is not ok plus a summary, or with `--json` one
  *   object `{ root, shards, all_ok, counts, results[], manifest_problems[], … }`.
  * - Ctrl+C cancels: finished shards are still cached, unfinished ones are not; exit code 130.
+ * - `--shards A:B` verifies manifest entries A..B−1 only (start_token order) and, with `--json`,
+ *   writes a part for `merge` (`shard_range`, `dataset`; `core/verify/parts.ts`); no stream index
+ *   is built then (a part sees only its shards).
  *
  * Other formats (and any dataset with `--manifest FILE`): the files of `<root>` are checked against
  * FILE, written before by `token-shards manifest <root>` (sha256 of every token file and
@@ -39,6 +42,7 @@ import { indexParamsFor } from '../../core/streamIndex/indexShards';
 import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/entryStore';
 import { loadTokenizer } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify/verify';
+import { verifyPartOf } from '../../core/verify/parts';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verify/format';
 import { VerifyCache, defaultCliCacheFile, folderUnwritable } from '../../core/verify/cache';
 import { jsonSafe, terminalSafe } from '../../core/untrusted';
@@ -55,12 +59,18 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'machine-readable output')
     .option('--no-cache', 'neither read nor write the verify cache (re-hash everything)')
     .option('--no-index', 'do not build the stream index in the same read')
+    .option('--shards <A:B>', 'verify only manifest entries A..B-1 (in start_token order); merge --json parts with `merge`')
     .action(
       ctx.run(
-        async (root: string, opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean; manifest?: string }, cmd: Command) => {
+        async (
+          root: string,
+          opts: { jobs?: string; json?: boolean; cache: boolean; index: boolean; manifest?: string; shards?: string },
+          cmd: Command,
+        ) => {
           const sniffed = fs.existsSync(root) ? sniffFormat(await sniffInputOf(root))?.format : undefined;
           const storage = (ctx.globals(cmd).format ?? []).find(isFormatName) ?? sniffed;
           if (opts.manifest !== undefined || (storage !== undefined && storage !== 'token-stream')) {
+            if (opts.shards !== undefined) throw new UsageError('--shards: only for a dataset folder holding shard_manifest.jsonl');
             return verifyFileHashes(ctx, root, cmd, { manifest: opts.manifest, json: !!opts.json });
           }
           if (fs.existsSync(root) && fs.statSync(root).isFile()) {
@@ -78,6 +88,7 @@ export function register(program: Command, ctx: CliContext): void {
             noIndex: !opts.index,
             signal: ctx.cancellable(),
             open: ctx.openOptions(cmd),
+            shards: opts.shards,
           });
         },
       ),
@@ -151,10 +162,12 @@ export interface VerifyCommandOptions {
   signal?: AbortSignal;
   /** Options for opening the dataset (`--allow-outside-root`). */
   open?: OpenDatasetOptions;
+  /** `--shards A:B`: verify manifest entries A..B−1 only; `--json` then writes a part for `merge`. */
+  shards?: string;
 }
 
 /** Status words of the text output, upper-case so they stand out in a terminal. */
-const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
+export const STATUS_WORD: Record<ShardVerifyResult['status'], string> = {
   ok: 'OK',
   mismatch: 'MISMATCH',
   missing: 'MISSING',
@@ -218,6 +231,8 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     throw new DataError(`${ds.manifestFile}: no readable shard line; nothing to verify`, ds.manifestFile);
   }
   if (!opts.json) for (const l of problemLines(ds.problems.filter((q) => !SHARD_FILE_PROBLEM_CODES.has(q.code)))) err(l);
+  const part = opts.shards !== undefined ? verifyPartOf(ds, opts.shards) : undefined;
+  const entries = part ? ds.shards.slice(part.shard_range[0], part.shard_range[1]) : ds.shards;
 
   let cache: VerifyCache | undefined;
   // The cache folder is checked once: an unusable one is one line, not a warning from the cache
@@ -225,7 +240,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   let noCache = opts.noCache;
   if (!noCache) {
     const folder = path.dirname(defaultCliCacheFile());
-    const why = cacheInsideDataset(folder, ds.root) ?? folderUnwritable(opts.noIndex ? folder : defaultCliIndexDir());
+    const why = cacheInsideDataset(folder, ds.root) ?? folderUnwritable(opts.noIndex || part ? folder : defaultCliIndexDir());
     if (why) {
       err(
         `warning: cannot use the cache folder ${terminalSafe(folder)} (${terminalSafe(why)}); verifying without the verify cache${opts.noIndex ? '' : ' and the stream index'} (every shard is read).`,
@@ -254,13 +269,13 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
     if (opts.signal.aborted) onSigint();
   } else process.on('SIGINT', onSigint);
   let index: VerifyOptions['index'];
-  if (!opts.noIndex && !noCache) {
+  if (!opts.noIndex && !noCache && !part) {
     const tok = ds.tokenizerFile ? await loadTokenizer(ds.tokenizerFile).catch(() => undefined) : undefined;
     index = { store: new IndexStore(defaultCliIndexDir(), { remember: false }), params: indexParamsFor(ds, tok) };
   }
   let report: VerifyReport;
   try {
-    report = await verifyShards(ds.shards, {
+    report = await verifyShards(entries, {
       jobs: opts.jobs || undefined,
       cache,
       schedule: ds.schedule,
@@ -292,7 +307,8 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
       opts.write,
       {
         root: ds.root,
-        shards: ds.shards.length,
+        shards: entries.length,
+        ...part,
         all_ok: allOk,
         cancelled: report.cancelled,
         counts: report.counts,
@@ -338,7 +354,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
         ? ` (${formatRate((report.bytesHashed / report.elapsedMs) * 1000)}, ${count(report.jobs, 'worker')})`
         : '';
     out.push(
-      `${count(ds.shards.length, 'shard')}: ${formatVerifySummary(report)}` +
+      `${count(entries.length, 'shard')}${part ? ` (entries ${opts.shards})` : ''}: ${formatVerifySummary(report)}` +
         ` · ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate}`,
     );
     if (lineFaults.length)
