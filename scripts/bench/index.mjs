@@ -123,7 +123,7 @@ for f in sys.argv[1:]:
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     os.close(fd)
 `;
-const dropCache = (files) => execFileSync('python3', ['-c', DROP, ...files]);
+export const dropCache = (files) => execFileSync('python3', ['-c', DROP, ...files]);
 
 const warmBuf = Buffer.allocUnsafe(8 << 20);
 /** Reads a file once into the page cache through one reused 8 MiB buffer (no GBs of garbage: numpy runs beside us). */

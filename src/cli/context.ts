@@ -18,7 +18,7 @@ import { SHARD_MANIFEST } from '../core/manifest';
 import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
 import { ScheduleSettings, scheduleFaults } from '../core/schedule';
-import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
+import { LoadedTokenizer, TokenizerVocab, loadTokenizer, loadTokenizerVocab } from '../core/tokenizer';
 import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
 import { READ_LIMITS, fileKind } from '../core/safeRead';
 import { isInside, realPathOf } from '../core/safeWrite';
@@ -98,6 +98,12 @@ export interface CliContext {
    * has none); else `target` as a tokenizer.json or a folder holding one.
    */
   tokenizerFor(target: string | undefined, cmd: Command, ds?: Dataset): Promise<LoadedTokenizer>;
+  /**
+   * The file {@link tokenizerFor} loads, read only for what it says about ids
+   * (`loadTokenizerVocab`: no decode tables; what the stream index's parameters need).
+   * @throws as {@link tokenizerFor}.
+   */
+  tokenizerVocabFor(target: string | undefined, cmd: Command, ds?: Dataset): Promise<TokenizerVocab>;
   /**
    * Parses a non-negative integer typed on the command line (55_000, 5.5e4, 0x… forms).
    * @param what how the message names the value (e.g. `--start`, `update`).
@@ -325,6 +331,33 @@ export function createContext(
     return file;
   };
 
+  /**
+   * The tokenizer file a command uses: `--tokenizer FILE` when given; else the dataset's
+   * (DataError when it has none); else `target` as a tokenizer.json or a folder holding one.
+   * @throws UsageError for a `target` that is neither.
+   */
+  async function tokenizerFileFor(target: string | undefined, cmd: Command, ds?: Dataset): Promise<string> {
+    const g = globals(cmd);
+    if (g.tokenizer !== undefined) return tokenizerFlag(g.tokenizer);
+    if (ds) {
+      if (!ds.tokenizerFile) throw new DataError(`${ds.root}: no tokenizer/tokenizer.json; pass --tokenizer FILE`);
+      return ds.tokenizerFile;
+    }
+    if (!target) throw new UsageError('missing <root|tokenizer.json>');
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(target);
+    } catch {
+      throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
+    }
+    if (st.isFile()) return target;
+    if (!st.isDirectory())
+      throw new UsageError(`${terminalSafe(target)}: is ${fileKind(st)}; expected a tokenizer.json or a folder holding one`);
+    for (const p of [path.join(target, 'tokenizer', 'tokenizer.json'), path.join(target, 'tokenizer.json')]) {
+      if (fs.existsSync(p)) return p;
+    }
+    throw new UsageError(`${terminalSafe(target)}: neither a tokenizer.json nor a folder holding tokenizer/tokenizer.json`);
+  }
   const ctx: CliContext = {
     run:
       (action) =>
@@ -384,26 +417,10 @@ export function createContext(
       return ds;
     },
     async tokenizerFor(target, cmd, ds) {
-      const g = globals(cmd);
-      if (g.tokenizer !== undefined) return loadTokenizer(tokenizerFlag(g.tokenizer));
-      if (ds) {
-        if (!ds.tokenizerFile) throw new DataError(`${ds.root}: no tokenizer/tokenizer.json; pass --tokenizer FILE`);
-        return loadTokenizer(ds.tokenizerFile);
-      }
-      if (!target) throw new UsageError('missing <root|tokenizer.json>');
-      let st: fs.Stats | undefined;
-      try {
-        st = fs.statSync(target);
-      } catch {
-        throw new UsageError(`${terminalSafe(target)}: no such file or folder`);
-      }
-      if (st.isFile()) return loadTokenizer(target);
-      if (!st.isDirectory())
-        throw new UsageError(`${terminalSafe(target)}: is ${fileKind(st)}; expected a tokenizer.json or a folder holding one`);
-      for (const p of [path.join(target, 'tokenizer', 'tokenizer.json'), path.join(target, 'tokenizer.json')]) {
-        if (fs.existsSync(p)) return loadTokenizer(p);
-      }
-      throw new UsageError(`${terminalSafe(target)}: neither a tokenizer.json nor a folder holding tokenizer/tokenizer.json`);
+      return loadTokenizer(await tokenizerFileFor(target, cmd, ds));
+    },
+    async tokenizerVocabFor(target, cmd, ds) {
+      return loadTokenizerVocab(await tokenizerFileFor(target, cmd, ds));
     },
     out(s) {
       s = shown(s);

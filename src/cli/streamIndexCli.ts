@@ -13,7 +13,7 @@ import { Anomaly, describeUpdates, updatesTouching } from '../core/streamIndex/a
 import { IndexStore, defaultCliIndexDir } from '../core/streamIndex/entryStore';
 import { StreamIndex } from '../core/streamIndex/streamIndex';
 import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndex/scan';
-import { LoadedTokenizer } from '../core/tokenizer';
+import { TokenizerVocab } from '../core/tokenizer';
 import { CliContext } from './context';
 
 /** The dataset's index as the CLI sees it. */
@@ -25,10 +25,13 @@ export interface CliIndex {
   noTokenizer?: string;
 }
 
-/** The tokenizer of a dataset when it has one (never throws; a note instead). */
-export async function optionalTokenizer(ctx: CliContext, ds: Dataset, cmd: Command): Promise<{ tok?: LoadedTokenizer; note?: string }> {
+/**
+ * What the tokenizer of a dataset says about ids, when it has one (never throws; a note instead).
+ * Only the vocabulary is read (no decode tables): the index's parameters need nothing more.
+ */
+export async function optionalTokenizer(ctx: CliContext, ds: Dataset, cmd: Command): Promise<{ tok?: TokenizerVocab; note?: string }> {
   try {
-    return { tok: await ctx.tokenizerFor(ds.root, cmd, ds) };
+    return { tok: await ctx.tokenizerVocabFor(ds.root, cmd, ds) };
   } catch (e) {
     return { note: `no tokenizer (${(e as Error).message}): ids are checked against 2^20 only and special ids are not recognised` };
   }

@@ -25,7 +25,15 @@ import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
 import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify/verify';
-import { formatBytes, formatDone, formatDuration, formatFailedUpdates, formatRate, formatVerifySummary } from '../core/verify/format';
+import {
+  formatBytes,
+  formatDone,
+  formatDuration,
+  formatFailedUpdates,
+  formatRate,
+  formatVerifySummary,
+  formatVerifyTiming,
+} from '../core/verify/format';
 import { VerifyCache } from '../core/verify/cache';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import type { VerificationStore } from '../verificationStore';
@@ -181,6 +189,7 @@ export async function runVerification(
     deps.log.info(
       `verify ${ds.root}: ${text}; ${formatBytes(report.bytesHashed)} hashed in ${formatDuration(report.elapsedMs)}${rate} with ${count(report.jobs, 'worker')}`,
     );
+    deps.log.info(`verify ${ds.root}: ${formatVerifyTiming(report)}`);
     if (report.cacheError) deps.log.warn(report.cacheError);
     return summary;
   } finally {

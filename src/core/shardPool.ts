@@ -213,6 +213,62 @@ interface Slot {
   dead: boolean;
 }
 
+/** What a read worker is made with (a pool's options, or {@link prestartReadWorkers}'). */
+type ReadWorkerSpec = Pick<ShardReadPoolOptions, 'workerFile' | 'chunkBytes' | 'kernelModule'>;
+
+/** `workerFile|chunkBytes`: the kind of worker a pool with these options takes. */
+function kindOf(spec: ReadWorkerSpec): string {
+  return `${spec.workerFile}|${spec.chunkBytes}`;
+}
+
+/** Starts one read worker (not yet in a run, not in the idle list). */
+function startReadWorker(spec: ReadWorkerSpec): ReadWorker {
+  const shared = new SharedArrayBuffer(8);
+  const data: VerifyWorkerData = { control: shared, chunkBytes: spec.chunkBytes, kernelModule: spec.kernelModule };
+  const w = { control: new Int32Array(shared), kind: kindOf(spec) } as ReadWorker;
+  w.worker = startPoolWorker<VerifyWorkerReply>(
+    spec.workerFile,
+    data,
+    {
+      onMessage: (msg) => w.events?.onMessage(msg),
+      onError: (message) => w.events?.onError(message),
+      onExit: (code) => {
+        // An idle worker that stops (its timer, or a crash) leaves the warm list.
+        const i = idleWorkers.indexOf(w);
+        if (i >= 0) {
+          idleWorkers.splice(i, 1);
+          clearTimeout(w.idleTimer);
+        }
+        w.events?.onExit(code);
+      },
+    },
+    { maxYoungGenerationSizeMb: READ_WORKER_YOUNG_MB },
+  );
+  return w;
+}
+
+/**
+ * Starts read workers ahead of a run, into the idle list a run takes its workers from (see the
+ * file header): a command that will read calls this first, so that the threads start (Node's
+ * start-up of a thread, the worker bundle's compile, ~40–80 ms each) while its own thread parses
+ * the manifest and the tokenizer, instead of after. Tops the idle workers of this kind up to
+ * `jobs` (at most {@link defaultJobs}); like any idle worker they never keep the process alive
+ * and end after {@link WARM_IDLE_MS} unused. A worker that cannot start is left to the run
+ * (which reports it per job).
+ * @param jobs workers the run will use.
+ */
+export function prestartReadWorkers(jobs: number, spec: ReadWorkerSpec): void {
+  const kind = kindOf(spec);
+  let have = idleWorkers.filter((w) => w.kind === kind).length;
+  for (; have < Math.min(jobs, defaultJobs()); have++) {
+    try {
+      park(startReadWorker(spec));
+    } catch {
+      return;
+    }
+  }
+}
+
 /** The pool; one {@link run} at a time. */
 export class ShardReadPool {
   private readonly slots: Slot[] = [];
@@ -224,6 +280,11 @@ export class ShardReadPool {
   private graceTimer?: NodeJS.Timeout;
   private resolveRun?: () => void;
   private onDone?: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void;
+  /**
+   * When the first bytes of a run had been read and handled by a worker (`performance.now()` of
+   * its first progress reply, or of a batch's reply); undefined until then.
+   */
+  firstDataAt?: number;
 
   constructor(private readonly opts: ShardReadPoolOptions) {
     this.cancelled = !!opts.signal?.aborted;
@@ -375,7 +436,7 @@ export class ShardReadPool {
   }
 
   private spawn(): Slot {
-    const kind = `${this.opts.workerFile}|${this.opts.chunkBytes}`;
+    const kind = kindOf(this.opts);
     const slot = { dead: false } as Slot;
     const events: PoolWorkerEvents<VerifyWorkerReply> = {
       onMessage: (msg) => this.onMessage(slot, msg),
@@ -384,31 +445,7 @@ export class ShardReadPool {
         if (!this.settled) this.crashed(slot, `exit code ${code}`);
       },
     };
-    let read = takeIdle(kind);
-    if (!read) {
-      const shared = new SharedArrayBuffer(8);
-      const data: VerifyWorkerData = { control: shared, chunkBytes: this.opts.chunkBytes, kernelModule: this.opts.kernelModule };
-      const w = { control: new Int32Array(shared), kind } as ReadWorker;
-      w.worker = startPoolWorker<VerifyWorkerReply>(
-        this.opts.workerFile,
-        data,
-        {
-          onMessage: (msg) => w.events?.onMessage(msg),
-          onError: (message) => w.events?.onError(message),
-          onExit: (code) => {
-            // An idle worker that stops (its timer, or a crash) leaves the warm list.
-            const i = idleWorkers.indexOf(w);
-            if (i >= 0) {
-              idleWorkers.splice(i, 1);
-              clearTimeout(w.idleTimer);
-            }
-            w.events?.onExit(code);
-          },
-        },
-        { maxYoungGenerationSizeMb: READ_WORKER_YOUNG_MB },
-      );
-      read = w;
-    }
+    const read = takeIdle(kind) ?? startReadWorker(this.opts);
     read.events = events;
     // A kept worker may carry the abort flag of the run that left it.
     Atomics.store(read.control, 0, this.cancelled ? 1 : 0);
@@ -421,6 +458,7 @@ export class ShardReadPool {
   private onMessage(slot: Slot, msg: VerifyWorkerReply): void {
     const cur = slot.current;
     if (!cur || msg.id !== cur.id) return;
+    if (this.firstDataAt === undefined && (msg.type === 'progress' || msg.type === 'batch-done')) this.firstDataAt = performance.now();
     if (msg.type === 'progress') cur.bytes = msg.bytes;
     else if (msg.type === 'held') {
       void Promise.resolve()

@@ -40,12 +40,26 @@ export interface TokenPiece {
   hex: string;
 }
 
-/** A loaded tokenizer: decode tables plus metadata. */
-export interface LoadedTokenizer {
+/**
+ * What a tokenizer says about ids, without decode tables: the stream index's scan parameters
+ * (`indexParamsFor`) need only this. {@link loadTokenizerVocab} gives it for a fraction of
+ * {@link loadTokenizer}'s time and memory (no byte table per id); every {@link LoadedTokenizer} is one.
+ */
+export interface TokenizerVocab {
   /** Absolute path of the `tokenizer.json`. */
   file: string;
   /** Number of ids with a token (max id + 1). Ids ≥ this are unknown. */
   vocabSize: number;
+  /** True for added tokens marked special. */
+  isSpecial(id: number): boolean;
+  /** True when the id has a token. */
+  isKnown(id: number): boolean;
+  /** Content of an added token (`<|endoftext|>`), or undefined. */
+  addedContent(id: number): string | undefined;
+}
+
+/** A loaded tokenizer: decode tables plus metadata. */
+export interface LoadedTokenizer extends TokenizerVocab {
   /** Decodes ids to text, identical to the library's decode (unknown ids → ""). */
   decode(ids: ArrayLike<number>): string;
   /**
@@ -58,12 +72,6 @@ export interface LoadedTokenizer {
   pieces(ids: ArrayLike<number>): TokenPiece[];
   /** The token's raw bytes (empty for unknown ids). */
   bytesOf(id: number): Uint8Array;
-  /** True for added tokens marked special. */
-  isSpecial(id: number): boolean;
-  /** True when the id has a token. */
-  isKnown(id: number): boolean;
-  /** Content of an added token (`<|endoftext|>`), or undefined. */
-  addedContent(id: number): string | undefined;
   /**
    * Encodes text to ids with the library, in a worker thread with a time limit (`encode.ts`).
    * @throws DataError naming the file and field (missing `merges`, unknown pre-tokenizer type) or,
@@ -110,6 +118,44 @@ export function toHex(bytes: Uint8Array): string {
  */
 export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
   file = path.resolve(file);
+  return buildTokenizer(await readTokenizerJson(file), file);
+}
+
+/**
+ * Loads what a `tokenizer.json` says about ids (see {@link TokenizerVocab}), checked exactly as
+ * {@link loadTokenizer} checks it (the same file is accepted or refused with the same message),
+ * without building the decode tables.
+ * @param file path of the `tokenizer.json`.
+ * @throws DataError as {@link loadTokenizer}.
+ */
+export async function loadTokenizerVocab(file: string): Promise<TokenizerVocab> {
+  file = path.resolve(file);
+  const { vocab, added, vocabSize } = checkedTokenizerJson(await readTokenizerJson(file), file);
+  const known = new Uint8Array(vocabSize);
+  for (const tok in vocab) known[vocab[tok]] = 1;
+  const special = new Uint8Array(vocabSize);
+  const addedContent = new Map<number, string>();
+  for (const t of added) {
+    known[t.id] = 1;
+    addedContent.set(t.id, t.content);
+    if (t.special) special[t.id] = 1;
+  }
+  const isKnown = (id: number) => id >= 0 && id < vocabSize && known[id] === 1;
+  return {
+    file,
+    vocabSize,
+    isKnown,
+    isSpecial: (id) => isKnown(id) && special[id] === 1,
+    addedContent: (id) => addedContent.get(id),
+  };
+}
+
+/**
+ * Reads and parses a `tokenizer.json` (a byte-order mark is read past).
+ * @param file absolute path.
+ * @throws DataError when the file is missing, unreadable, too big or not JSON (naming the line).
+ */
+async function readTokenizerJson(file: string): Promise<TokenizerJson> {
   let text: string;
   try {
     text = await readRegularTextFile(file, 'a tokenizer.json', READ_LIMITS.tokenizer);
@@ -128,17 +174,21 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
       at?.line,
     );
   }
-  const json = parsed.value as TokenizerJson;
-  return buildTokenizer(json, file);
+  return parsed.value as TokenizerJson;
 }
 
 /**
- * Builds a tokenizer from a parsed `tokenizer.json` object.
- * @throws DataError when it is not an object, its model is not BPE or has no vocab, an id is not an
- *   integer in `[0, CORRUPT_ID_FLOOR)`, an added token has no content, or a token uses characters
- *   outside the byte-level alphabet.
+ * Checks a parsed `tokenizer.json` for what both loaders rely on: an object with a BPE model and
+ * its vocab, a ByteLevel decoder (or none), added tokens with string content, every id an integer
+ * in `[0, CORRUPT_ID_FLOOR)` (checked before anything is sized by them: one id of 4e9 would
+ * otherwise ask for gigabytes), and every vocab token in the byte-level alphabet.
+ * @returns the vocab, the added tokens and the vocabulary size (max id + 1).
+ * @throws DataError naming the file and the field.
  */
-export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokenizer {
+function checkedTokenizerJson(
+  json: TokenizerJson,
+  file: string,
+): { vocab: Record<string, number>; added: NonNullable<TokenizerJson['added_tokens']>; vocabSize: number } {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new DataError(
       `${file}: the top level is ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}; expected a Hugging Face tokenizer.json object`,
@@ -161,18 +211,35 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   }
   const added = json.added_tokens ?? [];
   if (!Array.isArray(added)) throw new DataError(`${file}: added_tokens is not an array`, file);
-  // Ids size the decode tables, so they are checked before anything is allocated: one id of 4e9
-  // would otherwise ask for gigabytes (and freeze the extension host while filling them).
+  const dec = byteLevelDecoderMap();
   let vocabSize = 0;
-  for (const [tok, id] of Object.entries(vocab))
-    vocabSize = Math.max(vocabSize, checkedId(id, `model.vocab[${JSON.stringify(tok)}]`, file) + 1);
+  // for…in, not Object.entries: no array of 100,000 pairs (a third of a big vocab's load time).
+  for (const tok in vocab) {
+    const id = vocab[tok];
+    vocabSize = Math.max(vocabSize, checkedId(id, () => `model.vocab[${JSON.stringify(tok)}]`, file) + 1);
+    for (let i = 0; i < tok.length; i++) {
+      const c = tok.charCodeAt(i);
+      if (c >= dec.length || dec[c] < 0)
+        throw new DataError(`${file}: vocab token ${JSON.stringify(tok)} (id ${id}) has a character outside the byte-level alphabet`, file);
+    }
+  }
   added.forEach((t, i) => {
     if (typeof t !== 'object' || t === null || typeof t.content !== 'string') {
       throw new DataError(`${file}: added_tokens[${i}] has no string content; expected { "id": <int>, "content": "<text>" }`, file);
     }
-    vocabSize = Math.max(vocabSize, checkedId(t.id, `added_tokens[${i}] (${JSON.stringify(t.content)})`, file) + 1);
+    vocabSize = Math.max(vocabSize, checkedId(t.id, () => `added_tokens[${i}] (${JSON.stringify(t.content)})`, file) + 1);
   });
+  return { vocab, added, vocabSize };
+}
 
+/**
+ * Builds a tokenizer from a parsed `tokenizer.json` object.
+ * @throws DataError when it is not an object, its model is not BPE or has no vocab, an id is not an
+ *   integer in `[0, CORRUPT_ID_FLOOR)`, an added token has no content, or a token uses characters
+ *   outside the byte-level alphabet (the checks of `checkedTokenizerJson`).
+ */
+export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokenizer {
+  const { vocab, added, vocabSize } = checkedTokenizerJson(json, file);
   const dec = byteLevelDecoderMap();
   const lengths = new Int32Array(vocabSize).fill(-1);
   const tmp: (Uint8Array | undefined)[] = new Array(vocabSize);
@@ -180,14 +247,9 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   const special = new Uint8Array(vocabSize);
   const utf8 = new TextEncoder();
   for (const [tok, id] of Object.entries(vocab)) {
+    // Every character is in the alphabet (checked above).
     const b = new Uint8Array(tok.length);
-    for (let i = 0; i < tok.length; i++) {
-      const c = tok.charCodeAt(i);
-      const v = c < dec.length ? dec[c] : -1;
-      if (v < 0)
-        throw new DataError(`${file}: vocab token ${JSON.stringify(tok)} (id ${id}) has a character outside the byte-level alphabet`, file);
-      b[i] = v;
-    }
+    for (let i = 0; i < tok.length; i++) b[i] = dec[tok.charCodeAt(i)];
     tmp[id] = b;
   }
   for (const t of added) {
@@ -286,12 +348,13 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
 
 /**
  * Returns `id` when it is a usable token id (an integer in `[0, CORRUPT_ID_FLOOR)`).
- * @param where the field, for the message (`model.vocab["Ġthe"]`).
+ * @param where the field, for the message (`model.vocab["Ġthe"]`); called only for a bad id (100,000
+ *   names built for nothing were a sixth of a big vocab's load time).
  * @throws DataError naming the file, the field and the value.
  */
-function checkedId(id: unknown, where: string, file: string): number {
+function checkedId(id: unknown, where: () => string, file: string): number {
   if (typeof id === 'number' && Number.isInteger(id) && id >= 0 && id < CORRUPT_ID_FLOOR) return id;
-  throw new DataError(`${file}: ${where} has id ${JSON.stringify(id)}; expected an integer 0..${fmt(CORRUPT_ID_FLOOR - 1)}`, file);
+  throw new DataError(`${file}: ${where()} has id ${JSON.stringify(id)}; expected an integer 0..${fmt(CORRUPT_ID_FLOOR - 1)}`, file);
 }
 
 interface LibraryTokenizer {

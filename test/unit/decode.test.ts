@@ -8,7 +8,15 @@ import * as os from 'os';
 import * as path from 'path';
 import { openDataset, Dataset } from '../../src/core/dataset';
 import { DataError } from '../../src/core/errors';
-import { CORRUPT_ID_FLOOR, loadTokenizer, LoadedTokenizer, bytesToDisplay, diagnoseIds } from '../../src/core/tokenizer';
+import {
+  CORRUPT_ID_FLOOR,
+  loadTokenizer,
+  loadTokenizerVocab,
+  LoadedTokenizer,
+  bytesToDisplay,
+  diagnoseIds,
+} from '../../src/core/tokenizer';
+import { indexParamsFor } from '../../src/core/streamIndex/indexShards';
 import { runCli, sampleDir } from './fixtures';
 
 describe('decoding equals the tokenizer library', function () {
@@ -127,19 +135,27 @@ describe('tokenizer.json that cannot be used', function () {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  /** Writes `json` as `<name>/tokenizer.json` and loads it; returns the DataError's message. */
+  /**
+   * Writes `json` as `<name>/tokenizer.json` and loads it; returns the DataError's message, after
+   * checking that the vocabulary-only loader refuses it with the very same message.
+   */
   async function loadError(name: string, json: unknown): Promise<string> {
     const file = path.join(dir, name, 'tokenizer.json');
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, JSON.stringify(json));
-    try {
-      await loadTokenizer(file);
-    } catch (err) {
-      assert.ok(err instanceof DataError, `${name}: ${(err as Error).stack}`);
-      assert.ok(err.message.startsWith(file + ': '), `${name}: names the file: ${err.message}`);
-      return err.message;
+    const messages: string[] = [];
+    for (const load of [loadTokenizer, loadTokenizerVocab]) {
+      try {
+        await load(file);
+        assert.fail(`${name}: ${load.name} loaded without an error`);
+      } catch (err) {
+        assert.ok(err instanceof DataError, `${name}: ${(err as Error).stack}`);
+        assert.ok(err.message.startsWith(file + ': '), `${name}: names the file: ${err.message}`);
+        messages.push(err.message);
+      }
     }
-    assert.fail(`${name}: loaded without an error`);
+    assert.strictEqual(messages[1], messages[0], `${name}: both loaders say the same`);
+    return messages[0];
   }
   const firstToken = () => Object.keys(real.model.vocab)[0];
   const withVocabId = (id: unknown) => ({ ...real, model: { ...real.model, vocab: { ...real.model.vocab, [firstToken()]: id } } });
@@ -198,6 +214,43 @@ describe('tokenizer.json that cannot be used', function () {
       },
     };
     assert.match(await loadError('unigram', unigram), /model\.type is "Unigram"/);
+  });
+
+  it('a token outside the byte-level alphabet is refused by both loaders alike', async () => {
+    assert.match(
+      await loadError('alphabet', { ...real, model: { ...real.model, vocab: { ...real.model.vocab, 'a\u4e00': 7 } } }),
+      /has a character outside the byte-level alphabet/,
+    );
+  });
+
+  it('the vocabulary alone says what the full tokenizer says about every id (real tokenizer, and one with holes)', async () => {
+    // Holes: the sample's tokenizer with ids 5 and 1000 taken out of the vocab.
+    const vocab = { ...real.model.vocab };
+    for (const [tok, id] of Object.entries(vocab)) if (id === 5 || id === 1000) delete vocab[tok];
+    const holed = { ...real, model: { ...real.model, vocab } };
+    for (const [name, json] of [
+      ['real', real],
+      ['holes', holed],
+    ] as const) {
+      const file = path.join(dir, `same-${name}`, 'tokenizer.json');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify(json));
+      const tok = await loadTokenizer(file);
+      const v = await loadTokenizerVocab(file);
+      assert.strictEqual(v.vocabSize, tok.vocabSize, name);
+      assert.strictEqual(v.file, tok.file, name);
+      for (let id = -1; id < tok.vocabSize + 4; id++) {
+        assert.strictEqual(v.isKnown(id), tok.isKnown(id), `${name}: isKnown(${id})`);
+        assert.strictEqual(v.isSpecial(id), tok.isSpecial(id), `${name}: isSpecial(${id})`);
+        assert.strictEqual(v.addedContent(id), tok.addedContent(id), `${name}: addedContent(${id})`);
+      }
+      const ds = { settings: { eosTokenId: real.added_tokens.find((t: { content: string }) => t.content === '<|endoftext|>').id } };
+      const params = indexParamsFor(ds as Pick<Dataset, 'settings'>, v);
+      assert.deepStrictEqual(params, indexParamsFor(ds as Pick<Dataset, 'settings'>, tok), name);
+      if (name === 'holes') assert.deepStrictEqual(params.holeIds, [5, 1000]);
+      // The special ids' names are the decoded pieces.
+      for (const id of params.specialIds) assert.strictEqual(params.specialNames?.[id], tok.pieces([id])[0].text);
+    }
   });
 
   it('the real tokenizer still loads and decodes like the library', async () => {

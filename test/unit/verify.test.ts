@@ -15,8 +15,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { openDataset } from '../../src/core/dataset';
 import { ShardEntry } from '../../src/core/manifest';
-import { ShardVerifyResult, resolveVerifyWorker, verifyShards } from '../../src/core/verify/verify';
-import { formatDone, formatVerifyProgress, formatVerifySummary } from '../../src/core/verify/format';
+import { ShardVerifyResult, prestartVerifyWorkers, resolveVerifyWorker, verifyShards } from '../../src/core/verify/verify';
+import { closeIdleReadWorkers } from '../../src/core/shardPool';
+import { formatDone, formatVerifyProgress, formatVerifySummary, formatVerifyTiming } from '../../src/core/verify/format';
 import { VERIFY_CACHE_VERSION, VerifyCache, defaultCliCacheFile } from '../../src/core/verify/cache';
 import { FileIdentity, statIdentity } from '../../src/core/fileIdentity';
 import { cliPath, repoRoot, sampleDir, sha256sum } from './fixtures';
@@ -88,6 +89,36 @@ describe('verify: shard hashes', function () {
     });
     assert.strictEqual(line, 'shard 3 of 8 · 3.00 MB done');
     for (let b = 0; b < 2e9; b += 1.7e7) assert.doesNotMatch(formatDone(b), /^0\.00 GB/);
+  });
+
+  it('a run takes the workers started ahead of it, agrees with sha256sum, and says where its time went', async () => {
+    const sums = sha256sum(shards.map((e) => e.path));
+    await closeIdleReadWorkers();
+    for (const index of [false, true]) {
+      prestartVerifyWorkers({ jobs: 1, index });
+      const report = await verifyShards(shards, { jobs: 1, keepWorkersWarm: true });
+      // The run took the started worker and kept it: one idle worker, not the started one plus
+      // the run's own (two, on a machine of two cores or more).
+      assert.strictEqual(await closeIdleReadWorkers(), 1, `index ${index}: the started worker was used`);
+      assert.strictEqual(report.counts.ok, shards.length);
+      for (const r of report.results) assert.strictEqual(r.actualSha256, sums.get(r.path), r.shard);
+      const t = report.timing;
+      assert.ok(t.startedAtMs > 0 && t.triageMs >= 0 && t.finishMs >= 0 && t.cpuMs > 0, JSON.stringify(t));
+      // The first byte was hashed after the stat pass and before the last read ended.
+      assert.ok(t.firstByteMs !== undefined && t.firstByteMs >= t.triageMs && t.firstByteMs <= t.triageMs + t.readMs, JSON.stringify(t));
+      assert.match(
+        formatVerifyTiming(report),
+        /^timing: first byte hashed \d+ ms after the start \(stat and cache \d+ ms\) · reading .* · CPU /,
+      );
+    }
+    // Nothing to read (every shard the wrong size): no first byte, and the line says so.
+    const none = await verifyShards(
+      shards.map((e) => ({ ...e, numTokens: e.numTokens + 1 })),
+      { jobs: 1 },
+    );
+    assert.strictEqual(none.timing.firstByteMs, undefined);
+    assert.strictEqual(none.timing.readMs, 0);
+    assert.match(formatVerifyTiming(none), /^timing: nothing read \(stat and cache/);
   });
 
   it('finds the worker from a bundled test by walking up to dist/workers', () => {
@@ -432,12 +463,17 @@ describe('verify: shard hashes', function () {
       assert.strictEqual(json.counts.ok, shards.length);
       const sums = sha256sum(shards.map((e) => e.path));
       for (const res of json.results) assert.strictEqual(res.actual_sha256, sums.get(path.join(sample, res.shard)));
+      // Where the time went: the run started after the process did, the first byte within the read.
+      const t = json.timing;
+      assert.ok(t.started_at_ms > 0 && t.first_byte_ms >= t.triage_ms && t.first_byte_ms <= t.triage_ms + t.read_ms, JSON.stringify(t));
+      assert.ok(t.cpu_ms > 0 && t.finish_ms >= 0, JSON.stringify(t));
       const cacheFile = defaultCliCacheFile({ XDG_CACHE_HOME: cacheHome });
       assert.strictEqual(json.cache_file, cacheFile);
       assert.ok(fs.existsSync(cacheFile));
       const again = JSON.parse(cli(['verify', sample, '--json'], cacheHome).stdout);
       assert.strictEqual(again.from_cache, shards.length);
       assert.strictEqual(again.bytes_hashed, 0);
+      assert.strictEqual(again.timing.first_byte_ms, null, 'nothing read: no first byte');
       const againText = cli(['verify', sample], cacheHome);
       assert.match(againText.stdout, new RegExp(`${shards.length} not re-read \\(cached\\)`));
       const noCache = cli(['verify', sample, '--json', '--no-cache'], path.join(tmpRoot, 'xdg-none'));

@@ -18,6 +18,7 @@ import { DEFAULT_EOS_FREE_RUN_THRESHOLD } from '../../core/streamIndex/anomalies
 import { LONG_RUN_FLOOR } from '../../core/streamIndex/scan';
 import { formatBytes, formatDuration, formatRate, formatVerifyProgress } from '../../core/verify/format';
 import { folderUnwritable } from '../../core/verify/cache';
+import { prestartVerifyWorkers } from '../../core/verify/verify';
 import { CliContext, EXIT, UsageError, cacheInsideDataset, listed } from '../context';
 import { anomalyJson, describeIndex, openCliIndex } from '../streamIndexCli';
 
@@ -62,6 +63,8 @@ export function register(program: Command, ctx: CliContext): void {
       ctx.run(async (root: string, opts: { jobs?: string; json?: boolean; force?: boolean; runThreshold?: string }, cmd: Command) => {
         const jobs = ctx.jobs(opts.jobs);
         const threshold = runThreshold(ctx, opts.runThreshold);
+        // The reading threads start while this one reads the manifest and the tokenizer.
+        prestartVerifyWorkers({ jobs, index: true });
         const ds = await ctx.open(root, cmd);
         // The manifest's own problems (lines refused, paths leading out, sizes that are not whole
         // tokens) come first, as `verify` and `info` report them: the index covers only what is read.

@@ -40,10 +40,17 @@ import { count, fmt } from '../../core/units';
 import { SHARD_FILE_PROBLEM_CODES } from '../../core/manifest';
 import { indexParamsFor } from '../../core/streamIndex/indexShards';
 import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/entryStore';
-import { loadTokenizer } from '../../core/tokenizer';
-import { ShardVerifyResult, VerifyOptions, VerifyReport, reportAllOk, verifyShards } from '../../core/verify/verify';
+import { loadTokenizerVocab } from '../../core/tokenizer';
+import { ShardVerifyResult, VerifyOptions, VerifyReport, prestartVerifyWorkers, reportAllOk, verifyShards } from '../../core/verify/verify';
 import { verifyPartOf } from '../../core/verify/parts';
-import { formatBytes, formatDuration, formatRate, formatVerifyProgress, formatVerifySummary } from '../../core/verify/format';
+import {
+  formatBytes,
+  formatDuration,
+  formatRate,
+  formatVerifyProgress,
+  formatVerifySummary,
+  formatVerifyTiming,
+} from '../../core/verify/format';
 import { VerifyCache, defaultCliCacheFile, folderUnwritable } from '../../core/verify/cache';
 import { jsonSafe, terminalSafe } from '../../core/untrusted';
 import { CliContext, EXIT, UsageError, cacheInsideDataset, listed, requireDatasetFolder } from '../context';
@@ -218,6 +225,8 @@ async function writeJsonWithResults<T>(
 export async function runVerifyCommand(root: string, opts: VerifyCommandOptions): Promise<number> {
   const err = opts.err;
   if (!fs.existsSync(root)) throw new UsageError(`${terminalSafe(root)}: no such folder`);
+  // The hashing threads start while this one reads the manifest, the cache and the tokenizer.
+  prestartVerifyWorkers({ jobs: opts.jobs, index: !opts.noIndex && !opts.noCache });
   // A manifest that cannot be read at all throws a DataError: exit 1, as in every command.
   const ds = await openDataset(root, {}, opts.open);
   const lineFaults = ds.problems.filter((p) => p.severity === 'error' && !SHARD_FILE_PROBLEM_CODES.has(p.code));
@@ -270,7 +279,7 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   } else process.on('SIGINT', onSigint);
   let index: VerifyOptions['index'];
   if (!opts.noIndex && !noCache && !part) {
-    const tok = ds.tokenizerFile ? await loadTokenizer(ds.tokenizerFile).catch(() => undefined) : undefined;
+    const tok = ds.tokenizerFile ? await loadTokenizerVocab(ds.tokenizerFile).catch(() => undefined) : undefined;
     index = { store: new IndexStore(defaultCliIndexDir(), { remember: false }), params: indexParamsFor(ds, tok) };
   }
   let report: VerifyReport;
@@ -298,6 +307,8 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   if (progressShown) process.stderr.write(`\r${' '.repeat(lastLen)}\r`);
   if (report.cacheError) err(`warning: ${terminalSafe(report.cacheError)}`);
   if (report.indexError) err(`warning: ${terminalSafe(report.indexError)}`);
+  // Where the time went, for a person at a terminal (--json has the figures as `timing`).
+  if (tty) err(formatVerifyTiming(report));
 
   const allOk = reportAllOk(report) && lineFaults.length === 0;
   if (opts.json) {
@@ -320,6 +331,15 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
         cache_file: cache?.file ?? null,
         results: RESULTS_HERE,
         indexed: report.indexed,
+        // ms; started_at_ms is since the process started, the rest since the run started (VerifyTiming).
+        timing: {
+          started_at_ms: report.timing.startedAtMs,
+          triage_ms: report.timing.triageMs,
+          first_byte_ms: report.timing.firstByteMs ?? null,
+          read_ms: report.timing.readMs,
+          finish_ms: report.timing.finishMs,
+          cpu_ms: report.timing.cpuMs,
+        },
         manifest_problems: ds.problems.map((p) => ({
           severity: p.severity,
           code: p.code,

@@ -24,7 +24,7 @@ import { IndexSegment } from './queries';
 import { openStreamIndex, StreamIndex } from './streamIndex';
 import { indexKernelModule } from './kernel';
 import { ScanParams } from './scan';
-import { LoadedTokenizer, CORRUPT_ID_FLOOR } from '../tokenizer';
+import { TokenizerVocab, CORRUPT_ID_FLOOR } from '../tokenizer';
 import { DEFAULT_CHUNK_BYTES, VerifyProgress, defaultJobs, resolveVerifyWorker } from '../verify/verify';
 import { layoutEnd } from '../formats/types';
 import { documentRuleOf } from '../documentRule';
@@ -74,7 +74,7 @@ export interface IndexReport {
  * from the tokenizer (without one: vocabulary size {@link CORRUPT_ID_FLOOR}, no special ids — the
  * index then cannot tell unknown or special ids, and says so through its parameters key).
  */
-export function indexParamsFor(ds: Pick<Dataset, 'settings'>, tok?: LoadedTokenizer): ScanParams {
+export function indexParamsFor(ds: Pick<Dataset, 'settings'>, tok?: TokenizerVocab): ScanParams {
   const eos = ds.settings.eosTokenId;
   if (!tok) return { eos, vocabSize: CORRUPT_ID_FLOOR, specialIds: [] };
   const specialIds: number[] = [];
@@ -83,9 +83,9 @@ export function indexParamsFor(ds: Pick<Dataset, 'settings'>, tok?: LoadedTokeni
     if (!tok.isKnown(id)) holeIds.push(id);
     else if (id !== eos && tok.isSpecial(id)) specialIds.push(id);
   }
+  // A special id is an added token: its name is its content (what a decoded piece shows too).
   const specialNames: Record<number, string> = {};
-  const pieces = tok.pieces(specialIds);
-  specialIds.forEach((id, i) => (specialNames[id] = pieces[i].text));
+  for (const id of specialIds) specialNames[id] = tok.addedContent(id) ?? '';
   return { eos, vocabSize: tok.vocabSize, specialIds, holeIds, specialNames };
 }
 

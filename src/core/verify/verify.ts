@@ -39,7 +39,7 @@ import * as fs from 'fs';
 import { fmt } from '../units';
 import { identityKeyOfStats, identityOfStats } from '../fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from '../manifest';
-import { ReadJob, ShardReadPool, defaultJobs, resolveWorkerScript } from '../shardPool';
+import { ReadJob, ShardReadPool, defaultJobs, prestartReadWorkers, resolveWorkerScript } from '../shardPool';
 import { Schedule } from '../schedule';
 import { IndexStore, scanParamsKey } from '../streamIndex/entryStore';
 import { describeUpdates, updatesTouching } from '../streamIndex/anomalies';
@@ -205,6 +205,34 @@ export interface VerifyReport {
   indexed: number;
   /** The first index write error (one sentence), when any. */
   indexError?: string;
+  /** Where the run's time went (see {@link VerifyTiming}). */
+  timing: VerifyTiming;
+}
+
+/**
+ * Where a run's time went. Wall times in ms (`performance.now()`), from the start of the run
+ * (the call of {@link verifyShards}) unless said otherwise; CPU time in ms.
+ */
+export interface VerifyTiming {
+  /** When the run started, in ms since this process started (`performance.timeOrigin`): the CLI's start-up before the run. */
+  startedAtMs: number;
+  /** The stat and cache pass (step 1 of the file header) took this long. */
+  triageMs: number;
+  /**
+   * When the first chunk had been read and hashed (the first progress reply of a worker; a batch
+   * of small files: when the batch was done); undefined when nothing was read.
+   */
+  firstByteMs?: number;
+  /** From the first job handed to the pool to the last one finished (0 when nothing was read). */
+  readMs: number;
+  /** The end work after the last read: index prune and cache save. */
+  finishMs: number;
+  /**
+   * CPU time of the whole process during the run (user + system, every thread: the workers and
+   * libuv's read threads too; `process.cpuUsage`). In the extension host it includes whatever
+   * else the host did meanwhile.
+   */
+  cpuMs: number;
 }
 
 /**
@@ -215,6 +243,21 @@ export interface VerifyReport {
  */
 export function resolveVerifyWorker(explicit?: string, from: string = __dirname): string {
   return resolveWorkerScript(VERIFY_WORKER_FILE, 'the hash worker', explicit, from);
+}
+
+/**
+ * Starts the read workers a coming {@link verifyShards} (or `indexShards`) run will take, so they
+ * start while the caller parses the manifest and the tokenizer (`prestartReadWorkers`). Give the
+ * same `jobs`, `chunkBytes` and `workerPath` as the run; `index` when it will scan (the workers
+ * then get the compiled stream-index kernel).
+ * @throws Error when the worker script cannot be found (see {@link resolveVerifyWorker}).
+ */
+export function prestartVerifyWorkers(opts: Pick<VerifyOptions, 'jobs' | 'chunkBytes' | 'workerPath'> & { index: boolean }): void {
+  prestartReadWorkers(opts.jobs && opts.jobs > 0 ? Math.floor(opts.jobs) : defaultJobs(), {
+    workerFile: resolveVerifyWorker(opts.workerPath),
+    chunkBytes: opts.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+    kernelModule: opts.index ? indexKernelModule() : undefined,
+  });
 }
 
 /** A count of zero for every status. */
@@ -242,6 +285,9 @@ const STAT_BATCH = 256;
  */
 class VerifyRun {
   private readonly t0 = Date.now();
+  /** The run's start for {@link VerifyTiming} (`performance.now()`) and the process CPU time then. */
+  private readonly perf0 = performance.now();
+  private readonly cpu0 = process.cpuUsage();
   /** Result of each shard by its position in `shards` (undefined: not finished). */
   private readonly results: (ShardResult | undefined)[];
   private finished = 0;
@@ -273,6 +319,8 @@ class VerifyRun {
     const { opts } = this;
     const signal = opts.signal;
     if (!signal?.aborted) await this.triage();
+    const triaged = performance.now();
+    let readEnd = triaged;
     this.bytesTotal = this.jobs.reduce((n, j) => n + j.expectedSize, 0);
     this.hashStart = Date.now();
     let cancelled = !!signal?.aborted;
@@ -295,6 +343,7 @@ class VerifyRun {
       } finally {
         if (timer) clearInterval(timer);
       }
+      readEnd = performance.now();
     }
     // Index entries were written: delete those no file can use any more (rewritten or replaced shards).
     if (opts.index && this.indexed > 0) await opts.index.store.prune(this.liveIndex);
@@ -303,6 +352,17 @@ class VerifyRun {
     if (cancelled) this.shards.forEach((e, i) => this.results[i] || unfinished.push(e.index));
     opts.onProgress?.(this.snapshot());
     await this.saveCache();
+    const end = performance.now();
+    const cpu = process.cpuUsage(this.cpu0);
+    const firstByte = this.pool?.firstDataAt;
+    const timing: VerifyTiming = {
+      startedAtMs: this.perf0,
+      triageMs: triaged - this.perf0,
+      firstByteMs: firstByte !== undefined ? firstByte - this.perf0 : undefined,
+      readMs: readEnd - triaged,
+      finishMs: end - readEnd,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+    };
     const results: ShardVerifyResult[] = [];
     for (const r of this.results) if (r) results.push(r);
     return {
@@ -317,6 +377,7 @@ class VerifyRun {
       cacheError: this.cacheError,
       indexed: this.indexed,
       indexError: this.indexError,
+      timing,
     };
   }
 
