@@ -49,6 +49,27 @@ const watchReporter = {
   },
 };
 
+/**
+ * Bundles `*.wat` files (WebAssembly text, written by hand: src/core/search/scanKernel.wat) as the
+ * bytes of their module, compiled here by wabt's wat2wasm (the `wabt` package).
+ * @type {import('esbuild').Plugin}
+ */
+const watModules = {
+  name: 'wat',
+  setup(build) {
+    build.onLoad({ filter: /\.wat$/ }, async (args) => {
+      const wabt = await require('wabt')();
+      const mod = wabt.parseWat(args.path, fs.readFileSync(args.path, 'utf8'));
+      try {
+        mod.validate();
+        return { contents: mod.toBinary({}).buffer, loader: 'binary', watchFiles: [args.path] };
+      } finally {
+        mod.destroy();
+      }
+    });
+  },
+};
+
 /** @type {import('esbuild').BuildOptions} */
 const common = {
   bundle: true,
@@ -56,7 +77,7 @@ const common = {
   minify: production,
   logLevel: 'info',
   legalComments: 'none',
-  plugins: watch ? [watchReporter] : [],
+  plugins: watch ? [watModules, watchReporter] : [watModules],
 };
 
 /** @type {import('esbuild').BuildOptions[]} */

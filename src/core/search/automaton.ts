@@ -13,7 +13,7 @@
  */
 import { SearchInputError } from './types';
 import { caseFoldClasses, codePoints, parseIdTerm, utf8Of } from './terms';
-import type { SkipMemory } from './wasmSkip';
+import { ScanKernel } from './scanKernel';
 
 /**
  * Terms compiled to symbol sequences with alternatives: `terms[t][k]` is the list of
@@ -257,27 +257,50 @@ export class TokenTable {
   readonly maxLen: number;
   /** Bit per id < V: set when, in state 0, the id leads anywhere but back to state 0 without a match. */
   readonly rootBits: Int32Array;
-  /** The WebAssembly state-0 loop, used for arrays that live in its memory (see `./wasmSkip.ts`). */
-  skipper?: SkipMemory;
+  /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
+  private readonly kernel?: ScanKernel;
 
   /**
    * @param eos the EOS id: in text mode it ends the document (back to state 0, no bytes).
    * @param memoryBytes budget for the table rows (4·V bytes each).
+   * @param kernel false: the JavaScript loop only (tests compare it with the WebAssembly step).
    */
   constructor(
     readonly dfa: Dfa,
     readonly tb: TokenBytes,
     readonly eos: number,
     memoryBytes = 192 << 20,
+    kernel = true,
   ) {
-    this.V = Math.max(1, tb.vocabSize);
     this.ids = dfa.compiled.mode === 'ids';
+    // Ids mode: the rows also span the ids the terms name past the vocabulary, so an id ≥ V always leads to state 0.
+    let top = 0;
+    if (this.ids) for (const id of dfa.alphabet) top = Math.max(top, id + 1);
+    this.V = Math.max(1, tb.vocabSize, top);
     this.maxLen = dfa.compiled.maxLen;
     this.maxRows = Math.max(1, Math.floor(memoryBytes / (4 * this.V)));
     this.T = new Int32Array(this.V * 4);
     this.buildRow(0);
     this.rootBits = new Int32Array((this.V >>> 5) + 1);
     for (let id = 0; id < this.V; id++) if (this.T[id] !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
+    // The table moves into the kernel's memory, sized for every row it may get (no regrowth).
+    this.kernel = kernel ? ScanKernel.make(this.rootBits, this.maxRows * this.V) : undefined;
+    if (this.kernel) {
+      const T = this.kernel.table();
+      T.set(this.T.subarray(0, this.rows * this.V));
+      this.T = T;
+    }
+  }
+
+  /**
+   * `count` read buffers of `tokens` ids for the scanner: in the kernel's memory when there is a
+   * kernel (so {@link scan} runs it on them), else plain arrays.
+   */
+  readBuffers(count: number, tokens: number): Uint32Array[] {
+    if (!this.kernel) return Array.from({ length: count }, () => new Uint32Array(tokens));
+    const bufs = this.kernel.buffers(count, tokens);
+    this.T = this.kernel.table();
+    return bufs;
   }
 
   /** Length of a token in symbols: bytes (text mode; 0 for ids without a token, and EOS is never inside a match) or 1 (ids). */
@@ -406,21 +429,24 @@ export class TokenTable {
     const V = this.V;
     const bits = this.rootBits;
     const text = !this.ids;
+    const kern = this.kernel && ids.buffer === this.kernel.buffer ? this.kernel : undefined;
     let T = this.T;
     let rb = this.enter(state);
     let i = from;
     while (i < to) {
-      if (rb === 0) {
-        // The hottest loop: in state 0 (nothing in progress) a 12.5 KB bit set says which ids
-        // can start or complete something; all others are skipped.
+      if (kern && rb >= 0) {
+        // Every state's step in WebAssembly, up to the next token for the slow path below.
+        i = kern.run(ids, i, to, rb, V, !text);
+        rb = kern.rb;
+        if (i >= to) break;
+      } else if (rb === 0) {
+        // In state 0 (nothing in progress) a 12.5 KB bit set says which ids can start or
+        // complete something; all others are skipped.
         if (text) {
-          const sk = this.skipper;
-          if (sk && ids.buffer === sk.buffer) i = sk.skip(ids.byteOffset, i, to, V, 0);
-          else
-            for (; i < to; i++) {
-              const id = ids[i];
-              if (id < V && (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
-            }
+          for (; i < to; i++) {
+            const id = ids[i];
+            if (id < V && (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
+          }
         } else {
           for (; i < to; i++) {
             const id = ids[i];

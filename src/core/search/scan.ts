@@ -14,7 +14,6 @@
 import { CancelledError } from '../errors';
 import { HitFn, TokenBytes, TokenTable } from './automaton';
 import { decodeOneChar, isWordCodePoint, utf8LeadLength } from './terms';
-import { makeSkipMemory } from './wasmSkip';
 
 /** What the scanner needs from a token stream (a `TokenStream` satisfies it). */
 export interface TokenSource {
@@ -157,11 +156,9 @@ export class RangeScanner {
     // Three buffers in rotation: the chunk being scanned, the one before it (walks back into it),
     // and the one being read ahead.
     const size = Math.min(C, c - w);
-    if (size >= 65536 && (this.bufs.length !== 3 || this.bufs[0].length < size)) {
-      // Chunks are read straight into the WebAssembly loop's memory when it is available.
-      const sk = this.ids ? undefined : makeSkipMemory(this.table.rootBits, 3, size);
-      this.table.skipper = sk;
-      this.bufs = sk ? sk.buffers : [0, 1, 2].map(() => new Uint32Array(size));
+    if (this.bufs.length !== 3 || this.bufs[0].length < size) {
+      // Chunks are read straight into the WebAssembly step's memory when it is available.
+      this.bufs = this.table.readBuffers(3, Math.max(size, Math.min(C, 65536)));
     }
     let nextBuf = 0;
     const readAt = (p: number) => {

@@ -1,0 +1,104 @@
+/**
+ * The search automaton's per-token step as one WebAssembly function for every state
+ * (`./scanKernel.wat`, compiled at build time by esbuild.js with the `wabt` package), driven by
+ * {@link TokenTable.scan} in `./automaton.ts`: the kernel walks the token ids while each one takes
+ * a fast table entry (state 0: a bit-set test, four ids per test; other states: one table
+ * lookup) and stops at the first token that needs the JavaScript slow path (a match completes,
+ * an entry not computed yet, a state without a row). Where WebAssembly is unavailable
+ * (`node --jitless`) the table's JavaScript loop does the same work.
+ *
+ * Memory layout (bytes): `[0, tableAt)` the state-0 bit set (bit `id` set = the id leaves state 0
+ * or completes a match; `⌊V/32⌋ + 1` words, so bit V is never set); `[tableAt, areaAt)` the
+ * table, int32 entries (see {@link TokenTable}); from `areaAt` the scanner's read buffers, so chunks
+ * are read straight into the memory the kernel walks (no copy).
+ */
+import KERNEL_WASM from './scanKernel.wat';
+
+/** The kernel's exports. */
+interface KernelExports {
+  scan(ptr: number, i: number, to: number, rb: number, V: number, table: number, bits: number, idsMode: number): number;
+  rb: WebAssembly.Global;
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+const PAGE = 65536;
+const pages = (bytes: number) => Math.ceil(bytes / PAGE);
+
+/** One kernel instance with its own memory: bit set, table, read buffers. */
+export class ScanKernel {
+  private readonly mem: WebAssembly.Memory;
+  private readonly exports: KernelExports;
+  /** Byte offset of the table. */
+  readonly tableAt: number;
+  /** Byte offset of the read buffers. */
+  private readonly areaAt: number;
+
+  private constructor(
+    mod: WebAssembly.Module,
+    bits: Int32Array,
+    /** Table capacity in entries. */
+    readonly tableEntries: number,
+  ) {
+    this.tableAt = pages(bits.length * 4) * PAGE;
+    this.areaAt = this.tableAt + pages(tableEntries * 4) * PAGE;
+    // Pages are mapped on first touch: the table's reserve costs address space, not memory.
+    this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
+    this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
+    new Int32Array(this.mem.buffer, 0, bits.length).set(bits);
+  }
+
+  /**
+   * A kernel holding `bits` and a table of `tableEntries` int32 entries, or undefined when
+   * WebAssembly is unavailable or the memory would pass 2 GiB (the caller then uses its
+   * JavaScript loop).
+   */
+  static make(bits: Int32Array, tableEntries: number): ScanKernel | undefined {
+    try {
+      if (compiled === undefined) compiled = new WebAssembly.Module(KERNEL_WASM);
+      if (!compiled) return undefined;
+      if (bits.length * 4 + tableEntries * 4 > 0x60000000) return undefined;
+      return new ScanKernel(compiled, bits, tableEntries);
+    } catch {
+      compiled ??= null;
+      return undefined;
+    }
+  }
+
+  /** The memory's current buffer: `ids.buffer === kernel.buffer` says an array lives in it. */
+  get buffer(): ArrayBuffer {
+    return this.mem.buffer;
+  }
+
+  /** The table, a view into the memory (a new view after {@link buffers} grew the memory). */
+  table(): Int32Array {
+    return new Int32Array(this.mem.buffer, this.tableAt, this.tableEntries);
+  }
+
+  /**
+   * `count` read buffers of `tokens` ids in the memory, growing it when needed (which makes
+   * earlier views, the table's and older buffers, stale: take {@link table} again).
+   * @throws RangeError when the memory cannot grow that far.
+   */
+  buffers(count: number, tokens: number): Uint32Array[] {
+    const need = this.areaAt + count * tokens * 4;
+    const have = this.mem.buffer.byteLength;
+    if (need > have) this.mem.grow(pages(need - have));
+    return Array.from({ length: count }, (_, k) => new Uint32Array(this.mem.buffer, this.areaAt + k * tokens * 4, tokens));
+  }
+
+  /**
+   * Runs the kernel over `ids[i..to)` (an array in this memory) from row base `rb`.
+   * @param V ids below V have table entries.
+   * @param idsMode an id ≥ V leads to state 0 (runs of token ids); else it stops the kernel.
+   * @returns the index of the first token for the slow path (or `to`); the row base there is {@link rb}.
+   */
+  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean): number {
+    return this.exports.scan(ids.byteOffset, i, to, rb, V, this.tableAt, 0, idsMode ? 1 : 0);
+  }
+
+  /** The row base the last {@link run} stopped in. */
+  get rb(): number {
+    return this.exports.rb.value as number;
+  }
+}

@@ -1,0 +1,83 @@
+;; The per-token step of the search automaton, for every state (see scanKernel.ts for the
+;; memory layout and automaton.ts for the table's entries). Compiled to WebAssembly at build
+;; time by esbuild.js (wabt's wat2wasm, the npm package `wabt`).
+;;
+;; scan(ptr, i, to, rb, V, table, bits, idsMode) walks the uint32 token ids at byte `ptr`
+;; from index i while every token takes a fast table entry, and returns the index of the first
+;; token that needs the JavaScript slow path (or `to`); the row base it stopped in is left in the
+;; global `rb`.
+;;   rb       row base of the current state, in table entries (row r starts at r*V; 0 = state 0)
+;;   V        ids < V have table entries
+;;   table    byte offset of the table (int32 entries: >= 0 the next row base, < 0 the slow path)
+;;   bits     byte offset of the state-0 bit set (bit id set: the id leaves state 0 or completes a
+;;            match), floor(V/32) + 1 words: bit V is never set
+;;   idsMode  1: an id >= V leads to state 0 (runs of token ids); 0: such an id goes to the slow path
+(module
+  (import "env" "mem" (memory 1))
+  (global $rb (export "rb") (mut i32) (i32.const 0))
+  (func (export "scan")
+    (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
+    (param $V i32) (param $table i32) (param $bits i32) (param $idsMode i32)
+    (result i32)
+    (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
+    (local $a i32) (local $b i32) (local $c i32) (local $d i32)
+    ;; the last index at which four ids can be read at once
+    (local.set $to4 (i32.sub (local.get $to) (i32.const 3)))
+    (block $exit
+      (loop $token
+        (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
+        (block $step
+          (br_if $step (local.get $rb))
+          ;; State 0: four ids per test while none of them has its bit set.
+          (block $four
+            (loop $skip4
+              (br_if $four (i32.ge_s (local.get $i) (local.get $to4)))
+              (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
+              (local.set $a (i32.load (local.get $p)))
+              (local.set $b (i32.load offset=4 (local.get $p)))
+              (local.set $c (i32.load offset=8 (local.get $p)))
+              (local.set $d (i32.load offset=12 (local.get $p)))
+              ;; an id >= V is tested as V, whose bit is never set
+              (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+              (local.set $b (select (local.get $b) (local.get $V) (i32.lt_u (local.get $b) (local.get $V))))
+              (local.set $c (select (local.get $c) (local.get $V) (i32.lt_u (local.get $c) (local.get $V))))
+              (local.set $d (select (local.get $d) (local.get $V) (i32.lt_u (local.get $d) (local.get $V))))
+              (br_if $four
+                (i32.and
+                  (i32.or
+                    (i32.or
+                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $a) (i32.const 5)) (i32.const 2)))) (local.get $a))
+                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b)))
+                    (i32.or
+                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $c) (i32.const 5)) (i32.const 2)))) (local.get $c))
+                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $d) (i32.const 5)) (i32.const 2)))) (local.get $d))))
+                  (i32.const 1)))
+              (local.set $i (i32.add (local.get $i) (i32.const 4)))
+              (br $skip4)))
+          ;; one id at a time up to the interesting one
+          (loop $skip1
+            (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
+            (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+            (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+            (br_if $step
+              (i32.and
+                (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $a) (i32.const 5)) (i32.const 2)))) (local.get $a))
+                (i32.const 1)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $skip1)))
+        ;; Any state: one table lookup.
+        (local.set $id (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+        (if (i32.ge_u (local.get $id) (local.get $V))
+          (then
+            (br_if $exit (i32.eqz (local.get $idsMode)))
+            (local.set $rb (i32.const 0))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $token)))
+        (local.set $x
+          (i32.load (i32.add (local.get $table) (i32.shl (i32.add (local.get $rb) (local.get $id)) (i32.const 2)))))
+        (br_if $exit (i32.lt_s (local.get $x) (i32.const 0)))
+        (local.set $rb (local.get $x))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $token)))
+    (global.set $rb (local.get $rb))
+    (local.get $i)))
