@@ -18,7 +18,7 @@ import { SHARD_MANIFEST } from '../core/manifest';
 import { CancelledError, DataError, RangeRequestError } from '../core/errors';
 import { parseNumberInput } from '../core/numbers';
 import { ScheduleSettings, scheduleFaults } from '../core/schedule';
-import { LoadedTokenizer, TokenizerVocab, loadTokenizer, loadTokenizerVocab } from '../core/tokenizer';
+import { LoadedTokenizer, loadTokenizer } from '../core/tokenizer';
 import { TerminalSafeOptions, jsonSafe, terminalSafe } from '../core/untrusted';
 import { READ_LIMITS, fileKind } from '../core/safeRead';
 import { isInside, realPathOf } from '../core/safeWrite';
@@ -99,11 +99,11 @@ export interface CliContext {
    */
   tokenizerFor(target: string | undefined, cmd: Command, ds?: Dataset): Promise<LoadedTokenizer>;
   /**
-   * The file {@link tokenizerFor} loads, read only for what it says about ids
-   * (`loadTokenizerVocab`: no decode tables; what the stream index's parameters need).
-   * @throws as {@link tokenizerFor}.
+   * The file {@link tokenizerFor} loads (not read: for callers that need less than the whole
+   * tokenizer, such as the stream index's parameters).
+   * @throws as {@link tokenizerFor}, except for the file's content.
    */
-  tokenizerVocabFor(target: string | undefined, cmd: Command, ds?: Dataset): Promise<TokenizerVocab>;
+  tokenizerFileFor(target: string | undefined, cmd: Command, ds?: Dataset): Promise<string>;
   /**
    * Parses a non-negative integer typed on the command line (55_000, 5.5e4, 0x… forms).
    * @param what how the message names the value (e.g. `--start`, `update`).
@@ -419,9 +419,7 @@ export function createContext(
     async tokenizerFor(target, cmd, ds) {
       return loadTokenizer(await tokenizerFileFor(target, cmd, ds));
     },
-    async tokenizerVocabFor(target, cmd, ds) {
-      return loadTokenizerVocab(await tokenizerFileFor(target, cmd, ds));
-    },
+    tokenizerFileFor,
     out(s) {
       s = shown(s);
       output.put(s.endsWith('\n') ? s : s + '\n');

@@ -8,13 +8,12 @@
 import type { Command } from 'commander';
 import { Dataset } from '../core/dataset';
 import { count as countOf, fmt } from '../core/units';
-import { indexParamsFor, openDatasetIndex } from '../core/streamIndex/indexShards';
+import { cachedIndexParams, indexParamsFor, openDatasetIndex } from '../core/streamIndex/indexShards';
 import { Anomaly, describeUpdates, updatesTouching } from '../core/streamIndex/anomalies';
 import { IndexStore, defaultCliIndexDir } from '../core/streamIndex/entryStore';
 import { StreamIndex } from '../core/streamIndex/streamIndex';
 import { LENGTH_BUCKETS, ScanParams } from '../core/streamIndex/scan';
-import { TokenizerVocab } from '../core/tokenizer';
-import { CliContext } from './context';
+import { CliContext, cacheInsideDataset } from './context';
 
 /** The dataset's index as the CLI sees it. */
 export interface CliIndex {
@@ -26,22 +25,32 @@ export interface CliIndex {
 }
 
 /**
- * What the tokenizer of a dataset says about ids, when it has one (never throws; a note instead).
- * Only the vocabulary is read (no decode tables): the index's parameters need nothing more.
+ * The index parameters of a dataset from its tokenizer (remembered in the index folder `dir`:
+ * `cachedIndexParams`), or without one, with a note saying what that leaves unchecked (never throws).
  */
-export async function optionalTokenizer(ctx: CliContext, ds: Dataset, cmd: Command): Promise<{ tok?: TokenizerVocab; note?: string }> {
+export async function cliIndexParams(
+  ctx: CliContext,
+  ds: Dataset,
+  cmd: Command,
+  dir: string,
+): Promise<{ params: ScanParams; note?: string }> {
   try {
-    return { tok: await ctx.tokenizerVocabFor(ds.root, cmd, ds) };
+    // Nothing is written inside the dataset folder (a cache folder there is not used).
+    const remember = cacheInsideDataset(dir, ds.root) ? undefined : dir;
+    return { params: await cachedIndexParams(ds, await ctx.tokenizerFileFor(ds.root, cmd, ds), remember) };
   } catch (e) {
-    return { note: `no tokenizer (${(e as Error).message}): ids are checked against 2^20 only and special ids are not recognised` };
+    return {
+      params: indexParamsFor(ds),
+      note: `no tokenizer (${(e as Error).message}): ids are checked against 2^20 only and special ids are not recognised`,
+    };
   }
 }
 
 /** Opens the store and the dataset's index (records loaded; nothing built). */
 export async function openCliIndex(ctx: CliContext, ds: Dataset, cmd: Command, env: NodeJS.ProcessEnv = process.env): Promise<CliIndex> {
-  const { tok, note } = await optionalTokenizer(ctx, ds, cmd);
-  const params = indexParamsFor(ds, tok);
-  const store = new IndexStore(defaultCliIndexDir(env), { onWarning: (m) => ctx.warn(ctx.term(m)) });
+  const dir = defaultCliIndexDir(env);
+  const { params, note } = await cliIndexParams(ctx, ds, cmd, dir);
+  const store = new IndexStore(dir, { onWarning: (m) => ctx.warn(ctx.term(m)) });
   return { store, params, index: await openDatasetIndex(ds, store, params), noTokenizer: note };
 }
 

@@ -16,7 +16,7 @@ import {
   bytesToDisplay,
   diagnoseIds,
 } from '../../src/core/tokenizer';
-import { indexParamsFor } from '../../src/core/streamIndex/indexShards';
+import { cachedIndexParams, indexParamsFor } from '../../src/core/streamIndex/indexShards';
 import { runCli, sampleDir } from './fixtures';
 
 describe('decoding equals the tokenizer library', function () {
@@ -228,6 +228,7 @@ describe('tokenizer.json that cannot be used', function () {
     const vocab = { ...real.model.vocab };
     for (const [tok, id] of Object.entries(vocab)) if (id === 5 || id === 1000) delete vocab[tok];
     const holed = { ...real, model: { ...real.model, vocab } };
+    const ds = { settings: { eosTokenId: real.added_tokens.find((t: { content: string }) => t.content === '<|endoftext|>').id } };
     for (const [name, json] of [
       ['real', real],
       ['holes', holed],
@@ -244,13 +245,25 @@ describe('tokenizer.json that cannot be used', function () {
         assert.strictEqual(v.isSpecial(id), tok.isSpecial(id), `${name}: isSpecial(${id})`);
         assert.strictEqual(v.addedContent(id), tok.addedContent(id), `${name}: addedContent(${id})`);
       }
-      const ds = { settings: { eosTokenId: real.added_tokens.find((t: { content: string }) => t.content === '<|endoftext|>').id } };
       const params = indexParamsFor(ds as Pick<Dataset, 'settings'>, v);
       assert.deepStrictEqual(params, indexParamsFor(ds as Pick<Dataset, 'settings'>, tok), name);
       if (name === 'holes') assert.deepStrictEqual(params.holeIds, [5, 1000]);
+      // Remembered: the first call reads the tokenizer and writes one small file, the second reads that file.
+      const memo = path.join(dir, `memo-${name}`);
+      assert.deepStrictEqual(await cachedIndexParams(ds as Pick<Dataset, 'settings'>, file, memo), params, `${name}: first`);
+      const files = fs.readdirSync(memo);
+      assert.strictEqual(files.length, 1, files.join());
+      assert.deepStrictEqual(await cachedIndexParams(ds as Pick<Dataset, 'settings'>, file, memo), params, `${name}: remembered`);
+      assert.deepStrictEqual(fs.readdirSync(memo), files);
       // The special ids' names are the decoded pieces.
       for (const id of params.specialIds) assert.strictEqual(params.specialNames?.[id], tok.pieces([id])[0].text);
     }
+    // A tokenizer file rewritten in place (another identity) is read again, not taken from memory.
+    const file = path.join(dir, 'same-real', 'tokenizer.json');
+    fs.writeFileSync(file, JSON.stringify(holed));
+    const again = await cachedIndexParams(ds as Pick<Dataset, 'settings'>, file, path.join(dir, 'memo-real'));
+    assert.deepStrictEqual(again.holeIds, [5, 1000]);
+    assert.strictEqual(fs.readdirSync(path.join(dir, 'memo-real')).length, 2);
   });
 
   it('the real tokenizer still loads and decodes like the library', async () => {

@@ -38,9 +38,8 @@ import { HashCheck, checkHashes, manifestChecks } from '../../core/formats/fileH
 import { isFormatName, sniffFormat, sniffInputOf } from '../../core/formats/registry';
 import { count, fmt } from '../../core/units';
 import { SHARD_FILE_PROBLEM_CODES } from '../../core/manifest';
-import { indexParamsFor } from '../../core/streamIndex/indexShards';
+import { cachedIndexParams, indexParamsFor } from '../../core/streamIndex/indexShards';
 import { IndexStore, defaultCliIndexDir } from '../../core/streamIndex/entryStore';
-import { loadTokenizerVocab } from '../../core/tokenizer';
 import { ShardVerifyResult, VerifyOptions, VerifyReport, prestartVerifyWorkers, reportAllOk, verifyShards } from '../../core/verify/verify';
 import { verifyPartOf } from '../../core/verify/parts';
 import {
@@ -279,8 +278,9 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   } else process.on('SIGINT', onSigint);
   let index: VerifyOptions['index'];
   if (!opts.noIndex && !noCache && !part) {
-    const tok = ds.tokenizerFile ? await loadTokenizerVocab(ds.tokenizerFile).catch(() => undefined) : undefined;
-    index = { store: new IndexStore(defaultCliIndexDir(), { remember: false }), params: indexParamsFor(ds, tok) };
+    const dir = defaultCliIndexDir();
+    const params = ds.tokenizerFile ? await cachedIndexParams(ds, ds.tokenizerFile, dir).catch(() => undefined) : undefined;
+    index = { store: new IndexStore(dir, { remember: false }), params: params ?? indexParamsFor(ds) };
   }
   let report: VerifyReport;
   try {
