@@ -69,7 +69,7 @@ describe('verify and stats parts, merged', function () {
 
   it('verify parts of a copy with one shard damaged and one missing: the findings of verify --json', async () => {
     const root = path.join(tmp, 'damaged');
-    fs.cpSync(sampleDir(), root, { recursive: true });
+    fs.cpSync(sampleDir(), root, { recursive: true, dereference: true });
     const ds = await openDataset(root);
     const fd = fs.openSync(ds.shards[1].path, 'r+');
     fs.writeSync(fd, Buffer.from([0xff, 0xff, 0xff, 0xff]), 0, 4, 4 * 1234);
@@ -142,7 +142,7 @@ describe('verify and stats parts, merged', function () {
     mergeFails([s0, s(7, n)], EXIT.usage, /shards 5:7 of the dataset's 0:10 are in no part/);
     // A copy whose manifest names another hash for one shard is another dataset: its fingerprint differs.
     const copy = path.join(tmp, 'other');
-    fs.cpSync(sampleDir(), copy, { recursive: true });
+    fs.cpSync(sampleDir(), copy, { recursive: true, dereference: true });
     const manifest = path.join(copy, 'shard_manifest.jsonl');
     fs.writeFileSync(
       manifest,

@@ -175,7 +175,7 @@ describe('the README cluster recipes on a one-node Slurm cluster', function () {
 
   it('verify of a copy with one shard damaged and one missing: the merged summary has the findings of verify --json', async () => {
     const root = path.join(tmp, 'damaged');
-    fs.cpSync(sampleDir(), root, { recursive: true });
+    fs.cpSync(sampleDir(), root, { recursive: true, dereference: true });
     const ds = await openDataset(root);
     const damaged = ds.shards[3].path,
       missing = ds.shards[8].path;
