@@ -87,6 +87,8 @@ const COLUMNS = [
   { key: 'status', label: 'status', cls: '' },
   { key: 'sha256', label: 'sha256', cls: 'mf-hash' },
   { key: 'checked', label: 'last checked', cls: '' },
+  { key: 'dtype', label: 'dtype', cls: 'mf-dtype' },
+  { key: 'documents', label: 'documents', cls: 'num' },
 ] as const;
 
 let data: ManifestInit | undefined;
@@ -222,13 +224,24 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   pr.icon.className = `codicon codicon-${STATUS_ICON[r.status]}${r.status === 'checking' ? ' codicon-modifier-spin' : ''}`;
   pr.statusText.data = ` ${STATUS_LABEL[r.status]}`;
   c[6].title = r.detail ?? STATUS_LABEL[r.status];
-  pr.hashText.textContent = r.sha256 ? r.sha256.slice(0, SHORT_HASH) : '—';
+  const fh = r.sha256 ? null : r.formatHash;
+  pr.hashText.textContent = r.sha256 ? r.sha256.slice(0, SHORT_HASH) : fh ? `${fh.algorithm} ${fh.hex.slice(0, SHORT_HASH)}` : '—';
   c[7].title = r.sha256
     ? `sha256 (shard_manifest.jsonl): ${r.sha256}\nCtrl+C or the copy button copies it`
-    : 'no sha256 in the manifest line';
+    : fh
+      ? `${fh.algorithm} (the format's index): ${fh.hex}`
+      : data?.format
+        ? `the format carries no hash for this file (token-shards manifest PATH hashes it for verify --manifest)`
+        : 'no sha256 in the manifest line';
   pr.copyBtn.hidden = !r.sha256;
   pr.copyBtn.setAttribute('aria-label', `Copy the sha256 of ${r.shard}`);
   pr.copyBtn.title = r.sha256 ? `Copy ${r.sha256}` : '';
+  c[9].textContent = r.dtype;
+  c[10].textContent = r.documents === null ? '—' : fmt(r.documents);
+  c[10].title =
+    r.documents === null
+      ? 'documents are separated by EOS here (not counted in this table)'
+      : "documents starting in this file (the format's index)";
   c[8].textContent = formatTime(r.checkedAt);
   c[8].title = r.checkedAt === null ? 'not checked in this workspace' : `checked ${formatTime(r.checkedAt)}`;
 }
@@ -433,7 +446,7 @@ function renderHead(d: ManifestInit): void {
   const totals = h(
     'div',
     { class: 'mf-stats', role: 'group', 'aria-label': 'Totals' },
-    stat('shards', fmt(t.shards)),
+    stat(d.format ? 'files' : 'shards', fmt(t.shards), d.format ? `${d.format.name} · ${d.format.dtype} · ${d.format.reason}` : undefined),
     stat('stored tokens', fmt(t.storedTokens), 'training tokens + look-ahead'),
     stat('training tokens', fmt(t.trainingTokens), 'updates × tokens per update'),
     stat('updates', fmt(t.updates), t.updates ? `0-based: 0 … ${fmt(t.updates - 1)}` : 'none complete'),
