@@ -84,9 +84,9 @@ const COLUMNS = [
   { key: 'count', label: 'num_tokens', cls: 'num' },
   { key: 'updates', label: 'updates (0-based)', cls: 'num' },
   { key: 'size', label: 'size on disk (bytes)', cls: 'num mf-size' },
-  { key: 'status', label: 'status', cls: '' },
+  { key: 'status', label: 'status', cls: 'mf-status' },
   { key: 'sha256', label: 'sha256', cls: 'mf-hash' },
-  { key: 'checked', label: 'last checked', cls: '' },
+  { key: 'checked', label: 'last checked', cls: 'mf-checked' },
   { key: 'dtype', label: 'dtype', cls: 'mf-dtype' },
   { key: 'documents', label: 'documents', cls: 'num' },
 ] as const;
@@ -193,7 +193,7 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   const c = pr.cells;
   c[0].textContent = String(r.index);
   pr.pathEl.textContent = r.shard;
-  c[1].title = `${r.shard} (shard_manifest.jsonl line ${r.line})`;
+  c[1].title = data?.format ? r.shard : `${r.shard} (shard_manifest.jsonl line ${r.line})`;
   // Stream-index anomalies: a mark with every anomaly (global offsets, updates) in its tooltip, as text.
   const mk = marks.get(r.index);
   pr.mark.hidden = !mk;
@@ -456,7 +456,12 @@ function renderHead(d: ManifestInit): void {
       `${count(t.sequencesPerUpdate, 'sequence')} × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`,
     ),
   );
-  const toolbar = h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
+  // A stream of another format has no manifest to verify against here (`token-shards manifest PATH` makes one):
+  // no Verify buttons, and the grid leaves out the status and last-checked columns.
+  const toolbar = d.format
+    ? h('div', { class: 'mf-toolbar' }, filterBox)
+    : h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
+  gridEl.classList.toggle('mf-format', !!d.format);
   const problems = d.problems.length
     ? h(
         'div',
@@ -496,8 +501,8 @@ function renderHead(d: ManifestInit): void {
     h(
       'div',
       { class: 'mf-sides' },
-      sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true),
-      sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true),
+      ...(d.format ? [] : [sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true)]),
+      ...(d.format ? [] : [sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true)]),
     ),
   );
   const toggle = h(
@@ -528,7 +533,7 @@ function renderHead(d: ManifestInit): void {
       { class: 'mf-title' },
       h('span', { class: 'codicon codicon-table', 'aria-hidden': 'true' }),
       h('h1', {}, d.name),
-      h('span', { class: 'muted' }, ' · shard_manifest.jsonl'),
+      h('span', { class: 'muted' }, d.format ? ` · ${d.format.name} files` : ' · shard_manifest.jsonl'),
       toggle,
     ),
     toolbar,

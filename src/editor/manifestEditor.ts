@@ -20,6 +20,7 @@
  * dataset's index is (re)loaded. The webview gets shard names as written in the manifest, never
  * absolute paths; it asks the host to open shard `index`.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, formatColumns } from '../core/dataset';
@@ -358,7 +359,8 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services,
   const busy = () => tabsTouched() || inspectorEditorOpen();
   if (context.workspaceState.get<boolean>(OFFER_STATE_KEY)) return;
   if (!vscode.workspace.workspaceFolders?.length || busy()) return;
-  const roots = await services.workspaceDatasetRoots();
+  // The offer names a `shard_manifest.jsonl`: folders of other storage formats are not offered.
+  const roots = (await services.workspaceDatasetRoots()).filter((r) => fs.existsSync(path.join(r, SHARD_MANIFEST)));
   if (roots.length === 0 || busy()) return;
   let shards = 0;
   try {

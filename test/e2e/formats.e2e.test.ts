@@ -7,7 +7,9 @@
  * Documents view equals the tokenizer's decode of its ids, the document and its ids taken from
  * the numpy reference reader (`scripts/reference_formats.py`); Dolma's separator shows the next
  * document's provenance as its `.csv.gz` row says; datatrove's tokens not trained on are marked
- * and labelled. Screenshots: test-results/screenshots/formats-*.png.
+ * and labelled. The manifest table opened from the Dolma file lists its stream's files with the
+ * reference's token counts and the generator's dtype and document count. Screenshots:
+ * test-results/screenshots/formats-*.png.
  *
  * Run with `node scripts/test-e2e.mjs --grep "formats"`.
  */
@@ -182,4 +184,31 @@ describe('e2e: formats in the shard editor', function () {
       await w.screenshot(`formats-${c.fixture}`);
     });
   }
+
+  it('the manifest table of a Dolma file lists its files: tokens, dtype, documents', async () => {
+    const w = wb!;
+    const fx = meta().find((f) => f.name === 'dolma-uint32-file')!;
+    const file = path.join(FIXTURES, fx.path);
+    const ref = JSON.parse(
+      execFileSync('python3', [path.join(REPO_ROOT, 'scripts', 'reference_formats.py'), file, '--format', fx.format, '--documents'], {
+        encoding: 'utf8',
+      }),
+    ) as { files: { path: string; tokens: number }[]; documents: number };
+    // The Dolma shard editor opened above is active again once its tab is clicked.
+    await w.page
+      .locator('.tabs-container .tab', { hasText: path.basename(file) })
+      .last()
+      .click();
+    await w.runCommand('Token Shards: Open Shard Manifest Table');
+    const frame = await w.waitForWebview('.mf-spacer > .mf-row', 60_000);
+    const rows = await frame
+      .locator('.mf-spacer > .mf-row:not([hidden])')
+      .evaluateAll((els) => els.map((e) => [...e.querySelectorAll('.mf-cell')].map((c) => c.textContent ?? '')));
+    assert.deepStrictEqual(
+      rows.map((r) => [r[1], r[3], r[9], r[10]]),
+      ref.files.map((f) => [path.basename(f.path), f.tokens.toLocaleString('en-US'), fx.dtype, String(ref.documents)]),
+    );
+    assert.strictEqual(ref.documents, fx.documents);
+    await w.screenshot('formats-manifest-table-dolma');
+  });
 });
