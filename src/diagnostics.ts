@@ -146,7 +146,8 @@ export class ManifestDiagnostics implements vscode.Disposable {
     );
     for (const doc of vscode.workspace.textDocuments) this.trackDocument(doc);
     void services.workspaceDatasetRoots().then(
-      (roots) => roots.forEach((r) => this.track(r)),
+      // Problems come from manifests: folders of other storage formats have none to track.
+      (roots) => roots.filter((r) => fs.existsSync(path.join(r, SHARD_MANIFEST))).forEach((r) => this.track(r)),
       () => undefined,
     );
   }

@@ -84,9 +84,11 @@ const COLUMNS = [
   { key: 'count', label: 'num_tokens', cls: 'num' },
   { key: 'updates', label: 'updates (0-based)', cls: 'num' },
   { key: 'size', label: 'size on disk (bytes)', cls: 'num mf-size' },
-  { key: 'status', label: 'status', cls: '' },
+  { key: 'status', label: 'status', cls: 'mf-status' },
   { key: 'sha256', label: 'sha256', cls: 'mf-hash' },
-  { key: 'checked', label: 'last checked', cls: '' },
+  { key: 'checked', label: 'last checked', cls: 'mf-checked' },
+  { key: 'dtype', label: 'dtype', cls: 'mf-dtype' },
+  { key: 'documents', label: 'documents', cls: 'num' },
 ] as const;
 
 let data: ManifestInit | undefined;
@@ -191,7 +193,7 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   const c = pr.cells;
   c[0].textContent = String(r.index);
   pr.pathEl.textContent = r.shard;
-  c[1].title = `${r.shard} (shard_manifest.jsonl line ${r.line})`;
+  c[1].title = data?.format ? r.shard : `${r.shard} (shard_manifest.jsonl line ${r.line})`;
   // Stream-index anomalies: a mark with every anomaly (global offsets, updates) in its tooltip, as text.
   const mk = marks.get(r.index);
   pr.mark.hidden = !mk;
@@ -222,13 +224,24 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
   pr.icon.className = `codicon codicon-${STATUS_ICON[r.status]}${r.status === 'checking' ? ' codicon-modifier-spin' : ''}`;
   pr.statusText.data = ` ${STATUS_LABEL[r.status]}`;
   c[6].title = r.detail ?? STATUS_LABEL[r.status];
-  pr.hashText.textContent = r.sha256 ? r.sha256.slice(0, SHORT_HASH) : '—';
+  const fh = r.sha256 ? null : r.formatHash;
+  pr.hashText.textContent = r.sha256 ? r.sha256.slice(0, SHORT_HASH) : fh ? `${fh.algorithm} ${fh.hex.slice(0, SHORT_HASH)}` : '—';
   c[7].title = r.sha256
     ? `sha256 (shard_manifest.jsonl): ${r.sha256}\nCtrl+C or the copy button copies it`
-    : 'no sha256 in the manifest line';
+    : fh
+      ? `${fh.algorithm} (the format's index): ${fh.hex}`
+      : data?.format
+        ? `the format carries no hash for this file (token-shards manifest PATH hashes it for verify --manifest)`
+        : 'no sha256 in the manifest line';
   pr.copyBtn.hidden = !r.sha256;
   pr.copyBtn.setAttribute('aria-label', `Copy the sha256 of ${r.shard}`);
   pr.copyBtn.title = r.sha256 ? `Copy ${r.sha256}` : '';
+  c[9].textContent = r.dtype;
+  c[10].textContent = r.documents === null ? '—' : fmt(r.documents);
+  c[10].title =
+    r.documents === null
+      ? 'documents are separated by EOS here (not counted in this table)'
+      : "documents starting in this file (the format's index)";
   c[8].textContent = formatTime(r.checkedAt);
   c[8].title = r.checkedAt === null ? 'not checked in this workspace' : `checked ${formatTime(r.checkedAt)}`;
 }
@@ -433,7 +446,7 @@ function renderHead(d: ManifestInit): void {
   const totals = h(
     'div',
     { class: 'mf-stats', role: 'group', 'aria-label': 'Totals' },
-    stat('shards', fmt(t.shards)),
+    stat(d.format ? 'files' : 'shards', fmt(t.shards), d.format ? `${d.format.name} · ${d.format.dtype} · ${d.format.reason}` : undefined),
     stat('stored tokens', fmt(t.storedTokens), 'training tokens + look-ahead'),
     stat('training tokens', fmt(t.trainingTokens), 'updates × tokens per update'),
     stat('updates', fmt(t.updates), t.updates ? `0-based: 0 … ${fmt(t.updates - 1)}` : 'none complete'),
@@ -443,7 +456,12 @@ function renderHead(d: ManifestInit): void {
       `${count(t.sequencesPerUpdate, 'sequence')} × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`,
     ),
   );
-  const toolbar = h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
+  // A stream of another format has no manifest to verify against here (`token-shards manifest PATH` makes one):
+  // no Verify buttons, and the grid leaves out the status and last-checked columns.
+  const toolbar = d.format
+    ? h('div', { class: 'mf-toolbar' }, filterBox)
+    : h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
+  gridEl.classList.toggle('mf-format', !!d.format);
   const problems = d.problems.length
     ? h(
         'div',
@@ -483,8 +501,8 @@ function renderHead(d: ManifestInit): void {
     h(
       'div',
       { class: 'mf-sides' },
-      sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true),
-      sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true),
+      ...(d.format ? [] : [sideSection('manifest.json', d.provenance, 'absent (no provenance recorded)', true)]),
+      ...(d.format ? [] : [sideSection('verification.json', d.verification, 'absent (no end-to-end check recorded)', true)]),
     ),
   );
   const toggle = h(
@@ -515,7 +533,7 @@ function renderHead(d: ManifestInit): void {
       { class: 'mf-title' },
       h('span', { class: 'codicon codicon-table', 'aria-hidden': 'true' }),
       h('h1', {}, d.name),
-      h('span', { class: 'muted' }, ' · shard_manifest.jsonl'),
+      h('span', { class: 'muted' }, d.format ? ` · ${d.format.name} files` : ' · shard_manifest.jsonl'),
       toggle,
     ),
     toolbar,

@@ -1,7 +1,8 @@
 /**
  * Token Shards: Open Shard Manifest Table (`tokenShards.openManifest`): opens the manifest table
  * (src/editor/manifestEditor.ts) of the dataset an argument names (the manifest file, a dataset
- * folder or a file inside one), else of the active editor's dataset, else of a picked one.
+ * folder or a file inside one, or a token file of another storage format: the table of its
+ * stream's files), else of the active editor's dataset, else of a picked one.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -15,14 +16,18 @@ async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri
   let uri = arg instanceof vscode.Uri ? arg : undefined;
   if (!uri) {
     const active = vscode.window.activeTextEditor?.document.uri ?? services.activeShard?.uri;
-    if (active?.scheme === 'file' && (await findDatasetRoot(active.fsPath))) uri = active;
+    if (active?.scheme === 'file' && ((await findDatasetRoot(active.fsPath)) || services.activeShard?.dataset?.format)) uri = active;
   }
   if (uri?.scheme === 'file') {
     if (path.basename(uri.fsPath) === SHARD_MANIFEST) return uri;
     const root = await findDatasetRoot(uri.fsPath);
     if (root) return vscode.Uri.file(path.join(root, SHARD_MANIFEST));
   }
+  // A token file of another format (its table lists the files of its unit or folder).
+  const format = uri?.scheme === 'file' ? await services.formatDatasetForFile(uri.fsPath).catch(() => undefined) : undefined;
+  if (uri && format) return uri;
   const ds = await services.pickDataset(vscode.l10n.t('Open the shard manifest of which dataset?'));
+  if (ds?.format) return vscode.Uri.file(ds.shards[0]?.path ?? ds.root);
   return ds && vscode.Uri.file(ds.manifestFile);
 }
 

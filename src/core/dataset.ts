@@ -33,7 +33,7 @@ import { DataError, SettingError } from './errors';
 import { count, fmt } from './units';
 import { READ_LIMITS, readRegularTextFile } from './safeRead';
 import { OpenFormatOptions, OpenedPath, openSniffed, sniffFormat, sniffInputOf } from './formats/registry';
-import { DelimiterRole, FormatDocuments, FormatFile, FormatName, Provenance, TokenDtype } from './formats/types';
+import { DelimiterRole, FormatDocuments, FormatFile, FormatHash, FormatName, Provenance, TokenDtype } from './formats/types';
 import { filesOfShardEntries } from './formats/tokenStream';
 
 /** Where each schedule setting's value came from (`format`: the storage format implies it, e.g. llm.c's EOT 50256). */
@@ -416,6 +416,39 @@ export function formatFileIndex(ds: Pick<Dataset, 'format'>, file: string): numb
   const abs = path.resolve(file);
   const i = ds.format?.files.findIndex((f) => f.path === abs || f.sidecars?.includes(abs) || f.lossMask?.path === abs) ?? -1;
   return i >= 0 ? i : undefined;
+}
+
+/**
+ * The manifest table's dtype, documents and format-hash cells of file `i` of a dataset: the format's dtype (`uint32` for
+ * the dataset card's shards), the documents starting in the file by the format's index (binary
+ * search over its starts; null where EOS separates documents), the first hash the format carries.
+ */
+export function formatColumns(
+  ds: Pick<Dataset, 'format' | 'shards'>,
+  i: number,
+): { dtype: TokenDtype; documents: number | null; formatHash: FormatHash | null } {
+  const f = ds.format;
+  if (!f) return { dtype: 'uint32', documents: null, formatHash: null };
+  const e = ds.shards[i];
+  const starts = f.documents?.starts;
+  const hash = f.files[i].hashes?.[0];
+  return {
+    dtype: f.dtype,
+    documents: starts ? lowerBound(starts, e.startToken + e.numTokens) - lowerBound(starts, e.startToken) : null,
+    formatHash: hash ? { algorithm: hash.algorithm, hex: hash.hex } : null,
+  };
+}
+
+/** Index of the first element of ascending `a` that is ≥ `x`. */
+function lowerBound(a: Float64Array, x: number): number {
+  let lo = 0,
+    hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Options of {@link openPath}: the dataset options plus the format layer's (`--format`, `--dtype`). */

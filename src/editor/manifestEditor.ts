@@ -20,9 +20,10 @@
  * dataset's index is (re)loaded. The webview gets shard names as written in the manifest, never
  * absolute paths; it asks the host to open shard `index`.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { Dataset } from '../core/dataset';
+import { Dataset, formatColumns } from '../core/dataset';
 import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
 import { anomalyMarksBySegment } from '../core/streamIndex/anomalies';
@@ -129,8 +130,20 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
   resolveCustomEditor(document: ManifestDocument, panel: vscode.WebviewPanel): void {
     const webview = panel.webview;
     const extensionUri = this.services.context.extensionUri;
-    const root = path.dirname(document.uri.fsPath);
-    this.diagnostics?.track(root);
+    // The table of a `shard_manifest.jsonl`, or of the stream a token file of another format
+    // belongs to (its unit or folder as the format layer opens it; no manifest to hash against).
+    const isManifest = path.basename(document.uri.fsPath) === SHARD_MANIFEST;
+    const root = isManifest ? path.dirname(document.uri.fsPath) : path.resolve(document.uri.fsPath);
+    if (isManifest) this.diagnostics?.track(root);
+    const openData = async (): Promise<Dataset> => {
+      if (isManifest) return this.services.openRoot(root);
+      const opened = await this.services.formatDatasetForFile(root);
+      if (!opened)
+        throw new Error(
+          vscode.l10n.t('{0}: not token data of a known format; expected a file of one (tokenShards.format forces one).', root),
+        );
+      return opened;
+    };
     let ds: Dataset | undefined;
     const channel = new HostChannel<ManifestProtocol>(
       webview,
@@ -157,9 +170,11 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
     const sendInit = async () => {
       const gen = ++generation;
       try {
-        const opened = await this.services.openRoot(root);
+        const opened = await openData();
         // Fresh sizes and mtimes: the shared dataset's were taken when it was opened.
-        const files = await validateShardFiles(opened.shards, opened.manifestFile);
+        const files = opened.format
+          ? { states: opened.fileStates, problems: [] as Awaited<ReturnType<typeof validateShardFiles>>['problems'] }
+          : await validateShardFiles(opened.shards, opened.manifestFile);
         if (gen !== generation) return;
         ds = { ...opened, fileStates: files.states };
         const cache = await this.store.cache();
@@ -175,9 +190,10 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
             firstUpdate,
             lastUpdate,
             sizeOnDisk: st.actualSize ?? files.states[i].size ?? null,
-            expectedSize: e.numTokens * BYTES_PER_TOKEN,
+            expectedSize: opened.format ? opened.format.files[i].sizeBytes : e.numTokens * BYTES_PER_TOKEN,
             sha256: e.sha256 ?? null,
             ...rowState(st),
+            ...formatColumns(opened, i),
           };
         });
         const problems = [
@@ -195,6 +211,7 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
           rows,
           problems: problems.map((p) => ({ severity: p.severity, message: p.message, line: p.line ?? null, file: path.basename(p.file) })),
           verifying: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
+          format: opened.format ? { name: opened.format.name, dtype: opened.format.dtype, reason: opened.format.reason } : null,
         };
         void post(init);
         void sendMarks(opened, gen);
@@ -265,7 +282,7 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
         ? [
             this.services.streamIndex.onDidChange((r) => {
               if (r !== root || !channel.ready) return;
-              void this.services.openRoot(root).then(
+              void openData().then(
                 (opened) => sendMarks(opened, generation),
                 () => undefined,
               );
@@ -342,7 +359,8 @@ async function offerToOpen(context: vscode.ExtensionContext, services: Services,
   const busy = () => tabsTouched() || inspectorEditorOpen();
   if (context.workspaceState.get<boolean>(OFFER_STATE_KEY)) return;
   if (!vscode.workspace.workspaceFolders?.length || busy()) return;
-  const roots = await services.workspaceDatasetRoots();
+  // The offer names a `shard_manifest.jsonl`: folders of other storage formats are not offered.
+  const roots = (await services.workspaceDatasetRoots()).filter((r) => fs.existsSync(path.join(r, SHARD_MANIFEST)));
   if (roots.length === 0 || busy()) return;
   let shards = 0;
   try {

@@ -50,6 +50,15 @@ export interface ManifestRow {
   checkedAt: number | null;
   /** One sentence about the status (tooltip). */
   detail: string | null;
+  /** How the file stores its tokens (`uint16`, `uint32`, `int32`; the dataset card's shards are `uint32`). */
+  dtype: string;
+  /** Documents starting in the file, from the format's index; null where EOS separates documents (not counted here). */
+  documents: number | null;
+  /**
+   * A hash the format carries for the file other than the manifest's sha256 (MDS `index.json`
+   * `hashes`: `sha1`, `xxh64`…), null when none; the `sha256` column shows it when the row has no sha256.
+   */
+  formatHash: { algorithm: string; hex: string } | null;
 }
 
 /** Dataset totals for the header. */
@@ -93,6 +102,11 @@ export interface ManifestInit {
   problems: ManifestProblemItem[];
   /** Progress line of a verification running now, else null. */
   verifying: string | null;
+  /**
+   * The storage format when the table lists the files of a stream that is not the dataset card's
+   * layout (no `shard_manifest.jsonl`): its name, dtype and why it was chosen; null for the card's layout.
+   */
+  format: { name: string; dtype: string; reason: string } | null;
 }
 /** Host → manifest table: some rows changed (status, last checked, size). */
 export interface ManifestRowsChanged {

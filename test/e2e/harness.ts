@@ -85,6 +85,17 @@ function cssString(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
 }
 
+/** Polls `f` (every 200 ms) until it returns a truthy value; rejects naming `what` after `ms`. */
+export async function until<T>(f: () => Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
 /** A running workbench: code-server + Chromium + helpers. Always `close()` it. */
 export class Workbench {
   /** Console errors and page errors seen so far (no-network noise left out). */

@@ -9,12 +9,16 @@
  *   gzip + csv read it;
  * - datatrove: the runs of tokens not trained on equal the zero bytes of the `.ds.loss` files as
  *   numpy reads them.
+ *
+ * And the manifest table's columns of each file (`formatColumns`): its dtype is the one the
+ * fixture generator wrote (fixtures.json); its documents are the reference's document starts
+ * inside the file; formats without an index count none; MDS files carry the hash of index.json.
  */
 import * as assert from 'assert';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { openPath } from '../../src/core/dataset';
+import { formatColumns, openPath } from '../../src/core/dataset';
 import { PAGE_TOKENS, ShardPages, shardFormatInfo } from '../../src/core/pages';
 import { TokenStream } from '../../src/core/stream';
 import { repoRoot } from './fixtures';
@@ -129,5 +133,33 @@ describe('shard editor pages on formats with a document index', function () {
     const zeros = mask.flatMap((b, i) => (b === 0 ? [i] : []));
     assert.ok(zeros.length > 0 && zeros.length < mask.length, `${zeros.length} of ${mask.length} tokens without loss`);
     assert.deepStrictEqual(got.noLoss, zeros);
+  });
+
+  it("manifest table columns: each file's dtype and the reference's documents starting in it", async () => {
+    const meta = JSON.parse(fs.readFileSync(path.join(fixturesDir, 'fixtures.json'), 'utf8')) as {
+      fixtures: { name: string; format: string; dtype: string; path: string; documents: number | null }[];
+    };
+    for (const fx of meta.fixtures) {
+      const root = path.join(fixturesDir, fx.path);
+      const ds = (await openPath(root))!;
+      const cols = ds.shards.map((_, i) => formatColumns(ds, i));
+      for (const c of cols) assert.strictEqual(c.dtype, fx.dtype, fx.name);
+      if (fx.documents === null) {
+        for (const c of cols) assert.strictEqual(c.documents, null, fx.name);
+      } else {
+        const starts = reference(root, fx.format).document_table.map(([s]) => s);
+        ds.shards.forEach((e, i) => {
+          const inside = starts.filter((s) => s >= e.startToken && s < e.startToken + e.numTokens).length;
+          assert.strictEqual(cols[i].documents, inside, `${fx.name} file ${e.shard}`);
+        });
+        assert.strictEqual(
+          cols.reduce((a, c) => a + c.documents!, 0),
+          fx.documents,
+          fx.name,
+        );
+      }
+      if (fx.format === 'mds') for (const c of cols) assert.ok(c.formatHash && /^[0-9a-f]+$/.test(c.formatHash.hex), fx.name);
+      await ds.stream.close();
+    }
   });
 });

@@ -278,7 +278,7 @@ function renderSeparator(block: Block, page: PageData, ctx: ViewContext): HTMLEl
     { class: `blk sep ${ctx.view}`, 'data-s': o },
     h('span', { class: 'tok eos sp', 'data-o': o, 'data-n': 1, title: '' }, eosText),
     h('span', { class: 'next' }, label),
-    ...(provenance ? [h('span', { class: 'prov', title: "Provenance of the next document (the format's index)" }, provenance)] : []),
+    ...(provenance ? [h('span', { class: 'prov', title: provenance }, provenance)] : []),
   );
   decorate(el.firstElementChild as HTMLElement, ctx, o, 1);
   el.setAttribute('role', 'separator');
