@@ -11,7 +11,12 @@
  *   same ids: the cost of widening.
  * Reads: every file whole in 1M-token `TokenStream.read`s, best of 3, page cache warm; numpy: one
  * python process summing `np.memmap` chunks of the same size. `count`: the CLI counting the EOS
- * id (`--ids`), one run each.
+ * id (`--ids`), best of 2 runs each. Every row's note gives CPU seconds (user + system, all
+ * threads: `process.cpuUsage` for our reads, `time.process_time` for numpy, the child's rusage for
+ * `count`) beside the wall-clock ratio: on a loaded machine CPU time is the steadier figure.
+ *
+ * Run: `TSI_BENCH_FORMAT_TOKENS=500000000 npm run bench -- --only formats` (2 GB per uint32 file;
+ * the files, ~9 GB, are written once into bench-data/formats-N/).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,13 +30,13 @@ out = {}
 for spec in sys.argv[1:]:
     name, file, dtype, offset = spec.split(':')
     m = np.memmap(file, dtype=dtype, mode='r', offset=int(offset))
-    best = float('inf')
+    best = float('inf'); cpu = float('inf')
     for rnd in range(3):
-        t = time.perf_counter(); s = 0
+        t = time.perf_counter(); c = time.process_time(); s = 0
         for i in range(0, len(m), ${CHUNK}):
             s += int(np.array(m[i:i + ${CHUNK}], dtype=np.uint32)[-1])  # a copy into uint32, as our read into a buffer
-        best = min(best, time.perf_counter() - t)
-    out[name] = {'s': best, 'check': s}
+        best = min(best, time.perf_counter() - t); cpu = min(cpu, time.process_time() - c)
+    out[name] = {'s': best, 'cpu': cpu, 'check': s}
 print(json.dumps(out))
 `;
 
@@ -94,27 +99,55 @@ async function readAll(core, p) {
   const n = ds.storedTokens;
   const into = new Uint32Array(CHUNK);
   let best = Infinity;
+  let cpu = Infinity;
   let check = 0;
   for (let round = 0; round < 3; round++) {
     check = 0;
     const t = process.hrtime.bigint();
+    const c0 = process.cpuUsage();
     for (let at = 0; at < n; at += CHUNK) {
       const a = await ds.stream.read(at, Math.min(CHUNK, n - at), into);
       check += a[a.length - 1];
     }
     best = Math.min(best, Number(process.hrtime.bigint() - t) / 1e9);
+    cpu = Math.min(cpu, cpuSecs(c0));
   }
   await ds.stream.close();
-  return { s: best, check, tokens: n };
+  return { s: best, cpu, check, tokens: n };
 }
 
-function countSeconds(repo, p, extra) {
-  const t = process.hrtime.bigint();
-  execFileSync(process.execPath, [path.join(repo, 'dist', 'cli.js'), 'count', p, '100257', '--ids', '--json', '--jobs', '2', ...extra], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  return Number(process.hrtime.bigint() - t) / 1e9;
+/** Process CPU seconds (user + system, all threads) since `c0` (a `process.cpuUsage()` value). */
+function cpuSecs(c0) {
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1e6;
 }
+
+/** Runs a command as a child of python3 and prints the child's CPU seconds (its rusage: user + system, every thread). */
+const CHILD_CPU = `
+import json, resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps(r.ru_utime + r.ru_stime))
+`;
+
+/** `count` of the EOS id over `p`, best of 2: wall and CPU seconds. */
+function countSeconds(repo, p) {
+  let s = Infinity;
+  let cpu = Infinity;
+  for (let round = 0; round < 2; round++) {
+    const t = process.hrtime.bigint();
+    const out = execFileSync(
+      'python3',
+      ['-c', CHILD_CPU, process.execPath, path.join(repo, 'dist', 'cli.js'), 'count', p, '100257', '--ids', '--json', '--jobs', '2'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    s = Math.min(s, Number(process.hrtime.bigint() - t) / 1e9);
+    cpu = Math.min(cpu, Number(out));
+  }
+  return { s, cpu };
+}
+
+const cpuNote = (ours, ref) => `CPU ${ours.toFixed(2)} s vs ${ref.toFixed(2)} s (${(ref / ours).toFixed(2)}×)`;
 
 export async function run(ctx) {
   const { core, repo, sample } = ctx;
@@ -168,7 +201,7 @@ export async function run(ctx) {
       reference: rate(ours[base]),
       unit: 'M tokens/s',
       ratio: rate(ours[k]) / rate(ours[base]),
-      note: `goal ≥ 0.95×; ${total.toLocaleString('en-US')} tokens`,
+      note: `goal ≥ 0.95×; ${total.toLocaleString('en-US')} tokens; ${cpuNote(ours[k].cpu, ours[base].cpu)}`,
     });
     rows.push({
       name: `read ${label} vs numpy memmap`,
@@ -176,23 +209,25 @@ export async function run(ctx) {
       reference: ours[k].tokens / py[k].s / 1e6,
       unit: 'M tokens/s',
       ratio: py[k].s / ours[k].s,
-      note: 'goal ≥ 1×',
+      note: `goal ≥ 1×; ${cpuNote(ours[k].cpu, py[k].cpu)}`,
     });
   }
-  const cu32 = countSeconds(repo, files.u32, []);
+  const cu32 = countSeconds(repo, files.u32);
   for (const [k, label] of [
     ['megatron', 'Megatron int32'],
     ['llmc', 'llm.c uint32'],
   ]) {
-    const c = countSeconds(repo, files[k], []);
-    ctx.log(`count EOS over ${label}: ${c.toFixed(2)} s, .u32 ${cu32.toFixed(2)} s`);
+    const c = countSeconds(repo, files[k]);
+    ctx.log(
+      `count EOS over ${label}: ${c.s.toFixed(2)} s (CPU ${c.cpu.toFixed(2)} s), .u32 ${cu32.s.toFixed(2)} s (CPU ${cu32.cpu.toFixed(2)} s)`,
+    );
     rows.push({
       name: `count over ${label} vs .u32`,
-      ours: c,
-      reference: cu32,
+      ours: c.s,
+      reference: cu32.s,
       unit: 's',
-      ratio: cu32 / c,
-      note: 'goal ≥ 0.95×; 2 workers',
+      ratio: cu32.s / c.s,
+      note: `goal ≥ 0.95×; 2 workers; ${cpuNote(c.cpu, cu32.cpu)}`,
     });
   }
   return rows;
