@@ -25,6 +25,7 @@
  * - `compression.py` L113–156: `gz` = gzip level 9, `br` = brotli level 11 (the Node zlib codecs
  *   used here); `zstd`, `bz2`, `snappy` are the others.
  */
+import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -63,7 +64,7 @@ function hexHash(algo, data) {
  * Writes an MDS dataset with one column `tokens` (`ndarray:{dtype}`), one sample per token array.
  * @param {string} dir output folder (created)
  * @param {readonly (Uint16Array | Uint32Array | Int32Array)[]} samples
- * @param {{ dtype: 'int32' | 'uint16' | 'uint32', compression: null | 'gz' | 'br', hashes: string[], sizeLimit: number, keepRaw?: boolean }} opts
+ * @param {{ dtype: 'int32' | 'uint16' | 'uint32', compression: null | 'gz' | 'br' | 'zstd', hashes: string[], sizeLimit: number, keepRaw?: boolean }} opts
  *   `hashes` sorted hashlib names (the writer requires sorted, L89–94); `keepRaw`: also leave the
  *   raw shards next to the compressed ones, as a reader's local cache does (`stream.py`
  *   `_decompress_shard_part` L319–347 writes the decompressed shard under its raw name)
@@ -108,10 +109,14 @@ export function writeMds(dir, samples, { dtype, compression, hashes, sizeLimit, 
     });
     let zipInfo = null;
     if (compression) {
+      // The defaults of compression.py: Gzip level 9, Brotli quality 11, Zstandard level 3
+      // (zstd CLI: `zstd -3` writes the same frame format as python-zstd's `compress(data, 3)`).
       const zip =
         compression === 'gz'
           ? zlib.gzipSync(raw, { level: 9 })
-          : zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } });
+          : compression === 'br'
+            ? zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } })
+            : execFileSync('zstd', ['-3', '-q', '-c'], { input: raw, maxBuffer: 1 << 30 });
       zipInfo = info(`${rawName}.${compression}`, zip);
       fs.writeFileSync(path.join(dir, zipInfo.basename), zip);
       if (keepRaw) fs.writeFileSync(path.join(dir, rawName), raw);
@@ -173,8 +178,11 @@ export function concatTokens(corpus, from, to, maxLength) {
  * Writes the MDS fixtures (`tokens` as `ndarray:int32`, as llm-foundry writes it): dolma2 ids in
  * 2,048-token samples, uncompressed, shards of at most 64 KiB, sha1 + sha256 hashes; GPT-2 ids in
  * 1,000-token samples compressed with gz and cached raw next to the compressed shards; GPT-2 ids
- * compressed with gz only (written to `gpt2/mds-gz-only`, not listed: it does not open, the
- * format tests check the message naming its codec); plus one shard opened alone.
+ * compressed with gz only (written to `gpt2/mds-gz-only`, not listed: the format tests read it
+ * against the reference over a copy decompressed by Python's gzip); the samples of `mds-int32`
+ * compressed with zstd (`dolma2/mds-int32-zstd`) and with brotli (`dolma2/mds-int32-br`), not
+ * listed either (the numpy reference reads raw shards only; `mdsCompression.test.ts` compares
+ * their ids with `mds-int32`'s); plus one shard opened alone.
  * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
  * @returns {import('../../make-format-fixtures.mjs').FixtureEntry[]}
  */
@@ -184,12 +192,21 @@ export function fixtures(ctx) {
   const out = [];
   {
     const dir = ctx.dir('mds-int32', 'dolma2');
-    const { shards } = writeMds(dir, concatTokens(d2, 40, 70, 2048), {
+    const samples = concatTokens(d2, 40, 70, 2048);
+    const { shards } = writeMds(dir, samples, {
       dtype: 'int32',
       compression: null,
       hashes: ['sha1', 'sha256'],
       sizeLimit: 1 << 16,
     });
+    for (const compression of /** @type {const} */ (['zstd', 'br'])) {
+      writeMds(ctx.dir(`mds-int32-${compression}`, 'dolma2'), samples, {
+        dtype: 'int32',
+        compression,
+        hashes: ['sha1', 'sha256'],
+        sizeLimit: 1 << 16,
+      });
+    }
     out.push(ctx.entry({ name: 'mds-int32', dir, format: FORMAT, dtype: 'int32', corpus: d2, files: shards.length, documents: null }));
     const second = /** @type {{ basename: string }} */ (shards[1].raw_data).basename;
     out.push(
@@ -243,6 +260,24 @@ export function badFixtures(ctx, good) {
       file: 'shard.00001.mds',
       bytes: [16],
       fault: 'shard.00001.mds: a sample offset points past the end of the file',
+      from: from.name,
+    });
+  }
+  {
+    // The zstd copy of mds-int32 with its first compressed shard cut in half.
+    const dir = ctx.dir('mds-zstd-truncated', 'bad');
+    const src = ctx.abs(from.path).replace(/mds-int32$/, 'mds-int32-zstd');
+    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
+    const file = path.join(dir, 'shard.00000.mds.zstd');
+    const half = Math.floor(fs.statSync(file).size / 2);
+    fs.truncateSync(file, half);
+    out.push({
+      name: 'mds-zstd-truncated',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: 'shard.00000.mds.zstd',
+      bytes: [half],
+      fault: 'shard.00000.mds.zstd cut in half: it does not decompress to its raw shard',
       from: from.name,
     });
   }

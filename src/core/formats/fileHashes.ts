@@ -6,19 +6,52 @@
  * hashes (MDS `raw_data.hashes`) are checked against them.
  *
  * Files are streamed (1 MiB reads) through Node's `crypto` hashes, asynchronously: no whole file in
- * memory, no long synchronous work.
+ * memory, no long synchronous work. The xxHash family MDS may name (mosaicml/streaming
+ * `streaming/base/hashing.py`, commit 89e7bb90: every `hashlib` algorithm plus python-xxhash's
+ * `xxh32`, `xxh64`, `xxh3_64`, `xxh3_128`, `xxh128`, each `hexdigest()` with seed 0) is computed by
+ * the `hash-wasm` package (WebAssembly builds of the xxHash reference code), whose `digest('hex')`
+ * is the same canonical big-endian hex as python-xxhash's `hexdigest()`.
  */
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
+import { IHasher, createXXHash128, createXXHash3, createXXHash32, createXXHash64 } from 'hash-wasm';
 import { CancelledError, DataError } from '../errors';
 import { fmt } from '../units';
 import { parseJson } from '../safeJson';
 import { FormatFile, FormatHash } from './types';
 
-/** Hex digests of a file for each algorithm asked (names as `crypto.createHash` takes them). */
+/** The xxHash algorithms by python-xxhash's names (seed 0; `xxh3_128` is `xxh128`). */
+const XXHASH: ReadonlyMap<string, () => Promise<IHasher>> = new Map([
+  ['xxh32', () => createXXHash32(0)],
+  ['xxh64', () => createXXHash64(0, 0)],
+  ['xxh3_64', () => createXXHash3(0, 0)],
+  ['xxh128', () => createXXHash128(0, 0)],
+  ['xxh3_128', () => createXXHash128(0, 0)],
+]);
+
+/** A running digest: Node's `crypto.Hash` or a `hash-wasm` hasher. */
+interface Digester {
+  update(chunk: Buffer): unknown;
+  digest(encoding: 'hex'): string;
+}
+
+/** A fresh {@link Digester} for `algorithm` (lower case). */
+async function digesterFor(algorithm: string): Promise<Digester> {
+  const xx = XXHASH.get(algorithm);
+  if (!xx) return crypto.createHash(algorithm);
+  const h = await xx();
+  h.init();
+  return h;
+}
+
+/**
+ * Hex digests of a file for each algorithm asked (names as `crypto.createHash` takes them, or an
+ * xxHash name of python-xxhash: `xxh32`, `xxh64`, `xxh3_64`, `xxh3_128`, `xxh128`).
+ * @throws DataError when the file cannot be read; CancelledError on abort.
+ */
 export async function hashFile(file: string, algorithms: readonly string[], signal?: AbortSignal): Promise<Record<string, string>> {
-  const hashes = algorithms.map((a) => crypto.createHash(a));
+  const hashes = await Promise.all(algorithms.map(digesterFor));
   await new Promise<void>((resolve, reject) => {
     const rs = fs.createReadStream(file, { highWaterMark: 1 << 20 });
     const onAbort = () => rs.destroy(new CancelledError());
@@ -38,9 +71,10 @@ export async function hashFile(file: string, algorithms: readonly string[], sign
   return Object.fromEntries(algorithms.map((a, i) => [a, hashes[i].digest('hex')]));
 }
 
-/** True when Node's crypto computes `algorithm` (MDS may name xxh64 and others it does not). */
+/** True when {@link hashFile} computes `algorithm`: Node's crypto has it, or it is an xxHash name (MDS may name others, e.g. `blake2b`'s variants Node lacks). */
 export function hashSupported(algorithm: string): boolean {
-  return crypto.getHashes().includes(algorithm.toLowerCase());
+  const a = algorithm.toLowerCase();
+  return XXHASH.has(a) || crypto.getHashes().includes(a);
 }
 
 /** One line of a stream manifest: a token file and its sidecars with their sha256 and size. */
@@ -115,7 +149,7 @@ export interface HashCheck {
 export interface HashCheckResult {
   name: string;
   path: string;
-  /** `ok` every digest equal; `mismatch` one differs; `missing` no such file; `unreadable`; `unchecked` no algorithm Node computes. */
+  /** `ok` every digest equal; `mismatch` one differs; `missing` no such file; `unreadable`; `unchecked` no algorithm {@link hashFile} computes. */
   status: 'ok' | 'mismatch' | 'missing' | 'unreadable' | 'unchecked';
   /** One sentence for anything not ok. */
   message?: string;
@@ -124,7 +158,7 @@ export interface HashCheckResult {
 }
 
 /**
- * Checks each file's digests (every algorithm Node computes; others are reported as unchecked).
+ * Checks each file's digests (every algorithm {@link hashFile} computes; others are reported as unchecked).
  * Never throws for a file's fault: it becomes its result.
  * @throws CancelledError on abort.
  */

@@ -18,7 +18,9 @@
  *   `llmfoundry/data/data.py` L160–177), not documents: documents are EOS-separated.
  * - compression (`compression.py`: br, bz2, gz, snappy, zstd) applies to whole shard files
  *   (`shard.NNNNN.mds.zstd`); streaming decompresses a downloaded shard to its raw name, and so the
- *   raw `shard.NNNNN.mds` is read when it is there, else the shard is refused naming its codec.
+ *   raw `shard.NNNNN.mds` is read when it is there; else a br, gz or zstd shard is decompressed
+ *   into the user's cache (`compression.ts`) and read there, and other codecs are refused naming
+ *   the codec.
  * - hashes: `raw_data.hashes` (hex digests of the raw shard, `base/writer.py` L187–227) become the
  *   files' {@link FormatHash}es, checked by `verify`.
  */
@@ -26,6 +28,7 @@ import * as path from 'path';
 import { DataError } from '../errors';
 import { fmt } from '../units';
 import { fileSize, indexJsonHead, readBytes, readWhole } from './files';
+import { compressionFamily, decompressedShard, defaultDecompressDir } from './compression';
 import { FormatAdapter, FormatFile, FormatHash, OpenedFormat, SniffInput, SniffResult, TokenDtype, TokenExtent, dtypeBytes } from './types';
 
 /** `NDArray._int2value_dtype` codes of the token dtypes (encodings.py L131–143). */
@@ -328,6 +331,7 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
   const only = !input.isDirectory && path.basename(input.path) !== 'index.json' ? path.basename(input.path) : undefined;
   const present = new Set(input.names);
   const files: FormatFile[] = [];
+  const decompressed = new Set<string>();
   let dtype: TokenDtype | undefined;
   for (let i = 0; i < index.shards.length; i++) {
     const shard = index.shards[i] as Record<string, unknown>;
@@ -344,16 +348,18 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
     if (typeof samples !== 'number' || !Number.isSafeInteger(samples) || samples < 0)
       throw new DataError(`${indexFile}: ${where}: samples must be a whole number`, indexFile);
     const col = mdsTokenColumn(shard, where, indexFile);
-    const file = path.join(dir, raw.basename);
+    let file = path.join(dir, raw.basename);
+    const sidecars: string[] = files.length ? [] : [indexFile];
     if (!present.has(raw.basename)) {
       const zip = shard.zip_data as Record<string, unknown> | null;
-      if (zip && typeof zip.basename === 'string' && shard.compression) {
-        throw new DataError(
-          `${path.join(dir, zip.basename)}: compressed with ${String(shard.compression)}, which this reader does not decompress; expected the raw shard ${raw.basename} next to it (streaming decompresses downloaded shards to that name)`,
-          path.join(dir, zip.basename),
-        );
-      }
-      throw new DataError(`${file}: missing; ${indexFile} lists it as ${where}`, file);
+      if (!zip || typeof zip.basename !== 'string' || zip.basename !== path.basename(zip.basename) || typeof shard.compression !== 'string')
+        throw new DataError(`${file}: missing; ${indexFile} lists it as ${where}`, file);
+      const zipFile = path.join(dir, zip.basename);
+      if (!present.has(zip.basename))
+        throw new DataError(`${zipFile}: missing; ${indexFile} lists it as ${where} compressed with ${shard.compression}`, zipFile);
+      file = await decompressedShard(zipFile, shard.compression, raw.basename, typeof raw.bytes === 'number' ? raw.bytes : undefined);
+      sidecars.push(zipFile);
+      decompressed.add(compressionFamily(shard.compression));
     }
     const sizeBytes = await fileSize(file);
     const got = await mdsShardExtents(file, sizeBytes, samples, col);
@@ -371,7 +377,7 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
       numTokens: got.numTokens,
       sizeBytes,
       layout: { dtype: got.dtype ?? 'int32', headerBytes: 0, extents: got.extents },
-      sidecars: files.length ? undefined : [indexFile],
+      sidecars: sidecars.length ? sidecars : undefined,
       hashes: rawHashes(raw),
     });
   }
@@ -384,7 +390,12 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
     dtype: final,
     dtypeSource: 'sidecar',
     files,
-    notes: ['MDS samples are training sequences, not documents: documents are EOS-separated'],
+    notes: [
+      'MDS samples are training sequences, not documents: documents are EOS-separated',
+      ...(decompressed.size
+        ? [`compressed shards (${[...decompressed].join(', ')}) are read decompressed from ${defaultDecompressDir()}`]
+        : []),
+    ],
   };
 }
 
