@@ -16,6 +16,7 @@ import { orderSpec } from '../../src/core/order/openOrder';
 import { OrderCache } from '../../src/core/order/order';
 import { OrderClient, describeReads, orderName } from '../../src/core/order/orderClient';
 import { readRunDescription } from '../../src/core/order/runFile';
+import { checkRunUpdate, namedOrder, pieceOffset, readOrderedUpdateModel } from '../../src/core/orderedUpdate';
 import { idsOf, orderFixtures, removeOrderFixtures } from './orderFixtures';
 
 describe('training order in a worker (the extension’s OrderClient)', function () {
@@ -63,6 +64,34 @@ describe('training order in a worker (the extension’s OrderClient)', function 
       const first = reads[read][0];
       assert.match(describeReads(reads[read]), new RegExp(`^update ${first.update}, sample ${first.sample} \\(slot ${first.slot}\\)`));
       await assert.rejects(order.update(r.train_iters), /update 700 is outside 0\.\.699/);
+      // The update view's model of each reference step: one row per sample in batch order, its
+      // inputs then its extra target = the reference ids; segments tile the inputs, a jump at each piece.
+      const ds = (await openPath(path.join(orderFixtures().dir, 'megatron', 'text_document.bin')))!;
+      const named = namedOrder(order);
+      for (const [k, rows] of Object.entries(r.steps)) {
+        const samples = await order.update(Number(k));
+        const m = await readOrderedUpdateModel(ds, Number(k), samples, named, undefined);
+        assert.strictEqual(m.rows.length, rows.length);
+        assert.strictEqual(m.order?.kind, 'megatron');
+        m.rows.forEach((row, i) => {
+          assert.strictEqual(row.index, i);
+          assert.strictEqual(row.sample, samples[i].sample);
+          assert.deepStrictEqual([...row.x, row.next!.id], rows[i], `step ${k} slot ${i}`);
+          assert.strictEqual(row.segments[0].start, 0);
+          assert.strictEqual(row.segments[row.segments.length - 1].end, r.sequence_length);
+          let col = 0;
+          const jumps = samples[i].pieces.filter((p, pi) => {
+            const starts = col;
+            col += p.end - p.start;
+            return pi > 0 && starts < r.sequence_length;
+          }).length;
+          assert.strictEqual(row.segments.filter((g) => g.jump).length, jumps, `step ${k} slot ${i} jumps`);
+          for (const g of row.segments)
+            assert.strictEqual(g.offset, pieceOffset(samples[i].pieces, g.start), `step ${k} slot ${i} segment offset`);
+        });
+        assert.strictEqual(checkRunUpdate(r.train_iters, named).ok, false);
+        assert.strictEqual(checkRunUpdate(Number(k), named).ok, true);
+      }
     } finally {
       order.close();
     }
