@@ -26,6 +26,7 @@ import { OrderCache } from './core/order/order';
 import { LocalOrderView, OrderClient, OrderView } from './core/order/orderClient';
 import { RUN_FILE_NAME, findRunFile, readRunDescription } from './core/order/runFile';
 import { plainText } from './core/untrusted';
+import { NamedOrder, namedOrder } from './core/orderedUpdate';
 
 /** What the orders need of the shared services (`src/services.ts`; a shape, so services.ts can hold a {@link TrainingOrders} without an import cycle). */
 export interface OrderServiceDeps {
@@ -115,6 +116,16 @@ export class TrainingOrders implements vscode.Disposable {
       },
     );
     return view;
+  }
+
+  /**
+   * The run's order of `ds` when it is not the card's sequential one, with its short name;
+   * undefined for the card's order.
+   * @throws as {@link orderOf}.
+   */
+  async runOf(ds: Dataset): Promise<{ order: OrderView; named: NamedOrder } | undefined> {
+    const order = await this.orderOf(ds);
+    return order.kind === 'sequential' ? undefined : { order, named: namedOrder(order) };
   }
 
   private async open(ds: Dataset, file: string | undefined): Promise<OrderView> {

@@ -32,7 +32,7 @@ import { webviewOptions } from '../editor/webviewHtml';
 import { PanelHost, PanelSpec } from './panelHost';
 import { plainText } from '../core/untrusted';
 import type { LoadedTokenizer } from '../core/tokenizer';
-import { NamedOrder, checkRunUpdate, namedOrder, pieceOffset, readOrderedUpdateModel } from '../core/orderedUpdate';
+import { NamedOrder, checkRunUpdate, pieceOffset, readOrderedUpdateModel } from '../core/orderedUpdate';
 import type { OrderView } from '../core/order/orderClient';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
@@ -531,11 +531,9 @@ function updateViewSpec(): PanelSpec {
   return { viewType: UPDATE_VIEW_TYPE, title: vscode.l10n.t('Update view'), script: 'updateView', styles: ['updateView.css'] };
 }
 
-/** A dataset's run order when it is not the card's sequential one: the order and its facts with a short name. */
-export async function runOrderOf(services: Services, ds: Dataset): Promise<{ order: OrderView; named: NamedOrder } | undefined> {
-  const order = await services.orders?.orderOf(ds);
-  if (!order || order.kind === 'sequential') return undefined;
-  return { order, named: namedOrder(order) };
+/** A dataset's run order when it is not the card's sequential one (`TrainingOrders.runOf`); undefined for the card's order. */
+export function runOrderOf(services: Services, ds: Dataset): Promise<{ order: OrderView; named: NamedOrder } | undefined> {
+  return services.orders ? services.orders.runOf(ds) : Promise.resolve(undefined);
 }
 
 /**
