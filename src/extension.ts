@@ -47,6 +47,7 @@ import { openTrainingLog } from './commands/openTrainingLog';
 import type { InspectState } from './protocol/workbench';
 import { workbenchFocus } from './commands/focus';
 import { VerificationStore } from './verificationStore';
+import { TrainingOrders, chooseRunDescription } from './orderService';
 
 /**
  * What `activate` returns (`vscode.extensions.getExtension(id).exports`): the objects the
@@ -70,6 +71,9 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   // The stream index: one service; every DocumentIndex (document numbers) and verify run use it.
   const streamIndex = new StreamIndexService(services, context.globalStorageUri.fsPath);
   services.streamIndex = streamIndex;
+  // The training order: one per dataset and run description; everything that says "update k" asks it.
+  const orders = new TrainingOrders(services);
+  services.orders = orders;
   const taps = new ChannelTaps();
   const shardEditors = new ShardEditorProvider(services, taps);
   const updateViews = new UpdateViews(services, shardEditors, taps);
@@ -89,6 +93,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   context.subscriptions.push(
     log,
     services,
+    orders,
     streamIndex,
     shardEditors,
     updateViews,
@@ -134,6 +139,7 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
     command('tokenShards.decodeSelection', (...a: unknown[]) => decodeSelection(services, decoded, ...a)),
     command('tokenShards.encodeSelection', (...a: unknown[]) => encodeSelection(services, ...a)),
     command('tokenShards.chooseTokenizer', (...a: unknown[]) => chooseTokenizer(services, ...a)),
+    command('tokenShards.chooseRunDescription', (...a: unknown[]) => chooseRunDescription(...a)),
     command('tokenShards.searchStream', (...a: unknown[]) => searchStream(services, searchPanels, ...a)),
     command('tokenShards.searchSelection', (...a: unknown[]) => searchSelection(services, searchPanels, ...a)),
     command('tokenShards.inspectUpdates', (...a: unknown[]) => inspectUpdates(services, inspectPanels, here, ...a)),

@@ -18,6 +18,7 @@ import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex, documentIndexOf } from './c
 import type { VerifyOptions } from './core/verify/verify';
 import type { Anomaly } from './core/streamIndex/anomalies';
 import type { StreamIndex } from './core/streamIndex/streamIndex';
+import type { TrainingOrders } from './orderService';
 
 /** What verify needs from the stream-index service (`streamIndexService.ts`). */
 export interface StreamIndexHooks {
@@ -319,6 +320,9 @@ export class Services implements vscode.Disposable {
 
   /** The stream-index service (set by the composition root): verify runs build the index in the same read. */
   streamIndex?: StreamIndexHooks;
+
+  /** The datasets' training orders (`src/orderService.ts`, set by the composition root): what "update k" means. */
+  orders?: TrainingOrders;
 
   /** The document index of a dataset (one per dataset, counts memoised; the stream index attached when there is one). */
   documentIndex(ds: Dataset): DocumentIndex {

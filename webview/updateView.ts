@@ -56,6 +56,8 @@ interface DocMarker {
   eosBefore: number;
   documentStart?: number;
   row: number;
+  /** A run's sample: the document number the model gave the segment (the view does not count on from the update's first document). */
+  document?: number;
 }
 
 let data: UpdateViewData | undefined;
@@ -63,7 +65,7 @@ let datasetName = '';
 let renderSeq = 0;
 let docMarkers: DocMarker[] = [];
 /** Per row: the gutter element listing the documents the row touches. */
-let rowDocs: { el: HTMLElement; eosBefore: number; count: number }[] = [];
+let rowDocs: { el: HTMLElement; eosBefore: number; count: number; docs?: number[] }[] = [];
 let firstDocument: number | undefined;
 /** Stream-index anomaly marks of update `update`'s rows (an `UpdateViewMarks` may arrive before or after the rows). */
 let marks: { update: number; rows: Map<number, AnomalyMark> } = { update: -1, rows: new Map() };
@@ -276,6 +278,21 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
 }
 
 function renderSummary(d: UpdateViewData): void {
+  if (d.order) {
+    summary.replaceChildren(
+      h(
+        'div',
+        {},
+        `${datasetName} · ${d.order.name} · ${count(d.rows.length, 'sample')} × ${count(d.seqLen, 'input token')} · updates of the run: 0..${fmt(d.numUpdates - 1)}`,
+      ),
+      h(
+        'div',
+        { class: 'muted' },
+        `Rows are update ${fmt(d.update)}'s samples in the trainer's batch order (# slot, then the run's sample number and the stream ranges it was assembled from; ⤳ marks a jump to another place in the stream). ${d.order.description}`,
+      ),
+    );
+    return;
+  }
   const [s, e] = d.tokenRange;
   const rows = d.rows.length;
   const line1 = h(
@@ -315,6 +332,10 @@ function renderSummary(d: UpdateViewData): void {
 function renderDocsLine(note: string | undefined, busy = false): void {
   docsLine.replaceChildren();
   if (!data) return;
+  if (data.order) {
+    docsLine.append('Document numbers (0-based) per sample, where known without a long count.');
+    return;
+  }
   if (firstDocument !== undefined) {
     const last = firstDocument + data.rows.reduce((n, r) => n + r.segments.filter((s) => s.eos).length, 0);
     docsLine.append(`Documents ${fmt(firstDocument)}..${fmt(last)} (0-based; numbered by EOS tokens before them).`);
@@ -328,8 +349,14 @@ function renderDocsLine(note: string | undefined, busy = false): void {
   }
 }
 
+/** A run's sample's stream ranges as text: `[a, b) + [c, d)`. */
+function rangesText(pieces: { start: number; end: number }[]): string {
+  return pieces.map((p) => `[${fmt(p.start)}, ${fmt(p.end)})`).join(' + ');
+}
+
 function rowLabel(d: UpdateViewData, r: number): string {
   const row = d.rows[r];
+  if (row.pieces) return `slot ${r}, sample ${fmt(row.sample ?? r)}, tokens ${rangesText(row.pieces)}`;
   return `sequence ${r}, tokens ${fmt(row.offset)} to ${fmt(row.offset + d.seqLen - 1)}`;
 }
 
@@ -338,6 +365,15 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
   const text = h('span', { class: 'text' });
   let eos = eosBefore;
   row.segments.forEach((s, i) => {
+    if (s.jump) {
+      text.append(
+        h('span', {
+          class: 'mark shard',
+          'data-label': `⤳ ${fmt(s.offset)}`,
+          title: `The sample continues at token ${fmt(s.offset)} of the stream (another document)`,
+        }),
+      );
+    }
     if (s.shardChange) {
       text.append(
         h('span', {
@@ -349,35 +385,42 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
     }
     if (i === 0 && s.continues) {
       const el = h('span', { class: 'mark cont', 'data-label': '↪' });
-      docMarkers.push({ el, kind: 'cont', eosBefore: eos, documentStart: s.documentStart, row: r });
+      docMarkers.push({ el, kind: 'cont', eosBefore: eos, documentStart: s.documentStart, row: r, document: s.document });
       text.append(el);
     } else if (!s.continues) {
       const el = h('span', { class: 'mark doc', 'data-label': 'doc' });
-      docMarkers.push({ el, kind: 'start', eosBefore: eos, documentStart: s.documentStart, row: r });
+      docMarkers.push({ el, kind: 'start', eosBefore: eos, documentStart: s.documentStart, row: r, document: s.document });
       text.append(el);
     }
     text.append(segmentEl(d, r, i, s));
     if (s.eos) eos++;
   });
   const n = row.next;
-  const last = r === d.rows.length - 1;
-  const nextEl = h(
-    'span',
-    {
-      class: `next${last ? ' lookahead' : ''}${n.shardChange ? ' shard-next' : ''}`,
-      role: 'button',
-      tabindex: -1,
-      'data-next': 1,
-      title: `${last ? 'Look-ahead token: target of the last position of the last sequence (first token of the next update)' : "Target of the last position (the next sequence's first token)"} · token ${fmt(n.offset)} · id ${n.id}${n.shardChange ? ` · in ${d.shards[n.shard].name}` : ''}`,
-    },
-    last ? 'look-ahead →' : '→',
-    h('span', { class: `tok kind-${n.kind}` }, ...(n.text ? visibleNodes(n.text, { whitespace: true }) : ['∅'])),
-  );
+  const last = r === d.rows.length - 1 && !d.order;
+  const nextEl = !n
+    ? null
+    : h(
+        'span',
+        {
+          class: `next${last ? ' lookahead' : ''}${n.shardChange ? ' shard-next' : ''}`,
+          role: 'button',
+          tabindex: -1,
+          'data-next': 1,
+          title: `${last ? 'Look-ahead token: target of the last position of the last sequence (first token of the next update)' : "Target of the last position (the next sequence's first token)"} · token ${fmt(n.offset)} · id ${n.id}${n.shardChange ? ` · in ${d.shards[n.shard].name}` : ''}`,
+        },
+        last ? 'look-ahead →' : '→',
+        h('span', { class: `tok kind-${n.kind}` }, ...(n.text ? visibleNodes(n.text, { whitespace: true }) : ['∅'])),
+      );
   const body = h('div', { class: 'body mono' }, text, nextEl);
   // Documents this row touches (its first document + one per EOS, unless the row ends on an EOS).
   const eosInRow = row.segments.filter((s) => s.eos).length;
   const docsEl = h('span', { class: 'docs' });
-  rowDocs.push({ el: docsEl, eosBefore, count: eosInRow + (row.segments[row.segments.length - 1].eos ? 0 : 1) });
+  rowDocs.push({
+    el: docsEl,
+    eosBefore,
+    count: eosInRow + (row.segments[row.segments.length - 1].eos ? 0 : 1),
+    docs: d.order ? [...new Set(row.segments.map((s) => s.document).filter((x): x is number => x !== undefined))] : undefined,
+  });
   const shardChange = row.segments.some((s) => s.shardChange);
   const markEl = h('span', { class: 'anomaly codicon', hidden: true });
   const el = h(
@@ -393,7 +436,7 @@ function renderRow(d: UpdateViewData, r: number, eosBefore: number, tabStop: boo
       'div',
       { class: 'gutter', 'aria-hidden': 'true' },
       h('span', { class: 'idx' }, `#${r}`),
-      h('span', { class: 'off' }, fmt(row.offset)),
+      h('span', { class: 'off' }, row.pieces ? `sample ${fmt(row.sample ?? r)} · ${rangesText(row.pieces)}` : fmt(row.offset)),
       docsEl,
       shardChange ? h('span', { class: 'edge' }, '▾ shard edge') : null,
       markEl,
@@ -475,12 +518,17 @@ function segmentText(text: string): (string | HTMLElement)[] {
 
 function applyDocumentNumbers(): void {
   for (const d of rowDocs) {
+    if (d.docs) {
+      d.el.textContent =
+        d.docs.length === 0 ? count(d.count, 'doc') : `doc${d.docs.length > 1 ? 's' : ''} ${d.docs.map((x) => fmt(x)).join(', ')}`;
+      continue;
+    }
     const first = firstDocument === undefined ? undefined : firstDocument + d.eosBefore;
     d.el.textContent =
       first === undefined ? count(d.count, 'doc') : d.count === 1 ? `doc ${fmt(first)}` : `docs ${fmt(first)}–${fmt(first + d.count - 1)}`;
   }
   for (const m of docMarkers) {
-    const n = firstDocument === undefined ? undefined : firstDocument + m.eosBefore;
+    const n = data?.order ? m.document : firstDocument === undefined ? undefined : firstDocument + m.eosBefore;
     const name = n === undefined ? 'document' : `document ${fmt(n)}`;
     if (m.kind === 'start') {
       m.el.setAttribute('data-label', n === undefined ? 'doc' : `doc ${fmt(n)}`);

@@ -5,10 +5,8 @@
  */
 import * as path from 'path';
 import type { Command } from 'commander';
-import { Dataset, formatFilesOf } from '../core/dataset';
-import { DataError } from '../core/errors';
-import { readWhole } from '../core/formats/files';
-import { parseMegatronIndex } from '../core/formats/megatron';
+import { Dataset } from '../core/dataset';
+import { orderInputsOf } from '../core/order/datasetOrder';
 import { OrderCache, TrainingOrder } from '../core/order/order';
 import { OrderInputs, OrderSpec, openTrainingOrder, orderSpec } from '../core/order/openOrder';
 import { RunDescription, findRunFile, readRunDescription } from '../core/order/runFile';
@@ -38,35 +36,6 @@ export async function orderSpecFor(ctx: CliContext, ds: Dataset, cmd: Command): 
   return run === undefined || run.order === 'sequential' ? undefined : orderSpec(run, await inputsOf(ds, run));
 }
 
-async function inputsOf(ds: Dataset, run: RunDescription | undefined): Promise<OrderInputs> {
-  // The format's files tile the stream in the dataset's shard order (same offsets).
-  const files = formatFilesOf(ds).map((f, i) => ({ name: f.name, path: f.path, start: ds.shards[i].startToken, tokens: f.numTokens }));
-  return {
-    files,
-    schedule: ds.schedule,
-    megatron: run?.order === 'megatron' ? await megatronInputs(ds, run.file) : undefined,
-    cache: OrderCache.cliDefault(),
-  };
-}
-
-/**
- * The `.idx` of a dataset opened as Megatron and its sequence lengths, parsed by the format
- * layer's reader (the same checks as at open). Undefined for another format (the order says what
- * it needs); a folder of several `.bin`/`.idx` pairs is refused: GPTDataset orders one.
- */
-async function megatronInputs(ds: Dataset, runFile: string): Promise<OrderInputs['megatron']> {
-  if (ds.format?.name !== 'megatron') return undefined;
-  const files = ds.format.files;
-  if (files.length !== 1)
-    throw new DataError(
-      `${runFile}: order "megatron" orders one .bin/.idx pair (a GPTDataset); ${ds.root} holds ${files.length} (${files
-        .slice(0, 3)
-        .map((f) => f.name)
-        .join(', ')}${files.length > 3 ? ', …' : ''}): open the one the run trained on`,
-      runFile,
-    );
-  const bin = files[0];
-  const idxFile = bin.sidecars?.find((s) => s.endsWith('.idx')) ?? bin.path.replace(/\.bin$/, '.idx');
-  const { lengths } = parseMegatronIndex(await readWhole(idxFile), idxFile, bin.path, bin.sizeBytes);
-  return { idxFile, lengths };
+function inputsOf(ds: Dataset, run: RunDescription | undefined): Promise<OrderInputs> {
+  return orderInputsOf(ds, run, OrderCache.cliDefault());
 }

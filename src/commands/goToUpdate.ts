@@ -9,13 +9,18 @@
  * dataset (0 ≤ k < number of updates; shows the token range and shards while typing). A pasted
  * `step 55000` (or `update 55000`) is accepted: "step" is ambiguous (the step index k, or "after k
  * updates", whose last update is k − 1), so the command offers both readings, as the hover does.
+ * With a run description in force (`run.json` in the dataset folder or the setting
+ * `tokenShards.run`), update k is the run's: checked against its updates and shown as its
+ * samples in batch order; a run description that cannot be used is reported (nothing is shown
+ * in the card's order instead).
  * Resolves with what the update view shows ({@link UpdateViewResult}), or undefined.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { count, fmt } from '../core/units';
 import { UpdateIndex, checkUpdate, validateUpdateInput } from '../core/navigation';
-import type { UpdateViewResult } from '../panels/updateView';
+import { type UpdateViewResult, runOrderOf } from '../panels/updateView';
+import { checkRunUpdate, validateRunUpdateInput } from '../core/orderedUpdate';
 import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { NavigationDeps, currentUpdate } from './focus';
 import { iconSafe } from '../core/untrusted';
@@ -73,53 +78,55 @@ export async function goToUpdate(nav: NavigationDeps, ...args: unknown[]): Promi
   try {
     const ds = await resolveDataset(services, vscode.l10n.t('Go to Update: choose a dataset'), opts.root, uri, views.focusedDataset);
     if (!ds) return undefined;
-    const k = await argOrPrompt<UpdateIndex>(
-      opts.update,
-      'update',
-      (v) => checkUpdate(v, ds),
-      async () => {
-        const none = validateUpdateInput('0', ds);
-        if (!none.ok) {
-          void vscode.window.showErrorMessage(none.error);
-          return undefined;
-        } // the stream holds no update
-        let stepTyped = false;
-        const typed = await promptValidated({
-          onAccept: (t: string) => {
-            stepTyped = splitUpdateKeyword(t).keyword === 'step';
-          },
-          title: vscode.l10n.t('Go to Update (0-based) · {0}', iconSafe(path.basename(ds.root))),
-          prompt: vscode.l10n.t(
-            'Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.',
-            fmt(ds.schedule.numUpdates - 1),
-            fmt(ds.schedule.G),
-          ),
-          placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, ds.schedule.numUpdates - 1))),
-          value: currentUpdate(services, views, ds.root)?.toString(),
-          validate: (t) => {
-            const { keyword, rest } = splitUpdateKeyword(t);
-            const v = validateUpdateInput(rest, ds);
-            const readings = v.ok && keyword === 'step' ? stepReadings(v.value, stepConvention(services), ds.schedule.numUpdates) : [];
-            if (v.ok && readings.length === 2)
-              return {
-                ...v,
-                detail: vscode.l10n.t(
-                  '"step {0}": you will choose update {1} or update {2} next. {3}',
-                  fmt(v.value),
-                  fmt(readings[0]),
-                  fmt(readings[1]),
-                  v.detail ?? '',
-                ),
-              };
-            return v;
-          },
-        });
-        if (typed === undefined || !stepTyped) return typed;
-        const c = await chooseStepReading(ds.schedule.numUpdates, typed, stepConvention(services));
-        const v = c === undefined ? undefined : checkUpdate(c, ds);
-        return v?.ok ? v.value : undefined;
-      },
-    );
+    // "Update k" is the run's when a run description is in force (run.json or tokenShards.run).
+    const run = await runOrderOf(services, ds);
+    const check = (v: number) => (run ? checkRunUpdate(v, run.named) : checkUpdate(v, ds));
+    const validate = (t: string) => (run ? validateRunUpdateInput(t, run.named) : validateUpdateInput(t, ds));
+    const numUpdates = run ? run.order.numUpdates : ds.schedule.numUpdates;
+    const k = await argOrPrompt<UpdateIndex>(opts.update, 'update', check, async () => {
+      const none = validate('0');
+      if (!none.ok) {
+        void vscode.window.showErrorMessage(none.error);
+        return undefined;
+      } // the stream holds no update
+      let stepTyped = false;
+      const typed = await promptValidated({
+        onAccept: (t: string) => {
+          stepTyped = splitUpdateKeyword(t).keyword === 'step';
+        },
+        title: vscode.l10n.t('Go to Update (0-based) · {0}', iconSafe(path.basename(ds.root))),
+        prompt: run
+          ? vscode.l10n.t('Update k, 0..{0}, of the {1}: its samples in batch order.', fmt(numUpdates - 1), run.named.name)
+          : vscode.l10n.t(
+              'Update k, 0..{0}. Update k (0-based) trained on tokens [G·k, G·(k+1)), G = {1}.',
+              fmt(ds.schedule.numUpdates - 1),
+              fmt(ds.schedule.G),
+            ),
+        placeholder: vscode.l10n.t('e.g. {0}, 55_000, 5.5e4', fmt(Math.min(55_000, numUpdates - 1))),
+        value: currentUpdate(services, views, ds.root)?.toString(),
+        validate: (t) => {
+          const { keyword, rest } = splitUpdateKeyword(t);
+          const v = validate(rest);
+          const readings = v.ok && keyword === 'step' ? stepReadings(v.value, stepConvention(services), numUpdates) : [];
+          if (v.ok && readings.length === 2)
+            return {
+              ...v,
+              detail: vscode.l10n.t(
+                '"step {0}": you will choose update {1} or update {2} next. {3}',
+                fmt(v.value),
+                fmt(readings[0]),
+                fmt(readings[1]),
+                v.detail ?? '',
+              ),
+            };
+          return v;
+        },
+      });
+      if (typed === undefined || !stepTyped) return typed;
+      const c = await chooseStepReading(numUpdates, typed, stepConvention(services));
+      const v = c === undefined ? undefined : check(c);
+      return v?.ok ? v.value : undefined;
+    });
     if (k === undefined) return undefined;
     return await views.show(ds, k);
   } catch (err) {

@@ -68,6 +68,8 @@ export interface UpdateSegment {
   shardChange: boolean;
   /** Ids with no token in the tokenizer (decoded as nothing): count in this segment. */
   unknownIds: number;
+  /** A run's training order: true when the sample continues here from another place in the stream (a new piece, `orderedUpdate.ts`). */
+  jump?: boolean;
 }
 
 /** The (L+1)-th token of a row: the target of its last input position. */
@@ -96,10 +98,17 @@ export interface UpdateRow {
   y: Uint32Array;
   /** Segments tiling columns `[0, L)` in order. */
   segments: UpdateSegment[];
-  /** The target of the last position (for the last row: the look-ahead token). */
-  next: NextToken;
+  /**
+   * The target of the last position (for the last row: the look-ahead token). Absent for a run's
+   * sample that reads no extra target token (an OLMo instance predicts inside itself).
+   */
+  next?: NextToken;
   /** True when the row starts inside a document that began before the row. */
   continues: boolean;
+  /** A run's training order: the order's number of the sample (Megatron's sample index, OLMo's instance); the row's `index` is its slot in the batch. */
+  sample?: number;
+  /** A run's training order: the stream ranges the sample was assembled from, in the trainer's order. */
+  pieces?: { start: number; end: number }[];
 }
 
 /** Everything the update view shows for update `k`. */
@@ -130,6 +139,12 @@ export interface UpdateModel {
   anomaly?: string;
   /** The G + 1 ids read (x rows and y rows are views into it). */
   tokens: Uint32Array;
+  /**
+   * Set when the rows are a run's samples (`orderedUpdate.ts`) rather than the card's sequences:
+   * the order's kind, short name and one-line description. `tokenRange` then spans the lowest to
+   * the highest offset read, not one contiguous range.
+   */
+  order?: { kind: string; name: string; description: string };
 }
 
 /** Inputs of {@link buildUpdateModel} besides the batch. */
@@ -457,7 +472,9 @@ export interface UpdateViewRow {
   offset: number;
   continues: boolean;
   segments: UpdateViewSegment[];
-  next: NextToken;
+  next?: NextToken;
+  sample?: number;
+  pieces?: { start: number; end: number }[];
 }
 
 /**
@@ -466,7 +483,7 @@ export interface UpdateViewRow {
  */
 export interface UpdateViewData extends Pick<
   UpdateModel,
-  'update' | 'numUpdates' | 'tokenRange' | 'G' | 'seqLen' | 'eos' | 'eosText' | 'firstDocument' | 'decoded' | 'anomaly'
+  'update' | 'numUpdates' | 'tokenRange' | 'G' | 'seqLen' | 'eos' | 'eosText' | 'firstDocument' | 'decoded' | 'anomaly' | 'order'
 > {
   shards: { name: string; startToken: number; numTokens: number }[];
   rows: UpdateViewRow[];
@@ -485,10 +502,19 @@ export function toUpdateViewData(m: UpdateModel): UpdateViewData {
     eos: m.eos,
     eosText: m.eosText,
     shards: m.shards.map((s) => ({ name: s.name, startToken: s.startToken, numTokens: s.numTokens })),
-    rows: m.rows.map((r) => ({ index: r.index, offset: r.offset, continues: r.continues, segments: r.segments, next: r.next })),
+    rows: m.rows.map((r) => ({
+      index: r.index,
+      offset: r.offset,
+      continues: r.continues,
+      segments: r.segments,
+      next: r.next,
+      sample: r.sample,
+      pieces: r.pieces,
+    })),
     firstDocument: m.firstDocument,
     decoded: m.decoded,
     anomaly: m.anomaly,
+    order: m.order,
     title: describeUpdate(m.update),
   };
 }
@@ -550,6 +576,7 @@ export function formatUpdateRowsText(m: UpdateModel, rows: number[] | undefined,
     });
     lines.push(s);
     const n = row.next;
+    if (!n) continue;
     const label =
       r === lastRowIndex ? 'look-ahead token (target of the last position; first token of the next update)' : 'target of the last position';
     lines.push(

@@ -27,7 +27,9 @@ import { ChannelError } from '../shared/channel';
 import { updateHighlights } from './updateHighlight';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
-import { ShardStatusBar } from './statusBar';
+import { ShardStatusBar, ShardStatusInfo } from './statusBar';
+import type { OrderRead } from '../core/order/order';
+import { OrderView, orderName } from '../core/order/orderClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 import { plainText } from '../core/untrusted';
 
@@ -584,7 +586,9 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
         : s.reported;
     {
       const global = g !== undefined ? g + r.offset : undefined;
+      const order = ds && global !== undefined ? this.orderStatus(s, ds, global) : undefined;
       this.statusBar.show({
+        order,
         fileName: path.basename(st.file),
         local: r.offset,
         global,
@@ -598,6 +602,42 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
     }
     this.services.setActiveShard({ uri: s.document.uri, dataset: ds, offset: s.document.toGlobal(s.cursor), selection: sel });
   }
+
+  /**
+   * The status bar's training-order part for `global` (undefined for the card's sequential order):
+   * the order's name and, once the order answers, the run's reads of the token (the bar is shown
+   * again then). An order not opened yet is opened (a run.json that cannot be used is logged;
+   * Go to Update says why).
+   */
+  private orderStatus(s: ShardSession, ds: Dataset, global: number): ShardStatusInfo['order'] {
+    const orders = this.services.orders;
+    if (!orders || orders.runFileFor(ds) === undefined) return undefined;
+    const order = orders.peek(ds);
+    if (!order) {
+      orders.orderOf(ds).then(
+        () => {
+          if (this.active === s) this.publishActive();
+        },
+        () => undefined,
+      );
+      return undefined;
+    }
+    if (order.kind === 'sequential') return undefined;
+    const name = orderName(order);
+    const known = this.orderReads;
+    if (known?.order === order && known.offset === global) return { name, reads: known.reads };
+    void order.reads([global]).then(
+      ([reads]) => {
+        this.orderReads = { order, offset: global, reads };
+        if (this.active === s) this.publishActive();
+      },
+      (err: Error) => this.services.log.warn(`training order: reads of token ${global}: ${err.message}`),
+    );
+    return { name };
+  }
+
+  /** The last reads asked of an order for the status bar. */
+  private orderReads?: { order: OrderView; offset: number; reads: OrderRead[] };
 
   /** Reveals an offset in its shard editor: see {@link revealInShardEditor}. */
   reveal(target: ShardRevealTarget): Promise<void> {

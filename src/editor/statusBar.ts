@@ -8,6 +8,8 @@ import * as vscode from 'vscode';
 import { count, fmt } from '../core/units';
 import { PAST_LAST_UPDATE_SHORT, PAST_LAST_UPDATE_TEXT, PastLastUpdate, SchedulePosition } from '../core/schedule';
 import { markdownText } from '../core/untrusted';
+import type { OrderRead } from '../core/order/order';
+import { describeReads } from '../core/order/orderClient';
 
 /** What the item shows. Offsets in tokens. */
 export interface ShardStatusInfo {
@@ -28,6 +30,11 @@ export interface ShardStatusInfo {
   documentPending?: boolean;
   /** Selected range `[start, end)` in the same terms as `global ?? local`. */
   selection?: [number, number];
+  /**
+   * A run's training order other than the card's (`run.json`): its name and the run's reads of
+   * `global` (undefined while asked); `position` then is not shown, the reads are.
+   */
+  order?: { name: string; reads?: OrderRead[] };
 }
 
 /** Status bar item owned by the shard editor. */
@@ -50,7 +57,10 @@ export class ShardStatusBar implements vscode.Disposable {
         `- ${vscode.l10n.t('global token offset')}: ${fmt(info.global)}\n- ${vscode.l10n.t('shard offset')}: ${fmt(info.local)}\n`,
       );
       const p = info.position;
-      if (p?.lookAhead) md.appendMarkdown(`- ${PAST_LAST_UPDATE_TEXT[info.pastLastUpdate ?? 'untrained']}\n`);
+      if (info.order) {
+        md.appendMarkdown(`- ${escapeMd(info.order.name)}\n`);
+        if (info.order.reads) md.appendMarkdown(`- ${escapeMd(describeReads(info.order.reads, 5))}\n`);
+      } else if (p?.lookAhead) md.appendMarkdown(`- ${PAST_LAST_UPDATE_TEXT[info.pastLastUpdate ?? 'untrained']}\n`);
       else if (p)
         md.appendMarkdown(
           `- ${vscode.l10n.t('update {0} (0-based: the first optimizer step is update 0)', fmt(p.update!))}\n- ${vscode.l10n.t('sequence {0} within that update (0-based)', fmt(p.sequence!))}\n- ${vscode.l10n.t('position {0} within that sequence (0-based)', fmt(p.position!))}\n`,
@@ -92,7 +102,15 @@ export class ShardStatusBar implements vscode.Disposable {
 export function statusText(info: ShardStatusInfo): string {
   const parts = [`$(location) ${vscode.l10n.t('Token {0}', fmt(info.global ?? info.local))}`];
   const p = info.position;
-  if (info.global !== undefined && p) {
+  if (info.global !== undefined && info.order) {
+    const rs = info.order.reads;
+    if (!rs) parts.push(vscode.l10n.t('update …'));
+    else if (rs.length === 0) parts.push(vscode.l10n.t('not read by the run'));
+    else {
+      parts.push(vscode.l10n.t('update {0}', fmt(rs[0].update)), vscode.l10n.t('sample {0}', fmt(rs[0].sample)));
+      if (rs.length > 1) parts.push(vscode.l10n.t('+{0} reads', fmt(rs.length - 1)));
+    }
+  } else if (info.global !== undefined && p) {
     if (p.lookAhead) parts.push(PAST_LAST_UPDATE_SHORT[info.pastLastUpdate ?? 'untrained']);
     else
       parts.push(

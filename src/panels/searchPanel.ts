@@ -39,6 +39,8 @@ import {
 import type { ChannelTaps } from '../editor/hostChannel';
 import type { ShardEditorProvider } from '../editor/shardEditor';
 import type { Services } from '../services';
+import type { OrderView } from '../core/order/orderClient';
+import { runOrderOf } from './updateView';
 import { PanelHost } from './panelHost';
 import { SearchCache, datasetFingerprint, searchKey } from './searchCache';
 import { ShownSearch, joinTerms, matchTokenRange, rebucket, replaySearch, splitTerms } from './searchModel';
@@ -250,9 +252,11 @@ export class SearchPanel {
     return this.dataset ?? (this.dataset = await this.services.openRoot(this.root));
   }
 
-  private info(ds: Dataset): SearchDatasetInfo {
-    const updates = ds.schedule.numUpdates;
-    return { key: datasetKey(ds.root), name: path.basename(ds.root), G: ds.schedule.G, updates, autoPer: defaultPer(updates) };
+  /** The dataset's facts for the form; with a run's order (`run.json`), its updates and tokens per update. */
+  private info(ds: Dataset, run?: { order: OrderView }): SearchDatasetInfo {
+    const updates = run ? run.order.numUpdates : ds.schedule.numUpdates;
+    const G = run ? run.order.samplesPerUpdate * run.order.inputTokens : ds.schedule.G;
+    return { key: datasetKey(ds.root), name: path.basename(ds.root), G, updates, autoPer: defaultPer(updates) };
   }
 
   /** Sends the dataset facts and the form (on every page load); re-sends the result shown. */
@@ -340,7 +344,14 @@ export class SearchPanel {
     } catch (err) {
       return fail(err instanceof SearchInputError ? err.message : vscode.l10n.t('Bad search: {0}', (err as Error).message));
     }
-    const info = this.info(ds);
+    // Counts per update through the run's order when one is in force (each occurrence in every update that read it).
+    let run: Awaited<ReturnType<typeof runOrderOf>>;
+    try {
+      run = await runOrderOf(this.services, ds);
+    } catch (err) {
+      return fail((err as Error).message);
+    }
+    const info = this.info(ds, run);
     const per = form.per ?? info.autoPer;
     if (!Number.isSafeInteger(per) || per < 1)
       return fail(vscode.l10n.t('Updates per bucket must be a whole number ≥ 1 (got {0}).', String(form.per)));
@@ -363,7 +374,8 @@ export class SearchPanel {
     // 1. The cache (keyed by the dataset's fingerprint as of now).
     let key: string | undefined;
     try {
-      key = searchKey({ terms, options, per }, await datasetFingerprint(ds, tok.file));
+      const fingerprint = await datasetFingerprint(ds, tok.file);
+      key = searchKey({ terms, options, per }, run ? `${fingerprint}\norder ${JSON.stringify(run.order.spec?.run)}` : fingerprint);
       const hit = await this.owner.cache.get(key);
       if (this.current !== cur) return outcome({ terms, cached: false, status: 'superseded' });
       if (hit) return this.finish(cur, hit.result, t0, drawn, { savedAt: hit.savedAt, scanMs: hit.scanMs });
@@ -392,6 +404,7 @@ export class SearchPanel {
     try {
       const result = await countTerms(ds, tok, terms, options, {
         per,
+        order: run?.order.spec,
         signal: controller.signal,
         onProgress: (p) => {
           const now = performance.now();
@@ -570,6 +583,12 @@ export class SearchPanel {
       const ds = await this.ds();
       const tok = await this.services.tokenizerFor(ds);
       if (!tok) throw new Error(vscode.l10n.t('No tokenizer.'));
+      if (await runOrderOf(this.services, ds))
+        throw new Error(
+          vscode.l10n.t(
+            "The occurrence list reads a bucket's stream range, which a run's training order does not have: open the bucket's updates (Go to Update) to see their samples.",
+          ),
+        );
       const G = ds.schedule.G;
       const controller = new AbortController();
       const iterable = findTerms(ds, tok, [term], cur.options, {

@@ -31,6 +31,9 @@ import { shardScanProgress, withTail } from '../editor/shardDocument';
 import { webviewOptions } from '../editor/webviewHtml';
 import { PanelHost, PanelSpec } from './panelHost';
 import { plainText } from '../core/untrusted';
+import type { LoadedTokenizer } from '../core/tokenizer';
+import { NamedOrder, checkRunUpdate, pieceOffset, readOrderedUpdateModel } from '../core/orderedUpdate';
+import type { OrderView } from '../core/order/orderClient';
 
 /** The webview panel type (also the `onWebviewPanel:` activation event in package.json). */
 export const UPDATE_VIEW_TYPE = 'tokenShards.updateView';
@@ -160,7 +163,7 @@ export class UpdateViews implements vscode.Disposable, vscode.WebviewPanelSerial
     const p = this.adopt(panel, root);
     try {
       const ds = await this.services.openRoot(root);
-      const k = checkUpdate(state!.update, ds);
+      const k = await checkUpdateIn(this.services, ds, state!.update);
       if (!k.ok) throw new RangeRequestError(k.error);
       await p.load(k.value, state!.row, ds);
     } catch (err) {
@@ -254,7 +257,7 @@ class UpdatePanel {
     this.docAbort?.abort();
     this.post({ type: 'loading', update: k });
     const t0 = performance.now();
-    let tok;
+    let tok: LoadedTokenizer | undefined;
     try {
       tok = await this.owner.services.tokenizerFor(d);
     } catch (err) {
@@ -267,8 +270,18 @@ class UpdatePanel {
     let modelMs = 0;
     let model: UpdateModel;
     try {
+      const run = await runOrderOf(this.owner.services, d);
+      const index = run ? this.owner.services.documentIndex(d) : undefined;
+      const budget = this.owner.services.documentScanLimit();
+      const reading = run
+        ? run.order
+            .update(k)
+            .then((samples) =>
+              readOrderedUpdateModel(d, k, samples, run.named, tok, (offset) => documentNumberIfCheap(index!, offset, budget)),
+            )
+        : readUpdateModel(d, k, tok);
       [model] = await Promise.all([
-        readUpdateModel(d, k, tok).then((m) => {
+        reading.then((m) => {
           modelMs = performance.now() - t1;
           return m;
         }),
@@ -316,7 +329,8 @@ class UpdatePanel {
         ),
       );
     }
-    const anomalies = (await this.owner.services.streamIndex?.anomaliesOf(d)) ?? [];
+    // A run's order: the index's anomalies are placed by the card's updates and sequences, which are not these rows.
+    const anomalies = model.order ? [] : ((await this.owner.services.streamIndex?.anomaliesOf(d)) ?? []);
     if (this.model !== model) return;
     for (const a of anomalies) if (a.updates && a.updates[0] <= k && k <= a.updates[1]) notes.push(a.message);
     if (notes.length) this.showError(notes.slice(0, 4).join(' '));
@@ -331,7 +345,8 @@ class UpdatePanel {
   private async numberDocuments(force: boolean): Promise<void> {
     const d = this.dataset,
       m = this.model;
-    if (!d || !m) return;
+    // A run's samples carry their own document numbers (the model counts them per piece).
+    if (!d || !m || m.order) return;
     const index = this.owner.services.documentIndex(d);
     const start = m.tokenRange[0];
     this.docAbort?.abort();
@@ -390,7 +405,9 @@ class UpdatePanel {
     try {
       const ds = await this.owner.services.openRoot(this.root);
       // The dataset changed: the update shown is checked again against it (the last one when it shrank).
-      const k = checkUpdate(Math.min(this.model.update, Math.max(0, ds.schedule.numUpdates - 1)), ds);
+      const run = await runOrderOf(this.owner.services, ds);
+      const last = Math.max(0, (run ? run.order.numUpdates : ds.schedule.numUpdates) - 1);
+      const k = await checkUpdateIn(this.owner.services, ds, Math.min(this.model.update, last));
       if (!k.ok) throw new RangeRequestError(k.error);
       await this.load(k.value, this.focusedRow, ds);
     } catch (err) {
@@ -415,7 +432,7 @@ class UpdatePanel {
         case 'go': {
           const d = this.dataset;
           if (!d) break;
-          const v = checkUpdate(m.update, d);
+          const v = await checkUpdateIn(this.owner.services, d, m.update);
           if (!v.ok) {
             void vscode.window.showWarningMessage(v.error);
             break;
@@ -458,6 +475,30 @@ class UpdatePanel {
       const tok = await this.owner.services.tokenizerIfLoaded(d);
       column = char === undefined ? (r.segments[segment]?.start ?? 0) : columnAtChar(m, row, segment, char, tok);
     }
+    if (r.pieces) {
+      // A run's sample: its tokens lie in the pieces; the piece holding the token is highlighted.
+      const offset = next && r.next ? r.next.offset : pieceOffset(r.pieces, Math.min(column, r.x.length - 1));
+      const piece = r.pieces.find((p) => p.start <= offset && offset < p.end) ?? r.pieces[0];
+      await this.owner.shardEditors.reveal({
+        dataset: d,
+        offset,
+        viewColumn: vscode.ViewColumn.Beside,
+        highlight: [
+          {
+            start: piece.start,
+            end: piece.end,
+            label: vscode.l10n.t(
+              'update {0} (0-based) · slot {1} · sample {2} ({3})',
+              fmt(update),
+              row,
+              fmt(r.sample ?? row),
+              m.order!.name,
+            ),
+          },
+        ],
+      });
+      return;
+    }
     const offset = r.offset + column;
     // Keep the update view visible: a shard not open yet opens beside it (an open one is revealed where it is).
     await this.owner.shardEditors.reveal({
@@ -488,4 +529,19 @@ class UpdatePanel {
 /** The update view's page. */
 function updateViewSpec(): PanelSpec {
   return { viewType: UPDATE_VIEW_TYPE, title: vscode.l10n.t('Update view'), script: 'updateView', styles: ['updateView.css'] };
+}
+
+/** A dataset's run order when it is not the card's sequential one (`TrainingOrders.runOf`); undefined for the card's order. */
+export function runOrderOf(services: Services, ds: Dataset): Promise<{ order: OrderView; named: NamedOrder } | undefined> {
+  return services.orders ? services.orders.runOf(ds) : Promise.resolve(undefined);
+}
+
+/**
+ * Checks update k against what "update k" means for `ds`: its run's order (`run.json` or the
+ * setting `tokenShards.run`), else the card's schedule.
+ * @throws DataError when the run description cannot be used (its message says nothing is shown instead).
+ */
+export async function checkUpdateIn(services: Services, ds: Dataset, k: number): Promise<ReturnType<typeof checkUpdate>> {
+  const run = await runOrderOf(services, ds);
+  return run ? checkRunUpdate(k, run.named) : checkUpdate(k, ds);
 }

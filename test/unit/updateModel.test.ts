@@ -98,11 +98,11 @@ describe('update view model equals the dataset card reader', function () {
         assert.deepStrictEqual(Array.from(row.x), py.x[r], `update ${k} x row ${r}`);
         assert.deepStrictEqual(Array.from(row.y), py.y[r], `update ${k} y row ${r}`);
         // the (L+1)-th token shown is the target of the last position
-        assert.strictEqual(row.next.id, py.y[r][L - 1], `update ${k} row ${r} next`);
-        assert.strictEqual(row.next.offset, G * k + L * (r + 1));
+        assert.strictEqual(row.next!.id, py.y[r][L - 1], `update ${k} row ${r} next`);
+        assert.strictEqual(row.next!.offset, G * k + L * (r + 1));
       }
       // the look-ahead of the last row is the stream token right after the update
-      assert.strictEqual(m.rows[m.rows.length - 1].next.id, all[G * (k + 1)]);
+      assert.strictEqual(m.rows[m.rows.length - 1].next!.id, all[G * (k + 1)]);
     }
   });
 
@@ -133,7 +133,7 @@ describe('update view model equals the dataset card reader', function () {
           col = s.end;
         }
         assert.strictEqual(col, L);
-        assert.strictEqual(row.next.shardChange, edges.has(row.next.offset));
+        assert.strictEqual(row.next!.shardChange, edges.has(row.next!.offset));
       }
     }
   });
@@ -168,7 +168,7 @@ describe('update view model equals the dataset card reader', function () {
         assert.strictEqual(rowText(m, r), await tok.libraryDecode(py.x[r]), `update ${k} row ${r}`);
       }
       // the next token's display text is the token's piece
-      for (const row of m.rows) assert.strictEqual(row.next.text, tok.pieces([row.next.id])[0].text);
+      for (const row of m.rows) assert.strictEqual(row.next!.text, tok.pieces([row.next!.id])[0].text);
     }
   });
 
