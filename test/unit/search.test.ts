@@ -15,6 +15,7 @@ import { Dataset, openDataset } from '../../src/core/dataset';
 import { CancelledError, DataError } from '../../src/core/errors';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
 import {
+  CountProgress,
   CountResult,
   SearchInputError,
   SearchOptions,
@@ -224,6 +225,26 @@ describe('stream search (count / find / merge) against the Python reference', fu
         if (u < sample.schedule.numUpdates) (counts[String(u)] ??= terms.map(() => 0))[js[k]]++;
       }
       assert.deepStrictEqual(counts, (reference(sample.root, terms, o, 'counts', G) as RefCounts).counts, label(o));
+    }
+  });
+
+  it('partial counts arrive per chunk, before any shard is finished, and never exceed the final counts (worker and calling thread)', async () => {
+    const terms = ['whale', 'the'];
+    const whole = await countTerms(sample, sampleTok, terms, PLAIN, { per: 1, jobs: 1 });
+    for (const jobs of [1, 0]) {
+      const seen: CountProgress[] = [];
+      const r = await countTerms(sample, sampleTok, terms, PLAIN, { per: 1, jobs, chunkTokens: 65536, onProgress: (p) => seen.push(p) });
+      assert.deepStrictEqual(r, whole, 'chunked reads count the same');
+      const early = seen.filter((p) => p.shardsDone === 0 && p.partial.totals[1] > 0);
+      assert.ok(early.length > 0, `jobs ${jobs}: counts before the first shard finished`);
+      for (const p of seen) {
+        assert.strictEqual(
+          p.partial.buckets.reduce((s, b) => s + b.tokens, 0),
+          Math.min(p.tokensDone, sample.schedule.numUpdates * sample.schedule.G),
+          'bucket tokens are the tokens scanned',
+        );
+        p.partial.buckets.forEach((b, i) => b.counts.forEach((c, t) => assert.ok(c <= whole.buckets[i].counts[t])));
+      }
     }
   });
 
