@@ -14,6 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { timed } from '../lib/timed.mjs';
 
 const ONE = ['Ahab'];
 const TEN = ['Ahab', 'Queequeg', 'Starbuck', 'whale', 'Washington', 'Lincoln', 'America', 'Congress', 'Stubb', 'Ishmael'];
@@ -36,15 +37,6 @@ count()
 t, c = time.perf_counter(), time.process_time(); n = count(); s, cpu = time.perf_counter() - t, time.process_time() - c
 print(json.dumps({"s": s, "cpu": cpu, "n": n, "tokens": sum(e["num_tokens"] for e in shards)}))
 `;
-
-/** Wall time `s` and CPU time `cpu` (user + system of every thread of this process, workers included), in seconds. */
-async function timed(fn) {
-  const t = process.hrtime.bigint();
-  const c = process.cpuUsage();
-  const r = await fn();
-  const d = process.cpuUsage(c);
-  return { s: Number(process.hrtime.bigint() - t) / 1e9, cpu: (d.user + d.system) / 1e6, r };
-}
 
 export async function run(ctx) {
   const { core } = ctx;

@@ -81,7 +81,7 @@ export interface SearchOutcome {
   error?: string;
   /** Milliseconds from the request to the final result. */
   ms: number;
-  /** Milliseconds from the request to the first partial counts with a finished shard posted to the chart (scans only). */
+  /** Milliseconds from the request to the first partial counts (of the first scanned chunk) posted to the chart (scans only). */
   firstPartialMs?: number;
   /** Resolves when the webview has drawn the final result (series × buckets). */
   drawn: Promise<{ buckets: number; series: number }>;
@@ -408,11 +408,13 @@ export class SearchPanel {
         signal: controller.signal,
         onProgress: (p) => {
           const now = performance.now();
-          // Post at most every PROGRESS_MS, but at once when a shard finished (new counts for the curve).
-          if (this.current !== cur || cur.state !== 'running' || (now - lastPost < PROGRESS_MS && p.shardsDone === lastShards)) return;
+          // Post at most every PROGRESS_MS, but at once for the first counts and when a shard finished.
+          const first = firstPartialMs === undefined && p.tokensDone > 0;
+          if (this.current !== cur || cur.state !== 'running' || (now - lastPost < PROGRESS_MS && p.shardsDone === lastShards && !first))
+            return;
           lastPost = now;
           lastShards = p.shardsDone;
-          if (p.shardsDone > 0) firstPartialMs ??= now - t0;
+          if (p.tokensDone > 0) firstPartialMs ??= now - t0;
           const { partial, ...progress } = p;
           cur.partial = { counts: partial, progress };
           this.host.post({ type: 'progress', searchId: id, partial, progress });

@@ -15,6 +15,7 @@ import { Dataset, openDataset } from '../../src/core/dataset';
 import { CancelledError, DataError } from '../../src/core/errors';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
 import {
+  CountProgress,
   CountResult,
   SearchInputError,
   SearchOptions,
@@ -27,6 +28,8 @@ import {
   parseShardRange,
   parseTerms,
 } from '../../src/core/search';
+import { Dfa, TokenTable, compileTerms, tokenBytesOf } from '../../src/core/search/automaton';
+import { RangeScanner } from '../../src/core/search/scan';
 import { cliPath, repoRoot, runCli, sampleDir } from './fixtures';
 import { python3Cached } from './pyref';
 import * as crypto from 'crypto';
@@ -186,6 +189,63 @@ describe('stream search (count / find / merge) against the Python reference', fu
     assert.deepStrictEqual(perUpdate(r), (reference(fxRoot, terms, o, 'counts', fx.schedule.G) as RefCounts).counts);
     assert.deepStrictEqual(await findAll(fx, fxTok, terms, o), reference(fxRoot, terms, o, 'offsets', fx.schedule.G));
     assert.ok(r.totals[1] > 0 && r.totals[3] > 0);
+  });
+
+  it('sample, 200 names plain and --word --ignore-case: the JavaScript step finds what the WebAssembly kernel finds, and both count as the reference', async () => {
+    const names = JSON.parse(
+      python3Cached(
+        [path.join(repoRoot(), 'scripts', 'reference_search.py'), sample.root, '--mode', 'names', '--top', '200'],
+        [sample.root],
+      ),
+    ) as string[];
+    assert.strictEqual(names.length, 200);
+    const G = sample.schedule.G;
+    for (const o of [PLAIN, { word: true, ignoreCase: true, ids: false }]) {
+      const terms = parseTerms(names, o);
+      const matches = async (kernel: boolean) => {
+        const table = new TokenTable(
+          new Dfa(compileTerms(terms, o)),
+          tokenBytesOf(sampleTok),
+          sample.settings.eosTokenId,
+          undefined,
+          o.word,
+          kernel,
+        );
+        const out: number[] = [];
+        await new RangeScanner(sample.stream, table, o.word).scanRange(0, sample.stream.totalTokens, (t, start, sb) =>
+          out.push(t, start, sb),
+        );
+        return out;
+      };
+      const js = await matches(false);
+      assert.deepStrictEqual(await matches(true), js, `${label(o)}: the kernel's matches equal the JavaScript step's`);
+      const counts: Record<string, number[]> = {};
+      for (let k = 0; k < js.length; k += 3) {
+        const u = Math.floor(js[k + 1] / G);
+        if (u < sample.schedule.numUpdates) (counts[String(u)] ??= terms.map(() => 0))[js[k]]++;
+      }
+      assert.deepStrictEqual(counts, (reference(sample.root, terms, o, 'counts', G) as RefCounts).counts, label(o));
+    }
+  });
+
+  it('partial counts arrive per chunk, before any shard is finished, and never exceed the final counts (worker and calling thread)', async () => {
+    const terms = ['whale', 'the'];
+    const whole = await countTerms(sample, sampleTok, terms, PLAIN, { per: 1, jobs: 1 });
+    for (const jobs of [1, 0]) {
+      const seen: CountProgress[] = [];
+      const r = await countTerms(sample, sampleTok, terms, PLAIN, { per: 1, jobs, chunkTokens: 65536, onProgress: (p) => seen.push(p) });
+      assert.deepStrictEqual(r, whole, 'chunked reads count the same');
+      const early = seen.filter((p) => p.shardsDone === 0 && p.partial.totals[1] > 0);
+      assert.ok(early.length > 0, `jobs ${jobs}: counts before the first shard finished`);
+      for (const p of seen) {
+        assert.strictEqual(
+          p.partial.buckets.reduce((s, b) => s + b.tokens, 0),
+          Math.min(p.tokensDone, sample.schedule.numUpdates * sample.schedule.G),
+          'bucket tokens are the tokens scanned',
+        );
+        p.partial.buckets.forEach((b, i) => b.counts.forEach((c, t) => assert.ok(c <= whole.buckets[i].counts[t])));
+      }
+    }
   });
 
   it('find: context holds the match at matchStart..matchEnd, within one document', async () => {

@@ -12,7 +12,7 @@
  * to worker threads and each builds its own tables.
  */
 import { SearchInputError } from './types';
-import { caseFoldClasses, codePoints, parseIdTerm, utf8Of } from './terms';
+import { caseFoldClasses, codePoints, isWordCodePoint, parseIdTerm, utf8Of } from './terms';
 import { ScanKernel } from './scanKernel';
 
 /**
@@ -224,45 +224,66 @@ function buildTokenBytes(tok: { vocabSize: number; bytesOf(id: number): Uint8Arr
  * Called for each match a token completes: `term`; `j` the index (in the scanned array) of the
  * token holding the match's last byte; `back` the match's bytes before token j (≤ 0: it starts
  * inside token j at byte `−back`; ids mode: ids before j); `endIn` the bytes of token j up to
- * the match's end (text mode).
+ * the match's end (text mode); `known` (whole-word searches) the word edges the token settles
+ * already, as {@link KNOWN_BEFORE} | {@link KNOWN_AFTER} bits (0: check both).
  */
-export type HitFn = (term: number, j: number, back: number, endIn: number) => void;
+export type HitFn = (term: number, j: number, back: number, endIn: number, known: number) => void;
 
-/** Visits of a state before the slow path builds its table row. */
-const ROW_AFTER_VISITS = 2;
-/** A table entry not computed yet. */
-const UNKNOWN = -0x80000000;
+/** `known` bit of {@link HitFn}: the character before the match is inside its token and not a word character. */
+export const KNOWN_BEFORE = 1;
+/** `known` bit of {@link HitFn}: the character after the match is inside its token and not a word character. */
+export const KNOWN_AFTER = 2;
+
+/** An empty key of a state's exception table. */
+const EMPTY = -1;
 const NO_HITS: number[] = [];
+/** Multiplier of the exception tables' hash (`scanKernel.wat` uses the same). */
+const HASH_MUL = 0x9e3779b1 | 0;
+/** Slot of `id` in a table of `mask + 1` slots (`scanKernel.wat`: the same expression). */
+const slotHash = (id: number, mask: number) => (Math.imul(id, HASH_MUL) >>> 12) & mask;
 
 /**
- * The (state × token id) table over a {@link Dfa}. Row r covers ids `0..V−1` at `r·V`; an
- * entry ≥ 0 is the next state's row base (no match completed); an entry < 0 is `−(next + 1)`:
- * the slow path (matches completed, or the next state has no row yet); `UNKNOWN` (−2³¹) = not
- * computed yet. The row of state 0 is built whole (with a bit set of its interesting ids, for
- * the hottest loop); other rows are filled entry by entry as (state, id) pairs occur.
+ * The (state × token id) table over a {@link Dfa}, all in one int32 array `T`:
+ * - state 0's row, dense: the entry of id at `T[id]` (ids `0..V−1`), with a bit set of the ids
+ *   whose entry is not "back to state 0" (the hottest loop tests 12.5 KB of bits, not the row);
+ * - every other state s, sparse: at its base `rb`, `T[rb] = mask`, `T[rb+1] = s`, then `mask + 1`
+ *   slots of [id, entry] (open addressing, key −1 = empty) holding only the ids whose entry from s
+ *   differs from their entry from state 0: the tokens that continue a match in progress (found by
+ *   walking the vocabulary's byte trie from s and from 0 together until both reach the same DFA
+ *   state). Any other id takes state 0's entry `T[id]`.
+ * An entry ≥ 0 is the next state's base (0 = state 0; no match completed); an entry < 0 is
+ * `−(next + 1)`: the slow path (matches completed there, or the next state has no table yet).
+ * A state's table is built when the scan first enters it (a trie walk: no entry is ever computed
+ * lazily inside the loop); the memory budget bounds their total.
  */
 export class TokenTable {
   readonly V: number;
   private T: Int32Array;
-  private rows = 0;
-  private readonly maxRows: number;
-  /** DFA state → row, −1 = none. */
-  private rowOf = new Int32Array(64).fill(-1);
-  private rowState: number[] = [];
-  private visits = new Int32Array(64);
-  /** Table position → flat [term, back, endIn, …] of the matches completed there. */
+  /** Entries of `T` in use. */
+  private used = 0;
+  /** Entries `T` may hold. */
+  private readonly capacity: number;
+  /** DFA state → base of its table, −1 = none yet, −2 = none (out of memory). */
+  private baseOf = new Int32Array(64).fill(-1);
+  private tables = 0;
+  /** Table position → flat [term, back, endIn, known, …] of the matches completed there (see {@link HitFn}). */
   private readonly hits = new Map<number, Int32Array>();
   private readonly ids: boolean;
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
-  /** Bit per id < V: set when, in state 0, the id leads anywhere but back to state 0 without a match. */
+  /** Bit per id < V (⌊V/32⌋ + 1 words): set when, in state 0, the id leads anywhere but back to state 0 without a match. */
   readonly rootBits: Int32Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
+  /** Text mode: token ids sorted by their bytes (the vocabulary's trie, walked by {@link buildState}). */
+  private readonly sorted?: Int32Array;
 
   /**
    * @param eos the EOS id: in text mode it ends the document (back to state 0, no bytes).
-   * @param memoryBytes budget for the table rows (4·V bytes each).
+   * @param memoryBytes budget for the table (4 bytes an entry; state 0's row is V entries).
+   * @param word whole-word search: a match whose neighbouring ASCII character inside its token is a
+   *   word character is dropped when the entry is built (the rule of `./index.ts`; other edges are
+   *   the scanner's to check, told by the `known` bits of {@link HitFn}).
    * @param kernel false: the JavaScript loop only (tests compare it with the WebAssembly step).
    */
   constructor(
@@ -270,26 +291,23 @@ export class TokenTable {
     readonly tb: TokenBytes,
     readonly eos: number,
     memoryBytes = 192 << 20,
+    readonly word = false,
     kernel = true,
   ) {
     this.ids = dfa.compiled.mode === 'ids';
-    // Ids mode: the rows also span the ids the terms name past the vocabulary, so an id ≥ V always leads to state 0.
+    // Ids mode: state 0's row also spans the ids the terms name past the vocabulary, so an id ≥ V always leads to state 0.
     let top = 0;
     if (this.ids) for (const id of dfa.alphabet) top = Math.max(top, id + 1);
     this.V = Math.max(1, tb.vocabSize, top);
     this.maxLen = dfa.compiled.maxLen;
-    this.maxRows = Math.max(1, Math.floor(memoryBytes / (4 * this.V)));
-    this.T = new Int32Array(this.V * 4);
-    this.buildRow(0);
+    this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
+    this.kernel = kernel ? ScanKernel.make((this.V >>> 5) + 1, this.capacity) : undefined;
+    this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
+    if (!this.ids) this.sorted = sortedByBytes(tb);
+    this.buildRow0();
     this.rootBits = new Int32Array((this.V >>> 5) + 1);
     for (let id = 0; id < this.V; id++) if (this.T[id] !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
-    // The table moves into the kernel's memory, sized for every row it may get (no regrowth).
-    this.kernel = kernel ? ScanKernel.make(this.rootBits, this.maxRows * this.V) : undefined;
-    if (this.kernel) {
-      const T = this.kernel.table();
-      T.set(this.T.subarray(0, this.rows * this.V));
-      this.T = T;
-    }
+    this.kernel?.setBits(this.rootBits);
   }
 
   /**
@@ -303,55 +321,126 @@ export class TokenTable {
     return bufs;
   }
 
+  /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */
+  private alloc(n: number): number {
+    if (this.used + n > this.capacity) return -1;
+    if (this.used + n > this.T.length) {
+      const bigger = new Int32Array(Math.min(this.capacity, Math.max(this.used + n, 2 * this.T.length)));
+      bigger.set(this.T);
+      this.T = bigger;
+    }
+    const at = this.used;
+    this.used += n;
+    return at;
+  }
+
+  private ensureState(s: number): void {
+    if (s < this.baseOf.length) return;
+    let n = this.baseOf.length;
+    while (n <= s) n *= 2;
+    const r = new Int32Array(n).fill(-1);
+    r.set(this.baseOf);
+    this.baseOf = r;
+  }
+
+  /** State 0's dense row at `T[0..V)`. */
+  private buildRow0(): void {
+    this.alloc(this.V);
+    this.baseOf[0] = 0;
+    this.tables++;
+    if (this.ids) {
+      for (const id of this.dfa.alphabet) this.setEntry(id, 0, id);
+      return;
+    }
+    for (let id = 0; id < this.V; id++) if (id !== this.eos) this.computeEntry(id, 0, id);
+  }
+
+  /**
+   * Builds the exception table of `state` (≠ 0): the ids whose entry from it differs from state
+   * 0's. Text mode: the sorted vocabulary is walked as a trie from `state` and from state 0
+   * together; a subtree is left as soon as both reach the same DFA state (its tokens end the same
+   * way from either), and taken whole when a match completes on the way from `state` only (its
+   * tokens all report that match). Ids mode: the terms' ids.
+   * @returns the table's base, or −1 when the memory budget is spent (the slow path then steps it).
+   */
+  private buildState(state: number): number {
+    const dfa = this.dfa;
+    const ex: number[] = [];
+    if (this.ids) {
+      for (const id of dfa.alphabet) if (id < this.V) ex.push(id);
+    } else {
+      const sorted = this.sorted!;
+      const { offsets, bytes } = this.tb;
+      const len = (k: number) => offsets[sorted[k] + 1] - offsets[sorted[k]];
+      const byteAt = (k: number, d: number) => bytes[offsets[sorted[k]] + d];
+      const walk = (lo: number, hi: number, d: number, a: number, b: number): void => {
+        while (lo < hi && len(lo) === d) ex.push(sorted[lo++]);
+        while (lo < hi) {
+          const c = byteAt(lo, d);
+          // the group of tokens whose byte d is c: [lo, g)
+          let l = lo + 1,
+            h = hi;
+          while (l < h) {
+            const m = (l + h) >>> 1;
+            if (byteAt(m, d) === c) l = m + 1;
+            else h = m;
+          }
+          const g = l;
+          const a2 = dfa.stepByte(a, c),
+            b2 = dfa.stepByte(b, c);
+          if (a2 !== b2) {
+            if (sameAccepts(dfa.accepts[a2], dfa.accepts[b2])) walk(lo, g, d + 1, a2, b2);
+            else for (let k = lo; k < g; k++) ex.push(sorted[k]);
+          }
+          lo = g;
+        }
+      };
+      walk(0, sorted.length, 0, state, 0);
+    }
+    let mask = 1;
+    while (mask + 1 < 2 * ex.length) mask = mask * 2 + 1;
+    const rb = this.alloc(2 + 2 * (mask + 1));
+    if (rb < 0) return -1;
+    const T = this.T;
+    T[rb] = mask;
+    T[rb + 1] = state;
+    T.fill(EMPTY, rb + 2, rb + 2 + 2 * (mask + 1));
+    this.baseOf[state] = rb;
+    this.tables++;
+    for (const id of ex) {
+      if (id === this.eos && !this.ids) continue; // EOS: state 0 from anywhere, as in state 0's row
+      let h = slotHash(id, mask);
+      while (T[rb + 2 + 2 * h] !== EMPTY) h = (h + 1) & mask;
+      T[rb + 2 + 2 * h] = id;
+      if (this.ids) this.setEntry(rb + 3 + 2 * h, state, id);
+      else this.computeEntry(rb + 3 + 2 * h, state, id);
+    }
+    return rb;
+  }
+
+  /** Position in `T` of the entry of (the state at base `rb`, id < V). */
+  private slot(rb: number, id: number): number {
+    if (rb === 0) return id;
+    const T = this.T;
+    const mask = T[rb];
+    let h = slotHash(id, mask);
+    for (;;) {
+      const k = T[rb + 2 + 2 * h];
+      if (k === id) return rb + 3 + 2 * h;
+      if (k === EMPTY) return id;
+      h = (h + 1) & mask;
+    }
+  }
+
+  /** The DFA state whose table is at base `rb`. */
+  private stateAt(rb: number): number {
+    return rb === 0 ? 0 : this.T[rb + 1];
+  }
+
   /** Length of a token in symbols: bytes (text mode; 0 for ids without a token, and EOS is never inside a match) or 1 (ids). */
   symbolsOf(id: number): number {
     if (this.ids) return 1;
     return id < this.tb.vocabSize ? this.tb.offsets[id + 1] - this.tb.offsets[id] : 0;
-  }
-
-  private ensureState(s: number): void {
-    if (s < this.rowOf.length) return;
-    let n = this.rowOf.length;
-    while (n <= s) n *= 2;
-    const r = new Int32Array(n).fill(-1);
-    r.set(this.rowOf);
-    this.rowOf = r;
-    const v = new Int32Array(n);
-    v.set(this.visits);
-    this.visits = v;
-  }
-
-  private buildRow(state: number): number {
-    this.ensureState(state);
-    const r = this.rows++;
-    const V = this.V;
-    if (this.T.length < (r + 1) * V) {
-      const bigger = new Int32Array(Math.min(this.maxRows, Math.max(r + 1, 2 * (this.T.length / V))) * V);
-      bigger.set(this.T);
-      this.T = bigger;
-    }
-    this.rowOf[state] = r;
-    this.rowState[r] = state;
-    const base = r * V;
-    const T = this.T;
-    const dfa = this.dfa;
-    if (this.ids) {
-      const fill = this.rowOf[0] >= 0 ? this.rowOf[0] * V : -1;
-      T.fill(fill, base, base + V);
-      for (const id of dfa.alphabet) if (id < V || state === 0) this.setEntry(base, id, state);
-      return base;
-    }
-    if (state !== 0) {
-      // Other states' entries are computed on first use: most (state, id) pairs never occur.
-      T.fill(UNKNOWN, base, base + V);
-      if (this.eos < V) T[base + this.eos] = 0;
-      return base;
-    }
-    for (let id = 0; id < V; id++) {
-      if (id === this.eos) T[base + id] = 0;
-      else this.computeEntry(base + id, state, id);
-    }
-    return base;
   }
 
   /** Text mode: the entry of (state, id) at table position `pos`: all of the token's bytes from `state`. */
@@ -366,36 +455,70 @@ export class TokenTable {
       s = dfa.stepByte(s, bytes[o]);
       const acc = dfa.accepts[s];
       if (acc) {
-        hitList ??= [];
-        for (let a = 0; a < acc.length; a += 2) hitList.push(acc[a], acc[a + 1] - (o - o0 + 1), o - o0 + 1);
+        for (let a = 0; a < acc.length; a += 2) {
+          const back = acc[a + 1] - (o - o0 + 1),
+            endIn = o - o0 + 1;
+          const known = this.word ? this.wordEdges(o0, o1, back, endIn) : KNOWN_BEFORE | KNOWN_AFTER;
+          if (known < 0) continue;
+          hitList ??= [];
+          hitList.push(acc[a], back, endIn, known);
+        }
       }
     }
     this.store(pos, s, hitList ?? NO_HITS);
   }
 
-  private setEntry(base: number, id: number, state: number): void {
-    if (id >= this.V) return;
+  /**
+   * Whole-word search: what the token `bytes[o0..o1)` settles about a match in it that starts
+   * `back` bytes before it (≤ 0: at byte −back) and ends after `endIn` of its bytes. An ASCII
+   * neighbour inside the token decides its edge (the scanner's rule for ASCII, `./scan.ts`).
+   * @returns −1 when a neighbour is a word character (not a whole word), else the `known` bits of {@link HitFn}.
+   */
+  private wordEdges(o0: number, o1: number, back: number, endIn: number): number {
+    const bytes = this.tb.bytes;
+    let known = 0;
+    if (back < 0) {
+      const b = bytes[o0 - back - 1];
+      if (b < 0x80) {
+        if (isWordCodePoint(b)) return -1;
+        known |= KNOWN_BEFORE;
+      }
+    }
+    if (o0 + endIn < o1) {
+      const b = bytes[o0 + endIn];
+      if (b < 0x80) {
+        if (isWordCodePoint(b)) return -1;
+        known |= KNOWN_AFTER;
+      }
+    }
+    return known;
+  }
+
+  /** Ids mode: the entry of (state, id) at table position `pos`. */
+  private setEntry(pos: number, state: number, id: number): void {
     const s = this.dfa.stepId(state, id);
     const acc = this.dfa.accepts[s];
     const hitList: number[] = [];
-    if (acc) for (let a = 0; a < acc.length; a += 2) hitList.push(acc[a], acc[a + 1] - 1, 0);
-    this.store(base + id, s, hitList);
+    if (acc) for (let a = 0; a < acc.length; a += 2) hitList.push(acc[a], acc[a + 1] - 1, 0, KNOWN_BEFORE | KNOWN_AFTER);
+    this.store(pos, s, hitList);
   }
 
   private store(pos: number, next: number, hitList: number[]): void {
     this.ensureState(next);
     if (hitList.length) this.hits.set(pos, Int32Array.from(hitList));
-    const row = this.rowOf[next];
-    this.T[pos] = !hitList.length && row >= 0 ? row * this.V : -(next + 1);
+    const base = this.baseOf[next];
+    this.T[pos] = !hitList.length && base >= 0 ? base : -(next + 1);
   }
 
-  /** Row base of a state, building the row once it is visited often (−1 = none: slow path). */
+  /** Table base of a state, building its table on first entry (−1 = none, the budget is spent: slow path). */
   private enter(state: number): number {
     this.ensureState(state);
-    const row = this.rowOf[state];
-    if (row >= 0) return row * this.V;
-    if (++this.visits[state] >= ROW_AFTER_VISITS && this.rows < this.maxRows) return this.buildRow(state);
-    return -1;
+    const base = this.baseOf[state];
+    if (base >= 0) return base;
+    if (base === -2) return -1;
+    const b = this.buildState(state);
+    if (b < 0) this.baseOf[state] = -2;
+    return b;
   }
 
   /** Moves through one token the slow way (byte by byte), reporting completed matches. */
@@ -404,7 +527,7 @@ export class TokenTable {
     if (this.ids) {
       const s = dfa.stepId(state, id);
       const acc = dfa.accepts[s];
-      if (acc) for (let a = 0; a < acc.length; a += 2) hit(acc[a], j, acc[a + 1] - 1, 0);
+      if (acc) for (let a = 0; a < acc.length; a += 2) hit(acc[a], j, acc[a + 1] - 1, 0, KNOWN_BEFORE | KNOWN_AFTER);
       return s;
     }
     if (id === this.eos) return 0;
@@ -416,7 +539,7 @@ export class TokenTable {
     for (let o = o0; o < o1; o++) {
       s = dfa.stepByte(s, bytes[o]);
       const acc = dfa.accepts[s];
-      if (acc) for (let a = 0; a < acc.length; a += 2) hit(acc[a], j, acc[a + 1] - (o - o0 + 1), o - o0 + 1);
+      if (acc) for (let a = 0; a < acc.length; a += 2) hit(acc[a], j, acc[a + 1] - (o - o0 + 1), o - o0 + 1, 0);
     }
     return s;
   }
@@ -434,73 +557,100 @@ export class TokenTable {
     let rb = this.enter(state);
     let i = from;
     while (i < to) {
-      if (kern && rb >= 0) {
-        // Every state's step in WebAssembly, up to the next token for the slow path below.
-        i = kern.run(ids, i, to, rb, V, !text);
-        rb = kern.rb;
-        if (i >= to) break;
-      } else if (rb === 0) {
-        // In state 0 (nothing in progress) a 12.5 KB bit set says which ids can start or
-        // complete something; all others are skipped.
-        if (text) {
-          for (; i < to; i++) {
-            const id = ids[i];
-            if (id < V && (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
-          }
-        } else {
-          for (; i < to; i++) {
-            const id = ids[i];
-            if (id >= V || (bits[id >>> 5] & (1 << (id & 31))) !== 0) break;
-          }
-        }
-        if (i >= to) break;
-      }
       if (rb >= 0) {
-        // One lookup per token while something is in progress and nothing completes.
-        for (; i < to; i++) {
-          const id = ids[i];
-          if (id >= V) break;
-          const x = T[rb + id];
-          if (x <= 0) break;
-          rb = x;
+        if (kern) {
+          // Every state's step in WebAssembly, up to the next token for the slow path below.
+          i = kern.run(ids, i, to, rb, V, !text);
+          rb = kern.rb;
+        } else {
+          // The same in JavaScript: state 0 tests the bit set, other states look the id up.
+          for (; i < to; i++) {
+            const id = ids[i];
+            if (rb === 0) {
+              if (id >= V || (bits[id >>> 5] & (1 << (id & 31))) === 0) continue;
+            } else if (id >= V) {
+              if (text) break;
+              rb = 0;
+              continue;
+            }
+            const x = T[this.slot(rb, id)];
+            if (x < 0) break;
+            rb = x;
+          }
         }
         if (i >= to) break;
         const id = ids[i];
         if (id < V) {
-          const pos = rb + id;
-          state = this.rowState[(rb / V) | 0];
-          let x = T[pos];
-          if (x === UNKNOWN) {
-            this.computeEntry(pos, state, id);
-            x = T[pos];
-          }
+          const pos = this.slot(rb, id);
+          const x = T[pos];
           if (x >= 0) {
             rb = x;
             i++;
             continue;
-          } // (0: back to state 0)
+          }
           const next = -x - 1;
           const h = this.hits.get(pos);
-          if (h) for (let k = 0; k < h.length; k += 3) hit(h[k], i, h[k + 1], h[k + 2]);
+          if (h) for (let k = 0; k < h.length; k += 4) hit(h[k], i, h[k + 1], h[k + 2], h[k + 3]);
           rb = this.enter(next);
           T = this.T;
-          if (rb >= 0 && !h) T[pos] = rb; // the next state got its row: the entry becomes a fast one
+          if (rb >= 0 && !h) T[pos] = rb; // the next state got its table: the entry becomes a fast one
           state = next;
           i++;
           continue;
         }
-        state = this.rowState[(rb / V) | 0];
+        state = this.stateAt(rb); // (text mode: an id past the vocabulary, which has no bytes)
       }
       state = this.stepToken(state, ids[i], i, hit);
       rb = this.enter(state);
       T = this.T;
       i++;
     }
-    return rb >= 0 ? this.rowState[(rb / V) | 0] : state;
+    return rb >= 0 ? this.stateAt(rb) : state;
   }
 
-  /** Rows built (for tests and diagnostics). */
+  /** State tables built (state 0's row included; for tests and diagnostics). */
   get rowCount(): number {
-    return this.rows;
+    return this.tables;
   }
+}
+
+/** `true` when two states complete the same matches. */
+function sameAccepts(a: Int32Array | null, b: Int32Array | null): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+const sortedCache = new WeakMap<TokenBytes, Int32Array>();
+
+/**
+ * Token ids `0..vocabSize−1` sorted by their bytes (lexicographic, a prefix before its
+ * extensions), once per byte table: a most-significant-byte-first radix sort, linear in the
+ * vocabulary's bytes.
+ */
+function sortedByBytes(tb: TokenBytes): Int32Array {
+  const cached = sortedCache.get(tb);
+  if (cached) return cached;
+  const { offsets, bytes } = tb;
+  const ids = Int32Array.from({ length: tb.vocabSize }, (_, k) => k);
+  const tmp = new Int32Array(ids.length);
+  const counts = new Int32Array(257);
+  // Sorts ids[lo..hi), which share their first d bytes, by the rest.
+  const sortRange = (lo: number, hi: number, d: number): void => {
+    if (hi - lo < 2) return;
+    counts.fill(0);
+    // bucket 0: tokens that end at d (they sort first); bucket b + 1: byte d is b
+    const key = (id: number) => (offsets[id] + d < offsets[id + 1] ? bytes[offsets[id] + d] + 1 : 0);
+    for (let k = lo; k < hi; k++) counts[key(ids[k])]++;
+    const starts = new Int32Array(258);
+    for (let b = 0; b < 257; b++) starts[b + 1] = starts[b] + counts[b];
+    const fill = starts.slice();
+    for (let k = lo; k < hi; k++) tmp[lo + fill[key(ids[k])]++] = ids[k];
+    ids.set(tmp.subarray(lo, hi), lo);
+    for (let b = 1; b < 257; b++) if (starts[b + 1] - starts[b] > 1) sortRange(lo + starts[b], lo + starts[b + 1], d + 1);
+  };
+  sortRange(0, ids.length, 0);
+  sortedCache.set(tb, ids);
+  return ids;
 }

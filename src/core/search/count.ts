@@ -217,9 +217,17 @@ async function countWith(
     };
     opts.onProgress(p);
   };
+  // Counts arrive per chunk (the first curve point within a chunk's time of the start), the rest when the shard is done.
+  const chunkDone = (t: CountTask, tokens: number, cells: number[]) => {
+    const done = inFlight.get(t.index) ?? 0;
+    addCells(result, cells);
+    if (!order) addTokens(result, G, t.startToken + done, t.startToken + done + tokens);
+    inFlight.set(t.index, done + tokens);
+    progress(false);
+  };
   const finishTask = (t: CountTask, cells: number[]) => {
     addCells(result, cells);
-    if (!order) addTokens(result, G, t.startToken, t.startToken + t.numTokens);
+    if (!order) addTokens(result, G, t.startToken + (inFlight.get(t.index) ?? 0), t.startToken + t.numTokens);
     inFlight.delete(t.index);
     tokensFinished += t.numTokens;
     shardsDone++;
@@ -237,10 +245,8 @@ async function countWith(
         t,
         {
           signal,
-          onChunk: (k) => {
-            inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + k);
-            progress(false);
-          },
+          chunkTokens: opts.chunkTokens,
+          onChunk: (k, cells) => chunkDone(t, k, cells),
         },
         order,
       );
@@ -250,7 +256,7 @@ async function countWith(
   }
 
   const workerFile = resolveSearchWorker(opts.workerFile);
-  const data: SearchWorkerData = { setup, segments: ds.stream.segments.map((s) => ({ ...s })) };
+  const data: SearchWorkerData = { setup, segments: ds.stream.segments.map((s) => ({ ...s })), chunkTokens: opts.chunkTokens };
   const workers: Worker[] = [];
   try {
     await new Promise<void>((resolve, reject) => {
@@ -275,8 +281,7 @@ async function countWith(
         if (failed) return;
         const t = tasks[m.id];
         if (m.type === 'chunk') {
-          inFlight.set(t.index, (inFlight.get(t.index) ?? 0) + m.tokens);
-          progress(false);
+          chunkDone(t, m.tokens, m.cells);
           return;
         }
         if (m.type === 'error') {

@@ -12,7 +12,7 @@
  * synchronously in small blocks.
  */
 import { CancelledError } from '../errors';
-import { HitFn, TokenBytes, TokenTable } from './automaton';
+import { HitFn, KNOWN_AFTER, KNOWN_BEFORE, TokenBytes, TokenTable } from './automaton';
 import { decodeOneChar, isWordCodePoint, utf8LeadLength } from './terms';
 
 /** What the scanner needs from a token stream (a `TokenStream` satisfies it). */
@@ -82,7 +82,7 @@ export class RangeScanner {
     this.ids = table.dfa.compiled.mode === 'ids';
     this.tb = table.tb;
     this.eos = table.eos;
-    this.hitFn = (term, jLocal, back, endIn) => this.hit(term, this.curBase + jLocal, back, endIn);
+    this.hitFn = (term, jLocal, back, endIn, known) => this.hit(term, this.curBase + jLocal, back, endIn, known);
   }
 
   /** The id at global offset `g` (0 ≤ g < totalTokens), from the chunks in hand or a small synchronous read. */
@@ -184,7 +184,7 @@ export class RangeScanner {
     }
   }
 
-  private hit(term: number, j: number, back: number, endIn: number): void {
+  private hit(term: number, j: number, back: number, endIn: number, known: number): void {
     let start: number, sb: number;
     if (this.ids) {
       start = j - back;
@@ -207,7 +207,7 @@ export class RangeScanner {
       }
     }
     if (start < this.a || start >= this.b) return;
-    if (this.word && !(this.edgeBefore(start, sb) && this.edgeAfter(j, endIn))) return;
+    if (this.word && !((known & KNOWN_BEFORE || this.edgeBefore(start, sb)) && (known & KNOWN_AFTER || this.edgeAfter(j, endIn)))) return;
     this.onMatch(term, start, sb, j, endIn);
   }
 
@@ -215,8 +215,22 @@ export class RangeScanner {
     return this.tb.bytes[this.tb.offsets[id] + i];
   }
 
+  /** The first byte of token `id`, or −1 for EOS and tokens without bytes. */
+  private firstByteOf(id: number): number {
+    return this.isEos(id) || this.table.symbolsOf(id) === 0 ? -1 : this.byteOf(id, 0);
+  }
+
+  /** The last byte of token `id`, or −1 for EOS and tokens without bytes. */
+  private lastByteOf(id: number): number {
+    const n = this.isEos(id) ? 0 : this.table.symbolsOf(id);
+    return n === 0 ? -1 : this.byteOf(id, n - 1);
+  }
+
   /** True when the character before byte `sb` of token `t` is not a word character (or is a document edge). */
   private edgeBefore(t: number, sb: number): boolean {
+    // The common case first: an ASCII byte just before (in this token, or the last of the one before).
+    const near = sb > 0 ? this.byteOf(this.tokenAt(t), sb - 1) : t > 0 ? this.lastByteOf(this.tokenAt(t - 1)) : -1;
+    if (near >= 0 && near < 0x80) return !isWordCodePoint(near);
     const rev: number[] = []; // bytes before the match, nearest first
     let k = t,
       lim = sb;
@@ -244,6 +258,11 @@ export class RangeScanner {
 
   /** True when the character after the first `endIn` bytes of token `t` is not a word character (or is a document edge). */
   private edgeAfter(t: number, endIn: number): boolean {
+    // The common case first: an ASCII byte just after (in this token, or the first of the next one).
+    const id = this.tokenAt(t);
+    const near =
+      endIn < this.table.symbolsOf(id) ? this.byteOf(id, endIn) : t + 1 < this.src.totalTokens ? this.firstByteOf(this.tokenAt(t + 1)) : -1;
+    if (near >= 0 && near < 0x80) return !isWordCodePoint(near);
     const fwd: number[] = [];
     let k = t,
       from = endIn,

@@ -2,15 +2,16 @@
  * The search automaton's per-token step as one WebAssembly function for every state
  * (`./scanKernel.wat`, compiled at build time by esbuild.js with the `wabt` package), driven by
  * {@link TokenTable.scan} in `./automaton.ts`: the kernel walks the token ids while each one takes
- * a fast table entry (state 0: a bit-set test, four ids per test; other states: one table
- * lookup) and stops at the first token that needs the JavaScript slow path (a match completes,
+ * a fast table entry (state 0: a bit-set test, four ids per test, then its dense row; other
+ * states: a probe of their small exception table, else state 0's entry) and stops at the first token that needs the JavaScript slow path (a match completes,
  * an entry not computed yet, a state without a row). Where WebAssembly is unavailable
  * (`node --jitless`) the table's JavaScript loop does the same work.
  *
  * Memory layout (bytes): `[0, tableAt)` the state-0 bit set (bit `id` set = the id leaves state 0
  * or completes a match; `⌊V/32⌋ + 1` words, so bit V is never set); `[tableAt, areaAt)` the
- * table, int32 entries (see {@link TokenTable}); from `areaAt` the scanner's read buffers, so chunks
- * are read straight into the memory the kernel walks (no copy).
+ * table, int32 entries: state 0's dense row, then the other states' exception tables (see
+ * {@link TokenTable}); from `areaAt` the scanner's read buffers, so chunks are read straight into
+ * the memory the kernel walks (no copy).
  */
 import KERNEL_WASM from './scanKernel.wat';
 
@@ -36,33 +37,39 @@ export class ScanKernel {
 
   private constructor(
     mod: WebAssembly.Module,
-    bits: Int32Array,
+    /** Words of the bit set. */
+    private readonly bitsWords: number,
     /** Table capacity in entries. */
     readonly tableEntries: number,
   ) {
-    this.tableAt = pages(bits.length * 4) * PAGE;
+    this.tableAt = pages(bitsWords * 4) * PAGE;
     this.areaAt = this.tableAt + pages(tableEntries * 4) * PAGE;
     // Pages are mapped on first touch: the table's reserve costs address space, not memory.
     this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
     this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
-    new Int32Array(this.mem.buffer, 0, bits.length).set(bits);
   }
 
   /**
-   * A kernel holding `bits` and a table of `tableEntries` int32 entries, or undefined when
-   * WebAssembly is unavailable or the memory would pass 2 GiB (the caller then uses its
-   * JavaScript loop).
+   * A kernel with room for a bit set of `bitsWords` words and a table of `tableEntries` int32
+   * entries, or undefined when WebAssembly is unavailable or the memory would pass 1.5 GiB (the
+   * caller then uses its JavaScript loop).
    */
-  static make(bits: Int32Array, tableEntries: number): ScanKernel | undefined {
+  static make(bitsWords: number, tableEntries: number): ScanKernel | undefined {
     try {
       if (compiled === undefined) compiled = new WebAssembly.Module(KERNEL_WASM);
       if (!compiled) return undefined;
-      if (bits.length * 4 + tableEntries * 4 > 0x60000000) return undefined;
-      return new ScanKernel(compiled, bits, tableEntries);
+      if (bitsWords * 4 + tableEntries * 4 > 0x60000000) return undefined;
+      return new ScanKernel(compiled, bitsWords, tableEntries);
     } catch {
       compiled ??= null;
       return undefined;
     }
+  }
+
+  /** Copies the state-0 bit set into the memory. @throws RangeError when it has more words than room was made for. */
+  setBits(bits: Int32Array): void {
+    if (bits.length > this.bitsWords) throw new RangeError(`bit set of ${bits.length} words > ${this.bitsWords}`);
+    new Int32Array(this.mem.buffer, 0, bits.length).set(bits);
   }
 
   /** The memory's current buffer: `ids.buffer === kernel.buffer` says an array lives in it. */

@@ -6,9 +6,9 @@
 ;; from index i while every token takes a fast table entry, and returns the index of the first
 ;; token that needs the JavaScript slow path (or `to`); the row base it stopped in is left in the
 ;; global `rb`.
-;;   rb       row base of the current state, in table entries (row r starts at r*V; 0 = state 0)
+;;   rb       base of the current state's table, in table entries (0 = state 0's dense row)
 ;;   V        ids < V have table entries
-;;   table    byte offset of the table (int32 entries: >= 0 the next row base, < 0 the slow path)
+;;   table    byte offset of the table (int32 entries: >= 0 the next state's base, < 0 the slow path)
 ;;   bits     byte offset of the state-0 bit set (bit id set: the id leaves state 0 or completes a
 ;;            match), floor(V/32) + 1 words: bit V is never set
 ;;   idsMode  1: an id >= V leads to state 0 (runs of token ids); 0: such an id goes to the slow path
@@ -73,8 +73,32 @@
             (local.set $rb (i32.const 0))
             (local.set $i (i32.add (local.get $i) (i32.const 1)))
             (br $token)))
-        (local.set $x
-          (i32.load (i32.add (local.get $table) (i32.shl (i32.add (local.get $rb) (local.get $id)) (i32.const 2)))))
+        (if (i32.eqz (local.get $rb))
+          (then
+            ;; state 0: its dense row
+            (local.set $x (i32.load (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 2))))))
+          (else
+            ;; another state: its exception table at rb = [mask, state, (id, entry) * (mask + 1)],
+            ;; open addressing from slot ((id * 0x9e3779b1) >>> 12) & mask; an empty slot (-1)
+            ;; means the id's entry is state 0's
+            (local.set $p (i32.add (local.get $table) (i32.shl (local.get $rb) (i32.const 2))))
+            (local.set $a (i32.load (local.get $p)))
+            (local.set $b
+              (i32.and (i32.shr_u (i32.mul (local.get $id) (i32.const 0x9e3779b1)) (i32.const 12)) (local.get $a)))
+            (block $found
+              (loop $probe
+                (local.set $c (i32.add (local.get $p) (i32.shl (local.get $b) (i32.const 3))))
+                (local.set $d (i32.load offset=8 (local.get $c)))
+                (if (i32.eq (local.get $d) (local.get $id))
+                  (then
+                    (local.set $x (i32.load offset=12 (local.get $c)))
+                    (br $found)))
+                (if (i32.eq (local.get $d) (i32.const -1))
+                  (then
+                    (local.set $x (i32.load (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 2)))))
+                    (br $found)))
+                (local.set $b (i32.and (i32.add (local.get $b) (i32.const 1)) (local.get $a)))
+                (br $probe)))))
         (br_if $exit (i32.lt_s (local.get $x) (i32.const 0)))
         (local.set $rb (local.get $x))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))

@@ -47,7 +47,7 @@ export interface CountTask {
 
 /** Builds the scanner of a setup over a stream. */
 export function makeScanner(src: TokenSource, setup: CountSetup): RangeScanner {
-  const table = new TokenTable(new Dfa(setup.compiled), setup.tokenBytes, setup.eos);
+  const table = new TokenTable(new Dfa(setup.compiled), setup.tokenBytes, setup.eos, undefined, setup.word);
   return new RangeScanner(src, table, setup.word);
 }
 
@@ -61,10 +61,28 @@ function identityNow(file: string, when: string): FileIdentity {
   }
 }
 
+/** Options of {@link countTask}: those of a scan, with the counts of each chunk. */
+export interface CountTaskOptions extends Omit<ScanOptions, 'onChunk'> {
+  /**
+   * Called after each chunk with the tokens of the shard it covered and the non-zero cells
+   * counted since the previous call (flat `[bucket·T + term, count, …]`; those cells are not in
+   * the returned ones).
+   */
+  onChunk?: (tokens: number, cells: number[]) => void;
+}
+
+/** The cells of `m` as flat `[key, count, …]`, emptying it. */
+function drain(m: Map<number, number>): number[] {
+  const out: number[] = [];
+  for (const [k, v] of m) out.push(k, v);
+  m.clear();
+  return out;
+}
+
 /**
  * Counts one shard.
  * @param order the opened {@link CountSetup.order}, when the setup has one.
- * @returns flat `[bucket·T + term, count, …]` for the non-zero cells (T = number of terms).
+ * @returns flat `[bucket·T + term, count, …]` for the non-zero cells not yet given to `opts.onChunk` (T = number of terms).
  * @throws DataError for unreadable shards, a shard that changed since the dataset was opened
  *   (`task.identity`) or while it was read (its identity before and after: `fileIdentity.ts`).
  */
@@ -72,7 +90,7 @@ export async function countTask(
   scanner: RangeScanner,
   setup: CountSetup,
   task: CountTask,
-  opts: ScanOptions = {},
+  opts: CountTaskOptions = {},
   order?: TrainingOrder,
 ): Promise<number[]> {
   const nt = setup.compiled.terms.length;
@@ -109,11 +127,9 @@ export async function countTask(
           const key = Math.floor(u / per) * nt + term;
           cells.set(key, (cells.get(key) ?? 0) + 1);
         },
-    opts,
+    { ...opts, onChunk: opts.onChunk && ((tokens) => opts.onChunk!(tokens, drain(cells))) },
   );
   const change = describeIdentityChange(st0, identityNow(task.path, 'while it was being searched'));
   if (change) throw new DataError(`${task.path} ${change} while it was being searched`, task.path);
-  const out: number[] = [];
-  for (const [k, v] of cells) out.push(k, v);
-  return out;
+  return drain(cells);
 }

@@ -93,15 +93,16 @@ export interface CountResult {
 export interface CountProgress {
   shardsDone: number;
   shardsTotal: number;
-  /** Tokens of the scanned shards done so far. */
+  /** Tokens scanned so far (whole chunks of each shard: their counts are in `partial`). */
   tokensDone: number;
   tokensTotal: number;
   /** Bytes of token storage read per second so far. */
   bytesPerSecond: number;
   /** Estimated time left in ms, null until a rate is known. */
   etaMs: number | null;
-  /** The counts of the finished shards (same shape as the final result; buckets of unfinished
-   *  shards are partly filled). A fresh object each time: safe to keep or post. */
+  /** The counts of the tokens scanned so far, chunk by chunk (same shape as the final result;
+   *  a bucket's `tokens` are those scanned so far; a match that starts in one chunk and ends
+   *  in the next counts with the next). A fresh object each time: safe to keep or post. */
   partial: CountResult;
 }
 
@@ -115,8 +116,10 @@ export interface CountOptions {
   jobs?: number;
   /** Cancels the scan: the promise rejects with `CancelledError`. */
   signal?: AbortSignal;
-  /** Called with progress and the partial counts as shards finish. */
+  /** Called with progress and the partial counts as chunks are scanned (at most every 100 ms, and when each shard finishes). */
   onProgress?: (p: CountProgress) => void;
+  /** Tokens per sequential read, and so per partial count (default 4 Mi tokens = 16 MiB). */
+  chunkTokens?: number;
   /** Explicit path of `searchWorker.js` (default: found like verify finds its worker). */
   workerFile?: string;
   /**

@@ -6,7 +6,7 @@
  * At creation it gets the compiled terms, the tokenizer's byte table and the stream's segments
  * (`workerData`: {@link SearchWorkerData}) and builds its own automaton tables. Then it counts
  * one shard per task message ({@link SearchWorkerTask}) and answers with the non-zero bucket
- * cells ({@link SearchWorkerReply}). Cancellation: the parent terminates the worker.
+ * cells of each chunk as it is scanned, then the rest when the shard is done ({@link SearchWorkerReply}). Cancellation: the parent terminates the worker.
  */
 import { parentPort, workerData } from 'worker_threads';
 import { TokenStream, StreamSegment } from '../stream';
@@ -30,9 +30,9 @@ export interface SearchWorkerTask {
 
 /** Worker → parent. */
 export type SearchWorkerReply =
-  /** Tokens of the task's shard scanned so far (after each chunk). */
-  | { type: 'chunk'; id: number; tokens: number }
-  /** The shard is counted: flat `[bucket·T + term, count, …]`. */
+  /** A chunk of the task's shard is scanned: its tokens and the cells counted since the last message, flat `[bucket·T + term, count, …]`. */
+  | { type: 'chunk'; id: number; tokens: number; cells: number[] }
+  /** The shard is counted: the cells not sent with its chunks, flat `[bucket·T + term, count, …]`. */
   | { type: 'done'; id: number; cells: number[] }
   /** The shard could not be counted (unreadable, changed while read, …). */
   | { type: 'error'; id: number; message: string; file?: string };
@@ -57,7 +57,7 @@ parentPort!.on('message', (msg: SearchWorkerTask) => {
         msg.task,
         {
           chunkTokens: data.chunkTokens,
-          onChunk: (tokens) => post({ type: 'chunk', id: msg.id, tokens }),
+          onChunk: (tokens, cells) => post({ type: 'chunk', id: msg.id, tokens, cells }),
         },
         order,
       );

@@ -1,0 +1,114 @@
+/**
+ * Many terms in one pass: the CPU time of `count` with 10 terms, and with 200 names from a file,
+ * each side by side with 1 term in the same run, plain and `--word --ignore-case`; the tokens per
+ * CPU-second of 1 term's scan (4 shards more against 4 fewer, so the workers' start does not
+ * count), extrapolated to the 52.4B-token stream on 2 cores; and 2 workers against
+ * 1 (wall time). The shards: the first 8 entries (200M tokens) of the full-scale stand-in
+ * (scripts/make-full-scale.mjs, made on first run), page cache warm. The 200 names are the
+ * sample's most frequent capitalised words (scripts/reference_search.py --mode names, real text),
+ * written to a names file and read back with `readTermsFile`, as `count --terms-file` does.
+ *
+ * CPU-seconds (user + system of this process and its worker threads) are the figure that counts
+ * on a shared machine; each row's note gives the multiple and the goal, and the log the load.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { timed } from '../lib/timed.mjs';
+
+const ONE = ['Lily'];
+const TEN = ['Lily', 'Ben', 'Tom', 'Sue', 'whale', 'Ahab', 'the sea', 'Queequeg', 'Ishmael', 'Moby'];
+const PLAIN = { word: false, ignoreCase: false, ids: false };
+const WORD_IC = { word: true, ignoreCase: true, ids: false };
+/** Tokens of the full-scale stream (400,000 updates × 131,072 + 1). */
+const FULL_TOKENS = 52_428_800_001;
+
+export async function run(ctx) {
+  const { core } = ctx;
+  const root = path.join(ctx.repo, 'bench-data-full');
+  if (!fs.existsSync(path.join(root, 'shard_manifest.jsonl')))
+    execFileSync(process.execPath, [path.join(ctx.repo, 'scripts', 'make-full-scale.mjs')], { stdio: 'inherit' });
+  const namesFile = path.join(os.tmpdir(), `tsi-bench-names-${process.pid}.txt`);
+  const names = JSON.parse(
+    execFileSync('python3', [path.join(ctx.repo, 'scripts', 'reference_search.py'), ctx.sample, '--mode', 'names', '--top', '200'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    }),
+  );
+  fs.writeFileSync(namesFile, `# the sample's 200 most frequent names\n${names.join('\n')}\n`);
+  const TWO_HUNDRED = await core.readTermsFile(namesFile, PLAIN);
+  const TWO_HUNDRED_WI = await core.readTermsFile(namesFile, WORD_IC);
+  fs.rmSync(namesFile);
+
+  const K = 8;
+  const ds = await core.openDataset(root);
+  const tok = await core.loadTokenizer(ds.tokenizerFile);
+  const shards = [0, K];
+  const N = ds.shards.slice(0, K).reduce((s, e) => s + e.numTokens, 0);
+  const count = (terms, o, jobs = 1) => timed(() => core.countTerms(ds, tok, terms, o, { jobs, shards }));
+  const load = () => os.loadavg()[0].toFixed(1);
+
+  await count(ONE, PLAIN); // warm the page cache and the JIT
+  const m = {};
+  for (const [key, terms, o] of [
+    ['one', ONE, PLAIN],
+    ['ten', TEN, PLAIN],
+    ['tenWi', TEN, WORD_IC],
+    ['names', TWO_HUNDRED, PLAIN],
+    ['namesWi', TWO_HUNDRED_WI, WORD_IC],
+  ]) {
+    m[key] = await count(terms, o);
+    ctx.log(
+      `${key}: ${terms.length} term(s) over ${N.toLocaleString('en-US')} tokens, 1 worker: ${m[key].s.toFixed(2)} s wall, ${m[key].cpu.toFixed(2)} CPU-s (load ${load()})`,
+    );
+  }
+  const one2 = await count(ONE, PLAIN, 2);
+  const one1 = await count(ONE, PLAIN, 1);
+  // The scan's own rate, without the per-worker start (automaton tables, ~0.3 CPU-s): the
+  // marginal CPU of the second half of the shards.
+  const half = ds.shards.slice(0, K / 2).reduce((s, e) => s + e.numTokens, 0);
+  const oneHalf = await timed(() => core.countTerms(ds, tok, ONE, PLAIN, { jobs: 1, shards: [0, K / 2] }));
+  const perCore = (N - half) / Math.max(1e-3, m.one.cpu - oneHalf.cpu);
+  ctx.log(`1 term, 2 workers ${one2.s.toFixed(2)} s wall (${one2.cpu.toFixed(2)} CPU-s), 1 worker ${one1.s.toFixed(2)} s (load ${load()})`);
+  await ds.stream.close();
+
+  /** A row comparing the CPU time of `x` with that of `base`: the multiple and its goal in the note. */
+  const cpuRow = (name, x, base, goal, extra = '') => ({
+    name,
+    ours: x.cpu,
+    reference: base.cpu,
+    unit: 'CPU-s',
+    ratio: base.cpu / x.cpu,
+    note: `${(x.cpu / base.cpu).toFixed(2)}× the CPU of ${goal[0]}${extra}; goal ≤ ${goal[1]}×`,
+  });
+  const matches = (x) => x.r.totals.reduce((s, c) => s + c, 0).toLocaleString('en-US');
+  return [
+    cpuRow('count 10 terms vs 1 term (CPU)', m.ten, m.one, ['1 term', 1.5]),
+    cpuRow('count 200 names (file) vs 1 term (CPU)', m.names, m.one, ['1 term', 3]),
+    cpuRow('count 10 terms --word --ignore-case vs plain (CPU)', m.tenWi, m.ten, ['plain', 1.2]),
+    cpuRow(
+      'count 200 names --word --ignore-case vs plain (CPU)',
+      m.namesWi,
+      m.names,
+      ['plain', 1.2],
+      ` (${matches(m.namesWi)} vs ${matches(m.names)} matches)`,
+    ),
+    {
+      name: 'count 1 term: 52.4B tokens on 2 cores, extrapolated',
+      ours: FULL_TOKENS / perCore / 2,
+      reference: 30,
+      unit: 's',
+      ratio: 30 / (FULL_TOKENS / perCore / 2),
+      note: `${(perCore / 1e6).toFixed(0)}M tokens per CPU-second (marginal, ${(half / 1e6).toFixed(0)}M → ${(N / 1e6).toFixed(0)}M tokens) × 2 cores; extrapolated, not run at full scale; goal ≤ 30 s`,
+    },
+    {
+      name: 'count 1 term: 2 workers vs 1',
+      ours: N / one2.s / 1e6,
+      reference: N / one1.s / 1e6,
+      unit: 'M tok/s',
+      ratio: one1.s / one2.s,
+      note: `goal ≥ 1.7× (wall time: needs 2 idle cores; load ${load()})`,
+    },
+  ];
+}
