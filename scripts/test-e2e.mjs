@@ -5,12 +5,20 @@
 // --bench, over the end-to-end benchmarks out/test/bench/*.bench.js instead (they measure and
 // are not tests; `npm run bench` runs them through scripts/bench/openTiming.mjs).
 //
-//   node scripts/test-e2e.mjs [--no-build] [--grep <title regexp>] [--bench]
+//   node scripts/test-e2e.mjs [--no-build] [--grep <title regexp>] [--bench] [--jobs N]
+//
+// The spec files run N at a time (mocha --parallel, one worker process per file at a time; default
+// 2, or 1 on a one-core machine). Each file starts its own code-server and Chromium with fresh user
+// data, so files share nothing but the generated datasets, each of which one file makes. Most of a
+// file's time is spent waiting for the workbench (start-up, hover delays, rendering), so two files
+// at once on two cores finish well before one after the other would (docs/benchmarks.md, "The
+// test run"). Benchmarks always run one at a time: they measure.
 //
 // Environment: TSI_SAMPLE_DIR (folder to open, default sample/), HEADED=1, TSI_KEEP_E2E_DATA=1.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT, checkSystemPrerequisites, ensureCodeServer } from './code-server.mjs';
 import { VSIX_INPUTS, staleReason } from './lib/freshness.mjs';
@@ -58,11 +66,22 @@ function main() {
     const bench = argv.includes('--bench');
     const dir = path.join(REPO_ROOT, 'out', 'test', bench ? 'bench' : 'e2e');
     const suffix = bench ? '.bench.js' : '.e2e.test.js';
+    // Longest first, so that the last file to start is a short one: mocha hands the files to its
+    // workers in this order. The size of a file's source (test/e2e/<name>.ts) stands in for its
+    // duration: the edge-documents file, the largest, takes the longest by far.
+    const sourceBytes = (f) => {
+      try {
+        return fs.statSync(path.join(REPO_ROOT, 'test', bench ? 'bench' : 'e2e', f.replace(/\.js$/, '.ts'))).size;
+      } catch {
+        return 0;
+      }
+    };
     const files = fs.existsSync(dir)
       ? fs
           .readdirSync(dir)
           .filter((f) => f.endsWith(suffix))
           .sort()
+          .sort((a, b) => sourceBytes(b) - sourceBytes(a))
           .map((f) => path.join(dir, f))
       : [];
     if (files.length === 0) {
@@ -70,6 +89,12 @@ function main() {
       return 1;
     }
     const grepAt = argv.indexOf('--grep');
+    const jobsAt = argv.indexOf('--jobs');
+    const jobs = bench ? 1 : jobsAt >= 0 ? Number(argv[jobsAt + 1]) : Math.min(2, os.availableParallelism());
+    if (!Number.isInteger(jobs) || jobs < 1) {
+      say(`FAILED: --jobs takes a whole number of at least 1, not ${argv[jobsAt + 1]}`);
+      return 1;
+    }
     const mochaArgs = [
       path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'),
       '--ui',
@@ -81,6 +106,7 @@ function main() {
       '--slow',
       '30000',
       '--exit',
+      ...(jobs > 1 && files.length > 1 ? ['--parallel', '--jobs', String(jobs)] : []),
       ...(grepAt >= 0 ? ['--grep', argv[grepAt + 1]] : []),
       ...files,
     ];

@@ -393,6 +393,14 @@ export async function launchWorkbench(options: LaunchOptions = {}): Promise<Work
   if (!fs.existsSync(folder)) throw new Error(`${folder} is missing: run \`npm run sample\``);
   const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
   const cs = await codeServerModule();
+  const t0 = Date.now();
+  const phases: string[] = [];
+  let tPhase = t0;
+  const phase = (name: string) => {
+    const now = Date.now();
+    phases.push(`${name} ${((now - tPhase) / 1000).toFixed(1)} s`);
+    tPhase = now;
+  };
   const server = await cs.startCodeServer({
     folder,
     installVsix: vsix,
@@ -401,17 +409,23 @@ export async function launchWorkbench(options: LaunchOptions = {}): Promise<Work
       ...options.settings,
     },
   });
+  phase('code-server (with the extension installed)');
   let browser: Browser | undefined;
   try {
     browser = await cs.launchChromium();
+    phase('Chromium');
     const page = await browser.newPage({ viewport: options.viewport ?? { width: 1600, height: 1000 } });
     const wb = new Workbench(browser, page, server, cs);
     await page.goto(`${server.url}?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded', timeout: readyTimeoutMs });
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: readyTimeoutMs });
+    phase('workbench drawn');
     // The extension host has started and finished its eager activations: custom editors of
     // installed extensions are known from here on.
     await wb.waitForExtensionHostLog(/Eager extensions activated/, readyTimeoutMs);
     await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible', timeout: readyTimeoutMs });
+    phase('extension host and Explorer');
+    // One line per launch: where the start-up time of a spec file goes.
+    console.log(`      (workbench ready in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${phases.join(', ')})`);
     return wb;
   } catch (err) {
     const tail = cs.tailFile(server.logFile, 30);
