@@ -319,14 +319,15 @@ export class TokenStream {
     const width = layout.dtype === 'uint16' ? 2 : 4;
     const extents = layout.extents;
     if (!extents) return [{ position: layout.headerBytes + local * width, n, at }];
+    const { byteOffsets, numTokens: counts } = extents;
     let starts = this.extentStarts.get(segment);
     if (!starts) {
-      starts = new Float64Array(extents.length);
-      for (let i = 1; i < extents.length; i++) starts[i] = starts[i - 1] + extents[i - 1].numTokens;
+      starts = new Float64Array(counts.length);
+      for (let i = 1; i < counts.length; i++) starts[i] = starts[i - 1] + counts[i - 1];
       this.extentStarts.set(segment, starts);
     }
     let lo = 0,
-      hi = extents.length - 1;
+      hi = counts.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (starts[mid] <= local) lo = mid;
@@ -334,15 +335,15 @@ export class TokenStream {
     }
     const runs: ByteRun[] = [];
     for (let e = lo, t = local; t < local + n; e++) {
-      if (e >= extents.length)
+      if (e >= counts.length)
         throw new DataError(
           `${this.segments[segment].path}: its extents hold fewer than the ${fmt(local + n)} tokens listed for it`,
           this.segments[segment].path,
         );
       const inExtent = t - starts[e];
-      const take = Math.min(extents[e].numTokens - inExtent, local + n - t);
+      const take = Math.min(counts[e] - inExtent, local + n - t);
       if (take <= 0) continue;
-      runs.push({ position: extents[e].byteOffset + inExtent * width, n: take, at: at + (t - local) });
+      runs.push({ position: byteOffsets[e] + inExtent * width, n: take, at: at + (t - local) });
       t += take;
     }
     return runs;

@@ -4,7 +4,7 @@
  * bits, carry a token split across two chunks. The verify worker feeds it the same chunks it
  * hashes, so the stream index of any format is built in the one read of the file.
  */
-import { TokenLayout, TokenExtent, dtypeBytes } from './types';
+import { TokenLayout, TokenExtents, dtypeBytes } from './types';
 
 /** Tokens decoded per call of the sink at most (a scratch buffer of this many ids is reused). */
 const SCRATCH_TOKENS = 1 << 16;
@@ -14,7 +14,7 @@ const SCRATCH_TOKENS = 1 << 16;
  * is given is valid only during the call.
  */
 export class LayoutDecoder {
-  private readonly runs: readonly TokenExtent[];
+  private readonly runs: TokenExtents;
   private readonly width: 2 | 4;
   private run = 0;
   /** File byte offset of the next byte pushed. */
@@ -35,12 +35,12 @@ export class LayoutDecoder {
     private readonly sink: (ids: Uint32Array) => void,
   ) {
     this.width = dtypeBytes(layout.dtype);
-    this.runs = layout.extents ?? [{ byteOffset: layout.headerBytes, numTokens }];
-    for (let i = 1; i < this.runs.length; i++) {
-      const p = this.runs[i - 1];
-      if (this.runs[i].byteOffset < p.byteOffset + p.numTokens * this.width) {
+    this.runs = layout.extents ?? { byteOffsets: Float64Array.of(layout.headerBytes), numTokens: Float64Array.of(numTokens) };
+    const { byteOffsets, numTokens: counts } = this.runs;
+    for (let i = 1; i < byteOffsets.length; i++) {
+      if (byteOffsets[i] < byteOffsets[i - 1] + counts[i - 1] * this.width) {
         throw new RangeError(
-          `token extent ${i} at byte ${this.runs[i].byteOffset} starts before extent ${i - 1} ends; expected extents in file order`,
+          `token extent ${i} at byte ${byteOffsets[i]} starts before extent ${i - 1} ends; expected extents in file order`,
         );
       }
     }
@@ -51,10 +51,10 @@ export class LayoutDecoder {
   push(bytes: Uint8Array): void {
     const chunkStart = this.pos;
     const chunkEnd = chunkStart + bytes.length;
-    while (this.run < this.runs.length) {
-      const r = this.runs[this.run];
-      const rs = r.byteOffset;
-      const re = rs + r.numTokens * this.width;
+    const { byteOffsets, numTokens: counts } = this.runs;
+    while (this.run < byteOffsets.length) {
+      const rs = byteOffsets[this.run];
+      const re = rs + counts[this.run] * this.width;
       if (re <= chunkStart) {
         this.run++;
         continue;

@@ -32,6 +32,16 @@ class Growable<T extends Float64Array | Uint32Array> {
     return this.buf[i];
   }
 
+  /** Sets entry `i` (0 ≤ i < length; not checked). */
+  set(i: number, v: number): void {
+    this.buf[i] = v;
+  }
+
+  /** Forgets every entry (the capacity stays). */
+  clear(): void {
+    this.n = 0;
+  }
+
   /** A copy holding exactly the entries pushed. */
   toArray(): T {
     return this.buf.slice(0, this.n) as T;

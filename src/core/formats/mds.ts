@@ -14,7 +14,7 @@
  * - the `tokens` column, `ndarray[:dtype[:shape]]` (`mds/encodings.py` `NDArray` L97–305):
  *   `[dtype code: 1 byte, when not fixed] [ndim << 2 | shape width code: 1 byte] [shape] [values]`
  *   when the shape is not fixed — token values at an arbitrary byte offset, so every sample is
- *   one {@link TokenExtent}. Samples are training sequences (`ConcatTokensDataset`, llm-foundry
+ *   one run of the file's {@link TokenExtents}. Samples are training sequences (`ConcatTokensDataset`, llm-foundry
  *   `llmfoundry/data/data.py` L160–177), not documents: documents are EOS-separated.
  * - compression (`compression.py`: br, bz2, gz, snappy, zstd) applies to whole shard files
  *   (`shard.NNNNN.mds.zstd`); streaming decompresses a downloaded shard to its raw name, and so the
@@ -29,7 +29,18 @@ import { DataError } from '../errors';
 import { fmt } from '../units';
 import { fileSize, indexJsonHead, readBytes, readWhole } from './files';
 import { compressionFamily, decompressedShard, defaultDecompressDir } from './compression';
-import { FormatAdapter, FormatFile, FormatHash, OpenedFormat, SniffInput, SniffResult, TokenDtype, TokenExtent, dtypeBytes } from './types';
+import {
+  FormatAdapter,
+  FormatFile,
+  FormatHash,
+  OpenedFormat,
+  SniffInput,
+  SniffResult,
+  TokenDtype,
+  TokenExtents,
+  TokenExtentsBuilder,
+  dtypeBytes,
+} from './types';
 
 /** `NDArray._int2value_dtype` codes of the token dtypes (encodings.py L131–143). */
 const VALUE_DTYPES: Record<number, TokenDtype> = { 16: 'uint16', 32: 'uint32', 33: 'int32' };
@@ -251,11 +262,11 @@ export async function mdsShardExtents(
   sizeBytes: number,
   samples: number,
   col: MdsTokenColumn,
-): Promise<{ extents: TokenExtent[]; numTokens: number; dtype: TokenDtype | undefined }> {
+): Promise<{ extents: TokenExtents; numTokens: number; dtype: TokenDtype | undefined }> {
   const head = await readBytes(file, 0, Math.min(sizeBytes, 4 * (samples + 2)));
   const offsets = parseMdsOffsets(head, file, sizeBytes, samples);
   const n = samples;
-  const extents: TokenExtent[] = [];
+  const extents = new TokenExtentsBuilder();
   let numTokens = 0;
   let dtype = col.dtype;
   const variable = col.sizes.filter((s) => s === null).length;
@@ -271,7 +282,7 @@ export async function mdsShardExtents(
       if (t === undefined) ok = false;
       else {
         const shapeWidth = t < 1 << 8 ? 1 : t < 1 << 16 ? 2 : t < 2 ** 32 ? 4 : 8;
-        extents.push({ byteOffset: offsets[i] + lead + 1 + shapeWidth, numTokens: t });
+        extents.push(offsets[i] + lead + 1 + shapeWidth, t);
         numTokens += t;
       }
     }
@@ -279,11 +290,11 @@ export async function mdsShardExtents(
       for (const i of n ? [0, n - 1] : []) {
         const len = offsets[i + 1] - offsets[i];
         const got = parseMdsSample(await readBytes(file, offsets[i], Math.min(len, 64 + lead)), len, col, file, offsets[i]);
-        if (offsets[i] + got.valueOffset !== extents[i].byteOffset || got.numTokens !== extents[i].numTokens) ok = false;
+        if (offsets[i] + got.valueOffset !== extents.byteOffsetAt(i) || got.numTokens !== extents.numTokensAt(i)) ok = false;
       }
     }
-    if (ok) return { extents, numTokens, dtype };
-    extents.length = 0;
+    if (ok) return { extents: extents.finish(), numTokens, dtype };
+    extents.clear();
     numTokens = 0;
   }
   // Exact path: decode every sample from the shard's bytes.
@@ -296,10 +307,10 @@ export async function mdsShardExtents(
         file,
       );
     dtype = got.dtype;
-    if (got.numTokens) extents.push({ byteOffset: offsets[i] + got.valueOffset, numTokens: got.numTokens });
+    if (got.numTokens) extents.push(offsets[i] + got.valueOffset, got.numTokens);
     numTokens += got.numTokens;
   }
-  return { extents, numTokens, dtype };
+  return { extents: extents.finish(), numTokens, dtype };
 }
 
 /** A shard entry's `raw_data.hashes` as {@link FormatHash}es. */

@@ -24,7 +24,17 @@ import * as path from 'path';
 import { DataError } from '../errors';
 import { fmt } from '../units';
 import { extOf, fileSize, readWhole } from './files';
-import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, TokenDtype, TokenExtent, dtypeBytes } from './types';
+import {
+  FormatAdapter,
+  FormatFile,
+  OpenedFormat,
+  SniffInput,
+  SniffResult,
+  TokenDtype,
+  TokenExtents,
+  TokenExtentsBuilder,
+  dtypeBytes,
+} from './types';
 
 /** The `.idx` magic (`_INDEX_HEADER`). */
 export const MEGATRON_IDX_MAGIC = Buffer.from('MMIDIDX\x00\x00', 'latin1');
@@ -85,7 +95,7 @@ export interface MegatronIndex {
   /** Tokens in the `.bin` (sum of lengths). */
   numTokens: number;
   /** The token runs, when the pointers are not back to back from byte 0. */
-  extents?: TokenExtent[];
+  extents?: TokenExtents;
 }
 
 /**
@@ -133,7 +143,7 @@ export function parseMegatronIndex(idx: Buffer, idxFile: string, binFile: string
   const lengths = new Int32Array(s);
   let numTokens = 0;
   let contiguous = true;
-  const extents: TokenExtent[] = [];
+  const extents = new TokenExtentsBuilder();
   for (let i = 0; i < s; i++) {
     const len = idx.readInt32LE(lenAt + 4 * i);
     if (len < 0) throw new DataError(`${idxFile}: byte ${fmt(lenAt + 4 * i)}: sequence ${fmt(i)} has length ${len}; expected ≥ 0`, idxFile);
@@ -152,9 +162,9 @@ export function parseMegatronIndex(idx: Buffer, idxFile: string, binFile: string
     }
     lengths[i] = len;
     if (ptr !== numTokens * width) contiguous = false;
-    const last = extents[extents.length - 1];
-    if (last && last.byteOffset + last.numTokens * width === ptr) last.numTokens += len;
-    else if (len > 0) extents.push({ byteOffset: ptr, numTokens: len });
+    const last = extents.length - 1;
+    if (last >= 0 && extents.byteOffsetAt(last) + extents.numTokensAt(last) * width === ptr) extents.extendLast(len);
+    else if (len > 0) extents.push(ptr, len);
     numTokens += len;
   }
   const starts: number[] = [];
@@ -179,7 +189,7 @@ export function parseMegatronIndex(idx: Buffer, idxFile: string, binFile: string
       `${idxFile}: byte 26: document count 0 with ${fmt(s)} sequences; expected document indices from 0 to ${fmt(s)}`,
       idxFile,
     );
-  return { dtype, lengths, documentStarts: Float64Array.from(starts), numTokens, extents: contiguous ? undefined : extents };
+  return { dtype, lengths, documentStarts: Float64Array.from(starts), numTokens, extents: contiguous ? undefined : extents.finish() };
 }
 
 async function openMegatron(input: SniffInput, opts: { dtype?: TokenDtype }): Promise<OpenedFormat> {

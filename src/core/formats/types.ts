@@ -11,6 +11,8 @@
  * pass 2^32 (shards of 100 MB, streams of 5e10 tokens): plain JS numbers, exact to 2^53.
  */
 
+import { GrowableFloat64 } from './growable';
+
 /** Names of the formats, as `info --json` prints them in `"format"` and `--format` accepts them. */
 export const FORMAT_NAMES = ['token-stream', 'megatron', 'llm.c', 'raw', 'dolma', 'datatrove', 'litdata', 'mds'] as const;
 
@@ -32,12 +34,60 @@ export function dtypeBytes(dtype: TokenDtype): 2 | 4 {
   return dtype === 'uint16' ? 2 : 4;
 }
 
-/** One contiguous run of tokens inside a file. */
-export interface TokenExtent {
-  /** Byte offset of the run's first token in the file. */
-  byteOffset: number;
-  /** Tokens in the run. */
-  numTokens: number;
+/**
+ * The contiguous runs of tokens inside a file, one entry per run, as two columns: a stream of 25M
+ * MDS samples holds two typed arrays (16 bytes a run), not 25M objects. Plain data (typed arrays
+ * are structured-clonable: layouts cross to worker threads).
+ */
+export interface TokenExtents {
+  /** Byte offset of each run's first token in the file. */
+  byteOffsets: Float64Array;
+  /** Tokens in each run. */
+  numTokens: Float64Array;
+}
+
+/** Collects {@link TokenExtents} run by run into growing typed arrays. */
+export class TokenExtentsBuilder {
+  private readonly offsets = new GrowableFloat64();
+  private readonly counts = new GrowableFloat64();
+
+  /** Runs pushed. */
+  get length(): number {
+    return this.offsets.length;
+  }
+
+  /** Appends a run of `numTokens` tokens from byte `byteOffset`. */
+  push(byteOffset: number, numTokens: number): void {
+    this.offsets.push(byteOffset);
+    this.counts.push(numTokens);
+  }
+
+  /** Byte offset of run `i` (0 ≤ i < length). */
+  byteOffsetAt(i: number): number {
+    return this.offsets.at(i);
+  }
+
+  /** Tokens of run `i` (0 ≤ i < length). */
+  numTokensAt(i: number): number {
+    return this.counts.at(i);
+  }
+
+  /** Adds `n` tokens to the last run (a run that continues back to back). */
+  extendLast(n: number): void {
+    const i = this.counts.length - 1;
+    this.counts.set(i, this.counts.at(i) + n);
+  }
+
+  /** Forgets every run. */
+  clear(): void {
+    this.offsets.clear();
+    this.counts.clear();
+  }
+
+  /** The runs as {@link TokenExtents} (copies sized to the runs pushed). */
+  finish(): TokenExtents {
+    return { byteOffsets: this.offsets.toArray(), numTokens: this.counts.toArray() };
+  }
 }
 
 /**
@@ -57,14 +107,15 @@ export interface TokenLayout {
    * {@link headerBytes} (MDS: every sample is its own blob inside a shard). Their `numTokens` sum
    * to the file's token count.
    */
-  extents?: TokenExtent[];
+  extents?: TokenExtents;
 }
 
 /** One past the last byte holding tokens of a file of `numTokens` tokens laid out as `layout` (its smallest possible size). */
 export function layoutEnd(layout: TokenLayout, numTokens: number): number {
   if (!layout.extents) return layout.headerBytes + numTokens * dtypeBytes(layout.dtype);
+  const { byteOffsets, numTokens: counts } = layout.extents;
   let end = 0;
-  for (const e of layout.extents) end = Math.max(end, e.byteOffset + e.numTokens * dtypeBytes(layout.dtype));
+  for (let i = 0; i < byteOffsets.length; i++) end = Math.max(end, byteOffsets[i] + counts[i] * dtypeBytes(layout.dtype));
   return end;
 }
 
