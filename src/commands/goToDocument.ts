@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import { CancelledError } from '../core/errors';
 import { count, fmt } from '../core/units';
 import { findDocumentBounds } from '../core/documents';
+import { documentRuleOf } from '../core/documentRule';
 import { validateDocumentInput } from '../core/navigation';
 import { documentCountIfCheap } from '../core/updateModel';
 import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
@@ -104,7 +105,7 @@ export async function goToDocument(nav: NavigationDeps, ...args: unknown[]): Pro
       },
     );
     const limit = services.documentScanLimit();
-    const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit);
+    const bounds = await findDocumentBounds(ds.stream, start, ds.settings.eosTokenId, limit, documentRuleOf(ds).role);
     await nav.shardEditors.reveal({
       dataset: ds,
       offset: start,

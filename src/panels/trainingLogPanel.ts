@@ -17,6 +17,7 @@ import type { Dataset } from '../core/dataset';
 import { CancelledError } from '../core/errors';
 import { fmt } from '../core/units';
 import { STAT_DEFINITIONS, StatColumn, StatsCalculator, statValue } from '../core/stats';
+import { documentRuleOf } from '../core/documentRule';
 import {
   STEP_CONVENTION_TEXT,
   StepConvention,
@@ -206,7 +207,13 @@ export class TrainingLogPanel {
     const count = Math.min(OVERLAY_MAX_UPDATES, hi - lo + 1);
     const updates = [...new Set(Array.from({ length: count }, (_, i) => lo + Math.round((i * (hi - lo)) / Math.max(1, count - 1))))];
     const tok = await this.services.tokenizerFor(ds).catch(() => undefined);
-    const calc = new StatsCalculator({ G: ds.schedule.G, L: ds.schedule.L, eos: ds.settings.eosTokenId, tokenizer: tok });
+    const calc = new StatsCalculator({
+      G: ds.schedule.G,
+      L: ds.schedule.L,
+      eos: ds.settings.eosTokenId,
+      delimiter: documentRuleOf(ds).role,
+      tokenizer: tok,
+    });
     const values: (number | null)[] = [];
     try {
       for (const k of updates) {
