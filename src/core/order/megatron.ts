@@ -487,8 +487,36 @@ export class MegatronOrder implements TrainingOrder {
     return this.documentInverse;
   }
 
+  /**
+   * Tokens before each position of the document index (sparse prefix sums). Its block sums are
+   * kept in the order cache next to the inverses: each search worker of a count loads them
+   * instead of reading the whole document index again.
+   */
   private flatPrefix(): SparsePrefix {
-    this.docPrefix ??= new SparsePrefix(this.documentIndex.length, (p) => this.lengths[this.sequence(p)]);
+    if (this.docPrefix) return this.docPrefix;
+    const n = this.documentIndex.length;
+    const len = (p: number) => this.lengths[this.sequence(p)];
+    const file = this.o.cache.file(
+      this.o.cache.key([this.o.files.documentIndex], { kind: 'megatron-flat', sequences: this.lengths.length, block: SparsePrefix.BLOCK }),
+      'flat.f64',
+    );
+    let kept: Float64Array | undefined;
+    try {
+      const b = fs.readFileSync(file);
+      if (b.byteLength === (Math.floor(n / SparsePrefix.BLOCK) + 1) * 8)
+        kept = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+    } catch {
+      // Not kept yet: built below.
+    }
+    this.docPrefix = new SparsePrefix(n, len, kept);
+    if (!kept) {
+      try {
+        const bl = this.docPrefix.blocks;
+        this.o.cache.writeAtomic(file, Buffer.from(bl.buffer, bl.byteOffset, bl.byteLength));
+      } catch {
+        // Not writable: the prefix is still correct, only not kept.
+      }
+    }
     return this.docPrefix;
   }
 
