@@ -73,7 +73,7 @@ fx.write_megatron_dataset(sys.argv[3], np.tile(fx.stream_of(sys.argv[2]), int(sy
     return [
       {
         bench: 'count order',
-        measure: 'count through a Megatron order vs sequential (wall, s)',
+        name: 'count through a Megatron order vs sequential (wall, s)',
         ours: warm.wall,
         reference: seq.wall,
         unit: 's',
@@ -82,7 +82,7 @@ fx.write_megatron_dataset(sys.argv[3], np.tile(fx.stream_of(sys.argv[2]), int(sy
       },
       {
         bench: 'count order',
-        measure: 'count through a Megatron order vs sequential (CPU user+sys, s)',
+        name: 'count through a Megatron order vs sequential (CPU user+sys, s)',
         ours: warm.cpu,
         reference: seq.cpu,
         unit: 's',
