@@ -372,6 +372,8 @@ export class MegatronOrder implements TrainingOrder {
   private shuffleInverse?: InverseIndex;
   private documentInverse?: InverseIndex;
   private readonly x: number;
+  /** The sample {@link checkSampleStart} passed last. */
+  private lastCheckedSample = -1;
 
   /** @throws DataError for index files that are not Megatron's shapes or do not fit together. */
   constructor(private readonly o: MegatronOrderOptions) {
@@ -545,6 +547,8 @@ export class MegatronOrder implements TrainingOrder {
 
   /** Sample j must start at token j·L of the concatenated documents (helpers.cpp); a cache that says otherwise does not belong to this `.idx`. */
   private checkSampleStart(j: number, flat: SparsePrefix): void {
+    // Matches of a count come in stream order: the same sample is asked about many times in a row.
+    if (j === this.lastCheckedSample) return;
     const at = flat.at(this.sampleIndex.get(2 * j)) + this.sampleIndex.get(2 * j + 1);
     if (at !== j * this.inputTokens) {
       throw new DataError(
@@ -552,6 +556,7 @@ export class MegatronOrder implements TrainingOrder {
         this.o.files.sampleIndex,
       );
     }
+    this.lastCheckedSample = j;
   }
 
   close(): void {
