@@ -34,6 +34,7 @@ import { Dataset } from '../core/dataset';
 import { count, fmt } from '../core/units';
 import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
+import { orderName } from '../core/order/orderClient';
 import { visibleText } from '../core/invisibles';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';
@@ -202,6 +203,43 @@ export function renderUpdateHover(ds: Dataset, hit: UpdateHit, services?: Servic
   const link = (u: number) =>
     `[${linkLabel(vscode.l10n.t('Open update {0}', fmt(u)))}](${commandUri('tokenShards.goToUpdate', [{ update: u, root: ds.root }])})`;
   const conv = services ? stepConvention(services) : parseStepConvention(undefined);
+  // With a run description in force, update k is the run's (never the card's in its place).
+  const orders = services?.orders;
+  if (orders && orders.runFileFor(ds) !== undefined) {
+    const run = orders.peek(ds);
+    if (!run) {
+      appendPlain(
+        md,
+        vscode.l10n.t(
+          'Update {0} follows the run description {1}, which is not open yet (or cannot be used): ',
+          fmt(k),
+          orders.runFileFor(ds)!,
+        ),
+      );
+      md.appendMarkdown(link(k));
+      return md;
+    }
+    if (run.kind !== 'sequential') {
+      const u = hit.keyword === 'step' ? stepReadings(k, conv, run.numUpdates)[0] : k >= 0 && k < run.numUpdates ? k : undefined;
+      md.appendMarkdown(`**${vscode.l10n.t('{0} {1}', hit.keyword === 'step' ? 'Step' : 'Update', fmt(k))}** · `);
+      if (u === undefined) {
+        appendPlain(md, vscode.l10n.t('outside the run: the {0} has updates 0..{1} (0-based).', orderName(run), fmt(run.numUpdates - 1)));
+        return md;
+      }
+      appendPlain(
+        md,
+        vscode.l10n.t(
+          'update {0} (0-based) of the {1}: {2} in batch order · dataset {3}',
+          fmt(u),
+          orderName(run),
+          count(run.samplesPerUpdate, 'sample'),
+          name,
+        ),
+      );
+      md.appendMarkdown(`\n\n${link(u)}`);
+      return md;
+    }
+  }
   const readings =
     hit.keyword === 'step' ? stepReadings(k, conv, ds.schedule.numUpdates) : [k].filter((u) => u >= 0 && u < ds.schedule.numUpdates);
   // What "step k" means, in words, for each reading.

@@ -372,6 +372,8 @@ export class MegatronOrder implements TrainingOrder {
   private shuffleInverse?: InverseIndex;
   private documentInverse?: InverseIndex;
   private readonly x: number;
+  /** The sample {@link checkSampleStart} passed last. */
+  private lastCheckedSample = -1;
 
   /** @throws DataError for index files that are not Megatron's shapes or do not fit together. */
   constructor(private readonly o: MegatronOrderOptions) {
@@ -487,8 +489,36 @@ export class MegatronOrder implements TrainingOrder {
     return this.documentInverse;
   }
 
+  /**
+   * Tokens before each position of the document index (sparse prefix sums). Its block sums are
+   * kept in the order cache next to the inverses: each search worker of a count loads them
+   * instead of reading the whole document index again.
+   */
   private flatPrefix(): SparsePrefix {
-    this.docPrefix ??= new SparsePrefix(this.documentIndex.length, (p) => this.lengths[this.sequence(p)]);
+    if (this.docPrefix) return this.docPrefix;
+    const n = this.documentIndex.length;
+    const len = (p: number) => this.lengths[this.sequence(p)];
+    const file = this.o.cache.file(
+      this.o.cache.key([this.o.files.documentIndex], { kind: 'megatron-flat', sequences: this.lengths.length, block: SparsePrefix.BLOCK }),
+      'flat.f64',
+    );
+    let kept: Float64Array | undefined;
+    try {
+      const b = fs.readFileSync(file);
+      if (b.byteLength === (Math.floor(n / SparsePrefix.BLOCK) + 1) * 8)
+        kept = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+    } catch {
+      // Not kept yet: built below.
+    }
+    this.docPrefix = new SparsePrefix(n, len, kept);
+    if (!kept) {
+      try {
+        const bl = this.docPrefix.blocks;
+        this.o.cache.writeAtomic(file, Buffer.from(bl.buffer, bl.byteOffset, bl.byteLength));
+      } catch {
+        // Not writable: the prefix is still correct, only not kept.
+      }
+    }
     return this.docPrefix;
   }
 
@@ -517,6 +547,8 @@ export class MegatronOrder implements TrainingOrder {
 
   /** Sample j must start at token j·L of the concatenated documents (helpers.cpp); a cache that says otherwise does not belong to this `.idx`. */
   private checkSampleStart(j: number, flat: SparsePrefix): void {
+    // Matches of a count come in stream order: the same sample is asked about many times in a row.
+    if (j === this.lastCheckedSample) return;
     const at = flat.at(this.sampleIndex.get(2 * j)) + this.sampleIndex.get(2 * j + 1);
     if (at !== j * this.inputTokens) {
       throw new DataError(
@@ -524,6 +556,7 @@ export class MegatronOrder implements TrainingOrder {
         this.o.files.sampleIndex,
       );
     }
+    this.lastCheckedSample = j;
   }
 
   close(): void {

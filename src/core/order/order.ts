@@ -315,19 +315,34 @@ export class OrderCache {
 }
 
 /**
- * Prefix sums of a long list of non-negative lengths, kept sparsely: one double per 64 entries
- * (8 bytes per 64 documents), the rest summed on demand from the lengths (at most 63 additions).
- * `at(i)` = sum of lengths `0..i−1`.
+ * Prefix sums of a long list of non-negative lengths, kept sparsely: one double per 16 entries
+ * (8 bytes per 16 documents), the rest summed on demand from the lengths (at most 15 additions:
+ * `count` through a Megatron order asks this once per match).
+ * `at(i)` = sum of lengths `0..i−1`. The block sums can be kept on disk ({@link blocks}, {@link
+ * fromBlocks}): building them reads every length once, which a search worker should not repeat.
  */
 export class SparsePrefix {
-  static readonly BLOCK = 64;
-  private readonly blocks: Float64Array;
+  static readonly BLOCK = 16;
+  /** Sum of lengths before each block of {@link BLOCK} entries, plus the total when `length` is a multiple of it. */
+  readonly blocks: Float64Array;
 
-  /** @param length the number of entries. @param len entry i's length (called once per entry here, up to 63 times per {@link at}). */
+  /**
+   * @param length the number of entries. @param len entry i's length (called once per entry here, up to 15 times per {@link at}).
+   * @param blocks the block sums of an earlier build of the same lengths (not called per entry then).
+   */
   constructor(
     readonly length: number,
     private readonly len: (i: number) => number,
+    blocks?: Float64Array,
   ) {
+    if (blocks && blocks.length === Math.floor(length / SparsePrefix.BLOCK) + 1) {
+      this.blocks = blocks;
+      const last = Math.floor(length / SparsePrefix.BLOCK);
+      let sum = blocks[last];
+      for (let i = last * SparsePrefix.BLOCK; i < length; i++) sum += len(i);
+      this.total = sum;
+      return;
+    }
     this.blocks = new Float64Array(Math.floor(length / SparsePrefix.BLOCK) + 1);
     let sum = 0;
     for (let i = 0; i < length; i++) {

@@ -1,7 +1,7 @@
 /**
  * The run description `run.json`: which trainer's order a run used and its parameters. Found in
- * the dataset folder, or named by `--run FILE` (CLI; the VS Code side does not read run
- * descriptions yet). Without one, the dataset card's sequential order.
+ * the dataset folder, or named by `--run FILE` (CLI) or the setting `tokenShards.run` (VS Code,
+ * `src/orderService.ts`). Without one, the dataset card's sequential order.
  *
  * ```json
  * {"order": "sequential"}
