@@ -636,17 +636,37 @@ function sortedByBytes(tb: TokenBytes): Int32Array {
   const ids = Int32Array.from({ length: tb.vocabSize }, (_, k) => k);
   const tmp = new Int32Array(ids.length);
   const counts = new Int32Array(257);
+  const fill = new Int32Array(257);
+  /** Per depth: the bucket starts of the range being sorted there (kept across the recursion below it). */
+  const startsAt: Int32Array[] = [];
+  // bucket 0: tokens that end at byte d (they sort first); bucket b + 1: byte d is b
+  const key = (id: number, d: number) => (offsets[id] + d < offsets[id + 1] ? bytes[offsets[id] + d] + 1 : 0);
+  /** Byte order of two tokens from byte d on. */
+  const compare = (x: number, y: number, d: number) => {
+    for (;;) {
+      const a = key(x, d),
+        b = key(y, d);
+      if (a !== b || a === 0) return a - b;
+      d++;
+    }
+  };
   // Sorts ids[lo..hi), which share their first d bytes, by the rest.
   const sortRange = (lo: number, hi: number, d: number): void => {
-    if (hi - lo < 2) return;
+    if (hi - lo <= 16) {
+      for (let k = lo + 1; k < hi; k++) {
+        const x = ids[k];
+        let j = k - 1;
+        for (; j >= lo && compare(ids[j], x, d) > 0; j--) ids[j + 1] = ids[j];
+        ids[j + 1] = x;
+      }
+      return;
+    }
     counts.fill(0);
-    // bucket 0: tokens that end at d (they sort first); bucket b + 1: byte d is b
-    const key = (id: number) => (offsets[id] + d < offsets[id + 1] ? bytes[offsets[id] + d] + 1 : 0);
-    for (let k = lo; k < hi; k++) counts[key(ids[k])]++;
-    const starts = new Int32Array(258);
+    for (let k = lo; k < hi; k++) counts[key(ids[k], d)]++;
+    const starts = (startsAt[d] ??= new Int32Array(258));
     for (let b = 0; b < 257; b++) starts[b + 1] = starts[b] + counts[b];
-    const fill = starts.slice();
-    for (let k = lo; k < hi; k++) tmp[lo + fill[key(ids[k])]++] = ids[k];
+    fill.set(starts.subarray(0, 257));
+    for (let k = lo; k < hi; k++) tmp[lo + fill[key(ids[k], d)]++] = ids[k];
     ids.set(tmp.subarray(lo, hi), lo);
     for (let b = 1; b < 257; b++) if (starts[b + 1] - starts[b] > 1) sortRange(lo + starts[b], lo + starts[b + 1], d + 1);
   };

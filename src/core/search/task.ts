@@ -71,12 +71,42 @@ export interface CountTaskOptions extends Omit<ScanOptions, 'onChunk'> {
   onChunk?: (tokens: number, cells: number[]) => void;
 }
 
-/** The cells of `m` as flat `[key, count, …]`, emptying it. */
-function drain(m: Map<number, number>): number[] {
-  const out: number[] = [];
-  for (const [k, v] of m) out.push(k, v);
-  m.clear();
-  return out;
+/** Most cells counted in a dense array (else in a map): 4 Mi cells = 32 MiB. */
+const DENSE_CELLS = 1 << 22;
+
+/** Match counts per cell (`bucket·T + term`): a dense array when the cells are few enough (one increment per match), else a map. */
+class Cells {
+  private readonly dense?: Float64Array;
+  /** Dense mode: the cells counted since the last {@link drain}. */
+  private readonly touched: number[] = [];
+  private readonly map = new Map<number, number>();
+
+  constructor(cells: number) {
+    if (cells <= DENSE_CELLS) this.dense = new Float64Array(cells);
+  }
+
+  add(key: number): void {
+    const d = this.dense;
+    if (!d) this.map.set(key, (this.map.get(key) ?? 0) + 1);
+    else if (d[key]++ === 0) this.touched.push(key);
+  }
+
+  /** The counts as flat `[key, count, …]`, emptying them. */
+  drain(): number[] {
+    const out: number[] = [];
+    const d = this.dense;
+    if (d) {
+      for (const k of this.touched) {
+        out.push(k, d[k]);
+        d[k] = 0;
+      }
+      this.touched.length = 0;
+    } else {
+      for (const [k, v] of this.map) out.push(k, v);
+      this.map.clear();
+    }
+    return out;
+  }
 }
 
 /**
@@ -95,8 +125,8 @@ export async function countTask(
 ): Promise<number[]> {
   const nt = setup.compiled.terms.length;
   const { G, updates, per } = setup;
-  const cells = new Map<number, number>();
   const notRead = Math.ceil(updates / per);
+  const cells = new Cells((notRead + 1) * nt);
   const st0 = identityNow(task.path, 'before it was searched');
   // Grown, shrunk or replaced since the dataset was opened: the manifest checks made then do not
   // hold. (A touch alone is not refused: the read is compared before and after below.)
@@ -112,24 +142,17 @@ export async function countTask(
     order
       ? (term, start) => {
           const us = inputUpdates(order, start);
-          if (us.length === 0) {
-            const key = notRead * nt + term;
-            cells.set(key, (cells.get(key) ?? 0) + 1);
-          }
-          for (const u of us) {
-            const key = Math.floor(u / per) * nt + term;
-            cells.set(key, (cells.get(key) ?? 0) + 1);
-          }
+          if (us.length === 0) cells.add(notRead * nt + term);
+          for (const u of us) cells.add(Math.floor(u / per) * nt + term);
         }
       : (term, start) => {
           const u = Math.floor(start / G);
           if (u >= updates) return;
-          const key = Math.floor(u / per) * nt + term;
-          cells.set(key, (cells.get(key) ?? 0) + 1);
+          cells.add(Math.floor(u / per) * nt + term);
         },
-    { ...opts, onChunk: opts.onChunk && ((tokens) => opts.onChunk!(tokens, drain(cells))) },
+    { ...opts, onChunk: opts.onChunk && ((tokens) => opts.onChunk!(tokens, cells.drain())) },
   );
   const change = describeIdentityChange(st0, identityNow(task.path, 'while it was being searched'));
   if (change) throw new DataError(`${task.path} ${change} while it was being searched`, task.path);
-  return drain(cells);
+  return cells.drain();
 }
