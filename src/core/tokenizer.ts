@@ -130,9 +130,10 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
  */
 export async function loadTokenizerVocab(file: string): Promise<TokenizerVocab> {
   file = path.resolve(file);
-  const { vocab, added, vocabSize } = checkedTokenizerJson(await readTokenizerJson(file), file);
+  const { vocabIds, added, vocabSize } = checkedTokenizerJson(await readTokenizerJson(file), file);
   const known = new Uint8Array(vocabSize);
-  for (const tok in vocab) known[vocab[tok]] = 1;
+  // The ids the checking pass collected: no second walk over the vocab object's 100,000 keys.
+  for (let i = 0; i < vocabIds.length; i++) known[vocabIds[i]] = 1;
   const special = new Uint8Array(vocabSize);
   const addedContent = new Map<number, string>();
   for (const t of added) {
@@ -182,13 +183,16 @@ async function readTokenizerJson(file: string): Promise<TokenizerJson> {
  * its vocab, a ByteLevel decoder (or none), added tokens with string content, every id an integer
  * in `[0, CORRUPT_ID_FLOOR)` (checked before anything is sized by them: one id of 4e9 would
  * otherwise ask for gigabytes), and every vocab token in the byte-level alphabet.
- * @returns the vocab, the added tokens and the vocabulary size (max id + 1).
+ * @returns the vocab, its ids in the vocab's key order (`vocabIds`, collected by the checking pass:
+ *   enumerating 100,000 keys of a dictionary-mode object costs ~35 ms of CPU, so a caller that needs
+ *   only the ids walks this array instead of the object again), the added tokens and the vocabulary
+ *   size (max id + 1).
  * @throws DataError naming the file and the field.
  */
 function checkedTokenizerJson(
   json: TokenizerJson,
   file: string,
-): { vocab: Record<string, number>; added: NonNullable<TokenizerJson['added_tokens']>; vocabSize: number } {
+): { vocab: Record<string, number>; vocabIds: Int32Array; added: NonNullable<TokenizerJson['added_tokens']>; vocabSize: number } {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new DataError(
       `${file}: the top level is ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}; expected a Hugging Face tokenizer.json object`,
@@ -213,10 +217,18 @@ function checkedTokenizerJson(
   if (!Array.isArray(added)) throw new DataError(`${file}: added_tokens is not an array`, file);
   const dec = byteLevelDecoderMap();
   let vocabSize = 0;
+  let ids = new Int32Array(1 << 17);
+  let count = 0;
   // for…in, not Object.entries: no array of 100,000 pairs (a third of a big vocab's load time).
   for (const tok in vocab) {
     const id = vocab[tok];
     vocabSize = Math.max(vocabSize, checkedId(id, () => `model.vocab[${JSON.stringify(tok)}]`, file) + 1);
+    if (count === ids.length) {
+      const grown = new Int32Array(ids.length * 2);
+      grown.set(ids);
+      ids = grown;
+    }
+    ids[count++] = id;
     for (let i = 0; i < tok.length; i++) {
       const c = tok.charCodeAt(i);
       if (c >= dec.length || dec[c] < 0)
@@ -229,7 +241,7 @@ function checkedTokenizerJson(
     }
     vocabSize = Math.max(vocabSize, checkedId(t.id, () => `added_tokens[${i}] (${JSON.stringify(t.content)})`, file) + 1);
   });
-  return { vocab, added, vocabSize };
+  return { vocab, vocabIds: ids.subarray(0, count), added, vocabSize };
 }
 
 /**
