@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `npm test`: every test tier, in order, with one summary at the end.
 //   0. lint      type checks (project + scripts), ESLint, import cycles (scripts/lint.mjs)
-//   1. unit      mocha over out/test/unit/**/*.test.js (plain Node, no VS Code)
+//   1. unit      mocha over out/test/unit/**/*.test.js (plain Node, no VS Code), the files in
+//                parallel worker processes (two on a two-core machine, one fewer than the cores on
+//                larger ones): each file makes its own temporary data, and the generated data
+//                files share (sample/) is made once before the tiers start
 //   2. vscode    the extension-host suite inside code-server (scripts/test-vscode.mjs)
 //   3. e2e       the packaged .vsix driven through Chromium (scripts/test-e2e.mjs)
 // Flags --lint / --unit / --vscode / --e2e run only the named tiers (combinable). Every tier runs
@@ -10,6 +13,8 @@
 // (scripts/lib/prereqs.mjs: as root with apt-get), or the run stops at once with the one command to run.
 
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CODE_SERVER_VERSION, REPO_ROOT, installedCodeServerVersion } from './code-server.mjs';
 import { SetupError, ensureDebianPackages, packagesForTiers } from './lib/prereqs.mjs';
@@ -26,6 +31,8 @@ const only = known.filter((f) => argv.has(f));
 const wanted = (flag) => only.length === 0 || only.includes(flag);
 
 const mochaBin = path.join(REPO_ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+/** Unit test files at once: two on a two-core machine (mocha's own default would be one). */
+const unitJobs = Math.max(2, os.availableParallelism() - 1);
 
 /** Tiers in running order. */
 const tiers = [
@@ -33,7 +40,19 @@ const tiers = [
   {
     flag: '--unit',
     name: 'unit',
-    cmd: [mochaBin, '--ui', 'bdd', '--reporter', 'spec', '--timeout', '60000', 'out/test/unit/**/*.test.js'],
+    cmd: [
+      mochaBin,
+      '--ui',
+      'bdd',
+      '--reporter',
+      'spec',
+      '--timeout',
+      '60000',
+      '--parallel',
+      '--jobs',
+      String(unitJobs),
+      'out/test/unit/**/*.test.js',
+    ],
   },
   { flag: '--vscode', name: 'vscode (extension host in code-server)', cmd: ['scripts/test-vscode.mjs', '--no-build'] },
   { flag: '--e2e', name: 'e2e (packaged .vsix in Chromium)', cmd: ['scripts/test-e2e.mjs', '--no-build'] },
@@ -43,6 +62,29 @@ const tiers = [
 function stripAnsi(s) {
   // eslint-disable-next-line no-control-regex -- matching terminal colour codes (ESC) is the point
   return s.replace(/\x1b\[[0-9;]*m/g, '');
+}
+
+/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`; 100 on Linux), or 0 when unknown. */
+const clockTicks = (() => {
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  return r.status === 0 ? Number(r.stdout.trim()) || 0 : 0;
+})();
+
+/**
+ * CPU seconds (user + system) of every finished child process of this one and of their waited-for
+ * descendants: fields 16–17 (`cutime`, `cstime`) of /proc/self/stat (proc(5)). The difference across
+ * a tier is the CPU time of the tier's whole process tree, a figure that other jobs on the machine
+ * hardly change. `undefined` where /proc is missing.
+ */
+function childCpuSeconds() {
+  if (!clockTicks) return undefined;
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
+    return (Number(fields[13]) + Number(fields[14])) / clockTicks;
+  } catch {
+    return undefined;
+  }
 }
 
 function banner(text) {
@@ -112,12 +154,25 @@ async function main() {
     console.error('tests: 0 passed, 1 failed');
     process.exit(1);
   }
+  // The sample dataset, which most unit test files and every later tier read: made (or found up
+  // to date) once here, so that parallel test files never race to write it.
+  if (tiers.some((t) => t.flag !== '--lint')) {
+    const sample = spawnSync(process.execPath, ['scripts/make-sample.mjs'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    if (sample.status !== 0) {
+      console.error('\nmake-sample FAILED: no tests were run.');
+      console.error('tests: 0 passed, 1 failed');
+      process.exit(1);
+    }
+  }
 
   for (const tier of tiers) {
     banner(`${tier.name}: node ${path.relative(REPO_ROOT, tier.cmd[0])} ${tier.cmd.slice(1).join(' ')}`);
     const t0 = Date.now();
+    const cpu0 = childCpuSeconds();
     const { code, counts } = await runTier(tier.cmd);
-    results.push({ ...tier, code, counts, seconds: (Date.now() - t0) / 1000 });
+    const cpu1 = childCpuSeconds();
+    const cpuSeconds = cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0;
+    results.push({ ...tier, code, counts, seconds: (Date.now() - t0) / 1000, cpuSeconds });
   }
 
   banner('summary');
@@ -133,8 +188,9 @@ async function main() {
       : r.counts.seen
         ? `${r.counts.passing} passing, ${r.counts.failing} failing${r.counts.pending ? `, ${r.counts.pending} pending` : ''}`
         : 'no test counts (the tier stopped before its tests ran)';
+    const cpu = r.cpuSeconds === undefined ? '' : ` (CPU ${r.cpuSeconds.toFixed(0).padStart(4)} s)`;
     console.log(
-      `${ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(40)} ${r.seconds.toFixed(1).padStart(6)} s   ${counts}${ok ? '' : `   (exit ${r.code})`}`,
+      `${ok ? 'PASS' : 'FAIL'}  ${r.name.padEnd(40)} ${r.seconds.toFixed(1).padStart(6)} s${cpu}   ${counts}${ok ? '' : `   (exit ${r.code})`}`,
     );
     passed += r.counts.passing;
     skipped += r.counts.pending;
@@ -142,6 +198,12 @@ async function main() {
     failed += r.counts.failing > 0 ? r.counts.failing : ok ? 0 : 1;
   }
   const bad = results.filter((r) => r.code !== 0);
+  console.log(
+    `load average at the end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')} (1, 5, 15 min; ${os.availableParallelism()} cores)`,
+  );
   console.log(
     `\n${bad.length === 0 ? 'ALL TIERS PASSED' : `FAILED TIERS: ${bad.map((r) => r.name.split(' ')[0]).join(', ')}`} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );

@@ -7,7 +7,6 @@
  * the reference's exactly. Bad terms files end with a one-line error and exit 2.
  */
 import * as assert from 'assert';
-import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -17,6 +16,7 @@ import { MAX_TERMS, MAX_TERM_BYTES, SearchInputError, parseTermsFile } from '../
 import { bucketShares, topTerms } from '../../src/core/search/share';
 import { heatmapModel } from '../../src/core/search/heatmap';
 import { repoRoot, runCli, sampleDir } from './fixtures';
+import { python3Cached } from './pyref';
 
 interface RefCounts {
   updates: number;
@@ -30,12 +30,9 @@ interface CountJson {
   totals: number[];
 }
 
+/** scripts/reference_search.py with `args` (`args[0]` is the dataset root it reads), through the reference cache. */
 function py(args: string[]): unknown {
-  const out = execFileSync('python3', [path.join(repoRoot(), 'scripts', 'reference_search.py'), ...args], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 30,
-  });
-  return JSON.parse(out);
+  return JSON.parse(python3Cached([path.join(repoRoot(), 'scripts', 'reference_search.py'), ...args], [args[0]]));
 }
 
 const WORD_IC = { word: true, ignoreCase: true, ids: false };
