@@ -32,6 +32,7 @@ import { readLossMask } from '../../src/core/formats/lossMask';
 import { openFormat } from '../../src/core/formats/registry';
 import { runCliInProcess } from './cliInProcess';
 import { cliPath, repoRoot, runCli, sampleDir, sha256sum } from './fixtures';
+import { python3Cached } from './pyref';
 
 const REPO = repoRoot();
 const FIXTURES = path.join(REPO, 'format-fixtures');
@@ -106,7 +107,15 @@ function loadFixtures(): FixturesJson {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as FixturesJson;
 }
 
-/** Runs the reference reader on `p` (absolute) as `format`. */
+/**
+ * What a reference run on `p` reads: the folder itself, or the folder a file lies in (the readers
+ * open sidecars next to the file: `.idx`, `.csv.gz`, `.ds.index`, `index.json`).
+ */
+function readsAround(p: string): string {
+  return fs.statSync(p).isDirectory() ? p : path.dirname(p);
+}
+
+/** Runs the reference reader on `p` (absolute) as `format`, through the reference cache. */
 function reference(
   p: string,
   format: string,
@@ -118,7 +127,7 @@ function reference(
   if (o.ranges) args.push('--ranges', JSON.stringify(o.ranges));
   if (o.locate) args.push('--locate', JSON.stringify(o.locate));
   if (o.documents) args.push('--documents');
-  return JSON.parse(execFileSync('python3', args, { encoding: 'utf8', maxBuffer: 1 << 30 })) as Reference;
+  return JSON.parse(python3Cached(args, [readsAround(p)])) as Reference;
 }
 
 /**
@@ -133,7 +142,9 @@ function referenceCounts(
 ): { updates: number; counts: Record<string, number[]> } {
   const args = [path.join(REPO, 'scripts', 'reference_search.py'), p, '--format', format, ...(o.dtype ? ['--dtype', o.dtype] : [])];
   args.push('--terms', JSON.stringify(terms), ...o.flags, '--G', String(o.G), '--eos', String(o.eos), '--mode', 'counts', ...o.tokArgs);
-  return JSON.parse(execFileSync('python3', args, { encoding: 'utf8', maxBuffer: 1 << 30 })) as {
+  const tokenizer = o.tokArgs.indexOf('--tokenizer');
+  const inputs = [readsAround(p), ...(tokenizer >= 0 ? [o.tokArgs[tokenizer + 1]] : [])];
+  return JSON.parse(python3Cached(args, inputs)) as {
     updates: number;
     counts: Record<string, number[]>;
   };

@@ -61,11 +61,32 @@ function hashListed(h: crypto.Hash, files: Listed[]): void {
 }
 
 /**
+ * The Python files a reference run may import, relative to `scripts/`: every `scripts/*.py` and the
+ * `.py` files of its reference packages (the folders `scripts/reference…`, e.g. the per-format readers that
+ * `reference_formats.py` imports), in sorted order.
+ */
+function referenceScripts(): string[] {
+  return fs
+    .readdirSync(SCRIPTS, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() && e.name.startsWith('reference')
+        ? fs
+            .readdirSync(path.join(SCRIPTS, e.name))
+            .filter((f) => f.endsWith('.py'))
+            .map((f) => `${e.name}/${f}`)
+        : e.isFile() && e.name.endsWith('.py')
+          ? [e.name]
+          : [],
+    )
+    .sort();
+}
+
+/**
  * Runs `python3 ...args` and returns its stdout, from the cache when the same reference already
  * ran on the same data. The key is the sha256 of: `args` with each of `inputs` replaced by a
  * placeholder (so a fresh temporary copy of the same data hits), the content of each of `inputs`
- * (files, or folders hashed file by file), and the content of every `scripts/*.py` (the reference
- * scripts and the card's reader). `inputs` must name everything the run reads besides those scripts.
+ * (files, or folders hashed file by file), and the content of every `scripts/*.py` and
+ * the `.py` files of the folders `scripts/reference…` (the reference scripts, their per-format readers and the card's reader). `inputs` must name everything the run reads besides those scripts.
  * Runs on data over 256 MiB in all are not cached ({@link MAX_HASHED_BYTES}): the sizes are summed
  * from `stat` before anything is read.
  */
@@ -78,11 +99,7 @@ export function python3Cached(args: string[], inputs: string[], opts: { maxBuffe
   const listed = abs.map((p) => listFiles(p));
   if (listed.flat().reduce((sum, [, , st]) => sum + st.size, 0) > MAX_HASHED_BYTES) return run();
   for (const files of listed) hashListed(h.update('\0input\0'), files);
-  for (const f of fs
-    .readdirSync(SCRIPTS)
-    .filter((f) => f.endsWith('.py'))
-    .sort())
-    hashListed(h.update(`\0${f}\0`), listFiles(path.join(SCRIPTS, f)));
+  for (const f of referenceScripts()) hashListed(h.update(`\0${f}\0`), listFiles(path.join(SCRIPTS, f)));
   const file = path.join(REFERENCE_CACHE_DIR, `${h.digest('hex')}.out`);
   try {
     return fs.readFileSync(file, 'utf8');
