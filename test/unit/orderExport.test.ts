@@ -19,7 +19,7 @@ import { openTrainingOrder, orderSpec } from '../../src/core/order/openOrder';
 import { OrderCache } from '../../src/core/order/order';
 import { OrderClient } from '../../src/core/order/orderClient';
 import { readRunDescription } from '../../src/core/order/runFile';
-import { orderFixtures, removeOrderFixtures } from './orderFixtures';
+import { orderFixtures, removeOrderFixtures, writeMegatronRunFile } from './orderFixtures';
 
 /** `np.load(file)`'s two arrays, as nested lists (numpy's own zip and .npy reader). */
 function npLoad(file: string): { x: number[][][]; y: number[][][]; dtype: string } {
@@ -45,16 +45,7 @@ describe('export through the training order (Megatron run → npz)', function ()
   async function megatronRun() {
     const { dir, ref } = orderFixtures();
     const r = ref.megatron['two-epochs'];
-    const runFile = path.join(dir, 'megatron', 'export-run.json');
-    fs.writeFileSync(
-      runFile,
-      JSON.stringify({
-        order: 'megatron',
-        cache: 'run-two-epochs/cache',
-        global_batch_size: r.global_batch_size,
-        train_iters: r.train_iters,
-      }),
-    );
+    const runFile = writeMegatronRunFile('export-run.json');
     const ds = (await openPath(path.join(dir, 'megatron', 'text_document.bin')))!;
     const run = await readRunDescription(runFile);
     const inputs = await orderInputsOf(ds, run, new OrderCache(path.join(dir, 'export-cache')));
