@@ -34,6 +34,7 @@ import type {
   UpdateViewSegment,
 } from '../src/protocol/update';
 import { ChannelError } from '../src/shared/channel';
+import { ordinalSuffix } from '../src/core/units';
 
 codiconLinkFromInline(); // before the first web component connects
 
@@ -88,6 +89,9 @@ const compactBox = h(
   'Compact rows',
 );
 const progress = h('vscode-progress-bar', { class: 'progress', 'aria-label': 'Reading update', hidden: true });
+/** The legend's words for the next-token chip; its ordinal follows the rows' length (the card's L, a run's sample). */
+const legendNext = h('span', {}, ' the token after the last input: target of the last position');
+
 const heading = h('h1', { id: 'heading' }, 'Update view');
 const summary = h('div', { class: 'summary' });
 const docsLine = h('div', { class: 'docs-line muted' });
@@ -130,12 +134,7 @@ function legend(): HTMLElement {
     item('cont', '↪ doc N', '', 'continues a document that began before the sequence'),
     h('span', { class: 'legend-item' }, h('span', { class: 'eos' }, '<|endoftext|>'), ' EOS: the document ends'),
     item('shard', '▾ shard', '', 'the stream moves to the next shard file'),
-    h(
-      'span',
-      { class: 'legend-item' },
-      h('span', { class: 'next' }, '→', h('span', { class: 'tok' }, 'x')),
-      ' the 1,025th token: target of the last position',
-    ),
+    h('span', { class: 'legend-item' }, h('span', { class: 'next' }, '→', h('span', { class: 'tok' }, 'x')), legendNext),
   );
 }
 
@@ -233,6 +232,7 @@ function render(d: UpdateViewData, focusRow: number | undefined): void {
   heading.textContent = title;
   document.title = title;
   renderSummary(d);
+  legendNext.textContent = ` the ${fmt(d.seqLen + 1)}${ordinalSuffix(d.seqLen + 1)} token: target of the last position`;
   renderDocsLine(undefined);
   const notes = [
     d.anomaly,

@@ -8,17 +8,22 @@
  *
  * Arguments (optional): `{ first, last, root, format, file }`; with all of them nothing is asked
  * (tests). Resolves with the file written and its size, or undefined.
+ *
+ * With a run description in force (`run.json`, `tokenShards.run`) the updates are the run's
+ * batches in its training order and the export is npz `[n, B, L]` (src/core/export.ts), as
+ * `token-shards export ROOT K --run FILE --format npz` writes it.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
 import { CancelledError } from '../core/errors';
 import { fmt } from '../core/units';
-import { EXPORT_FORMATS, ExportFormat, describeExport, exportUpdatesToFile, npzSizeEstimate } from '../core/export';
+import { EXPORT_FORMATS, ExportFormat, checkExportUpdates, describeExport, exportUpdatesToFile, npzSizeEstimate } from '../core/export';
 import { parseUpdateRange } from '../core/stats';
 import type { Services } from '../services';
 import { commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { askSaveLocation } from '../panels/saveLocation';
+import { runOrderOf } from '../panels/updateView';
 
 /** Arguments of `tokenShards.exportUpdates`. */
 export interface ExportArgs {
@@ -43,7 +48,14 @@ export async function exportUpdatesCommand(
     const here = focused();
     const ds = await resolveDataset(services, vscode.l10n.t('Export Updates: choose a dataset'), opts.root, uri, here.ds);
     if (!ds) return undefined;
-    const n = ds.schedule.numUpdates;
+    // "Update k" is the run's when a run description is in force (run.json or tokenShards.run):
+    // its batches of B samples of L input tokens, exported as npz only.
+    const run = await runOrderOf(services, ds);
+    const order = run?.order.kind === 'sequential' ? undefined : run?.order;
+    const n = order ? order.numUpdates : ds.schedule.numUpdates;
+    const S = order ? order.samplesPerUpdate : ds.schedule.sequencesPerUpdate;
+    const L = order ? order.inputTokens : ds.schedule.L;
+    const G = S * L;
     if (n === 0) {
       void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root)));
       return undefined;
@@ -59,17 +71,14 @@ export async function exportUpdatesCommand(
         validate: (t) => {
           try {
             const v = parseUpdateRange(t);
-            ds.schedule.checkUpdate(v.first);
-            ds.schedule.checkUpdate(v.last);
+            checkExportUpdates(ds, v.first, v.last, 'npz', order);
+            const size = describeExport(v.last - v.first + 1, npzSizeEstimate(v.last - v.first + 1, G, L));
             return {
               ok: true,
               value: v,
-              detail: vscode.l10n.t(
-                '{0}: tokens [{1}, {2})',
-                describeExport(v.last - v.first + 1, npzSizeEstimate(v.last - v.first + 1, ds.schedule.G, ds.schedule.L)),
-                fmt(ds.schedule.G * v.first),
-                fmt(ds.schedule.G * (v.last + 1)),
-              ),
+              detail: order
+                ? vscode.l10n.t("{0}: the run's batches, {1} samples each", size, fmt(S))
+                : vscode.l10n.t('{0}: tokens [{1}, {2})', size, fmt(G * v.first), fmt(G * (v.last + 1))),
             };
           } catch (err) {
             return { ok: false, error: (err as Error).message };
@@ -79,11 +88,11 @@ export async function exportUpdatesCommand(
       if (!r) return undefined;
       ({ first, last } = r);
     }
-    ds.schedule.checkUpdate(first);
-    ds.schedule.checkUpdate(last);
+    checkExportUpdates(ds, first, last, 'npz', order);
     if (last < first) [first, last] = [last, first];
     const count = last - first + 1;
     let format = opts.format;
+    if (format === undefined && order) format = 'npz';
     if (format === undefined) {
       const pick = await vscode.window.showQuickPick(
         [
@@ -93,9 +102,9 @@ export async function exportUpdatesCommand(
             detail: vscode.l10n.t(
               "numpy: input_ids and target_ids, uint32 [{0}, {1}, {2}] (the card's x and y) — {3}",
               fmt(count),
-              fmt(ds.schedule.sequencesPerUpdate),
-              fmt(ds.schedule.L),
-              describeExport(count, npzSizeEstimate(count, ds.schedule.G, ds.schedule.L)),
+              fmt(S),
+              fmt(L),
+              describeExport(count, npzSizeEstimate(count, G, L)),
             ),
           },
           {
@@ -137,10 +146,11 @@ export async function exportUpdatesCommand(
       }
       file = target.fsPath;
     }
-    if (format === 'npz' && npzSizeEstimate(count, ds.schedule.G, ds.schedule.L) > CONFIRM_BYTES && opts.file === undefined) {
+    checkExportUpdates(ds, first, last, format, order);
+    if (format === 'npz' && npzSizeEstimate(count, G, L) > CONFIRM_BYTES && opts.file === undefined) {
       const go = vscode.l10n.t('Export');
       const ok = await vscode.window.showWarningMessage(
-        vscode.l10n.t('This writes {0}. Continue?', describeExport(count, npzSizeEstimate(count, ds.schedule.G, ds.schedule.L))),
+        vscode.l10n.t('This writes {0}. Continue?', describeExport(count, npzSizeEstimate(count, G, L))),
         { modal: true },
         go,
       );
@@ -165,6 +175,7 @@ export async function exportUpdatesCommand(
           // The save dialog asked before replacing a file; the dataset's own files are still refused.
           force: true,
           signal: ac.signal,
+          order,
           onProgress: (p) => {
             const pct = (100 * p.done) / p.total;
             progress.report({ increment: pct - shown, message: `${fmt(p.bytes)} bytes` });

@@ -10,6 +10,12 @@
  *   uint32 little-endian, shape `[updates, S, L]` (S = G/L; [n, 128, 1024] for the card), equal to
  *   the card's `x` and `y` stacked. Written with yazl (ZIP64 when an entry passes 4 GiB).
  *
+ * Through a run's training order ({@link ExportOptions.order}, e.g. Megatron's shuffled samples),
+ * only `npz` is written: shape `[updates, B, L]` (B samples per update in batch order, L input
+ * tokens per sample), `input_ids[i, s]` = sample s's first L tokens as the trainer assembled them
+ * from its stream ranges, `target_ids[i, s]` = its tokens 1..L (the same arrays as
+ * `token-shards update ROOT k --run FILE --json` prints per sample).
+ *
  * Memory is bounded: one update (G + 1 ids) is read at a time and written with backpressure
  * (for npz the updates are read twice, once per array). Units: counts in updates unless named bytes.
  */
@@ -20,7 +26,8 @@ import * as yazl from 'yazl';
 import type { Dataset } from './dataset';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, type DocumentIndex } from './documents';
 import { documentRuleOf } from './documentRule';
-import { CancelledError, RangeRequestError } from './errors';
+import { CancelledError, DataError, RangeRequestError } from './errors';
+import { checkOrderUpdate, type OrderSample, type TrainingOrder } from './order/order';
 import { count } from './units';
 import { npyHeaderBytes } from './formats/npy';
 import type { LoadedTokenizer } from './tokenizer';
@@ -54,6 +61,45 @@ export interface ExportOptions {
   onProgress?: (p: ExportProgress) => void;
   /** txt: show control characters of the text as marks (`⟨ESC⟩`), for a terminal. Default false: the text as it is. */
   markControls?: boolean;
+  /**
+   * The run's training order that update k follows (the CLI's `TrainingOrder`, the extension's
+   * `OrderView`); absent or `sequential`: the dataset card's order. Only `npz` goes through it.
+   */
+  order?: ExportOrder;
+}
+
+/** What the export asks of a training order: its shape and update k's samples in batch order. */
+export interface ExportOrder extends Pick<TrainingOrder, 'kind' | 'numUpdates' | 'samplesPerUpdate' | 'inputTokens'> {
+  update(k: number): OrderSample[] | Promise<OrderSample[]>;
+}
+
+/**
+ * Checks that updates `first` and `last` exist: in the run's `order` when one is given (and not
+ * the card's sequential order; then only npz is exported), else in the card's schedule.
+ * @throws RangeRequestError naming the valid range, or the format the order does not export.
+ */
+export function checkExportUpdates(
+  ds: Pick<Dataset, 'schedule'>,
+  first: number,
+  last: number,
+  format: ExportFormat,
+  order: ExportOrder | undefined,
+): void {
+  const run = runOrder({ order });
+  if (run) {
+    checkOrderUpdate(run, first);
+    checkOrderUpdate(run, last);
+    if (format !== 'npz')
+      throw new RangeRequestError(`through the run's ${run.kind} order only npz is exported (asked: ${format}); choose npz`);
+  } else {
+    ds.schedule.checkUpdate(first);
+    ds.schedule.checkUpdate(last);
+  }
+}
+
+/** The run's order when it is not the card's sequential one. */
+function runOrder(opts: ExportOptions): ExportOrder | undefined {
+  return opts.order && opts.order.kind !== 'sequential' ? opts.order : undefined;
 }
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
@@ -114,8 +160,7 @@ export async function exportUpdates(
   sink: Writable,
   opts: ExportOptions = {},
 ): Promise<void> {
-  ds.schedule.checkUpdate(first);
-  ds.schedule.checkUpdate(last);
+  checkExportUpdates(ds, first, last, format, opts.order);
   if (last < first) throw new RangeRequestError(`the range ${first}..${last} is empty (the last update comes before the first)`);
   if (format === 'txt' && !opts.tokenizer) throw new RangeRequestError('the txt export decodes text and needs a tokenizer');
   const n = last - first + 1;
@@ -175,9 +220,12 @@ async function writeNpz(
   opts: ExportOptions,
   progress: ExportProgress,
 ): Promise<void> {
-  const { G, L } = ds.schedule;
-  const S = G / L;
+  const order = runOrder(opts);
+  const S = order ? order.samplesPerUpdate : ds.schedule.G / ds.schedule.L;
+  const L = order ? order.inputTokens : ds.schedule.L;
   const n = last - first + 1;
+  const read = async (k: number, which: 'x' | 'y'): Promise<Uint32Array> =>
+    order ? orderedRows(ds, order, k, which) : ds.stream.read(ds.schedule.G * k + (which === 'x' ? 0 : 1), ds.schedule.G);
   const zip = new yazl.ZipFile();
   const streams: Readable[] = [];
   let failed: Error | undefined;
@@ -190,8 +238,7 @@ async function writeNpz(
       yield header;
       for (let k = first; k <= last; k++) {
         if (opts.signal?.aborted) throw new CancelledError();
-        const ids = await ds.stream.read(G * k + (which === 'x' ? 0 : 1), G);
-        const b = leBytes(ids);
+        const b = leBytes(await read(k, which));
         progress.done++;
         progress.bytes += b.length;
         opts.onProgress?.({ ...progress });
@@ -203,7 +250,7 @@ async function writeNpz(
     streams.push(r);
     return r;
   };
-  const size = npyHeader([n, S, L]).length + n * G * 4;
+  const size = npyHeader([n, S, L]).length + n * S * L * 4;
   const mtime = new Date(1980, 0, 1); // fixed: the same updates give the same bytes
   zip.addReadStreamLazy('input_ids.npy', { compress: false, size, mtime }, (cb) => cb(null, entry('x')));
   zip.addReadStreamLazy('target_ids.npy', { compress: false, size, mtime }, (cb) => cb(null, entry('y')));
@@ -234,6 +281,33 @@ async function writeNpz(
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Update k of a run's order as one `[B, L]` block (row-major): each sample's ids assembled from
+ * its stream ranges in order, its first L (`x`) or its ids 1..L (`y`).
+ * @throws DataError when a sample holds fewer than L + 1 tokens.
+ */
+async function orderedRows(ds: Pick<Dataset, 'stream'>, order: ExportOrder, k: number, which: 'x' | 'y'): Promise<Uint32Array> {
+  const L = order.inputTokens;
+  const samples = await order.update(k);
+  const out = new Uint32Array(samples.length * L);
+  for (const s of samples) {
+    const ids = new Uint32Array(L + 1);
+    let at = 0;
+    for (const p of s.pieces) {
+      if (at >= ids.length) break;
+      const got = await ds.stream.read(p.start, Math.min(p.end - p.start, ids.length - at));
+      ids.set(got, at);
+      at += got.length;
+    }
+    if (at < ids.length)
+      throw new DataError(
+        `update ${k}, sample ${s.sample}: its ranges hold ${at} tokens; the export needs ${L + 1} (inputs and the last target)`,
+      );
+    out.set(which === 'x' ? ids.subarray(0, L) : ids.subarray(1), s.slot * L);
+  }
+  return out;
 }
 
 /** Options of {@link exportUpdatesToFile}: those of {@link exportUpdates}, and how the rules of `safeWrite.ts` apply. */

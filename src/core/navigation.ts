@@ -13,7 +13,7 @@
  *
  * Units: offsets and counts in tokens.
  */
-import { count, fmt } from './units';
+import { count, fmt, ordinalSuffix } from './units';
 import { ShardEntry } from './manifest';
 import { parseNumberInput } from './numbers';
 import { PAST_LAST_UPDATE_TEXT, Schedule } from './schedule';
@@ -312,10 +312,6 @@ export function numberArg(v: unknown, name: string): { value?: number; error?: s
 
 function capitalise(s: string): string {
   return s ? s[0].toUpperCase() + s.slice(1) : s;
-}
-
-function ordinalSuffix(n: number): string {
-  return n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
 }
 
 /**

@@ -6,6 +6,11 @@
 
 const NUMBER_FORMAT = new Intl.NumberFormat('en-US');
 
+/** The English ordinal suffix of a whole number ≥ 0: 1 → "st", 12 → "th", 1,025 → "th". */
+export function ordinalSuffix(n: number): string {
+  return n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+}
+
 /** Formats a number with thousands separators (12,345,678), the way the UI and CLI print counts. One shared formatter: `toLocaleString` builds a new one per call. */
 export function fmt(n: number): string {
   return NUMBER_FORMAT.format(n);

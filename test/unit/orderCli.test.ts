@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
-import { orderFixtures, removeOrderFixtures } from './orderFixtures';
+import { orderFixtures, removeOrderFixtures, writeMegatronRunFile } from './orderFixtures';
 
 describe('training order: CLI update and locate with --run', function () {
   this.timeout(300_000);
@@ -216,16 +216,7 @@ describe('training order: CLI over a Megatron PATH', function () {
   it('update k --json and locate --json through the cached GPTDataset indices', () => {
     const { dir, ref } = orderFixtures();
     const r = ref.megatron['two-epochs'];
-    const runFile = path.join(dir, 'megatron', 'cli-run.json');
-    fs.writeFileSync(
-      runFile,
-      JSON.stringify({
-        order: 'megatron',
-        cache: 'run-two-epochs/cache',
-        global_batch_size: r.global_batch_size,
-        train_iters: r.train_iters,
-      }),
-    );
+    const runFile = writeMegatronRunFile('cli-run.json');
     const bin = path.join(dir, 'megatron', 'text_document.bin');
     const cli = (args: string[]) =>
       execFileSync(process.execPath, [cliPath(), '--run', runFile, ...args], {

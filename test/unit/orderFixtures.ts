@@ -82,6 +82,27 @@ export function idsOf(stream: Int32Array, pieces: { start: number; end: number }
   return out;
 }
 
+/**
+ * Writes `megatron/<name>` in the fixture folder: a run description of the two-epoch Megatron
+ * run (its cached indices in `run-two-epochs/cache`, its batch size and iterations).
+ * @returns the run file's path.
+ */
+export function writeMegatronRunFile(name: string): string {
+  const { dir, ref } = orderFixtures();
+  const r = ref.megatron['two-epochs'];
+  const runFile = path.join(dir, 'megatron', name);
+  fs.writeFileSync(
+    runFile,
+    JSON.stringify({
+      order: 'megatron',
+      cache: 'run-two-epochs/cache',
+      global_batch_size: r.global_batch_size,
+      train_iters: r.train_iters,
+    }),
+  );
+  return runFile;
+}
+
 /** Removes the fixture folder. */
 export function removeOrderFixtures(): void {
   if (made) fs.rmSync(made.dir, { recursive: true, force: true });

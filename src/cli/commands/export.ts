@@ -4,7 +4,9 @@
  * stdout (npz only when stdout is not a terminal). `--out` follows the rules of
  * `core/safeWrite.ts`: never inside the dataset folder or onto a file it reads, an existing file
  * only with `--force` and only a regular one (exit 2 otherwise), written under a unique temporary
- * name first. Progress on stderr; Ctrl-C removes the temporary file.
+ * name first. Progress on stderr; Ctrl-C removes the temporary file. With a run description
+ * (`--run FILE` or `<root>/run.json`) update k is the run's batch (npz only, `[n, B, L]`: see
+ * src/core/export.ts).
  */
 import type { Command } from 'commander';
 import { isFormatName } from '../../core/formats/registry';
@@ -13,7 +15,16 @@ import { Dataset } from '../../core/dataset';
 import { documentIndexOf } from '../../core/documents';
 import { RangeRequestError } from '../../core/errors';
 import { count, fmt } from '../../core/units';
-import { EXPORT_FORMATS, ExportFormat, ExportProgress, exportUpdates, exportUpdatesToFile } from '../../core/export';
+import {
+  EXPORT_FORMATS,
+  ExportFormat,
+  ExportOrder,
+  checkExportUpdates,
+  ExportProgress,
+  exportUpdates,
+  exportUpdatesToFile,
+} from '../../core/export';
+import { orderFor } from '../order';
 import type { LoadedTokenizer } from '../../core/tokenizer';
 import { parseUpdateRange } from './stats';
 import { CliContext, UsageError } from '../context';
@@ -46,16 +57,22 @@ export function register(program: Command, ctx: CliContext): void {
         const output = (ctx.globals(cmd).format ?? []).filter((v) => !isFormatName(v));
         if (output.length > 1) throw new UsageError(`--format is given as ${output.join(' and ')}; expected one of jsonl, txt, npz`);
         const ds = await ctx.open(root, cmd);
-        return runExport(ds, range, {
-          format: output[0],
-          out: opts.out,
-          force: opts.force,
-          markControls: ctx.marks(),
-          stdout: ctx.output.writable,
-          stderr: ctx.stderr,
-          signal: ctx.cancellable(),
-          tokenizer: async () => (ctx.globals(cmd).tokenizer || ds.tokenizerFile ? ctx.tokenizerFor(undefined, cmd, ds) : undefined),
-        });
+        const order = await orderFor(ctx, ds, cmd);
+        try {
+          return await runExport(ds, range, {
+            format: output[0],
+            out: opts.out,
+            force: opts.force,
+            markControls: ctx.marks(),
+            stdout: ctx.output.writable,
+            stderr: ctx.stderr,
+            signal: ctx.cancellable(),
+            tokenizer: async () => (ctx.globals(cmd).tokenizer || ds.tokenizerFile ? ctx.tokenizerFor(undefined, cmd, ds) : undefined),
+            order,
+          });
+        } finally {
+          order.close();
+        }
       }),
     );
 }
@@ -73,6 +90,8 @@ export interface ExportCliOptions {
   stdout: Writable & { isTTY?: boolean };
   stderr: { write(s: string): unknown; isTTY?: boolean };
   signal?: AbortSignal;
+  /** The run's training order (`--run FILE` or `<root>/run.json`); updates are then the run's batches (npz only). */
+  order?: ExportOrder;
 }
 
 /**
@@ -89,8 +108,7 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
       `--format ${o.format === undefined ? '(missing)' : JSON.stringify(o.format)}: expected one of ${EXPORT_FORMATS.join(', ')}`,
     );
   const { first, last } = parseUpdateRange(rangeText);
-  ds.schedule.checkUpdate(first);
-  ds.schedule.checkUpdate(last);
+  checkExportUpdates(ds, first, last, format, o.order);
   if (!o.out && format === 'npz' && o.stdout.isTTY) throw new RangeRequestError('npz is binary: pass --out FILE (or redirect stdout)');
   const tok = await o.tokenizer();
   if (!tok && format === 'jsonl') o.stderr.write('warning: no tokenizer: "text" is null (pass --tokenizer FILE)\n');
@@ -111,6 +129,7 @@ export async function runExport(ds: Dataset, rangeText: string | undefined, o: E
     documentIndex: documentIndexOf(ds),
     signal: o.signal,
     onProgress,
+    order: o.order,
   };
   if (o.out !== undefined) {
     const bytes = await exportUpdatesToFile(ds, first, last, format, o.out, { ...opts, force: o.force });
