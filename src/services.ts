@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import { Dataset, findDatasetRoot, openPath } from './core/dataset';
 import { DataError } from './core/errors';
 import { FormatChoice, SETTING_CHOICE_NAMES, formatChoice } from './core/formats/choice';
+import { isTrainingOrderIndexFile } from './core/order/indexFiles';
 import { sniffFormat, sniffInputOf } from './core/formats/registry';
 import { DEFAULT_DOCUMENT_SCAN_LIMIT, DocumentIndex, documentIndexOf } from './core/documents';
 import type { VerifyOptions } from './core/verify/verify';
@@ -206,14 +207,17 @@ export class Services implements vscode.Disposable {
   /**
    * Dataset roots in the workspace: folders holding a `shard_manifest.jsonl`, and folders of
    * another storage format that the sniffer recognises (`.idx`, `.ds`, `index.json`, `.csv.gz`,
-   * `.bin`, `.npy` files are looked for; each folder is sniffed as `openPath` would).
+   * `.bin`, `.npy` files are looked for; each folder is sniffed as `openPath` would). Megatron's and
+   * OLMo's training-order index files (`.npy` of sample indices) do not make a folder a dataset.
    */
   async workspaceDatasetRoots(): Promise<string[]> {
     const exclude = '**/node_modules/**';
     const files = await vscode.workspace.findFiles(`**/${SHARD_MANIFEST}`, exclude, 50);
     const roots = new Set(files.filter((f) => f.scheme === 'file').map((f) => path.dirname(f.fsPath)));
     const others = await vscode.workspace.findFiles(`**/{${WORKSPACE_FORMAT_GLOBS.join(',')}}`, exclude, 200);
-    const folders = [...new Set(others.filter((f) => f.scheme === 'file').map((f) => path.dirname(f.fsPath)))]
+    const folders = [
+      ...new Set(others.filter((f) => f.scheme === 'file' && !isTrainingOrderIndexFile(f.fsPath)).map((f) => path.dirname(f.fsPath))),
+    ]
       .filter((d) => ![...roots].some((r) => d === r || d.startsWith(r + path.sep)))
       .slice(0, MAX_SNIFFED_FOLDERS);
     for (const dir of folders) {
