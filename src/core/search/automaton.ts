@@ -275,8 +275,8 @@ export class TokenTable {
   readonly rootBits: Int32Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
-  /** Text mode: token ids sorted by their bytes (the vocabulary's trie, walked by {@link buildState}). */
-  private readonly sorted?: Int32Array;
+  /** Text mode: token ids in byte order, sorted per first byte on demand (the vocabulary's trie, walked by {@link buildState}). */
+  private readonly sorted?: VocabularyOrder;
 
   /**
    * @param eos the EOS id: in text mode it ends the document (back to state 0, no bytes).
@@ -303,7 +303,7 @@ export class TokenTable {
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
     this.kernel = kernel ? ScanKernel.make((this.V >>> 5) + 1, this.capacity) : undefined;
     this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
-    if (!this.ids) this.sorted = sortedByBytes(tb);
+    if (!this.ids) this.sorted = vocabularyOrder(tb);
     this.buildRow0();
     this.rootBits = new Int32Array((this.V >>> 5) + 1);
     for (let id = 0; id < this.V; id++) if (this.T[id] !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
@@ -369,7 +369,8 @@ export class TokenTable {
     if (this.ids) {
       for (const id of dfa.alphabet) if (id < this.V) ex.push(id);
     } else {
-      const sorted = this.sorted!;
+      const order = this.sorted!;
+      const sorted = order.ids;
       const { offsets, bytes } = this.tb;
       const len = (k: number) => offsets[sorted[k] + 1] - offsets[sorted[k]];
       const byteAt = (k: number, d: number) => bytes[offsets[sorted[k]] + d];
@@ -395,7 +396,16 @@ export class TokenTable {
           lo = g;
         }
       };
-      walk(0, sorted.length, 0, state, 0);
+      // Depth 0 by the first-byte groups: only a group where the two walks part is sorted (once).
+      for (let k = 0; k < order.emptyEnd; k++) ex.push(sorted[k]);
+      for (let c = 0; c < 256; c++) {
+        const a2 = dfa.stepByte(state, c),
+          b2 = dfa.stepByte(0, c);
+        if (a2 === b2 || order.starts[c] === order.starts[c + 1]) continue;
+        const [lo, g] = order.group(c);
+        if (sameAccepts(dfa.accepts[a2], dfa.accepts[b2])) walk(lo, g, 1, a2, b2);
+        else for (let k = lo; k < g; k++) ex.push(sorted[k]);
+      }
     }
     let mask = 1;
     while (mask + 1 < 2 * ex.length) mask = mask * 2 + 1;
@@ -622,18 +632,32 @@ function sameAccepts(a: Int32Array | null, b: Int32Array | null): boolean {
   return true;
 }
 
-const sortedCache = new WeakMap<TokenBytes, Int32Array>();
-
 /**
- * Token ids `0..vocabSize−1` sorted by their bytes (lexicographic, a prefix before its
- * extensions), once per byte table: a most-significant-byte-first radix sort, linear in the
- * vocabulary's bytes.
+ * Token ids `0..vocabSize−1` in byte order (lexicographic, a prefix before its extensions), made
+ * per first byte when first asked for: `ids` holds the tokens without bytes first (`[0,
+ * emptyEnd)`), then the tokens grouped by their first byte `c` at `[starts[c], starts[c + 1])`;
+ * {@link group} sorts a group by the rest of its bytes (a most-significant-byte-first radix
+ * sort, linear in the group's bytes) and returns its range. A scan sorts only the groups whose
+ * first byte moves one of its states differently from state 0, so a term's start costs a few
+ * groups, not the whole vocabulary.
  */
-function sortedByBytes(tb: TokenBytes): Int32Array {
-  const cached = sortedCache.get(tb);
+interface VocabularyOrder {
+  readonly ids: Int32Array;
+  readonly emptyEnd: number;
+  /** 257 entries: group `c` is `[starts[c], starts[c + 1])` of {@link ids}. */
+  readonly starts: Int32Array;
+  /** The range of the tokens whose first byte is `c` (0–255), sorted by bytes. */
+  group(c: number): [number, number];
+}
+
+const orderCache = new WeakMap<TokenBytes, VocabularyOrder>();
+
+/** The {@link VocabularyOrder} of a byte table, once per table. */
+function vocabularyOrder(tb: TokenBytes): VocabularyOrder {
+  const cached = orderCache.get(tb);
   if (cached) return cached;
   const { offsets, bytes } = tb;
-  const ids = Int32Array.from({ length: tb.vocabSize }, (_, k) => k);
+  const ids = new Int32Array(tb.vocabSize);
   const tmp = new Int32Array(ids.length);
   const counts = new Int32Array(257);
   const fill = new Int32Array(257);
@@ -670,7 +694,31 @@ function sortedByBytes(tb: TokenBytes): Int32Array {
     ids.set(tmp.subarray(lo, hi), lo);
     for (let b = 1; b < 257; b++) if (starts[b + 1] - starts[b] > 1) sortRange(lo + starts[b], lo + starts[b + 1], d + 1);
   };
-  sortRange(0, ids.length, 0);
-  sortedCache.set(tb, ids);
-  return ids;
+  // Depth 0 only: a counting pass by first byte (no-byte tokens first, in id order).
+  const firstKey = new Uint16Array(ids.length);
+  for (let id = 0; id < ids.length; id++) {
+    const o = offsets[id];
+    counts[(firstKey[id] = o < offsets[id + 1] ? bytes[o] + 1 : 0)]++;
+  }
+  const first = new Int32Array(258);
+  for (let b = 0; b < 257; b++) first[b + 1] = first[b] + counts[b];
+  fill.set(first.subarray(0, 257));
+  for (let id = 0; id < ids.length; id++) ids[fill[firstKey[id]]++] = id;
+  const sortedGroup = new Uint8Array(256);
+  const order: VocabularyOrder = {
+    ids,
+    emptyEnd: first[1],
+    starts: first.subarray(1),
+    group(c: number): [number, number] {
+      const lo = first[c + 1],
+        hi = first[c + 2];
+      if (!sortedGroup[c]) {
+        if (hi - lo > 1) sortRange(lo, hi, 1);
+        sortedGroup[c] = 1;
+      }
+      return [lo, hi];
+    },
+  };
+  orderCache.set(tb, order);
+  return order;
 }

@@ -8,7 +8,8 @@
  * (`node --jitless`) the table's JavaScript loop does the same work.
  *
  * Memory layout (bytes): `[0, tableAt)` the state-0 bit set (bit `id` set = the id leaves state 0
- * or completes a match; `⌊V/32⌋ + 1` words, so bit V is never set); `[tableAt, areaAt)` the
+ * or completes a match; `⌊V/32⌋ + 1` words, so bit V is never set) and, in its last word
+ * (`tableAt − 4`), the row base the kernel stopped in; `[tableAt, areaAt)` the
  * table, int32 entries: state 0's dense row, then the other states' exception tables (see
  * {@link TokenTable}); from `areaAt` the scanner's read buffers, so chunks are read straight into
  * the memory the kernel walks (no copy).
@@ -18,7 +19,6 @@ import KERNEL_WASM from './scanKernel.wat';
 /** The kernel's exports. */
 interface KernelExports {
   scan(ptr: number, i: number, to: number, rb: number, V: number, table: number, bits: number, idsMode: number): number;
-  rb: WebAssembly.Global;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -34,6 +34,8 @@ export class ScanKernel {
   readonly tableAt: number;
   /** Byte offset of the read buffers. */
   private readonly areaAt: number;
+  /** The word at `tableAt − 4`, where the kernel leaves its row base (a new view after the memory grows). */
+  private rbWord: Int32Array;
 
   private constructor(
     mod: WebAssembly.Module,
@@ -42,11 +44,12 @@ export class ScanKernel {
     /** Table capacity in entries. */
     readonly tableEntries: number,
   ) {
-    this.tableAt = pages(bitsWords * 4) * PAGE;
+    this.tableAt = pages(bitsWords * 4 + 4) * PAGE;
     this.areaAt = this.tableAt + pages(tableEntries * 4) * PAGE;
     // Pages are mapped on first touch: the table's reserve costs address space, not memory.
     this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
     this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
+    this.rbWord = new Int32Array(this.mem.buffer, this.tableAt - 4, 1);
   }
 
   /**
@@ -90,7 +93,10 @@ export class ScanKernel {
   buffers(count: number, tokens: number): Uint32Array[] {
     const need = this.areaAt + count * tokens * 4;
     const have = this.mem.buffer.byteLength;
-    if (need > have) this.mem.grow(pages(need - have));
+    if (need > have) {
+      this.mem.grow(pages(need - have));
+      this.rbWord = new Int32Array(this.mem.buffer, this.tableAt - 4, 1);
+    }
     return Array.from({ length: count }, (_, k) => new Uint32Array(this.mem.buffer, this.areaAt + k * tokens * 4, tokens));
   }
 
@@ -106,6 +112,6 @@ export class ScanKernel {
 
   /** The row base the last {@link run} stopped in. */
   get rb(): number {
-    return this.exports.rb.value as number;
+    return this.rbWord[0];
   }
 }

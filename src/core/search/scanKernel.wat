@@ -4,8 +4,9 @@
 ;;
 ;; scan(ptr, i, to, rb, V, table, bits, idsMode) walks the uint32 token ids at byte `ptr`
 ;; from index i while every token takes a fast table entry, and returns the index of the first
-;; token that needs the JavaScript slow path (or `to`); the row base it stopped in is left in the
-;; global `rb`.
+;; token that needs the JavaScript slow path (or `to`); the row base it stopped in is stored at
+;; byte `table - 4` (read there by JavaScript through a typed array: cheaper than a global's
+;; accessor at every exit).
 ;;   rb       base of the current state's table, in table entries (0 = state 0's dense row)
 ;;   V        ids < V have table entries
 ;;   table    byte offset of the table (int32 entries: >= 0 the next state's base, < 0 the slow path)
@@ -14,7 +15,6 @@
 ;;   idsMode  1: an id >= V leads to state 0 (runs of token ids); 0: such an id goes to the slow path
 (module
   (import "env" "mem" (memory 1))
-  (global $rb (export "rb") (mut i32) (i32.const 0))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $bits i32) (param $idsMode i32)
@@ -103,5 +103,5 @@
         (local.set $rb (local.get $x))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $token)))
-    (global.set $rb (local.get $rb))
+    (i32.store (i32.sub (local.get $table) (i32.const 4)) (local.get $rb))
     (local.get $i)))
