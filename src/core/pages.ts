@@ -95,7 +95,7 @@ export interface PageDocuments {
    * Local token offsets (in the shard) where documents start, ascending: the document holding
    * the page's first token (its start may be before the page or in an earlier shard: negative),
    * then every start up to and including the page's end offset (a start there closes the page's
-   * last document).
+   * last document; on the stream's last page its end offset closes the last document).
    */
   starts: number[];
   /** Provenance of each of those documents (Dolma `.csv.gz` `id`, `src`, `loc`), null where none; absent when the format records none. */
@@ -402,6 +402,11 @@ export class ShardPages {
     for (let n = first; n < docs.starts.length && docs.starts[n] <= g + end; n++) {
       starts.push(docs.starts[n] - g);
       if (docs.metadata) metadata.push(docs.metadata(n) ?? null);
+    }
+    // The stream's end closes its last document, as a next start would (see indexDocStats).
+    if (g + end === this.format!.streamTokens && starts[starts.length - 1] < end) {
+      starts.push(end);
+      if (docs.metadata) metadata.push(null);
     }
     return docs.metadata ? { starts, metadata } : { starts };
   }

@@ -268,3 +268,65 @@ describe('shard editor pages on llm.c: documents begin at their delimiter', func
     });
   }
 });
+
+/**
+ * Index documents stored without EOS (Megatron written without `--append-eod`): the shard
+ * editor draws a separator only where the stored token is the delimiter. Over every page of the
+ * fixtures, the separators are exactly the reference documents whose last token (read by numpy,
+ * `reference_formats.py --ranges`) is the EOS id; every other document's last token stays in the
+ * text and ends its block, and the next document starts a line.
+ */
+describe('shard editor pages: separators only where the stored token is the delimiter', function () {
+  this.timeout(600_000);
+  for (const [dir, format] of [
+    ['dolma2/megatron-multi', 'megatron'],
+    ['dolma2/datatrove-uint32-loss', 'datatrove'],
+  ] as const) {
+    it(`${dir}: separators are the documents ending with EOS; other document ends stay in the text`, async () => {
+      const root = path.join(fixturesDir, dir);
+      const got = await pagesOf(root);
+      const eos = got.ds.settings.eosTokenId;
+      const table = reference(root, format).document_table;
+      const lastIds = (
+        JSON.parse(
+          execFileSync(
+            'python3',
+            [
+              path.join(repoRoot(), 'scripts', 'reference_formats.py'),
+              root,
+              '--format',
+              format,
+              '--ranges',
+              JSON.stringify(table.map(([s, l]) => [s + l - 1, 1])),
+            ],
+            { encoding: 'utf8', maxBuffer: 1 << 28 },
+          ),
+        ) as { ranges: number[][] }
+      ).ranges.map((r) => r[0]);
+      const withEos = table.filter((_, n) => lastIds[n] === eos).map(([s, l]) => s + l - 1);
+      const without = table.filter((_, n) => lastIds[n] !== eos).map(([s, l]) => s + l - 1);
+      assert.ok(without.length > 0, `${dir}: some documents end without EOS`);
+      const seps: number[] = [];
+      const textEnds = new Set<number>();
+      for (const [i, entry] of got.ds.shards.entries()) {
+        const f = got.ds.format!.files[i];
+        const stream = new TokenStream([{ path: f.path, startToken: 0, numTokens: f.numTokens, layout: f.layout }]);
+        const shard = new ShardPages(stream, entry.numTokens, undefined, eos, 0, shardFormatInfo(got.ds, entry));
+        for (let p = 0; p < shard.pageCount; p++) {
+          const page = new PageData(await shard.page(p), eos);
+          const blocks = page.blocks('documents', 0);
+          blocks.forEach((b, k) => {
+            if (b.kind === 'sep') seps.push(entry.startToken + b.start);
+            else {
+              textEnds.add(entry.startToken + b.end - 1);
+              if (k > 0 && page.isEnd(blocks[k - 1].end - 1)) assert.ok(!b.midLine, `${dir}: block after a document end at ${b.start}`);
+            }
+          });
+        }
+        await stream.close();
+      }
+      assert.deepStrictEqual(seps, withEos);
+      for (const e of without) assert.ok(textEnds.has(e), `${dir}: document ending at ${e} ends a text block`);
+    });
+  }
+});

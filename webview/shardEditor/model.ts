@@ -241,7 +241,8 @@ export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard:
   const push = (e: number, kind: Block['kind']) => {
     if (e > s) {
       out.push(midLine && kind === 'text' ? { start: s, end: e, kind, midLine } : { start: s, end: e, kind });
-      midLine = kind === 'text' && !(page.hasText && page.docText(lastGroupStart(page, s, e)).endsWith('\n'));
+      // A document's last token ends the line too (an index entry stored without EOS).
+      midLine = kind === 'text' && !page.isEnd(e - 1) && !(page.hasText && page.docText(lastGroupStart(page, s, e)).endsWith('\n'));
     }
     s = e;
   };
