@@ -259,7 +259,11 @@ export class ShardDocument implements vscode.CustomDocument {
           f.name,
           f.dtype,
           f.reason,
-          f.documents ? vscode.l10n.t("from the format's index") : vscode.l10n.t('separated by EOS id {0}', dataset.settings.eosTokenId),
+          f.documents
+            ? vscode.l10n.t("from the format's index")
+            : f.delimiter === 'opens'
+              ? vscode.l10n.t('each beginning with its delimiter id {0}', dataset.settings.eosTokenId)
+              : vscode.l10n.t('separated by EOS id {0}', dataset.settings.eosTokenId),
         ),
       });
     }
