@@ -227,6 +227,8 @@ async function datasetFor(services: Services, arg: unknown): Promise<Dataset | u
   if (uri?.scheme === 'file') {
     const root = path.basename(uri.fsPath) === SHARD_MANIFEST ? path.dirname(uri.fsPath) : await findDatasetRoot(uri.fsPath);
     if (root) return services.openRoot(root);
+    // A folder of another format is its stream; a file, the stream its format opens it in.
+    if ((await fs.promises.stat(uri.fsPath).catch(() => undefined))?.isDirectory()) return services.openRoot(uri.fsPath);
     const formatDs = await services.datasetForFile(uri);
     if (formatDs) return formatDs;
   }
