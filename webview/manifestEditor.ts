@@ -108,6 +108,17 @@ const headerRow = h(
   { class: 'mf-row mf-colheads', role: 'row', 'aria-rowindex': 1 },
   ...COLUMNS.map((c) => h('div', { class: `mf-cell ${c.cls}`, role: 'columnheader' }, c.label)),
 );
+/** The hash column's header cell (its label is set per table: {@link hashKindLabel}). */
+const hashHeader = headerRow.children[COLUMNS.findIndex((c) => c.key === 'sha256')] as HTMLElement;
+
+/**
+ * Header of the hash column of a format stream's table: the kinds of hash its files carry
+ * (`sha1`, `xxh64`… from MDS `raw_data.hashes`), or that none is carried.
+ */
+function hashKindLabel(r: readonly ManifestRow[]): string {
+  const kinds = [...new Set(r.flatMap((x) => (x.formatHash ? [x.formatHash.algorithm] : [])))];
+  return kinds.length ? kinds.join(', ') : 'hash (none carried)';
+}
 const scroller = h('div', { class: 'mf-scroll' });
 const spacer = h('div', { class: 'mf-spacer' });
 const emptyEl = h('div', { class: 'mf-empty muted', hidden: true });
@@ -456,11 +467,14 @@ function renderHead(d: ManifestInit): void {
       `${count(t.sequencesPerUpdate, 'sequence')} × ${fmt(t.sequenceLength)} · ${src(t.tokensPerUpdateSource)}`,
     ),
   );
-  // A stream of another format has no manifest to verify against here (`token-shards manifest PATH` makes one):
-  // no Verify buttons, and the grid leaves out the status and last-checked columns.
+  // A stream of another format is verified file by file against the hashes it carries (MDS) or a
+  // `token-shards manifest PATH` list (Verify Shard Hashes; the outcome is a notification and the
+  // log): one Verify button, no cache to ignore, and the grid leaves out the status and
+  // last-checked columns. The hash column's header names the hash kind the format carries.
   const toolbar = d.format
-    ? h('div', { class: 'mf-toolbar' }, filterBox)
+    ? h('div', { class: 'mf-toolbar' }, verifyBtn, filterBox)
     : h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
+  hashHeader.textContent = d.format ? hashKindLabel(rows) : 'sha256';
   gridEl.classList.toggle('mf-format', !!d.format);
   const problems = d.problems.length
     ? h(

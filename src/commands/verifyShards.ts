@@ -21,7 +21,9 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { Dataset, findDatasetRoot, shardOfFile } from '../core/dataset';
+import * as fs from 'fs';
+import { Dataset, findDatasetRoot, formatFilesOf, formatNameOf, shardOfFile } from '../core/dataset';
+import { HashCheckResult, checkHashes, formatVerifyChecks, streamManifestNextTo } from '../core/formats/fileHashes';
 import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify/verify';
@@ -70,6 +72,27 @@ export interface VerifyRunRequest {
   ignoreCache?: boolean;
   /** Shard indices to verify (default: all). */
   indices?: number[];
+}
+
+/**
+ * The outcome of verifying a format stream's files (any format but the dataset card's): the
+ * CLI's `verify PATH [--manifest FILE]` path (`formatVerifyChecks`, `checkHashes`).
+ */
+export interface FormatVerifySummary {
+  /** Dataset root. */
+  root: string;
+  /** The storage format (`formatNameOf`). */
+  format: string;
+  /** Hash kinds compared (`sha256`, MDS's `sha1`, `xxh64`…). */
+  kinds: string[];
+  /** The `token-shards manifest` list checked against, or undefined: the hashes the format carries. */
+  manifest?: string;
+  /** One result per file checked (token files and sidecars). */
+  results: HashCheckResult[];
+  allOk: boolean;
+  cancelled: boolean;
+  /** "3 files ok (sha256 against files.jsonl)"-style one-liner. */
+  text: string;
 }
 
 /** The outcome of one run, as returned by the commands and {@link runVerification}. */
@@ -204,8 +227,105 @@ async function datasetFor(services: Services, arg: unknown): Promise<Dataset | u
   if (uri?.scheme === 'file') {
     const root = path.basename(uri.fsPath) === SHARD_MANIFEST ? path.dirname(uri.fsPath) : await findDatasetRoot(uri.fsPath);
     if (root) return services.openRoot(root);
+    // A folder of another format is its stream; a file, the stream its format opens it in.
+    if ((await fs.promises.stat(uri.fsPath).catch(() => undefined))?.isDirectory()) return services.openRoot(uri.fsPath);
+    const formatDs = await services.datasetForFile(uri);
+    if (formatDs) return formatDs;
   }
   return services.pickDataset(vscode.l10n.t('Verify which dataset?'));
+}
+
+/**
+ * Verify for a format stream: against a `token-shards manifest` list next to its files
+ * (`streamManifestNextTo`), else the hashes the format carries (MDS), else a list the user chooses.
+ * @returns the summary, or undefined when there was nothing to check against (said in a message).
+ */
+async function verifyFormatStream(services: Services, ds: Dataset): Promise<FormatVerifySummary | undefined> {
+  const files = formatFilesOf(ds);
+  const format = formatNameOf(ds);
+  let manifest = await streamManifestNextTo(files);
+  if (!manifest && !formatVerifyChecks(files).checks.length) {
+    const chosen = await vscode.window.showOpenDialog({
+      title: vscode.l10n.t('{0} carries no hashes: choose the list written by token-shards manifest', format),
+      filters: { 'JSON lines': ['jsonl'] },
+      canSelectMany: false,
+    });
+    if (!chosen?.[0]) {
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t(
+          '{0} ({1}) carries no hashes: write them once with `token-shards manifest {0} > files.jsonl` next to the data, then verify again.',
+          plainText(shortText(ds.root)),
+          format,
+        ),
+      );
+      return undefined;
+    }
+    manifest = chosen[0].fsPath;
+  }
+  const started = Date.now();
+  try {
+    const summary = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Verifying file hashes'), cancellable: true },
+      async (progress, token) => {
+        const { checks, kinds } = formatVerifyChecks(
+          files,
+          manifest ? { text: await fs.promises.readFile(manifest, 'utf8'), file: manifest } : undefined,
+        );
+        const abort = new AbortController();
+        token.onCancellationRequested(() => abort.abort());
+        progress.report({ message: vscode.l10n.t('{0} files, {1}', fmt(checks.length), kinds.join(', ')) });
+        let results: HashCheckResult[] = [];
+        let cancelled = false;
+        try {
+          results = await checkHashes(checks, abort.signal);
+        } catch (err) {
+          if (!abort.signal.aborted) throw err;
+          cancelled = true;
+        }
+        return formatStreamSummary(ds.root, format, kinds, manifest, results, cancelled);
+      },
+    );
+    for (const r of summary.results) if (r.status !== 'ok') services.log.warn(`verify ${ds.root}: ${r.status}: ${r.message ?? r.name}`);
+    services.log.info(`verify ${ds.root}: ${summary.text} in ${formatDuration(Date.now() - started)}`);
+    const show = vscode.l10n.t('Show');
+    if (summary.allOk || summary.cancelled) void vscode.window.showInformationMessage(vscode.l10n.t('File hashes: {0}', summary.text));
+    else
+      void vscode.window.showWarningMessage(vscode.l10n.t('File hashes: {0}', summary.text), show).then((c) => {
+        if (c === show) services.log.show(true);
+      });
+    return summary;
+  } catch (err) {
+    services.log.error(`verify ${ds.root}: ${(err as Error).message}`);
+    void vscode.window.showErrorMessage(vscode.l10n.t('Cannot verify file hashes: {0}', plainText((err as Error).message)));
+    return undefined;
+  }
+}
+
+/**
+ * The summary of a format stream's check (see {@link FormatVerifySummary}); its `text` names the
+ * hash kinds and what they were checked against.
+ */
+export function formatStreamSummary(
+  root: string,
+  format: string,
+  kinds: string[],
+  manifest: string | undefined,
+  results: HashCheckResult[],
+  cancelled: boolean,
+): FormatVerifySummary {
+  const bad = results.filter((r) => r.status !== 'ok').length;
+  const against = manifest ? path.basename(manifest) : vscode.l10n.t('the hashes {0} carries', format);
+  const text = cancelled
+    ? vscode.l10n.t('cancelled after {0}', count(results.length, 'file'))
+    : bad
+      ? vscode.l10n.t('{0} of {1} files not ok ({2} against {3})', fmt(bad), fmt(results.length), kinds.join(', '), against)
+      : vscode.l10n.t('all {0} ok ({1} against {2})', count(results.length, 'file'), kinds.join(', '), against);
+  return { root, format, kinds, manifest, results, allOk: !cancelled && bad === 0, cancelled, text };
+}
+
+/** True when a dataset is a format stream (not the dataset card's `shard_manifest.jsonl` layout). */
+function isFormatStream(ds: Dataset): boolean {
+  return ds.format !== undefined && formatNameOf(ds) !== 'token-stream';
 }
 
 /** The `.u32` that `verifyThisShard` acts on. */
@@ -320,8 +440,8 @@ export function verifyCommands(
   services: Services,
   store: VerificationStore,
 ): {
-  verifyShards(arg?: unknown): Promise<VerifyRunSummary | undefined>;
-  verifyShardsIgnoreCache(arg?: unknown): Promise<VerifyRunSummary | undefined>;
+  verifyShards(arg?: unknown): Promise<VerifyRunSummary | FormatVerifySummary | undefined>;
+  verifyShardsIgnoreCache(arg?: unknown): Promise<VerifyRunSummary | FormatVerifySummary | undefined>;
   verifyThisShard(arg?: unknown): Promise<VerifyRunSummary | undefined>;
 } {
   // Shards that failed verification, for the update view and the `update k` hover.
@@ -333,10 +453,12 @@ export function verifyCommands(
   return {
     verifyShards: async (arg) => {
       const ds = await datasetFor(services, arg);
+      if (ds && isFormatStream(ds)) return verifyFormatStream(services, ds);
       return ds && verifyWithNotification(services, store, ds, {}, vscode.l10n.t('Verifying shard hashes'));
     },
     verifyShardsIgnoreCache: async (arg) => {
       const ds = await datasetFor(services, arg);
+      if (ds && isFormatStream(ds)) return verifyFormatStream(services, ds);
       return (
         ds &&
         verifyWithNotification(services, store, ds, { ignoreCache: true }, vscode.l10n.t('Verifying shard hashes (ignoring the cache)'))

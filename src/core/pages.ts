@@ -19,7 +19,8 @@ import { LoadedTokenizer, PieceKind } from './tokenizer';
 import { CancelledError, RangeRequestError } from './errors';
 import { fmt } from './units';
 import { countId, formatDocumentAt } from './documents';
-import type { DocumentMetadata, FormatDocuments } from './formats/types';
+import type { DelimiterRole, DocumentMetadata, FormatDocuments } from './formats/types';
+import { boundaryOf } from './documentRule';
 import type { Dataset } from './dataset';
 import type { ShardEntry } from './manifest';
 import { hasLossMask, readLossMask } from './formats/lossMask';
@@ -74,6 +75,14 @@ export interface PagePayload {
    */
   documents?: PageDocuments;
   /**
+   * Set where the delimiter **opens** documents (llm.c; `documentRule.ts`) and the format has no
+   * index: local token offsets in `(page start, page end]` where a document begins, i.e. each
+   * delimiter's {@link boundaryOf} (the page end included when the shard's next token is a
+   * delimiter). The webview then ends a document at the token before each of them; the delimiter
+   * itself is the first token of the document it opens. Empty when the page has none.
+   */
+  opensAt?: number[];
+  /**
    * Runs of tokens the model is not trained on (datatrove `.ds.loss` byte 0), `[first index in
    * page, end index)` ascending; absent when the format has no loss mask.
    */
@@ -86,7 +95,7 @@ export interface PageDocuments {
    * Local token offsets (in the shard) where documents start, ascending: the document holding
    * the page's first token (its start may be before the page or in an earlier shard: negative),
    * then every start up to and including the page's end offset (a start there closes the page's
-   * last document).
+   * last document; on the stream's last page its end offset closes the last document).
    */
   starts: number[];
   /** Provenance of each of those documents (Dolma `.csv.gz` `id`, `src`, `loc`), null where none; absent when the format records none. */
@@ -101,6 +110,8 @@ export interface ShardFormatInfo {
   globalStart: number;
   /** Tokens in the whole stream (the last document's end). */
   streamTokens: number;
+  /** What the delimiter id does where the format has no index (`documentRule.ts`); absent = `closes`. */
+  delimiter?: DelimiterRole;
   /** Reads the loss mask of local tokens `[start, start + count)`: one byte per token, 0 = not trained on. */
   lossMask?: (start: number, count: number) => Promise<Uint8Array>;
 }
@@ -354,11 +365,32 @@ export class ShardPages {
     const payload = buildPage(index, ids, ctxStart, start, end - start, this.tokenizer, this.eos);
     const docs = this.format?.documents;
     if (docs && end > start) payload.documents = this.pageDocuments(docs, start, end);
+    else if (this.opens) payload.opensAt = await this.opensIn(start, end);
     if (this.format?.lossMask && end > start) {
       const noLoss = lossRuns(await this.format.lossMask(start, end - start));
       if (noLoss.length) payload.noLoss = noLoss;
     }
     return payload;
+  }
+
+  /** True when the delimiter opens documents and no index gives them ({@link PagePayload.opensAt}). */
+  private get opens(): boolean {
+    return !this.format?.documents && this.format?.delimiter === 'opens';
+  }
+
+  /**
+   * Local offsets in `(start, end]` where a document begins by the delimiter-opens rule
+   * ({@link boundaryOf} of each delimiter at `[start, end]` inside the shard; one ranged read).
+   */
+  private async opensIn(start: number, end: number): Promise<number[]> {
+    const ids = await this.read(start, end + 1 - start);
+    const out: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] !== this.eos) continue;
+      const b = boundaryOf('opens', start + i);
+      if (b > start && b <= end) out.push(b);
+    }
+    return out;
   }
 
   /** The index's documents overlapping local `[start, end)` (see {@link PageDocuments}). */
@@ -370,6 +402,11 @@ export class ShardPages {
     for (let n = first; n < docs.starts.length && docs.starts[n] <= g + end; n++) {
       starts.push(docs.starts[n] - g);
       if (docs.metadata) metadata.push(docs.metadata(n) ?? null);
+    }
+    // The stream's end closes its last document, as a next start would (see indexDocStats).
+    if (g + end === this.format!.streamTokens && starts[starts.length - 1] < end) {
+      starts.push(end);
+      if (docs.metadata) metadata.push(null);
     }
     return docs.metadata ? { starts, metadata } : { starts };
   }
@@ -406,7 +443,9 @@ export class ShardPages {
 
   /**
    * Scans the whole shard for EOS tokens, one chunk of {@link PAGE_TOKENS}·32 tokens at a time
-   * (async between chunks; never more than one chunk of synchronous work).
+   * (async between chunks; never more than one chunk of synchronous work). Where the delimiter
+   * opens documents (llm.c), the facts are of the tokens that end a document: the token before each
+   * delimiter (`documentRule.ts`), so the webview numbers documents as `locate` does.
    * @param onProgress called with tokens scanned so far.
    * @throws CancelledError when `signal` fires; DataError on a short read.
    */
@@ -417,15 +456,30 @@ export class ShardPages {
     const chunk = PAGE_TOKENS * 32;
     for (let lo = 0; lo < this.numTokens; lo += chunk) {
       if (signal?.aborted) throw new CancelledError();
-      const ids = await this.read(lo, chunk);
-      for (let p = 0; p * PAGE_TOKENS < ids.length; p++) {
-        const sub = ids.subarray(p * PAGE_TOKENS, (p + 1) * PAGE_TOKENS);
-        const page = lo / PAGE_TOKENS + p;
-        const c = countId(sub, this.eos);
-        stats.eosCount[page] = c;
-        if (c > 0) {
-          stats.firstEos[page] = sub.indexOf(this.eos);
-          stats.lastEos[page] = sub.lastIndexOf(this.eos);
+      if (this.opens) {
+        // A document ends at the token before each delimiter's boundary (the next token may be the shard's last+1: not read).
+        const ids = await this.read(lo, chunk + 1);
+        for (let i = 0; i < ids.length; i++) {
+          if (ids[i] !== this.eos) continue;
+          const e = boundaryOf('opens', lo + i) - 1;
+          if (e < lo || e >= Math.min(this.numTokens, lo + chunk)) continue;
+          const page = Math.floor(e / PAGE_TOKENS);
+          const k = e - page * PAGE_TOKENS;
+          stats.eosCount[page]++;
+          if (stats.firstEos[page] < 0) stats.firstEos[page] = k;
+          stats.lastEos[page] = k;
+        }
+      } else {
+        const ids = await this.read(lo, chunk);
+        for (let p = 0; p * PAGE_TOKENS < ids.length; p++) {
+          const sub = ids.subarray(p * PAGE_TOKENS, (p + 1) * PAGE_TOKENS);
+          const page = lo / PAGE_TOKENS + p;
+          const c = countId(sub, this.eos);
+          stats.eosCount[page] = c;
+          if (c > 0) {
+            stats.firstEos[page] = sub.indexOf(this.eos);
+            stats.lastEos[page] = sub.lastIndexOf(this.eos);
+          }
         }
       }
       onProgress?.(Math.min(this.numTokens, lo + chunk));
@@ -450,6 +504,7 @@ export function shardFormatInfo(
     documents: format.documents,
     globalStart: entry.startToken,
     streamTokens: ds.storedTokens,
+    delimiter: format.delimiter,
     lossMask: hasLossMask(files) ? (start, n) => readLossMask(files, entry.startToken + start, n) : undefined,
   };
 }

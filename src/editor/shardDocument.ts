@@ -10,6 +10,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Dataset, formatFileIndex, formatNameOf, shardOfFile } from '../core/dataset';
 import { findDocumentBounds, formatDocumentAt } from '../core/documents';
+import { documentRuleOf } from '../core/documentRule';
 import { CancelledError } from '../core/errors';
 import { count, fmt, formatRateAndTimeLeft, progressRate, ShardScanRate } from '../core/units';
 import { BYTES_PER_TOKEN, ShardEntry } from '../core/manifest';
@@ -258,7 +259,11 @@ export class ShardDocument implements vscode.CustomDocument {
           f.name,
           f.dtype,
           f.reason,
-          f.documents ? vscode.l10n.t("from the format's index") : vscode.l10n.t('separated by EOS id {0}', dataset.settings.eosTokenId),
+          f.documents
+            ? vscode.l10n.t("from the format's index")
+            : f.delimiter === 'opens'
+              ? vscode.l10n.t('each beginning with its delimiter id {0}', dataset.settings.eosTokenId)
+              : vscode.l10n.t('separated by EOS id {0}', dataset.settings.eosTokenId),
         ),
       });
     }
@@ -445,8 +450,10 @@ export class ShardDocument implements vscode.CustomDocument {
       const base = entry.startToken;
       const limit = this.services.documentScanLimit();
       const index = this.services.documentIndex(ds);
-      // Seed the shared index with this shard's count when the file matches the manifest.
-      if (entry.numTokens === s.numTokens) {
+      const role = documentRuleOf(ds).role;
+      // Seed the shared index with this shard's count when the file matches the manifest (where the
+      // delimiter opens documents the scan counts document ends, not delimiters: no seed).
+      if (entry.numTokens === s.numTokens && role === 'closes') {
         const counts = new Array<number | undefined>(ds.shards.length).fill(undefined);
         counts[entry.index] = stats.eosCount.reduce((a, b) => a + b, 0);
         index.importCounts(counts);
@@ -459,7 +466,7 @@ export class ShardDocument implements vscode.CustomDocument {
         headStart = formatDocumentAt(formatDocs, base, ds.stream.totalTokens).start;
         headKnown = true;
       } else if (base > 0) {
-        const b = await findDocumentBounds(ds.stream, base, s.eos, limit);
+        const b = await findDocumentBounds(ds.stream, base, s.eos, limit, role);
         headStart = b.start;
         headKnown = b.startKnown;
       }
@@ -473,7 +480,7 @@ export class ShardDocument implements vscode.CustomDocument {
         tailEnd = formatDocumentAt(formatDocs, tailFrom, ds.stream.totalTokens).end;
         tailKnown = true;
       } else if (tailFrom < ds.stream.totalTokens) {
-        const b = await findDocumentBounds(ds.stream, tailFrom, s.eos, limit);
+        const b = await findDocumentBounds(ds.stream, tailFrom, s.eos, limit, role);
         tailEnd = b.end;
         tailKnown = b.endKnown;
       }

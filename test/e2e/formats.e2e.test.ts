@@ -6,7 +6,8 @@
  * ("Open as token shard (Megatron int32)?") opens them. For each, the first document's text in the
  * Documents view equals the tokenizer's decode of its ids, the document and its ids taken from
  * the numpy reference reader (`scripts/reference_formats.py`); Dolma's separator shows the next
- * document's provenance as its `.csv.gz` row says; datatrove's tokens not trained on are marked
+ * document's provenance as its `.csv.gz` row says; llm.c's separator is the EOT that opens the
+ * next document, labelled with its number, start and length from the reference's table; datatrove's tokens not trained on are marked
  * and labelled. The manifest table opened from the Dolma file lists its stream's files with the
  * reference's token counts and the generator's dtype and document count. Screenshots:
  * test-results/screenshots/formats-*.png.
@@ -20,6 +21,7 @@ import * as path from 'path';
 import type { FrameLocator } from 'playwright-core';
 import { launchWorkbench, REPO_ROOT, Workbench, reportIfFailed, until } from './harness';
 import { loadTokenizer } from '../../src/core/tokenizer';
+import { count, fmt } from '../../src/core/units';
 import { FORMAT_LABELS, offerQuestion } from '../../src/core/formats/offer';
 import type { FormatName, TokenDtype } from '../../src/core/formats/types';
 
@@ -38,7 +40,7 @@ interface Fixture {
 }
 
 /** The numpy reference's view of one file: its first document `[start, start + length)` and the ids through its end. */
-function reference(fx: Fixture, file: string): { first: [number, number]; ids: number[] } {
+function reference(fx: Fixture, file: string): { first: [number, number]; second?: [number, number]; ids: number[] } {
   const table = JSON.parse(
     execFileSync(
       'python3',
@@ -57,6 +59,7 @@ function reference(fx: Fixture, file: string): { first: [number, number]; ids: n
     ),
   ) as { document_table: [number, number][] };
   const first = table.document_table[0];
+  const second = table.document_table[1];
   const ranges = JSON.stringify([[0, first[0] + first[1] + 1]]);
   const ids = (
     JSON.parse(
@@ -78,7 +81,7 @@ function reference(fx: Fixture, file: string): { first: [number, number]; ids: n
       ),
     ) as { ranges: number[][] }
   ).ranges[0];
-  return { first, ids };
+  return { first, second, ids };
 }
 
 /** Text of local tokens `[start, end)` in the Documents view, paging down until the separator at `sep` is drawn. */
@@ -152,7 +155,7 @@ describe('e2e: formats in the shard editor', function () {
       const frame = await w.waitForWebview('.viewport .tok', 60_000);
       await until(async () => (await frame.locator('body').getAttribute('data-view')) === 'documents', 'documents view');
       const tok = await loadTokenizer(path.join(FIXTURES, fx.tokenizer_file));
-      const { first, ids } = reference(fx, c.file[c.file.length - 1].endsWith('.idx') ? file.replace(/\.idx$/, '.bin') : file);
+      const { first, second, ids } = reference(fx, c.file[c.file.length - 1].endsWith('.idx') ? file.replace(/\.idx$/, '.bin') : file);
       const [s, n] = first;
       // Where the text of document 0 is and which separator ends it, by the format's document rule
       // (docs/formats.md): index formats store the EOS inside the document; nanoGPT's reference
@@ -175,6 +178,15 @@ describe('e2e: formats in the shard editor', function () {
         const [, , id, src, loc] = JSON.parse(row) as string[];
         const prov = frame.locator(`.viewport .blk.sep[data-s="${sep}"] .prov`);
         assert.strictEqual((await prov.textContent())?.trim(), `id ${id} · src ${src} · loc ${loc}`);
+      }
+      if (fx.format === 'llm.c') {
+        // The EOT at the end of document 0 opens document 1 (documentRule.ts): its separator carries
+        // document 1's number, its start at that EOT and its length counting it, as the reference's table says.
+        const [s1, n1] = second!;
+        assert.strictEqual(s1, sep);
+        const label = frame.locator(`.viewport .blk.sep[data-s="${sep}"] .next`);
+        const want = `document 1 · starts at global offset ${fmt(s1)} · ${count(n1 - 1, 'token')} + EOS`;
+        await until(async () => (await label.textContent())?.trim() === want, `separator label "${want}"`);
       }
       if (fx.format === 'datatrove') {
         assert.ok(await frame.locator('[data-banner="loss"]').count(), 'the loss mask legend is shown');

@@ -20,6 +20,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { formatColumns, openPath } from '../../src/core/dataset';
 import { PAGE_TOKENS, ShardPages, shardFormatInfo } from '../../src/core/pages';
+import { documentIndexOf, findDocumentBounds } from '../../src/core/documents';
+import { documentRuleOf } from '../../src/core/documentRule';
+import { Numbering, PageData } from '../../webview/shardEditor/model';
 import { TokenStream } from '../../src/core/stream';
 import { repoRoot } from './fixtures';
 
@@ -162,4 +165,168 @@ describe('shard editor pages on formats with a document index', function () {
       await ds.stream.close();
     }
   });
+});
+
+/**
+ * The shard editor's document numbering on llm.c, whose delimiter opens every document
+ * (`documentRule.ts`): the host's pages and per-page facts (`ShardPages`), read into the
+ * webview's model (`PageData`, `Numbering`, `textBlocks`) with the document base and the head and
+ * tail bounds the host takes from the core (`documentIndexOf`, `findDocumentBounds`), give every
+ * document of the numpy reference's table (`scripts/reference_formats.py --documents`) its number,
+ * start and length at its first, middle and last token; each separator is a stored delimiter and
+ * begins the reference's document at that offset.
+ */
+describe('shard editor pages on llm.c: documents begin at their delimiter', function () {
+  this.timeout(600_000);
+  for (const [dir, eos] of [
+    ['gpt2/llmc-gpt2', 50256],
+    ['dolma2/llmc-llama3-v7', 100257],
+  ] as const) {
+    it(`${dir}: document numbers, starts and lengths equal the numpy reference's document table`, async () => {
+      const root = path.join(fixturesDir, dir);
+      // The Llama 3 fixture prepends the dolma2 tokenizer's EOS, not Llama 3's BOS that the format implies.
+      const ds = (await openPath(root, { eosTokenId: eos }))!;
+      assert.strictEqual(ds.format!.delimiter, 'opens');
+      const table = (
+        JSON.parse(
+          execFileSync(
+            'python3',
+            [path.join(repoRoot(), 'scripts', 'reference_formats.py'), root, '--format', 'llm.c', '--eos', String(eos), '--documents'],
+            {
+              encoding: 'utf8',
+              maxBuffer: 1 << 28,
+            },
+          ),
+        ) as { document_table: [number, number][] }
+      ).document_table;
+      assert.ok(table.length > 2, `${table.length} documents`);
+      const rule = documentRuleOf(ds);
+      const index = documentIndexOf(ds);
+      const firstId = (await ds.stream.read(0, 1))[0];
+      let checked = 0;
+      let separators = 0;
+      for (const [i, entry] of ds.shards.entries()) {
+        const f = ds.format!.files[i];
+        const stream = new TokenStream([{ path: f.path, startToken: 0, numTokens: f.numTokens, layout: f.layout }]);
+        const shard = new ShardPages(stream, entry.numTokens, undefined, ds.settings.eosTokenId, 0, shardFormatInfo(ds, entry));
+        const stats = await shard.scanDocuments();
+        const pages = new Map<number, PageData>();
+        for (let p = 0; p < shard.pageCount; p++) pages.set(p, new PageData(await shard.page(p), ds.settings.eosTokenId));
+        const base = entry.startToken;
+        const head = await findDocumentBounds(ds.stream, base, rule.delimiter, 1 << 30, rule.role);
+        const lastPage = stats.lastEos.reduce((a, x, p) => (x >= 0 ? p : a), -1);
+        const tailFrom = lastPage >= 0 ? base + lastPage * PAGE_TOKENS + stats.lastEos[lastPage] + 1 : base;
+        const tail =
+          tailFrom < ds.stream.totalTokens ? await findDocumentBounds(ds.stream, tailFrom, rule.delimiter, 1 << 30, rule.role) : undefined;
+        const numbering = new Numbering(PAGE_TOKENS, base);
+        numbering.update({
+          type: 'numbering',
+          generation: 0,
+          state: 'global',
+          docBase: await index.documentNumberAt(base),
+          pageEos: stats.eosCount,
+          pageFirstEos: stats.firstEos,
+          pageLastEos: stats.lastEos,
+          headStart: head.start,
+          headKnown: true,
+          tailEnd: tail?.end ?? ds.stream.totalTokens,
+          tailKnown: true,
+        });
+        const pageAt = (p: number) => pages.get(p);
+        table.forEach(([start, length], n) => {
+          for (const g of new Set([start, start + (length >> 1), start + length - 1])) {
+            if (g < base || g >= base + entry.numTokens) continue;
+            const o = g - base;
+            const doc = numbering.docAt(o, pageAt(Math.floor(o / PAGE_TOKENS)), pageAt);
+            assert.deepStrictEqual(
+              [doc.number, doc.start! + base, doc.end! - doc.start!],
+              [n, start, length],
+              `${dir} global offset ${g} (document ${n})`,
+            );
+            checked++;
+          }
+        });
+        const starts = new Map(table.map(([s, l], n) => [s, [n, l]]));
+        for (const page of pages.values()) {
+          for (const b of page.blocks('documents', 0).filter((x) => x.kind === 'sep')) {
+            assert.strictEqual(page.id(b.start), eos);
+            const doc = numbering.docAfterEos(b.start, page, pageAt);
+            assert.deepStrictEqual(
+              [doc.number, doc.end! - doc.start!],
+              starts.get(base + b.start),
+              `${dir} separator at ${base + b.start}`,
+            );
+            separators++;
+          }
+        }
+        await stream.close();
+      }
+      await ds.stream.close();
+      assert.ok(checked >= table.length * 2, `${checked} offsets checked`);
+      // Every document begins with its delimiter, except document 0 when the stream does not.
+      assert.strictEqual(separators, table.length - (firstId === eos ? 0 : 1));
+    });
+  }
+});
+
+/**
+ * Index documents stored without EOS (Megatron written without `--append-eod`): the shard
+ * editor draws a separator only where the stored token is the delimiter. Over every page of the
+ * fixtures, the separators are exactly the reference documents whose last token (read by numpy,
+ * `reference_formats.py --ranges`) is the EOS id; every other document's last token stays in the
+ * text and ends its block, and the next document starts a line.
+ */
+describe('shard editor pages: separators only where the stored token is the delimiter', function () {
+  this.timeout(600_000);
+  for (const [dir, format] of [
+    ['dolma2/megatron-multi', 'megatron'],
+    ['dolma2/datatrove-uint32-loss', 'datatrove'],
+  ] as const) {
+    it(`${dir}: separators are the documents ending with EOS; other document ends stay in the text`, async () => {
+      const root = path.join(fixturesDir, dir);
+      const got = await pagesOf(root);
+      const eos = got.ds.settings.eosTokenId;
+      const table = reference(root, format).document_table;
+      const lastIds = (
+        JSON.parse(
+          execFileSync(
+            'python3',
+            [
+              path.join(repoRoot(), 'scripts', 'reference_formats.py'),
+              root,
+              '--format',
+              format,
+              '--ranges',
+              JSON.stringify(table.map(([s, l]) => [s + l - 1, 1])),
+            ],
+            { encoding: 'utf8', maxBuffer: 1 << 28 },
+          ),
+        ) as { ranges: number[][] }
+      ).ranges.map((r) => r[0]);
+      const withEos = table.filter((_, n) => lastIds[n] === eos).map(([s, l]) => s + l - 1);
+      const without = table.filter((_, n) => lastIds[n] !== eos).map(([s, l]) => s + l - 1);
+      assert.ok(without.length > 0, `${dir}: some documents end without EOS`);
+      const seps: number[] = [];
+      const textEnds = new Set<number>();
+      for (const [i, entry] of got.ds.shards.entries()) {
+        const f = got.ds.format!.files[i];
+        const stream = new TokenStream([{ path: f.path, startToken: 0, numTokens: f.numTokens, layout: f.layout }]);
+        const shard = new ShardPages(stream, entry.numTokens, undefined, eos, 0, shardFormatInfo(got.ds, entry));
+        for (let p = 0; p < shard.pageCount; p++) {
+          const page = new PageData(await shard.page(p), eos);
+          const blocks = page.blocks('documents', 0);
+          blocks.forEach((b, k) => {
+            if (b.kind === 'sep') seps.push(entry.startToken + b.start);
+            else {
+              textEnds.add(entry.startToken + b.end - 1);
+              if (k > 0 && page.isEnd(blocks[k - 1].end - 1)) assert.ok(!b.midLine, `${dir}: block after a document end at ${b.start}`);
+            }
+          });
+        }
+        await stream.close();
+      }
+      assert.deepStrictEqual(seps, withEos);
+      for (const e of without) assert.ok(textEnds.has(e), `${dir}: document ending at ${e} ends a text block`);
+    });
+  }
 });

@@ -15,7 +15,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
+import { FormatVerifySummary, VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
 import { VerificationStore } from '../../src/verificationStore';
 import { openDataset } from '../../src/core/dataset';
 import { waitFor } from './probe';
@@ -217,6 +217,39 @@ describe('Verify Shard Hashes (extension host)', function () {
     const gone = await waitFor(() => !vscode.languages.getDiagnostics(uri).some((x) => x.code === 'malformed-json'), 15_000);
     assert.ok(gone, 'reverting removes it');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('Verify Shard Hashes on an MDS stream checks the hashes index.json carries, naming their kind', async () => {
+    const repo = path.dirname(sampleRoot());
+    const src = path.join(repo, 'format-fixtures', 'dolma2', 'mds-int32');
+    if (!fs.existsSync(src)) execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-format-fixtures.mjs')], { cwd: repo });
+    const root = path.join(tmp, 'mds');
+    fs.cpSync(src, root, { recursive: true });
+    const kinds = JSON.parse(
+      execFileSync(
+        'python3',
+        ['-c', 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["shards"][0]["hashes"]))', path.join(root, 'index.json')],
+        {
+          encoding: 'utf8',
+        },
+      ),
+    ) as string[];
+    const shards = fs.readdirSync(root).filter((f) => f.endsWith('.mds'));
+    const file = vscode.Uri.file(root);
+    const ok = await vscode.commands.executeCommand<FormatVerifySummary>('tokenShards.verifyShards', file);
+    assert.deepStrictEqual(ok.kinds, kinds);
+    assert.strictEqual(ok.results.length, shards.length);
+    assert.ok(ok.allOk, ok.text);
+    const victim = path.join(root, shards[1]);
+    const b = fs.readFileSync(victim);
+    b[100] ^= 0x10;
+    fs.writeFileSync(victim, b);
+    const bad = await vscode.commands.executeCommand<FormatVerifySummary>('tokenShards.verifyShards', file);
+    assert.deepStrictEqual(
+      bad.results.filter((r) => r.status !== 'ok').map((r) => r.path),
+      [victim],
+    );
+    assert.strictEqual(bad.text, `1 of ${shards.length} files not ok (${kinds.join(', ')} against the hashes mds carries)`);
   });
 
   it('openManifest opens the manifest table custom editor', async () => {

@@ -10,7 +10,7 @@ export interface Block {
   /** Local offsets `[start, end)`. */
   start: number;
   end: number;
-  /** 'text': decoded text or chips; 'sep': one EOS (document separator); 'row': a row of the IDs grid. */
+  /** 'text': decoded text or chips; 'sep': one stored delimiter (document separator, {@link PageData.isSeparator}); 'row': a row of the IDs grid. */
   kind: 'text' | 'sep' | 'row';
   /**
    * True when the block continues a line of the previous block: no newline or EOS between them
@@ -68,7 +68,8 @@ export class PageData {
       for (let j = i + 1; j < i + n && j < this.ids.length; j++) this.doc.set(j, '');
     }
     const docs = payload.documents;
-    if (docs) this.ends = new Set(docs.starts.filter((s) => s > this.start && s <= this.end).map((s) => s - 1));
+    const starts = docs?.starts ?? payload.opensAt;
+    if (starts) this.ends = new Set(starts.filter((s) => s > this.start && s <= this.end).map((s) => s - 1));
     if (payload.noLoss) {
       this.noLoss = new Uint8Array(this.ids.length);
       for (const [a, b] of payload.noLoss) this.noLoss.fill(1, a, b);
@@ -81,6 +82,22 @@ export class PageData {
    */
   isEnd(offset: number): boolean {
     return this.ends ? this.ends.has(offset) : this.ids[offset - this.start] === this.eos;
+  }
+
+  /**
+   * True when the stored delimiter at local `offset` is drawn as a document separator: an EOS
+   * that ends its document, or, where the delimiter opens documents ({@link opensDocuments}),
+   * any delimiter. A document end that is not the delimiter (an index entry stored without EOS)
+   * stays in the text.
+   */
+  isSeparator(offset: number): boolean {
+    if (this.ids[offset - this.start] !== this.eos) return false;
+    return this.opensDocuments || this.isEnd(offset);
+  }
+
+  /** True when the delimiter opens the document after it (llm.c; the host's {@link PagePayload.opensAt}). */
+  get opensDocuments(): boolean {
+    return this.payload.opensAt !== undefined;
   }
 
   /** True when the model is not trained on the token at local `offset` (the format's loss mask says 0). */
@@ -209,8 +226,9 @@ export function rowBlocks(start: number, end: number, cols: number): Block[] {
 }
 
 /**
- * Cuts a page into text blocks: every document end ({@link PageData.isEnd}: an EOS, or the index's
- * last token of a document) is a block of its own ('sep'); other blocks end after
+ * Cuts a page into text blocks: every separator ({@link PageData.isSeparator}: a stored delimiter
+ * that ends or opens a document) is a block of its own ('sep'); a block also ends after a
+ * document's last token that is not the delimiter; other blocks end after
  * a token whose text ends with a newline, or once `soft` tokens are reached at a token that
  * starts with a space (a break there looks like a line wrap), or at `hard` tokens. A block never
  * splits a decode group.
@@ -223,13 +241,14 @@ export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard:
   const push = (e: number, kind: Block['kind']) => {
     if (e > s) {
       out.push(midLine && kind === 'text' ? { start: s, end: e, kind, midLine } : { start: s, end: e, kind });
-      midLine = kind === 'text' && !(page.hasText && page.docText(lastGroupStart(page, s, e)).endsWith('\n'));
+      // A document's last token ends the line too (an index entry stored without EOS).
+      midLine = kind === 'text' && !page.isEnd(e - 1) && !(page.hasText && page.docText(lastGroupStart(page, s, e)).endsWith('\n'));
     }
     s = e;
   };
   let o = page.start;
   while (o < page.end) {
-    if (page.isEnd(o)) {
+    if (page.isSeparator(o)) {
       push(o, 'text');
       push(o + 1, 'sep');
       o++;
@@ -240,7 +259,7 @@ export function textBlocks(page: PageData, { soft, hard }: { soft: number; hard:
     const next = Math.min(page.end, o + n);
     const text = page.hasText ? page.docText(o) : '';
     const len = next - s;
-    if (text.endsWith('\n') || len >= hard) {
+    if (text.endsWith('\n') || len >= hard || page.isEnd(next - 1)) {
       push(next, 'text');
       o = next;
       continue;
@@ -377,15 +396,20 @@ export class Numbering {
     return e >= 0 ? e + 1 : undefined;
   }
 
-  /** The document that starts right after the EOS at local `eosOffset` (page must contain it). */
+  /**
+   * The document a separator ({@link PageData.isSeparator}) at local `eosOffset` begins (page must
+   * contain it): the one right after an EOS that closes its document, or, where the delimiter
+   * opens documents, the one the delimiter is the first token of.
+   */
   docAfterEos(eosOffset: number, page: PageData, pageAt: (i: number) => PageData | undefined): DocInfo {
     const info = this.docAt(eosOffset, page, pageAt);
-    const out: DocInfo = { start: eosOffset + 1 };
+    const opens = page.opensDocuments;
+    const out: DocInfo = { start: opens ? eosOffset : eosOffset + 1 };
     if (info.number !== undefined) {
-      out.number = info.number + 1;
+      out.number = opens ? info.number : info.number + 1;
       out.scope = info.scope;
     }
-    const nextEos = page.firstEosFrom(eosOffset + 1);
+    const nextEos = page.firstEosFrom(opens ? eosOffset : eosOffset + 1);
     if (nextEos >= 0) out.end = nextEos + 1;
     else out.end = this.endAfterPage(Math.floor(eosOffset / this.pageTokens), pageAt);
     return out;

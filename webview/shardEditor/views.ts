@@ -282,7 +282,7 @@ function renderSeparator(block: Block, page: PageData, ctx: ViewContext): HTMLEl
   );
   decorate(el.firstElementChild as HTMLElement, ctx, o, 1);
   el.setAttribute('role', 'separator');
-  el.setAttribute('aria-label', `end of document; ${label}${provenance ? `; ${provenance}` : ''}`);
+  el.setAttribute('aria-label', `${page.opensDocuments ? 'start' : 'end'} of document; ${label}${provenance ? `; ${provenance}` : ''}`);
   return el;
 }
 
@@ -297,7 +297,7 @@ function renderRow(block: Block, page: PageData, ctx: ViewContext): HTMLElement 
   for (let o = block.start; o < block.end; o++) {
     const id = page.id(o);
     const k = page.kind(o);
-    const cls = page.isEnd(o) ? 'sp eos' : k ? KIND_CLASS[k] : '';
+    const cls = page.isSeparator(o) ? 'sp eos' : k ? KIND_CLASS[k] : '';
     const cell = h('span', { class: `tok idc ${cls}`, 'data-o': o, 'data-n': 1 }, String(id));
     decorate(cell, ctx, o, 1);
     cells.append(cell);

@@ -34,7 +34,7 @@ import * as path from 'path';
 import type { Command } from 'commander';
 import { OpenDatasetOptions, formatFilesOf, formatNameOf, openDataset } from '../../core/dataset';
 import { DataError } from '../../core/errors';
-import { HashCheck, checkHashes, manifestChecks } from '../../core/formats/fileHashes';
+import { HashCheck, checkHashes, formatVerifyChecks } from '../../core/formats/fileHashes';
 import { isFormatName, sniffFormat, sniffInputOf } from '../../core/formats/registry';
 import { count, fmt } from '../../core/units';
 import { SHARD_FILE_PROBLEM_CODES } from '../../core/manifest';
@@ -118,9 +118,9 @@ async function verifyFileHashes(ctx: CliContext, root: string, cmd: Command, opt
     } catch (err) {
       throw new UsageError(`--manifest ${ctx.term(opts.manifest)}: cannot read: ${(err as Error).message}`);
     }
-    checks = manifestChecks(text, path.resolve(opts.manifest), files);
+    checks = formatVerifyChecks(files, { text, file: path.resolve(opts.manifest) }).checks;
   } else {
-    checks = files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes! }));
+    checks = formatVerifyChecks(files).checks;
     if (!checks.length) {
       throw new UsageError(
         `${ctx.term(root)} (${formatNameOf(ds)}) carries no hashes: write them once with \`token-shards manifest ${ctx.term(root)} > files.jsonl\`, then check with \`token-shards verify ${ctx.term(root)} --manifest files.jsonl\``,

@@ -251,3 +251,48 @@ export function manifestChecks(text: string, file: string, files: readonly Forma
   if (unlisted) throw new DataError(`${file}: lists no line for ${unlisted.name}; expected one line per file of the stream`, file);
   return checks;
 }
+
+/**
+ * Names a list written by `token-shards manifest PATH > FILE` may have next to a stream's files,
+ * looked for in this order: the README's `files.jsonl`, then `shard_manifest.jsonl` (the dataset
+ * card's name, as the command's output is "`shard_manifest.jsonl`-style").
+ */
+export const STREAM_MANIFEST_NAMES = ['files.jsonl', 'shard_manifest.jsonl'] as const;
+
+/**
+ * The checks `verify` runs on the files of a format stream, in the CLI (`verify PATH [--manifest
+ * FILE]`) and in VS Code (Verify Shard Hashes): against the list `manifest` when one is given
+ * ({@link manifestChecks}), else against the hashes the format carries (MDS `raw_data.hashes`).
+ * @returns the checks and the hash kinds they compare (algorithm names, e.g. `["sha256"]`, in the
+ *   order first met); no checks when no manifest is given and the format carries no hashes.
+ * @throws DataError from {@link manifestChecks} for a list that cannot be used.
+ */
+export function formatVerifyChecks(
+  files: readonly FormatFile[],
+  manifest?: { text: string; file: string },
+): { checks: HashCheck[]; kinds: string[] } {
+  const checks = manifest
+    ? manifestChecks(manifest.text, manifest.file, files)
+    : files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes! }));
+  const kinds = [...new Set(checks.flatMap((c) => c.expected.map((h) => h.algorithm)))];
+  return { checks, kinds };
+}
+
+/**
+ * The first of {@link STREAM_MANIFEST_NAMES} that exists in the folder of a stream's first file,
+ * or undefined. A `shard_manifest.jsonl` that is the dataset card's own manifest is not one: the
+ * caller only asks for format streams.
+ */
+export async function streamManifestNextTo(files: readonly FormatFile[]): Promise<string | undefined> {
+  if (!files.length) return undefined;
+  const dir = path.dirname(files[0].path);
+  for (const name of STREAM_MANIFEST_NAMES) {
+    const p = path.join(dir, name);
+    try {
+      if ((await fs.promises.stat(p)).isFile()) return p;
+    } catch {
+      // absent: try the next name
+    }
+  }
+  return undefined;
+}
