@@ -6,6 +6,7 @@
  *   fonts-noto-cjk, fonts-noto-color-emoji   CJK and emoji glyphs in the end-to-end screenshots
  *   python3-numpy, python3-regex   the unit tests' Python references (the dataset card's reader,
  *                the search reference's `\b` and case folding)
+ *   zstd         the unit tests' zstd-compressed MDS fixtures (scripts/lib/format-writers/mds.mjs)
  *
  * As root with apt-get available, missing packages are installed (one line says what and why;
  * apt's output goes to a log file unless --verbose). Otherwise one line gives the exact command
@@ -32,6 +33,7 @@ export const DEBIAN_PACKAGES = {
   'fonts-noto-color-emoji': { present: () => dpkgInstalled('fonts-noto-color-emoji'), why: 'emoji glyphs in the end-to-end screenshots' },
   'python3-numpy': { present: () => pythonImports('numpy'), why: "the unit tests' reference reader (the dataset card's Python)" },
   'python3-regex': { present: () => pythonImports('regex'), why: "the unit tests' search reference (scripts/reference_search.py)" },
+  zstd: { present: () => fs.existsSync('/usr/bin/zstd'), why: "compresses the unit tests' zstd MDS fixtures" },
 };
 
 /** True when dpkg says `pkg` is installed. */
@@ -45,7 +47,7 @@ function pythonImports(module) {
 }
 
 /**
- * The Debian packages each test tier needs (`scripts/test.mjs`): `unit` the Python references;
+ * The Debian packages each test tier needs (`scripts/test.mjs`): `unit` the Python references and zstd;
  * `vscode` code-server's install (only while it is not installed: pass `codeServerInstalled`);
  * `e2e` that too, plus Chromium and the screenshot fonts.
  * @param {string[]} tiers tier names: 'lint', 'unit', 'vscode', 'e2e'
@@ -54,7 +56,7 @@ function pythonImports(module) {
  */
 export function packagesForTiers(tiers, { codeServerInstalled = false } = {}) {
   const out = new Set();
-  if (tiers.includes('unit')) for (const p of ['python3-numpy', 'python3-regex']) out.add(p);
+  if (tiers.includes('unit')) for (const p of ['python3-numpy', 'python3-regex', 'zstd']) out.add(p);
   if ((tiers.includes('vscode') || tiers.includes('e2e')) && !codeServerInstalled) for (const p of ['ripgrep', 'libkrb5-dev']) out.add(p);
   if (tiers.includes('e2e')) for (const p of ['chromium', 'fonts-noto-cjk', 'fonts-noto-color-emoji']) out.add(p);
   return [...out];

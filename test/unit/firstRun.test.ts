@@ -114,15 +114,16 @@ runScript('npm start', async () => { ensureDebianPackages(['tsi-fake-pkg'], { is
     assert.ok(!/\n\s+at /.test(r.stderr), r.stderr);
   });
 
-  it('packagesForTiers: the unit tier needs the Python references, e2e Chromium and the fonts', async () => {
+  it('packagesForTiers: the unit tier needs the Python references and zstd, e2e Chromium and the fonts', async () => {
     const m = await import(prereqs());
     assert.deepStrictEqual(m.packagesForTiers(['lint']), []);
-    assert.deepStrictEqual(m.packagesForTiers(['unit']), ['python3-numpy', 'python3-regex']);
+    assert.deepStrictEqual(m.packagesForTiers(['unit']), ['python3-numpy', 'python3-regex', 'zstd']);
     assert.deepStrictEqual(m.packagesForTiers(['vscode']), ['ripgrep', 'libkrb5-dev']);
     assert.deepStrictEqual(m.packagesForTiers(['vscode'], { codeServerInstalled: true }), []);
     assert.deepStrictEqual(m.packagesForTiers(['lint', 'unit', 'vscode', 'e2e'], { codeServerInstalled: true }), [
       'python3-numpy',
       'python3-regex',
+      'zstd',
       'chromium',
       'fonts-noto-cjk',
       'fonts-noto-color-emoji',
