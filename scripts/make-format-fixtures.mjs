@@ -179,6 +179,9 @@ export async function makeFormatFixtures(options = {}) {
   const unknown = wanted.filter((f) => !known.includes(f));
   if (unknown.length) throw new Error(`--formats: unknown ${unknown.join(', ')} (known: ${known.join(', ')})`);
   const key = inputsKey({ formats: wanted, bad: !!options.bad, bigBytes: options.bigBytes ?? null });
+  // A folder written with the damaged copies also serves a request without them (so test files
+  // asking with and without --bad never rebuild it under each other's feet).
+  const withBad = options.bad ? key : inputsKey({ formats: wanted, bad: true, bigBytes: options.bigBytes ?? null });
   if (fs.existsSync(out)) {
     /** @type {Record<string, any> | null} */
     let existing = null;
@@ -190,7 +193,7 @@ export async function makeFormatFixtures(options = {}) {
     }
     if (existing && existing.created_by !== CREATED_BY)
       throw new Error(`${out} exists and was not written by ${CREATED_BY}; not touching it`);
-    if (existing && existing.inputs_sha256 === key && !options.force) {
+    if (existing && (existing.inputs_sha256 === key || existing.inputs_sha256 === withBad) && !options.force) {
       log(`${out} is up to date (--force rebuilds it)`);
       return { out, manifest: existing };
     }

@@ -4,7 +4,7 @@
 //   1. unit      mocha over out/test/unit/**/*.test.js (plain Node, no VS Code), the files in
 //                parallel worker processes (two on a two-core machine, one fewer than the cores on
 //                larger ones): each file makes its own temporary data, and the generated data
-//                files share (sample/) is made once before the tiers start
+//                files share (sample/, format-fixtures/) is made once before the tiers start
 //   2. vscode    the extension-host suite inside code-server (scripts/test-vscode.mjs)
 //   3. e2e       the packaged .vsix driven through Chromium (scripts/test-e2e.mjs)
 // Flags --lint / --unit / --vscode / --e2e run only the named tiers (combinable). Every tier runs
@@ -154,14 +154,17 @@ async function main() {
     console.error('tests: 0 passed, 1 failed');
     process.exit(1);
   }
-  // The sample dataset, which most unit test files and every later tier read: made (or found up
-  // to date) once here, so that parallel test files never race to write it.
+  // The sample dataset and the format fixtures (with their damaged copies), which many unit test
+  // files and every later tier read: made (or found up to date) once here, so that parallel test
+  // files never race to write them.
   if (tiers.some((t) => t.flag !== '--lint')) {
-    const sample = spawnSync(process.execPath, ['scripts/make-sample.mjs'], { cwd: REPO_ROOT, stdio: 'inherit' });
-    if (sample.status !== 0) {
-      console.error('\nmake-sample FAILED: no tests were run.');
-      console.error('tests: 0 passed, 1 failed');
-      process.exit(1);
+    for (const [script, ...args] of [['scripts/make-sample.mjs'], ['scripts/make-format-fixtures.mjs', '--bad', '--quiet']]) {
+      const made = spawnSync(process.execPath, [script, ...args], { cwd: REPO_ROOT, stdio: 'inherit' });
+      if (made.status !== 0) {
+        console.error(`\n${path.basename(script, '.mjs')} FAILED: no tests were run.`);
+        console.error('tests: 0 passed, 1 failed');
+        process.exit(1);
+      }
     }
   }
 
