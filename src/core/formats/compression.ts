@@ -113,8 +113,11 @@ export async function decompressedShard(
   if (have && (rawBytes === undefined || have.size === rawBytes)) return target;
   await fs.promises.mkdir(path.dirname(target), { recursive: true });
   const tmp = `${target}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  // The temporary file is created before the pipeline starts: a stream that opened it lazily could
+  // create it after a failed pipeline's clean-up below, leaving a partial file in the cache.
+  const out = await fs.promises.open(tmp, 'w');
   try {
-    await pipeline(fs.createReadStream(zipFile, { highWaterMark: 1 << 20 }), decompressStream(family), fs.createWriteStream(tmp));
+    await pipeline(fs.createReadStream(zipFile, { highWaterMark: 1 << 20 }), decompressStream(family), out.createWriteStream());
     const size = (await fs.promises.stat(tmp)).size;
     if (rawBytes !== undefined && size !== rawBytes) {
       throw new DataError(
@@ -124,6 +127,7 @@ export async function decompressedShard(
     }
     await fs.promises.rename(tmp, target);
   } catch (err) {
+    await out.close().catch(() => undefined);
     await fs.promises.rm(tmp, { force: true });
     if (err instanceof DataError) throw err;
     throw new DataError(
