@@ -853,13 +853,13 @@ export async function makeBadInputs(options = {}) {
   addOut('fifo-merge-part', 'merge of a FIFO.', {
     args: ['merge', '{scratch}/part.json'],
     code: 1,
-    expect: 'part\\.json: is a FIFO \\(named pipe\\); expected a `count --shards A:B --json` result',
+    expect: 'part\\.json: is a FIFO \\(named pipe\\); expected a part written with `--shards A:B --json` \\(a regular file\\)',
     scratch: { 'part.json': { fifo: true } },
   });
   add('merge-dev-zero', 'merge /dev/zero (never ends).', {
     args: ['merge', '/dev/zero'],
     code: 1,
-    expect: '/dev/zero: is a device; expected a `count --shards A:B --json` result',
+    expect: '/dev/zero: is a device; expected a part written with `--shards A:B --json` \\(a regular file\\)',
   });
   add('merge-dev-urandom', 'merge /dev/urandom (never ends).', {
     args: ['merge', '/dev/urandom'],
