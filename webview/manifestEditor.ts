@@ -88,7 +88,7 @@ const COLUMNS = [
   { key: 'sha256', label: 'sha256', cls: 'mf-hash' },
   { key: 'checked', label: 'last checked', cls: 'mf-checked' },
   { key: 'dtype', label: 'dtype', cls: 'mf-dtype' },
-  { key: 'documents', label: 'documents', cls: 'num' },
+  { key: 'documents', label: 'documents', cls: 'num mf-documents' },
 ] as const;
 
 let data: ManifestInit | undefined;
