@@ -6,10 +6,11 @@
  *   with one byte changed is a mismatch of that file only;
  * - Megatron (no hashes of its own): nothing to check without a list; with the list written by
  *   the CLI's `token-shards manifest PATH > files.jsonl` next to the data it is found, and the
- *   expected sha256 of every file and sidecar equals `sha256sum` of that file.
+ *   expected sha256 of every file and sidecar equals `sha256sum` of that file; the CLI's `verify
+ *   PATH` finds it too (no `--manifest`) and names the one changed file.
  */
 import * as assert from 'assert';
-import { execFileSync } from 'child_process';
+import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -103,5 +104,23 @@ describe('verify on format streams: what is checked against what', function () {
       checks.map(() => 'ok'),
     );
     await ds.stream.close();
+    // The CLI finds the same list without --manifest: all ok, then one changed byte of the .bin is
+    // a mismatch of that file only, exit 1.
+    const verify = () => spawnSync(process.execPath, [cliPath(), 'verify', root, '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const ok = verify();
+    assert.strictEqual(ok.status, 0, ok.stderr);
+    const okJson = JSON.parse(ok.stdout) as { all_ok: boolean; files: number };
+    assert.deepStrictEqual([okJson.all_ok, okJson.files], [true, checks.length]);
+    const bin = files.find((f) => f.path.endsWith('.bin'))!.path;
+    const bytes = fs.readFileSync(bin);
+    bytes[bytes.length >> 1] ^= 0xff;
+    fs.writeFileSync(bin, bytes);
+    const bad = verify();
+    assert.strictEqual(bad.status, 1, bad.stderr);
+    const badJson = JSON.parse(bad.stdout) as { results: { path: string; status: string }[] };
+    assert.deepStrictEqual(
+      badJson.results.filter((r) => r.status !== 'ok').map((r) => r.path),
+      [bin],
+    );
   });
 });

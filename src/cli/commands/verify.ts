@@ -34,7 +34,7 @@ import * as path from 'path';
 import type { Command } from 'commander';
 import { OpenDatasetOptions, formatFilesOf, formatNameOf, openDataset } from '../../core/dataset';
 import { DataError } from '../../core/errors';
-import { HashCheck, checkHashes, formatVerifyChecks } from '../../core/formats/fileHashes';
+import { HashCheck, checkHashes, formatVerifyChecks, streamManifestNextTo } from '../../core/formats/fileHashes';
 import { isFormatName, sniffFormat, sniffInputOf } from '../../core/formats/registry';
 import { count, fmt } from '../../core/units';
 import { SHARD_FILE_PROBLEM_CODES } from '../../core/manifest';
@@ -103,7 +103,8 @@ export function register(program: Command, ctx: CliContext): void {
 
 /**
  * `verify` for every format: the stream's files (and sidecars) against a `token-shards manifest`
- * file, or against the hashes the format carries (MDS).
+ * file (`--manifest`, else `files.jsonl` or `shard_manifest.jsonl` next to the files when the
+ * format carries no hashes), or against the hashes the format carries (MDS).
  * @returns the exit code: 0 every file ok, 1 any fault (or a file that could not be checked).
  * @throws UsageError when there is nothing to check against; DataError for an unreadable manifest.
  */
@@ -111,6 +112,9 @@ async function verifyFileHashes(ctx: CliContext, root: string, cmd: Command, opt
   const ds = await ctx.open(root, cmd);
   const files = formatFilesOf(ds);
   let checks: HashCheck[];
+  // A list `token-shards manifest` wrote next to the data is used as VS Code's Verify Shard Hashes uses it.
+  if (opts.manifest === undefined && !formatVerifyChecks(files).checks.length)
+    opts = { ...opts, manifest: await streamManifestNextTo(files) };
   if (opts.manifest !== undefined) {
     let text: string;
     try {
