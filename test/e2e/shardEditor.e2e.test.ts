@@ -14,7 +14,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { FrameLocator } from 'playwright-core';
-import { launchWorkbench, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
+import { launchWorkbench, reportIfFailed, SAMPLE_DIR, until, Workbench } from './harness';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
 import { pyTokens } from '../unit/pyref';
 
@@ -32,17 +32,6 @@ function manifest(root: string): ManifestLine[] {
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as ManifestLine)
     .sort((a, b) => a.start_token - b.start_token);
-}
-
-/** Polls `f` until it returns a truthy value. */
-async function until<T>(f: () => Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
 }
 
 /** Text tokens rendered in the Documents view: [local offset, text]. */

@@ -19,7 +19,7 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { FrameLocator } from 'playwright-core';
-import { launchWorkbench, REPO_ROOT, Workbench, reportIfFailed } from './harness';
+import { launchWorkbench, REPO_ROOT, Workbench, reportIfFailed, until } from './harness';
 import { loadTokenizer, LoadedTokenizer } from '../../src/core/tokenizer';
 import { pyTokens } from '../unit/pyref';
 
@@ -43,16 +43,6 @@ interface EdgeInfo {
   contentStarts: { first: number; deep: number };
   deepShard: string;
   documents: EdgeDoc[];
-}
-
-async function until<T>(f: () => Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
 }
 
 const cp = (c: number) => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
