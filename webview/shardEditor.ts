@@ -15,7 +15,7 @@ import '@vscode-elements/elements/dist/vscode-tabs/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-toolbar-button/index.js';
-import { codiconLinkFromInline, h, vscodeApi } from './common';
+import { codiconLinkFromInline, fmt, h, vscodeApi } from './common';
 import { connect } from './channel';
 import type {
   ShardBanner,
@@ -308,16 +308,26 @@ function updateNumberingFooter(m: ShardNumberingToWebview | undefined): void {
   footNum.title = footNum.textContent ?? '';
 }
 
+/** Highlights named in the footer; the rest are counted (all are in its tooltip). */
+const HL_NAMED = 3;
+
 function setHighlights(list: ShardHighlight[]): void {
   st.highlights = list;
   hlButton.toggleAttribute(
     'checked',
     list.some((x) => x.boundaries),
   );
+  // An update of a run's order is many ranges (one per sample's piece): name the first few.
+  const names = list.map((x) => x.label ?? `tokens ${showOffset(st, x.start)}–${showOffset(st, x.end - 1)}`);
+  const atCursor = names.find((x) => x.endsWith('at the cursor'));
+  const shown = names.length > HL_NAMED ? [...new Set([atCursor ?? names[0], ...names.slice(0, HL_NAMED - 1)])] : names;
   footHl.textContent = list.length
-    ? `Highlighted: ${list.map((x) => x.label ?? `tokens ${showOffset(st, x.start)}–${showOffset(st, x.end - 1)}`).join('; ')}`
+    ? `Highlighted: ${shown.join('; ')}${names.length > shown.length ? `; +${fmt(names.length - shown.length)} more ranges` : ''}`
     : '';
-  footHl.title = [footHl.textContent, list.some((x) => x.boundaries) ? 'A bar marks the first token of each sequence.' : '']
+  footHl.title = [
+    list.length ? `Highlighted: ${names.join('; ')}` : '',
+    list.some((x) => x.boundaries) ? 'A bar marks the first token of each sequence.' : '',
+  ]
     .filter(Boolean)
     .join('\n');
   scroller.refresh();
@@ -482,6 +492,10 @@ function onEvent(m: ShardToWebview): void {
       break;
     case 'setView':
       setView(m.view);
+      break;
+    case 'order':
+      st.runOrder = m.run;
+      updateFooter();
       break;
   }
 }

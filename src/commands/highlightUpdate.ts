@@ -7,9 +7,9 @@ import { HighlightableSession, updateHighlights } from '../editor/updateHighligh
 
 /**
  * `tokenShards.highlightUpdate` on the shard editor commands act on (`ShardEditorProvider.commandTarget`):
- * returns the update now highlighted, or undefined.
+ * resolves with the update now highlighted (through the run's order when one is in force), or undefined.
  */
-export function highlightUpdate(s: HighlightableSession | undefined): number | undefined {
+export async function highlightUpdate(s: HighlightableSession | undefined): Promise<number | undefined> {
   if (!s) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Open a .u32 shard of a dataset in the shard editor first.'));
     return undefined;

@@ -21,7 +21,8 @@ import { count, fmt } from './units';
 import { LoadedTokenizer, PieceKind, diagnoseIds } from './tokenizer';
 import type { Dataset } from './dataset';
 import type { OrderSample, TokenRange } from './order/order';
-import { OrderFacts, orderName } from './order/orderClient';
+import type { OrderFacts } from './order/orderClient';
+import { orderName } from './order/orderText';
 import type { UpdateModel, UpdateRow, UpdateSegment, UpdateShard } from './updateModel';
 
 /** What {@link buildOrderedUpdateModel} needs besides the samples. */

@@ -18,6 +18,7 @@ import type {
   ShardFromWebview,
   ShardHighlight,
   ShardPageReply,
+  ShardRunOrder,
   ShardTimingFromWebview,
   ShardToWebview,
   ShardView,
@@ -28,8 +29,8 @@ import { updateHighlights } from './updateHighlight';
 import { ChannelTaps, HostChannel } from './hostChannel';
 import { ShardDocument } from './shardDocument';
 import { ShardStatusBar, ShardStatusInfo } from './statusBar';
-import type { OrderRead } from '../core/order/order';
-import { OrderView, orderName } from '../core/order/orderClient';
+import { OrderCursor } from './orderCursor';
+import type { OrderView } from '../core/order/orderClient';
 import { webviewHtml, webviewOptions } from './webviewHtml';
 import { plainText } from '../core/untrusted';
 
@@ -101,6 +102,10 @@ export class ShardSession implements vscode.Disposable {
   highlights: ShardHighlight[] = [];
   /** Update highlighted by `tokenShards.highlightUpdate` (follows the cursor), or undefined when off. */
   highlightedUpdate?: number;
+  /** The run's training order at the cursor (cursor line, status bar, update highlight). */
+  readonly order: OrderCursor;
+  /** The run's order last sent to the webview (`order` event), re-sent on `ready`. */
+  private orderSent?: ShardRunOrder;
   /** Pages sent since the last init. */
   pagesSent = 0;
   /**
@@ -134,6 +139,11 @@ export class ShardSession implements vscode.Disposable {
       const n = document.state.numTokens;
       this.setReveal(clampOffset(initial.offset, n), clipHighlights(initial.highlights, n), initial.align);
     }
+    this.order = new OrderCursor(
+      provider.services.orders,
+      () => this.orderChanged(),
+      (m) => provider.services.log.warn(m),
+    );
     // Read the starting page now, while the webview loads (it goes with `init`).
     this.readFirstPage();
     const ext = provider.services.context.extensionUri;
@@ -162,6 +172,7 @@ export class ShardSession implements vscode.Disposable {
         void this.post(document.initMessage());
         void this.post(document.numbering);
         void this.post({ type: 'highlights', highlights: this.highlights });
+        this.orderChanged();
       }),
       document.onDidChangeNumbering((m) => void this.post(m)),
     );
@@ -174,6 +185,40 @@ export class ShardSession implements vscode.Disposable {
       );
     }, WEBVIEW_LOAD_WARN_MS);
     this.disposables.push(new vscode.Disposable(() => clearTimeout(watchdog)));
+    if (provider.services.orders) this.disposables.push(provider.services.orders.onDidChange(() => this.orderChanged()));
+  }
+
+  /** The run's training order at the cursor (undefined: the card's sequential order); asks the order when needed. */
+  runOrder(): ShardRunOrder | undefined {
+    const st = this.document.state;
+    return this.order.at(st.entry ? st.dataset : undefined, st.globalStart, this.cursor);
+  }
+
+  /**
+   * The run's training order of this shard's dataset when a run description names one other than
+   * the card's sequential order (opened when needed), else undefined (no run description, a lone shard).
+   * @throws DataError with the run description's one-line message when it cannot be used.
+   */
+  async runOrderView(): Promise<OrderView | undefined> {
+    const st = this.document.state;
+    const ds = st.entry ? st.dataset : undefined;
+    const orders = this.provider.services.orders;
+    if (!ds || st.globalStart === undefined || !orders || orders.runFileFor(ds) === undefined) return undefined;
+    return (await orders.runOf(ds))?.order;
+  }
+
+  /**
+   * The order's answer may have changed (the cursor moved, reads arrived, the order opened or the
+   * run description changed): sends the webview the run's order at the cursor when it differs
+   * from what it has, and shows the status bar again.
+   */
+  orderChanged(): void {
+    const run = this.runOrder();
+    if (JSON.stringify(run) !== JSON.stringify(this.orderSent)) {
+      this.orderSent = run;
+      void this.post({ type: 'order', run });
+    }
+    this.provider.focusChanged(this);
   }
 
   /** Resolves once the webview script has said it is ready. */
@@ -280,6 +325,8 @@ export class ShardSession implements vscode.Disposable {
     if (t && !t.initSent) t.initSent = Date.now();
     void this.post(this.document.numbering);
     if (this.highlights.length && !r?.highlights) void this.post({ type: 'highlights', highlights: this.highlights });
+    this.orderSent = this.runOrder();
+    if (this.orderSent) void this.post({ type: 'order', run: this.orderSent });
   }
 
   /** Queues a page request; resolves with the page (newest requests are served first, two at a time). */
@@ -312,8 +359,8 @@ export class ShardSession implements vscode.Disposable {
         this.documentNumber = m.document;
         this.documentScope = m.documentScope;
         this.view = m.view;
-        if (this.highlightedUpdate !== undefined) updateHighlights(this, false);
-        this.provider.focusChanged(this);
+        if (this.highlightedUpdate !== undefined) void updateHighlights(this, false);
+        this.orderChanged();
         break;
       }
       case 'selection': {
@@ -586,7 +633,7 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
         : s.reported;
     {
       const global = g !== undefined ? g + r.offset : undefined;
-      const order = ds && global !== undefined ? this.orderStatus(s, ds, global) : undefined;
+      const order = global !== undefined ? this.orderStatus(s) : undefined;
       this.statusBar.show({
         order,
         fileName: path.basename(st.file),
@@ -604,40 +651,15 @@ export class ShardEditorProvider implements vscode.CustomReadonlyEditorProvider<
   }
 
   /**
-   * The status bar's training-order part for `global` (undefined for the card's sequential order):
-   * the order's name and, once the order answers, the run's reads of the token (the bar is shown
-   * again then). An order not opened yet is opened (a run.json that cannot be used is logged;
-   * Go to Update says why).
+   * The status bar's training-order part (undefined for the card's sequential order): the order's
+   * name and, once the order answers, the run's reads of the cursor's token — the same answer the
+   * session sends its webview's cursor line ({@link ShardSession.runOrder}; the bar is shown again
+   * when it arrives).
    */
-  private orderStatus(s: ShardSession, ds: Dataset, global: number): ShardStatusInfo['order'] {
-    const orders = this.services.orders;
-    if (!orders || orders.runFileFor(ds) === undefined) return undefined;
-    const order = orders.peek(ds);
-    if (!order) {
-      orders.orderOf(ds).then(
-        () => {
-          if (this.active === s) this.publishActive();
-        },
-        () => undefined,
-      );
-      return undefined;
-    }
-    if (order.kind === 'sequential') return undefined;
-    const name = orderName(order);
-    const known = this.orderReads;
-    if (known?.order === order && known.offset === global) return { name, reads: known.reads };
-    void order.reads([global]).then(
-      ([reads]) => {
-        this.orderReads = { order, offset: global, reads };
-        if (this.active === s) this.publishActive();
-      },
-      (err: Error) => this.services.log.warn(`training order: reads of token ${global}: ${err.message}`),
-    );
-    return { name };
+  private orderStatus(s: ShardSession): ShardStatusInfo['order'] {
+    const run = s.runOrder();
+    return run ? { name: run.name, reads: run.reads, error: run.error } : undefined;
   }
-
-  /** The last reads asked of an order for the status bar. */
-  private orderReads?: { order: OrderView; offset: number; reads: OrderRead[] };
 
   /** Reveals an offset in its shard editor: see {@link revealInShardEditor}. */
   reveal(target: ShardRevealTarget): Promise<void> {

@@ -8,8 +8,7 @@ import * as vscode from 'vscode';
 import { count, fmt } from '../core/units';
 import { PAST_LAST_UPDATE_SHORT, PAST_LAST_UPDATE_TEXT, PastLastUpdate, SchedulePosition } from '../core/schedule';
 import { markdownText } from '../core/untrusted';
-import type { OrderRead } from '../core/order/order';
-import { describeReads } from '../core/order/orderClient';
+import { describeReads, ReadWords } from '../core/order/orderText';
 
 /** What the item shows. Offsets in tokens. */
 export interface ShardStatusInfo {
@@ -32,9 +31,10 @@ export interface ShardStatusInfo {
   selection?: [number, number];
   /**
    * A run's training order other than the card's (`run.json`): its name and the run's reads of
-   * `global` (undefined while asked); `position` then is not shown, the reads are.
+   * `global` (undefined while asked), or why the run description cannot be used; `position` then
+   * is not shown, the reads are.
    */
-  order?: { name: string; reads?: OrderRead[] };
+  order?: { name: string; reads?: ReadWords[]; error?: string };
 }
 
 /** Status bar item owned by the shard editor. */
@@ -59,7 +59,8 @@ export class ShardStatusBar implements vscode.Disposable {
       const p = info.position;
       if (info.order) {
         md.appendMarkdown(`- ${escapeMd(info.order.name)}\n`);
-        if (info.order.reads) md.appendMarkdown(`- ${escapeMd(describeReads(info.order.reads, 5))}\n`);
+        if (info.order.error) md.appendMarkdown(`- ${escapeMd(info.order.error)}\n`);
+        else if (info.order.reads) md.appendMarkdown(`- ${escapeMd(describeReads(info.order.reads, 5))}\n`);
       } else if (p?.lookAhead) md.appendMarkdown(`- ${PAST_LAST_UPDATE_TEXT[info.pastLastUpdate ?? 'untrained']}\n`);
       else if (p)
         md.appendMarkdown(
@@ -104,7 +105,8 @@ export function statusText(info: ShardStatusInfo): string {
   const p = info.position;
   if (info.global !== undefined && info.order) {
     const rs = info.order.reads;
-    if (!rs) parts.push(vscode.l10n.t('update …'));
+    if (info.order.error) parts.push(vscode.l10n.t('no update: the run description cannot be used'));
+    else if (!rs) parts.push(vscode.l10n.t('update …'));
     else if (rs.length === 0) parts.push(vscode.l10n.t('not read by the run'));
     else {
       parts.push(vscode.l10n.t('update {0}', fmt(rs[0].update)), vscode.l10n.t('sample {0}', fmt(rs[0].sample)));

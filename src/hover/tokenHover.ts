@@ -34,7 +34,7 @@ import { Dataset } from '../core/dataset';
 import { count, fmt } from '../core/units';
 import { IdListHit, UpdateHit, findIdsAt } from '../core/idList';
 import { describeUpdate } from '../core/schedule';
-import { orderName } from '../core/order/orderClient';
+import { orderName } from '../core/order/orderText';
 import { visibleText } from '../core/invisibles';
 import { LoadedTokenizer, TokenPiece } from '../core/tokenizer';
 import { Services } from '../services';

@@ -9,6 +9,7 @@
  * webview. How to add a message: CONTRIBUTING.md ("How to add a webview panel / a message").
  */
 import type { PagePayload } from '../core/pages';
+import type { ReadWords } from '../core/order/orderText';
 import type { ViewProtocol } from '../shared/channel';
 
 export type { PagePayload };
@@ -148,9 +149,40 @@ export interface ShardSetViewToWebview {
   view: ShardView;
 }
 
+/**
+ * The run's training order at the cursor, when a run description (`run.json`, the
+ * `tokenShards.run` setting) names an order other than the card's sequential one: the webview then
+ * shows these reads instead of computing update/seq/pos from the card's schedule.
+ */
+export interface ShardRunOrder {
+  /** Short name of the order (`Megatron order, B=8 samples of 513 tokens`). */
+  name: string;
+  /** Local offset (tokens) of the token the reads are of: the cursor when they were asked. */
+  offset: number;
+  /**
+   * Every reading of that token by the run (`TrainingOrder.reads`: update, batch slot, the order's
+   * sample number, position in the sample, `target` when only the last target), sorted by update;
+   * empty = the run never read it; absent while the order is opening or being asked.
+   */
+  reads?: ReadWords[];
+  /** The run description cannot be used: its one-line message (no update is shown, not the card's either). */
+  error?: string;
+}
+
+/** Host → webview: the run's order at the cursor (see {@link ShardRunOrder}); `run` absent = the card's sequential order. */
+export interface ShardOrderToWebview {
+  type: 'order';
+  run?: ShardRunOrder;
+}
+
 /** Every event the shard editor host sends (the pages are answers to `page` requests). */
 export type ShardToWebview =
-  ShardInitToWebview | ShardNumberingToWebview | ShardRevealToWebview | ShardHighlightsToWebview | ShardSetViewToWebview;
+  | ShardInitToWebview
+  | ShardNumberingToWebview
+  | ShardRevealToWebview
+  | ShardHighlightsToWebview
+  | ShardSetViewToWebview
+  | ShardOrderToWebview;
 
 /** Webview → host: the cursor moved (local offset), with the document number the webview computed. */
 export interface ShardCursorFromWebview {

@@ -8,9 +8,14 @@
  * `token-shards update ROOT k --run run.json --json` (whose ids are checked against the fixture
  * script's reference batch), decoded with the tokenizer library. Enter on a row opens the
  * sample's first token in the shard editor, and the status bar names the update and sample
- * `token-shards locate ROOT OFFSET --json` gives for that token. Screenshot:
- * test-results/screenshots/update-view-megatron-order.png (the README's
- * media/screenshots/update-view-megatron-order.png).
+ * `token-shards locate ROOT OFFSET --json` gives for that token. The shard editor's own cursor
+ * line (webview) names the same reads: for fixture tokens read once and twice (the fixture
+ * script's brute-force reads of its probes), the line's update/sample/pos and "+N reads" and its
+ * tooltip's list of every read equal the CLI's `reads`, and the update highlight names the
+ * CLI's `update k` samples; after run.json is replaced by a shorter run, a token the CLI says
+ * that run never read is shown as "not read by the run". Screenshots:
+ * test-results/screenshots/update-view-megatron-order.png and shard-editor-megatron-order.png
+ * (the README's media/screenshots/).
  *
  * Run with `node scripts/test-e2e.mjs --grep "training order"`.
  */
@@ -21,7 +26,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { loadTokenizer } from '../../src/core/tokenizer';
 import { fmt, ordinalSuffix } from '../../src/core/units';
-import { launchWorkbench, REPO_ROOT, SAMPLE_DIR, Workbench, reportIfFailed } from './harness';
+import { launchWorkbench, REPO_ROOT, SAMPLE_DIR, Workbench, reportIfFailed, until } from './harness';
 
 /** One sample of `token-shards update ROOT k --run FILE --json`. */
 interface CliSample {
@@ -34,9 +39,22 @@ interface CliSample {
 
 /** The fixture script's Megatron run (OUT/reference.json `megatron.two-epochs`). */
 interface MegatronReference {
+  sequence_length: number;
+  seed: number;
   global_batch_size: number;
   train_iters: number;
   steps: Record<string, number[][]>;
+  /** Brute-force reads of the probe offsets: `[update, slot, position]`, sorted. */
+  reads: Record<string, [number, number, number][]>;
+}
+
+/** One read of `token-shards locate ROOT OFFSET --run FILE --json`. */
+interface CliRead {
+  update: number;
+  slot: number;
+  sample: number;
+  position: number;
+  target: boolean;
 }
 
 /** Runs the CLI (dist/cli.js) and parses its JSON output. */
@@ -171,5 +189,124 @@ describe('e2e: training order (Megatron run) → Go to Update, update view, stat
     const first = at.reads[0];
     const where = `Token ${fmt(s.ranges[0][0])} · update ${fmt(first.update)} · sample ${fmt(first.sample)}`; // src/editor/statusBar.ts statusText
     await w.page.locator('.statusbar-item').filter({ hasText: where }).first().waitFor({ state: 'visible', timeout: 60_000 });
+  });
+
+  /** Go to Token Offset `t` in the open shard editor; resolves with the webview once its cursor line names `t` and the run's answer (not `update …`). */
+  async function cursorLineAt(w: Workbench, t: number) {
+    const input = await w.typeTokenOffset(t);
+    await input.press('Enter');
+    return until(
+      async () => {
+        const frame = await w.activeWebviewFrame();
+        const line = (await frame.locator('.foot-pos').innerText()).trim();
+        return line.includes(`Token ${fmt(t)} `) && !line.includes('update …') ? { frame, line } : undefined;
+      },
+      `the cursor line at token ${fmt(t)} with the run's reads`,
+      60_000,
+    );
+  }
+
+  /** The cursor-line words for the CLI's reads (src/core/order/orderText.ts readsLine, as documented there). */
+  function expectedWords(reads: CliRead[]): string {
+    if (reads.length === 0) return 'not read by the run';
+    const r = reads[0];
+    const words = [`update ${fmt(r.update)}`, `sample ${fmt(r.sample)}`, r.target ? 'target' : `pos ${fmt(r.position)}`];
+    if (reads.length > 1) words.push(`+${fmt(reads.length - 1)} reads`);
+    return words.join(' · ');
+  }
+
+  it('the shard editor’s cursor line and update highlight follow the run’s order: the CLI’s locate and update, read for read', async () => {
+    const w = wb!;
+    const once = Object.keys(ref.reads).find((t) => ref.reads[t].length === 1 && Number(t) > 0)!;
+    const twice = Object.keys(ref.reads).find((t) => ref.reads[t].length === 2)!;
+    assert.ok(once && twice, 'the fixture has probes read once and twice');
+    for (const t of [Number(once), Number(twice)]) {
+      const at = cli<{ reads: CliRead[] }>('locate', root, String(t), '--run', runFile, '--json');
+      // The CLI's reads are the fixture script's brute-force reads of its probe.
+      assert.deepStrictEqual(
+        at.reads.map((r) => [r.update, r.slot, r.position]),
+        ref.reads[String(t)],
+        `CLI locate ${t} vs the fixture's reference`,
+      );
+      const { frame, line } = await cursorLineAt(w, t);
+      assert.ok(line.includes(`Token ${fmt(t)} (shard offset ${fmt(t)}) · ${expectedWords(at.reads)} · doc `), `${line} (token ${t})`);
+      // The line's tooltip lists every read: update, sample, slot, position.
+      const title = (await frame.locator('.foot-pos').getAttribute('title')) ?? '';
+      const listed = [...title.matchAll(/^update ([\d,]+), sample ([\d,]+) \(slot ([\d,]+)\), (?:position ([\d,]+)|target only)/gm)].map(
+        (m) => [m[1], m[2], m[3], m[4] ?? 'target'].map((x) => (x === 'target' ? x : Number(x.replace(/,/g, '')))),
+      );
+      assert.deepStrictEqual(
+        listed,
+        at.reads.map((r) => [r.update, r.sample, r.slot, r.target ? 'target' : r.position]),
+        `tooltip of the cursor line at ${t}: ${title}`,
+      );
+    }
+    // The update highlight: the first read's update, every sample the CLI's `update k` lists.
+    const t = Number(twice);
+    const first = cli<{ reads: CliRead[] }>('locate', root, String(t), '--run', runFile, '--json').reads[0];
+    const batch = cli<{ samples: CliSample[] }>('update', root, String(first.update), '--run', runFile, '--json').samples;
+    await w.runCommand('Token Shards: Highlight Current Update and Sequences');
+    const frame = await w.activeWebviewFrame();
+    const hl = await until(
+      async () => {
+        const text = (await frame.locator('.foot-hl').innerText()).trim();
+        return text.startsWith('Highlighted: ') ? text : undefined;
+      },
+      'the update highlight',
+      60_000,
+    );
+    assert.ok(
+      hl.includes(
+        `update ${fmt(first.update)} · sample ${fmt(first.sample)} (slot ${fmt(first.slot)} of ${fmt(batch.length)}) · at the cursor`,
+      ),
+      hl,
+    );
+    const hlTitle = (await frame.locator('.foot-hl').getAttribute('title')) ?? '';
+    const named = new Set(
+      [...hlTitle.matchAll(/update ([\d,]+) · sample ([\d,]+) \(slot ([\d,]+) of/g)].map((m) => `${m[1]}/${m[2]}/${m[3]}`),
+    );
+    assert.deepStrictEqual(
+      [...named].sort(),
+      batch.map((s) => `${fmt(first.update)}/${fmt(s.sample)}/${fmt(s.slot)}`).sort(),
+      'the highlight names each sample of the CLI’s update (the fixture is one file: every sample lies in it)',
+    );
+    await w.runCommand('Notifications: Clear All Notifications');
+    await w.page.waitForTimeout(800); // let fonts and the first screen settle for the picture
+    await w.screenshot('shard-editor-megatron-order');
+    await w.runCommand('Token Shards: Highlight Current Update and Sequences');
+  });
+
+  it('a token the run never read is shown as such (run.json replaced by a shorter run)', async () => {
+    const w = wb!;
+    const saved = fs.readFileSync(runFile, 'utf8');
+    const short = path.join(tmp, 'short-run.json');
+    // The same run's parameters, 4 updates long: the indices are rebuilt from them; most tokens go unread.
+    fs.writeFileSync(
+      short,
+      JSON.stringify({
+        order: 'megatron',
+        sequence_length: ref.sequence_length,
+        seed: ref.seed,
+        global_batch_size: ref.global_batch_size,
+        train_iters: 4,
+      }),
+    );
+    const probes = Object.keys(ref.reads).map(Number);
+    const unread = probes.find((t) => cli<{ reads: CliRead[] }>('locate', root, String(t), '--run', short, '--json').reads.length === 0)!;
+    assert.ok(unread !== undefined, 'a probe the short run never reads');
+    try {
+      fs.writeFileSync(runFile, fs.readFileSync(short, 'utf8'));
+      const { line } = await until(
+        async () => {
+          const r = await cursorLineAt(w, unread);
+          return r.line.includes('not read by the run') ? r : undefined;
+        },
+        `token ${unread} shown as never read`,
+        120_000,
+      );
+      assert.ok(line.includes(`Token ${fmt(unread)} (shard offset ${fmt(unread)}) · not read by the run · doc `), line);
+    } finally {
+      fs.writeFileSync(runFile, saved);
+    }
   });
 });

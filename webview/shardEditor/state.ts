@@ -4,7 +4,7 @@
  * It is also the {@link ViewContext} the block renderers read, so nothing is mirrored. Only the
  * entry module (webview/shardEditor.ts) changes it, through these fields and methods.
  */
-import type { ShardHighlight, ShardInitToWebview, ShardView, ShardWebviewState } from '../../src/protocol/shard';
+import type { ShardHighlight, ShardInitToWebview, ShardRunOrder, ShardView, ShardWebviewState } from '../../src/protocol/shard';
 import { Schedule } from '../../src/core/schedule';
 import { DocInfo, Numbering, PageData } from './model';
 import type { PageCache } from './pageCache';
@@ -14,6 +14,11 @@ import type { ViewContext } from './views';
 export class ShardState implements ViewContext {
   init?: ShardInitToWebview;
   schedule?: Schedule;
+  /**
+   * The run's training order at the cursor (the host's `order` event), when a run description
+   * names one other than the card's: update/sample come from its reads, never from {@link schedule}.
+   */
+  runOrder?: ShardRunOrder;
   /** The view the user chose (kept even while the effective view is forced to IDs). */
   preferredView: ShardView;
   /** The view drawn. */

@@ -7,11 +7,25 @@ import { count, fmt } from '../common';
 import type { ShardInitToWebview } from '../../src/protocol/shard';
 import { visibleText } from '../../src/core/invisibles';
 import { PAST_LAST_UPDATE_TEXT } from '../../src/core/schedule';
+import { describeReads, readsLine } from '../../src/core/order/orderText';
 import type { ShardState } from './state';
 import { documentLabel, lengthText, showOffset } from './views';
 import type { TipRow } from './tooltip';
 
-/** The cursor line: `Token 1,234 (shard offset 34) · update 0 · seq 1 · pos 210 · doc 5`. */
+/**
+ * The run's order's words for local offset `o` (see {@link ShardState.runOrder}): the reads'
+ * {@link readsLine} when they are of `o`, `update …` while asked, or why there are none.
+ */
+function runOrderText(st: ShardState, o: number): string {
+  const run = st.runOrder!;
+  if (run.error) return 'no update: the run description cannot be used';
+  return run.offset === o && run.reads ? readsLine(run.reads) : 'update …';
+}
+
+/**
+ * The cursor line: `Token 1,234 (shard offset 34) · update 0 · seq 1 · pos 210 · doc 5`; through a
+ * run's order `Token 1,234 (shard offset 34) · update 3 · sample 17 · pos 100 · +1 reads · doc 5`.
+ */
 export function positionText(st: ShardState, o: number): string {
   const init = st.init;
   if (!init) return '';
@@ -19,7 +33,8 @@ export function positionText(st: ShardState, o: number): string {
   if (init.globalStart !== undefined) {
     const g = init.globalStart + o;
     parts.push(`Token ${fmt(g)} (shard offset ${fmt(o)})`);
-    const pos = st.schedule?.position(g);
+    const pos = st.runOrder ? undefined : st.schedule?.position(g);
+    if (st.runOrder) parts.push(runOrderText(st, o));
     if (pos?.lookAhead) parts.push(PAST_LAST_UPDATE_TEXT[st.schedule!.pastLastUpdate(g)!]);
     else if (pos) parts.push(`update ${fmt(pos.update!)} · seq ${fmt(pos.sequence!)} · pos ${fmt(pos.position!)}`);
   } else {
@@ -31,8 +46,19 @@ export function positionText(st: ShardState, o: number): string {
   return parts.join(' · ');
 }
 
-/** Tooltip of the cursor line. */
+/** Most reads spelled out in the cursor line's tooltip. */
+const TITLE_READS = 20;
+
+/** Tooltip of the cursor line (through a run's order: the order and every read of the cursor's token, up to {@link TITLE_READS}). */
 export function positionTitle(st: ShardState): string {
+  const run = st.runOrder;
+  if (st.init?.globalStart !== undefined && run) {
+    const head = `Token: global token offset in the dataset stream. Updates follow the run's order: ${run.name}.`;
+    if (run.error) return `${head}\n${run.error}`;
+    if (run.offset !== st.cursor || !run.reads) return `${head}\nAsking the order which updates read this token…`;
+    const list = run.reads.length === 0 ? describeReads(run.reads) : describeReads(run.reads, TITLE_READS).split('; ').join('\n');
+    return `${head} update, sample, slot (the sample's place in the batch) and pos are 0-based; "+N reads": the run read this token N more times (later epochs, or as a sample's last target).\nReads of this token (${fmt(run.reads.length)}):\n${list}`;
+  }
   return st.init?.globalStart !== undefined
     ? 'Token: global token offset in the dataset stream. update: optimizer step, 0-based. seq: sequence within the update, 0-based. pos: position within the sequence, 0-based. doc: document number (EOS count before the token).'
     : 'Token: offset in this file (no shard manifest lists it).';
@@ -125,7 +151,10 @@ export function tipRows(st: ShardState, o: number, n: number, seq?: string): Tip
   if (n > 1) rows.push(['decodes to', JSON.stringify(page.docText(o))]);
   if (init.globalStart !== undefined) rows.push(['global offset', fmt(init.globalStart + o)]);
   rows.push([init.globalStart !== undefined ? 'shard offset' : 'offset', fmt(o)]);
-  if (st.schedule && init.globalStart !== undefined) {
+  if (st.runOrder && init.globalStart !== undefined) {
+    const run = st.runOrder;
+    rows.push(['update', run.offset === o && run.reads ? describeReads(run.reads, 3) : "through the run's order: put the cursor here"]);
+  } else if (st.schedule && init.globalStart !== undefined) {
     const pos = st.schedule.position(init.globalStart + o);
     if (pos.lookAhead) rows.push(['update', `none: ${PAST_LAST_UPDATE_TEXT[st.schedule.pastLastUpdate(init.globalStart + o)!]}`]);
     else {

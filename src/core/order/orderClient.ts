@@ -9,7 +9,6 @@
  */
 import { Worker } from 'worker_threads';
 import { CancelledError, DataError } from '../errors';
-import { fmt } from '../units';
 import { resolveWorkerScript } from '../shardPool';
 import type { OrderFacts, OrderQuestion, OrderWorkerReply, OrderWorkerRequest } from '../workers/orderWorker';
 import type { OrderSpec } from './openOrder';
@@ -186,34 +185,4 @@ export class OrderClient implements OrderView {
   close(): void {
     void this.worker.terminate();
   }
-}
-
-/** Display names of the orders. */
-const ORDER_NAMES: Record<OrderFacts['kind'], string> = {
-  sequential: "the dataset card's sequential order",
-  megatron: 'Megatron order',
-  olmo: 'OLMo order',
-  'llm.c': 'llm.c order',
-};
-
-/**
- * A short name of the order in force, for the status bar and the update view's header:
- * `Megatron order, B=512 samples of 2,049 tokens`, or the card's sequential order.
- */
-export function orderName(o: OrderFacts): string {
-  if (o.kind === 'sequential') return ORDER_NAMES.sequential;
-  return `${ORDER_NAMES[o.kind]}, B=${fmt(o.samplesPerUpdate)} samples of ${fmt(o.sampleTokens)} tokens`;
-}
-
-/**
- * Where a run read a stream token, in words: `update 3, sample 17 (slot 5), position 100`
- * (0-based; a read that is only a target says so), or that the run never read it.
- * @param max how many reads to spell out; the rest are counted as "+N more".
- */
-export function describeReads(reads: readonly OrderRead[], max = 1): string {
-  if (reads.length === 0) return 'not read by the run (a dropped tail or an epoch not trained)';
-  const one = (r: OrderRead) =>
-    `update ${fmt(r.update)}, sample ${fmt(r.sample)} (slot ${fmt(r.slot)}), ${r.target ? 'target only of the last position' : `position ${fmt(r.position)}`}`;
-  const shown = reads.slice(0, max).map(one).join('; ');
-  return reads.length > max ? `${shown}; +${fmt(reads.length - max)} more` : shown;
 }
