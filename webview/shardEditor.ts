@@ -319,13 +319,14 @@ function setHighlights(list: ShardHighlight[]): void {
   );
   // An update of a run's order is many ranges (one per sample's piece): name the first few.
   const names = list.map((x) => x.label ?? `tokens ${showOffset(st, x.start)}–${showOffset(st, x.end - 1)}`);
-  const atCursor = names.find((x) => x.endsWith('at the cursor'));
-  const shown = names.length > HL_NAMED ? [...new Set([atCursor ?? names[0], ...names.slice(0, HL_NAMED - 1)])] : names;
+  const distinct = [...new Set(names)];
+  const atCursor = distinct.find((x) => x.endsWith('at the cursor'));
+  const shown = [...new Set([atCursor ?? distinct[0], ...distinct])].slice(0, HL_NAMED);
   footHl.textContent = list.length
-    ? `Highlighted: ${shown.join('; ')}${names.length > shown.length ? `; +${fmt(names.length - shown.length)} more ranges` : ''}`
+    ? `Highlighted: ${shown.join('; ')}${distinct.length > shown.length ? `; +${fmt(distinct.length - shown.length)} more` : ''}`
     : '';
   footHl.title = [
-    list.length ? `Highlighted: ${names.join('; ')}` : '',
+    list.length ? `Highlighted: ${distinct.join('; ')}` : '',
     list.some((x) => x.boundaries) ? 'A bar marks the first token of each sequence.' : '',
   ]
     .filter(Boolean)

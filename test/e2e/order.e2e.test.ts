@@ -270,8 +270,10 @@ describe('e2e: training order (Megatron run) → Go to Update, update view, stat
       batch.map((s) => `${fmt(first.update)}/${fmt(s.sample)}/${fmt(s.slot)}`).sort(),
       'the highlight names each sample of the CLI’s update (the fixture is one file: every sample lies in it)',
     );
+    // The picture: the shard editor alone (the update view of the tests above closed).
+    await w.runCommand('View: Close Editors in Other Groups');
     await w.runCommand('Notifications: Clear All Notifications');
-    await w.page.waitForTimeout(800); // let fonts and the first screen settle for the picture
+    await w.page.waitForTimeout(1_500); // let the layout, fonts and the first screen settle for the picture
     await w.screenshot('shard-editor-megatron-order');
     await w.runCommand('Token Shards: Highlight Current Update and Sequences');
   });

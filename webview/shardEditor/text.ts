@@ -117,7 +117,7 @@ function invisibleRows(s: string): TipRow[] {
 
 /**
  * Rows of the tooltip of the token element covering local tokens `[o, o + n)` (`seq`: the
- * sequence that starts there, when marked).
+ * sequence or sample that starts there, as "sequence 61", when marked).
  */
 export function tipRows(st: ShardState, o: number, n: number, seq?: string): TipRow[] {
   const init = st.init;
@@ -168,7 +168,7 @@ export function tipRows(st: ShardState, o: number, n: number, seq?: string): Tip
   const meta = page.metadataAt(o, true);
   for (const k of ['id', 'src', 'loc'] as const) if (meta?.[k]) rows.push([`document ${k}`, meta[k]!]);
   if (page.notTrained(o)) rows.push(['loss', 'not trained on (the loss mask is 0 here)']);
-  if (seq) rows.push(['', `sequence ${seq} starts here`]);
+  if (seq) rows.push(['', `${seq} starts here`]);
   for (const hl of st.highlights) if (o >= hl.start && o < hl.end && hl.label) rows.push(['highlight', hl.label]);
   return rows;
 }

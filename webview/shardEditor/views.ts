@@ -59,7 +59,10 @@ function decorate(el: HTMLElement, ctx: ViewContext, o: number, n: number): void
       const rel = o - b.first;
       if (rel >= 0 && rel % b.every === 0) {
         el.classList.add('seq');
-        el.dataset.seq = String(b.firstIndex + rel / b.every);
+        // `data-seq` names the boundary for the tooltip ("sequence 61", "sample 792"); `data-mark` is its badge ("seq 61").
+        const index = b.firstIndex + rel / b.every;
+        el.dataset.seq = `${b.labelPrefix}${index}`;
+        el.dataset.mark = `${b.labelPrefix === 'sequence ' ? 'seq ' : b.labelPrefix}${index}`;
       } else if (rel < 0 && o === hl.start) {
         /* range starts before the first boundary */
       }
