@@ -242,4 +242,89 @@ describe('training order: CLI over a Megatron PATH', function () {
       assert.deepStrictEqual(got, r.reads[String(probe)], `reads of ${probe}`);
     }
   });
+
+  it('count --per 1 through the order equals the byte-level reference mapped through the fixture’s Megatron indices (read and never read)', () => {
+    const { dir, ref } = orderFixtures();
+    const r = ref.megatron['two-epochs'];
+    // Fewer steps than the cached indices hold: the tokens of the later samples go unread.
+    const iters = Math.floor(r.train_iters / 2);
+    const runFile = path.join(dir, 'megatron', 'count-run.json');
+    fs.writeFileSync(
+      runFile,
+      JSON.stringify({ order: 'megatron', cache: 'run-two-epochs/cache', global_batch_size: r.global_batch_size, train_iters: iters }),
+    );
+    const terms = ['whale', 'Congress', ' the'];
+    const want = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          `import glob, importlib.util, json, struct, subprocess, sys, numpy as np
+sample, fxdir, script, fixtures, terms, B, iters, L = sys.argv[1:5] + [sys.argv[5]] + list(map(int, sys.argv[6:9]))
+spec = importlib.util.spec_from_file_location("fx", fixtures); fx = importlib.util.module_from_spec(spec); spec.loader.exec_module(fx)
+offs = json.loads(subprocess.check_output([sys.executable, script, sample, "--terms", terms, "--mode", "offsets"]))
+base = glob.glob(f"{fxdir}/megatron/run-two-epochs/cache/*-document_index.npy")[0][: -len("document_index.npy")]
+di, si, sh = (np.load(base + n + ".npy") for n in ("document_index", "sample_index", "shuffle_index"))
+idx = open(f"{fxdir}/megatron/text_document.idx", "rb").read()
+n = struct.unpack_from("<Q", idx, 18)[0]
+lengths = np.frombuffer(idx, np.int32, n, 34); pointers = np.frombuffer(idx, np.int64, n, 34 + 4 * n)
+ms = np.array(sorted({o for o, _ in offs}), dtype=np.int64)
+ups = {}
+for q in range(iters * B):
+    pos = 0
+    for s, e in fx.megatron_piece_ranges(pointers, lengths, di, si, int(sh[q]), 1):
+        e_in = min(e, s + L - pos)  # the sample's first L tokens are its inputs; the last is only a target
+        if e_in > s:
+            a, b = np.searchsorted(ms, [s, e_in])
+            for k in range(a, b): ups.setdefault(int(ms[k]), set()).add(q // B)
+        pos += e - s
+nt = len(json.loads(terms))
+per = [[0] * nt for _ in range(iters)]; never = [0] * nt
+for o, t in offs:
+    if o not in ups: never[t] += 1
+    for u in ups.get(o, ()): per[u][t] += 1
+print(json.dumps({"per": per, "not_read": never}))`,
+          sampleDir(),
+          dir,
+          path.join(repoRoot(), 'scripts', 'reference_search.py'),
+          path.join(repoRoot(), 'scripts', 'make-order-fixtures.py'),
+          JSON.stringify(terms),
+          String(r.global_batch_size),
+          String(iters),
+          String(r.sequence_length),
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      ),
+    ) as { per: number[][]; not_read: number[] };
+    const got = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [
+          cliPath(),
+          '--run',
+          runFile,
+          '--tokenizer',
+          path.join(sampleDir(), 'tokenizer', 'tokenizer.json'),
+          'count',
+          path.join(dir, 'megatron', 'text_document.bin'),
+          ...terms,
+          '--per',
+          '1',
+          '--json',
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cli-cache') } },
+      ),
+    ) as { order: string; updates: number; not_read: number[]; buckets: { counts: number[] }[] };
+    assert.strictEqual(got.order, 'megatron');
+    assert.strictEqual(got.updates, iters);
+    assert.deepStrictEqual(
+      got.buckets.map((b) => b.counts),
+      want.per,
+    );
+    assert.deepStrictEqual(got.not_read, want.not_read);
+    assert.ok(
+      want.not_read.every((c) => c > 0) && want.per.some((c) => c.some((x) => x > 1)),
+      'the fixture has occurrences read and never read',
+    );
+  });
 });

@@ -30,6 +30,7 @@ import { fmt } from '../units';
 import { parseJson } from '../safeJson';
 import { numpyShuffle, randomState } from './rng';
 import {
+  InputSpan,
   InverseIndex,
   OrderCache,
   OrderRead,
@@ -543,6 +544,38 @@ export class MegatronOrder implements TrainingOrder {
       }
     }
     return out.sort((a, b) => a.update - b.update || a.slot - b.slot);
+  }
+
+  /**
+   * The updates reading token `offset` as an input, and for how many tokens they stay the same:
+   * within the token's `.idx` sequence, until any of its document-index places crosses into the
+   * next sample (sample j holds inputs `[j·L, (j+1)·L)` of the concatenated documents; the shared
+   * token at `(j+1)·L` is only sample j's target). Equal to {@link inputUpdates} at every token of the span.
+   */
+  inputSpan(offset: number): InputSpan {
+    if (!(offset >= 0 && offset < this.starts.total)) return { updates: [], tokens: 1 };
+    const seq = this.starts.find(offset);
+    const within = offset - this.starts.at(seq);
+    const L = this.inputTokens;
+    const B = this.samplesPerUpdate;
+    const N = this.sampleIndex.length / 2 - 1;
+    const flat = this.flatPrefix();
+    const ranks = this.shuffleRanks();
+    let tokens = this.lengths[seq] - within;
+    const updates: number[] = [];
+    for (const p of this.documentPositions().positions(seq)) {
+      const f = flat.at(p) + within;
+      const j = Math.floor(f / L);
+      tokens = Math.min(tokens, (j + 1) * L - f);
+      if (j >= N) continue;
+      this.checkSampleStart(j, flat);
+      for (const q of ranks.positions(j)) {
+        const u = Math.floor(q / B);
+        if (u < this.numUpdates) updates.push(u);
+      }
+    }
+    updates.sort((a, b) => a - b);
+    return { updates: updates.filter((u, i) => i === 0 || u !== updates[i - 1]), tokens };
   }
 
   /** Sample j must start at token j·L of the concatenated documents (helpers.cpp); a cache that says otherwise does not belong to this `.idx`. */

@@ -121,6 +121,13 @@ export interface TrainingOrder {
   update(k: number): OrderSample[];
   /** Every reading of stream token `offset` by the run, sorted by update (then slot); empty when the run never read it. */
   reads(offset: number): OrderRead[];
+  /**
+   * Optional, for counts over the stream (matches come in stream order): the updates that read
+   * token `offset` as a model input (as {@link inputUpdates}) and how many tokens from `offset` on
+   * (≥ 1) are read as inputs by exactly those updates — a count asks once per such run of tokens,
+   * not once per match. Orders without it are asked per token ({@link inputSpan}).
+   */
+  inputSpan?(offset: number): InputSpan;
   /** Releases open files. */
   close(): void;
 }
@@ -155,6 +162,19 @@ export function pushPlacedReads(
     const update = Math.floor(q / B);
     if (update < order.numUpdates) out.push({ update, slot: q - update * B, ...read });
   }
+}
+
+/** The updates reading a run of stream tokens as model inputs (see {@link TrainingOrder.inputSpan}). */
+export interface InputSpan {
+  /** Updates, ascending, each once; empty when the run reads none of the tokens as an input. */
+  updates: number[];
+  /** Tokens of the run, from the offset asked (≥ 1). */
+  tokens: number;
+}
+
+/** {@link TrainingOrder.inputSpan} of `order`, or a span of one token from {@link inputUpdates} for an order without it. */
+export function inputSpan(order: TrainingOrder, offset: number): InputSpan {
+  return order.inputSpan ? order.inputSpan(offset) : { updates: inputUpdates(order, offset), tokens: 1 };
 }
 
 /** The updates that read stream token `offset` as a model input (ascending, each once). */

@@ -9,7 +9,7 @@ import { FileIdentity, describeIdentityChange, identityOfStats } from '../fileId
 import { CompiledTerms, Dfa, TokenBytes, TokenTable } from './automaton';
 import { RangeScanner, ScanOptions, TokenSource } from './scan';
 import type { OrderSpec } from '../order/openOrder';
-import { TrainingOrder, inputUpdates } from '../order/order';
+import { TrainingOrder, inputSpan } from '../order/order';
 
 /** Everything a counter needs besides the stream (plain data: posted to workers). */
 export interface CountSetup {
@@ -136,14 +136,23 @@ export async function countTask(
       `${task.path} ${describeIdentityChange(o, st0)} since the dataset was opened; open it again to search the new contents`,
       task.path,
     );
+  // Through an order: the buckets of the updates reading the run of tokens `[spanStart, spanEnd)`
+  // as inputs, asked once per run (matches come in stream order), not once per match.
+  let spanStart = 0,
+    spanEnd = 0,
+    spanCells: number[] = [];
   await scanner.scanRange(
     task.startToken,
     task.startToken + task.numTokens,
     order
       ? (term, start) => {
-          const us = inputUpdates(order, start);
-          if (us.length === 0) cells.add(notRead * nt + term);
-          for (const u of us) cells.add(Math.floor(u / per) * nt + term);
+          if (start < spanStart || start >= spanEnd) {
+            const span = inputSpan(order, start);
+            spanStart = start;
+            spanEnd = start + span.tokens;
+            spanCells = span.updates.length === 0 ? [notRead * nt] : span.updates.map((u) => Math.floor(u / per) * nt);
+          }
+          for (const c of spanCells) cells.add(c + term);
         }
       : (term, start) => {
           const u = Math.floor(start / G);
