@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { repoRoot, sampleDir } from './fixtures';
-import type { TrainingOrder } from '../../src/core/order/order';
+import { TrainingOrder, inputSpan, inputUpdates } from '../../src/core/order/order';
 import { parseMegatronIndex } from '../../src/core/formats/megatron';
 
 /** Reads of one stream offset: [update, slot, position] triples, sorted. */
@@ -134,4 +134,43 @@ export function assertMatchesReference(
     );
     return want;
   });
+}
+
+/**
+ * Checks {@link TrainingOrder.inputSpan} (through `inputSpan`) against the reference's brute-force
+ * reads of the probes: at a probe it names the probe's input updates (reads at a position below
+ * `order.inputTokens`, ascending, each once), and so does every span starting up to `back` tokens
+ * before the probe that reaches it; in that window each token's span agrees with the order's own
+ * reads (`inputUpdates`) and the next token's span is the rest of it; walking the stream span by
+ * span ends exactly at its end.
+ * @returns how many spans longer than one token were checked at a probe.
+ */
+export function assertSpansMatchReference(
+  order: TrainingOrder,
+  probes: number[],
+  reads: RefReads,
+  streamTokens: number,
+  back: number,
+): number {
+  let longer = 0;
+  for (const t of probes) {
+    const want = [...new Set(reads[String(t)].filter((x) => x[2] < order.inputTokens).map((x) => x[0]))].sort((a, b) => a - b);
+    assert.deepStrictEqual(inputSpan(order, t).updates, want, `inputSpan(${t})`);
+    for (let s = Math.max(0, t - back); s < t; s++) {
+      const span = inputSpan(order, s);
+      assert.ok(span.tokens >= 1, `inputSpan(${s}).tokens`);
+      // Token by token, the span agrees with the order's own reads, and its next token's span is its rest.
+      assert.deepStrictEqual(span.updates, inputUpdates(order, s), `inputSpan(${s}) vs reads`);
+      if (span.tokens > 1)
+        assert.deepStrictEqual(inputSpan(order, s + 1), { updates: span.updates, tokens: span.tokens - 1 }, `inputSpan(${s + 1})`);
+      if (s + span.tokens > t) {
+        assert.deepStrictEqual(span.updates, want, `inputSpan(${s}) covering ${t} (${span.tokens} tokens)`);
+        longer++;
+      }
+    }
+  }
+  let t = 0;
+  while (t < streamTokens) t += inputSpan(order, t).tokens;
+  assert.strictEqual(t, streamTokens, 'spans end at the end of the stream');
+  return longer;
 }

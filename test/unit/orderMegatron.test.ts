@@ -17,7 +17,7 @@ import {
   findMegatronCache,
   parseMegatronDescription,
 } from '../../src/core/order/megatron';
-import { idsOf, idxLengths, orderFixtures, removeOrderFixtures } from './orderFixtures';
+import { assertSpansMatchReference, idsOf, idxLengths, orderFixtures, removeOrderFixtures } from './orderFixtures';
 
 describe('training order: Megatron GPTDataset', function () {
   this.timeout(600_000);
@@ -83,27 +83,8 @@ describe('training order: Megatron GPTDataset', function () {
         const r = ref.megatron[run];
         const order = open(path.join(dir, 'order-cache'));
         try {
-          const L = r.sequence_length;
-          let longer = 0;
-          for (const t of ref.probes) {
-            // The reference's updates reading t as an input (position < L), ascending, each once.
-            const want = [...new Set(r.reads[String(t)].filter((x) => x[2] < L).map((x) => x[0]))].sort((a, b) => a - b);
-            assert.deepStrictEqual(order.inputSpan(t).updates, want, `inputSpan(${t})`);
-            // Every span starting up to 2·L tokens before t that reaches t says the same.
-            for (let s = Math.max(0, t - 2 * L); s <= t; s++) {
-              const span = order.inputSpan(s);
-              assert.ok(span.tokens >= 1, `inputSpan(${s}).tokens`);
-              if (s + span.tokens > t) {
-                assert.deepStrictEqual(span.updates, want, `inputSpan(${s}) covering ${t} (${span.tokens} tokens)`);
-                if (s < t) longer++;
-              }
-            }
-          }
+          const longer = assertSpansMatchReference(order, ref.probes, r.reads, ref.stream_tokens, 2 * r.sequence_length);
           assert.ok(longer > 0, 'spans longer than one token were checked');
-          // Walking the stream span by span ends exactly at its last token.
-          let t = 0;
-          while (t < ref.stream_tokens) t += order.inputSpan(t).tokens;
-          assert.strictEqual(t, ref.stream_tokens);
         } finally {
           order.close();
         }

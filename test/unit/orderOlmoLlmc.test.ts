@@ -12,7 +12,7 @@ import * as path from 'path';
 import { OrderCache, StreamFile } from '../../src/core/order/order';
 import { OlmoOrder, buildOlmoGlobalIndices, olmoInstances, openOlmoGlobalIndices } from '../../src/core/order/olmo';
 import { LlmcOrder } from '../../src/core/order/llmc';
-import { assertMatchesReference, orderFixtures, removeOrderFixtures } from './orderFixtures';
+import { assertMatchesReference, assertSpansMatchReference, orderFixtures, removeOrderFixtures } from './orderFixtures';
 
 function streamFiles(dir: string, names: string[], headerBytes: number): StreamFile[] {
   let start = 0;
@@ -57,6 +57,8 @@ describe('training order: OLMo and llm.c', function () {
           assert.strictEqual(order.numInstances, r.instances);
           const none = assertMatchesReference(order, stream, ref.probes, r).filter((w) => w.length === 0).length;
           assert.ok(none > 0, 'dropped file tails and the last partial batch are never read');
+          const longer = assertSpansMatchReference(order, ref.probes, r.reads, ref.stream_tokens, 2 * r.sequence_length);
+          assert.ok(longer > 0, 'inputSpan: spans longer than one token were checked');
         } finally {
           order.close();
         }
@@ -89,6 +91,8 @@ describe('training order: OLMo and llm.c', function () {
       assert.strictEqual(order.samplesPerUpdate, r.B * r.processes * r.grad_accum_steps);
       const twice = assertMatchesReference(order, stream, ref.probes, r).filter((want) => new Set(want.map((w) => w[0])).size > 1).length;
       assert.ok(twice > 0, 'tokens read in both epochs');
+      const longer = assertSpansMatchReference(order, ref.probes, r.reads, ref.stream_tokens, 2 * r.T);
+      assert.ok(longer > 0, 'inputSpan: spans longer than one token were checked');
     });
 
     it('refuses a shard shorter than one batch of all processes, naming it', () => {

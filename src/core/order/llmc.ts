@@ -19,7 +19,17 @@
 import { DataError, RangeRequestError } from '../errors';
 import { fmt } from '../units';
 import { Mt19937, llmcRandomPermutation } from './rng';
-import { OrderRead, OrderSample, StreamFile, TrainingOrder, checkOrderUpdate, fileAt, lastAtOrBelow } from './order';
+import {
+  InputSpan,
+  OrderRead,
+  OrderSample,
+  StreamFile,
+  TrainingOrder,
+  checkOrderUpdate,
+  fileAt,
+  inputUpdates,
+  lastAtOrBelow,
+} from './order';
 
 /** How an {@link LlmcOrder} is set up. */
 export interface LlmcOrderOptions {
@@ -194,6 +204,20 @@ export class LlmcOrder implements TrainingOrder {
       }
     }
     return out.sort((x, y) => x.update - y.update || x.slot - y.slot);
+  }
+
+  /**
+   * The updates reading token `offset` as an input (as {@link inputUpdates}) and for how many
+   * tokens they stay the same: every row of every process starts at a multiple of T in its file
+   * (`batch·B·T·P + r·B·T + b·T`), so the rows holding a token as an input are the same up to the
+   * next multiple of T (or the file's end).
+   */
+  inputSpan(offset: number): InputSpan {
+    const f = fileAt(this.o.files, offset);
+    if (f < 0) return { updates: [], tokens: 1 };
+    const T = this.o.T;
+    const local = offset - this.o.files[f].start;
+    return { updates: inputUpdates(this, offset), tokens: Math.min(T - (local % T), this.o.files[f].tokens - local) };
   }
 
   close(): void {}

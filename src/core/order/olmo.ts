@@ -25,6 +25,7 @@ import { DataError, RangeRequestError } from '../errors';
 import { fmt } from '../units';
 import { numpyShuffle, Pcg64 } from './rng';
 import {
+  InputSpan,
   InverseIndex,
   OrderCache,
   OrderRead,
@@ -33,6 +34,7 @@ import {
   TrainingOrder,
   checkOrderUpdate,
   fileAt,
+  inputUpdates,
   lastAtOrBelow,
   pushPlacedReads,
 } from './order';
@@ -222,6 +224,23 @@ export class OlmoOrder implements TrainingOrder {
     const out: OrderRead[] = [];
     pushPlacedReads(out, this.ranks().positions(i), this, { sample: i, position: local - n * L, target: false });
     return out;
+  }
+
+  /**
+   * The updates reading token `offset` (as {@link inputUpdates}) and for how many tokens they stay
+   * the same: to the end of its instance (L tokens of one file, every one an input), or to the end
+   * of the file in its dropped tail (never read).
+   */
+  inputSpan(offset: number): InputSpan {
+    const at = fileAt(this.byStart, offset);
+    if (at < 0) return { updates: [], tokens: 1 };
+    const f = this.byStartIndex[at];
+    const file = this.o.files[f];
+    const L = this.sampleTokens;
+    const local = offset - file.start;
+    const n = Math.floor(local / L);
+    if (n >= this.firstInstance[f + 1] - this.firstInstance[f]) return { updates: [], tokens: file.tokens - local };
+    return { updates: inputUpdates(this, offset), tokens: (n + 1) * L - local };
   }
 
   close(): void {
