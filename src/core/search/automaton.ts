@@ -273,6 +273,18 @@ export class TokenTable {
   readonly maxLen: number;
   /** Bit per id < V (⌊V/32⌋ + 1 words): set when, in state 0, the id leads anywhere but back to state 0 without a match. */
   readonly rootBits: Int32Array;
+  /**
+   * Two bits per id (16 a word, ⌊V/16⌋ + 1 words), the kernel's view of state 0's row: bit 0 the
+   * entry is not 0, bit 1 it is not a plain fast one (negative: matches or no table yet). In the
+   * kernel's memory when there is a kernel (see `./scanKernel.wat`).
+   */
+  private rn: Int32Array;
+  /**
+   * Bit per id (⌊V/32⌋ + 1 words): set when some built state's exception table holds the id; bit V
+   * set in text mode (an id past the vocabulary keeps the state). A token that only leaves state 0
+   * followed by one whose bit is clear needs no step (`./scanKernel.wat`).
+   */
+  private cont: Int32Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
   /** Text mode: token ids in byte order, sorted per first byte on demand (the vocabulary's trie, walked by {@link buildState}). */
@@ -301,13 +313,19 @@ export class TokenTable {
     this.V = Math.max(1, tb.vocabSize, top);
     this.maxLen = dfa.compiled.maxLen;
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
-    this.kernel = kernel ? ScanKernel.make((this.V >>> 5) + 1, this.capacity) : undefined;
+    this.kernel = kernel ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, this.capacity) : undefined;
+    this.rn = this.kernel ? this.kernel.rn() : new Int32Array((this.V >>> 4) + 1);
+    this.cont = this.kernel ? this.kernel.cont() : new Int32Array((this.V >>> 5) + 1);
+    if (!this.ids) this.cont[this.V >>> 5] |= 1 << (this.V & 31);
     this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
     if (!this.ids) this.sorted = vocabularyOrder(tb);
     this.buildRow0();
     this.rootBits = new Int32Array((this.V >>> 5) + 1);
-    for (let id = 0; id < this.V; id++) if (this.T[id] !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
-    this.kernel?.setBits(this.rootBits);
+    for (let id = 0; id < this.V; id++) {
+      const x = this.T[id];
+      if (x !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
+      this.setRn(id, x);
+    }
   }
 
   /**
@@ -318,7 +336,16 @@ export class TokenTable {
     if (!this.kernel) return Array.from({ length: count }, () => new Uint32Array(tokens));
     const bufs = this.kernel.buffers(count, tokens);
     this.T = this.kernel.table();
+    this.rn = this.kernel.rn();
+    this.cont = this.kernel.cont();
     return bufs;
+  }
+
+  /** Sets the {@link rn} bits of id (< V) for its state-0 entry `x`. */
+  private setRn(id: number, x: number): void {
+    const sh = (id & 15) * 2;
+    const w = id >>> 4;
+    this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 ? 1 : 3) << sh);
   }
 
   /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */
@@ -419,6 +446,7 @@ export class TokenTable {
     this.tables++;
     for (const id of ex) {
       if (id === this.eos && !this.ids) continue; // EOS: state 0 from anywhere, as in state 0's row
+      this.cont[id >>> 5] |= 1 << (id & 31);
       let h = slotHash(id, mask);
       while (T[rb + 2 + 2 * h] !== EMPTY) h = (h + 1) & mask;
       T[rb + 2 + 2 * h] = id;
@@ -603,7 +631,10 @@ export class TokenTable {
           if (h) for (let k = 0; k < h.length; k += 4) hit(h[k], i, h[k + 1], h[k + 2], h[k + 3]);
           rb = this.enter(next);
           T = this.T;
-          if (rb >= 0 && !h) T[pos] = rb; // the next state got its table: the entry becomes a fast one
+          if (rb >= 0 && !h) {
+            T[pos] = rb; // the next state got its table: the entry becomes a fast one
+            if (pos < V) this.setRn(pos, rb); // (state 0's row is T[0..V))
+          }
           state = next;
           i++;
           continue;

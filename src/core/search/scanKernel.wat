@@ -2,7 +2,7 @@
 ;; memory layout and automaton.ts for the table's entries). Compiled to WebAssembly at build
 ;; time by esbuild.js (wabt's wat2wasm, the npm package `wabt`).
 ;;
-;; scan(ptr, i, to, rb, V, table, bits, idsMode) walks the uint32 token ids at byte `ptr`
+;; scan(ptr, i, to, rb, V, table, rn, cont, idsMode) walks the uint32 token ids at byte `ptr`
 ;; from index i while every token takes a fast table entry, and returns the index of the first
 ;; token that needs the JavaScript slow path (or `to`); the row base it stopped in is stored at
 ;; byte `table - 4` (read there by JavaScript through a typed array: cheaper than a global's
@@ -10,59 +10,87 @@
 ;;   rb       base of the current state's table, in table entries (0 = state 0's dense row)
 ;;   V        ids < V have table entries
 ;;   table    byte offset of the table (int32 entries: >= 0 the next state's base, < 0 the slow path)
-;;   bits     byte offset of the state-0 bit set (bit id set: the id leaves state 0 or completes a
-;;            match), floor(V/32) + 1 words: bit V is never set
+;;   rn       byte offset of state 0's two bits per id (16 ids a word, floor(V/16) + 1 words; id V's
+;;            bits are never set): bit 0 the id leaves state 0 (its entry is not 0), bit 1 its entry
+;;            is not a plain fast one (a match completes, or the next state has no table yet)
+;;   cont     byte offset of a bit per id (floor(V/32) + 1 words): set when some built state's
+;;            table holds the id (the id continues a match in progress differently from state 0);
+;;            bit V set in text mode (an id past the vocabulary has no bytes: the state carries over)
 ;;   idsMode  1: an id >= V leads to state 0 (runs of token ids); 0: such an id goes to the slow path
+;;
+;; State 0 skips a token whose two bits are 0, and also one that only leaves state 0 (bits 01)
+;; when the next token's `cont` bit is clear: from whatever state the first one leads to, the
+;; next one takes state 0's entry, so the state after the pair does not depend on the first.
 (module
   (import "env" "mem" (memory 1))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
-    (param $V i32) (param $table i32) (param $bits i32) (param $idsMode i32)
+    (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
-    (local $a i32) (local $b i32) (local $c i32) (local $d i32)
-    ;; the last index at which four ids can be read at once
-    (local.set $to4 (i32.sub (local.get $to) (i32.const 3)))
+    (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
+    (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32)
+    ;; four tokens are tested at once while the one after them can be read too
+    (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
     (block $exit
       (loop $token
         (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
         (block $step
           (br_if $step (local.get $rb))
-          ;; State 0: four ids per test while none of them has its bit set.
+          ;; State 0: four ids per test while none of them needs a step (see the header).
           (block $four
             (loop $skip4
               (br_if $four (i32.ge_s (local.get $i) (local.get $to4)))
               (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
+              ;; an id >= V is tested as V, whose bits are 0 in rn (and in cont in ids mode)
               (local.set $a (i32.load (local.get $p)))
-              (local.set $b (i32.load offset=4 (local.get $p)))
-              (local.set $c (i32.load offset=8 (local.get $p)))
-              (local.set $d (i32.load offset=12 (local.get $p)))
-              ;; an id >= V is tested as V, whose bit is never set
               (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+              (local.set $b (i32.load offset=4 (local.get $p)))
               (local.set $b (select (local.get $b) (local.get $V) (i32.lt_u (local.get $b) (local.get $V))))
+              (local.set $c (i32.load offset=8 (local.get $p)))
               (local.set $c (select (local.get $c) (local.get $V) (i32.lt_u (local.get $c) (local.get $V))))
+              (local.set $d (i32.load offset=12 (local.get $p)))
               (local.set $d (select (local.get $d) (local.get $V) (i32.lt_u (local.get $d) (local.get $V))))
-              (br_if $four
-                (i32.and
-                  (i32.or
-                    (i32.or
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $a) (i32.const 5)) (i32.const 2)))) (local.get $a))
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b)))
-                    (i32.or
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $c) (i32.const 5)) (i32.const 2)))) (local.get $c))
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $d) (i32.const 5)) (i32.const 2)))) (local.get $d))))
-                  (i32.const 1)))
+              (local.set $q0 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $a) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 1))))
+              (local.set $q1 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $b) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $b) (i32.const 1))))
+              (local.set $q2 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $c) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $c) (i32.const 1))))
+              (local.set $q3 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $d) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $d) (i32.const 1))))
+              ;; the common case: none of the four leaves state 0
+              (if (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3))
+                (then
+                  ;; else per token t followed by n: (rn bit 1 of t) | (rn bit 0 of t & cont bit of n)
+                  (local.set $e (i32.load offset=16 (local.get $p)))
+                  (local.set $e (select (local.get $e) (local.get $V) (i32.lt_u (local.get $e) (local.get $V))))
+                  (br_if $four
+                    (i32.and
+                      (i32.or
+                        (i32.or
+                          (i32.or (i32.shr_u (local.get $q0) (i32.const 1)) (i32.and (local.get $q0) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b))))
+                          (i32.or (i32.shr_u (local.get $q1) (i32.const 1)) (i32.and (local.get $q1) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $c) (i32.const 5)) (i32.const 2)))) (local.get $c)))))
+                        (i32.or
+                          (i32.or (i32.shr_u (local.get $q2) (i32.const 1)) (i32.and (local.get $q2) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $d) (i32.const 5)) (i32.const 2)))) (local.get $d))))
+                          (i32.or (i32.shr_u (local.get $q3) (i32.const 1)) (i32.and (local.get $q3) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $e) (i32.const 5)) (i32.const 2)))) (local.get $e))))))
+                      (i32.const 1)))))
               (local.set $i (i32.add (local.get $i) (i32.const 4)))
               (br $skip4)))
-          ;; one id at a time up to the interesting one
+          ;; one id at a time up to the one that needs a step
           (loop $skip1
             (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
             (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
             (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-            (br_if $step
-              (i32.and
-                (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $a) (i32.const 5)) (i32.const 2)))) (local.get $a))
-                (i32.const 1)))
+            (if (i32.lt_u (i32.add (local.get $i) (i32.const 1)) (local.get $to))
+              (then
+                (local.set $b (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                (local.set $b (select (local.get $b) (local.get $V) (i32.lt_u (local.get $b) (local.get $V))))
+                (br_if $step (i32.and (i32.or (i32.shr_u (local.tee $r (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $a) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 1)))) (i32.const 1)) (i32.and (local.get $r) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b)))) (i32.const 1))))
+              (else
+                ;; the last token of the range has no next one to look at: any bit, and it takes its step
+                (br_if $step
+                  (i32.and
+                    (i32.shr_u
+                      (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $a) (i32.const 4)) (i32.const 2))))
+                      (i32.shl (local.get $a) (i32.const 1)))
+                    (i32.const 3)))))
             (local.set $i (i32.add (local.get $i) (i32.const 1)))
             (br $skip1)))
         ;; Any state: one table lookup.
