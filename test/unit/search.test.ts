@@ -202,7 +202,7 @@ describe('stream search (count / find / merge) against the Python reference', fu
     const G = sample.schedule.G;
     for (const o of [PLAIN, { word: true, ignoreCase: true, ids: false }]) {
       const terms = parseTerms(names, o);
-      const matches = async (kernel: boolean, chunkTokens?: number, end = sample.stream.totalTokens) => {
+      const matches = async (kernel: boolean | 'pair' | 'branch', chunkTokens?: number, end = sample.stream.totalTokens) => {
         const table = new TokenTable(
           new Dfa(compileTerms(terms, o)),
           tokenBytesOf(sampleTok),
@@ -219,10 +219,14 @@ describe('stream search (count / find / merge) against the Python reference', fu
       assert.deepStrictEqual(await matches(true), js, `${label(o)}: the kernel's matches equal the JavaScript step's`);
       // Chunk edges: the kernel's state-0 skip looks at the token after each one (a token that only
       // leaves state 0 is skipped when the next continues no state); the last token of a chunk has
-      // none in hand. Odd chunk sizes put every kind of token at a chunk's end.
-      assert.deepStrictEqual(await matches(true, 4097), js, `${label(o)}: kernel, 4,097-token chunks`);
+      // none in hand. Odd chunk sizes put every kind of token at a chunk's end; both state-0 tests.
       const part = 150_000;
-      assert.deepStrictEqual(await matches(true, 61, part), await matches(false, undefined, part), `${label(o)}: kernel, 61-token chunks`);
+      const jsPart = await matches(false, undefined, part);
+      for (const mode of ['pair', 'branch'] as const) {
+        assert.deepStrictEqual(await matches(mode), js, `${label(o)}: kernel (${mode})`);
+        assert.deepStrictEqual(await matches(mode, 4097), js, `${label(o)}: kernel (${mode}), 4,097-token chunks`);
+        assert.deepStrictEqual(await matches(mode, 61, part), jsPart, `${label(o)}: kernel (${mode}), 61-token chunks`);
+      }
       const counts: Record<string, number[]> = {};
       for (let k = 0; k < js.length; k += 3) {
         const u = Math.floor(js[k + 1] / G);

@@ -234,6 +234,15 @@ export const KNOWN_BEFORE = 1;
 /** `known` bit of {@link HitFn}: the character after the match is inside its token and not a word character. */
 export const KNOWN_AFTER = 2;
 
+/**
+ * Share of four-token groups with a token leaving state 0 above which the kernel tests every group
+ * with the pair test instead of branching on the cheap one. Measured on the full-scale stand-in's
+ * text: `Lily` 0.001 (the branch wins: 1.35× less CPU than the pair test everywhere), 10 terms
+ * 0.55, 200 names 0.23, 10 terms `--word -i` 0.87 (the branch mispredicts: the pair test
+ * everywhere takes 0.81× the CPU of 10 terms).
+ */
+const PAIR_RATE = 0.1;
+
 /** An empty key of a state's exception table. */
 const EMPTY = -1;
 const NO_HITS: number[] = [];
@@ -287,6 +296,14 @@ export class TokenTable {
   private cont: Int32Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
+  /**
+   * Share of the groups of four tokens the kernel tested in state 0 (in the last scan of 4,096
+   * tokens or more) where a token leaves state 0: above {@link PAIR_RATE} the next scan uses the
+   * kernel's branch-free pair test.
+   */
+  private leaveRate = 0;
+  /** The kernel's state-0 test when fixed by the constructor, else chosen per scan by {@link leaveRate}. */
+  private readonly pairMode?: 'pair' | 'branch';
   /** Text mode: token ids in byte order, sorted per first byte on demand (the vocabulary's trie, walked by {@link buildState}). */
   private readonly sorted?: VocabularyOrder;
 
@@ -296,7 +313,9 @@ export class TokenTable {
    * @param word whole-word search: a match whose neighbouring ASCII character inside its token is a
    *   word character is dropped when the entry is built (the rule of `./index.ts`; other edges are
    *   the scanner's to check, told by the `known` bits of {@link HitFn}).
-   * @param kernel false: the JavaScript loop only (tests compare it with the WebAssembly step).
+   * @param kernel false: the JavaScript loop only (tests compare it with the WebAssembly step);
+   *   `'pair'` / `'branch'`: the WebAssembly step with its state-0 test fixed (tests cover both;
+   *   see {@link PAIR_RATE}); true: the WebAssembly step, choosing the test per scan.
    */
   constructor(
     readonly dfa: Dfa,
@@ -304,7 +323,7 @@ export class TokenTable {
     readonly eos: number,
     memoryBytes = 192 << 20,
     readonly word = false,
-    kernel = true,
+    kernel: boolean | 'pair' | 'branch' = true,
   ) {
     this.ids = dfa.compiled.mode === 'ids';
     // Ids mode: state 0's row also spans the ids the terms name past the vocabulary, so an id ≥ V always leads to state 0.
@@ -313,6 +332,7 @@ export class TokenTable {
     this.V = Math.max(1, tb.vocabSize, top);
     this.maxLen = dfa.compiled.maxLen;
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
+    this.pairMode = kernel === 'pair' || kernel === 'branch' ? kernel : undefined;
     this.kernel = kernel ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, this.capacity) : undefined;
     this.rn = this.kernel ? this.kernel.rn() : new Int32Array((this.V >>> 4) + 1);
     this.cont = this.kernel ? this.kernel.cont() : new Int32Array((this.V >>> 5) + 1);
@@ -594,12 +614,15 @@ export class TokenTable {
     let T = this.T;
     let rb = this.enter(state);
     let i = from;
+    const pair = this.pairMode ? this.pairMode === 'pair' : this.leaveRate > PAIR_RATE;
+    let leaves = 0;
     while (i < to) {
       if (rb >= 0) {
         if (kern) {
           // Every state's step in WebAssembly, up to the next token for the slow path below.
-          i = kern.run(ids, i, to, rb, V, !text);
+          i = kern.run(ids, i, to, rb, V, !text, pair);
           rb = kern.rb;
+          leaves += kern.leaves;
         } else {
           // The same in JavaScript: state 0 tests the bit set, other states look the id up.
           for (; i < to; i++) {
@@ -646,6 +669,7 @@ export class TokenTable {
       T = this.T;
       i++;
     }
+    if (kern && to - from >= 4096) this.leaveRate = (4 * leaves) / (to - from);
     return rb >= 0 ? this.stateAt(rb) : state;
   }
 

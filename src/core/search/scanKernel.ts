@@ -21,7 +21,18 @@ import KERNEL_WASM from './scanKernel.wat';
 
 /** The kernel's exports. */
 interface KernelExports {
-  scan(ptr: number, i: number, to: number, rb: number, V: number, table: number, rn: number, cont: number, idsMode: number): number;
+  scan(
+    ptr: number,
+    i: number,
+    to: number,
+    rb: number,
+    V: number,
+    table: number,
+    rn: number,
+    cont: number,
+    idsMode: number,
+    pair: number,
+  ): number;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -39,6 +50,8 @@ export class ScanKernel {
   private readonly areaAt: number;
   /** The word at `tableAt − 4`, where the kernel leaves its row base (a new view after the memory grows). */
   private rbWord: Int32Array;
+  /** The word at `tableAt − 8`, where the kernel leaves its count of groups with a token leaving state 0. */
+  private lvWord: Int32Array;
 
   private constructor(
     mod: WebAssembly.Module,
@@ -49,12 +62,13 @@ export class ScanKernel {
     /** Table capacity in entries. */
     readonly tableEntries: number,
   ) {
-    this.tableAt = pages((rnWords + contWords) * 4 + 4) * PAGE;
+    this.tableAt = pages((rnWords + contWords) * 4 + 8) * PAGE;
     this.areaAt = this.tableAt + pages(tableEntries * 4) * PAGE;
     // Pages are mapped on first touch: the table's reserve costs address space, not memory.
     this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
     this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
     this.rbWord = new Int32Array(this.mem.buffer, this.tableAt - 4, 1);
+    this.lvWord = new Int32Array(this.mem.buffer, this.tableAt - 8, 1);
   }
 
   /**
@@ -106,6 +120,7 @@ export class ScanKernel {
     if (need > have) {
       this.mem.grow(pages(need - have));
       this.rbWord = new Int32Array(this.mem.buffer, this.tableAt - 4, 1);
+      this.lvWord = new Int32Array(this.mem.buffer, this.tableAt - 8, 1);
     }
     return Array.from({ length: count }, (_, k) => new Uint32Array(this.mem.buffer, this.areaAt + k * tokens * 4, tokens));
   }
@@ -114,10 +129,17 @@ export class ScanKernel {
    * Runs the kernel over `ids[i..to)` (an array in this memory) from row base `rb`.
    * @param V ids below V have table entries.
    * @param idsMode an id ≥ V leads to state 0 (runs of token ids); else it stops the kernel.
+   * @param pair state 0 tests every group of four tokens with the pair test (`cont`), not only the
+   *   groups where a token leaves state 0: no branch to mispredict when many tokens leave it.
    * @returns the index of the first token for the slow path (or `to`); the row base there is {@link rb}.
    */
-  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean): number {
-    return this.exports.scan(ids.byteOffset, i, to, rb, V, this.tableAt, 0, this.rnWords * 4, idsMode ? 1 : 0);
+  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean): number {
+    return this.exports.scan(ids.byteOffset, i, to, rb, V, this.tableAt, 0, this.rnWords * 4, idsMode ? 1 : 0, pair ? 1 : 0);
+  }
+
+  /** Groups of four tokens the last {@link run} tested in state 0 where one of them leaves state 0. */
+  get leaves(): number {
+    return this.lvWord[0];
   }
 
   /** The row base the last {@link run} stopped in. */

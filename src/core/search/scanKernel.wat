@@ -25,11 +25,11 @@
   (import "env" "mem" (memory 1))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
-    (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32)
+    (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
-    (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32)
+    (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $lv i32)
     ;; four tokens are tested at once while the one after them can be read too
     (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
     (block $exit
@@ -56,7 +56,9 @@
               (local.set $q2 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $c) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $c) (i32.const 1))))
               (local.set $q3 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $d) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $d) (i32.const 1))))
               ;; the common case: none of the four leaves state 0
-              (if (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3))
+              (local.set $x (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3)) (i32.const 0)))
+              (local.set $lv (i32.add (local.get $lv) (local.get $x)))
+              (if (i32.or (local.get $x) (local.get $pair))
                 (then
                   ;; else per token t followed by n: (rn bit 1 of t) | (rn bit 0 of t & cont bit of n)
                   (local.set $e (i32.load offset=16 (local.get $p)))
@@ -132,4 +134,5 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $token)))
     (i32.store (i32.sub (local.get $table) (i32.const 4)) (local.get $rb))
+    (i32.store (i32.sub (local.get $table) (i32.const 8)) (local.get $lv))
     (local.get $i)))
