@@ -191,7 +191,7 @@ describe('stream search (count / find / merge) against the Python reference', fu
     assert.ok(r.totals[1] > 0 && r.totals[3] > 0);
   });
 
-  it('sample, 200 names plain and --word --ignore-case: the JavaScript step finds what the WebAssembly kernel finds, and both count as the reference', async () => {
+  it("sample, 200 names plain and --word --ignore-case: the JavaScript step finds what the WebAssembly kernel finds, and both (and the kernel's own counts) count as the reference", async () => {
     const names = JSON.parse(
       python3Cached(
         [path.join(repoRoot(), 'scripts', 'reference_search.py'), sample.root, '--mode', 'names', '--top', '200'],
@@ -232,7 +232,15 @@ describe('stream search (count / find / merge) against the Python reference', fu
         const u = Math.floor(js[k + 1] / G);
         if (u < sample.schedule.numUpdates) (counts[String(u)] ??= terms.map(() => 0))[js[k]]++;
       }
-      assert.deepStrictEqual(counts, (reference(sample.root, terms, o, 'counts', G) as RefCounts).counts, label(o));
+      const ref = (reference(sample.root, terms, o, 'counts', G) as RefCounts).counts;
+      assert.deepStrictEqual(counts, ref, label(o));
+      // The count path, where the kernel counts the matches that start and end in one token itself
+      // (word edges from its neighbours' class bytes): one bucket per update, and 61-token chunks
+      // (a neighbour across a chunk's edge goes to the JavaScript step).
+      for (const chunkTokens of [undefined, 61]) {
+        const r = await countTerms(sample, sampleTok, terms, o, { per: 1, jobs: 0, chunkTokens });
+        assert.deepStrictEqual(perUpdate(r), ref, `${label(o)}: count, chunks of ${chunkTokens ?? 'default'} tokens`);
+      }
     }
   });
 

@@ -13,8 +13,9 @@
  * slow path there; `⌊V/16⌋ + 1` words) and `cont` (a bit per id: some built state's table holds
  * it; `⌊V/32⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
  * base the kernel stopped in; `[tableAt, areaAt)` the
- * table, int32 entries: state 0's dense row, then the other states' exception tables (see
- * {@link TokenTable}); from `areaAt` the scanner's read buffers, so chunks are read straight into
+ * table, int32 entries: state 0's dense row, then the other states' exception tables and the
+ * records of counted entries (see {@link TokenTable}); then a class byte per id and a count per
+ * term (`./scanKernel.wat`); from `areaAt` the scanner's read buffers, so chunks are read straight into
  * the memory the kernel walks (no copy).
  */
 import KERNEL_WASM from './scanKernel.wat';
@@ -32,6 +33,9 @@ interface KernelExports {
     cont: number,
     idsMode: number,
     pair: number,
+    cls: number,
+    cnt: number,
+    lim: number,
   ): number;
 }
 
@@ -46,6 +50,10 @@ export class ScanKernel {
   private readonly exports: KernelExports;
   /** Byte offset of the table. */
   readonly tableAt: number;
+  /** Byte offset of the per-id class bytes, then the per-term counts (see {@link classes}). */
+  private readonly auxAt: number;
+  /** Byte offset of the per-term counts. */
+  private readonly cntAt: number;
   /** Byte offset of the read buffers. */
   private readonly areaAt: number;
   /** The word at `tableAt − 4`, where the kernel leaves its row base (a new view after the memory grows). */
@@ -61,9 +69,15 @@ export class ScanKernel {
     private readonly contWords: number,
     /** Table capacity in entries. */
     readonly tableEntries: number,
+    /** Class bytes (one per id). */
+    private readonly classBytes: number,
+    /** Count words (one per term). */
+    private readonly countWords: number,
   ) {
     this.tableAt = pages((rnWords + contWords) * 4 + 8) * PAGE;
-    this.areaAt = this.tableAt + pages(tableEntries * 4) * PAGE;
+    this.auxAt = this.tableAt + pages(tableEntries * 4) * PAGE;
+    this.cntAt = this.auxAt + Math.ceil(classBytes / 4) * 4;
+    this.areaAt = this.auxAt + pages(this.cntAt - this.auxAt + countWords * 4) * PAGE;
     // Pages are mapped on first touch: the table's reserve costs address space, not memory.
     this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
     this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
@@ -73,15 +87,16 @@ export class ScanKernel {
 
   /**
    * A kernel with room for the bit sets `rn` and `cont` (`rnWords`, `contWords` words; see the
-   * file header) and a table of `tableEntries` int32 entries, or undefined when WebAssembly is unavailable or the memory would pass 1.5 GiB (the
+   * file header), a table of `tableEntries` int32 entries, `classBytes` class bytes (one per id)
+   * and `countWords` counts (one per term), or undefined when WebAssembly is unavailable or the memory would pass 1.5 GiB (the
    * caller then uses its JavaScript loop).
    */
-  static make(rnWords: number, contWords: number, tableEntries: number): ScanKernel | undefined {
+  static make(rnWords: number, contWords: number, tableEntries: number, classBytes: number, countWords: number): ScanKernel | undefined {
     try {
       if (compiled === undefined) compiled = new WebAssembly.Module(KERNEL_WASM);
       if (!compiled) return undefined;
-      if ((rnWords + contWords) * 4 + tableEntries * 4 > 0x60000000) return undefined;
-      return new ScanKernel(compiled, rnWords, contWords, tableEntries);
+      if ((rnWords + contWords + tableEntries + countWords) * 4 + classBytes > 0x60000000) return undefined;
+      return new ScanKernel(compiled, rnWords, contWords, tableEntries, classBytes, countWords);
     } catch {
       compiled ??= null;
       return undefined;
@@ -98,6 +113,16 @@ export class ScanKernel {
     return new Int32Array(this.mem.buffer, this.rnWords * 4, this.contWords);
   }
 
+  /** The class bytes, a view into the memory (a new view after {@link buffers} grew the memory). */
+  classes(): Uint8Array {
+    return new Uint8Array(this.mem.buffer, this.auxAt, this.classBytes);
+  }
+
+  /** The per-term counts, a view into the memory (a new view after {@link buffers} grew the memory). */
+  counts(): Int32Array {
+    return new Int32Array(this.mem.buffer, this.cntAt, this.countWords);
+  }
+
   /** The memory's current buffer: `ids.buffer === kernel.buffer` says an array lives in it. */
   get buffer(): ArrayBuffer {
     return this.mem.buffer;
@@ -110,8 +135,8 @@ export class ScanKernel {
 
   /**
    * `count` read buffers of `tokens` ids in the memory, growing it when needed (which makes
-   * earlier views, the table's, the bit sets' and older buffers, stale: take {@link table},
-   * {@link rn} and {@link cont} again).
+   * earlier views, the table's, the bit sets', the classes', the counts' and older buffers,
+   * stale: take them again).
    * @throws RangeError when the memory cannot grow that far.
    */
   buffers(count: number, tokens: number): Uint32Array[] {
@@ -131,10 +156,26 @@ export class ScanKernel {
    * @param idsMode an id ≥ V leads to state 0 (runs of token ids); else it stops the kernel.
    * @param pair state 0 tests every group of four tokens with the pair test (`cont`), not only the
    *   groups where a token leaves state 0: no branch to mispredict when many tokens leave it.
+   * @param count a counted entry adds its matches to {@link counts} (else it stops the kernel).
    * @returns the index of the first token for the slow path (or `to`); the row base there is {@link rb}.
    */
-  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean): number {
-    return this.exports.scan(ids.byteOffset, i, to, rb, V, this.tableAt, 0, this.rnWords * 4, idsMode ? 1 : 0, pair ? 1 : 0);
+  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean, count: boolean): number {
+    const cnt = count ? this.cntAt : 0;
+    return this.exports.scan(
+      ids.byteOffset,
+      i,
+      to,
+      rb,
+      V,
+      this.tableAt,
+      0,
+      this.rnWords * 4,
+      idsMode ? 1 : 0,
+      pair ? 1 : 0,
+      this.auxAt,
+      cnt,
+      ids.length,
+    );
   }
 
   /** Groups of four tokens the last {@link run} tested in state 0 where one of them leaves state 0. */

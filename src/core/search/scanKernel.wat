@@ -17,6 +17,16 @@
 ;;            table holds the id (the id continues a match in progress differently from state 0);
 ;;            bit V set in text mode (an id past the vocabulary has no bytes: the state carries over)
 ;;   idsMode  1: an id >= V leads to state 0 (runs of token ids); 0: such an id goes to the slow path
+;;   pair     1: state 0 tests every group of four tokens with the pair test (below); 0: only the
+;;            groups where a token leaves state 0 (the kernel counts those at byte `table - 8`)
+;;   cls      byte offset of a byte per id < V: bits 0-1 the class of its first byte, bits 2-3 of
+;;            its last (0 an ASCII character that is not a word character, 1 an ASCII word
+;;            character, 2 anything else: no bytes, EOS, not ASCII)
+;;   cnt      byte offset of an i32 count per term, 0 = do not count: a counted entry (>= 2^30,
+;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], each match
+;;            starting in the token, flags bit 0: its start needs the class of the token before,
+;;            bit 1: its end that of the token after) then takes the slow path
+;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
 ;;
 ;; State 0 skips a token whose two bits are 0, and also one that only leaves state 0 (bits 01)
 ;; when the next token's `cont` bit is clear: from whatever state the first one leads to, the
@@ -26,10 +36,12 @@
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
+    (param $cls i32) (param $cnt i32) (param $lim i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
     (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $lv i32)
+    (local $n i32) (local $k i32) (local $f i32) (local $pc i32) (local $nc i32) (local $q i32)
     ;; four tokens are tested at once while the one after them can be read too
     (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
     (block $exit
@@ -130,6 +142,54 @@
                 (local.set $b (i32.and (i32.add (local.get $b) (i32.const 1)) (local.get $a)))
                 (br $probe)))))
         (br_if $exit (i32.lt_s (local.get $x) (i32.const 0)))
+        (if (i32.ge_u (local.get $x) (i32.const 0x40000000))
+          (then
+            ;; A counted entry: the token completes matches that start in it.
+            (br_if $exit (i32.eqz (local.get $cnt)))
+            (local.set $p (i32.add (local.get $table) (i32.shl (i32.sub (local.get $x) (i32.const 0x40000000)) (i32.const 2))))
+            (local.set $n (i32.load offset=4 (local.get $p)))
+            ;; the class of the last byte of the token before, and of the first byte of the one after
+            (local.set $pc (i32.const 2))
+            (if (local.get $i)
+              (then
+                (local.set $a (i32.load (i32.sub (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))) (i32.const 4))))
+                (if (i32.lt_u (local.get $a) (local.get $V))
+                  (then (local.set $pc (i32.and (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 2)) (i32.const 3)))))))
+            (local.set $nc (i32.const 2))
+            (if (i32.lt_u (i32.add (local.get $i) (i32.const 1)) (local.get $lim))
+              (then
+                (local.set $a (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                (if (i32.lt_u (local.get $a) (local.get $V))
+                  (then (local.set $nc (i32.and (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 3)))))))
+            ;; an edge the classes cannot settle (2): all of the token's matches take the slow path
+            (local.set $k (i32.const 0))
+            (block $checked
+              (loop $check
+                (br_if $checked (i32.ge_u (local.get $k) (local.get $n)))
+                (local.set $f (i32.load offset=12 (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3)))))
+                (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 2))))
+                (br_if $exit (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 2))))
+                (local.set $k (i32.add (local.get $k) (i32.const 1)))
+                (br $check)))
+            ;; count each match whose edges hold (class 1, a word character: not a whole word)
+            (local.set $k (i32.const 0))
+            (block $counted
+              (loop $count
+                (br_if $counted (i32.ge_u (local.get $k) (local.get $n)))
+                (local.set $q (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3))))
+                (local.set $f (i32.load offset=12 (local.get $q)))
+                (if (i32.eqz
+                      (i32.or
+                        (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 1)))
+                        (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 1)))))
+                  (then
+                    (local.set $a (i32.add (local.get $cnt) (i32.shl (i32.load offset=8 (local.get $q)) (i32.const 2))))
+                    (i32.store (local.get $a) (i32.add (i32.load (local.get $a)) (i32.const 1)))))
+                (local.set $k (i32.add (local.get $k) (i32.const 1)))
+                (br $count)))
+            (local.set $rb (i32.load (local.get $p)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $token)))
         (local.set $rb (local.get $x))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $token)))
