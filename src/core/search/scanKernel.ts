@@ -4,7 +4,8 @@
  * {@link TokenTable.scan} in `./automaton.ts`: the kernel walks the token ids while each one takes
  * a fast table entry (state 0: two bit-set tests per token, four tokens per test — a token that
  * only leaves state 0 is skipped when the next one continues no state — then its dense row;
- * other states: a probe of their small exception table, else state 0's entry) and stops at the
+ * other states: an id in no built state's table takes state 0's entry at once, else a probe of
+ * the state's small exception table, else state 0's entry) and stops at the
  * first token that needs the JavaScript slow path (a match completes,
  * an entry not computed yet, a state without a row). Where WebAssembly is unavailable
  * (`node --jitless`) the table's JavaScript loop does the same work.

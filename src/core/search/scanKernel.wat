@@ -128,6 +128,13 @@
             (local.set $b
               (i32.and (i32.shr_u (i32.mul (local.get $id) (i32.const 0x9e3779b1)) (i32.const 12)) (local.get $a)))
             (block $found
+              ;; an id in no built state's table (cont bit clear) takes state 0's entry: no probe
+              (if (i32.eqz (i32.and
+                    (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $id) (i32.const 5)) (i32.const 2)))) (local.get $id))
+                    (i32.const 1)))
+                (then
+                  (local.set $x (i32.load (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 2)))))
+                  (br $found)))
               (loop $probe
                 (local.set $c (i32.add (local.get $p) (i32.shl (local.get $b) (i32.const 3))))
                 (local.set $d (i32.load offset=8 (local.get $c)))
