@@ -191,7 +191,7 @@ describe('stream search (count / find / merge) against the Python reference', fu
     assert.ok(r.totals[1] > 0 && r.totals[3] > 0);
   });
 
-  it('sample, 200 names plain and --word --ignore-case: the JavaScript step finds what the WebAssembly kernel finds, and both count as the reference', async () => {
+  it("sample, 200 names plain and --word --ignore-case: the JavaScript step finds what the WebAssembly kernel finds, and both (and the kernel's own counts) count as the reference", async () => {
     const names = JSON.parse(
       python3Cached(
         [path.join(repoRoot(), 'scripts', 'reference_search.py'), sample.root, '--mode', 'names', '--top', '200'],
@@ -202,7 +202,7 @@ describe('stream search (count / find / merge) against the Python reference', fu
     const G = sample.schedule.G;
     for (const o of [PLAIN, { word: true, ignoreCase: true, ids: false }]) {
       const terms = parseTerms(names, o);
-      const matches = async (kernel: boolean) => {
+      const matches = async (kernel: boolean | 'pair' | 'branch', chunkTokens?: number, end = sample.stream.totalTokens) => {
         const table = new TokenTable(
           new Dfa(compileTerms(terms, o)),
           tokenBytesOf(sampleTok),
@@ -212,19 +212,35 @@ describe('stream search (count / find / merge) against the Python reference', fu
           kernel,
         );
         const out: number[] = [];
-        await new RangeScanner(sample.stream, table, o.word).scanRange(0, sample.stream.totalTokens, (t, start, sb) =>
-          out.push(t, start, sb),
-        );
+        await new RangeScanner(sample.stream, table, o.word).scanRange(0, end, (t, start, sb) => out.push(t, start, sb), { chunkTokens });
         return out;
       };
       const js = await matches(false);
       assert.deepStrictEqual(await matches(true), js, `${label(o)}: the kernel's matches equal the JavaScript step's`);
+      // Chunk edges: the kernel's state-0 skip looks at the token after each one (a token that only
+      // leaves state 0 is skipped when the next continues no state); the last token of a chunk has
+      // none in hand. Odd chunk sizes put every kind of token at a chunk's end; both state-0 tests.
+      const part = 150_000;
+      const jsPart = await matches(false, undefined, part);
+      for (const mode of ['pair', 'branch'] as const) {
+        assert.deepStrictEqual(await matches(mode), js, `${label(o)}: kernel (${mode})`);
+        assert.deepStrictEqual(await matches(mode, 4097), js, `${label(o)}: kernel (${mode}), 4,097-token chunks`);
+        assert.deepStrictEqual(await matches(mode, 61, part), jsPart, `${label(o)}: kernel (${mode}), 61-token chunks`);
+      }
       const counts: Record<string, number[]> = {};
       for (let k = 0; k < js.length; k += 3) {
         const u = Math.floor(js[k + 1] / G);
         if (u < sample.schedule.numUpdates) (counts[String(u)] ??= terms.map(() => 0))[js[k]]++;
       }
-      assert.deepStrictEqual(counts, (reference(sample.root, terms, o, 'counts', G) as RefCounts).counts, label(o));
+      const ref = (reference(sample.root, terms, o, 'counts', G) as RefCounts).counts;
+      assert.deepStrictEqual(counts, ref, label(o));
+      // The count path, where the kernel counts the matches that start and end in one token itself
+      // (word edges from its neighbours' class bytes): one bucket per update, and 61-token chunks
+      // (a neighbour across a chunk's edge goes to the JavaScript step).
+      for (const chunkTokens of [undefined, 61]) {
+        const r = await countTerms(sample, sampleTok, terms, o, { per: 1, jobs: 0, chunkTokens });
+        assert.deepStrictEqual(perUpdate(r), ref, `${label(o)}: count, chunks of ${chunkTokens ?? 'default'} tokens`);
+      }
     }
   });
 

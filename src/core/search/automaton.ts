@@ -234,6 +234,18 @@ export const KNOWN_BEFORE = 1;
 /** `known` bit of {@link HitFn}: the character after the match is inside its token and not a word character. */
 export const KNOWN_AFTER = 2;
 
+/**
+ * Share of four-token groups with a token leaving state 0 above which the kernel tests every group
+ * with the pair test instead of branching on the cheap one. Measured on the full-scale stand-in's
+ * text: `Lily` 0.001 (the branch wins: 1.35× less CPU than the pair test everywhere), 10 terms
+ * 0.55, 200 names 0.23, 10 terms `--word -i` 0.87 (the branch mispredicts: the pair test
+ * everywhere takes 0.81× the CPU of 10 terms).
+ */
+const PAIR_RATE = 0.1;
+
+/** Entries from 2^30 up are counted ones: the record at `T[x − COUNTED]` (see `TokenTable.countedEntry`). */
+const COUNTED = 0x40000000;
+
 /** An empty key of a state's exception table. */
 const EMPTY = -1;
 const NO_HITS: number[] = [];
@@ -273,8 +285,28 @@ export class TokenTable {
   readonly maxLen: number;
   /** Bit per id < V (⌊V/32⌋ + 1 words): set when, in state 0, the id leads anywhere but back to state 0 without a match. */
   readonly rootBits: Int32Array;
+  /**
+   * Two bits per id (16 a word, ⌊V/16⌋ + 1 words), the kernel's view of state 0's row: bit 0 the
+   * entry is not 0, bit 1 it is not a plain fast one (negative: matches or no table yet). In the
+   * kernel's memory when there is a kernel (see `./scanKernel.wat`).
+   */
+  private rn: Int32Array;
+  /**
+   * Bit per id (⌊V/32⌋ + 1 words): set when some built state's exception table holds the id; bit V
+   * set in text mode (an id past the vocabulary keeps the state). A token that only leaves state 0
+   * followed by one whose bit is clear needs no step (`./scanKernel.wat`).
+   */
+  private cont: Int32Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
+  /**
+   * Share of the groups of four tokens the kernel tested in state 0 (in the last scan of 4,096
+   * tokens or more) where a token leaves state 0: above {@link PAIR_RATE} the next scan uses the
+   * kernel's branch-free pair test.
+   */
+  private leaveRate = 0;
+  /** The kernel's state-0 test when fixed by the constructor, else chosen per scan by {@link leaveRate}. */
+  private readonly pairMode?: 'pair' | 'branch';
   /** Text mode: token ids in byte order, sorted per first byte on demand (the vocabulary's trie, walked by {@link buildState}). */
   private readonly sorted?: VocabularyOrder;
 
@@ -284,7 +316,9 @@ export class TokenTable {
    * @param word whole-word search: a match whose neighbouring ASCII character inside its token is a
    *   word character is dropped when the entry is built (the rule of `./index.ts`; other edges are
    *   the scanner's to check, told by the `known` bits of {@link HitFn}).
-   * @param kernel false: the JavaScript loop only (tests compare it with the WebAssembly step).
+   * @param kernel false: the JavaScript loop only (tests compare it with the WebAssembly step);
+   *   `'pair'` / `'branch'`: the WebAssembly step with its state-0 test fixed (tests cover both;
+   *   see {@link PAIR_RATE}); true: the WebAssembly step, choosing the test per scan.
    */
   constructor(
     readonly dfa: Dfa,
@@ -292,7 +326,7 @@ export class TokenTable {
     readonly eos: number,
     memoryBytes = 192 << 20,
     readonly word = false,
-    kernel = true,
+    kernel: boolean | 'pair' | 'branch' = true,
   ) {
     this.ids = dfa.compiled.mode === 'ids';
     // Ids mode: state 0's row also spans the ids the terms name past the vocabulary, so an id ≥ V always leads to state 0.
@@ -301,13 +335,35 @@ export class TokenTable {
     this.V = Math.max(1, tb.vocabSize, top);
     this.maxLen = dfa.compiled.maxLen;
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
-    this.kernel = kernel ? ScanKernel.make((this.V >>> 5) + 1, this.capacity) : undefined;
+    this.pairMode = kernel === 'pair' || kernel === 'branch' ? kernel : undefined;
+    this.kernel = kernel
+      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, this.capacity, this.V, dfa.compiled.terms.length)
+      : undefined;
+    this.rn = this.kernel ? this.kernel.rn() : new Int32Array((this.V >>> 4) + 1);
+    this.cont = this.kernel ? this.kernel.cont() : new Int32Array((this.V >>> 5) + 1);
+    if (!this.ids) this.cont[this.V >>> 5] |= 1 << (this.V & 31);
     this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
     if (!this.ids) this.sorted = vocabularyOrder(tb);
     this.buildRow0();
     this.rootBits = new Int32Array((this.V >>> 5) + 1);
-    for (let id = 0; id < this.V; id++) if (this.T[id] !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
-    this.kernel?.setBits(this.rootBits);
+    for (let id = 0; id < this.V; id++) {
+      const x = this.T[id];
+      if (x !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
+      this.setRn(id, x);
+    }
+    if (this.kernel) {
+      // The class of a token's first byte (bits 0-1) and last byte (bits 2-3) for the kernel's
+      // word edges: the scanner's ASCII rule (`./scan.ts`); 2 = the scanner decides.
+      const cls = this.kernel.classes();
+      const classOf = (b: number) => (b < 0x80 ? (isWordCodePoint(b) ? 1 : 0) : 2);
+      for (let id = 0; id < this.V; id++) {
+        const n = this.symbolsOf(id);
+        cls[id] =
+          this.ids || n === 0 || id === this.eos
+            ? 10
+            : classOf(this.tb.bytes[this.tb.offsets[id]]) | (classOf(this.tb.bytes[this.tb.offsets[id] + n - 1]) << 2);
+      }
+    }
   }
 
   /**
@@ -318,7 +374,16 @@ export class TokenTable {
     if (!this.kernel) return Array.from({ length: count }, () => new Uint32Array(tokens));
     const bufs = this.kernel.buffers(count, tokens);
     this.T = this.kernel.table();
+    this.rn = this.kernel.rn();
+    this.cont = this.kernel.cont();
     return bufs;
+  }
+
+  /** Sets the {@link rn} bits of id (< V) for its state-0 entry `x`. */
+  private setRn(id: number, x: number): void {
+    const sh = (id & 15) * 2;
+    const w = id >>> 4;
+    this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 && x < COUNTED ? 1 : 3) << sh);
   }
 
   /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */
@@ -419,6 +484,7 @@ export class TokenTable {
     this.tables++;
     for (const id of ex) {
       if (id === this.eos && !this.ids) continue; // EOS: state 0 from anywhere, as in state 0's row
+      this.cont[id >>> 5] |= 1 << (id & 31);
       let h = slotHash(id, mask);
       while (T[rb + 2 + 2 * h] !== EMPTY) h = (h + 1) & mask;
       T[rb + 2 + 2 * h] = id;
@@ -475,7 +541,7 @@ export class TokenTable {
         }
       }
     }
-    this.store(pos, s, hitList ?? NO_HITS);
+    this.store(pos, s, hitList ?? NO_HITS, id);
   }
 
   /**
@@ -510,14 +576,55 @@ export class TokenTable {
     const acc = this.dfa.accepts[s];
     const hitList: number[] = [];
     if (acc) for (let a = 0; a < acc.length; a += 2) hitList.push(acc[a], acc[a + 1] - 1, 0, KNOWN_BEFORE | KNOWN_AFTER);
-    this.store(pos, s, hitList);
+    this.store(pos, s, hitList, id);
   }
 
-  private store(pos: number, next: number, hitList: number[]): void {
+  /** Sets the entry at `pos` of token `id`: to state `next`, completing the matches of `hitList` (flat, see {@link hits}). */
+  private store(pos: number, next: number, hitList: number[], id: number): void {
     this.ensureState(next);
-    if (hitList.length) this.hits.set(pos, Int32Array.from(hitList));
+    const h = hitList.length ? Int32Array.from(hitList) : undefined;
+    if (h) this.hits.set(pos, h);
     const base = this.baseOf[next];
-    this.T[pos] = !hitList.length && base >= 0 ? base : -(next + 1);
+    const counted = h && base >= 0 ? this.countedEntry(id, base, h) : -1;
+    this.T[pos] = counted >= 0 ? counted : !h && base >= 0 ? base : -(next + 1);
+  }
+
+  /**
+   * A counted entry (≥ {@link COUNTED}) for token `id` leading to the state at base `next` and
+   * completing the matches `h`, when the kernel can count them all: each starts inside the token
+   * (`back` ≤ 0) and, in a whole-word search, each edge the token does not settle lies at its
+   * own edge (the kernel then looks at the neighbouring token's class byte). −1 otherwise (the
+   * slow path reports them), or when there is no kernel or the budget is spent. The record at
+   * `T[r..]`: `[next, n, (term, flags) × n]`, flags bit 0: check the start's edge, bit 1: the end's.
+   */
+  private countedEntry(id: number, next: number, h: Int32Array): number {
+    if (!this.kernel) return -1;
+    const flags: number[] = [];
+    for (let k = 0; k < h.length; k += 4) {
+      const back = h[k + 1],
+        endIn = h[k + 2],
+        known = h[k + 3];
+      if (back > 0) return -1;
+      let f = 0;
+      if (this.word && !this.ids) {
+        if (!(known & KNOWN_BEFORE)) {
+          if (back < 0) return -1;
+          f |= 1;
+        }
+        if (!(known & KNOWN_AFTER)) {
+          if (endIn < this.symbolsOf(id)) return -1;
+          f |= 2;
+        }
+      }
+      flags.push(h[k], f);
+    }
+    const r = this.alloc(2 + flags.length);
+    if (r < 0 || r >= COUNTED) return -1;
+    const T = this.T;
+    T[r] = next;
+    T[r + 1] = flags.length / 2;
+    T.set(flags, r + 2);
+    return COUNTED + r;
   }
 
   /** Table base of a state, building its table on first entry (−1 = none, the budget is spent: slow path). */
@@ -556,9 +663,13 @@ export class TokenTable {
 
   /**
    * Runs the automaton over `ids[from..to)` starting in `state`.
+   * @param count the WebAssembly step counts the matches of counted entries itself (read them
+   *   with {@link takeCounts}; they are not reported to `hit`): every match that starts in a token
+   *   of `[from, to)` and completes in the same token, whole-word edges checked. Other matches are
+   *   reported to `hit` as always (all of them when the scan runs in JavaScript).
    * @returns the state after the last token.
    */
-  scan(ids: Uint32Array, from: number, to: number, state: number, hit: HitFn): number {
+  scan(ids: Uint32Array, from: number, to: number, state: number, hit: HitFn, count = false): number {
     const V = this.V;
     const bits = this.rootBits;
     const text = !this.ids;
@@ -566,12 +677,15 @@ export class TokenTable {
     let T = this.T;
     let rb = this.enter(state);
     let i = from;
+    const pair = this.pairMode ? this.pairMode === 'pair' : this.leaveRate > PAIR_RATE;
+    let leaves = 0;
     while (i < to) {
       if (rb >= 0) {
         if (kern) {
           // Every state's step in WebAssembly, up to the next token for the slow path below.
-          i = kern.run(ids, i, to, rb, V, !text);
+          i = kern.run(ids, i, to, rb, V, !text, pair, count);
           rb = kern.rb;
+          leaves += kern.leaves;
         } else {
           // The same in JavaScript: state 0 tests the bit set, other states look the id up.
           for (; i < to; i++) {
@@ -584,7 +698,7 @@ export class TokenTable {
               continue;
             }
             const x = T[this.slot(rb, id)];
-            if (x < 0) break;
+            if (x < 0 || x >= COUNTED) break;
             rb = x;
           }
         }
@@ -593,8 +707,16 @@ export class TokenTable {
         if (id < V) {
           const pos = this.slot(rb, id);
           const x = T[pos];
-          if (x >= 0) {
+          if (x >= 0 && x < COUNTED) {
             rb = x;
+            i++;
+            continue;
+          }
+          if (x >= COUNTED) {
+            // a counted entry the kernel left to this path (not counting here, or an edge to decide)
+            const h = this.hits.get(pos)!;
+            for (let k = 0; k < h.length; k += 4) hit(h[k], i, h[k + 1], h[k + 2], h[k + 3]);
+            rb = T[x - COUNTED];
             i++;
             continue;
           }
@@ -603,7 +725,12 @@ export class TokenTable {
           if (h) for (let k = 0; k < h.length; k += 4) hit(h[k], i, h[k + 1], h[k + 2], h[k + 3]);
           rb = this.enter(next);
           T = this.T;
-          if (rb >= 0 && !h) T[pos] = rb; // the next state got its table: the entry becomes a fast one
+          // the next state got its table: the entry becomes a fast one (or a counted one)
+          const fast = rb < 0 ? -1 : h ? this.countedEntry(id, rb, h) : rb;
+          if (fast >= 0) {
+            T[pos] = fast;
+            if (pos < V) this.setRn(pos, fast); // (state 0's row is T[0..V))
+          }
           state = next;
           i++;
           continue;
@@ -615,7 +742,23 @@ export class TokenTable {
       T = this.T;
       i++;
     }
+    if (kern && to - from >= 4096) this.leaveRate = (4 * leaves) / (to - from);
     return rb >= 0 ? this.stateAt(rb) : state;
+  }
+
+  /**
+   * Hands each term's matches counted by {@link scan} with `count` since the last call to `add`
+   * (terms with none are skipped), and zeroes them.
+   */
+  takeCounts(add: (term: number, n: number) => void): void {
+    if (!this.kernel) return;
+    const c = this.kernel.counts();
+    for (let t = 0; t < c.length; t++) {
+      if (c[t] !== 0) {
+        add(t, c[t]);
+        c[t] = 0;
+      }
+    }
   }
 
   /** State tables built (state 0's row included; for tests and diagnostics). */

@@ -51,6 +51,22 @@ export interface ScanOptions {
   signal?: AbortSignal;
   /** Called after each chunk with the tokens of `[a, b)` it covered. */
   onChunk?: (tokens: number) => void;
+  /**
+   * Counts by bucket: matches the WebAssembly step can count itself (starting and completing in
+   * one token of `[a, b)` below `limit`) go to `add` per bucket instead of `onMatch`, the others
+   * to `onMatch` as always.
+   */
+  counts?: CountSink;
+}
+
+/** Where {@link ScanOptions.counts} puts its counts. */
+export interface CountSink {
+  /** Tokens per bucket: a match starting in token g is in bucket ⌊g / span⌋. */
+  span: number;
+  /** Matches starting at or after this token are not counted (nor given to `add`). */
+  limit: number;
+  /** `n` more matches of `term` in `bucket`. */
+  add(bucket: number, term: number, n: number): void;
 }
 
 const BLOCK = 4096;
@@ -179,9 +195,33 @@ export class RangeScanner {
       const from = pos;
       pos += chunk.length;
       if (pos < c) pending = readAt(pos);
-      state = this.table.scan(chunk, 0, chunk.length, state, this.hitFn);
+      state = opts.counts ? this.scanCounting(chunk, from, state, opts.counts) : this.table.scan(chunk, 0, chunk.length, state, this.hitFn);
       opts.onChunk?.(Math.max(0, Math.min(pos, b) - Math.max(from, a)));
     }
+  }
+
+  /**
+   * Scans the chunk at global offset `base` in pieces: counting in the kernel over the tokens of
+   * `[a, min(b, limit))`, one bucket per piece, reporting matches elsewhere.
+   * @returns the state after the chunk.
+   */
+  private scanCounting(chunk: Uint32Array, base: number, state: number, sink: CountSink): number {
+    const end = Math.min(this.b, sink.limit);
+    for (let p = 0; p < chunk.length;) {
+      const g = base + p;
+      if (g < this.a || g >= end) {
+        const q = g < this.a ? Math.min(chunk.length, this.a - base) : chunk.length;
+        state = this.table.scan(chunk, p, q, state, this.hitFn);
+        p = q;
+        continue;
+      }
+      const bucket = Math.floor(g / sink.span);
+      const q = Math.min(chunk.length, Math.min(end, (bucket + 1) * sink.span) - base);
+      state = this.table.scan(chunk, p, q, state, this.hitFn, true);
+      this.table.takeCounts((term, n) => sink.add(bucket, term, n));
+      p = q;
+    }
+    return state;
   }
 
   private hit(term: number, j: number, back: number, endIn: number, known: number): void {

@@ -2,23 +2,42 @@
  * The search automaton's per-token step as one WebAssembly function for every state
  * (`./scanKernel.wat`, compiled at build time by esbuild.js with the `wabt` package), driven by
  * {@link TokenTable.scan} in `./automaton.ts`: the kernel walks the token ids while each one takes
- * a fast table entry (state 0: a bit-set test, four ids per test, then its dense row; other
- * states: a probe of their small exception table, else state 0's entry) and stops at the first token that needs the JavaScript slow path (a match completes,
+ * a fast table entry (state 0: two bit-set tests per token, four tokens per test — a token that
+ * only leaves state 0 is skipped when the next one continues no state — then its dense row;
+ * other states: an id in no built state's table takes state 0's entry at once, else a probe of
+ * the state's small exception table, else state 0's entry) and stops at the
+ * first token that needs the JavaScript slow path (a match completes,
  * an entry not computed yet, a state without a row). Where WebAssembly is unavailable
  * (`node --jitless`) the table's JavaScript loop does the same work.
  *
- * Memory layout (bytes): `[0, tableAt)` the state-0 bit set (bit `id` set = the id leaves state 0
- * or completes a match; `⌊V/32⌋ + 1` words, so bit V is never set) and, in its last word
- * (`tableAt − 4`), the row base the kernel stopped in; `[tableAt, areaAt)` the
- * table, int32 entries: state 0's dense row, then the other states' exception tables (see
- * {@link TokenTable}); from `areaAt` the scanner's read buffers, so chunks are read straight into
+ * Memory layout (bytes): from 0 the bit sets `rn` (two bits per id: leaves state 0, needs the
+ * slow path there; `⌊V/16⌋ + 1` words) and `cont` (a bit per id: some built state's table holds
+ * it; `⌊V/32⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
+ * base the kernel stopped in; `[tableAt, areaAt)` the
+ * table, int32 entries: state 0's dense row, then the other states' exception tables and the
+ * records of counted entries (see {@link TokenTable}); then a class byte per id and a count per
+ * term (`./scanKernel.wat`); from `areaAt` the scanner's read buffers, so chunks are read straight into
  * the memory the kernel walks (no copy).
  */
 import KERNEL_WASM from './scanKernel.wat';
 
 /** The kernel's exports. */
 interface KernelExports {
-  scan(ptr: number, i: number, to: number, rb: number, V: number, table: number, bits: number, idsMode: number): number;
+  scan(
+    ptr: number,
+    i: number,
+    to: number,
+    rb: number,
+    V: number,
+    table: number,
+    rn: number,
+    cont: number,
+    idsMode: number,
+    pair: number,
+    cls: number,
+    cnt: number,
+    lim: number,
+  ): number;
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -32,47 +51,77 @@ export class ScanKernel {
   private readonly exports: KernelExports;
   /** Byte offset of the table. */
   readonly tableAt: number;
+  /** Byte offset of the per-id class bytes, then the per-term counts (see {@link classes}). */
+  private readonly auxAt: number;
+  /** Byte offset of the per-term counts. */
+  private readonly cntAt: number;
   /** Byte offset of the read buffers. */
   private readonly areaAt: number;
   /** The word at `tableAt − 4`, where the kernel leaves its row base (a new view after the memory grows). */
   private rbWord: Int32Array;
+  /** The word at `tableAt − 8`, where the kernel leaves its count of groups with a token leaving state 0. */
+  private lvWord: Int32Array;
 
   private constructor(
     mod: WebAssembly.Module,
-    /** Words of the bit set. */
-    private readonly bitsWords: number,
+    /** Words of the `rn` bit set. */
+    private readonly rnWords: number,
+    /** Words of the `cont` bit set. */
+    private readonly contWords: number,
     /** Table capacity in entries. */
     readonly tableEntries: number,
+    /** Class bytes (one per id). */
+    private readonly classBytes: number,
+    /** Count words (one per term). */
+    private readonly countWords: number,
   ) {
-    this.tableAt = pages(bitsWords * 4 + 4) * PAGE;
-    this.areaAt = this.tableAt + pages(tableEntries * 4) * PAGE;
+    this.tableAt = pages((rnWords + contWords) * 4 + 8) * PAGE;
+    this.auxAt = this.tableAt + pages(tableEntries * 4) * PAGE;
+    this.cntAt = this.auxAt + Math.ceil(classBytes / 4) * 4;
+    this.areaAt = this.auxAt + pages(this.cntAt - this.auxAt + countWords * 4) * PAGE;
     // Pages are mapped on first touch: the table's reserve costs address space, not memory.
     this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
     this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
     this.rbWord = new Int32Array(this.mem.buffer, this.tableAt - 4, 1);
+    this.lvWord = new Int32Array(this.mem.buffer, this.tableAt - 8, 1);
   }
 
   /**
-   * A kernel with room for a bit set of `bitsWords` words and a table of `tableEntries` int32
-   * entries, or undefined when WebAssembly is unavailable or the memory would pass 1.5 GiB (the
+   * A kernel with room for the bit sets `rn` and `cont` (`rnWords`, `contWords` words; see the
+   * file header), a table of `tableEntries` int32 entries, `classBytes` class bytes (one per id)
+   * and `countWords` counts (one per term), or undefined when WebAssembly is unavailable or the memory would pass 1.5 GiB (the
    * caller then uses its JavaScript loop).
    */
-  static make(bitsWords: number, tableEntries: number): ScanKernel | undefined {
+  static make(rnWords: number, contWords: number, tableEntries: number, classBytes: number, countWords: number): ScanKernel | undefined {
     try {
       if (compiled === undefined) compiled = new WebAssembly.Module(KERNEL_WASM);
       if (!compiled) return undefined;
-      if (bitsWords * 4 + tableEntries * 4 > 0x60000000) return undefined;
-      return new ScanKernel(compiled, bitsWords, tableEntries);
+      if ((rnWords + contWords + tableEntries + countWords) * 4 + classBytes > 0x60000000) return undefined;
+      return new ScanKernel(compiled, rnWords, contWords, tableEntries, classBytes, countWords);
     } catch {
       compiled ??= null;
       return undefined;
     }
   }
 
-  /** Copies the state-0 bit set into the memory. @throws RangeError when it has more words than room was made for. */
-  setBits(bits: Int32Array): void {
-    if (bits.length > this.bitsWords) throw new RangeError(`bit set of ${bits.length} words > ${this.bitsWords}`);
-    new Int32Array(this.mem.buffer, 0, bits.length).set(bits);
+  /** The bit set `rn`, a view into the memory (a new view after {@link buffers} grew the memory). */
+  rn(): Int32Array {
+    return new Int32Array(this.mem.buffer, 0, this.rnWords);
+  }
+
+  /** The bit set `cont`, a view into the memory (a new view after {@link buffers} grew the memory). */
+  cont(): Int32Array {
+    return new Int32Array(this.mem.buffer, this.rnWords * 4, this.contWords);
+  }
+
+  /** The class bytes, a view into the memory (a new view after {@link buffers} grew the memory). */
+  classes(): Uint8Array {
+    return new Uint8Array(this.mem.buffer, this.auxAt, this.classBytes);
+  }
+
+  /** The per-term counts, a view into the memory (a new view after {@link buffers} grew the memory). */
+  counts(): Int32Array {
+    return new Int32Array(this.mem.buffer, this.cntAt, this.countWords);
   }
 
   /** The memory's current buffer: `ids.buffer === kernel.buffer` says an array lives in it. */
@@ -87,7 +136,8 @@ export class ScanKernel {
 
   /**
    * `count` read buffers of `tokens` ids in the memory, growing it when needed (which makes
-   * earlier views, the table's and older buffers, stale: take {@link table} again).
+   * earlier views, the table's, the bit sets', the classes', the counts' and older buffers,
+   * stale: take them again).
    * @throws RangeError when the memory cannot grow that far.
    */
   buffers(count: number, tokens: number): Uint32Array[] {
@@ -96,6 +146,7 @@ export class ScanKernel {
     if (need > have) {
       this.mem.grow(pages(need - have));
       this.rbWord = new Int32Array(this.mem.buffer, this.tableAt - 4, 1);
+      this.lvWord = new Int32Array(this.mem.buffer, this.tableAt - 8, 1);
     }
     return Array.from({ length: count }, (_, k) => new Uint32Array(this.mem.buffer, this.areaAt + k * tokens * 4, tokens));
   }
@@ -104,10 +155,33 @@ export class ScanKernel {
    * Runs the kernel over `ids[i..to)` (an array in this memory) from row base `rb`.
    * @param V ids below V have table entries.
    * @param idsMode an id ≥ V leads to state 0 (runs of token ids); else it stops the kernel.
+   * @param pair state 0 tests every group of four tokens with the pair test (`cont`), not only the
+   *   groups where a token leaves state 0: no branch to mispredict when many tokens leave it.
+   * @param count a counted entry adds its matches to {@link counts} (else it stops the kernel).
    * @returns the index of the first token for the slow path (or `to`); the row base there is {@link rb}.
    */
-  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean): number {
-    return this.exports.scan(ids.byteOffset, i, to, rb, V, this.tableAt, 0, idsMode ? 1 : 0);
+  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean, count: boolean): number {
+    const cnt = count ? this.cntAt : 0;
+    return this.exports.scan(
+      ids.byteOffset,
+      i,
+      to,
+      rb,
+      V,
+      this.tableAt,
+      0,
+      this.rnWords * 4,
+      idsMode ? 1 : 0,
+      pair ? 1 : 0,
+      this.auxAt,
+      cnt,
+      ids.length,
+    );
+  }
+
+  /** Groups of four tokens the last {@link run} tested in state 0 where one of them leaves state 0. */
+  get leaves(): number {
+    return this.lvWord[0];
   }
 
   /** The row base the last {@link run} stopped in. */

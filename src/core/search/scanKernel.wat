@@ -2,7 +2,7 @@
 ;; memory layout and automaton.ts for the table's entries). Compiled to WebAssembly at build
 ;; time by esbuild.js (wabt's wat2wasm, the npm package `wabt`).
 ;;
-;; scan(ptr, i, to, rb, V, table, bits, idsMode) walks the uint32 token ids at byte `ptr`
+;; scan(ptr, i, to, rb, V, table, rn, cont, idsMode) walks the uint32 token ids at byte `ptr`
 ;; from index i while every token takes a fast table entry, and returns the index of the first
 ;; token that needs the JavaScript slow path (or `to`); the row base it stopped in is stored at
 ;; byte `table - 4` (read there by JavaScript through a typed array: cheaper than a global's
@@ -10,59 +10,101 @@
 ;;   rb       base of the current state's table, in table entries (0 = state 0's dense row)
 ;;   V        ids < V have table entries
 ;;   table    byte offset of the table (int32 entries: >= 0 the next state's base, < 0 the slow path)
-;;   bits     byte offset of the state-0 bit set (bit id set: the id leaves state 0 or completes a
-;;            match), floor(V/32) + 1 words: bit V is never set
+;;   rn       byte offset of state 0's two bits per id (16 ids a word, floor(V/16) + 1 words; id V's
+;;            bits are never set): bit 0 the id leaves state 0 (its entry is not 0), bit 1 its entry
+;;            is not a plain fast one (a match completes, or the next state has no table yet)
+;;   cont     byte offset of a bit per id (floor(V/32) + 1 words): set when some built state's
+;;            table holds the id (the id continues a match in progress differently from state 0);
+;;            bit V set in text mode (an id past the vocabulary has no bytes: the state carries over)
 ;;   idsMode  1: an id >= V leads to state 0 (runs of token ids); 0: such an id goes to the slow path
+;;   pair     1: state 0 tests every group of four tokens with the pair test (below); 0: only the
+;;            groups where a token leaves state 0 (the kernel counts those at byte `table - 8`)
+;;   cls      byte offset of a byte per id < V: bits 0-1 the class of its first byte, bits 2-3 of
+;;            its last (0 an ASCII character that is not a word character, 1 an ASCII word
+;;            character, 2 anything else: no bytes, EOS, not ASCII)
+;;   cnt      byte offset of an i32 count per term, 0 = do not count: a counted entry (>= 2^30,
+;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], each match
+;;            starting in the token, flags bit 0: its start needs the class of the token before,
+;;            bit 1: its end that of the token after) then takes the slow path
+;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
+;;
+;; State 0 skips a token whose two bits are 0, and also one that only leaves state 0 (bits 01)
+;; when the next token's `cont` bit is clear: from whatever state the first one leads to, the
+;; next one takes state 0's entry, so the state after the pair does not depend on the first.
 (module
   (import "env" "mem" (memory 1))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
-    (param $V i32) (param $table i32) (param $bits i32) (param $idsMode i32)
+    (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
+    (param $cls i32) (param $cnt i32) (param $lim i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
-    (local $a i32) (local $b i32) (local $c i32) (local $d i32)
-    ;; the last index at which four ids can be read at once
-    (local.set $to4 (i32.sub (local.get $to) (i32.const 3)))
+    (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
+    (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $lv i32)
+    (local $n i32) (local $k i32) (local $f i32) (local $pc i32) (local $nc i32) (local $q i32)
+    ;; four tokens are tested at once while the one after them can be read too
+    (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
     (block $exit
       (loop $token
         (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
         (block $step
           (br_if $step (local.get $rb))
-          ;; State 0: four ids per test while none of them has its bit set.
+          ;; State 0: four ids per test while none of them needs a step (see the header).
           (block $four
             (loop $skip4
               (br_if $four (i32.ge_s (local.get $i) (local.get $to4)))
               (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
+              ;; an id >= V is tested as V, whose bits are 0 in rn (and in cont in ids mode)
               (local.set $a (i32.load (local.get $p)))
-              (local.set $b (i32.load offset=4 (local.get $p)))
-              (local.set $c (i32.load offset=8 (local.get $p)))
-              (local.set $d (i32.load offset=12 (local.get $p)))
-              ;; an id >= V is tested as V, whose bit is never set
               (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+              (local.set $b (i32.load offset=4 (local.get $p)))
               (local.set $b (select (local.get $b) (local.get $V) (i32.lt_u (local.get $b) (local.get $V))))
+              (local.set $c (i32.load offset=8 (local.get $p)))
               (local.set $c (select (local.get $c) (local.get $V) (i32.lt_u (local.get $c) (local.get $V))))
+              (local.set $d (i32.load offset=12 (local.get $p)))
               (local.set $d (select (local.get $d) (local.get $V) (i32.lt_u (local.get $d) (local.get $V))))
-              (br_if $four
-                (i32.and
-                  (i32.or
-                    (i32.or
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $a) (i32.const 5)) (i32.const 2)))) (local.get $a))
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b)))
-                    (i32.or
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $c) (i32.const 5)) (i32.const 2)))) (local.get $c))
-                      (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $d) (i32.const 5)) (i32.const 2)))) (local.get $d))))
-                  (i32.const 1)))
+              (local.set $q0 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $a) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 1))))
+              (local.set $q1 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $b) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $b) (i32.const 1))))
+              (local.set $q2 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $c) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $c) (i32.const 1))))
+              (local.set $q3 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $d) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $d) (i32.const 1))))
+              ;; the common case: none of the four leaves state 0
+              (local.set $x (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3)) (i32.const 0)))
+              (local.set $lv (i32.add (local.get $lv) (local.get $x)))
+              (if (i32.or (local.get $x) (local.get $pair))
+                (then
+                  ;; else per token t followed by n: (rn bit 1 of t) | (rn bit 0 of t & cont bit of n)
+                  (local.set $e (i32.load offset=16 (local.get $p)))
+                  (local.set $e (select (local.get $e) (local.get $V) (i32.lt_u (local.get $e) (local.get $V))))
+                  (br_if $four
+                    (i32.and
+                      (i32.or
+                        (i32.or
+                          (i32.or (i32.shr_u (local.get $q0) (i32.const 1)) (i32.and (local.get $q0) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b))))
+                          (i32.or (i32.shr_u (local.get $q1) (i32.const 1)) (i32.and (local.get $q1) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $c) (i32.const 5)) (i32.const 2)))) (local.get $c)))))
+                        (i32.or
+                          (i32.or (i32.shr_u (local.get $q2) (i32.const 1)) (i32.and (local.get $q2) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $d) (i32.const 5)) (i32.const 2)))) (local.get $d))))
+                          (i32.or (i32.shr_u (local.get $q3) (i32.const 1)) (i32.and (local.get $q3) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $e) (i32.const 5)) (i32.const 2)))) (local.get $e))))))
+                      (i32.const 1)))))
               (local.set $i (i32.add (local.get $i) (i32.const 4)))
               (br $skip4)))
-          ;; one id at a time up to the interesting one
+          ;; one id at a time up to the one that needs a step
           (loop $skip1
             (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
             (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
             (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-            (br_if $step
-              (i32.and
-                (i32.shr_u (i32.load (i32.add (local.get $bits) (i32.shl (i32.shr_u (local.get $a) (i32.const 5)) (i32.const 2)))) (local.get $a))
-                (i32.const 1)))
+            (if (i32.lt_u (i32.add (local.get $i) (i32.const 1)) (local.get $to))
+              (then
+                (local.set $b (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                (local.set $b (select (local.get $b) (local.get $V) (i32.lt_u (local.get $b) (local.get $V))))
+                (br_if $step (i32.and (i32.or (i32.shr_u (local.tee $r (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $a) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 1)))) (i32.const 1)) (i32.and (local.get $r) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b)))) (i32.const 1))))
+              (else
+                ;; the last token of the range has no next one to look at: any bit, and it takes its step
+                (br_if $step
+                  (i32.and
+                    (i32.shr_u
+                      (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $a) (i32.const 4)) (i32.const 2))))
+                      (i32.shl (local.get $a) (i32.const 1)))
+                    (i32.const 3)))))
             (local.set $i (i32.add (local.get $i) (i32.const 1)))
             (br $skip1)))
         ;; Any state: one table lookup.
@@ -86,6 +128,13 @@
             (local.set $b
               (i32.and (i32.shr_u (i32.mul (local.get $id) (i32.const 0x9e3779b1)) (i32.const 12)) (local.get $a)))
             (block $found
+              ;; an id in no built state's table (cont bit clear) takes state 0's entry: no probe
+              (if (i32.eqz (i32.and
+                    (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $id) (i32.const 5)) (i32.const 2)))) (local.get $id))
+                    (i32.const 1)))
+                (then
+                  (local.set $x (i32.load (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 2)))))
+                  (br $found)))
               (loop $probe
                 (local.set $c (i32.add (local.get $p) (i32.shl (local.get $b) (i32.const 3))))
                 (local.set $d (i32.load offset=8 (local.get $c)))
@@ -100,8 +149,57 @@
                 (local.set $b (i32.and (i32.add (local.get $b) (i32.const 1)) (local.get $a)))
                 (br $probe)))))
         (br_if $exit (i32.lt_s (local.get $x) (i32.const 0)))
+        (if (i32.ge_u (local.get $x) (i32.const 0x40000000))
+          (then
+            ;; A counted entry: the token completes matches that start in it.
+            (br_if $exit (i32.eqz (local.get $cnt)))
+            (local.set $p (i32.add (local.get $table) (i32.shl (i32.sub (local.get $x) (i32.const 0x40000000)) (i32.const 2))))
+            (local.set $n (i32.load offset=4 (local.get $p)))
+            ;; the class of the last byte of the token before, and of the first byte of the one after
+            (local.set $pc (i32.const 2))
+            (if (local.get $i)
+              (then
+                (local.set $a (i32.load (i32.sub (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))) (i32.const 4))))
+                (if (i32.lt_u (local.get $a) (local.get $V))
+                  (then (local.set $pc (i32.and (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 2)) (i32.const 3)))))))
+            (local.set $nc (i32.const 2))
+            (if (i32.lt_u (i32.add (local.get $i) (i32.const 1)) (local.get $lim))
+              (then
+                (local.set $a (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                (if (i32.lt_u (local.get $a) (local.get $V))
+                  (then (local.set $nc (i32.and (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 3)))))))
+            ;; an edge the classes cannot settle (2): all of the token's matches take the slow path
+            (local.set $k (i32.const 0))
+            (block $checked
+              (loop $check
+                (br_if $checked (i32.ge_u (local.get $k) (local.get $n)))
+                (local.set $f (i32.load offset=12 (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3)))))
+                (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 2))))
+                (br_if $exit (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 2))))
+                (local.set $k (i32.add (local.get $k) (i32.const 1)))
+                (br $check)))
+            ;; count each match whose edges hold (class 1, a word character: not a whole word)
+            (local.set $k (i32.const 0))
+            (block $counted
+              (loop $count
+                (br_if $counted (i32.ge_u (local.get $k) (local.get $n)))
+                (local.set $q (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3))))
+                (local.set $f (i32.load offset=12 (local.get $q)))
+                (if (i32.eqz
+                      (i32.or
+                        (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 1)))
+                        (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 1)))))
+                  (then
+                    (local.set $a (i32.add (local.get $cnt) (i32.shl (i32.load offset=8 (local.get $q)) (i32.const 2))))
+                    (i32.store (local.get $a) (i32.add (i32.load (local.get $a)) (i32.const 1)))))
+                (local.set $k (i32.add (local.get $k) (i32.const 1)))
+                (br $count)))
+            (local.set $rb (i32.load (local.get $p)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $token)))
         (local.set $rb (local.get $x))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $token)))
     (i32.store (i32.sub (local.get $table) (i32.const 4)) (local.get $rb))
+    (i32.store (i32.sub (local.get $table) (i32.const 8)) (local.get $lv))
     (local.get $i)))

@@ -85,10 +85,13 @@ class Cells {
     if (cells <= DENSE_CELLS) this.dense = new Float64Array(cells);
   }
 
-  add(key: number): void {
+  add(key: number, n = 1): void {
     const d = this.dense;
-    if (!d) this.map.set(key, (this.map.get(key) ?? 0) + 1);
-    else if (d[key]++ === 0) this.touched.push(key);
+    if (!d) this.map.set(key, (this.map.get(key) ?? 0) + n);
+    else {
+      if (d[key] === 0) this.touched.push(key);
+      d[key] += n;
+    }
   }
 
   /** The counts as flat `[key, count, …]`, emptying them. */
@@ -159,7 +162,12 @@ export async function countTask(
           if (u >= updates) return;
           cells.add(Math.floor(u / per) * nt + term);
         },
-    { ...opts, onChunk: opts.onChunk && ((tokens) => opts.onChunk!(tokens, cells.drain())) },
+    {
+      ...opts,
+      onChunk: opts.onChunk && ((tokens) => opts.onChunk!(tokens, cells.drain())),
+      // the sequential order: the kernel counts most matches per bucket itself
+      counts: order ? undefined : { span: G * per, limit: updates * G, add: (bucket, term, n) => cells.add(bucket * nt + term, n) },
+    },
   );
   const change = describeIdentityChange(st0, identityNow(task.path, 'while it was being searched'));
   if (change) throw new DataError(`${task.path} ${change} while it was being searched`, task.path);
