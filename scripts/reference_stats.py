@@ -8,6 +8,7 @@ Usage: python3 scripts/reference_stats.py ROOT K1 K2 [--tokenizer FILE] [--G 131
        [--eos 100257] [--rounds N]
        python3 scripts/reference_stats.py ROOT K1 K2 --order-fixture DIR --order RUN [--tokenizer FILE]
        [--eos 100257] [--opens]
+       python3 scripts/reference_stats.py ROOT K1 K2 --ranges FILE [--tokenizer FILE] [--eos 100257] [--opens]
 Prints a JSON array of records for updates K1..K2 (inclusive). With --rounds N it also times N
 rounds (after one warm-up) and prints {"ms": best, "records": [...]} instead.
 
@@ -20,6 +21,8 @@ definitions through an order (src/core/stats.ts, "Through a run's training order
 of each sample only (its first sequence_length / T tokens), 13-grams and EOS-free runs inside one
 sample, a document started where the stream token before a read token is EOS (--opens: where the
 read token is the delimiter) or at offset 0, complete documents inside one contiguous range.
+With --ranges FILE the samples of each update are given as stream ranges
+(`{"kind", "inputs", "updates": {"k": [[[start, end], ...] per sample]}}`) and the same definitions apply.
 """
 import argparse
 import json
@@ -270,8 +273,22 @@ def main():
     ap.add_argument("--order-fixture")
     ap.add_argument("--order")
     ap.add_argument("--opens", action="store_true")
+    ap.add_argument("--ranges")
     a = ap.parse_args()
     vocab = load_vocab(a.tokenizer)
+    if a.ranges:
+        # Explicit samples: {"kind": ..., "inputs": n, "updates": {"k": [[[start, end], ...] per sample]}}.
+        spec = json.load(open(a.ranges))
+        total = sum(json.loads(l)["num_tokens"] for l in open(os.path.join(a.root, "shard_manifest.jsonl")))
+        stream = tokens(a.root, 0, total)
+        recs = []
+        for k in range(a.k1, a.k2 + 1):
+            pieces = [[tuple(p) for p in sample] for sample in spec["updates"][str(k)]]
+            r = ordered_stats(stream, k, pieces, spec["inputs"], a.eos, a.opens, vocab)
+            r["order"] = spec["kind"]
+            recs.append(r)
+        print(json.dumps(recs))
+        return
     if a.order_fixture:
         total = sum(json.loads(l)["num_tokens"] for l in open(os.path.join(a.root, "shard_manifest.jsonl")))
         stream = tokens(a.root, 0, total)

@@ -544,7 +544,11 @@ export function orderStatsCalculator(
  * not an input), their ids, and the stream token before each piece (one read per piece).
  * @throws DataError on a short read.
  */
-export async function readSampleIds(ds: Pick<Dataset, 'stream'>, samples: readonly OrderSample[], inputTokens: number): Promise<SampleIds[]> {
+export async function readSampleIds(
+  ds: Pick<Dataset, 'stream'>,
+  samples: readonly OrderSample[],
+  inputTokens: number,
+): Promise<SampleIds[]> {
   const out: SampleIds[] = [];
   for (const s of samples) {
     const pieces: SampleIds['pieces'] = [];
