@@ -10,7 +10,7 @@
  * sequential order keeps the card's numbers (scripts/reference_stats.py without an order).
  */
 import * as assert from 'assert';
-import { execFileSync } from 'child_process';
+import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as os from 'os';
@@ -19,9 +19,18 @@ import { orderInputsOf } from '../../src/core/order/datasetOrder';
 import { openTrainingOrder } from '../../src/core/order/openOrder';
 import { OrderCache, OrderSample, TokenRange, TrainingOrder } from '../../src/core/order/order';
 import { readRunDescription } from '../../src/core/order/runFile';
-import { AnyUpdateStats, OrderedUpdateStats, StatsOrder, computeRunUpdateStats, statsOfUpdates } from '../../src/core/stats';
+import {
+  AnyUpdateStats,
+  ORDERED_STATS_CSV_HEADER,
+  OrderedUpdateStats,
+  STAT_COLUMNS,
+  StatsOrder,
+  computeRunUpdateStats,
+  statValue,
+  statsOfUpdates,
+} from '../../src/core/stats';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
-import { repoRoot, sampleDir } from './fixtures';
+import { cliPath, repoRoot, sampleDir } from './fixtures';
 import { orderFixtures, removeOrderFixtures, writeMegatronRunFile } from './orderFixtures';
 
 /** The numpy reference's records of steps k1..k2 of a fixture run. */
@@ -170,7 +179,7 @@ describe('statistics through a training order equal numpy over the framework por
         const [ours] = await statsOfUpdates(ds, [k], { order, tokenizer: tok });
         const [ref] = pyOrderStats(run, k, k, { ...py, tokenizer: tokFile() });
         assert.deepStrictEqual(ours, ref, `${run} step ${k}`);
-        assert.strictEqual(ref.order, order.kind);
+        assert.ok('order' in ref && ref.order === order.kind, `${run} step ${k}: order`);
         assert.ok('tokens' in ref && ref.tokens === order.samplesPerUpdate * order.inputTokens, `${run} step ${k}: B × inputs`);
       }
       const mid = steps[1];
@@ -236,5 +245,68 @@ describe('statistics through a training order equal numpy over the framework por
     const { ds, order } = await openFixtureRun(path.join(dir, 'llmc'), runFile, { eosTokenId: 100257 });
     assert.strictEqual(ds.format?.delimiter, 'opens');
     await assertRun(ds, order, 'llmc', Object.keys(r.steps).map(Number), { eos: 100257, opens: true });
+  });
+});
+
+/**
+ * `token-shards stats` through `--run FILE` (the Megatron fixture run opened from its `.bin`): JSON
+ * and CSV equal the reference records; `--shards` is refused in one line; a run description
+ * naming the card's sequential order gives the card's statistics (the reference without an order).
+ */
+describe('training order: CLI stats with --run', function () {
+  this.timeout(600_000);
+  after(removeOrderFixtures);
+
+  const cli = (args: string[]): { stdout: string; stderr: string; code: number } => {
+    const r = spawnSync(process.execPath, [cliPath(), ...args], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+      env: { ...process.env, XDG_CACHE_HOME: path.join(orderFixtures().dir, 'stats-cli-cache') },
+    });
+    return { stdout: r.stdout, stderr: r.stderr, code: r.status ?? -1 };
+  };
+
+  it('stats K1..K2 --run FILE --json / --csv equal the reference; --shards is refused', () => {
+    const { dir, ref } = orderFixtures();
+    const runFile = writeMegatronRunFile('stats-cli-run.json');
+    const bin = path.join(dir, 'megatron', 'text_document.bin');
+    const tokenizer = path.join(sampleDir(), 'tokenizer', 'tokenizer.json');
+    const k = Number(Object.keys(ref.megatron['two-epochs'].steps)[1]);
+    const want = pyOrderStats('megatron:two-epochs', k - 1, k + 1, { tokenizer });
+    const json = cli(['--run', runFile, '--tokenizer', tokenizer, 'stats', bin, `${k - 1}..${k + 1}`, '--json']);
+    assert.strictEqual(json.code, 0, json.stderr);
+    assert.deepStrictEqual(JSON.parse(json.stdout), want);
+    const csv = cli(['--run', runFile, '--tokenizer', tokenizer, 'stats', bin, `${k - 1}..${k + 1}`, '--csv']);
+    assert.strictEqual(csv.code, 0, csv.stderr);
+    const lines = csv.stdout.trim().split('\n');
+    assert.strictEqual(lines[0], ORDERED_STATS_CSV_HEADER);
+    lines.slice(1).forEach((line, i) => {
+      const r = want[i];
+      assert.ok('tokens' in r);
+      assert.deepStrictEqual(line.split(',').slice(0, 3).map(Number), [r.update, r.tokens, r.ranges]);
+      assert.deepStrictEqual(
+        line.split(',').slice(3),
+        STAT_COLUMNS.map((c) => String(statValue(r, c) ?? '')),
+      );
+    });
+    const parts = cli(['--run', runFile, 'stats', bin, '0..3', '--json', '--shards', '0:1']);
+    assert.strictEqual(parts.code, 2);
+    assert.strictEqual(parts.stderr.trim().split('\n').length, 1, parts.stderr);
+    assert.match(parts.stderr, /--shards A:B .* megatron order/);
+    // A run description naming the card's sequential order: the card's statistics, unchanged.
+    const seqRun = path.join(dir, 'sequential-run.json');
+    fs.writeFileSync(seqRun, JSON.stringify({ order: 'sequential' }));
+    const seq = cli(['--run', seqRun, 'stats', sampleDir(), '3..4', '--json']);
+    assert.strictEqual(seq.code, 0, seq.stderr);
+    const card = JSON.parse(
+      execFileSync('python3', [path.join(repoRoot(), 'scripts', 'reference_stats.py'), sampleDir(), '3', '4', '--tokenizer', tokenizer], {
+        encoding: 'utf8',
+      }),
+    ) as AnyUpdateStats[];
+    assert.ok(card.every((r) => 'token_range' in r));
+    assert.deepStrictEqual(JSON.parse(seq.stdout), card);
+    const past = cli(['--run', runFile, 'stats', bin, String(ref.megatron['two-epochs'].train_iters)]);
+    assert.notStrictEqual(past.code, 0);
+    assert.match(past.stderr, /outside 0\.\.699/);
   });
 });
