@@ -30,6 +30,7 @@ import {
   statsOfUpdates,
 } from '../../src/core/stats';
 import { LoadedTokenizer, loadTokenizer } from '../../src/core/tokenizer';
+import { overlayUpdates, overlayValues, runUpdates } from '../../src/core/trainingLog/overlay';
 import { cliPath, repoRoot, sampleDir } from './fixtures';
 import { orderFixtures, removeOrderFixtures, writeMegatronRunFile } from './orderFixtures';
 
@@ -308,5 +309,53 @@ describe('training order: CLI stats with --run', function () {
     const past = cli(['--run', runFile, 'stats', bin, String(ref.megatron['two-epochs'].train_iters)]);
     assert.notStrictEqual(past.code, 0);
     assert.match(past.stderr, /outside 0\.\.699/);
+  });
+});
+
+/**
+ * The training-log overlay through a run's order (src/core/trainingLog/overlay.ts): a log's steps
+ * map to the run's steps (not the stream's updates: the Megatron fixture's stream holds 18 updates
+ * of the card's G, the run 700 steps), and the value drawn at update k is the statistic of the
+ * run's step k, equal to the reference for every column.
+ */
+describe('training-log overlay through the training order', function () {
+  this.timeout(600_000);
+  after(removeOrderFixtures);
+
+  it("pairs the log's steps with the run's steps and draws the reference statistics of those steps", async () => {
+    const { dir, ref } = orderFixtures();
+    const r = ref.megatron['two-epochs'];
+    const { ds, order } = await openFixtureRun(path.join(dir, 'megatron', 'text_document.bin'), writeMegatronRunFile('overlay-run.json'));
+    try {
+      assert.ok(ds.schedule.numUpdates < order.numUpdates, 'the run has more steps than the stream has card updates');
+      assert.strictEqual(runUpdates(ds, order), r.train_iters);
+      assert.strictEqual(runUpdates(ds, undefined), ds.schedule.numUpdates);
+      // Logged steps 1..train_iters + 5 ("after": step s is update s − 1), clipped to the run's last step.
+      const steps = Float64Array.from({ length: r.train_iters + 5 }, (_, i) => i + 1);
+      const all = overlayUpdates(steps, 'after', runUpdates(ds, order), 400);
+      assert.deepStrictEqual([all.length, all[0], all[all.length - 1]], [400, 0, r.train_iters - 1]);
+      assert.deepStrictEqual(overlayUpdates(steps, 'update', runUpdates(ds, order), 3), [1, 350, 699]);
+      const updates = overlayUpdates(steps, 'after', runUpdates(ds, order), 5);
+      const want = new Map(
+        updates.map((k) => {
+          const [rec] = pyOrderStats('megatron:two-epochs', k, k);
+          return [k, rec];
+        }),
+      );
+      for (const column of STAT_COLUMNS) {
+        const values = await overlayValues(ds, updates, column, { order });
+        assert.deepStrictEqual(
+          values,
+          updates.map((k) => statValue(want.get(k)!, column)),
+          column,
+        );
+      }
+      // Without the run: the card's updates of the stream (the sequential statistics), a different series.
+      const card = await overlayValues(ds, [0, 1], 'distinct_tokens');
+      assert.notDeepStrictEqual(card, await overlayValues(ds, [0, 1], 'distinct_tokens', { order }));
+    } finally {
+      order.close();
+      await ds.stream.close();
+    }
   });
 });
