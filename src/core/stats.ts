@@ -29,6 +29,27 @@
  * delimiter at j > i, both in [0, G), of length `j − i` (the opening delimiter included; the
  * document ending at G − 1 is not counted: the token after the update is not read).
  *
+ * **Through a run's training order** (Megatron, OLMo, llm.c: {@link StatsCalculator.computeSamples},
+ * {@link OrderedUpdateStats}; the README's "Statistics of a step through a run's order" repeats this):
+ * update k is the run's step k and `t` is the **input tokens** of its B samples in batch order,
+ * each sample's pieces (stream ranges) concatenated and cut to the order's `inputTokens` — the extra
+ * target token Megatron (`add_extra_token_to_sequence`) and llm.c (`B·T+1`) read is not counted,
+ * as the card's look-ahead token is not. Then:
+ *
+ * | field | definition through an order |
+ * |---|---|
+ * | `order`, `tokens`, `ranges` | replace `token_range`: the order's kind; the input tokens (B × inputTokens, less for a padded sample); the stream ranges read (pieces cut to the inputs; a piece starting where the previous one, in batch order, ended is merged into it) |
+ * | `eos`, `distinct_tokens`, `max_id`, `unknown_ids`, `special_ids`, `top_token` | as above, over all the input tokens |
+ * | `documents_started` | read positions whose token begins a document by the format's rule (`documentRule.ts`), judged on the stream: global offset 0, or (`closes`) the stream token just before it is EOS, or (`opens`) it is the delimiter; a token read twice counts twice |
+ * | `complete_documents`, `mean_complete_document_length` | documents whose first token and closing EOS (`opens`: the next delimiter, not counted) lie inside one contiguous piece of one sample |
+ * | `longest_eos_free_run` | longest EOS-free run inside one sample (a run does not continue into the next sample; it does across the pieces of one sample) |
+ * | `duplicate_sequences` | samples whose inputs equal, id for id, an earlier sample's of the update |
+ * | `repeated_13grams` | 13-grams lying inside one sample (they may cross its pieces, never a sample edge) equal to a 13-gram ending at an earlier position of the update |
+ * | `repeat_13gram_share` | `repeated_13grams / Σ max(0, inputs − 12)` over the samples; `null` when no sample holds 13 tokens |
+ *
+ * Tokens the run never read are in no update's statistics. The card's sequential order (no run
+ * description, or `"order": "sequential"`) keeps the definitions above unchanged ({@link computeUpdateStats}).
+ *
  * Speed: one pass for counts, EOS, runs and documents over a reusable id-count array (ids below
  * {@link DENSE_ID_LIMIT} or the vocabulary size, a `Map` above: corrupt data can hold any uint32);
  * 13-grams through a rolling polynomial hash into an open-addressing table of positions, every
