@@ -562,7 +562,8 @@ export function orderStatsCalculator(
 /**
  * Reads what {@link StatsCalculator.computeSamples} needs of update k's samples: each sample's
  * pieces cut to its first `inputTokens` tokens (the extra target token Megatron and llm.c read is
- * not an input), their ids, and the stream token before each piece (one read per piece).
+ * not an input), their ids, and the stream token before each piece (one read per piece, all of
+ * the update's reads issued together).
  * @throws DataError on a short read.
  */
 export async function readSampleIds(
@@ -570,29 +571,39 @@ export async function readSampleIds(
   samples: readonly OrderSample[],
   inputTokens: number,
 ): Promise<SampleIds[]> {
-  const out: SampleIds[] = [];
-  for (const s of samples) {
+  const plans = samples.map((s) => {
     const pieces: SampleIds['pieces'] = [];
-    const parts: Uint32Array[] = [];
     let left = inputTokens;
     for (const p of s.pieces) {
       const length = Math.min(p.end - p.start, left);
       if (length <= 0) break;
-      const lead = p.start > 0 ? 1 : 0;
-      const got = await ds.stream.read(p.start - lead, length + lead);
-      pieces.push({ start: p.start, length, before: lead ? got[0] : undefined });
-      parts.push(got.subarray(lead));
+      pieces.push({ start: p.start, length, before: undefined });
       left -= length;
     }
-    const ids = new Uint32Array(inputTokens - left);
+    return { pieces, tokens: inputTokens - left };
+  });
+  const reads = await Promise.all(
+    plans.map((plan) =>
+      Promise.all(
+        plan.pieces.map((p) => {
+          const lead = p.start > 0 ? 1 : 0;
+          return ds.stream.read(p.start - lead, p.length + lead);
+        }),
+      ),
+    ),
+  );
+  return plans.map((plan, i) => {
+    const ids = new Uint32Array(plan.tokens);
     let at = 0;
-    for (const x of parts) {
-      ids.set(x, at);
-      at += x.length;
-    }
-    out.push({ ids, pieces });
-  }
-  return out;
+    plan.pieces.forEach((p, j) => {
+      const got = reads[i][j];
+      const lead = p.start > 0 ? 1 : 0;
+      if (lead) p.before = got[0];
+      ids.set(got.subarray(lead), at);
+      at += p.length;
+    });
+    return { ids, pieces: plan.pieces };
+  });
 }
 
 /**
