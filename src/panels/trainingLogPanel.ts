@@ -30,7 +30,7 @@ import type { Services } from '../services';
 import type { ChannelTaps } from '../editor/hostChannel';
 import { PanelHost } from './panelHost';
 import { statColumnInfo } from './inspectUpdates';
-import type { TrainingLogProtocol } from '../protocol/workbench';
+import type { LogOverlay, TrainingLogProtocol } from '../protocol/workbench';
 
 /** The panel's view type. */
 export const TRAINING_LOG_VIEW_TYPE = 'tokenShards.trainingLog';
@@ -79,7 +79,7 @@ export class TrainingLogPanel {
   /** Spikes for the current threshold (tests). */
   spikes: Spike[] = [];
   /** Resolves when the latest overlay request is drawn (tests). */
-  overlayDone: Promise<void> = Promise.resolve();
+  overlayDone: Promise<unknown> = Promise.resolve();
 
   /**
    * @param order the run's training order of `ds` when a run description is in force (undefined:
@@ -210,13 +210,18 @@ export class TrainingLogPanel {
     return vscode.commands.executeCommand('tokenShards.inspectUpdates', { update, root: this.ds.root });
   }
 
-  /** Computes one statistic for up to {@link OVERLAY_MAX_UPDATES} updates of the log's range and posts it. */
-  async overlay(column: StatColumn | null): Promise<void> {
+  /**
+   * Computes one statistic for up to {@link OVERLAY_MAX_UPDATES} updates of the log's range (the
+   * run's steps through its order when one is in force) and posts it.
+   * @returns the overlay posted, or undefined when none was (cancelled, failed: a notice says why).
+   */
+  async overlay(column: StatColumn | null): Promise<LogOverlay | undefined> {
     this.overlayRun?.abort();
     const ds = this.ds;
     if (!column || !ds) {
-      this.host.post({ type: 'overlay', column: null, label: '', updates: [], values: [], sampled: false });
-      return;
+      const cleared: LogOverlay = { type: 'overlay', column: null, label: '', updates: [], values: [], sampled: false };
+      this.host.post(cleared);
+      return cleared;
     }
     const ac = new AbortController();
     this.overlayRun = ac;
@@ -228,18 +233,18 @@ export class TrainingLogPanel {
         level: 'error',
         message: vscode.l10n.t("The log's steps do not overlap the dataset's updates: no statistic to draw."),
       });
-      return;
+      return undefined;
     }
     const tok = await this.services.tokenizerFor(ds).catch(() => undefined);
     let values: (number | null)[];
     try {
       values = await overlayValues(ds, updates, column, { order, tokenizer: tok, signal: ac.signal });
     } catch (err) {
-      if (err instanceof CancelledError) return;
+      if (err instanceof CancelledError) return undefined;
       this.host.post({ type: 'notice', level: 'error', message: err instanceof Error ? err.message : String(err) });
-      return;
+      return undefined;
     }
-    this.host.post({
+    const drawn: LogOverlay = {
       type: 'overlay',
       column,
       label: STAT_DEFINITIONS[column].label,
@@ -247,6 +252,8 @@ export class TrainingLogPanel {
       values,
       // The updates span the log's first to last update (clipped): fewer of them than that is a sample.
       sampled: updates.length < updates[updates.length - 1] - updates[0] + 1,
-    });
+    };
+    this.host.post(drawn);
+    return drawn;
   }
 }
