@@ -52,6 +52,20 @@ def load_vocab(path):
     return np.array(sorted(known), dtype=np.int64), np.array(sorted(special), dtype=np.int64)
 
 
+def vocab_counts(flat, eos, vocab):
+    """(unknown_ids, special_ids) of the ids `flat`; (None, None) without a tokenizer."""
+    if vocab is None:
+        return None, None
+    known, special = vocab
+    return int((~np.isin(flat, known)).sum()), int((np.isin(flat, special) & (flat != eos)).sum())
+
+
+def stream_of(root):
+    """The whole stream of a dataset root (the card's reader)."""
+    total = sum(json.loads(l)["num_tokens"] for l in open(os.path.join(root, "shard_manifest.jsonl")))
+    return tokens(root, 0, total)
+
+
 def stats(root, k, G, L, eos, vocab):
     batch = tokens(root, G * k, G + 1)
     x = batch[:-1].reshape(G // L, L)
@@ -74,12 +88,7 @@ def stats(root, k, G, L, eos, vocab):
     prev_e = np.concatenate([[-1], eos_pos])[:-1]
     valid = (prev_e >= 0) | bool(starts[0])
     lengths = (eos_pos - (prev_e + 1) + 1)[valid]
-    if vocab is not None:
-        known, special = vocab
-        unknown = int((~np.isin(flat, known)).sum())
-        specials = int((np.isin(flat, special) & (flat != eos)).sum())
-    else:
-        unknown = specials = None
+    unknown, specials = vocab_counts(flat, eos, vocab)
     return {
         "update": k,
         "token_range": [G * k, G * (k + 1)],
@@ -233,12 +242,7 @@ def ordered_stats(stream, k, pieces_per_sample, inputs, eos, opens, vocab):
         last_end = e
     ids, counts = np.unique(flat, return_counts=True)
     top = int(np.argmax(counts))
-    if vocab is not None:
-        known, special = vocab
-        unknown = int((~np.isin(flat, known)).sum())
-        specials = int((np.isin(flat, special) & (flat != eos)).sum())
-    else:
-        unknown = specials = None
+    unknown, specials = vocab_counts(flat, eos, vocab)
     return {
         "update": k,
         "order": None,
@@ -276,24 +280,16 @@ def main():
     ap.add_argument("--ranges")
     a = ap.parse_args()
     vocab = load_vocab(a.tokenizer)
-    if a.ranges:
-        # Explicit samples: {"kind": ..., "inputs": n, "updates": {"k": [[[start, end], ...] per sample]}}.
-        spec = json.load(open(a.ranges))
-        total = sum(json.loads(l)["num_tokens"] for l in open(os.path.join(a.root, "shard_manifest.jsonl")))
-        stream = tokens(a.root, 0, total)
-        recs = []
-        for k in range(a.k1, a.k2 + 1):
-            pieces = [[tuple(p) for p in sample] for sample in spec["updates"][str(k)]]
-            r = ordered_stats(stream, k, pieces, spec["inputs"], a.eos, a.opens, vocab)
-            r["order"] = spec["kind"]
-            recs.append(r)
-        print(json.dumps(recs))
-        return
-    if a.order_fixture:
-        total = sum(json.loads(l)["num_tokens"] for l in open(os.path.join(a.root, "shard_manifest.jsonl")))
-        stream = tokens(a.root, 0, total)
-        inputs, batches = order_batches(a.order_fixture, a.order, a.k1, a.k2)
-        kind = {"megatron": "megatron", "olmo": "olmo", "llmc": "llm.c"}[a.order.split(":")[0]]
+    if a.ranges or a.order_fixture:
+        if a.ranges:
+            # Explicit samples: {"kind": ..., "inputs": n, "updates": {"k": [[[start, end], ...] per sample]}}.
+            spec = json.load(open(a.ranges))
+            kind, inputs = spec["kind"], spec["inputs"]
+            batches = {int(k): [[tuple(p) for p in sample] for sample in v] for k, v in spec["updates"].items()}
+        else:
+            inputs, batches = order_batches(a.order_fixture, a.order, a.k1, a.k2)
+            kind = {"megatron": "megatron", "olmo": "olmo", "llmc": "llm.c"}[a.order.split(":")[0]]
+        stream = stream_of(a.root)
         recs = []
         for k in range(a.k1, a.k2 + 1):
             r = ordered_stats(stream, k, batches[k], inputs, a.eos, a.opens, vocab)

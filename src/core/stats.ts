@@ -606,6 +606,21 @@ export async function readSampleIds(
   });
 }
 
+/** What statistics read of a dataset: its schedule, stream, EOS setting and format (document rule). */
+export type StatsDataset = Pick<Dataset, 'schedule' | 'stream' | 'settings'> & Partial<Pick<Dataset, 'format'>>;
+
+/** Options of {@link statsOfUpdates} and {@link computeRunUpdateStats}. */
+export interface RunStatsOptions {
+  /** The run's training order; absent or the card's sequential order: the card's statistics. */
+  order?: StatsOrder;
+  /** For `unknown_ids` / `special_ids`. */
+  tokenizer?: StatsOptions['tokenizer'];
+  signal?: AbortSignal;
+  /** Each record as soon as it is computed. */
+  onRecord?: (s: AnyUpdateStats) => void;
+  onProgress?: (p: StatsProgress) => void;
+}
+
 /**
  * Statistics of the given updates (any list, in the order given), through `order` when it is a
  * run's order ({@link OrderedUpdateStats}), else in the card's sequential order ({@link
@@ -614,17 +629,7 @@ export async function readSampleIds(
  * @throws RangeRequestError for an update outside the run (or the stream); DataError on a short
  *   read or an inconsistent order; CancelledError when `signal` fires.
  */
-export async function statsOfUpdates(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'> & Partial<Pick<Dataset, 'format'>>,
-  updates: readonly number[],
-  opts: {
-    order?: StatsOrder;
-    tokenizer?: StatsOptions['tokenizer'];
-    signal?: AbortSignal;
-    onRecord?: (s: AnyUpdateStats) => void;
-    onProgress?: (p: StatsProgress) => void;
-  } = {},
-): Promise<AnyUpdateStats[]> {
+export async function statsOfUpdates(ds: StatsDataset, updates: readonly number[], opts: RunStatsOptions = {}): Promise<AnyUpdateStats[]> {
   const order = isRunOrder(opts.order) ? opts.order : undefined;
   for (const k of updates) {
     if (order) checkOrderUpdate(order, k);
@@ -666,16 +671,10 @@ export async function statsOfUpdates(
  * @throws as {@link computeUpdateStats} / {@link statsOfUpdates}.
  */
 export function computeRunUpdateStats(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'> & Partial<Pick<Dataset, 'format'>>,
+  ds: StatsDataset,
   first: number,
   last: number,
-  opts: {
-    order?: StatsOrder;
-    tokenizer?: StatsOptions['tokenizer'];
-    signal?: AbortSignal;
-    onProgress?: (p: StatsProgress) => void;
-    onRecord?: (s: AnyUpdateStats) => void;
-  } = {},
+  opts: RunStatsOptions = {},
 ): Promise<AnyUpdateStats[]> {
   if (!isRunOrder(opts.order)) return computeUpdateStats(ds, first, last, opts);
   checkOrderUpdate(opts.order, first);

@@ -9,7 +9,7 @@
  * Units: steps as logged; updates 0-based.
  */
 import type { Dataset } from '../dataset';
-import { StatColumn, StatsOptions, StatsOrder, isRunOrder, statValue, statsOfUpdates } from '../stats';
+import { RunStatsOptions, StatColumn, StatsDataset, StatsOrder, isRunOrder, statValue, statsOfUpdates } from '../stats';
 import { StepConvention, stepToUpdate } from './parse';
 
 /**
@@ -38,10 +38,10 @@ export function runUpdates(ds: Pick<Dataset, 'schedule'>, order: StatsOrder | un
  * @throws RangeRequestError for an update outside the run; DataError on a short read; CancelledError on `signal`.
  */
 export async function overlayValues(
-  ds: Pick<Dataset, 'schedule' | 'stream' | 'settings'> & Partial<Pick<Dataset, 'format'>>,
+  ds: StatsDataset,
   updates: readonly number[],
   column: StatColumn,
-  opts: { order?: StatsOrder; tokenizer?: StatsOptions['tokenizer']; signal?: AbortSignal } = {},
+  opts: Pick<RunStatsOptions, 'order' | 'tokenizer' | 'signal'> = {},
 ): Promise<(number | null)[]> {
   const records = await statsOfUpdates(ds, updates, opts);
   return records.map((s) => statValue(s, column));
