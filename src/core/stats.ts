@@ -285,8 +285,8 @@ export class StatsCalculator {
       nextSeq = 0;
     for (let i = 0; i < n; i++) {
       if (nextSeq < layout.sequences.length && layout.sequences[nextSeq] === i) {
-        // A new sequence: an EOS-free run does not continue into it.
-        nextSeq++;
+        // A new sequence: an EOS-free run does not continue into it (empty sequences before it are skipped).
+        while (nextSeq < layout.sequences.length && layout.sequences[nextSeq] === i) nextSeq++;
         if (run > longest) longest = run;
         run = 0;
       }

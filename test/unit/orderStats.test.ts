@@ -74,8 +74,9 @@ export async function openFixtureRun(
  * unknown and special ids, a repeated block, an EOS-free update, empty documents, a one-id update):
  * update k's G/L samples are the card's rows of update k in a seeded permutation, each read as two
  * pieces, the row's tail from a seeded cut and then its head (1,025 tokens, of which 1,024 are
- * inputs); sample 5 repeats sample 2's pieces, sample 7 continues where sample 6 ends, and update
- * 0's first sample is the stream's first 1,025 tokens.
+ * inputs); sample 5 repeats sample 2's pieces, sample 7 continues where sample 6 ends, sample 9
+ * is short (half a row, as a padded Megatron sample), and update 0's first sample is the stream's
+ * first 1,025 tokens.
  */
 function plantedOrder(G: number, L: number, updates: number): StatsOrder & { samples(k: number): OrderSample[] } {
   const B = G / L;
@@ -99,7 +100,11 @@ function plantedOrder(G: number, L: number, updates: number): StatsOrder & { sam
         const end = out[6].pieces[1].end - 1;
         pieces = [{ start: end, end: end + L + 1 }];
       } else if (slot === 0 && k === 0) pieces = [{ start: 0, end: L + 1 }];
-      else {
+      else if (slot === 9) {
+        // A short (padded) sample: fewer tokens than the inputs.
+        const base = G * k + L * perm[slot];
+        pieces = [{ start: base, end: base + L / 2 }];
+      } else {
         const base = G * k + L * perm[slot];
         pieces = [
           { start: base + cut, end: base + L },
@@ -155,6 +160,10 @@ describe('statistics through an order: the definitions over planted oddities', f
       assert.deepStrictEqual(ours, ref);
       // The planted cases exist (so the equality covers them).
       assert.ok(ref.every((r) => r.duplicate_sequences >= 1 && r.ranges < 2 * order.samplesPerUpdate));
+      assert.ok(
+        ref.every((r) => r.tokens === (order.samplesPerUpdate - 0.5) * order.inputTokens),
+        'one sample is half a row',
+      );
       assert.ok(ref.some((r) => r.complete_documents > 0) && ref.some((r) => r.repeated_13grams > 0));
       assert.ok(ref.some((r) => r.unknown_ids! > 0 && r.special_ids! > 0) && ref.some((r) => r.distinct_tokens === 1));
     } finally {
