@@ -9,13 +9,13 @@
  */
 import { count, fmt, h } from './common';
 import { panelChannel } from './shared/panel';
-import type { StatColumn, UpdateStats } from '../src/core/stats';
+import type { AnyUpdateStats, StatColumn } from '../src/core/stats';
 import type { InspectInit, InspectProtocol, InspectState, StatColumnInfo } from '../src/protocol/workbench';
 
 const ch = panelChannel<InspectProtocol, InspectState>();
 
 let init: InspectInit | undefined;
-let rows: UpdateStats[] = [];
+let rows: AnyUpdateStats[] = [];
 let sort: { key: string; descending: boolean } = ch.state?.sort ?? { key: 'update', descending: false };
 
 const app = document.getElementById('app')!;
@@ -88,7 +88,7 @@ function showError(msg: string | undefined): void {
 }
 
 /** The value of a column (`update` included) of a record. */
-function value(s: UpdateStats, key: string): number | null {
+function value(s: AnyUpdateStats, key: string): number | null {
   if (key === 'update') return s.update;
   if (key === 'top_token_id') return s.top_token.id;
   if (key === 'top_token_count') return s.top_token.count;
@@ -209,10 +209,12 @@ tbody.addEventListener('keydown', (e) => {
 
 function toCsv(): string {
   if (!init) return '';
-  const keys = ['update', 'token_start', 'token_end', ...init.columns.map((c) => c.key)];
+  // Through a run's order a step reads many stream ranges: its input tokens and range count instead of one range.
+  const keys = ['update', ...(init.order ? ['tokens', 'ranges'] : ['token_start', 'token_end']), ...init.columns.map((c) => c.key)];
   const lines = [keys.join(',')];
   for (const r of [...rows].sort((a, b) => a.update - b.update)) {
-    lines.push([r.update, r.token_range[0], r.token_range[1], ...init.columns.map((c) => value(r, c.key) ?? '')].join(','));
+    const lead = 'token_range' in r ? r.token_range : [r.tokens, r.ranges];
+    lines.push([r.update, ...lead, ...init.columns.map((c) => value(r, c.key) ?? '')].join(','));
   }
   return lines.join('\r\n') + '\r\n';
 }
@@ -225,7 +227,7 @@ ch.onMessage((m) => {
       showError(undefined);
       centerField.value = String(m.center);
       radiusField.value = String(m.radius);
-      title.textContent = `Updates ${fmt(m.first)}–${fmt(m.last)} around update ${fmt(m.center)} (0-based) · ${m.dataset}`;
+      title.textContent = `Updates ${fmt(m.first)}–${fmt(m.last)} around update ${fmt(m.center)} (0-based) · ${m.dataset}${m.order ? ` · ${m.order}` : ''}`;
       status.textContent = `computing 0 / ${count(m.last - m.first + 1, 'update')}…`;
       ch.setState({ datasetKey: m.datasetKey, center: m.center, radius: m.radius });
       render();

@@ -9,59 +9,18 @@
  * are whole processes (`/usr/bin/time`: wall and user + system CPU seconds); ratio = sequential /
  * through the order. Goal (issue): the count through the order ≤ 1.2× the sequential count (ratio ≥ 0.83).
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { makeMegatronRun, timedCli as timed } from '../lib/megatron-run.mjs';
 
 const REPEAT = 12;
 const TERMS = ['the', 'Lily', ' model'];
 
-/** Runs the CLI under /usr/bin/time: wall seconds, CPU seconds (user + system) and the JSON it printed. */
-function timed(ctx, args, env) {
-  const out = path.join(os.tmpdir(), `tsi-bench-count-order-${process.pid}.time`);
-  const stdout = execFileSync(
-    '/usr/bin/time',
-    ['-f', '%e %U %S', '-o', out, process.execPath, path.join(ctx.repo, 'dist', 'cli.js'), ...args],
-    {
-      encoding: 'utf8',
-      maxBuffer: 1 << 28,
-      env,
-    },
-  );
-  const [wall, user, sys] = fs.readFileSync(out, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
-  fs.rmSync(out, { force: true });
-  return { wall, cpu: user + sys, json: JSON.parse(stdout) };
-}
-
 export async function run(ctx) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bench-count-order-'));
   try {
-    execFileSync(
-      'python3',
-      [
-        '-c',
-        `import importlib.util, sys, numpy as np
-spec = importlib.util.spec_from_file_location("fx", sys.argv[1]); fx = importlib.util.module_from_spec(spec); spec.loader.exec_module(fx)
-fx.write_megatron_dataset(sys.argv[3], np.tile(fx.stream_of(sys.argv[2]), int(sys.argv[4])))`,
-        path.join(ctx.repo, 'scripts', 'make-order-fixtures.py'),
-        ctx.sample,
-        path.join(dir, 'megatron'),
-        String(REPEAT),
-      ],
-      { stdio: 'inherit' },
-    );
-    const tokDir = path.join(dir, 'megatron', 'tokenizer');
-    fs.mkdirSync(tokDir);
-    fs.copyFileSync(path.join(ctx.sample, 'tokenizer', 'tokenizer.json'), path.join(tokDir, 'tokenizer.json'));
-    const bin = path.join(dir, 'megatron', 'text_document.bin');
-    const runFile = path.join(dir, 'run.json');
-    // One epoch of samples: train_iters = ⌊tokens / 2,048 / 64⌋.
-    const trainIters = Math.floor(fs.statSync(bin).size / 4 / 2048 / 64);
-    fs.writeFileSync(
-      runFile,
-      JSON.stringify({ order: 'megatron', sequence_length: 2048, seed: 1234, global_batch_size: 64, train_iters: trainIters }),
-    );
+    const { bin, runFile } = makeMegatronRun(ctx, dir, REPEAT);
     const env = { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cache') };
     const args = ['count', bin, ...TERMS, '--per', '1', '--json'];
     const seq = timed(ctx, args, env);

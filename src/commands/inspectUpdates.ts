@@ -4,6 +4,7 @@
  * (src/panels/inspectUpdates.ts) of that window.
  *
  * Arguments (all optional; with `update` the command does not prompt): `{ update, radius, root }`.
+ * With a run description in force, updates are the run's steps (`src/orderService.ts`).
  * Resolves with the records once computed (tests use this).
  */
 import * as path from 'path';
@@ -14,6 +15,8 @@ import { count, fmt } from '../core/units';
 import { checkUpdate, numberArg } from '../core/navigation';
 import { argOrPrompt, commandArgs, promptValidated, reportError, resolveDataset } from '../inputs';
 import { DEFAULT_RADIUS, InspectPanels, InspectResult, MAX_RADIUS } from '../panels/inspectUpdates';
+import { runOrderOf } from '../panels/updateView';
+import { checkRunUpdate } from '../core/orderedUpdate';
 import type { Services } from '../services';
 
 /** Arguments of `tokenShards.inspectUpdates`. */
@@ -45,7 +48,10 @@ export async function inspectUpdates(
     const here = focused();
     const ds = await resolveDataset(services, vscode.l10n.t('Inspect Updates: choose a dataset'), opts.root, uri, here.ds);
     if (!ds) return undefined;
-    const n = ds.schedule.numUpdates;
+    // "Update k" is the run's step k when a run description names an order (run.json, tokenShards.run).
+    const run = await runOrderOf(services, ds);
+    const check = (v: number) => (run ? checkRunUpdate(v, run.named) : checkUpdate(v, ds));
+    const n = run ? run.order.numUpdates : ds.schedule.numUpdates;
     if (n === 0) {
       void vscode.window.showErrorMessage(vscode.l10n.t('{0} holds no complete update.', path.basename(ds.root)));
       return undefined;
@@ -54,50 +60,45 @@ export async function inspectUpdates(
     const given = await argOrPrompt(opts.radius, 'radius', checkRadius, () => Promise.resolve(setting));
     if (given === undefined) return undefined;
     let radius = given;
-    const k = await argOrPrompt(
-      opts.update,
-      'update',
-      (v) => checkUpdate(v, ds),
-      async () => {
-        const typed = await promptValidated<{ k: number; r: number }>({
-          title: vscode.l10n.t('Inspect Updates Around… · {0}', path.basename(ds.root)),
-          prompt: vscode.l10n.t(
-            'Update k (0-based, 0..{0}), optionally ± radius (default {1}): "55000" or "55000 ± 50" or "55000 50".',
-            fmt(n - 1),
-            String(radius),
-          ),
-          placeholder: vscode.l10n.t('e.g. {0} ± {1}', fmt(Math.min(55_000, n - 1)), String(radius)),
-          value: here.update !== undefined ? String(here.update) : undefined,
-          validate: (t) => {
-            const m = /^\s*([^\s±+]+)\s*(?:(?:±|\+-|\+\/-|\s)\s*([^\s]+))?\s*$/.exec(t);
-            if (!m) return { ok: false, error: vscode.l10n.t('Type an update, optionally followed by ± radius.') };
-            const kv = numberArg(m[1], 'update');
-            const c = kv.error ? { ok: false as const, error: kv.error } : checkUpdate(kv.value!, ds);
-            if (!c.ok) return c;
-            let r = radius;
-            if (m[2] !== undefined) {
-              const rv = numberArg(m[2], 'radius');
-              if (rv.error) return { ok: false, error: rv.error };
-              if (rv.value! > MAX_RADIUS) return { ok: false, error: vscode.l10n.t('radius at most {0}', fmt(MAX_RADIUS)) };
-              r = rv.value!;
-            }
-            return {
-              ok: true,
-              value: { k: c.value, r },
-              detail: vscode.l10n.t(
-                'updates {0}–{1} ({2})',
-                fmt(Math.max(0, c.value - r)),
-                fmt(Math.min(n - 1, c.value + r)),
-                count(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1, 'row'),
-              ),
-            };
-          },
-        });
-        if (!typed) return undefined;
-        radius = typed.r;
-        return typed.k;
-      },
-    );
+    const k = await argOrPrompt(opts.update, 'update', check, async () => {
+      const typed = await promptValidated<{ k: number; r: number }>({
+        title: vscode.l10n.t('Inspect Updates Around… · {0}', path.basename(ds.root)),
+        prompt: vscode.l10n.t(
+          'Update k (0-based, 0..{0}), optionally ± radius (default {1}): "55000" or "55000 ± 50" or "55000 50".',
+          fmt(n - 1),
+          String(radius),
+        ),
+        placeholder: vscode.l10n.t('e.g. {0} ± {1}', fmt(Math.min(55_000, n - 1)), String(radius)),
+        value: here.update !== undefined ? String(here.update) : undefined,
+        validate: (t) => {
+          const m = /^\s*([^\s±+]+)\s*(?:(?:±|\+-|\+\/-|\s)\s*([^\s]+))?\s*$/.exec(t);
+          if (!m) return { ok: false, error: vscode.l10n.t('Type an update, optionally followed by ± radius.') };
+          const kv = numberArg(m[1], 'update');
+          const c = kv.error ? { ok: false as const, error: kv.error } : check(kv.value!);
+          if (!c.ok) return c;
+          let r = radius;
+          if (m[2] !== undefined) {
+            const rv = numberArg(m[2], 'radius');
+            if (rv.error) return { ok: false, error: rv.error };
+            if (rv.value! > MAX_RADIUS) return { ok: false, error: vscode.l10n.t('radius at most {0}', fmt(MAX_RADIUS)) };
+            r = rv.value!;
+          }
+          return {
+            ok: true,
+            value: { k: c.value, r },
+            detail: vscode.l10n.t(
+              'updates {0}–{1} ({2})',
+              fmt(Math.max(0, c.value - r)),
+              fmt(Math.min(n - 1, c.value + r)),
+              count(Math.min(n - 1, c.value + r) - Math.max(0, c.value - r) + 1, 'row'),
+            ),
+          };
+        },
+      });
+      if (!typed) return undefined;
+      radius = typed.r;
+      return typed.k;
+    });
     if (k === undefined) return undefined;
     return await panels.open(ds, k, radius);
   } catch (err) {

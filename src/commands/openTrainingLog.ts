@@ -128,7 +128,9 @@ export async function openTrainingLog(
         });
       },
     );
-    const panel = TrainingLogPanel.open(services, taps, file, log, ds);
+    // Step k of the log is the run's step k when a run description is in force (src/orderService.ts).
+    const run = ds && services.orders ? await services.orders.runOf(ds) : undefined;
+    const panel = TrainingLogPanel.open(services, taps, file, log, ds, run?.order);
     services.log.info(`training log ${file}: ${panel.summary().join(' ')}`);
     return {
       file,

@@ -29,6 +29,27 @@
  * delimiter at j > i, both in [0, G), of length `j − i` (the opening delimiter included; the
  * document ending at G − 1 is not counted: the token after the update is not read).
  *
+ * **Through a run's training order** (Megatron, OLMo, llm.c: {@link StatsCalculator.computeSamples},
+ * {@link OrderedUpdateStats}; the README's "Statistics of a step through a run's order" repeats this):
+ * update k is the run's step k and `t` is the **input tokens** of its B samples in batch order,
+ * each sample's pieces (stream ranges) concatenated and cut to the order's `inputTokens` — the extra
+ * target token Megatron (`add_extra_token_to_sequence`) and llm.c (`B·T+1`) read is not counted,
+ * as the card's look-ahead token is not. Then:
+ *
+ * | field | definition through an order |
+ * |---|---|
+ * | `order`, `tokens`, `ranges` | replace `token_range`: the order's kind; the input tokens (B × inputTokens, less for a padded sample); the stream ranges read (pieces cut to the inputs; a piece starting where the previous one, in batch order, ended is merged into it) |
+ * | `eos`, `distinct_tokens`, `max_id`, `unknown_ids`, `special_ids`, `top_token` | as above, over all the input tokens |
+ * | `documents_started` | read positions whose token begins a document by the format's rule (`documentRule.ts`), judged on the stream: global offset 0, or (`closes`) the stream token just before it is EOS, or (`opens`) it is the delimiter; a token read twice counts twice |
+ * | `complete_documents`, `mean_complete_document_length` | documents whose first token and closing EOS (`opens`: the next delimiter, not counted) lie inside one contiguous piece of one sample |
+ * | `longest_eos_free_run` | longest EOS-free run inside one sample (a run does not continue into the next sample; it does across the pieces of one sample) |
+ * | `duplicate_sequences` | samples whose inputs equal, id for id, an earlier sample's of the update |
+ * | `repeated_13grams` | 13-grams lying inside one sample (they may cross its pieces, never a sample edge) equal to a 13-gram ending at an earlier position of the update |
+ * | `repeat_13gram_share` | `repeated_13grams / Σ max(0, inputs − 12)` over the samples; `null` when no sample holds 13 tokens |
+ *
+ * Tokens the run never read are in no update's statistics. The card's sequential order (no run
+ * description, or `"order": "sequential"`) keeps the definitions above unchanged ({@link computeUpdateStats}).
+ *
  * Speed: one pass for counts, EOS, runs and documents over a reusable id-count array (ids below
  * {@link DENSE_ID_LIMIT} or the vocabulary size, a `Map` above: corrupt data can hold any uint32);
  * 13-grams through a rolling polynomial hash into an open-addressing table of positions, every
@@ -43,6 +64,7 @@ import { parseNumberInput } from './numbers';
 import type { LoadedTokenizer } from './tokenizer';
 import type { DelimiterRole } from './formats/types';
 import { documentRuleOf } from './documentRule';
+import { checkOrderUpdate, type OrderKind, type OrderSample, type TrainingOrder } from './order/order';
 
 /** N of the repetition measure (13-grams, the usual contamination/dedup window). */
 export const NGRAM = 13;
@@ -50,10 +72,8 @@ export const NGRAM = 13;
 /** Ids below this are counted in a dense array even without a tokenizer (dolma2 has 100,278 ids). */
 export const DENSE_ID_LIMIT = 1 << 17;
 
-/** One update's statistics; field names are the JSON/CSV names (see the module doc for definitions). */
-export interface UpdateStats {
-  update: number;
-  token_range: [number, number];
+/** The statistics of an update, without what names the update (see the module doc for definitions). */
+export interface StatFields {
   eos: number;
   documents_started: number;
   distinct_tokens: number;
@@ -68,6 +88,30 @@ export interface UpdateStats {
   complete_documents: number;
   mean_complete_document_length: number | null;
 }
+
+/** One update's statistics in the dataset card's sequential order; field names are the JSON/CSV names (see the module doc for definitions). */
+export interface UpdateStats extends StatFields {
+  update: number;
+  /** `[G·k, G·(k+1))`, global token offsets, end exclusive. */
+  token_range: [number, number];
+}
+
+/**
+ * One update's statistics through a run's training order (Megatron, OLMo, llm.c; see "Through a
+ * run's training order" in the module doc): `token_range` is replaced by `order`, `tokens` and `ranges`.
+ */
+export interface OrderedUpdateStats extends StatFields {
+  update: number;
+  /** The order the update follows. */
+  order: OrderKind;
+  /** Input tokens the statistics are over: the update's samples' inputs (`B × inputTokens`, less for a padded Megatron sample). */
+  tokens: number;
+  /** Stream ranges those tokens were read from: the samples' pieces clipped to their inputs, touching consecutive ones merged. */
+  ranges: number;
+}
+
+/** A record of either kind ({@link UpdateStats} or {@link OrderedUpdateStats}). */
+export type AnyUpdateStats = UpdateStats | OrderedUpdateStats;
 
 /** The numeric columns of {@link UpdateStats} in display order, with `top_token` split in two (CSV, the inspect table). */
 export const STAT_COLUMNS = [
@@ -91,7 +135,7 @@ export const STAT_COLUMNS = [
 export type StatColumn = (typeof STAT_COLUMNS)[number];
 
 /** The value of a column of a record (`top_token_id`/`top_token_count` from `top_token`). */
-export function statValue(s: UpdateStats, c: StatColumn): number | null {
+export function statValue(s: StatFields, c: StatColumn): number | null {
   if (c === 'top_token_id') return s.top_token.id;
   if (c === 'top_token_count') return s.top_token.count;
   return s[c];
@@ -156,15 +200,68 @@ export class StatsCalculator {
   }
 
   /**
-   * Statistics of update `k`.
+   * Statistics of update `k` in the dataset card's sequential order.
    * @param t the update's G input ids (`x` flattened); a longer array is cut to G.
    * @param previousId the id at global offset `G·k − 1`; `undefined` only for k = 0 (the stream's first token starts a document).
    * @throws RangeError when `t` holds fewer than G ids.
    */
   compute(k: number, t: Uint32Array, previousId: number | undefined): UpdateStats {
-    const { G, L, eos } = this.opts;
+    const { G, L } = this.opts;
     if (t.length < G) throw new RangeError(`update ${k}: ${t.length} ids, expected ${G}`);
     if (t.length > G) t = t.subarray(0, G);
+    // The update is one run of the stream: one sequence for 13-grams and EOS-free runs, one
+    // piece for documents, G/L rows for duplicates.
+    this.sequentialRows ??= Array.from({ length: G / L }, (_, r) => r * L);
+    const f = this.fields(t, { sequences: [0], pieces: [0], before: [previousId], rows: this.sequentialRows });
+    return { update: k, token_range: [G * k, G * (k + 1)], ...f };
+  }
+
+  /**
+   * Statistics of update `k` through a run's training order (definitions: "Through a run's
+   * training order" in the module doc). The calculator's G must be at least the samples' input
+   * tokens together (`B × inputTokens`, see {@link orderStatsCalculator}).
+   * @param samples the update's samples in batch order, each its input ids and the stream pieces they came from.
+   * @throws RangeError when the samples hold more than G ids, or a sample's pieces do not add up to its ids.
+   */
+  computeSamples(k: number, kind: OrderKind, samples: readonly SampleIds[]): OrderedUpdateStats {
+    const total = samples.reduce((a, x) => a + x.ids.length, 0);
+    if (total > this.opts.G) throw new RangeError(`update ${k}: ${total} input ids, more than the ${this.opts.G} this calculator holds`);
+    const t = this.samplesBuffer.subarray(0, total);
+    const layout: IdLayout = { sequences: [], pieces: [], before: [], rows: [] };
+    let at = 0,
+      ranges = 0,
+      lastEnd = -1;
+    for (const x of samples) {
+      layout.sequences.push(at);
+      t.set(x.ids, at);
+      let within = 0;
+      for (const p of x.pieces) {
+        if (p.length <= 0) continue;
+        layout.pieces.push(at + within);
+        layout.before.push(p.before);
+        if (p.start !== lastEnd) ranges++;
+        lastEnd = p.start + p.length;
+        within += p.length;
+      }
+      if (within !== x.ids.length) throw new RangeError(`update ${k}: a sample's pieces hold ${within} tokens, its ids ${x.ids.length}`);
+      at += x.ids.length;
+    }
+    layout.rows = layout.sequences;
+    const f = this.fields(t, layout);
+    return { update: k, order: kind, tokens: total, ranges, ...f };
+  }
+
+  /** Reusable buffer of G ids for {@link computeSamples}. */
+  private get samplesBuffer(): Uint32Array {
+    return (this.samplesIds ??= new Uint32Array(this.opts.G));
+  }
+  private samplesIds?: Uint32Array;
+  private sequentialRows?: number[];
+
+  /** The statistics of ids `t` laid out as `layout` says (the one computation behind both kinds of record). */
+  private fields(t: Uint32Array, layout: IdLayout): StatFields {
+    const { eos } = this.opts;
+    const n = t.length;
     const counts = this.counts,
       dense = counts.length,
       kinds = this.kinds;
@@ -181,10 +278,24 @@ export class StatsCalculator {
       topCount = 0;
     let completeDocs = 0,
       completeLen = 0;
-    let docStart = -1; // position of the first token of a document begun inside the update, or −1
+    let docStart = -1; // position of the first token of a document begun inside the current piece, or −1
     const opens = this.opts.delimiter === 'opens';
-    let afterEos = previousId === undefined || (!opens && previousId === eos);
-    for (let i = 0; i < G; i++) {
+    let afterEos = false;
+    let nextPiece = 0,
+      nextSeq = 0;
+    for (let i = 0; i < n; i++) {
+      if (nextSeq < layout.sequences.length && layout.sequences[nextSeq] === i) {
+        // A new sequence: an EOS-free run does not continue into it (empty sequences before it are skipped).
+        while (nextSeq < layout.sequences.length && layout.sequences[nextSeq] === i) nextSeq++;
+        if (run > longest) longest = run;
+        run = 0;
+      }
+      if (nextPiece < layout.pieces.length && layout.pieces[nextPiece] === i) {
+        // A new stream range: its first token starts a document by the token before it.
+        const before = layout.before[nextPiece++];
+        afterEos = before === undefined || (!opens && before === eos);
+        docStart = -1;
+      }
       const id = t[i];
       if (opens && id === eos) {
         // The delimiter begins a document and ends the one before it.
@@ -236,15 +347,13 @@ export class StatsCalculator {
       }
     }
     if (run > longest) longest = run;
-    for (let i = 0; i < G; i++) {
+    for (let i = 0; i < n; i++) {
       const id = t[i];
       if (id < dense) counts[id] = 0;
     }
 
-    const repeated = this.repeatedNgrams(t);
+    const { repeats, windows } = this.repeatedNgrams(t, layout.sequences);
     return {
-      update: k,
-      token_range: [G * k, G * (k + 1)],
       eos: nEos,
       documents_started: started,
       distinct_tokens: distinct,
@@ -252,49 +361,79 @@ export class StatsCalculator {
       unknown_ids: kinds ? unknown : null,
       special_ids: kinds ? special : null,
       longest_eos_free_run: longest,
-      duplicate_sequences: duplicateRows(t, G / L, L),
+      duplicate_sequences: duplicateRows(t, layout.rows),
       top_token: { id: topId, count: topCount },
-      repeated_13grams: repeated,
-      repeat_13gram_share: G >= NGRAM ? repeated / (G - (NGRAM - 1)) : null,
+      repeated_13grams: repeats,
+      repeat_13gram_share: windows > 0 ? repeats / windows : null,
       complete_documents: completeDocs,
       mean_complete_document_length: completeDocs ? completeLen / completeDocs : null,
     };
   }
 
-  /** Positions i ≥ 12 whose 13-gram occurred ending at an earlier j ≥ 12 (hash table of first positions, verified). */
-  private repeatedNgrams(t: Uint32Array): number {
+  /**
+   * 13-grams lying inside one sequence (`sequences`: where each begins) whose ids occurred as a
+   * 13-gram ending at an earlier position (hash table of first positions, verified); `windows`:
+   * the 13-grams there are.
+   */
+  private repeatedNgrams(t: Uint32Array, sequences: readonly number[]): { repeats: number; windows: number } {
     const n = t.length;
-    if (n < NGRAM) return 0;
     const table = this.table,
       hashes = this.tableHash,
       mask = this.mask,
       pow = this.basePow;
     table.fill(0);
-    let h = 0;
-    for (let i = 0; i < NGRAM - 1; i++) h = (Math.imul(h, BASE) + t[i]) | 0;
-    let repeats = 0;
-    for (let i = NGRAM - 1; i < n; i++) {
-      // h = Σ t[i−12+m]·BASE^(12−m) mod 2^32 over the window ending at i.
-      h = (Math.imul(h, BASE) + t[i]) | 0;
-      if (i >= NGRAM) h = (h - Math.imul(t[i - NGRAM], pow)) | 0;
-      const hu = h >>> 0;
-      let slot = fmix32(hu) & mask;
-      for (;;) {
-        const stored = table[slot];
-        if (stored === 0) {
-          table[slot] = i + 1;
-          hashes[slot] = hu;
-          break;
+    let repeats = 0,
+      windows = 0;
+    for (let q = 0; q < sequences.length; q++) {
+      const a = sequences[q],
+        b = q + 1 < sequences.length ? sequences[q + 1] : n;
+      if (b - a < NGRAM) continue;
+      windows += b - a - (NGRAM - 1);
+      let h = 0;
+      for (let i = a; i < a + NGRAM - 1; i++) h = (Math.imul(h, BASE) + t[i]) | 0;
+      for (let i = a + NGRAM - 1; i < b; i++) {
+        // h = Σ t[i−12+m]·BASE^(12−m) mod 2^32 over the window ending at i.
+        h = (Math.imul(h, BASE) + t[i]) | 0;
+        if (i >= a + NGRAM) h = (h - Math.imul(t[i - NGRAM], pow)) | 0;
+        const hu = h >>> 0;
+        let slot = fmix32(hu) & mask;
+        for (;;) {
+          const stored = table[slot];
+          if (stored === 0) {
+            table[slot] = i + 1;
+            hashes[slot] = hu;
+            break;
+          }
+          if (hashes[slot] === hu && sameNgram(t, stored - 1, i)) {
+            repeats++;
+            break;
+          }
+          slot = (slot + 1) & mask;
         }
-        if (hashes[slot] === hu && sameNgram(t, stored - 1, i)) {
-          repeats++;
-          break;
-        }
-        slot = (slot + 1) & mask;
       }
     }
-    return repeats;
+    return { repeats, windows };
   }
+}
+
+/** How the calculator's ids are laid out: what is one sequence, one stream range, one row. */
+interface IdLayout {
+  /** Positions (ascending, the first 0) where a sequence begins: 13-grams and EOS-free runs stay inside one. */
+  sequences: number[];
+  /** Positions (ascending, the first 0) where a contiguous stream range begins… */
+  pieces: number[];
+  /** …and the stream token just before each (undefined at global offset 0). */
+  before: (number | undefined)[];
+  /** Positions (ascending, the first 0) where the rows `duplicate_sequences` compares begin. */
+  rows: number[];
+}
+
+/** One sample of an update through an order, as {@link StatsCalculator.computeSamples} takes it. */
+export interface SampleIds {
+  /** The sample's input ids: its pieces' ids concatenated, cut to the order's input tokens. */
+  ids: Uint32Array;
+  /** The pieces those ids came from, in order: global offset of the first token, tokens, and the stream token before it (undefined at offset 0). */
+  pieces: { start: number; length: number; before: number | undefined }[];
 }
 
 /** True when the 13-grams ending at a and b are equal id for id. */
@@ -303,26 +442,29 @@ function sameNgram(t: Uint32Array, a: number, b: number): boolean {
   return true;
 }
 
-/** Rows r (of `rows` rows of L ids) equal to some earlier row, verified element by element. */
-function duplicateRows(t: Uint32Array, rows: number, L: number): number {
+/** Rows (beginning at `rows`, the last ending at the end of `t`) equal to some earlier row, verified element by element. */
+function duplicateRows(t: Uint32Array, rows: readonly number[]): number {
   const seen = new Map<number, number[]>();
   let dup = 0;
-  for (let r = 0; r < rows; r++) {
-    const row = t.subarray(r * L, (r + 1) * L);
+  const rowAt = (r: number) => t.subarray(rows[r], r + 1 < rows.length ? rows[r + 1] : t.length);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rowAt(r);
     let h = 0x811c9dc5;
-    for (let i = 0; i < L; i++) h = Math.imul(h ^ row[i], BASE);
+    for (let i = 0; i < row.length; i++) h = Math.imul(h ^ row[i], BASE);
+    h = Math.imul(h ^ row.length, BASE);
     const list = seen.get(h);
     if (!list) {
       seen.set(h, [r]);
       continue;
     }
-    if (list.some((q) => equalRows(t.subarray(q * L, (q + 1) * L), row))) dup++;
+    if (list.some((q) => equalRows(rowAt(q), row))) dup++;
     else list.push(r);
   }
   return dup;
 }
 
 function equalRows(a: Uint32Array, b: Uint32Array): boolean {
+  if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
@@ -386,12 +528,174 @@ export async function computeUpdateStats(
   return out;
 }
 
+/**
+ * What statistics ask of a run's training order: its shape and update k's samples in batch order
+ * (the CLI's `TrainingOrder`, the extension's `OrderView`).
+ */
+export interface StatsOrder extends Pick<TrainingOrder, 'kind' | 'numUpdates' | 'samplesPerUpdate' | 'inputTokens'> {
+  update(k: number): OrderSample[] | Promise<OrderSample[]>;
+}
+
+/** True when `order` is a run's order (not absent, not the card's sequential one): statistics then follow it. */
+export function isRunOrder(order: StatsOrder | undefined): order is StatsOrder {
+  return order !== undefined && order.kind !== 'sequential';
+}
+
+/**
+ * A calculator for updates through `order`: G = `samplesPerUpdate × inputTokens`, L = `inputTokens`,
+ * the dataset's EOS and document rule.
+ */
+export function orderStatsCalculator(
+  ds: Pick<Dataset, 'settings'> & Partial<Pick<Dataset, 'format'>>,
+  order: Pick<StatsOrder, 'samplesPerUpdate' | 'inputTokens'>,
+  tokenizer?: StatsOptions['tokenizer'],
+): StatsCalculator {
+  return new StatsCalculator({
+    G: order.samplesPerUpdate * order.inputTokens,
+    L: order.inputTokens,
+    eos: ds.settings.eosTokenId,
+    delimiter: documentRuleOf(ds).role,
+    tokenizer,
+  });
+}
+
+/**
+ * Reads what {@link StatsCalculator.computeSamples} needs of update k's samples: each sample's
+ * pieces cut to its first `inputTokens` tokens (the extra target token Megatron and llm.c read is
+ * not an input), their ids, and the stream token before each piece (one read per piece, all of
+ * the update's reads issued together).
+ * @throws DataError on a short read.
+ */
+export async function readSampleIds(
+  ds: Pick<Dataset, 'stream'>,
+  samples: readonly OrderSample[],
+  inputTokens: number,
+): Promise<SampleIds[]> {
+  const plans = samples.map((s) => {
+    const pieces: SampleIds['pieces'] = [];
+    let left = inputTokens;
+    for (const p of s.pieces) {
+      const length = Math.min(p.end - p.start, left);
+      if (length <= 0) break;
+      pieces.push({ start: p.start, length, before: undefined });
+      left -= length;
+    }
+    return { pieces, tokens: inputTokens - left };
+  });
+  const reads = await Promise.all(
+    plans.map((plan) =>
+      Promise.all(
+        plan.pieces.map((p) => {
+          const lead = p.start > 0 ? 1 : 0;
+          return ds.stream.read(p.start - lead, p.length + lead);
+        }),
+      ),
+    ),
+  );
+  return plans.map((plan, i) => {
+    const ids = new Uint32Array(plan.tokens);
+    let at = 0;
+    plan.pieces.forEach((p, j) => {
+      const got = reads[i][j];
+      const lead = p.start > 0 ? 1 : 0;
+      if (lead) p.before = got[0];
+      ids.set(got.subarray(lead), at);
+      at += p.length;
+    });
+    return { ids, pieces: plan.pieces };
+  });
+}
+
+/** What statistics read of a dataset: its schedule, stream, EOS setting and format (document rule). */
+export type StatsDataset = Pick<Dataset, 'schedule' | 'stream' | 'settings'> & Partial<Pick<Dataset, 'format'>>;
+
+/** Options of {@link statsOfUpdates} and {@link computeRunUpdateStats}. */
+export interface RunStatsOptions {
+  /** The run's training order; absent or the card's sequential order: the card's statistics. */
+  order?: StatsOrder;
+  /** For `unknown_ids` / `special_ids`. */
+  tokenizer?: StatsOptions['tokenizer'];
+  signal?: AbortSignal;
+  /** Each record as soon as it is computed. */
+  onRecord?: (s: AnyUpdateStats) => void;
+  onProgress?: (p: StatsProgress) => void;
+}
+
+/**
+ * Statistics of the given updates (any list, in the order given), through `order` when it is a
+ * run's order ({@link OrderedUpdateStats}), else in the card's sequential order ({@link
+ * UpdateStats}, the same values as {@link computeUpdateStats}). One update per read round; yields
+ * to the event loop between updates (the training-log overlay asks for updates spread over a run).
+ * @throws RangeRequestError for an update outside the run (or the stream); DataError on a short
+ *   read or an inconsistent order; CancelledError when `signal` fires.
+ */
+export async function statsOfUpdates(ds: StatsDataset, updates: readonly number[], opts: RunStatsOptions = {}): Promise<AnyUpdateStats[]> {
+  const order = isRunOrder(opts.order) ? opts.order : undefined;
+  for (const k of updates) {
+    if (order) checkOrderUpdate(order, k);
+    else ds.schedule.checkUpdate(k);
+  }
+  const calc = order
+    ? orderStatsCalculator(ds, order, opts.tokenizer)
+    : new StatsCalculator({
+        G: ds.schedule.G,
+        L: ds.schedule.L,
+        eos: ds.settings.eosTokenId,
+        delimiter: documentRuleOf(ds).role,
+        tokenizer: opts.tokenizer,
+      });
+  const out: AnyUpdateStats[] = [];
+  for (const k of updates) {
+    if (opts.signal?.aborted) throw new CancelledError();
+    let s: AnyUpdateStats;
+    if (order) {
+      const samples = await readSampleIds(ds, await order.update(k), order.inputTokens);
+      s = calc.computeSamples(k, order.kind, samples);
+    } else {
+      const G = ds.schedule.G;
+      const ids = await ds.stream.read(k > 0 ? G * k - 1 : 0, G + (k > 0 ? 1 : 0));
+      s = k > 0 ? calc.compute(k, ids.subarray(1), ids[0]) : calc.compute(k, ids, undefined);
+    }
+    out.push(s);
+    opts.onRecord?.(s);
+    opts.onProgress?.({ done: out.length, total: updates.length });
+    if (opts.signal?.aborted) throw new CancelledError();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return out;
+}
+
+/**
+ * Statistics for updates `first..last` (inclusive) of the run in force: through `order` when it
+ * is a run's order, else {@link computeUpdateStats} (the card's sequential order, its numbers unchanged).
+ * @throws as {@link computeUpdateStats} / {@link statsOfUpdates}.
+ */
+export function computeRunUpdateStats(
+  ds: StatsDataset,
+  first: number,
+  last: number,
+  opts: RunStatsOptions = {},
+): Promise<AnyUpdateStats[]> {
+  if (!isRunOrder(opts.order)) return computeUpdateStats(ds, first, last, opts);
+  checkOrderUpdate(opts.order, first);
+  checkOrderUpdate(opts.order, last);
+  const updates = Array.from({ length: Math.max(0, last - first + 1) }, (_, i) => first + i);
+  return statsOfUpdates(ds, updates, opts);
+}
+
+/** CSV header of {@link statsToCsvRow} through a run's order: `update,tokens,ranges,` then {@link STAT_COLUMNS}. */
+export const ORDERED_STATS_CSV_HEADER = ['update', 'tokens', 'ranges', ...STAT_COLUMNS].join(',');
+
 /** CSV header of {@link statsToCsvRow}: `update,token_start,token_end,` then {@link STAT_COLUMNS}. */
 export const STATS_CSV_HEADER = ['update', 'token_start', 'token_end', ...STAT_COLUMNS].join(',');
 
-/** One CSV row (no newline): numbers as JavaScript prints them, null as an empty field. */
-export function statsToCsvRow(s: UpdateStats): string {
-  return [s.update, s.token_range[0], s.token_range[1], ...STAT_COLUMNS.map((c) => statValue(s, c) ?? '')].join(',');
+/**
+ * One CSV row (no newline): numbers as JavaScript prints them, null as an empty field; under
+ * {@link STATS_CSV_HEADER}, or {@link ORDERED_STATS_CSV_HEADER} for a record through a run's order.
+ */
+export function statsToCsvRow(s: AnyUpdateStats): string {
+  const lead = 'token_range' in s ? [s.token_range[0], s.token_range[1]] : [s.tokens, s.ranges];
+  return [s.update, ...lead, ...STAT_COLUMNS.map((c) => statValue(s, c) ?? '')].join(',');
 }
 
 /** Median of finite values (NaN for none). */

@@ -7,7 +7,9 @@
  *
  * The statistics are computed on the extension host in chunks (a few updates per read, a yield
  * after every update, ~5 ms each), so the host never blocks; a new window or closing the panel
- * cancels the running one.
+ * cancels the running one. With a run description in force (`src/orderService.ts`) the rows are
+ * the run's steps: statistics through its training order (`computeRunUpdateStats`), the window
+ * clipped to the run's updates.
  */
 import * as crypto from 'crypto';
 import * as path from 'path';
@@ -16,7 +18,7 @@ import type { Dataset } from '../core/dataset';
 import { CancelledError } from '../core/errors';
 import { fmt } from '../core/units';
 
-import { STAT_COLUMNS, STAT_DEFINITIONS, UpdateStats, computeUpdateStats } from '../core/stats';
+import { AnyUpdateStats, STAT_COLUMNS, STAT_DEFINITIONS, computeRunUpdateStats } from '../core/stats';
 import type { Services } from '../services';
 
 import { PanelHost } from './panelHost';
@@ -36,7 +38,8 @@ export interface InspectResult {
   root: string;
   first: number;
   last: number;
-  records: UpdateStats[];
+  /** The card's {@link UpdateStats} records, or {@link OrderedUpdateStats} through a run's order. */
+  records: AnyUpdateStats[];
 }
 
 /** The column list the webviews show. */
@@ -124,7 +127,7 @@ function spec() {
 export class InspectPanel {
   private running?: AbortController;
   /** What the page shows (re-sent when the page reloads, e.g. a hidden panel revealed again). */
-  private shown?: { init: InspectInit; rows: UpdateStats[]; done: number; total: number };
+  private shown?: { init: InspectInit; rows: AnyUpdateStats[]; done: number; total: number };
   /** Resolves when the current window's records are all computed (tests). */
   current?: Promise<InspectResult>;
 
@@ -157,18 +160,23 @@ export class InspectPanel {
     });
   }
 
-  /** Computes and shows updates `[center − radius, center + radius]` ∩ the stream. */
+  /**
+   * Computes and shows updates `[center − radius, center + radius]` ∩ the run: its training
+   * order's steps when a run description is in force (`src/orderService.ts`), else the stream's updates.
+   */
   show(center: number, radius: number): Promise<InspectResult> {
     this.running?.abort();
     const ac = new AbortController();
     this.running = ac;
-    const n = this.ds.schedule.numUpdates;
-    center = Math.max(0, Math.min(n - 1, Math.floor(center)));
-    radius = Math.max(0, Math.min(MAX_RADIUS, Math.floor(radius)));
-    const first = Math.max(0, center - radius),
-      last = Math.min(n - 1, center + radius);
-    this.host.panel.title = vscode.l10n.t('Updates {0}–{1}', fmt(first), fmt(last));
     const run = async (): Promise<InspectResult> => {
+      const order = this.services.orders ? await this.services.orders.runOf(this.ds) : undefined;
+      const n = order ? order.order.numUpdates : this.ds.schedule.numUpdates;
+      center = Math.max(0, Math.min(n - 1, Math.floor(center)));
+      radius = Math.max(0, Math.min(MAX_RADIUS, Math.floor(radius)));
+      const first = Math.max(0, center - radius),
+        last = Math.min(n - 1, center + radius);
+      if (ac.signal.aborted) throw new CancelledError();
+      this.host.panel.title = vscode.l10n.t('Updates {0}–{1}', fmt(first), fmt(last));
       const tok = await this.services.tokenizerFor(this.ds).catch(() => undefined);
       const init: InspectInit = {
         type: 'init',
@@ -181,15 +189,17 @@ export class InspectPanel {
         last,
         columns: statColumnInfo(),
         tokenizer: !!tok,
+        order: order?.named.name,
       };
-      const shown = { init, rows: [] as UpdateStats[], done: 0, total: last - first + 1 };
+      const shown = { init, rows: [] as AnyUpdateStats[], done: 0, total: last - first + 1 };
       if (ac.signal.aborted) throw new CancelledError();
       this.shown = shown;
       this.host.post(init);
-      let batch: UpdateStats[] = [];
+      let batch: AnyUpdateStats[] = [];
       let lastPost = 0;
       const total = last - first + 1;
-      const records = await computeUpdateStats(this.ds, first, last, {
+      const records = await computeRunUpdateStats(this.ds, first, last, {
+        order: order?.order,
         tokenizer: tok,
         signal: ac.signal,
         onRecord: (s) => {

@@ -10,29 +10,27 @@
  *   panel; click a spike (or the chart) → Inspect Updates Around it.
  * - Optionally one statistic on a second axis, computed for at most {@link OVERLAY_MAX_UPDATES}
  *   updates spread over the log's range (chunked on the host, cancellable by choosing another).
+ * - With a run description in force (`src/orderService.ts`: `run.json`, `tokenShards.run`), update
+ *   k is the run's step k: the axis, the summary and Inspect are clipped to the run's updates, and
+ *   the statistic of update k is that of the samples its training order fed at step k
+ *   (`core/trainingLog/overlay.ts`). A change of run description redraws the panel.
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { Dataset } from '../core/dataset';
 import { CancelledError } from '../core/errors';
 import { fmt } from '../core/units';
-import { STAT_DEFINITIONS, StatColumn, StatsCalculator, statValue } from '../core/stats';
-import { documentRuleOf } from '../core/documentRule';
-import {
-  STEP_CONVENTION_TEXT,
-  StepConvention,
-  TrainingLog,
-  describeLog,
-  parseStepConvention,
-  stepToUpdate,
-} from '../core/trainingLog/parse';
+import { STAT_DEFINITIONS, StatColumn } from '../core/stats';
+import type { OrderView } from '../core/order/orderClient';
+import { overlayUpdates, overlayValues, runUpdates } from '../core/trainingLog/overlay';
+import { STEP_CONVENTION_TEXT, StepConvention, TrainingLog, describeLog, parseStepConvention } from '../core/trainingLog/parse';
 import { SPIKE_DEFAULTS, Spike, chartSeries, findSpikes, spikeScores } from '../core/trainingLog/spikes';
 import type { Services } from '../services';
 
 import type { ChannelTaps } from '../editor/hostChannel';
 import { PanelHost } from './panelHost';
 import { statColumnInfo } from './inspectUpdates';
-import type { TrainingLogProtocol } from '../protocol/workbench';
+import type { LogOverlay, TrainingLogProtocol } from '../protocol/workbench';
 
 /** The panel's view type. */
 export const TRAINING_LOG_VIEW_TYPE = 'tokenShards.trainingLog';
@@ -59,6 +57,7 @@ export class TrainingLogPanel {
     file: string,
     log: TrainingLog,
     ds: Dataset | undefined,
+    order?: OrderView,
   ): TrainingLogPanel {
     const host: Host = PanelHost.create(
       services.context.extensionUri,
@@ -70,7 +69,7 @@ export class TrainingLogPanel {
       },
       { resource: ds?.root, taps, log: services.log, memory: services.context.globalState },
     );
-    return new TrainingLogPanel(services, log, ds, host);
+    return new TrainingLogPanel(services, log, ds, host, order);
   }
 
   private scores: Float64Array;
@@ -80,13 +79,18 @@ export class TrainingLogPanel {
   /** Spikes for the current threshold (tests). */
   spikes: Spike[] = [];
   /** Resolves when the latest overlay request is drawn (tests). */
-  overlayDone: Promise<void> = Promise.resolve();
+  overlayDone: Promise<unknown> = Promise.resolve();
 
+  /**
+   * @param order the run's training order of `ds` when a run description is in force (undefined:
+   *   the card's sequential order); replaced when the run description changes.
+   */
   constructor(
     private readonly services: Services,
     readonly log: TrainingLog,
     readonly ds: Dataset | undefined,
     readonly host: Host,
+    private order?: OrderView,
   ) {
     this.scores = spikeScores(log.losses, this.window);
     this.spikes = findSpikes(log.steps, log.losses, this.scores, this.threshold, this.convention);
@@ -110,6 +114,30 @@ export class TrainingLogPanel {
       }),
     );
     host.onDidDispose(() => this.overlayRun?.abort());
+    const orders = services.orders;
+    if (orders && ds)
+      host.track(
+        orders.onDidChange((root) => {
+          if (root === '*' || root === ds.root) void this.followRun();
+        }),
+      );
+  }
+
+  /** Updates of the dataset as the log is drawn against: the run's steps, else the stream's updates (0 without a dataset). */
+  get numUpdates(): number {
+    return this.ds ? runUpdates(this.ds, this.order) : 0;
+  }
+
+  /** Takes the run description now in force (its order, or none) and redraws; a run file that cannot be used is said in the panel. */
+  private async followRun(): Promise<void> {
+    if (!this.ds || !this.services.orders) return;
+    try {
+      this.order = (await this.services.orders.runOf(this.ds))?.order;
+    } catch (err) {
+      this.order = undefined;
+      this.host.post({ type: 'notice', level: 'error', message: err instanceof Error ? err.message : String(err) });
+    }
+    this.postAll();
   }
 
   get convention(): StepConvention {
@@ -118,7 +146,7 @@ export class TrainingLogPanel {
 
   /** Summary sentences for the current convention. */
   summary(): string[] {
-    const s = describeLog(this.log, this.convention, this.ds?.schedule.numUpdates);
+    const s = describeLog(this.log, this.convention, this.ds ? this.numUpdates : undefined);
     if (!this.ds) s.push(vscode.l10n.t('No dataset is open: spikes cannot be inspected.'));
     return s;
   }
@@ -137,7 +165,7 @@ export class TrainingLogPanel {
       summary: this.summary(),
       x: chart.x,
       y: chart.y,
-      numUpdates: this.ds?.schedule.numUpdates ?? 0,
+      numUpdates: this.numUpdates,
       threshold: this.threshold,
       window: this.window,
       columns: statColumnInfo(),
@@ -168,7 +196,7 @@ export class TrainingLogPanel {
       );
       return undefined;
     }
-    const n = this.ds.schedule.numUpdates;
+    const n = this.numUpdates;
     if (update < 0 || update >= n) {
       void vscode.window.showWarningMessage(
         vscode.l10n.t(
@@ -182,60 +210,50 @@ export class TrainingLogPanel {
     return vscode.commands.executeCommand('tokenShards.inspectUpdates', { update, root: this.ds.root });
   }
 
-  /** Computes one statistic for up to {@link OVERLAY_MAX_UPDATES} updates of the log's range and posts it. */
-  async overlay(column: StatColumn | null): Promise<void> {
+  /**
+   * Computes one statistic for up to {@link OVERLAY_MAX_UPDATES} updates of the log's range (the
+   * run's steps through its order when one is in force) and posts it.
+   * @returns the overlay posted, or undefined when none was (cancelled, failed: a notice says why).
+   */
+  async overlay(column: StatColumn | null): Promise<LogOverlay | undefined> {
     this.overlayRun?.abort();
     const ds = this.ds;
     if (!column || !ds) {
-      this.host.post({ type: 'overlay', column: null, label: '', updates: [], values: [], sampled: false });
-      return;
+      const cleared: LogOverlay = { type: 'overlay', column: null, label: '', updates: [], values: [], sampled: false };
+      this.host.post(cleared);
+      return cleared;
     }
     const ac = new AbortController();
     this.overlayRun = ac;
-    const conv = this.convention;
-    const n = ds.schedule.numUpdates;
-    const lo = Math.max(0, stepToUpdate(this.log.steps[0], conv));
-    const hi = Math.min(n - 1, stepToUpdate(this.log.steps[this.log.steps.length - 1], conv));
-    if (hi < lo) {
+    const order = this.order;
+    const updates = overlayUpdates(this.log.steps, this.convention, runUpdates(ds, order), OVERLAY_MAX_UPDATES);
+    if (updates.length === 0) {
       this.host.post({
         type: 'notice',
         level: 'error',
         message: vscode.l10n.t("The log's steps do not overlap the dataset's updates: no statistic to draw."),
       });
-      return;
+      return undefined;
     }
-    const count = Math.min(OVERLAY_MAX_UPDATES, hi - lo + 1);
-    const updates = [...new Set(Array.from({ length: count }, (_, i) => lo + Math.round((i * (hi - lo)) / Math.max(1, count - 1))))];
     const tok = await this.services.tokenizerFor(ds).catch(() => undefined);
-    const calc = new StatsCalculator({
-      G: ds.schedule.G,
-      L: ds.schedule.L,
-      eos: ds.settings.eosTokenId,
-      delimiter: documentRuleOf(ds).role,
-      tokenizer: tok,
-    });
-    const values: (number | null)[] = [];
+    let values: (number | null)[];
     try {
-      for (const k of updates) {
-        if (ac.signal.aborted) throw new CancelledError();
-        const start = ds.schedule.G * k;
-        const ids = await ds.stream.read(start > 0 ? start - 1 : 0, ds.schedule.G + (start > 0 ? 1 : 0));
-        const s = start > 0 ? calc.compute(k, ids.subarray(1), ids[0]) : calc.compute(k, ids, undefined);
-        values.push(statValue(s, column));
-        await new Promise<void>((r) => setImmediate(r));
-      }
+      values = await overlayValues(ds, updates, column, { order, tokenizer: tok, signal: ac.signal });
     } catch (err) {
-      if (err instanceof CancelledError) return;
+      if (err instanceof CancelledError) return undefined;
       this.host.post({ type: 'notice', level: 'error', message: err instanceof Error ? err.message : String(err) });
-      return;
+      return undefined;
     }
-    this.host.post({
+    const drawn: LogOverlay = {
       type: 'overlay',
       column,
       label: STAT_DEFINITIONS[column].label,
       updates,
       values,
-      sampled: updates.length < hi - lo + 1,
-    });
+      // The updates span the log's first to last update (clipped): fewer of them than that is a sample.
+      sampled: updates.length < updates[updates.length - 1] - updates[0] + 1,
+    };
+    this.host.post(drawn);
+    return drawn;
   }
 }

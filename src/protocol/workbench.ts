@@ -4,7 +4,7 @@
  * webview/trainingLog.ts): {@link InspectProtocol} and {@link TrainingLogProtocol}. Plain JSON
  * only: no paths, no typed arrays. `PanelHost` saves their exports (src/protocol/panel.ts).
  */
-import type { StatColumn, UpdateStats } from '../core/stats';
+import type { AnyUpdateStats, StatColumn } from '../core/stats';
 import type { StepConvention } from '../core/trainingLog/parse';
 import type { Spike } from '../core/trainingLog/spikes';
 import type { ViewProtocol } from '../shared/channel';
@@ -36,11 +36,16 @@ export interface InspectInit {
   columns: StatColumnInfo[];
   /** False when there is no tokenizer (unknown_ids / special_ids are empty). */
   tokenizer: boolean;
+  /**
+   * The run's order the updates follow (its short name, e.g. `Megatron order, B=512 samples of
+   * 2,049 tokens`), absent for the card's sequential order; rows are then statistics of the run's steps.
+   */
+  order?: string;
 }
 /** Host → webview: records computed so far (appended in update order). */
 export interface InspectRows {
   type: 'rows';
-  rows: UpdateStats[];
+  rows: AnyUpdateStats[];
   done: number;
   total: number;
 }

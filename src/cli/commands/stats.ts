@@ -5,10 +5,27 @@
  * Records stream out as they are computed (any range in bounded memory).
  * `--shards A:B --json` writes a part for `merge`: the records of the updates whose first token
  * lies in manifest entries A..B−1 (`core/statsParts.ts`), inside `{"updates","shards","dataset","tokenizer","records"}`.
+ *
+ * With a run description (`--run FILE` or `<root>/run.json`) naming a Megatron, OLMo or llm.c
+ * order, update k is the run's step k and each record is an {@link OrderedUpdateStats} (over the
+ * inputs of the step's samples; `order`, `tokens`, `ranges` in place of `token_range`; CSV columns
+ * `update,tokens,ranges,…`). `--shards` is refused then (one line): a shuffled step has no first
+ * token in a shard range; split the run by update ranges instead.
  */
 import type { Command } from 'commander';
 import { Dataset } from '../../core/dataset';
-import { STATS_CSV_HEADER, UpdateStats, computeUpdateStats, parseUpdateRange, statsToCsvRow } from '../../core/stats';
+import {
+  AnyUpdateStats,
+  ORDERED_STATS_CSV_HEADER,
+  STATS_CSV_HEADER,
+  StatsOrder,
+  computeRunUpdateStats,
+  isRunOrder,
+  parseUpdateRange,
+  statsToCsvRow,
+} from '../../core/stats';
+import { checkOrderUpdate } from '../../core/order/order';
+import { orderFor } from '../order';
 
 export { parseUpdateRange };
 import type { LoadedTokenizer } from '../../core/tokenizer';
@@ -35,16 +52,22 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.shards !== undefined && !opts.json) throw new UsageError('--shards writes a part for `merge`: add --json');
         const ds = await ctx.open(root, cmd);
         ctx.warnSchedule(ds);
-        const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
-        return runStats(
-          ds,
-          range,
-          opts.json ? 'json' : opts.csv ? 'csv' : 'table',
-          { write: (s) => ctx.write(s), err: (s) => ctx.err(s) },
-          tok,
-          ctx.cancellable(),
-          opts.shards,
-        );
+        const order = await orderFor(ctx, ds, cmd);
+        try {
+          const tok = ctx.globals(cmd).tokenizer || ds.tokenizerFile ? await ctx.tokenizerFor(undefined, cmd, ds) : undefined;
+          return await runStats(
+            ds,
+            range,
+            opts.json ? 'json' : opts.csv ? 'csv' : 'table',
+            { write: (s) => ctx.write(s), err: (s) => ctx.err(s) },
+            tok,
+            ctx.cancellable(),
+            opts.shards,
+            order,
+          );
+        } finally {
+          order.close();
+        }
       }),
     );
 }
@@ -58,7 +81,7 @@ export interface CliIo {
 }
 
 /** Text table columns: name and value. */
-const TABLE: [string, (s: UpdateStats) => string][] = [
+const TABLE: [string, (s: AnyUpdateStats) => string][] = [
   ['update', (s) => String(s.update)],
   ['eos', (s) => String(s.eos)],
   ['docs', (s) => String(s.documents_started)],
@@ -75,13 +98,20 @@ const TABLE: [string, (s: UpdateStats) => string][] = [
   ['mean_doc_len', (s) => (s.mean_complete_document_length === null ? '—' : s.mean_complete_document_length.toFixed(1))],
 ];
 
-/** The text of a `stats` output before its records. */
-export function statsHead(format: StatsFormat): string {
-  return format === 'json' ? '[' : format === 'csv' ? STATS_CSV_HEADER + '\n' : TABLE.map(([h]) => h).join('\t') + '\n';
+/**
+ * The text of a `stats` output before its records.
+ * @param ordered the records follow a run's order ({@link OrderedUpdateStats}): the CSV header names `tokens,ranges`.
+ */
+export function statsHead(format: StatsFormat, ordered = false): string {
+  return format === 'json'
+    ? '['
+    : format === 'csv'
+      ? (ordered ? ORDERED_STATS_CSV_HEADER : STATS_CSV_HEADER) + '\n'
+      : TABLE.map(([h]) => h).join('\t') + '\n';
 }
 
 /** The text of record number `n` (0-based) of a `stats` output. */
-export function statsRecordText(s: UpdateStats, format: StatsFormat, n: number): string {
+export function statsRecordText(s: AnyUpdateStats, format: StatsFormat, n: number): string {
   return format === 'json'
     ? `${n ? ',' : ''}\n${jsonSafe(s)}`
     : format === 'csv'
@@ -102,8 +132,10 @@ export type StatsFormat = 'json' | 'csv' | 'table';
  * @param format `json`, `csv` or `table`.
  * @param shardsSpec `--shards A:B` (with `json`): only the updates whose first token lies in those
  *   manifest entries, written as a part for `merge`.
+ * @param order the run's training order: updates are its steps when it is not the card's sequential order.
  * @returns the exit code (0).
- * @throws RangeRequestError for updates outside the stream; DataError on a short read; CancelledError on `signal`.
+ * @throws RangeRequestError for updates outside the stream (or the run); UsageError for `--shards`
+ *   through a run's order; DataError on a short read; CancelledError on `signal`.
  */
 export async function runStats(
   ds: Dataset,
@@ -113,12 +145,23 @@ export async function runStats(
   tok: LoadedTokenizer | undefined,
   signal?: AbortSignal,
   shardsSpec?: string,
+  order?: StatsOrder,
 ): Promise<number> {
   const asked = parseUpdateRange(rangeText);
-  ds.schedule.checkUpdate(asked.first);
-  ds.schedule.checkUpdate(asked.last);
+  const run = isRunOrder(order) ? order : undefined;
+  if (run && shardsSpec !== undefined)
+    throw new UsageError(
+      `--shards A:B splits updates by the shards holding their first token, which steps of the run's ${run.kind} order (read from anywhere in the stream) do not have: compute stats over ranges of updates instead (stats K1..K2 --json per job)`,
+    );
+  if (run) {
+    checkOrderUpdate(run, asked.first);
+    checkOrderUpdate(run, asked.last);
+  } else {
+    ds.schedule.checkUpdate(asked.first);
+    ds.schedule.checkUpdate(asked.last);
+  }
   let { first, last } = asked;
-  let head = statsHead(format),
+  let head = statsHead(format, !!run),
     tail = statsTail(format);
   if (shardsSpec !== undefined) {
     const shards = parseShardRange(shardsSpec, ds.shards.length);
@@ -142,7 +185,8 @@ export async function runStats(
   let n = 0;
   await io.write(head);
   if (last >= first)
-    await computeUpdateStats(ds, first, last, {
+    await computeRunUpdateStats(ds, first, last, {
+      order: run,
       tokenizer: tok,
       signal,
       onRecord: (s) => {
