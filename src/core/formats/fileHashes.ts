@@ -77,6 +77,14 @@ export function hashSupported(algorithm: string): boolean {
   return XXHASH.has(a) || crypto.getHashes().includes(a);
 }
 
+/**
+ * The folder a stream file lies in, in the dataset: its own, or for a copy decompressed into the
+ * cache its compressed file's ({@link FormatFile.storedAs}). Sidecar names are relative to it.
+ */
+export function storedFolder(f: FormatFile): string {
+  return path.dirname(f.storedAs ?? f.path);
+}
+
 /** One line of a stream manifest: a token file and its sidecars with their sha256 and size. */
 export interface StreamManifestLine {
   /** The file's name in the stream (relative to the opened folder, `/`-separated). */
@@ -90,7 +98,7 @@ export interface StreamManifestLine {
   bytes: number;
   /** The format the file was read as. */
   format: string;
-  /** Files belonging to it (Megatron `.idx`, Dolma `.csv.gz`…), named relative to the token file's folder. */
+  /** Files belonging to it (Megatron `.idx`, Dolma `.csv.gz`…), named relative to the token file's folder in the dataset ({@link storedFolder}). */
   sidecars: { file: string; sha256: string; bytes: number }[];
 }
 
@@ -110,7 +118,7 @@ export async function streamManifest(
     const sidecars = [];
     for (const s of f.sidecars ?? []) {
       sidecars.push({
-        file: path.relative(path.dirname(f.path), s).split(path.sep).join('/'),
+        file: path.relative(storedFolder(f), s).split(path.sep).join('/'),
         sha256: (await hashFile(s, ['sha256'], opts.signal)).sha256,
         bytes: await sizeOf(s),
       });
@@ -244,7 +252,7 @@ export function manifestChecks(text: string, file: string, files: readonly Forma
       if (!s || typeof s.file !== 'string' || typeof s.sha256 !== 'string') {
         throw new DataError(`${file} line ${line}: a sidecar of ${v.shard} lacks "file" or "sha256"`, file, line);
       }
-      checks.push({ name: s.file, path: path.resolve(path.dirname(f.path), s.file), expected: [{ algorithm: 'sha256', hex: s.sha256 }] });
+      checks.push({ name: s.file, path: path.resolve(storedFolder(f), s.file), expected: [{ algorithm: 'sha256', hex: s.sha256 }] });
     }
   });
   const unlisted = files.find((f) => !listed.has(f.name));
@@ -279,13 +287,13 @@ export function formatVerifyChecks(
 }
 
 /**
- * The first of {@link STREAM_MANIFEST_NAMES} that exists in the folder of a stream's first file,
- * or undefined. A `shard_manifest.jsonl` that is the dataset card's own manifest is not one: the
+ * The first of {@link STREAM_MANIFEST_NAMES} that exists in the folder of a stream's first file
+ * ({@link storedFolder}: a decompressed copy's compressed file's), or undefined. A `shard_manifest.jsonl` that is the dataset card's own manifest is not one: the
  * caller only asks for format streams.
  */
 export async function streamManifestNextTo(files: readonly FormatFile[]): Promise<string | undefined> {
   if (!files.length) return undefined;
-  const dir = path.dirname(files[0].path);
+  const dir = storedFolder(files[0]);
   for (const name of STREAM_MANIFEST_NAMES) {
     const p = path.join(dir, name);
     try {
