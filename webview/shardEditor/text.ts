@@ -8,7 +8,7 @@ import type { ShardInitToWebview } from '../../src/protocol/shard';
 import { visibleText } from '../../src/core/invisibles';
 import { PAST_LAST_UPDATE_TEXT } from '../../src/core/schedule';
 import type { ShardState } from './state';
-import { documentLabel, lengthText, showOffset } from './views';
+import { documentLabel, indexLengthText, lengthText, showOffset } from './views';
 import type { TipRow } from './tooltip';
 
 /** The cursor line: `Token 1,234 (shard offset 34) · update 0 · seq 1 · pos 210 · doc 5`. */
@@ -52,7 +52,10 @@ export function docHeaderText(st: ShardState, top: number): string {
   else if (doc.start < 0)
     parts.push(`began in the previous shard at global offset ${showOffset(st, doc.start)} (${count(top - doc.start, 'token')} above)`);
   else parts.push(`began at ${where} ${showOffset(st, doc.start)} (${count(top - doc.start, 'token')} above)`);
-  if (doc.end !== undefined && doc.start !== undefined && !doc.startIsBound) parts.push(lengthText(doc.end - doc.start));
+  if (doc.end !== undefined && doc.start !== undefined && !doc.startIsBound) {
+    const indexed = st.page(st.pageOf(top))!.payload.documents !== undefined;
+    parts.push(indexed ? indexLengthText(doc, st) : lengthText(doc.end - doc.start));
+  }
   return parts.join(' · ');
 }
 
@@ -136,6 +139,7 @@ export function tipRows(st: ShardState, o: number, n: number, seq?: string): Tip
   }
   const doc = st.docAt(o);
   if (doc.number !== undefined) rows.push(['document', doc.scope === 'shard' ? `+${fmt(doc.number)} in this shard` : fmt(doc.number)]);
+  if (page.isBoundary(o)) rows.push(['boundary', 'a document starts here (from the format’s index; no EOS before it)']);
   const meta = page.metadataAt(o, true);
   for (const k of ['id', 'src', 'loc'] as const) if (meta?.[k]) rows.push([`document ${k}`, meta[k]!]);
   if (page.notTrained(o)) rows.push(['loss', 'not trained on (the loss mask is 0 here)']);
