@@ -151,6 +151,11 @@ export interface HashCheck {
   name: string;
   path: string;
   expected: FormatHash[];
+  /**
+   * The stream file ({@link FormatFile.name}) the check belongs to: the file itself or one of its
+   * sidecars (a manifest line's `sidecars`); what a per-file status ({@link fileVerdicts}) groups by.
+   */
+  file?: string;
 }
 
 /** The outcome of one {@link HashCheck}. */
@@ -163,6 +168,8 @@ export interface HashCheckResult {
   message?: string;
   /** The digests compared: algorithm, expected, actual. */
   digests: { algorithm: string; expected: string; actual?: string }[];
+  /** The check's {@link HashCheck.file}. */
+  file?: string;
 }
 
 /**
@@ -206,6 +213,7 @@ export async function checkHashes(checks: readonly HashCheck[], signal?: AbortSi
     results.push({
       name: c.name,
       path: c.path,
+      file: c.file,
       status: bad ? 'mismatch' : 'ok',
       message: bad ? `${c.name}: ${bad.algorithm} ${bad.actual} differs from the expected ${bad.expected}` : undefined,
       digests,
@@ -247,12 +255,17 @@ export function manifestChecks(text: string, file: string, files: readonly Forma
         line,
       );
     listed.add(v.shard);
-    checks.push({ name: v.shard, path: f.path, expected: [{ algorithm: 'sha256', hex: v.sha256 }] });
+    checks.push({ name: v.shard, path: f.path, expected: [{ algorithm: 'sha256', hex: v.sha256 }], file: f.name });
     for (const s of Array.isArray(v.sidecars) ? v.sidecars : []) {
       if (!s || typeof s.file !== 'string' || typeof s.sha256 !== 'string') {
         throw new DataError(`${file} line ${line}: a sidecar of ${v.shard} lacks "file" or "sha256"`, file, line);
       }
-      checks.push({ name: s.file, path: path.resolve(storedFolder(f), s.file), expected: [{ algorithm: 'sha256', hex: s.sha256 }] });
+      checks.push({
+        name: s.file,
+        path: path.resolve(storedFolder(f), s.file),
+        expected: [{ algorithm: 'sha256', hex: s.sha256 }],
+        file: f.name,
+      });
     }
   });
   const unlisted = files.find((f) => !listed.has(f.name));
@@ -281,7 +294,7 @@ export function formatVerifyChecks(
 ): { checks: HashCheck[]; kinds: string[] } {
   const checks = manifest
     ? manifestChecks(manifest.text, manifest.file, files)
-    : files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes! }));
+    : files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes!, file: f.name }));
   const kinds = [...new Set(checks.flatMap((c) => c.expected.map((h) => h.algorithm)))];
   return { checks, kinds };
 }
@@ -303,4 +316,60 @@ export async function streamManifestNextTo(files: readonly FormatFile[]): Promis
     }
   }
   return undefined;
+}
+
+/** The verify verdict of one stream file from the checks of it and its sidecars ({@link fileVerdicts}). */
+export interface FileVerdict {
+  /** Position of the file in the stream (index into the files given). */
+  index: number;
+  /**
+   * `ok` every check ok; else the worst: `mismatch` (a digest differs), `unreadable`, `missing`,
+   * `no-hash` (only digests this tool does not compute) — the statuses of the dataset card's shards
+   * (`ShardStatus`), so the manifest table shows both alike.
+   */
+  status: 'ok' | 'mismatch' | 'unreadable' | 'missing' | 'no-hash';
+  /** One sentence: what matched, or each check that is not ok. */
+  detail: string;
+  /** The results grouped here, in check order. */
+  results: HashCheckResult[];
+}
+
+/** Worst first: which status a file gets when its checks disagree. */
+const VERDICT_ORDER: readonly FileVerdict['status'][] = ['mismatch', 'unreadable', 'missing', 'no-hash', 'ok'];
+
+/**
+ * Groups check results by the stream file they belong to ({@link HashCheck.file}, else the file
+ * whose path or sidecar the result's path is) into one verdict per file that was checked, in
+ * stream order. Results belonging to no file of `files` are left out.
+ */
+export function fileVerdicts(files: readonly FormatFile[], results: readonly HashCheckResult[]): FileVerdict[] {
+  const byName = new Map(files.map((f, i) => [f.name, i]));
+  const byPath = new Map<string, number>();
+  files.forEach((f, i) => {
+    byPath.set(path.resolve(f.path), i);
+    for (const s of f.sidecars ?? []) if (!byPath.has(path.resolve(s))) byPath.set(path.resolve(s), i);
+  });
+  const groups = new Map<number, HashCheckResult[]>();
+  for (const r of results) {
+    const i = r.file !== undefined ? byName.get(r.file) : byPath.get(path.resolve(r.path));
+    if (i === undefined) continue;
+    const g = groups.get(i) ?? [];
+    g.push(r);
+    groups.set(i, g);
+  }
+  return [...groups.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([index, rs]) => {
+      const st = (r: HashCheckResult): FileVerdict['status'] => (r.status === 'unchecked' ? 'no-hash' : r.status);
+      const status = VERDICT_ORDER.find((v) => rs.some((r) => st(r) === v))!;
+      const kinds = [...new Set(rs.flatMap((r) => r.digests.map((d) => d.algorithm)))].join(', ');
+      const detail =
+        status === 'ok'
+          ? `${files[index].name}: ${kinds} matched${rs.length > 1 ? ` (the file and ${rs.length - 1 === 1 ? 'its sidecar' : `its ${rs.length - 1} sidecars`})` : ''}.`
+          : rs
+              .filter((r) => r.status !== 'ok')
+              .map((r) => r.message ?? `${r.name}: ${r.status}`)
+              .join(' ');
+      return { index, status, detail, results: rs };
+    });
 }
