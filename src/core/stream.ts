@@ -353,7 +353,12 @@ export class TokenStream {
 
   private async readInto(seg: StreamSegment, run: ByteRun, out: Uint32Array): Promise<void> {
     if (seg.layout?.dtype === 'uint16' && LITTLE_ENDIAN_HOST) return this.readWidened(seg, run, out);
-    const bytes = runBytes(seg, run, out);
+    await this.readFully(seg, run, runBytes(seg, run, out));
+    finishRun(seg, run, out);
+  }
+
+  /** Reads the bytes of `run` of `seg` into `bytes` whole. @throws DataError on a short read. */
+  private async readFully(seg: StreamSegment, run: ByteRun, bytes: Buffer): Promise<void> {
     await this.withHandle(seg.path, async (fh) => {
       let done = 0;
       while (done < bytes.length) {
@@ -362,7 +367,6 @@ export class TokenStream {
         done += bytesRead;
       }
     });
-    finishRun(seg, run, out);
   }
 
   /**
@@ -375,15 +379,7 @@ export class TokenStream {
     let scratch = this.scratch.pop();
     if (!scratch || scratch.length < run.n) scratch = new Uint16Array(Math.max(run.n, scratch?.length ?? 0));
     try {
-      const bytes = Buffer.from(scratch.buffer, 0, run.n * 2);
-      await this.withHandle(seg.path, async (fh) => {
-        let done = 0;
-        while (done < bytes.length) {
-          const { bytesRead } = await fh.read(bytes, done, bytes.length - done, run.position + done);
-          if (bytesRead === 0) throw shortRead(seg, run.position + done, true);
-          done += bytesRead;
-        }
-      });
+      await this.readFully(seg, run, Buffer.from(scratch.buffer, 0, run.n * 2));
       out.subarray(run.at, run.at + run.n).set(scratch.subarray(0, run.n));
     } finally {
       // Kept only up to a 1M-token read's size (2 MiB): a huge one-off read does not pin its buffer.

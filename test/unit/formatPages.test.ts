@@ -76,6 +76,26 @@ async function pagesOf(root: string) {
   return { ds, starts: [...starts].sort((a, b) => a - b), meta, noLoss, ends };
 }
 
+/** The id numpy reads at the last token of each document of `table` (`reference_formats.py --ranges`). */
+function lastTokenIds(root: string, format: string, table: [number, number][]): number[] {
+  return (
+    JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          path.join(repoRoot(), 'scripts', 'reference_formats.py'),
+          root,
+          '--format',
+          format,
+          '--ranges',
+          JSON.stringify(table.map(([s, l]) => [s + l - 1, 1])),
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 28 },
+      ),
+    ) as { ranges: number[][] }
+  ).ranges.map((r) => r[0]);
+}
+
 function reference(root: string, format: string): { documents: number; document_table: [number, number][] } {
   return JSON.parse(
     execFileSync('python3', [path.join(repoRoot(), 'scripts', 'reference_formats.py'), root, '--format', format, '--documents'], {
@@ -290,22 +310,7 @@ describe('shard editor pages: separators only where the stored token is the deli
       const got = await pagesOf(root);
       const eos = got.ds.settings.eosTokenId;
       const table = reference(root, format).document_table;
-      const lastIds = (
-        JSON.parse(
-          execFileSync(
-            'python3',
-            [
-              path.join(repoRoot(), 'scripts', 'reference_formats.py'),
-              root,
-              '--format',
-              format,
-              '--ranges',
-              JSON.stringify(table.map(([s, l]) => [s + l - 1, 1])),
-            ],
-            { encoding: 'utf8', maxBuffer: 1 << 28 },
-          ),
-        ) as { ranges: number[][] }
-      ).ranges.map((r) => r[0]);
+      const lastIds = lastTokenIds(root, format, table);
       const withEos = table.filter((_, n) => lastIds[n] === eos).map(([s, l]) => s + l - 1);
       const without = table.filter((_, n) => lastIds[n] !== eos).map(([s, l]) => s + l - 1);
       assert.ok(without.length > 0, `${dir}: some documents end without EOS`);
@@ -358,22 +363,7 @@ describe('shard editor pages: a labelled boundary marker at every index boundary
       const ds = (await openPath(root))!;
       const eos = ds.settings.eosTokenId;
       const table = reference(root, format).document_table;
-      const lastIds = (
-        JSON.parse(
-          execFileSync(
-            'python3',
-            [
-              path.join(repoRoot(), 'scripts', 'reference_formats.py'),
-              root,
-              '--format',
-              format,
-              '--ranges',
-              JSON.stringify(table.map(([s, l]) => [s + l - 1, 1])),
-            ],
-            { encoding: 'utf8', maxBuffer: 1 << 28 },
-          ),
-        ) as { ranges: number[][] }
-      ).ranges.map((r) => r[0]);
+      const lastIds = lastTokenIds(root, format, table);
       const docs = ds.format!.documents!;
       const index = documentIndexOf(ds);
       const shardStarts = new Set(ds.shards.map((e) => e.startToken));

@@ -32,7 +32,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { copyFixture, pythonJson } from './common.mjs';
+import { copyFixture, halvedCopy, pythonJson } from './common.mjs';
 import { processDocument } from './nanogpt.mjs';
 
 /** `no_header_numpy` dtype indices: position in `_NUMPY_DTYPES_MAPPING` (constants.py L79–99). */
@@ -279,12 +279,8 @@ export function badFixtures(ctx, good) {
   }
   {
     const zsrc = path.join(path.dirname(src), 'litdata-uint32-zstd');
-    const dir = ctx.dir('litdata-zstd-truncated', 'bad');
-    for (const f of fs.readdirSync(zsrc)) fs.copyFileSync(path.join(zsrc, f), path.join(dir, f));
-    const zipped = JSON.parse(fs.readFileSync(path.join(dir, 'index.json'), 'utf8')).chunks[0].filename;
-    const file = path.join(dir, zipped);
-    const half = Math.floor(fs.statSync(file).size / 2);
-    fs.truncateSync(file, half);
+    const zipped = JSON.parse(fs.readFileSync(path.join(zsrc, 'index.json'), 'utf8')).chunks[0].filename;
+    const { dir, half } = halvedCopy(ctx, zsrc, 'litdata-zstd-truncated', zipped);
     out.push({
       name: 'litdata-zstd-truncated',
       format: FORMAT,
