@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent numpy reference reader of the token formats, written from docs/formats.md (the
 layouts as each format's own writer lays them out), not from the product's code. Python 3 +
-numpy only.
+numpy only (and the `zstd` command for compressed litdata chunks).
 
 Usage:
   reference_formats.py PATH --format NAME [--dtype uint16|uint32|int32] [--eos ID]

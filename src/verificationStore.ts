@@ -10,6 +10,18 @@ import type { ShardStatus, ShardVerifyResult } from './core/verify/verify';
 import { VerifyCache, VerifyCacheEntry } from './core/verify/cache';
 import type { FileIdentity } from './core/fileIdentity';
 
+/**
+ * The key a dataset's verification state is kept under: its root for the dataset card's layout
+ * (what Problems and the update view look up); for a stream of another format, its root plus its
+ * files, since one folder holds several streams (a Megatron folder: each `PREFIX.idx` opened alone,
+ * and the folder as a whole) whose row indices differ.
+ */
+export function verificationKey(ds: Pick<Dataset, 'root' | 'format' | 'shards'>): string {
+  if (!ds.format) return ds.root;
+  const n = ds.shards.length;
+  return [ds.root, n, ds.shards[0]?.path ?? '', ds.shards[n - 1]?.path ?? ''].join('\0');
+}
+
 /** Per-root verification state shown by the table and Problems. */
 interface RootState {
   results: Map<number, ShardVerifyResult>;

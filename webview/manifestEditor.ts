@@ -228,10 +228,9 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
       : `updates ${r.firstUpdate}–${r.lastUpdate} (0-based) read input tokens from this shard`;
   c[5].textContent = r.sizeOnDisk === null ? 'missing' : fmt(r.sizeOnDisk);
   c[5].classList.toggle('bad', r.sizeOnDisk !== r.expectedSize);
+  const rule = data?.format ? `the size ${data.format.name}'s layout implies` : '4 × num_tokens';
   c[5].title =
-    r.sizeOnDisk === r.expectedSize
-      ? `${fmt(r.expectedSize)} bytes = 4 × num_tokens`
-      : `expected ${fmt(r.expectedSize)} bytes (4 × num_tokens)`;
+    r.sizeOnDisk === r.expectedSize ? `${fmt(r.expectedSize)} bytes = ${rule}` : `expected ${fmt(r.expectedSize)} bytes (${rule})`;
   pr.icon.className = `codicon codicon-${STATUS_ICON[r.status]}${r.status === 'checking' ? ' codicon-modifier-spin' : ''}`;
   pr.statusText.data = ` ${STATUS_LABEL[r.status]}`;
   c[6].title = r.detail ?? STATUS_LABEL[r.status];
@@ -254,7 +253,12 @@ function fillRow(pr: PooledRow, r: ManifestRow, viewPos: number): void {
       ? 'documents are separated by EOS here (not counted in this table)'
       : "documents starting in this file (the format's index)";
   c[8].textContent = formatTime(r.checkedAt);
-  c[8].title = r.checkedAt === null ? 'not checked in this workspace' : `checked ${formatTime(r.checkedAt)}`;
+  c[8].title =
+    r.checkedAt === null
+      ? data?.format
+        ? 'not checked in this session (Verify checks each file and its sidecars)'
+        : 'not checked in this workspace'
+      : `checked ${formatTime(r.checkedAt)}`;
 }
 
 let renderQueued = false;
@@ -468,11 +472,11 @@ function renderHead(d: ManifestInit): void {
     ),
   );
   // A stream of another format is verified file by file against the hashes it carries (MDS) or a
-  // `token-shards manifest PATH` list (Verify Shard Hashes; the outcome is a notification and the
-  // log): one Verify button, no cache to ignore, and the grid leaves out the status and
-  // last-checked columns. The hash column's header names the hash kind the format carries.
+  // `token-shards manifest PATH` list (Verify Shard Hashes): each row's status and last-checked
+  // time follow the run live, as the card's shards do; one Verify button (no cache to ignore).
+  // The hash column's header names the hash kind the format carries.
   const toolbar = d.format
-    ? h('div', { class: 'mf-toolbar' }, verifyBtn, filterBox)
+    ? h('div', { class: 'mf-toolbar' }, verifyBtn, filterBox, countsEl, progressEl)
     : h('div', { class: 'mf-toolbar' }, verifyBtn, verifyAgainBtn, filterBox, countsEl, progressEl);
   hashHeader.textContent = d.format ? hashKindLabel(rows) : 'sha256';
   gridEl.classList.toggle('mf-format', !!d.format);

@@ -9,14 +9,18 @@
  * - llm.c `llama3.bin` (magic 20240801 v7, uint32);
  * - llm.c `gpt2.bin` (magic 20240520 v1, uint16, the ids mod 50,257) against `gpt2.u32` with the
  *   same ids: the cost of widening.
- * Reads: every file whole in 1M-token `TokenStream.read`s, each format's file and its `.u32`
- * alternately, best of 5 after one untimed read of each (page cache warm for both), and `.u32`
- * against a copy of itself (the noise floor of such a ratio on this machine); numpy right
- * after: one python process summing `np.memmap` chunks of the same size, best of 3. `count`: the
- * CLI counting the EOS id (`--ids`), the format's file and `.u32` alternately, best of 2 after a
- * warming round. Every row's note gives CPU seconds (user + system, all
- * threads: `process.cpuUsage` for our reads, `time.process_time` for numpy, the child's rusage for
- * `count`) beside the wall-clock ratio: on a loaded machine CPU time is the steadier figure.
+ *
+ * Paired, alternating rounds (`TSI_BENCH_FORMAT_ROUNDS`, default 7; the noise of a shared
+ * machine drifts over seconds, so each round reads the format's file and its `.u32` back to back
+ * and the ratio is taken per round, the order swapped every round: A B, B A, …): reads are every file whole in 1M-token `TokenStream.read`s,
+ * after one untimed read of each (page cache warm for both); numpy is one python process summing
+ * `np.memmap` chunks of the same size, alternating with our read of the same file in each round;
+ * `count` is the CLI counting the EOS id (`--ids`), the format's file and `.u32` alternately,
+ * after one warming round. Every row gives the **median** of the per-round ratios of wall time
+ * and, in its note, the median CPU seconds (user + system, all threads: `process.cpuUsage` for
+ * our reads, `time.process_time` for numpy, the child's rusage for `count`), the median per-round
+ * CPU ratio and the min–max of the wall ratios. `.u32` against a copy of itself gives the noise
+ * floor of such a ratio on this machine.
  *
  * Run: `TSI_BENCH_FORMAT_TOKENS=500000000 npm run bench -- --only formats` (2 GB per uint32 file;
  * the files, ~9 GB, are written once into bench-data/formats-N/).
@@ -27,21 +31,43 @@ import path from 'node:path';
 
 const CHUNK = 1 << 20;
 
+/** Paired rounds per comparison. */
+const ROUNDS = Math.max(1, Number(process.env.TSI_BENCH_FORMAT_ROUNDS ?? 7));
+
+/** One numpy memmap read of a file (one python process; its figures exclude start-up). */
 const NUMPY = `
 import json, sys, time, numpy as np
-out = {}
-for spec in sys.argv[1:]:
-    name, file, dtype, offset = spec.split(':')
-    m = np.memmap(file, dtype=dtype, mode='r', offset=int(offset))
-    best = float('inf'); cpu = float('inf')
-    for rnd in range(3):
-        t = time.perf_counter(); c = time.process_time(); s = 0
-        for i in range(0, len(m), ${CHUNK}):
-            s += int(np.array(m[i:i + ${CHUNK}], dtype=np.uint32)[-1])  # a copy into uint32, as our read into a buffer
-        best = min(best, time.perf_counter() - t); cpu = min(cpu, time.process_time() - c)
-    out[name] = {'s': best, 'cpu': cpu, 'check': s}
-print(json.dumps(out))
+name, file, dtype, offset = sys.argv[1].split(':')
+m = np.memmap(file, dtype=dtype, mode='r', offset=int(offset))
+t = time.perf_counter(); c = time.process_time(); s = 0
+for i in range(0, len(m), ${CHUNK}):
+    s += int(np.array(m[i:i + ${CHUNK}], dtype=np.uint32)[-1])  # a copy into uint32, as our read into a buffer
+print(json.dumps({'s': time.perf_counter() - t, 'cpu': time.process_time() - c, 'check': s}))
 `;
+
+/** The median of numbers. */
+function median(xs) {
+  const a = [...xs].sort((x, y) => x - y);
+  const m = a.length >> 1;
+  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+}
+
+/**
+ * Medians of paired rounds: `rounds` is `[a, b]` per round (`{ s, cpu }` each). Returns both
+ * sides' median wall and CPU seconds, the median of the per-round ratios b.s / a.s (how many
+ * times faster `a` is) and b.cpu / a.cpu, and the min and max of the wall ratios.
+ */
+function paired(rounds) {
+  const wall = rounds.map(([a, b]) => b.s / a.s);
+  return {
+    a: { s: median(rounds.map(([a]) => a.s)), cpu: median(rounds.map(([a]) => a.cpu)) },
+    b: { s: median(rounds.map(([, b]) => b.s)), cpu: median(rounds.map(([, b]) => b.cpu)) },
+    ratio: median(wall),
+    cpuRatio: median(rounds.map(([a, b]) => b.cpu / a.cpu)),
+    min: Math.min(...wall),
+    max: Math.max(...wall),
+  };
+}
 
 function write(dir, sample, total) {
   const src = [];
@@ -111,28 +137,34 @@ async function readOnce(ds, into) {
 }
 
 /**
- * Reads two paths alternately, best of 5 each, after one untimed read of each (so both are in
- * the page cache when timed: on a shared machine a file read minutes earlier may have been
- * evicted, and the ratio would measure the disk, not the reader).
+ * Reads two paths alternately for {@link ROUNDS} rounds after one untimed read of each (so both
+ * are in the page cache when timed: on a shared machine a file read minutes earlier may have been
+ * evicted, and the ratio would measure the disk, not the reader). With `numpy` (a spec for
+ * {@link NUMPY}), each round also reads `a`'s file with numpy right after our read of it.
+ * @returns the rounds `[ours a, ours b, numpy?]` and the check sums.
  */
-async function readPair(core, a, b) {
+async function readRounds(core, a, b, numpy) {
   const [da, db] = [await core.openPath(a), await core.openPath(b)];
   const into = new Uint32Array(CHUNK);
   await readOnce(da, into);
   await readOnce(db, into);
-  const best = [
-    { s: Infinity, cpu: Infinity, check: 0, tokens: 0 },
-    { s: Infinity, cpu: Infinity, check: 0, tokens: 0 },
-  ];
-  for (let round = 0; round < 5; round++) {
-    for (const [k, ds] of [da, db].entries()) {
-      const r = await readOnce(ds, into);
-      best[k] = { s: Math.min(best[k].s, r.s), cpu: Math.min(best[k].cpu, r.cpu), check: r.check, tokens: r.tokens };
-    }
+  const rounds = [];
+  let check;
+  for (let round = 0; round < ROUNDS; round++) {
+    // A B, then B A: the side read second in a round (warmer caches, or a drifting machine) changes every round.
+    const first = round % 2 === 0;
+    const rb0 = first ? undefined : await readOnce(db, into);
+    const ra = await readOnce(da, into);
+    const py = numpy ? JSON.parse(execFileSync('python3', ['-c', NUMPY, numpy], { encoding: 'utf8' })) : undefined;
+    const rb = rb0 ?? (await readOnce(db, into));
+    rounds.push([ra, rb, py]);
+    if (ra.check !== rb.check || (py && py.check !== rb.check))
+      throw new Error(`${a}: read check ${ra.check}${py ? ` / numpy ${py.check}` : ''}, expected ${rb.check}`);
+    check = ra.check;
   }
   await da.stream.close();
   await db.stream.close();
-  return best;
+  return { rounds, tokens: da.storedTokens, check };
 }
 
 /** Process CPU seconds (user + system, all threads) since `c0` (a `process.cpuUsage()` value). */
@@ -160,22 +192,24 @@ function countOnce(repo, p) {
   return { s: Number(process.hrtime.bigint() - t) / 1e9, cpu: Number(out) };
 }
 
-/** `count` over two paths alternately, 3 rounds, the first untimed (it brings both into the page cache): best wall and CPU of each. */
-function countPair(repo, a, b) {
-  const best = [
-    { s: Infinity, cpu: Infinity },
-    { s: Infinity, cpu: Infinity },
-  ];
-  for (let round = 0; round < 3; round++) {
-    for (const [k, p] of [a, b].entries()) {
-      const r = countOnce(repo, p);
-      if (round > 0) best[k] = { s: Math.min(best[k].s, r.s), cpu: Math.min(best[k].cpu, r.cpu) };
+/** `count` over two paths alternately, one warming round then {@link ROUNDS} paired rounds (A B, B A, …). */
+function countRounds(repo, a, b) {
+  countOnce(repo, a);
+  countOnce(repo, b);
+  const rounds = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) rounds.push([countOnce(repo, a), countOnce(repo, b)]);
+    else {
+      const rb = countOnce(repo, b);
+      rounds.push([countOnce(repo, a), rb]);
     }
   }
-  return best;
+  return rounds;
 }
 
-const cpuNote = (ours, ref) => `CPU ${ours.toFixed(2)} s vs ${ref.toFixed(2)} s (${(ref / ours).toFixed(2)}×)`;
+/** The note of a row: median CPU seconds of both sides, the median per-round CPU ratio, the wall ratios' spread. */
+const pairNote = (p) =>
+  `median of ${ROUNDS} paired rounds (wall ratio min ${p.min.toFixed(2)}, max ${p.max.toFixed(2)}); CPU ${p.a.cpu.toFixed(3)} s vs ${p.b.cpu.toFixed(3)} s, median CPU ratio ${p.cpuRatio.toFixed(2)}×`;
 
 export async function run(ctx) {
   const { core, repo, sample } = ctx;
@@ -197,76 +231,69 @@ export async function run(ctx) {
     llmc: `llmc:${files.llmc}:<u4:1024`,
     gpt2: `gpt2:${files.gpt2}:<u2:1024`,
   };
-  // Pair by pair: the format's file and the same tokens as .u32 read alternately while both are
-  // cached, then numpy over the format's file (still cached).
-  const ours = {};
-  const base = {};
-  const py = {};
-  for (const [k, b] of [
-    ['megatron', 'u32'],
-    ['llmc', 'u32'],
-    ['gpt2', 'gpt2u32'],
-  ]) {
-    [ours[k], base[k]] = await readPair(core, files[k], files[b]);
-    py[k] = JSON.parse(execFileSync('python3', ['-c', NUMPY, numpySpec[k]], { encoding: 'utf8' }))[k];
-    if (ours[k].check !== base[k].check || py[k].check !== base[k].check)
-      throw new Error(`${k}: read check ${ours[k].check} / numpy ${py[k].check}, expected ${base[k].check}`);
-  }
-  const rate = (r) => r.tokens / r.s / 1e6;
+  const rate = (tokens, s) => tokens / s / 1e6;
   const rows = [];
   // The same layout on both sides: what a ratio of two identical readers looks like here.
   const copy = path.join(dir, 'tokens-copy.u32');
   if (!fs.existsSync(copy)) fs.copyFileSync(files.u32, copy);
-  const [same, orig] = await readPair(core, copy, files.u32);
-  ctx.log(`.u32 copy: ${rate(same).toFixed(0)}M tokens/s, .u32 ${rate(orig).toFixed(0)}M tokens/s`);
-  rows.push({
-    name: 'read a copy of the .u32 vs the .u32 (noise floor)',
-    ours: rate(same),
-    reference: rate(orig),
-    unit: 'M tokens/s',
-    ratio: rate(same) / rate(orig),
-    note: `identical readers: how far from 1× noise alone goes; ${cpuNote(same.cpu, orig.cpu)}`,
-  });
-  for (const [k, label] of [
-    ['megatron', 'Megatron int32 .bin'],
-    ['llmc', 'llm.c uint32 .bin'],
-    ['gpt2', 'llm.c uint16 .bin (widened)'],
+  {
+    const r = await readRounds(core, copy, files.u32);
+    const p = paired(r.rounds.map(([a, b]) => [a, b]));
+    ctx.log(`.u32 copy: ${rate(r.tokens, p.a.s).toFixed(0)}M tokens/s, .u32 ${rate(r.tokens, p.b.s).toFixed(0)}M tokens/s (medians)`);
+    rows.push({
+      name: 'read a copy of the .u32 vs the .u32 (noise floor)',
+      ours: rate(r.tokens, p.a.s),
+      reference: rate(r.tokens, p.b.s),
+      unit: 'M tokens/s',
+      ratio: p.ratio,
+      note: `identical readers: how far from 1× noise alone goes; ${pairNote(p)}`,
+    });
+  }
+  // Pair by pair: the format's file and the same tokens as .u32 read alternately while both are
+  // cached, numpy over the format's file between them.
+  for (const [k, b, label] of [
+    ['megatron', 'u32', 'Megatron int32 .bin'],
+    ['llmc', 'u32', 'llm.c uint32 .bin'],
+    ['gpt2', 'gpt2u32', 'llm.c uint16 .bin (widened)'],
   ]) {
+    const r = await readRounds(core, files[k], files[b], numpySpec[k]);
+    const vsU32 = paired(r.rounds.map(([a, u]) => [a, u]));
+    const vsNumpy = paired(r.rounds.map(([a, , py]) => [a, py]));
     ctx.log(
-      `${label}: ${rate(ours[k]).toFixed(0)}M tokens/s, same tokens as .u32 ${rate(base[k]).toFixed(0)}M tokens/s, numpy memmap ${(ours[k].tokens / py[k].s / 1e6).toFixed(0)}M tokens/s`,
+      `${label}: ${rate(r.tokens, vsU32.a.s).toFixed(0)}M tokens/s, same tokens as .u32 ${rate(r.tokens, vsU32.b.s).toFixed(0)}M tokens/s, numpy memmap ${rate(r.tokens, vsNumpy.b.s).toFixed(0)}M tokens/s (medians)`,
     );
     rows.push({
       name: `read ${label} vs .u32`,
-      ours: rate(ours[k]),
-      reference: rate(base[k]),
+      ours: rate(r.tokens, vsU32.a.s),
+      reference: rate(r.tokens, vsU32.b.s),
       unit: 'M tokens/s',
-      ratio: rate(ours[k]) / rate(base[k]),
-      note: `goal ≥ 0.95×; ${total.toLocaleString('en-US')} tokens; ${cpuNote(ours[k].cpu, base[k].cpu)}`,
+      ratio: vsU32.ratio,
+      note: `goal ≥ 0.95×; ${total.toLocaleString('en-US')} tokens; ${pairNote(vsU32)}`,
     });
     rows.push({
       name: `read ${label} vs numpy memmap`,
-      ours: rate(ours[k]),
-      reference: ours[k].tokens / py[k].s / 1e6,
+      ours: rate(r.tokens, vsNumpy.a.s),
+      reference: rate(r.tokens, vsNumpy.b.s),
       unit: 'M tokens/s',
-      ratio: py[k].s / ours[k].s,
-      note: `goal ≥ 1×; ${cpuNote(ours[k].cpu, py[k].cpu)}`,
+      ratio: vsNumpy.ratio,
+      note: `goal ≥ 1×; ${pairNote(vsNumpy)}`,
     });
   }
   for (const [k, label] of [
     ['megatron', 'Megatron int32'],
     ['llmc', 'llm.c uint32'],
   ]) {
-    const [c, cu32] = countPair(repo, files[k], files.u32);
+    const p = paired(countRounds(repo, files[k], files.u32));
     ctx.log(
-      `count EOS over ${label}: ${c.s.toFixed(2)} s (CPU ${c.cpu.toFixed(2)} s), .u32 ${cu32.s.toFixed(2)} s (CPU ${cu32.cpu.toFixed(2)} s)`,
+      `count EOS over ${label}: ${p.a.s.toFixed(2)} s (CPU ${p.a.cpu.toFixed(2)} s), .u32 ${p.b.s.toFixed(2)} s (CPU ${p.b.cpu.toFixed(2)} s) (medians)`,
     );
     rows.push({
       name: `count over ${label} vs .u32`,
-      ours: c.s,
-      reference: cu32.s,
+      ours: p.a.s,
+      reference: p.b.s,
       unit: 's',
-      ratio: cu32.s / c.s,
-      note: `goal ≥ 0.95×; 2 workers; ${cpuNote(c.cpu, cu32.cpu)}`,
+      ratio: p.ratio,
+      note: `goal ≥ 0.95×; 2 workers; ${pairNote(p)}`,
     });
   }
   return rows;

@@ -23,7 +23,14 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import * as fs from 'fs';
 import { Dataset, findDatasetRoot, formatFilesOf, formatNameOf, shardOfFile } from '../core/dataset';
-import { HashCheckResult, checkHashes, formatVerifyChecks, streamManifestNextTo } from '../core/formats/fileHashes';
+import {
+  HashCheck,
+  HashCheckResult,
+  checkHashes,
+  fileVerdicts,
+  formatVerifyChecks,
+  streamManifestNextTo,
+} from '../core/formats/fileHashes';
 import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, ShardEntry } from '../core/manifest';
 import { ShardStatus, ShardVerifyResult, VerifyProgress, defaultJobs, reportAllOk, verifyShards } from '../core/verify/verify';
@@ -38,7 +45,7 @@ import {
 } from '../core/verify/format';
 import { VerifyCache } from '../core/verify/cache';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
-import type { VerificationStore } from '../verificationStore';
+import { VerificationStore, verificationKey } from '../verificationStore';
 import { plainText, shortText } from '../core/untrusted';
 
 /** The subset of a log channel a run writes to (a `LogOutputChannel` satisfies it). */
@@ -238,11 +245,22 @@ async function datasetFor(services: Services, arg: unknown): Promise<Dataset | u
 /**
  * Verify for a format stream: against a `token-shards manifest` list next to its files
  * (`streamManifestNextTo`), else the hashes the format carries (MDS), else a list the user chooses.
- * @returns the summary, or undefined when there was nothing to check against (said in a message).
+ * File by file (each with its sidecars), publishing each file's verdict (`fileVerdicts`) to the
+ * {@link VerificationStore} as the dataset card's runs do, so the manifest table shows a status
+ * and a last-checked time per row, live.
+ * @returns the summary, or undefined when there was nothing to check against (said in a message)
+ *   or a run on the same stream is in progress.
  */
-async function verifyFormatStream(services: Services, ds: Dataset): Promise<FormatVerifySummary | undefined> {
+async function verifyFormatStream(services: Services, store: VerificationStore, ds: Dataset): Promise<FormatVerifySummary | undefined> {
   const files = formatFilesOf(ds);
   const format = formatNameOf(ds);
+  const key = verificationKey(ds);
+  if (store.isRunning(key)) {
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t('File hashes of {0} are already being verified.', plainText(path.basename(ds.root))),
+    );
+    return undefined;
+  }
   let manifest = await streamManifestNextTo(files);
   if (!manifest && !formatVerifyChecks(files).checks.length) {
     const chosen = await vscode.window.showOpenDialog({
@@ -264,27 +282,76 @@ async function verifyFormatStream(services: Services, ds: Dataset): Promise<Form
   }
   const started = Date.now();
   try {
-    const summary = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Verifying file hashes'), cancellable: true },
-      async (progress, token) => {
-        const { checks, kinds } = formatVerifyChecks(
-          files,
-          manifest ? { text: await fs.promises.readFile(manifest, 'utf8'), file: manifest } : undefined,
-        );
-        const abort = new AbortController();
-        token.onCancellationRequested(() => abort.abort());
-        progress.report({ message: vscode.l10n.t('{0} files, {1}', fmt(checks.length), kinds.join(', ')) });
-        let results: HashCheckResult[] = [];
-        let cancelled = false;
-        try {
-          results = await checkHashes(checks, abort.signal);
-        } catch (err) {
-          if (!abort.signal.aborted) throw err;
-          cancelled = true;
-        }
-        return formatStreamSummary(ds.root, format, kinds, manifest, results, cancelled);
-      },
+    const { checks, kinds } = formatVerifyChecks(
+      files,
+      manifest ? { text: await fs.promises.readFile(manifest, 'utf8'), file: manifest } : undefined,
     );
+    // The checks of one file (itself and its sidecars) run together; their verdict is the file's row.
+    const rowOf = new Map(files.map((f, i) => [f.name, i]));
+    const groups: { row?: number; checks: HashCheck[] }[] = [];
+    for (const c of checks) {
+      const row = c.file !== undefined ? rowOf.get(c.file) : undefined;
+      const last = groups[groups.length - 1];
+      if (last && last.row === row) last.checks.push(c);
+      else groups.push({ row, checks: [c] });
+    }
+    const rows = groups.flatMap((g) => (g.row === undefined ? [] : [ds.shards[g.row].index]));
+    if (!store.begin(key, rows)) throw new Error(vscode.l10n.t('A verification of {0} is already running.', ds.root));
+    const summary = await vscode.window
+      .withProgress(
+        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Verifying file hashes'), cancellable: true },
+        async (progress, token) => {
+          const abort = new AbortController();
+          token.onCancellationRequested(() => abort.abort());
+          const results: HashCheckResult[] = [];
+          let cancelled = false;
+          for (const [k, g] of groups.entries()) {
+            if (abort.signal.aborted) {
+              cancelled = true;
+              break;
+            }
+            const message = vscode.l10n.t('file {0} of {1} · {2}', fmt(k + 1), fmt(groups.length), kinds.join(', '));
+            progress.report({ message, increment: k ? 100 / groups.length : 0 });
+            store.progress(key, message, g.row === undefined ? [] : [ds.shards[g.row].index]);
+            let got: HashCheckResult[];
+            try {
+              got = await checkHashes(g.checks, abort.signal);
+            } catch (err) {
+              if (!abort.signal.aborted) throw err;
+              cancelled = true;
+              break;
+            }
+            results.push(...got);
+            if (g.row === undefined) continue;
+            const verdict = fileVerdicts(files, got)[0];
+            const e = ds.shards[g.row];
+            if (verdict) {
+              store.record(key, {
+                index: e.index,
+                shard: e.shard,
+                path: e.path,
+                line: e.line,
+                status: verdict.status,
+                expectedSize: files[g.row].sizeBytes,
+                checkedAt: Date.now(),
+                fromCache: false,
+                message: verdict.detail,
+              });
+            }
+          }
+          return formatStreamSummary(ds.root, format, kinds, manifest, results, cancelled);
+        },
+      )
+      .then(
+        (v) => {
+          store.end(key);
+          return v;
+        },
+        (err: unknown) => {
+          store.end(key);
+          throw err;
+        },
+      );
     for (const r of summary.results) if (r.status !== 'ok') services.log.warn(`verify ${ds.root}: ${r.status}: ${r.message ?? r.name}`);
     services.log.info(`verify ${ds.root}: ${summary.text} in ${formatDuration(Date.now() - started)}`);
     const show = vscode.l10n.t('Show');
@@ -453,12 +520,12 @@ export function verifyCommands(
   return {
     verifyShards: async (arg) => {
       const ds = await datasetFor(services, arg);
-      if (ds && isFormatStream(ds)) return verifyFormatStream(services, ds);
+      if (ds && isFormatStream(ds)) return verifyFormatStream(services, store, ds);
       return ds && verifyWithNotification(services, store, ds, {}, vscode.l10n.t('Verifying shard hashes'));
     },
     verifyShardsIgnoreCache: async (arg) => {
       const ds = await datasetFor(services, arg);
-      if (ds && isFormatStream(ds)) return verifyFormatStream(services, ds);
+      if (ds && isFormatStream(ds)) return verifyFormatStream(services, store, ds);
       return (
         ds &&
         verifyWithNotification(services, store, ds, { ignoreCache: true }, vscode.l10n.t('Verifying shard hashes (ignoring the cache)'))

@@ -100,6 +100,12 @@ export interface PageDocuments {
   starts: number[];
   /** Provenance of each of those documents (Dolma `.csv.gz` `id`, `src`, `loc`), null where none; absent when the format records none. */
   metadata?: (DocumentMetadata | null)[];
+  /**
+   * The id stored just before the page's first token, set only when a document starts at that
+   * token and it is not the shard's first: tells the webview whether that boundary already has a
+   * separator (the token before is the delimiter) or needs a boundary marker of its own.
+   */
+  prevId?: number;
 }
 
 /** What a shard's storage format adds to its pages (see {@link ShardPages}). */
@@ -364,8 +370,10 @@ export class ShardPages {
     const ids = await this.stream.read(this.base + ctxStart, ctxEnd - ctxStart);
     const payload = buildPage(index, ids, ctxStart, start, end - start, this.tokenizer, this.eos);
     const docs = this.format?.documents;
-    if (docs && end > start) payload.documents = this.pageDocuments(docs, start, end);
-    else if (this.opens) payload.opensAt = await this.opensIn(start, end);
+    if (docs && end > start) {
+      payload.documents = this.pageDocuments(docs, start, end);
+      if (start > 0 && payload.documents.starts[0] === start) payload.documents.prevId = (await this.read(start - 1, 1))[0];
+    } else if (this.opens) payload.opensAt = await this.opensIn(start, end);
     if (this.format?.lossMask && end > start) {
       const noLoss = lossRuns(await this.format.lossMask(start, end - start));
       if (noLoss.length) payload.noLoss = noLoss;

@@ -91,6 +91,8 @@ export class TokenStream {
   private readonly extentStarts = new Map<number, Float64Array>();
   /** Ranges two segments both claim, by `from` (empty for a valid manifest). */
   private readonly overlaps: Overlap[] = [];
+  /** Reusable read buffers of uint16 runs ({@link readWidened}). */
+  private readonly scratch: Uint16Array[] = [];
 
   /**
    * @param segments files sorted by `startToken`, contiguous from 0 (the manifest validation
@@ -350,7 +352,13 @@ export class TokenStream {
   }
 
   private async readInto(seg: StreamSegment, run: ByteRun, out: Uint32Array): Promise<void> {
-    const bytes = runBytes(seg, run, out);
+    if (seg.layout?.dtype === 'uint16' && LITTLE_ENDIAN_HOST) return this.readWidened(seg, run, out);
+    await this.readFully(seg, run, runBytes(seg, run, out));
+    finishRun(seg, run, out);
+  }
+
+  /** Reads the bytes of `run` of `seg` into `bytes` whole. @throws DataError on a short read. */
+  private async readFully(seg: StreamSegment, run: ByteRun, bytes: Buffer): Promise<void> {
     await this.withHandle(seg.path, async (fh) => {
       let done = 0;
       while (done < bytes.length) {
@@ -359,7 +367,24 @@ export class TokenStream {
         done += bytesRead;
       }
     });
-    finishRun(seg, run, out);
+  }
+
+  /**
+   * A uint16 run read into a scratch buffer of this stream and widened into `out` in one native
+   * pass (`TypedArray.set` between two buffers): reading into `out` itself and widening in place
+   * makes `set` clone the source first (ECMA-262 SetTypedArrayFromTypedArray, same buffer).
+   * Scratch buffers are kept for reuse, one per read in flight.
+   */
+  private async readWidened(seg: StreamSegment, run: ByteRun, out: Uint32Array): Promise<void> {
+    let scratch = this.scratch.pop();
+    if (!scratch || scratch.length < run.n) scratch = new Uint16Array(Math.max(run.n, scratch?.length ?? 0));
+    try {
+      await this.readFully(seg, run, Buffer.from(scratch.buffer, 0, run.n * 2));
+      out.subarray(run.at, run.at + run.n).set(scratch.subarray(0, run.n));
+    } finally {
+      // Kept only up to a 1M-token read's size (2 MiB): a huge one-off read does not pin its buffer.
+      if (scratch.length <= 1 << 20 && this.scratch.length < 4) this.scratch.push(scratch);
+    }
   }
 
   private async withHandle<T>(file: string, fn: (fh: fs.promises.FileHandle) => Promise<T>): Promise<T> {

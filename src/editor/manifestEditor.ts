@@ -15,7 +15,9 @@
  * table when the workspace holds a dataset.
  *
  * Statuses come from the {@link VerificationStore} (this session's runs, the cache for earlier
- * ones) and follow runs live. Rows of shards with stream-index anomalies get a mark (worst
+ * ones) and follow runs live; a format stream's rows get theirs from Verify Shard Hashes' file
+ * checks (each file with its sidecars, against the list `token-shards manifest` wrote or the
+ * hashes the format carries), this session only. Rows of shards with stream-index anomalies get a mark (worst
  * severity; tooltip: each anomaly with its global offsets and updates), refreshed whenever the
  * dataset's index is (re)loaded. The webview gets shard names as written in the manifest, never
  * absolute paths; it asks the host to open shard `index`.
@@ -27,7 +29,7 @@ import { Dataset, formatColumns } from '../core/dataset';
 import { count, fmt } from '../core/units';
 import { BYTES_PER_TOKEN, SHARD_MANIFEST, SideFile, validateShardFiles } from '../core/manifest';
 import { anomalyMarksBySegment } from '../core/streamIndex/anomalies';
-import type { ShardDisplayState, VerificationStore } from '../verificationStore';
+import { ShardDisplayState, VerificationStore, verificationKey } from '../verificationStore';
 import type { ManifestDiagnostics } from '../diagnostics';
 import type {
   ManifestField,
@@ -145,6 +147,9 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
       return opened;
     };
     let ds: Dataset | undefined;
+    // The key of the table's rows in the verification store (`verificationKey`: the dataset's root,
+    // or for a format stream its root and files), as verify runs of the same stream use it.
+    let storeRoot = root;
     const channel = new HostChannel<ManifestProtocol>(
       webview,
       {
@@ -177,10 +182,11 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
           : await validateShardFiles(opened.shards, opened.manifestFile);
         if (gen !== generation) return;
         ds = { ...opened, fileStates: files.states };
+        storeRoot = verificationKey(opened);
         const cache = await this.store.cache();
         const rows: ManifestRow[] = ds.shards.map((e, i) => {
           const [firstUpdate, lastUpdate] = updatesCovered(e.startToken, e.numTokens, ds!.schedule.G, ds!.schedule.numUpdates);
-          const st = this.store.displayState(root, e, cache, files.states[i]);
+          const st = this.store.displayState(storeRoot, e, cache, files.states[i]);
           return {
             index: e.index,
             shard: e.shard,
@@ -210,7 +216,7 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
           totals: totalsOf(opened),
           rows,
           problems: problems.map((p) => ({ severity: p.severity, message: p.message, line: p.line ?? null, file: path.basename(p.file) })),
-          verifying: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
+          verifying: this.store.progressText(storeRoot) ?? (this.store.isRunning(storeRoot) ? vscode.l10n.t('starting…') : null),
           format: opened.format ? { name: opened.format.name, dtype: opened.format.dtype, reason: opened.format.reason } : null,
         };
         void post(init);
@@ -239,7 +245,7 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
       for (const i of indices) {
         const e = ds.shards[i];
         if (!e) continue;
-        const st = this.store.displayState(root, e, cache, ds.fileStates[i]);
+        const st = this.store.displayState(storeRoot, e, cache, ds.fileStates[i]);
         rows.push({
           index: i,
           ...rowState(st),
@@ -254,14 +260,14 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
       lastProgressPost = Date.now();
       void post({
         type: 'verifying',
-        text: this.store.progressText(root) ?? (this.store.isRunning(root) ? vscode.l10n.t('starting…') : null),
+        text: this.store.progressText(storeRoot) ?? (this.store.isRunning(storeRoot) ? vscode.l10n.t('starting…') : null),
       });
     };
 
     const subs: vscode.Disposable[] = [
       channel,
       this.store.onDidChange((c) => {
-        if (c.root !== root || !channel.ready) return;
+        if (c.root !== storeRoot || !channel.ready) return;
         if (c.indices === undefined && !c.progressOnly) {
           void sendInit();
           return;
@@ -271,17 +277,17 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
         // Progress text at most 10 times a second (the run reports 4 times a second); the run's start and end right away.
         if (!progressTimer) {
           const wait = Math.max(0, 100 - (Date.now() - lastProgressPost));
-          if (wait === 0 || !this.store.isRunning(root)) postProgress();
+          if (wait === 0 || !this.store.isRunning(storeRoot)) postProgress();
           else progressTimer = setTimeout(postProgress, wait);
         }
       }),
       this.services.onDidChangeDataset((r) => {
-        if ((r === '*' || r === root) && channel.ready) void sendInit();
+        if ((r === '*' || r === root || r === ds?.root) && channel.ready) void sendInit();
       }),
       ...(this.services.streamIndex
         ? [
             this.services.streamIndex.onDidChange((r) => {
-              if (r !== root || !channel.ready) return;
+              if ((r !== root && r !== ds?.root) || !channel.ready) return;
               void openData().then(
                 (opened) => sendMarks(opened, generation),
                 () => undefined,

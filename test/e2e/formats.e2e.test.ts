@@ -7,7 +7,9 @@
  * Documents view equals the tokenizer's decode of its ids, the document and its ids taken from
  * the numpy reference reader (`scripts/reference_formats.py`); Dolma's separator shows the next
  * document's provenance as its `.csv.gz` row says; llm.c's separator is the EOT that opens the
- * next document, labelled with its number, start and length from the reference's table; datatrove's tokens not trained on are marked
+ * next document, labelled with its number, start and length from the reference's table; Megatron
+ * documents stored without EOS (megatron-multi) get a boundary marker with the same label;
+ * datatrove's tokens not trained on are marked
  * and labelled. The manifest table opened from the Dolma file lists its stream's files with the
  * reference's token counts and the generator's dtype and document count. Screenshots:
  * test-results/screenshots/formats-*.png.
@@ -196,6 +198,53 @@ describe('e2e: formats in the shard editor', function () {
       await w.screenshot(`formats-${c.fixture}`);
     });
   }
+
+  it('megatron-multi (no EOD stored): document 1 gets a boundary marker labelled with the reference’s number, start and length', async () => {
+    const w = wb!;
+    const fx = meta().find((f) => f.name === 'megatron-multi')!;
+    const dir = path.join(FIXTURES, fx.path);
+    const idx = fs.readdirSync(dir).filter((f) => f.endsWith('.idx'))[0];
+    await w.runCommand('Collapse Folders in Explorer');
+    await w.openFileFromExplorer('dolma2', 'megatron-multi', idx);
+    const frame = await w.waitForWebview('.viewport .tok', 60_000);
+    const { first, second, ids } = reference(fx, path.join(dir, idx.replace(/\.idx$/, '.bin')));
+    const [s1, n1] = second!;
+    assert.strictEqual(s1, first[0] + first[1]);
+    assert.notStrictEqual(ids[s1 - 1], fx.eos, 'document 0 ends without a stored EOS');
+    const last = (
+      JSON.parse(
+        execFileSync(
+          'python3',
+          [
+            path.join(REPO_ROOT, 'scripts', 'reference_formats.py'),
+            dir,
+            '--format',
+            'megatron',
+            '--ranges',
+            JSON.stringify([[s1 + n1 - 1, 1]]),
+          ],
+          { encoding: 'utf8' },
+        ),
+      ) as { ranges: number[][] }
+    ).ranges[0][0];
+    const want = `document 1 · starts at global offset ${fmt(s1)} · ${last === fx.eos ? `${count(n1 - 1, 'token')} + EOS` : `${count(n1, 'token')}, no closing EOS`}`;
+    const marker = frame.locator(`.viewport .bound[data-b="${s1}"]`);
+    await frame.locator('.viewport').click({ position: { x: 5, y: 5 } });
+    for (let i = 0; i < 200 && !(await marker.count()); i++) {
+      await w.page.keyboard.press('PageDown');
+      await sleep(120);
+    }
+    const label = marker.locator('.next');
+    await until(async () => (await label.textContent())?.trim() === want, `boundary label "${want}"`);
+    assert.strictEqual(await marker.getAttribute('role'), 'separator');
+    // Between tokens: the marker holds no token, and the token after it is document 1's first.
+    assert.strictEqual(await marker.locator('[data-o]').count(), 0);
+    const next = frame.locator(`.viewport .tok[data-o="${s1}"]`);
+    assert.ok(await next.count(), 'document 1’s first token is drawn');
+    await marker.scrollIntoViewIfNeeded();
+    await sleep(300);
+    await w.screenshot('formats-megatron-boundary');
+  });
 
   it('the manifest table of a Dolma file lists its files: tokens, dtype, documents', async () => {
     const w = wb!;

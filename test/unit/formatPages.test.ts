@@ -17,12 +17,15 @@
 import * as assert from 'assert';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
+import { pathToFileURL } from 'url';
 import { formatColumns, openPath } from '../../src/core/dataset';
 import { PAGE_TOKENS, ShardPages, shardFormatInfo } from '../../src/core/pages';
-import { documentIndexOf, findDocumentBounds } from '../../src/core/documents';
+import { documentIndexOf, findDocumentBounds, formatDocumentAt } from '../../src/core/documents';
 import { documentRuleOf } from '../../src/core/documentRule';
 import { Numbering, PageData } from '../../webview/shardEditor/model';
+import { ViewContext, boundaryLabel } from '../../webview/shardEditor/views';
 import { TokenStream } from '../../src/core/stream';
 import { repoRoot } from './fixtures';
 
@@ -71,6 +74,26 @@ async function pagesOf(root: string) {
   }
   await ds.stream.close();
   return { ds, starts: [...starts].sort((a, b) => a - b), meta, noLoss, ends };
+}
+
+/** The id numpy reads at the last token of each document of `table` (`reference_formats.py --ranges`). */
+function lastTokenIds(root: string, format: string, table: [number, number][]): number[] {
+  return (
+    JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          path.join(repoRoot(), 'scripts', 'reference_formats.py'),
+          root,
+          '--format',
+          format,
+          '--ranges',
+          JSON.stringify(table.map(([s, l]) => [s + l - 1, 1])),
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 28 },
+      ),
+    ) as { ranges: number[][] }
+  ).ranges.map((r) => r[0]);
 }
 
 function reference(root: string, format: string): { documents: number; document_table: [number, number][] } {
@@ -287,22 +310,7 @@ describe('shard editor pages: separators only where the stored token is the deli
       const got = await pagesOf(root);
       const eos = got.ds.settings.eosTokenId;
       const table = reference(root, format).document_table;
-      const lastIds = (
-        JSON.parse(
-          execFileSync(
-            'python3',
-            [
-              path.join(repoRoot(), 'scripts', 'reference_formats.py'),
-              root,
-              '--format',
-              format,
-              '--ranges',
-              JSON.stringify(table.map(([s, l]) => [s + l - 1, 1])),
-            ],
-            { encoding: 'utf8', maxBuffer: 1 << 28 },
-          ),
-        ) as { ranges: number[][] }
-      ).ranges.map((r) => r[0]);
+      const lastIds = lastTokenIds(root, format, table);
       const withEos = table.filter((_, n) => lastIds[n] === eos).map(([s, l]) => s + l - 1);
       const without = table.filter((_, n) => lastIds[n] !== eos).map(([s, l]) => s + l - 1);
       assert.ok(without.length > 0, `${dir}: some documents end without EOS`);
@@ -329,4 +337,157 @@ describe('shard editor pages: separators only where the stored token is the deli
       for (const e of without) assert.ok(textEnds.has(e), `${dir}: document ending at ${e} ends a text block`);
     });
   }
+});
+
+/**
+ * Boundary markers (webview/shardEditor/model.ts `PageData.boundaries`, views.ts `boundaryLabel`):
+ * a document of the format's index that starts after a stored token other than the delimiter
+ * (Megatron written without `--append-eod`: none of megatron-multi's 30 documents ends with EOS;
+ * datatrove-uint32-loss: some do, some do not) gets a marker with the separator's label. Over
+ * every page of the fixtures, read page by page as the shard editor reads them, with the document
+ * numbering the host sends (head and tail from the format's index, `docBase` from the core's
+ * document index): every document of the numpy reference's table (`reference_formats.py
+ * --documents`) that does not start at a shard's first token (announced there by the shard's
+ * start marker) is announced exactly once, by an EOS separator or by a boundary marker, and each
+ * marker's label gives the reference's document number, global start and length, saying "no
+ * closing EOS" exactly when numpy reads a last token other than the EOS.
+ */
+describe('shard editor pages: a labelled boundary marker at every index boundary without a stored delimiter', function () {
+  this.timeout(600_000);
+  for (const [dir, format] of [
+    ['dolma2/megatron-multi', 'megatron'],
+    ['dolma2/datatrove-uint32-loss', 'datatrove'],
+  ] as const) {
+    it(`${dir}: boundary markers and separators announce every reference document once; marker labels equal the reference`, async () => {
+      const root = path.join(fixturesDir, dir);
+      const ds = (await openPath(root))!;
+      const eos = ds.settings.eosTokenId;
+      const table = reference(root, format).document_table;
+      const lastIds = lastTokenIds(root, format, table);
+      const docs = ds.format!.documents!;
+      const index = documentIndexOf(ds);
+      const shardStarts = new Set(ds.shards.map((e) => e.startToken));
+      const byStart = new Map(table.map(([s, l], n) => [s, { n, l, eosLast: lastIds[n] === eos }]));
+      const announced: number[] = [];
+      const markers: number[] = [];
+      for (const [i, entry] of ds.shards.entries()) {
+        const f = ds.format!.files[i];
+        const stream = new TokenStream([{ path: f.path, startToken: 0, numTokens: f.numTokens, layout: f.layout }]);
+        const shard = new ShardPages(stream, entry.numTokens, undefined, eos, 0, shardFormatInfo(ds, entry));
+        const stats = await shard.scanDocuments();
+        const pages = new Map<number, PageData>();
+        for (let p = 0; p < shard.pageCount; p++) pages.set(p, new PageData(await shard.page(p), eos));
+        const pageAt = (p: number) => pages.get(p);
+        const base = entry.startToken;
+        // The numbering message as the host builds it for a format with an index (shardDocument.ts).
+        const lastPage = stats.lastEos.reduce((a, x, p) => (x >= 0 ? p : a), -1);
+        const tailFrom = lastPage >= 0 ? base + lastPage * PAGE_TOKENS + stats.lastEos[lastPage] + 1 : base;
+        const numbering = new Numbering(PAGE_TOKENS, base);
+        numbering.update({
+          type: 'numbering',
+          generation: 0,
+          state: 'global',
+          docBase: await index.documentNumberAt(base),
+          pageEos: stats.eosCount,
+          pageFirstEos: stats.firstEos,
+          pageLastEos: stats.lastEos,
+          headStart: base > 0 ? formatDocumentAt(docs, base, ds.stream.totalTokens).start : 0,
+          headKnown: true,
+          tailEnd: tailFrom < ds.stream.totalTokens ? formatDocumentAt(docs, tailFrom, ds.stream.totalTokens).end : ds.stream.totalTokens,
+          tailKnown: true,
+        });
+        const ctx: ViewContext = {
+          view: 'documents',
+          cols: 16,
+          total: entry.numTokens,
+          pageTokens: PAGE_TOKENS,
+          eos,
+          globalStart: base,
+          streamTokens: ds.storedTokens,
+          page: pageAt,
+          numbering,
+          highlights: [],
+          cursor: -1,
+          invisibles: false,
+        };
+        for (const page of pages.values()) {
+          for (const b of page.blocks('documents', 0)) if (b.kind === 'sep') announced.push(base + b.start + 1);
+          for (const o of page.boundaries()) {
+            assert.ok(page.isBoundary(o) && !page.isSeparator(o - 1), `${dir}: a marker at ${base + o} follows no separator`);
+            announced.push(base + o);
+            markers.push(base + o);
+            const label = boundaryLabel(o, page, ctx);
+            const m = /^document ([\d,]+) · starts at global offset ([\d,]+) · ([\d,]+) tokens?( \+ EOS|, no closing EOS)$/.exec(label);
+            assert.ok(m, `${dir}: label at ${base + o}: "${label}"`);
+            const num = (x: string) => Number(x.replace(/,/g, ''));
+            const want = byStart.get(base + o);
+            assert.ok(want, `${dir}: a marker at ${base + o}, where no reference document starts`);
+            const length = num(m[3]) + (m[4] === ' + EOS' ? 1 : 0);
+            assert.deepStrictEqual(
+              [num(m[1]), num(m[2]), length, m[4] === ' + EOS'],
+              [want.n, base + o, want.l, want.eosLast],
+              `${dir}: label at ${base + o}: "${label}"`,
+            );
+          }
+        }
+        await stream.close();
+      }
+      await ds.stream.close();
+      const expected = table.map(([s]) => s).filter((s) => !shardStarts.has(s));
+      assert.deepStrictEqual(
+        // (an EOS separator at the stream's last token announces its end, not a document)
+        announced.filter((g) => !shardStarts.has(g) && g < ds.storedTokens).sort((a, b) => a - b),
+        expected,
+        `${dir}: every document not at a shard's first token is announced once`,
+      );
+      // Markers go exactly where the stored token before the document is not the EOS.
+      const noEos = table.filter(([s], n) => n > 0 && lastIds[n - 1] !== eos && !shardStarts.has(s)).map(([s]) => s);
+      assert.deepStrictEqual(markers, noEos);
+      assert.ok(markers.length > 0, `${dir}: some markers`);
+      if (dir.includes('megatron')) assert.strictEqual(markers.length, table.length - shardStarts.size, 'megatron-multi: every document');
+    });
+  }
+
+  it('a document starting exactly at a page edge: a marker when the token before (on the previous page) is not the EOS, none after an EOS', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsi-bound-'));
+    try {
+      const { preprocess } = (await import(
+        pathToFileURL(path.join(repoRoot(), 'scripts', 'lib', 'format-writers', 'megatron.mjs')).href
+      )) as {
+        preprocess(prefix: string, documents: ArrayLike<number>[][], o: { dtype: string; appendEod: boolean; eod: number }): unknown;
+      };
+      // Real dolma2 ids (megatron-multi's first file), cut so that document 1 starts at PAGE_TOKENS.
+      const src = (await openPath(path.join(fixturesDir, 'dolma2', 'megatron-multi')))!;
+      const ids = Array.from(await src.stream.read(0, PAGE_TOKENS + 500)).filter((id) => id !== src.settings.eosTokenId);
+      const eod = src.settings.eosTokenId;
+      await src.stream.close();
+      for (const appendEod of [false, true]) {
+        const first = ids.slice(0, PAGE_TOKENS - (appendEod ? 1 : 0));
+        const prefix = path.join(tmp, appendEod ? 'eod' : 'plain');
+        preprocess(prefix, [[first], [ids.slice(first.length, first.length + 400)]], { dtype: 'int32', appendEod, eod });
+        const root = `${prefix}.bin`;
+        const starts = reference(root, 'megatron').document_table.map(([st]) => st);
+        assert.deepStrictEqual(starts, [0, PAGE_TOKENS], 'document 1 starts at the page edge');
+        const ds = (await openPath(root))!;
+        const entry = ds.shards[0];
+        const f = ds.format!.files[0];
+        const stream = new TokenStream([{ path: f.path, startToken: 0, numTokens: f.numTokens, layout: f.layout }]);
+        const shard = new ShardPages(stream, entry.numTokens, undefined, eod, 0, shardFormatInfo(ds, entry));
+        const p0 = new PageData(await shard.page(0), eod);
+        const p1 = new PageData(await shard.page(1), eod);
+        assert.deepStrictEqual([p0.boundaries(), p1.boundaries()], [[], appendEod ? [] : [PAGE_TOKENS]], `appendEod ${appendEod}`);
+        assert.deepStrictEqual(
+          p0
+            .blocks('documents', 0)
+            .filter((b) => b.kind === 'sep')
+            .map((b) => b.start),
+          appendEod ? [PAGE_TOKENS - 1] : [],
+        );
+        await stream.close();
+        await ds.stream.close();
+      }
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
 });

@@ -274,6 +274,12 @@ describe(`seeded fuzzing of the token-format parsers (seed ${SEED}, ${CASES} mut
       { saveFilename: 'c', tokenizerName: 'allenai/dolma2-tokenizer', tokenSize: 4, maxTokensPerFile: 0, saveLoss: false },
     );
     litdata.writeLitdata(path.join(dir, 'lit'), [docs], { dataFormat: 'no_header_numpy:6', chunkSize: 1 << 20, updatedAt: '0' });
+    litdata.writeLitdata(path.join(dir, 'litz'), [docs], {
+      dataFormat: 'no_header_numpy:6',
+      chunkSize: 1 << 20,
+      updatedAt: '0',
+      compression: 'zstd:7',
+    });
     mds.writeMds(
       path.join(dir, 'mds'),
       docs.map((t) => Int32Array.from(t)),
@@ -283,6 +289,7 @@ describe(`seeded fuzzing of the token-format parsers (seed ${SEED}, ${CASES} mut
     seeds.index = latin1('000_c.ds.index');
     seeds.metadata = latin1('000_c.ds.metadata');
     seeds.litIndex = latin1('lit/index.json');
+    seeds.litIndexZstd = latin1('litz/index.json');
     seeds.chunkHead = latin1('lit/chunk-0-0.bin').slice(0, 4 * (docs.length + 2) + 64);
     seeds.mdsIndex = latin1('mds/index.json');
     const shardBytes = fs.readFileSync(path.join(dir, 'mds', 'shard.00000.mds'));
@@ -320,10 +327,10 @@ describe(`seeded fuzzing of the token-format parsers (seed ${SEED}, ${CASES} mut
     assert.deepStrictEqual(failures, []);
   });
 
-  it('litdata index.json text and chunk headers → parseLitdataIndex, parseLitdataChunk', () => {
+  it('litdata index.json text (uncompressed and zstd:7) and chunk headers → parseLitdataIndex, parseLitdataChunk', () => {
     const { chunks } = parseLitdataIndex(seeds.litIndex, '/d/index.json');
     const failures = [
-      ...fuzz('litdata index', [seeds.litIndex], (text) => {
+      ...fuzz('litdata index', [seeds.litIndex, seeds.litIndexZstd], (text) => {
         parseLitdataIndex(text, '/d/index.json');
       }),
       ...fuzz('litdata chunk header', [seeds.chunkHead], (text) => {

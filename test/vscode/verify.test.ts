@@ -18,7 +18,8 @@ import * as vscode from 'vscode';
 import { FormatVerifySummary, VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
 import { VerificationStore } from '../../src/verificationStore';
 import { openDataset } from '../../src/core/dataset';
-import { waitFor } from './probe';
+import { api, waitFor } from './probe';
+import type { ManifestRow, ManifestToWebview } from '../../src/protocol/manifest';
 import { sampleRoot } from './sample';
 
 const EXTENSION_ID = 'token-shards.token-shard-inspector';
@@ -250,6 +251,124 @@ describe('Verify Shard Hashes (extension host)', function () {
       [victim],
     );
     assert.strictEqual(bad.text, `1 of ${shards.length} files not ok (${kinds.join(', ')} against the hashes mds carries)`);
+  });
+
+  /**
+   * Opens the manifest table of a format stream (from one of its files), runs Verify Shard Hashes
+   * on that file as the table's Verify button does, and returns the rows as the table last got them (`init`, then every `rowsChanged`).
+   */
+  async function verifyThroughTable(
+    file: string,
+    fresh = true,
+  ): Promise<{ rows: Map<number, ManifestRow>; summary: FormatVerifySummary; t0: number; t1: number }> {
+    const a = await api();
+    const rows = new Map<number, ManifestRow>();
+    let inits = 0;
+    const sub = a.tapMessages((m) => {
+      if (m.view !== 'tokenShards.manifestEditor' || m.direction !== 'toWebview' || m.envelope.kind !== 'event') return;
+      const body = m.envelope.body as ManifestToWebview;
+      if (body.type === 'init') {
+        inits++;
+        rows.clear();
+        for (const r of body.rows) rows.set(r.index, { ...r });
+      } else if (body.type === 'rowsChanged') for (const r of body.rows) Object.assign(rows.get(r.index) ?? {}, r);
+    });
+    try {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand('tokenShards.openManifest', vscode.Uri.file(file));
+      assert.ok(await waitFor(() => inits > 0 && rows.size > 0, 30_000), 'the table sent its rows');
+      if (fresh)
+        assert.ok(
+          [...rows.values()].every((r) => r.status === 'not-checked' && r.checkedAt === null),
+          'not checked before the run',
+        );
+      const t0 = Date.now();
+      const summary = await vscode.commands.executeCommand<FormatVerifySummary>('tokenShards.verifyShards', vscode.Uri.file(file));
+      const t1 = Date.now();
+      assert.ok(summary && !summary.cancelled, 'the run finished');
+      const settled = await waitFor(
+        () =>
+          [...rows.values()].every(
+            (r) => r.checkedAt !== null && r.checkedAt >= t0 && r.checkedAt <= t1 && !['queued', 'checking'].includes(r.status),
+          ),
+        15_000,
+      );
+      assert.ok(settled, `every row got its verdict: ${JSON.stringify([...rows.values()].map((r) => [r.shard, r.status, r.checkedAt]))}`);
+      return { rows, summary, t0, t1 };
+    } finally {
+      sub.dispose();
+    }
+  }
+
+  it('the manifest table of an MDS stream shows each file’s verify status and last-checked time: sha256 of each shard vs index.json’s (sha256sum)', async () => {
+    const repo = path.dirname(sampleRoot());
+    const src = path.join(repo, 'format-fixtures', 'dolma2', 'mds-int32');
+    if (!fs.existsSync(src)) execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-format-fixtures.mjs')], { cwd: repo });
+    const root = path.join(tmp, 'mds-table');
+    fs.cpSync(src, root, { recursive: true });
+    const shards = fs.readdirSync(root).filter((f) => f.endsWith('.mds'));
+    const victim = path.join(root, shards[2]);
+    const b = fs.readFileSync(victim);
+    b[200] ^= 0x01;
+    fs.writeFileSync(victim, b);
+    // The reference: sha256sum of every shard against raw_data.hashes.sha256 of index.json.
+    const index = JSON.parse(fs.readFileSync(path.join(root, 'index.json'), 'utf8')) as {
+      shards: { raw_data: { basename: string; hashes: Record<string, string> } }[];
+    };
+    const sums = sha256sum(shards.map((f) => path.join(root, f)));
+    const want = new Map(
+      index.shards.map((s) => [
+        s.raw_data.basename,
+        sums.get(path.join(root, s.raw_data.basename)) === s.raw_data.hashes.sha256 ? 'ok' : 'mismatch',
+      ]),
+    );
+    assert.deepStrictEqual(
+      [...want.values()].filter((v) => v !== 'ok'),
+      ['mismatch'],
+      'one shard differs from its hash',
+    );
+    // index.json opens the whole stream (a shard file alone is a stream of one shard).
+    const { rows } = await verifyThroughTable(path.join(root, 'index.json'));
+    assert.strictEqual(rows.size, shards.length);
+    assert.deepStrictEqual(new Map([...rows.values()].map((r) => [r.shard, r.status])), want);
+    const bad = [...rows.values()].find((r) => r.status === 'mismatch')!;
+    assert.strictEqual(bad.shard, shards[2]);
+    assert.ok(bad.detail?.includes(shards[2]) && /sha(1|256)/.test(bad.detail), bad.detail ?? '');
+  });
+
+  it('the manifest table of a Megatron unit with files.jsonl: an .idx (a sidecar) that differs from the list makes the row a mismatch, then ok once listed right (list made with sha256sum)', async () => {
+    const repo = path.dirname(sampleRoot());
+    const src = path.join(repo, 'format-fixtures', 'dolma2', 'megatron-multi');
+    if (!fs.existsSync(src)) execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-format-fixtures.mjs')], { cwd: repo });
+    const root = path.join(tmp, 'megatron-table');
+    fs.cpSync(src, root, { recursive: true });
+    const bin = fs
+      .readdirSync(root)
+      .filter((f) => f.endsWith('.bin'))
+      .sort()[1];
+    const idx = bin.replace(/\.bin$/, '.idx');
+    // files.jsonl as `token-shards manifest PREFIX.idx` writes it (one line: shard, sha256, sidecars),
+    // the digests from sha256sum; first with the .idx listed under another file's digest, as if it had changed.
+    const sums = sha256sum(fs.readdirSync(root).map((f) => path.join(root, f)));
+    const other = sums.get(path.join(root, fs.readdirSync(root).filter((f) => f.endsWith('.idx') && f !== idx)[0]))!;
+    const list = (idxSha: string) =>
+      JSON.stringify({ shard: bin, sha256: sums.get(path.join(root, bin)), sidecars: [{ file: idx, sha256: idxSha }] }) + '\n';
+    assert.notStrictEqual(other, sums.get(path.join(root, idx)));
+    fs.writeFileSync(path.join(root, 'files.jsonl'), list(other));
+    const bad = await verifyThroughTable(path.join(root, idx));
+    assert.strictEqual(bad.summary.manifest, path.join(root, 'files.jsonl'));
+    assert.deepStrictEqual(
+      [...bad.rows.values()].map((r) => [r.shard, r.status]),
+      [[bin, 'mismatch']],
+    );
+    assert.ok(bad.rows.get(0)!.detail?.includes(idx), bad.rows.get(0)!.detail ?? '');
+    fs.writeFileSync(path.join(root, 'files.jsonl'), list(sums.get(path.join(root, idx))!));
+    const good = await verifyThroughTable(path.join(root, idx), false);
+    assert.deepStrictEqual(
+      [...good.rows.values()].map((r) => [r.shard, r.status]),
+      [[bin, 'ok']],
+    );
+    assert.ok(good.rows.get(0)!.detail?.includes('sidecar'), good.rows.get(0)!.detail ?? '');
   });
 
   it('openManifest opens the manifest table custom editor', async () => {

@@ -52,6 +52,9 @@ export class PageData {
   private readonly ends?: Set<number>;
   /** Index-in-page → true for tokens the model is not trained on (loss mask 0). */
   private readonly noLoss?: Uint8Array;
+  /** Local offsets of this page's boundary markers ({@link boundaries}). */
+  private readonly bounds: number[] = [];
+  private readonly boundSet = new Set<number>();
 
   constructor(
     readonly payload: PagePayload,
@@ -74,6 +77,31 @@ export class PageData {
       this.noLoss = new Uint8Array(this.ids.length);
       for (const [a, b] of payload.noLoss) this.noLoss.fill(1, a, b);
     }
+    if (docs) {
+      for (const s of docs.starts) {
+        if (s <= 0 || s < this.start || s >= this.end) continue;
+        const before = s === this.start ? docs.prevId : this.ids[s - 1 - this.start];
+        if (before !== this.eos) {
+          this.bounds.push(s);
+          this.boundSet.add(s);
+        }
+      }
+    }
+  }
+
+  /**
+   * Local offsets in the page where a document of the format's index starts right after a token
+   * that is not the delimiter (an index entry stored without EOS: Megatron without
+   * `--append-eod`): no separator is drawn there, so the view draws a boundary marker with the
+   * same label before the token. Ascending; never the shard's first token.
+   */
+  boundaries(): readonly number[] {
+    return this.bounds;
+  }
+
+  /** True when a boundary marker ({@link boundaries}) goes before the token at local `offset`. */
+  isBoundary(offset: number): boolean {
+    return this.boundSet.has(offset);
   }
 
   /**

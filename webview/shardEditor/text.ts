@@ -9,7 +9,7 @@ import { visibleText } from '../../src/core/invisibles';
 import { PAST_LAST_UPDATE_TEXT } from '../../src/core/schedule';
 import { describeReads, readsLine } from '../../src/core/order/orderText';
 import type { ShardState } from './state';
-import { documentLabel, lengthText, showOffset } from './views';
+import { documentLabel, indexLengthText, lengthText, showOffset } from './views';
 import type { TipRow } from './tooltip';
 
 /**
@@ -78,7 +78,10 @@ export function docHeaderText(st: ShardState, top: number): string {
   else if (doc.start < 0)
     parts.push(`began in the previous shard at global offset ${showOffset(st, doc.start)} (${count(top - doc.start, 'token')} above)`);
   else parts.push(`began at ${where} ${showOffset(st, doc.start)} (${count(top - doc.start, 'token')} above)`);
-  if (doc.end !== undefined && doc.start !== undefined && !doc.startIsBound) parts.push(lengthText(doc.end - doc.start));
+  if (doc.end !== undefined && doc.start !== undefined && !doc.startIsBound) {
+    const indexed = st.page(st.pageOf(top))!.payload.documents !== undefined;
+    parts.push(indexed ? indexLengthText(doc, st) : lengthText(doc.end - doc.start));
+  }
   return parts.join(' · ');
 }
 
@@ -165,6 +168,7 @@ export function tipRows(st: ShardState, o: number, n: number, seq?: string): Tip
   }
   const doc = st.docAt(o);
   if (doc.number !== undefined) rows.push(['document', doc.scope === 'shard' ? `+${fmt(doc.number)} in this shard` : fmt(doc.number)]);
+  if (page.isBoundary(o)) rows.push(['boundary', 'a document starts here (from the format’s index; no EOS before it)']);
   const meta = page.metadataAt(o, true);
   for (const k of ['id', 'src', 'loc'] as const) if (meta?.[k]) rows.push([`document ${k}`, meta[k]!]);
   if (page.notTrained(o)) rows.push(['loss', 'not trained on (the loss mask is 0 here)']);

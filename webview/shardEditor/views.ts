@@ -98,9 +98,14 @@ export function renderBlock(block: Block, ctx: ViewContext): HTMLElement {
           : renderChips(block, page, ctx);
   const head = block.start === 0 && ctx.prevShard ? startMarker(page, ctx) : undefined;
   const tail = block.end === ctx.total && ctx.total > 0 ? endMarker(page, ctx) : undefined;
-  if (!head && !tail) return el;
+  // A document of the format's index that starts without a stored delimiter before it: the
+  // boundary marker goes above its first block (the ids view marks the cell instead).
+  const bound =
+    ctx.view !== 'ids' && block.kind === 'text' && page.isBoundary(block.start) ? renderBoundary(block.start, page, ctx) : undefined;
+  if (!head && !tail && !bound) return el;
   const wrap = h('div', { class: 'edge-wrap' });
   if (head) wrap.append(head);
+  if (bound) wrap.append(bound);
   wrap.append(el);
   if (tail) wrap.append(tail);
   return wrap;
@@ -240,8 +245,25 @@ export function documentLabel(doc: DocInfo): string {
   return doc.scope === 'shard' ? `document +${fmt(doc.number!)} in this shard` : `document ${fmt(doc.number!)}`;
 }
 
-/** Sentence for a separator: the next document's number, start and length as far as known. */
-export function separatorLabel(doc: DocInfo, ctx: ViewContext): string {
+/**
+ * A document's length where the format's index gives documents: `12 tokens + EOS` when its last
+ * stored token is the EOS, `12 tokens, no closing EOS` when it is another id, `12 tokens` while
+ * the page holding that token is not loaded. `doc` needs `start` and `end`.
+ */
+export function indexLengthText(doc: DocInfo, ctx: Pick<ViewContext, 'total' | 'page' | 'pageTokens' | 'eos'>): string {
+  const len = doc.end! - doc.start!;
+  const last = doc.end! - 1;
+  const page = last >= 0 && last < ctx.total ? ctx.page(Math.floor(last / ctx.pageTokens)) : undefined;
+  if (!page) return count(len, 'token');
+  return page.id(last) === ctx.eos ? lengthText(len) : `${count(len, 'token')}, no closing EOS`;
+}
+
+/**
+ * Sentence for a separator or a boundary marker: the next document's number, start and length
+ * as far as known. `indexed`: documents come from the format's index (their length is
+ * {@link indexLengthText}), not from EOS ids (every document ends with its EOS).
+ */
+export function separatorLabel(doc: DocInfo, ctx: ViewContext, indexed = false): string {
   const parts: string[] = [];
   if (doc.number !== undefined) parts.push(documentLabel(doc));
   else parts.push('next document');
@@ -255,9 +277,41 @@ export function separatorLabel(doc: DocInfo, ctx: ViewContext): string {
   } else if (doc.start !== undefined) {
     parts.push(`starts at ${ctx.globalStart === undefined ? 'offset' : 'global offset'} ${showOffset(ctx, doc.start)}`);
   }
-  if (doc.end !== undefined && doc.start !== undefined) parts.push(lengthText(doc.end - doc.start));
+  if (doc.end !== undefined && doc.start !== undefined) parts.push(indexed ? indexLengthText(doc, ctx) : lengthText(doc.end - doc.start));
   else parts.push('length: counting…');
   return parts.join(' · ');
+}
+
+/**
+ * The label of the boundary marker before local `o` ({@link PageData.isBoundary}: a document of
+ * the format's index starting after a token that is not the delimiter): the same sentence as a
+ * separator's, for the document starting at `o`. `page` must contain `o`.
+ */
+export function boundaryLabel(o: number, page: PageData, ctx: ViewContext): string {
+  return separatorLabel(ctx.numbering.docAt(o, page, ctx.page), ctx, true);
+}
+
+/** Tooltip of a boundary marker. */
+export const BOUNDARY_TITLE =
+  'Document boundary from the format’s index: no delimiter (EOS) is stored here, the previous document’s last token is the line above. Drawn between tokens; it is not text and is not copied.';
+
+/**
+ * The boundary marker before local `o`: a separator line with the next document's label and
+ * provenance, between two tokens (it holds no token: no `data-o`). Text nodes only.
+ */
+function renderBoundary(o: number, page: PageData, ctx: ViewContext): HTMLElement {
+  const label = boundaryLabel(o, page, ctx);
+  const provenance = provenanceText(page.metadataAt(o));
+  const el = h(
+    'div',
+    { class: `bound ${ctx.view}`, 'data-b': o, title: BOUNDARY_TITLE },
+    h('span', { class: 'bmark', 'aria-hidden': 'true' }, 'no EOS'),
+    h('span', { class: 'next' }, label),
+    ...(provenance ? [h('span', { class: 'prov', title: provenance }, provenance)] : []),
+  );
+  el.setAttribute('role', 'separator');
+  el.setAttribute('aria-label', `document boundary (no EOS stored); ${label}${provenance ? `; ${provenance}` : ''}`);
+  return el;
 }
 
 /**
@@ -273,7 +327,7 @@ export function provenanceText(meta: { id?: string; src?: string; loc?: string }
 function renderSeparator(block: Block, page: PageData, ctx: ViewContext): HTMLElement {
   const o = block.start;
   const doc = ctx.numbering.docAfterEos(o, page, ctx.page);
-  const label = separatorLabel(doc, ctx);
+  const label = separatorLabel(doc, ctx, page.payload.documents !== undefined);
   const provenance = provenanceText(page.metadataAt(o + 1));
   const eosText = page.piece(o) ?? 'EOS';
   const el = h(
@@ -302,6 +356,11 @@ function renderRow(block: Block, page: PageData, ctx: ViewContext): HTMLElement 
     const k = page.kind(o);
     const cls = page.isSeparator(o) ? 'sp eos' : k ? KIND_CLASS[k] : '';
     const cell = h('span', { class: `tok idc ${cls}`, 'data-o': o, 'data-n': 1 }, String(id));
+    if (page.isBoundary(o)) {
+      // A document boundary without a stored delimiter: a bar before the cell, labelled.
+      cell.classList.add('bnd');
+      cell.dataset.bound = boundaryLabel(o, page, ctx);
+    }
     decorate(cell, ctx, o, 1);
     cells.append(cell);
     if (page.hasText)

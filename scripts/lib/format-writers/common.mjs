@@ -73,3 +73,20 @@ export function copyFixture(ctx, from, name) {
   for (const f of fs.readdirSync(src)) fs.copyFileSync(`${src}/${f}`, `${dir}/${f}`);
   return dir;
 }
+
+/**
+ * A damaged copy of a fixture folder of compressed files: `srcDir` copied to `bad/<name>` with
+ * its file `file` cut in half (the bad-input corpus's "truncated compressed file" cases).
+ * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
+ * @param {string} srcDir absolute folder to copy
+ * @param {string} name the bad fixture's name
+ * @param {string} file base name of the file to cut
+ * @returns {{ dir: string, half: number }} the copy's folder and the size the file was cut to
+ */
+export function halvedCopy(ctx, srcDir, name, file) {
+  const dir = ctx.dir(name, 'bad');
+  for (const f of fs.readdirSync(srcDir)) fs.copyFileSync(`${srcDir}/${f}`, `${dir}/${f}`);
+  const half = Math.floor(fs.statSync(`${dir}/${file}`).size / 2);
+  fs.truncateSync(`${dir}/${file}`, half);
+  return { dir, half };
+}

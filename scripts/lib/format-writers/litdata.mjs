@@ -22,10 +22,17 @@
  * - `writer.py` `get_config` L147–157: `compression`, `chunk_size`, `chunk_bytes`, `data_format`,
  *   `data_spec` (`utilities/_pytree.py` `treespec_dumps` L1421–1439: a leaf is `[1, {"type": null,
  *   "context": null, "children_spec": []}]`), `encryption`, `item_loader`.
+ * - compression (`compression.py` `ZSTDCompressor` L43–79: `zstd` is level 4, `zstd:N` level N;
+ *   `writer.py` `write_chunk_to_file` L401–413): the whole chunk file compressed with python-zstd's
+ *   `zstd.compress(data, level)` — one frame with its content size and no checksum
+ *   (`ZSTD_compress2` with default parameters), written here by the `zstd` CLI with the same
+ *   options (`--no-check --stream-size`) — named `chunk-{rank}-{n}.{compression}.bin`
+ *   (`get_chunk_filename` L299–302); `chunk_bytes` stays the size before compression (L272, L289).
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { copyFixture, pythonJson } from './common.mjs';
+import { copyFixture, halvedCopy, pythonJson } from './common.mjs';
 import { processDocument } from './nanogpt.mjs';
 
 /** `no_header_numpy` dtype indices: position in `_NUMPY_DTYPES_MAPPING` (constants.py L79–99). */
@@ -38,14 +45,28 @@ export const LITDATA_NUMPY_DTYPE_INDEX = Object.freeze({ int32: 2, uint16: 5, ui
 export const LITDATA_TENSOR_INT32_INDEX = 16;
 
 /**
+ * python-zstd's `zstd.compress(data, level)` for litdata's compression name (`zstd` = level 4,
+ * `zstd:N` = level N, compression.py L71–79), through the `zstd` CLI.
+ * @param {Buffer} data
+ * @param {string} compression
+ * @returns {Buffer}
+ */
+export function zstdCompress(data, compression) {
+  const m = /^zstd(?::(\d+))?$/.exec(compression);
+  if (!m) throw new Error(`litdata compresses with zstd or zstd:N only, not ${compression}`);
+  const level = m[1] ?? '4';
+  return execFileSync('zstd', [`-${level}`, '--no-check', `--stream-size=${data.length}`, '-q', '-c'], { input: data, maxBuffer: 1 << 30 });
+}
+
+/**
  * Writes one rank's chunks. Returns its `chunk_info` list (what `{rank}.index.json` holds).
  * @param {string} dir
  * @param {number} rank
  * @param {readonly (Uint16Array | Uint32Array | Int32Array)[]} items one token array per document, in index order
- * @param {{ chunkSize?: number, chunkBytes?: number }} limits exactly one of them (writer.py L81–82)
+ * @param {{ chunkSize?: number, chunkBytes?: number, compression?: string | null }} limits exactly one of them (writer.py L81–82), and the compression
  * @returns {{ chunk_bytes: number, chunk_size: number, dim: number, filename: string }[]}
  */
-function writeRank(dir, rank, items, { chunkSize, chunkBytes }) {
+function writeRank(dir, rank, items, { chunkSize, chunkBytes, compression = null }) {
   /** @type {{ chunk_bytes: number, chunk_size: number, dim: number, filename: string }[]} */
   const chunks = [];
   let first = 0;
@@ -74,9 +95,9 @@ function writeRank(dir, rank, items, { chunkSize, chunkBytes }) {
       off += it.byteLength;
       head.writeUInt32LE(off, 8 + 4 * k);
     });
-    const filename = `chunk-${rank}-${chunks.length}.bin`;
+    const filename = compression ? `chunk-${rank}-${chunks.length}.${compression}.bin` : `chunk-${rank}-${chunks.length}.bin`;
     const data = Buffer.concat([head, ...part.map((it) => Buffer.from(it.buffer, it.byteOffset, it.byteLength))]);
-    fs.writeFileSync(path.join(dir, filename), data);
+    fs.writeFileSync(path.join(dir, filename), compression ? zstdCompress(data, compression) : data);
     chunks.push({ chunk_bytes: data.length, chunk_size: part.length, dim: part.reduce((s, it) => s + it.length, 0), filename });
     first = end;
   }
@@ -87,16 +108,17 @@ function writeRank(dir, rank, items, { chunkSize, chunkBytes }) {
  * Writes a litdata TokensLoader dataset: each rank's chunks, then the merged `index.json`.
  * @param {string} dir output folder (created)
  * @param {readonly (readonly (Uint16Array | Uint32Array | Int32Array)[])[]} ranks per worker rank, its items (one document's tokens each)
- * @param {{ dataFormat: string, chunkSize?: number, chunkBytes?: number, updatedAt: string }} opts
- *   `dataFormat` e.g. `no_header_numpy:6`; `updatedAt` the `str(time())` litdata stores (fixed for reproducible fixtures)
+ * @param {{ dataFormat: string, chunkSize?: number, chunkBytes?: number, updatedAt: string, compression?: string | null }} opts
+ *   `dataFormat` e.g. `no_header_numpy:6`; `updatedAt` the `str(time())` litdata stores (fixed for
+ *   reproducible fixtures); `compression` null, `zstd` or `zstd:N`
  * @returns {{ chunks: { chunk_bytes: number, chunk_size: number, dim: number, filename: string }[] }}
  */
-export function writeLitdata(dir, ranks, { dataFormat, chunkSize, chunkBytes, updatedAt }) {
+export function writeLitdata(dir, ranks, { dataFormat, chunkSize, chunkBytes, updatedAt, compression = null }) {
   fs.mkdirSync(dir, { recursive: true });
   const config = {
     chunk_bytes: chunkBytes ?? null,
     chunk_size: chunkSize ?? null,
-    compression: null,
+    compression,
     data_format: [dataFormat],
     data_spec: '[1, {"type": null, "context": null, "children_spec": []}]',
     encryption: null,
@@ -104,7 +126,7 @@ export function writeLitdata(dir, ranks, { dataFormat, chunkSize, chunkBytes, up
   };
   // _merge_no_wait: rank index files in sorted() order of their names ("10.index.json" < "2.index.json").
   const order = ranks.map((_, r) => r).sort((a, b) => (`${a}.index.json` < `${b}.index.json` ? -1 : 1));
-  const perRank = ranks.map((items, r) => writeRank(dir, r, items, { chunkSize, chunkBytes }));
+  const perRank = ranks.map((items, r) => writeRank(dir, r, items, { chunkSize, chunkBytes, compression }));
   const chunks = order.flatMap((r) => perRank[r]);
   fs.writeFileSync(path.join(dir, 'index.json'), pythonJson({ chunks, config, updated_at: updatedAt }));
   return { chunks };
@@ -123,7 +145,11 @@ const UPDATED_AT = '1764633600.0';
  * Writes the litdata fixtures, one item per document with its EOS (LitGPT's `tokenizer.encode(text,
  * eos=True)`): dolma2 ids as `no_header_numpy:6` (uint32) from two worker ranks with `chunk_size`
  * in tokens; dolma2 ids as LitGPT's torch int32 tensors (`no_header_tensor:16`) with `chunk_bytes`;
- * GPT-2 ids as `no_header_numpy:5` (uint16) in one rank; plus one chunk opened alone.
+ * GPT-2 ids as `no_header_numpy:5` (uint16) in one rank; plus one chunk opened alone. Compressed
+ * copies, not listed (their files are read from the user's cache, so `info`'s paths are not the
+ * reference's; `litdataCompression.test.ts` reads them against the reference): the items of
+ * `litdata-uint32` with `compression="zstd"` (`dolma2/litdata-uint32-zstd`) and of
+ * `litdata-uint16` with `"zstd:9"` (`gpt2/litdata-uint16-zstd9`).
  * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
  * @returns {import('../../make-format-fixtures.mjs').FixtureEntry[]}
  */
@@ -150,6 +176,12 @@ export function fixtures(ctx) {
       dataFormat: `no_header_numpy:${LITDATA_NUMPY_DTYPE_INDEX.uint32}`,
       chunkSize,
       updatedAt: UPDATED_AT,
+    });
+    writeLitdata(ctx.dir('litdata-uint32-zstd', 'dolma2'), ranks, {
+      dataFormat: `no_header_numpy:${LITDATA_NUMPY_DTYPE_INDEX.uint32}`,
+      chunkSize,
+      updatedAt: UPDATED_AT,
+      compression: 'zstd',
     });
     out.push(ctx.entry({ name: 'litdata-uint32', dir, format: FORMAT, dtype: 'uint32', corpus: d2, files: chunks.length, documents: 24 }));
     out.push(
@@ -186,6 +218,12 @@ export function fixtures(ctx) {
       chunkSize: 1 << 20,
       updatedAt: UPDATED_AT,
     });
+    writeLitdata(ctx.dir('litdata-uint16-zstd9', 'gpt2'), ranks, {
+      dataFormat: `no_header_numpy:${LITDATA_NUMPY_DTYPE_INDEX.uint16}`,
+      chunkSize: Math.ceil(tokens(ranks[0]) / 2),
+      updatedAt: UPDATED_AT,
+      compression: 'zstd:9',
+    });
     out.push(ctx.entry({ name: 'litdata-uint16', dir, format: FORMAT, dtype: 'uint16', corpus: g2, files: chunks.length, documents: 20 }));
   }
   return out;
@@ -193,7 +231,8 @@ export function fixtures(ctx) {
 
 /**
  * Damaged copies of `litdata-uint32`: the second chunk's last item offset points past the end of
- * the file; the first chunk cut inside its header.
+ * the file; the first chunk cut inside its header; `litdata-uint32-zstd` with its first compressed
+ * chunk cut in half.
  * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
  * @param {import('../../make-format-fixtures.mjs').FixtureEntry[]} good
  * @returns {import('../../make-format-fixtures.mjs').BadFixtureEntry[]}
@@ -235,6 +274,20 @@ export function badFixtures(ctx, good) {
       file: c.filename,
       bytes: [6],
       fault: `${c.filename} cut to 6 bytes, inside its header`,
+      from: from.name,
+    });
+  }
+  {
+    const zsrc = path.join(path.dirname(src), 'litdata-uint32-zstd');
+    const zipped = JSON.parse(fs.readFileSync(path.join(zsrc, 'index.json'), 'utf8')).chunks[0].filename;
+    const { dir, half } = halvedCopy(ctx, zsrc, 'litdata-zstd-truncated', zipped);
+    out.push({
+      name: 'litdata-zstd-truncated',
+      format: FORMAT,
+      path: ctx.rel(dir),
+      file: zipped,
+      bytes: [half],
+      fault: `${zipped} cut in half: it does not decompress to its chunk`,
       from: from.name,
     });
   }

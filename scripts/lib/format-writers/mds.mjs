@@ -30,7 +30,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { copyFixture, pythonJson } from './common.mjs';
+import { copyFixture, halvedCopy, pythonJson } from './common.mjs';
 
 /** `NDArray._value_dtype2int` (encodings.py L131–143) for the token dtypes. */
 const VALUE_DTYPE_CODE = Object.freeze({ uint16: 16, uint32: 32, int32: 33 });
@@ -265,12 +265,8 @@ export function badFixtures(ctx, good) {
   }
   {
     // The zstd copy of mds-int32 with its first compressed shard cut in half.
-    const dir = ctx.dir('mds-zstd-truncated', 'bad');
     const src = ctx.abs(from.path).replace(/mds-int32$/, 'mds-int32-zstd');
-    for (const f of fs.readdirSync(src)) fs.copyFileSync(path.join(src, f), path.join(dir, f));
-    const file = path.join(dir, 'shard.00000.mds.zstd');
-    const half = Math.floor(fs.statSync(file).size / 2);
-    fs.truncateSync(file, half);
+    const { dir, half } = halvedCopy(ctx, src, 'mds-zstd-truncated', 'shard.00000.mds.zstd');
     out.push({
       name: 'mds-zstd-truncated',
       format: FORMAT,

@@ -1,16 +1,23 @@
 /**
- * Compressed MDS shards (mosaicml/streaming `streaming/base/compression.py`, commit 89e7bb90): a
- * shard entry's `compression` is `family` or `family:level` with the families `br` (brotli), `bz2`,
- * `gz` (gzip), `snappy` and `zstd`; the compressed file is `zip_data.basename`
- * (`shard.NNNNN.mds.<compression>`), whole-file compressed (`base/writer.py` `_write_zip`), and
- * `raw_data` describes the shard after decompression.
+ * Whole-file compressed token files, decompressed once into the user's cache.
  *
- * Streaming decompresses a downloaded shard to its raw name in its local cache
- * (`base/stream.py` `_decompress_shard_part`); so does this reader, into the user's cache folder
- * ({@link defaultDecompressDir}) — never next to the data — under a key of the compressed file's
- * path and identity (size, mtime, inode), written to a temporary name and renamed when whole.
- * gzip and brotli go through Node's `zlib` streams, zstd through the `fzstd` package's streaming
- * decompressor; `bz2` and `snappy` are refused with a message naming the codec.
+ * - MDS shards (mosaicml/streaming `streaming/base/compression.py`, commit 89e7bb90): a shard
+ *   entry's `compression` is `family` or `family:level` with the families `br` (brotli), `bz2`,
+ *   `gz` (gzip), `snappy` and `zstd`; the compressed file is `zip_data.basename`
+ *   (`shard.NNNNN.mds.<compression>`), whole-file compressed (`base/writer.py` `_write_zip`), and
+ *   `raw_data` describes the shard after decompression.
+ * - litdata chunks (Lightning-AI/litdata `src/litdata/streaming/`, commit bef28be9): `compression`
+ *   `zstd` or `zstd:level` (`compression.py` L43–79, the only codec) compresses the whole chunk file
+ *   (`writer.py` `write_chunk_to_file` L401–413, python-zstd's one-frame `compress`), named
+ *   `chunk-{rank}-{n}.{compression}.bin`; `chunk_bytes` is the chunk's size before compression.
+ *
+ * Both writers' readers decompress a downloaded file to its raw name in their local cache
+ * (streaming `base/stream.py` `_decompress_shard_part`, litdata `config.py` `try_decompress`); so
+ * does this reader, into the user's cache folder ({@link defaultDecompressDir}) — never next to
+ * the data — under a key of the compressed file's path and identity (size, mtime, inode), written
+ * to a temporary name and renamed when whole. gzip and brotli go through Node's `zlib` streams,
+ * zstd through the `fzstd` package's streaming decompressor; other codecs are refused with a
+ * message naming the codec.
  */
 import * as crypto from 'crypto';
 import * as fs from 'fs';
@@ -71,9 +78,19 @@ function decompressStream(family: string): Transform {
   return zstdDecompressStream();
 }
 
+/** Who wrote a compressed file: the words {@link decompressedFile}'s messages use. */
+export interface CompressedOrigin {
+  /** The index field giving the decompressed size (`raw_data.bytes`, `chunk_bytes`). */
+  sizeField: string;
+  /** What the file should be, for "expected …": "a whole shard as streaming's compression.py writes it". */
+  expected: string;
+  /** What to do instead when the codec is not one this reader decompresses. */
+  otherwise: string;
+}
+
 /**
  * The raw shard of a compressed MDS shard, decompressed once into `dir` and reused while the
- * compressed file is unchanged.
+ * compressed file is unchanged ({@link decompressedFile} with MDS's words).
  * @param zipFile the compressed shard (`zip_data.basename` in the index's folder).
  * @param compression the shard entry's `compression` (`zstd`, `gz:9`…).
  * @param rawName `raw_data.basename`: the decompressed file's name.
@@ -83,17 +100,45 @@ function decompressStream(family: string): Transform {
  *   data that does not decompress, or a decompressed size other than `rawBytes`. Nothing is left
  *   in the cache then.
  */
-export async function decompressedShard(
+export function decompressedShard(
   zipFile: string,
   compression: string,
   rawName: string,
   rawBytes: number | undefined,
   dir: string = defaultDecompressDir(),
 ): Promise<string> {
+  return decompressedFile(zipFile, compression, rawName, rawBytes, dir, {
+    sizeField: 'raw_data.bytes',
+    expected: "a whole shard as streaming's compression.py writes it",
+    otherwise: `expected the raw shard ${rawName} next to it (streaming decompresses downloaded shards to that name)`,
+  });
+}
+
+/**
+ * A whole-file compressed file, decompressed once into `dir` (a folder per compressed file's
+ * identity) and reused while the compressed file is unchanged.
+ * @param zipFile the compressed file.
+ * @param compression `family` or `family:level` ({@link DECOMPRESSED_FAMILIES} are read).
+ * @param rawName the decompressed file's name.
+ * @param rawBytes the size in bytes it must have once decompressed, when the index gives it.
+ * @param origin the words of the messages (which index field, what was expected).
+ * @returns the decompressed file's absolute path.
+ * @throws DataError naming the compressed file: a codec this reader does not decompress (named),
+ *   data that does not decompress (truncated, corrupt: its size named), or a decompressed size
+ *   other than `rawBytes`. Nothing is left in the cache then.
+ */
+export async function decompressedFile(
+  zipFile: string,
+  compression: string,
+  rawName: string,
+  rawBytes: number | undefined,
+  dir: string,
+  origin: CompressedOrigin,
+): Promise<string> {
   const family = compressionFamily(compression);
   if (!(DECOMPRESSED_FAMILIES as readonly string[]).includes(family)) {
     throw new DataError(
-      `${zipFile}: compressed with ${compression}, which this reader does not decompress (it reads ${DECOMPRESSED_FAMILIES.join(', ')}); expected the raw shard ${rawName} next to it (streaming decompresses downloaded shards to that name)`,
+      `${zipFile}: compressed with ${compression}, which this reader does not decompress (it reads ${DECOMPRESSED_FAMILIES.join(', ')}); ${origin.otherwise}`,
       zipFile,
     );
   }
@@ -101,7 +146,7 @@ export async function decompressedShard(
   try {
     st = await fs.promises.stat(zipFile);
   } catch (err) {
-    throw new DataError(`${zipFile}: cannot read the compressed shard: ${(err as Error).message}`, zipFile);
+    throw new DataError(`${zipFile}: cannot read the compressed file: ${(err as Error).message}`, zipFile);
   }
   const key = crypto
     .createHash('sha256')
@@ -121,7 +166,7 @@ export async function decompressedShard(
     const size = (await fs.promises.stat(tmp)).size;
     if (rawBytes !== undefined && size !== rawBytes) {
       throw new DataError(
-        `${zipFile}: decompresses (${compression}) to ${fmt(size)} bytes; index.json says raw_data.bytes ${fmt(rawBytes)}`,
+        `${zipFile}: decompresses (${compression}) to ${fmt(size)} bytes; index.json says ${origin.sizeField} ${fmt(rawBytes)}`,
         zipFile,
       );
     }
@@ -131,7 +176,7 @@ export async function decompressedShard(
     await fs.promises.rm(tmp, { force: true });
     if (err instanceof DataError) throw err;
     throw new DataError(
-      `${zipFile}: its ${fmt(st.size)} bytes do not decompress as ${compression} (${(err as Error).message}); expected a whole shard as streaming's compression.py writes it`,
+      `${zipFile}: its ${fmt(st.size)} bytes do not decompress as ${compression} (${(err as Error).message}); expected ${origin.expected}`,
       zipFile,
     );
   }

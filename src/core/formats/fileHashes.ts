@@ -77,6 +77,14 @@ export function hashSupported(algorithm: string): boolean {
   return XXHASH.has(a) || crypto.getHashes().includes(a);
 }
 
+/**
+ * The folder a stream file lies in, in the dataset: its own, or for a copy decompressed into the
+ * cache its compressed file's ({@link FormatFile.storedAs}). Sidecar names are relative to it.
+ */
+export function storedFolder(f: FormatFile): string {
+  return path.dirname(f.storedAs ?? f.path);
+}
+
 /** One line of a stream manifest: a token file and its sidecars with their sha256 and size. */
 export interface StreamManifestLine {
   /** The file's name in the stream (relative to the opened folder, `/`-separated). */
@@ -90,7 +98,7 @@ export interface StreamManifestLine {
   bytes: number;
   /** The format the file was read as. */
   format: string;
-  /** Files belonging to it (Megatron `.idx`, Dolma `.csv.gz`…), named relative to the token file's folder. */
+  /** Files belonging to it (Megatron `.idx`, Dolma `.csv.gz`…), named relative to the token file's folder in the dataset ({@link storedFolder}). */
   sidecars: { file: string; sha256: string; bytes: number }[];
 }
 
@@ -110,7 +118,7 @@ export async function streamManifest(
     const sidecars = [];
     for (const s of f.sidecars ?? []) {
       sidecars.push({
-        file: path.relative(path.dirname(f.path), s).split(path.sep).join('/'),
+        file: path.relative(storedFolder(f), s).split(path.sep).join('/'),
         sha256: (await hashFile(s, ['sha256'], opts.signal)).sha256,
         bytes: await sizeOf(s),
       });
@@ -143,6 +151,11 @@ export interface HashCheck {
   name: string;
   path: string;
   expected: FormatHash[];
+  /**
+   * The stream file ({@link FormatFile.name}) the check belongs to: the file itself or one of its
+   * sidecars (a manifest line's `sidecars`); what a per-file status ({@link fileVerdicts}) groups by.
+   */
+  file?: string;
 }
 
 /** The outcome of one {@link HashCheck}. */
@@ -155,6 +168,8 @@ export interface HashCheckResult {
   message?: string;
   /** The digests compared: algorithm, expected, actual. */
   digests: { algorithm: string; expected: string; actual?: string }[];
+  /** The check's {@link HashCheck.file}. */
+  file?: string;
 }
 
 /**
@@ -198,6 +213,7 @@ export async function checkHashes(checks: readonly HashCheck[], signal?: AbortSi
     results.push({
       name: c.name,
       path: c.path,
+      file: c.file,
       status: bad ? 'mismatch' : 'ok',
       message: bad ? `${c.name}: ${bad.algorithm} ${bad.actual} differs from the expected ${bad.expected}` : undefined,
       digests,
@@ -239,12 +255,17 @@ export function manifestChecks(text: string, file: string, files: readonly Forma
         line,
       );
     listed.add(v.shard);
-    checks.push({ name: v.shard, path: f.path, expected: [{ algorithm: 'sha256', hex: v.sha256 }] });
+    checks.push({ name: v.shard, path: f.path, expected: [{ algorithm: 'sha256', hex: v.sha256 }], file: f.name });
     for (const s of Array.isArray(v.sidecars) ? v.sidecars : []) {
       if (!s || typeof s.file !== 'string' || typeof s.sha256 !== 'string') {
         throw new DataError(`${file} line ${line}: a sidecar of ${v.shard} lacks "file" or "sha256"`, file, line);
       }
-      checks.push({ name: s.file, path: path.resolve(path.dirname(f.path), s.file), expected: [{ algorithm: 'sha256', hex: s.sha256 }] });
+      checks.push({
+        name: s.file,
+        path: path.resolve(storedFolder(f), s.file),
+        expected: [{ algorithm: 'sha256', hex: s.sha256 }],
+        file: f.name,
+      });
     }
   });
   const unlisted = files.find((f) => !listed.has(f.name));
@@ -273,19 +294,19 @@ export function formatVerifyChecks(
 ): { checks: HashCheck[]; kinds: string[] } {
   const checks = manifest
     ? manifestChecks(manifest.text, manifest.file, files)
-    : files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes! }));
+    : files.filter((f) => f.hashes?.length).map((f) => ({ name: f.name, path: f.path, expected: f.hashes!, file: f.name }));
   const kinds = [...new Set(checks.flatMap((c) => c.expected.map((h) => h.algorithm)))];
   return { checks, kinds };
 }
 
 /**
- * The first of {@link STREAM_MANIFEST_NAMES} that exists in the folder of a stream's first file,
- * or undefined. A `shard_manifest.jsonl` that is the dataset card's own manifest is not one: the
+ * The first of {@link STREAM_MANIFEST_NAMES} that exists in the folder of a stream's first file
+ * ({@link storedFolder}: a decompressed copy's compressed file's), or undefined. A `shard_manifest.jsonl` that is the dataset card's own manifest is not one: the
  * caller only asks for format streams.
  */
 export async function streamManifestNextTo(files: readonly FormatFile[]): Promise<string | undefined> {
   if (!files.length) return undefined;
-  const dir = path.dirname(files[0].path);
+  const dir = storedFolder(files[0]);
   for (const name of STREAM_MANIFEST_NAMES) {
     const p = path.join(dir, name);
     try {
@@ -295,4 +316,60 @@ export async function streamManifestNextTo(files: readonly FormatFile[]): Promis
     }
   }
   return undefined;
+}
+
+/** The verify verdict of one stream file from the checks of it and its sidecars ({@link fileVerdicts}). */
+export interface FileVerdict {
+  /** Position of the file in the stream (index into the files given). */
+  index: number;
+  /**
+   * `ok` every check ok; else the worst: `mismatch` (a digest differs), `unreadable`, `missing`,
+   * `no-hash` (only digests this tool does not compute) — the statuses of the dataset card's shards
+   * (`ShardStatus`), so the manifest table shows both alike.
+   */
+  status: 'ok' | 'mismatch' | 'unreadable' | 'missing' | 'no-hash';
+  /** One sentence: what matched, or each check that is not ok. */
+  detail: string;
+  /** The results grouped here, in check order. */
+  results: HashCheckResult[];
+}
+
+/** Worst first: which status a file gets when its checks disagree. */
+const VERDICT_ORDER: readonly FileVerdict['status'][] = ['mismatch', 'unreadable', 'missing', 'no-hash', 'ok'];
+
+/**
+ * Groups check results by the stream file they belong to ({@link HashCheck.file}, else the file
+ * whose path or sidecar the result's path is) into one verdict per file that was checked, in
+ * stream order. Results belonging to no file of `files` are left out.
+ */
+export function fileVerdicts(files: readonly FormatFile[], results: readonly HashCheckResult[]): FileVerdict[] {
+  const byName = new Map(files.map((f, i) => [f.name, i]));
+  const byPath = new Map<string, number>();
+  files.forEach((f, i) => {
+    byPath.set(path.resolve(f.path), i);
+    for (const s of f.sidecars ?? []) if (!byPath.has(path.resolve(s))) byPath.set(path.resolve(s), i);
+  });
+  const groups = new Map<number, HashCheckResult[]>();
+  for (const r of results) {
+    const i = r.file !== undefined ? byName.get(r.file) : byPath.get(path.resolve(r.path));
+    if (i === undefined) continue;
+    const g = groups.get(i) ?? [];
+    g.push(r);
+    groups.set(i, g);
+  }
+  return [...groups.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([index, rs]) => {
+      const st = (r: HashCheckResult): FileVerdict['status'] => (r.status === 'unchecked' ? 'no-hash' : r.status);
+      const status = VERDICT_ORDER.find((v) => rs.some((r) => st(r) === v))!;
+      const kinds = [...new Set(rs.flatMap((r) => r.digests.map((d) => d.algorithm)))].join(', ');
+      const detail =
+        status === 'ok'
+          ? `${files[index].name}: ${kinds} matched${rs.length > 1 ? ` (the file and ${rs.length - 1 === 1 ? 'its sidecar' : `its ${rs.length - 1} sidecars`})` : ''}.`
+          : rs
+              .filter((r) => r.status !== 'ok')
+              .map((r) => r.message ?? `${r.name}: ${r.status}`)
+              .join(' ');
+      return { index, status, detail, results: rs };
+    });
 }

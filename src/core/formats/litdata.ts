@@ -17,11 +17,18 @@
  *   L79–99 / `_TORCH_DTYPES_MAPPING` L56–77.
  * - documents: the chunks' items (one per value the `optimize` function yields; LitGPT's
  *   `prepare_*` scripts yield one tokenized document, EOS included).
- * - `config.compression` (zstd, `compression.py`) compresses whole chunk files: refused, naming the codec.
+ * - `config.compression` `zstd` / `zstd:{1..22}` (`compression.py` L43–79, the only codec) compresses
+ *   each whole chunk file (`write_chunk_to_file` L401–413) named `chunk-{rank}-{n}.{compression}.bin`
+ *   (`get_chunk_filename` L299–302); `chunk_bytes` is the size before compression. litdata's reader
+ *   decompresses a chunk to its name without `.{compression}` (`config.py` `try_decompress`
+ *   L149–168); so a raw chunk of that name next to the compressed one is read, else the chunk is
+ *   decompressed into the user's cache (`compression.ts`) and read there. Other codecs are refused,
+ *   naming the codec.
  */
 import * as path from 'path';
 import { DataError } from '../errors';
 import { fmt } from '../units';
+import { decompressedFile, defaultDecompressDir } from './compression';
 import { fileSize, indexJsonHead, readBytes, readWhole } from './files';
 import { GrowableFloat64 } from './growable';
 import { FormatAdapter, FormatFile, OpenedFormat, SniffInput, SniffResult, TokenDtype, dtypeBytes } from './types';
@@ -38,7 +45,7 @@ function sniffLitdata(input: SniffInput): SniffResult | undefined {
   const index = indexJsonHead(input);
   if (index !== undefined)
     return INDEX_START.test(index) ? { format: 'litdata', confidence: 2, reason: 'litdata index.json with "chunks"' } : undefined;
-  const chunk = /^chunk-\d+-\d+\.bin$/;
+  const chunk = CHUNK_NAME;
   if (input.isDirectory) {
     // A folder of many chunks lists index.json after the chunks, past the heads a sniffer gets.
     const first = input.names.find((n) => chunk.test(n));
@@ -52,6 +59,12 @@ function sniffLitdata(input: SniffInput): SniffResult | undefined {
   }
   return undefined;
 }
+
+/** A chunk's file name (`get_chunk_filename`: `chunk-{rank}-{n}.bin`, compressed `chunk-{rank}-{n}.zstd[:level].bin`). */
+const CHUNK_NAME = /^chunk-\d+-\d+(\.zstd(:\d+)?)?\.bin$/;
+
+/** litdata's compression names (`ZSTDCompressor.register`, compression.py L71–79): `zstd` (level 4) or `zstd:1` … `zstd:22`. */
+const COMPRESSION = /^zstd(:([1-9]|1\d|2[0-2]))?$/;
 
 /** One chunk's entry in `index.json`. */
 interface ChunkEntry {
@@ -76,11 +89,16 @@ export function litdataDtype(format: unknown, indexFile: string): TokenDtype {
 
 /**
  * Parses a litdata `index.json` into its chunk entries and dtype.
+ * `compression` is null, or a name litdata's zstd compressor registers (`zstd`, `zstd:N`).
  * @throws DataError naming the file and the field: not JSON, no `chunks` list, an item loader
- *   other than TokensLoader, compression, a data format that is not a token array, a chunk entry
- *   without whole-number `chunk_bytes` / `chunk_size` or with a file name outside the folder.
+ *   other than TokensLoader, a compression other than litdata's zstd, encryption, a data format
+ *   that is not a token array, a chunk entry without whole-number `chunk_bytes` / `chunk_size` or
+ *   with a file name outside the folder.
  */
-export function parseLitdataIndex(text: string, indexFile: string): { chunks: ChunkEntry[]; dtype: TokenDtype } {
+export function parseLitdataIndex(
+  text: string,
+  indexFile: string,
+): { chunks: ChunkEntry[]; dtype: TokenDtype; compression: string | null } {
   let obj: unknown;
   try {
     obj = JSON.parse(text);
@@ -103,9 +121,10 @@ export function parseLitdataIndex(text: string, indexFile: string): { chunks: Ch
       indexFile,
     );
   }
-  if (o.config.compression) {
+  const compression = o.config.compression ?? null;
+  if (compression !== null && (typeof compression !== 'string' || !COMPRESSION.test(compression))) {
     throw new DataError(
-      `${indexFile}: config.compression is ${JSON.stringify(o.config.compression)}: the chunks are compressed with ${String(o.config.compression).split(':')[0]}, which this reader does not decompress; expected uncompressed chunks`,
+      `${indexFile}: config.compression is ${JSON.stringify(compression)}: the chunks are compressed with ${String(compression).split(':')[0]}, which this reader does not decompress; expected null or litdata's zstd (zstd, zstd:1 … zstd:22)`,
       indexFile,
     );
   }
@@ -127,7 +146,7 @@ export function parseLitdataIndex(text: string, indexFile: string): { chunks: Ch
     }
     return { chunk_bytes: e.chunk_bytes!, chunk_size: e.chunk_size!, dim: whole(e.dim) ? e.dim! : null, filename: e.filename };
   });
-  return { chunks, dtype };
+  return { chunks, dtype, compression: compression || null };
 }
 
 /**
@@ -190,32 +209,82 @@ export function parseLitdataChunk(
   return { headerBytes, numTokens };
 }
 
+/**
+ * The file holding a chunk's raw bytes: the chunk itself, or for a compressed chunk litdata's own
+ * decompressed copy next to it (its name without `.{compression}`, `config.py` L153) when present,
+ * else a copy decompressed into the user's cache, checked against `chunk_bytes`.
+ * @throws DataError naming the compressed chunk (missing, does not decompress, wrong size).
+ */
+async function chunkData(
+  dir: string,
+  c: ChunkEntry,
+  compression: string | null,
+  present: ReadonlySet<string>,
+  indexFile: string,
+): Promise<string> {
+  const file = path.join(dir, c.filename);
+  if (!compression) return file;
+  const rawName = rawChunkName(c.filename, compression);
+  if (rawName !== c.filename && present.has(rawName)) return path.join(dir, rawName);
+  if (!present.has(c.filename))
+    throw new DataError(`${file}: missing; ${indexFile} lists it as a chunk compressed with ${compression}`, file);
+  return decompressedFile(file, compression, rawName, c.chunk_bytes, defaultDecompressDir(), {
+    sizeField: `chunk_bytes`,
+    expected: `one chunk compressed whole with ${compression} as litdata's writer.py writes it`,
+    otherwise: `expected litdata's zstd`,
+  });
+}
+
+/** A compressed chunk's name once decompressed (`config.py` `try_decompress` L153: `.{compression}` removed). */
+function rawChunkName(filename: string, compression: string): string {
+  return filename.replace(`.${compression}`, '');
+}
+
 async function openLitdata(input: SniffInput): Promise<OpenedFormat> {
   const dir = input.isDirectory ? input.path : path.dirname(input.path);
   const indexFile = path.join(dir, 'index.json');
-  const { chunks, dtype } = parseLitdataIndex((await readWhole(indexFile)).toString('utf8'), indexFile);
+  const { chunks, dtype, compression } = parseLitdataIndex((await readWhole(indexFile)).toString('utf8'), indexFile);
   const only = !input.isDirectory && path.basename(input.path) !== 'index.json' ? path.basename(input.path) : undefined;
-  const chosen = only ? chunks.filter((c) => c.filename === only) : chunks;
+  // A chunk opened alone: its name in index.json, or (compressed) the name litdata decompresses it to.
+  const chosen = only
+    ? chunks.filter((c) => c.filename === only || (compression && rawChunkName(c.filename, compression) === only))
+    : chunks;
   if (!chosen.length)
     throw new DataError(`${indexFile}: lists no chunk ${only ? `named ${only}` : ''}; expected chunks of tokens`, indexFile);
+  const present = new Set(input.names);
   const starts = new GrowableFloat64();
   const files: FormatFile[] = [];
+  let decompressed = false;
   let base = 0;
   for (const c of chosen) {
-    const file = path.join(dir, c.filename);
-    const sizeBytes = await fileSize(file);
-    const head = await readBytes(file, 0, Math.min(sizeBytes, 4 * (c.chunk_size + 2)));
-    const { headerBytes, numTokens } = parseLitdataChunk(head, file, c, sizeBytes, dtype, base, starts);
-    if (sizeBytes !== c.chunk_bytes)
-      throw new DataError(`${file}: ${fmt(sizeBytes)} bytes; index.json says chunk_bytes ${fmt(c.chunk_bytes)}`, file);
-    // index.json belongs to the whole stream: listed once, with the first chunk.
+    const file = await chunkData(dir, c, compression, present, indexFile);
+    // index.json belongs to the whole stream: listed once, with the first chunk; a chunk read from
+    // a decompressed copy lists its compressed file (what the folder holds).
+    const zip = file !== path.join(dir, c.filename) && present.has(c.filename) ? path.join(dir, c.filename) : undefined;
+    const decompressedHere = zip !== undefined && !file.startsWith(dir + path.sep);
+    if (decompressedHere) decompressed = true;
+    let headerBytes: number, numTokens: number, sizeBytes: number;
+    try {
+      sizeBytes = await fileSize(file);
+      const head = await readBytes(file, 0, Math.min(sizeBytes, 4 * (c.chunk_size + 2)));
+      ({ headerBytes, numTokens } = parseLitdataChunk(head, file, c, sizeBytes, dtype, base, starts));
+      if (sizeBytes !== c.chunk_bytes)
+        throw new DataError(`${file}: ${fmt(sizeBytes)} bytes; index.json says chunk_bytes ${fmt(c.chunk_bytes)}`, file);
+    } catch (err) {
+      // A fault inside a copy in the cache is the compressed chunk's: name the file people have.
+      if (!decompressedHere || !(err instanceof DataError)) throw err;
+      const rest = err.message.startsWith(file) ? err.message.slice(file.length) : `: ${err.message}`;
+      throw new DataError(`${zip}, decompressed (${file})${rest}`, zip!);
+    }
+    const sidecars = [...(files.length ? [] : [indexFile]), ...(zip ? [zip] : [])];
     files.push({
       path: file,
-      name: c.filename,
+      storedAs: decompressedHere ? zip : undefined,
+      name: path.basename(file),
       numTokens,
       sizeBytes,
       layout: { dtype, headerBytes },
-      sidecars: files.length ? undefined : [indexFile],
+      sidecars: sidecars.length ? sidecars : undefined,
     });
     base += numTokens;
   }
@@ -225,7 +294,10 @@ async function openLitdata(input: SniffInput): Promise<OpenedFormat> {
     dtypeSource: 'sidecar',
     files,
     documents: { starts: starts.toArray() },
-    notes: ['documents: the chunks’ items (one per value the optimize function yielded; LitGPT yields one tokenized document each)'],
+    notes: [
+      'documents: the chunks’ items (one per value the optimize function yielded; LitGPT yields one tokenized document each)',
+      ...(decompressed ? [`chunks compressed with ${compression} are read decompressed from ${defaultDecompressDir()}`] : []),
+    ],
   };
 }
 

@@ -360,6 +360,7 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
       throw new DataError(`${indexFile}: ${where}: samples must be a whole number`, indexFile);
     const col = mdsTokenColumn(shard, where, indexFile);
     let file = path.join(dir, raw.basename);
+    let storedAs: string | undefined;
     const sidecars: string[] = files.length ? [] : [indexFile];
     if (!present.has(raw.basename)) {
       const zip = shard.zip_data as Record<string, unknown> | null;
@@ -370,6 +371,7 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
         throw new DataError(`${zipFile}: missing; ${indexFile} lists it as ${where} compressed with ${shard.compression}`, zipFile);
       file = await decompressedShard(zipFile, shard.compression, raw.basename, typeof raw.bytes === 'number' ? raw.bytes : undefined);
       sidecars.push(zipFile);
+      storedAs = zipFile;
       decompressed.add(compressionFamily(shard.compression));
     }
     const sizeBytes = await fileSize(file);
@@ -384,6 +386,7 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
     dtype = dtype ?? got.dtype;
     files.push({
       path: file,
+      storedAs,
       name: raw.basename,
       numTokens: got.numTokens,
       sizeBytes,

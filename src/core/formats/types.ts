@@ -134,6 +134,12 @@ export interface FormatHash {
 export interface FormatFile {
   /** Absolute path of the file holding the tokens. */
   path: string;
+  /**
+   * When {@link path} is a copy decompressed into the user's cache (compressed MDS shards and
+   * litdata chunks): the compressed file in the dataset's folder, absolute. Names relative to the
+   * file (sidecars in a stream manifest, the manifest next to the files) are relative to its folder.
+   */
+  storedAs?: string;
   /** Name shown for it (relative to the opened folder, `/`-separated). */
   name: string;
   /** Tokens of the stream stored in the file. */
