@@ -145,19 +145,6 @@ export interface ShardReadPoolOptions {
   onFirstChunk?(key: number): void | Promise<void>;
   /** Keep the idle workers for the next run of this process (see the file header; default false: end them). */
   keepWarm?: boolean;
-  /**
-   * Called as each job is handed to a worker; the job it returns is the one read (and the one
-   * `onDone` gets). Lets the caller decide what a job does at the last moment (verify: scan it
-   * or not, depending on whether the index parameters are known yet).
-   */
-  prepare?(job: ReadJob): ReadJob;
-  /**
-   * Asked at each hand-out: when it returns a byte count > 0, consecutive jobs of any size go to
-   * the worker together up to that many bytes, and at most its fair share of the bytes left (one
-   * message, no progress until the batch is done): work that does not need this thread for a
-   * while (verify, while this thread parses the tokenizer).
-   */
-  batchBytes?(): number;
 }
 
 /** How long a read worker left idle by a run is kept for the next one (ms). */
@@ -285,9 +272,7 @@ export function prestartReadWorkers(jobs: number, spec: ReadWorkerSpec): void {
 /** The pool; one {@link run} at a time. */
 export class ShardReadPool {
   private readonly slots: Slot[] = [];
-  private queue: ReadJob[] = [];
-  /** The run's `open` promise has not settled: the run does not end yet (more jobs may come, {@link add}). */
-  private holding = false;
+  private queue: readonly ReadJob[] = [];
   private next = 0;
   private taskId = 0;
   private cancelled = false;
@@ -296,9 +281,8 @@ export class ShardReadPool {
   private resolveRun?: () => void;
   private onDone?: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void;
   /**
-   * When the first bytes of a run had been read and handled by a worker, on this thread's
-   * `performance.now()` clock (the worker says when: `progress.at`, `done.firstAt`; not when this
-   * thread, maybe busy, got the message); undefined until then.
+   * When the first bytes of a run had been read and handled by a worker (`performance.now()` of
+   * its first progress reply, or of a batch's reply); undefined until then.
    */
   firstDataAt?: number;
 
@@ -329,31 +313,17 @@ export class ShardReadPool {
   /**
    * Reads every job (or until cancelled), calling `onDone` for each finished one. Never rejects:
    * a worker that cannot start turns every job into an `unreadable` outcome.
-   * @param open while this promise is pending the run does not end, even with every job read:
-   *   the caller may still {@link add} jobs (its outcome is ignored; a rejection counts as settled).
    * @returns whether the signal fired during the run (jobs not reported through `onDone` did not finish).
    */
   async run(
     jobs: readonly ReadJob[],
     onDone: (job: ReadJob, outcome: Exclude<VerifyOutcome, { kind: 'cancelled' }>) => void,
-    open?: Promise<unknown>,
   ): Promise<{ cancelled: boolean }> {
-    this.queue = [...jobs];
+    this.queue = jobs;
     this.next = 0;
     this.onDone = onDone;
     this.settled = false;
-    this.holding = false;
     if (jobs.length === 0 || this.cancelled) return { cancelled: this.cancelled && jobs.length > 0 };
-    if (open) {
-      this.holding = true;
-      const release = () => {
-        this.holding = false;
-        if (this.settled) return;
-        for (const s of this.slots) if (!s.current && !s.dead) this.dispatch(s);
-        this.maybeDone();
-      };
-      open.then(release, release);
-    }
     const signal = this.opts.signal;
     const onAbort = () => this.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -385,16 +355,6 @@ export class ShardReadPool {
     return { cancelled: this.cancelled };
   }
 
-  /**
-   * Adds jobs to the run in progress (from `onDone`, or before the run's `open` promise settles);
-   * idle workers take them at once. Ignored once the run has ended or was cancelled.
-   */
-  add(jobs: readonly ReadJob[]): void {
-    if (this.settled || this.cancelled || jobs.length === 0) return;
-    this.queue.push(...jobs);
-    for (const s of this.slots) if (!s.current && !s.dead) this.dispatch(s);
-  }
-
   private finishRun(): void {
     if (this.settled) return;
     this.settled = true;
@@ -405,39 +365,25 @@ export class ShardReadPool {
   private maybeDone(): void {
     if (this.settled) return;
     if (this.slots.some((s) => s.current && !s.dead)) return;
-    if (!this.cancelled && (this.holding || this.next < this.queue.length)) return;
+    if (!this.cancelled && this.next < this.queue.length) return;
     this.finishRun();
   }
 
   private dispatch(slot: Slot): void {
-    // One file (or batch) per worker at a time: `add` from an `onDone` may have served this slot already.
-    if (slot.current) return;
     if (this.cancelled || slot.dead || this.next >= this.queue.length) {
       this.maybeDone();
       return;
     }
     const hold = !!this.opts.onFirstChunk;
     const id = ++this.taskId;
-    const prepare = this.opts.prepare ?? ((j: ReadJob) => j);
-    const jobs = [prepare(this.queue[this.next++])];
-    // Small files travel together (not with the test hook, which pauses inside one file); so do
-    // files of any size while the caller asks for wide batches.
-    const wide = hold ? 0 : (this.opts.batchBytes?.() ?? 0);
-    if (!hold && (wide > 0 || jobs[0].expectedSize <= BATCH_FILE_BYTES)) {
-      const maxFile = wide > 0 ? Infinity : BATCH_FILE_BYTES;
-      let maxBytes = BATCH_BYTES;
-      if (wide > 0) {
-        // The bytes left, counted as far as they matter (a few batches' worth of files, or enough bytes).
-        let left = 0;
-        const end = Math.min(this.queue.length, this.next - 1 + BATCH_FILES * this.slots.length);
-        for (let i = this.next - 1; i < end && left < wide * this.slots.length; i++) left += this.queue[i].expectedSize;
-        maxBytes = Math.max(BATCH_BYTES, Math.min(wide, Math.ceil(left / this.slots.length)));
-      }
+    const jobs = [this.queue[this.next++]];
+    // Small files travel together (not with the test hook, which pauses inside one file).
+    if (!hold && jobs[0].expectedSize <= BATCH_FILE_BYTES) {
       let bytes = jobs[0].expectedSize;
       while (jobs.length < BATCH_FILES && this.next < this.queue.length) {
         const j = this.queue[this.next];
-        if (j.expectedSize > maxFile || bytes + j.expectedSize > maxBytes) break;
-        jobs.push(prepare(j));
+        if (j.expectedSize > BATCH_FILE_BYTES || bytes + j.expectedSize > BATCH_BYTES) break;
+        jobs.push(j);
         bytes += j.expectedSize;
         this.next++;
       }
@@ -512,11 +458,7 @@ export class ShardReadPool {
   private onMessage(slot: Slot, msg: VerifyWorkerReply): void {
     const cur = slot.current;
     if (!cur || msg.id !== cur.id) return;
-    const at = msg.type === 'progress' ? msg.at : msg.type === 'done' || msg.type === 'batch-done' ? msg.firstAt : undefined;
-    if (at !== undefined) {
-      const local = at - performance.timeOrigin;
-      if (this.firstDataAt === undefined || local < this.firstDataAt) this.firstDataAt = local;
-    }
+    if (this.firstDataAt === undefined && (msg.type === 'progress' || msg.type === 'batch-done')) this.firstDataAt = performance.now();
     if (msg.type === 'progress') cur.bytes = msg.bytes;
     else if (msg.type === 'held') {
       void Promise.resolve()

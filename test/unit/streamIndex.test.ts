@@ -672,54 +672,6 @@ describe('stream index', function () {
     );
   });
 
-  it('index parameters still loading: hashing starts at once, shards hashed before are read again for the index, the entries are the same', async () => {
-    const root = path.join(tmp, 'verify-index-pending');
-    fs.cpSync(sampleDir(), root, { recursive: true });
-    const ds = await openDataset(root);
-    const params = indexParamsFor(ds, await loadTokenizer(ds.tokenizerFile!));
-    const sums = sha256sum(ds.shards.map((e) => e.path));
-    const n = ds.shards.length;
-    const known = new IndexStore(path.join(tmp, 'store-pending-known'));
-    assert.strictEqual((await verifyShards(ds.shards, { jobs: 2, index: { store: known, params } })).indexed, n);
-    const reference = await openDatasetIndex(ds, new IndexStore(known.dir), params);
-    const strip = (r: (typeof reference.records)[number]) => ({ ...r!, builtAt: 0 });
-    const sameAsKnown = async (dir: string) => {
-      const ix = await openDatasetIndex(ds, new IndexStore(dir), params);
-      assert.deepStrictEqual(ix.records.map(strip), reference.records.map(strip));
-      for (let i = 0; i < n; i++)
-        assert.deepStrictEqual(await known.loadDocHashes(reference.records[i]!), await new IndexStore(dir).loadDocHashes(ix.records[i]!));
-    };
-    // Settled only once a shard was verified: that shard (and its batch) was hashed without the scan.
-    let release!: (p: typeof params) => void;
-    const later = new Promise<typeof params>((r) => (release = r));
-    const slow = new IndexStore(path.join(tmp, 'store-pending-slow'));
-    const rep = await verifyShards(ds.shards, { jobs: 2, index: { store: slow, params: later }, onResult: () => release(params) });
-    assert.strictEqual(rep.counts.ok, n);
-    for (const r of rep.results) assert.strictEqual(r.actualSha256, sums.get(r.path));
-    assert.strictEqual(rep.indexed, n, 'every shard indexed, those hashed first by a second read');
-    assert.strictEqual(
-      rep.bytesHashed,
-      ds.shards.reduce((b, e) => b + fs.statSync(e.path).size, 0),
-      'each shard hashed once',
-    );
-    await sameAsKnown(slow.dir);
-    // Settled before any hand-out, after the stat pass: cached shards without an entry are read for the index only.
-    const cache = VerifyCache.inMemory();
-    await verifyShards(ds.shards.slice(0, 3), { jobs: 2, cache });
-    const soon = new IndexStore(path.join(tmp, 'store-pending-soon'));
-    const rep2 = await verifyShards(ds.shards, { jobs: 2, cache, index: { store: soon, params: Promise.resolve(params) } });
-    assert.deepStrictEqual([rep2.counts.ok, rep2.fromCache, rep2.indexed], [n, 3, n]);
-    await sameAsKnown(soon.dir);
-    // Parameters that cannot be had: verify still verifies; nothing indexed, one sentence why.
-    const none = new IndexStore(path.join(tmp, 'store-pending-none'));
-    const rep3 = await verifyShards(ds.shards, {
-      jobs: 2,
-      index: { store: none, params: Promise.reject(new Error('no tokenizer here')) },
-    });
-    assert.deepStrictEqual([rep3.counts.ok, rep3.indexed], [n, 0]);
-    assert.strictEqual(rep3.indexError, 'cannot build the stream index: no tokenizer here');
-  });
-
   it('the workers write the entries; an index folder that cannot be made is one sentence naming it, and verify still verifies', async () => {
     const root = path.join(tmp, 'verify-index-unwritable');
     fs.cpSync(sampleDir(), root, { recursive: true });

@@ -283,10 +283,8 @@ export async function runVerifyCommand(root: string, opts: VerifyCommandOptions)
   let index: VerifyOptions['index'];
   if (!opts.noIndex && !noCache && !part) {
     const dir = defaultCliIndexDir();
-    // Not awaited: the workers start hashing while this thread reads the tokenizer (a first run
-    // parses its JSON, ~0.1–0.2 s); the shards they took meanwhile are read again for the index.
-    const params = ds.tokenizerFile ? cachedIndexParams(ds, ds.tokenizerFile, dir).catch(() => indexParamsFor(ds)) : indexParamsFor(ds);
-    index = { store: new IndexStore(dir, { remember: false }), params };
+    const params = ds.tokenizerFile ? await cachedIndexParams(ds, ds.tokenizerFile, dir).catch(() => undefined) : undefined;
+    index = { store: new IndexStore(dir, { remember: false }), params: params ?? indexParamsFor(ds) };
   }
   let report: VerifyReport;
   try {

@@ -37,7 +37,7 @@
  */
 import * as fs from 'fs';
 import { fmt } from '../units';
-import { FileIdentity, identityKeyOfStats, identityOfStats } from '../fileIdentity';
+import { identityKeyOfStats, identityOfStats } from '../fileIdentity';
 import { BYTES_PER_TOKEN, ShardEntry } from '../manifest';
 import { ReadJob, ShardReadPool, defaultJobs, prestartReadWorkers, resolveWorkerScript } from '../shardPool';
 import { Schedule } from '../schedule';
@@ -55,13 +55,6 @@ export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 export { CANCEL_GRACE_MS, defaultJobs } from '../shardPool';
 /** How often a long run saves the cache while it runs (ms). */
 export const CACHE_SAVE_INTERVAL_MS = 30_000;
-/**
- * While the index parameters are still loading (`index.params` a promise), a worker is handed up to
- * this many bytes of shards at once (256 MiB: ~0.15 s of sha256 per core, about what a first
- * parse of a 2.7 MB tokenizer.json takes on this thread), so it does not wait for this busy
- * thread between two shards.
- */
-export const PARAMS_WAIT_BATCH_BYTES = 256 * 1024 * 1024;
 
 /**
  * Outcome of one shard:
@@ -178,14 +171,7 @@ export interface VerifyOptions {
    */
   index?: {
     store: IndexStore;
-    /**
-     * The scan parameters, or a promise of them (e.g. while the tokenizer is parsed): hashing
-     * then starts at once, and the shards handed to a worker before the promise settles are
-     * hashed without the scan and read once more for the index when it has (a page-cache read:
-     * a copy, ~0.15 CPU-s per GB, instead of idle workers). A rejected promise: those shards are
-     * not indexed and `indexError` says why.
-     */
-    params: ScanParams | Promise<ScanParams>;
+    params: ScanParams;
     /** Called when a shard's index entry was written (by `ShardEntry.index`). */
     onIndexed?(index: number): void;
   };
@@ -321,19 +307,6 @@ class VerifyRun {
   private pool?: ShardReadPool;
   /** With `index`: the store entries the shards' files use now (kept by the prune after the run). */
   private readonly liveIndex = new Set<string>();
-  /** With `index`: the scan parameters once known, and their key. */
-  private params?: ScanParams;
-  private paramsKey = '';
-  /** One scan request per shard size, shared by its jobs (not an object per shard). */
-  private readonly scans = new Map<number, ReadJob['scan']>();
-  /** Until the parameters are known: identities of the files seen (their live entries are named then). */
-  private pendingLive: FileIdentity[] = [];
-  /** Until the parameters are known: cache hits whose index entry cannot be looked up yet. */
-  private pendingHits: { pos: number; identity: FileIdentity }[] = [];
-  /** Positions of shards handed to a worker without the scan (parameters not known then). */
-  private readonly unscanned = new Set<number>();
-  /** Of those, the ones read whole before the parameters were known: read again for the index. */
-  private rescan: number[] = [];
 
   constructor(
     private readonly shards: readonly ShardEntry[],
@@ -345,24 +318,7 @@ class VerifyRun {
   async run(): Promise<VerifyReport> {
     const { opts } = this;
     const signal = opts.signal;
-    const ix = opts.index;
-    // Parameters still loading: hashing starts without them; `open` settles once they are known.
-    let open: Promise<void> | undefined;
-    if (ix && ix.params instanceof Promise) {
-      open = ix.params.then(
-        (p) => this.setParams(p),
-        (err: unknown) => {
-          this.indexError ??= `cannot build the stream index: ${(err as Error).message ?? String(err)}`;
-        },
-      );
-    } else if (ix) this.setParams(ix.params as ScanParams);
     if (!signal?.aborted) await this.triage();
-    // Nothing to hash meanwhile: wait for the parameters (the index-only reads need them).
-    if (open && this.jobs.length === 0 && !signal?.aborted) {
-      await open;
-      open = undefined;
-      this.jobs.push(...this.deferredJobs());
-    }
     const triaged = performance.now();
     let readEnd = triaged;
     this.bytesTotal = this.jobs.reduce((n, j) => n + j.expectedSize, 0);
@@ -379,21 +335,18 @@ class VerifyRun {
         keepWarm: opts.keepWorkersWarm,
         signal,
         onFirstChunk: onFirstChunk ? (key) => onFirstChunk(this.shards[key].index) : undefined,
-        prepare: ix ? (job) => this.prepare(job) : undefined,
-        batchBytes: open ? () => (this.params || this.indexError ? 0 : PARAMS_WAIT_BATCH_BYTES) : undefined,
       });
       opts.onProgress?.(this.snapshot());
       const timer = opts.onProgress ? setInterval(() => opts.onProgress!(this.snapshot()), opts.progressIntervalMs ?? 200) : undefined;
       try {
-        const more = open?.then(() => this.addJobs(this.deferredJobs()));
-        cancelled = (await this.pool.run(this.jobs, (job, outcome) => this.done(job, outcome), more)).cancelled;
+        cancelled = (await this.pool.run(this.jobs, (job, outcome) => this.done(job, outcome))).cancelled;
       } finally {
         if (timer) clearInterval(timer);
       }
       readEnd = performance.now();
     }
     // Index entries were written: delete those no file can use any more (rewritten or replaced shards).
-    if (opts.index && this.params && this.indexed > 0) await opts.index.store.prune(this.liveIndex);
+    if (opts.index && this.indexed > 0) await opts.index.store.prune(this.liveIndex);
     // Shards neither finished nor (when not cancelled) left: only possible when cancelled.
     const unfinished: number[] = [];
     if (cancelled) this.shards.forEach((e, i) => this.results[i] || unfinished.push(e.index));
@@ -435,6 +388,17 @@ class VerifyRun {
   private async triage(): Promise<void> {
     const { opts } = this;
     const ix = opts.index;
+    // The parameters' key hashes the special ids: once per run, not once per shard.
+    const paramsKey = ix ? scanParamsKey(ix.params) : '';
+    // One scan request per shard size, shared by its jobs (not an object per shard); the worker
+    // writes the entry into the store itself.
+    const scans = new Map<number, ReadJob['scan']>();
+    const scanFor = (numTokens: number) => {
+      let scan = scans.get(numTokens);
+      if (!scan)
+        scans.set(numTokens, (scan = { ...ix!.params, numTokens, store: { dir: ix!.store.dir, paramsKey }, sliceBytes: opts.sliceBytes }));
+      return scan;
+    };
     for (let b = 0; b < this.shards.length; b += STAT_BATCH) {
       if (b > 0) await new Promise<void>((r) => setImmediate(r));
       // Cancelled while sorting out cache hits (100,000 of them take seconds): the rest stay unfinished.
@@ -442,8 +406,7 @@ class VerifyRun {
       for (let i = b; i < Math.min(this.shards.length, b + STAT_BATCH); i++) {
         const e = this.shards[i];
         const expectedSize = e.numTokens * BYTES_PER_TOKEN;
-        // Parameters not known yet: `prepare` adds the scan when the job is handed to a worker.
-        const scan = ix && this.params ? this.scanFor(e.numTokens) : undefined;
+        const scan = ix ? scanFor(e.numTokens) : undefined;
         let st: fs.BigIntStats;
         try {
           st = fs.statSync(e.path, { bigint: true });
@@ -456,10 +419,7 @@ class VerifyRun {
           }
           continue;
         }
-        if (ix) {
-          if (this.params) this.liveIndex.add(ix.store.baseName(identityOfStats(st), this.paramsKey));
-          else this.pendingLive.push(identityOfStats(st));
-        }
+        if (ix) this.liveIndex.add(ix.store.baseName(identityOfStats(st), paramsKey));
         if (st.isFile() && Number(st.size) !== expectedSize) {
           const r = new ShardResult(e, 'size-mismatch', false);
           r.actualSize = Number(st.size);
@@ -473,70 +433,13 @@ class VerifyRun {
           r.actualSize = Number(st.size);
           this.finish(i, r);
           // Known good, but not indexed yet: read it for the index only (no hash).
-          if (ix && !this.params) this.pendingHits.push({ pos: i, identity: identityOfStats(st) });
-          else if (ix && !ix.store.has(identityOfStats(st), this.paramsKey))
+          if (ix && !ix.store.has(identityOfStats(st), paramsKey))
             this.jobs.push({ key: i, path: e.path, expectedSize, hash: false, scan });
           continue;
         }
         this.jobs.push({ key: i, path: e.path, expectedSize, hash: true, scan });
       }
     }
-  }
-
-  /** The scan parameters are known: name the live index entries of the files seen so far. */
-  private setParams(p: ScanParams): void {
-    const ix = this.opts.index!;
-    this.params = p;
-    // The parameters' key hashes the special ids: once per run, not once per shard.
-    this.paramsKey = scanParamsKey(p);
-    for (const id of this.pendingLive) this.liveIndex.add(ix.store.baseName(id, this.paramsKey));
-    this.pendingLive = [];
-  }
-
-  /** The scan request of a shard size (needs the parameters); the worker writes the entry into the store itself. */
-  private scanFor(numTokens: number): ReadJob['scan'] {
-    let scan = this.scans.get(numTokens);
-    if (!scan) {
-      const ix = this.opts.index!;
-      scan = { ...this.params!, numTokens, store: { dir: ix.store.dir, paramsKey: this.paramsKey }, sliceBytes: this.opts.sliceBytes };
-      this.scans.set(numTokens, scan);
-    }
-    return scan;
-  }
-
-  /** An index-only read of the shard at `pos` (no hash). */
-  private scanJob(pos: number): ReadJob {
-    const e = this.shards[pos];
-    return { key: pos, path: e.path, expectedSize: e.numTokens * BYTES_PER_TOKEN, hash: false, scan: this.scanFor(e.numTokens) };
-  }
-
-  /** A job is handed to a worker: a hash job scans too when the parameters are known by now. */
-  private prepare(job: ReadJob): ReadJob {
-    if (!job.hash || job.scan) return job;
-    if (this.params) return { ...job, scan: this.scanFor(this.shards[job.key].numTokens) };
-    this.unscanned.add(job.key);
-    return job;
-  }
-
-  /**
-   * Once the parameters are known: the index-only reads left for later (shards hashed before, cache
-   * hits not indexed). Empty when the parameters could not be had.
-   */
-  private deferredJobs(): ReadJob[] {
-    const ix = this.opts.index;
-    if (!ix || !this.params) return [];
-    const jobs = this.rescan.map((pos) => this.scanJob(pos));
-    for (const h of this.pendingHits) if (!ix.store.has(h.identity, this.paramsKey)) jobs.push(this.scanJob(h.pos));
-    this.rescan = [];
-    this.pendingHits = [];
-    return jobs;
-  }
-
-  /** Adds reads to the running pool (their bytes count in the progress). */
-  private addJobs(jobs: ReadJob[]): void {
-    if (!jobs.length) return;
-    this.bytesTotal += jobs.reduce((n, j) => n + j.expectedSize, 0);
-    this.pool?.add(jobs);
   }
 
   private finish(pos: number, r: ShardResult): void {
@@ -559,11 +462,6 @@ class VerifyRun {
     const { opts } = this;
     const entry = this.shards[job.key];
     this.bytesFinished += job.expectedSize;
-    // Hashed before the scan parameters were known: read it again for the index.
-    if (this.unscanned.delete(job.key) && outcome.kind === 'read') {
-      if (this.params) this.addJobs([this.scanJob(job.key)]);
-      else this.rescan.push(job.key);
-    }
     if (outcome.kind === 'read' && opts.index) {
       if (outcome.indexed) {
         this.indexed++;

@@ -119,18 +119,14 @@ export type VerifyOutcome =
 
 /** Worker → parent messages. */
 export type VerifyWorkerReply =
-  /**
-   * Cumulative bytes of the task hashed so far (sent after every chunk); `at`, on the first chunk
-   * of a task only: when it had been read and handled (ms since the epoch, this thread's
-   * `performance.timeOrigin + performance.now()`, comparable across threads).
-   */
-  | { type: 'progress'; id: number; bytes: number; at?: number }
+  /** Cumulative bytes of the task hashed so far (sent after every chunk). */
+  | { type: 'progress'; id: number; bytes: number }
   /** Test hook: the worker is paused after the first chunk of task `id`. */
   | { type: 'held'; id: number }
-  /** The task ended; `firstAt`: when its first chunk had been handled (as `progress.at`), if any was read. */
-  | { type: 'done'; id: number; outcome: VerifyOutcome; firstAt?: number }
-  /** Every file of a batch ended (one outcome per task, same order); `firstAt` as for `done`, the batch's first chunk. */
-  | { type: 'batch-done'; id: number; outcomes: VerifyOutcome[]; firstAt?: number };
+  /** The task ended. */
+  | { type: 'done'; id: number; outcome: VerifyOutcome }
+  /** Every file of a batch ended (one outcome per task, same order). */
+  | { type: 'batch-done'; id: number; outcomes: VerifyOutcome[] };
 
 const data = workerData as VerifyWorkerData;
 const control = new Int32Array(data.control);
@@ -200,13 +196,6 @@ function aborted(): boolean {
 
 /** True while a batch is read: its files report no progress (the batch-done reply is the progress). */
 let quiet = false;
-/** When the first chunk of the task or batch in hand had been handled (see `VerifyWorkerReply`); reset per task/batch. */
-let firstChunkAt: number | undefined;
-
-/** Now, in ms since the epoch with sub-ms resolution (comparable with other threads' clocks). */
-function epochNow(): number {
-  return performance.timeOrigin + performance.now();
-}
 
 function post(msg: VerifyWorkerReply): void {
   if (quiet && msg.type === 'progress') return;
@@ -389,10 +378,7 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
         feeder?.push(buf, n);
       }
       pos = next;
-      if (firstChunkAt === undefined) {
-        firstChunkAt = epochNow();
-        post({ type: 'progress', id: task.id, bytes: pos, at: firstChunkAt });
-      } else post({ type: 'progress', id: task.id, bytes: pos });
+      post({ type: 'progress', id: task.id, bytes: pos });
       if (first && task.hold) {
         const gen = Atomics.load(control, 1);
         post({ type: 'held', id: task.id });
@@ -465,7 +451,6 @@ async function hashFile(task: VerifyTask): Promise<VerifyOutcome> {
 async function readBatch(batch: VerifyBatch): Promise<VerifyOutcome[]> {
   const outcomes: VerifyOutcome[] = [];
   quiet = true;
-  firstChunkAt = undefined;
   try {
     for (const task of batch.tasks) {
       if (aborted()) outcomes.push({ kind: 'cancelled' });
@@ -486,7 +471,7 @@ async function readBatch(batch: VerifyBatch): Promise<VerifyOutcome[]> {
 parentPort!.on('message', (task: VerifyTask | VerifyBatch) => {
   if (task.type === 'batch') {
     void readBatch(task).then((outcomes) =>
-      parentPort!.postMessage({ type: 'batch-done', id: task.id, outcomes, firstAt: firstChunkAt } satisfies VerifyWorkerReply),
+      parentPort!.postMessage({ type: 'batch-done', id: task.id, outcomes } satisfies VerifyWorkerReply),
     );
     return;
   }
@@ -495,9 +480,8 @@ parentPort!.on('message', (task: VerifyTask | VerifyBatch) => {
     post({ type: 'done', id: task.id, outcome: { kind: 'cancelled' } });
     return;
   }
-  firstChunkAt = undefined;
   void hashFile(task).then(
-    (outcome) => parentPort!.postMessage({ type: 'done', id: task.id, outcome, firstAt: firstChunkAt } satisfies VerifyWorkerReply),
+    (outcome) => parentPort!.postMessage({ type: 'done', id: task.id, outcome } satisfies VerifyWorkerReply),
     (err: unknown) =>
       post({ type: 'done', id: task.id, outcome: { kind: 'unreadable', message: `cannot read ${task.path}: ${errText(err)}` } }),
   );
