@@ -12,8 +12,9 @@
  * checks its own version, flags and the source; it rejects a mismatch). A run that found no usable
  * cache writes one as the process exits (after the command ran, so the functions it compiled are
  * in it), through a temporary file and a rename, and deletes the caches of other bundles; it
- * writes nothing when the cache folder lies inside a folder named on the command line (or the
- * folder of a file named there): nothing is ever written into a dataset. Any failure to read or
+ * writes nothing when the command line says `--no-cache` (write no cache at all), or when the
+ * cache folder lies inside a folder named on the command line (or the folder of a file named
+ * there): nothing is ever written into a dataset. Any failure to read or
  * write the cache only costs the compile: the CLI runs the same either way.
  *
  * Imports Node's modules only (this file is bundled alone and must stay small).
@@ -117,7 +118,9 @@ function run(): void {
   const script = new vm.Script(Module.wrap(source), { filename: file, cachedData: cached });
   if (!cached || script.cachedDataRejected)
     process.once('exit', () => {
-      if (!insideArgumentFolder(path.dirname(cacheFile), process.argv.slice(2))) writeCodeCache(cacheFile, script.createCachedData());
+      const args = process.argv.slice(2);
+      if (!args.includes('--no-cache') && !insideArgumentFolder(path.dirname(cacheFile), args))
+        writeCodeCache(cacheFile, script.createCachedData());
     });
   const m = new Module(file, module);
   m.filename = file;

@@ -69,7 +69,7 @@ describe('the CLI code cache', function () {
     assert.ok(rebuilt(), 'rebuilt after another format');
   });
 
-  it('nothing is written when the cache folder is inside a folder the command reads (a dataset)', () => {
+  it('nothing is written when the cache folder is inside a folder the command reads (a dataset), or with --no-cache', () => {
     const root = path.join(tmp, 'dataset');
     fs.cpSync(sampleDir(), root, { recursive: true });
     const listing = () => fs.readdirSync(root, { recursive: true }).map(String).sort();
@@ -83,6 +83,10 @@ describe('the CLI code cache', function () {
       assert.strictEqual(r.code, 0, r.stderr);
       assert.deepStrictEqual(listing(), before, `${target}: nothing written into the dataset`);
     }
+    // --no-cache: no cache of any kind is written.
+    const none = path.join(tmp, 'no-cache-home');
+    assert.strictEqual(cli(none, ['verify', root, '--no-cache', '--json']).code, 0);
+    assert.ok(!fs.existsSync(none), '--no-cache writes no code cache');
   });
 
   it('a cache folder that cannot be made costs only the compile', () => {
