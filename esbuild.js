@@ -93,7 +93,17 @@ const nodeTargets = [
   },
   {
     ...common,
+    // the CLI bundle, run by dist/cli.js through V8's code cache (src/cli/loader.ts)
     entryPoints: ['src/cli/main.ts'],
+    outfile: 'dist/cli-main.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
+  {
+    ...common,
+    // the `token-shards` executable: the small loader of dist/cli-main.js
+    entryPoints: ['src/cli/loader.ts'],
     outfile: 'dist/cli.js',
     platform: 'node',
     format: 'cjs',

@@ -1,6 +1,7 @@
 /**
- * `token-shards`: the headless front over the same core as the extension. Built to `dist/cli.js`
- * (package `bin`).
+ * `token-shards`: the headless front over the same core as the extension. Built to
+ * `dist/cli-main.js`, which the package's `bin`, `dist/cli.js` (`loader.ts`), runs through V8's
+ * code cache.
  *
  * This file builds the commander program: the global options, then one `register(program, ctx)`
  * per file in `src/cli/commands/`. Every subcommand gets `--help`; `--version` prints the

@@ -13,7 +13,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { DataError } from './errors';
 import { fmt } from './units';
-import { lineColumnAt, parseJson } from './safeJson';
+import { MAX_JSON_DEPTH, lineColumnAt, parseJson } from './safeJson';
+import { scanBpeVocab } from './vocabScan';
 import { EncodeOptions, Encoder } from './encode';
 import { READ_LIMITS, readRegularTextFile } from './safeRead';
 
@@ -90,8 +91,11 @@ interface TokenizerJson {
   decoder?: { type?: string } | null;
 }
 
-/** GPT-2's byte-level alphabet: byte → printable char, inverted here to char code → byte. */
-function byteLevelDecoderMap(): Int16Array {
+/**
+ * GPT-2's byte-level alphabet: byte → printable char, inverted here to char code → byte (−1 for a
+ * character outside it). A vocabulary token may hold only these characters.
+ */
+export function byteLevelDecoderMap(): Int16Array {
   const map = new Int16Array(0x200).fill(-1);
   const keep = (b: number) => (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
   let n = 0;
@@ -130,7 +134,24 @@ export async function loadTokenizer(file: string): Promise<LoadedTokenizer> {
  */
 export async function loadTokenizerVocab(file: string): Promise<TokenizerVocab> {
   file = path.resolve(file);
-  const { vocabIds, added, vocabSize } = checkedTokenizerJson(await readTokenizerJson(file), file);
+  const text = await readTokenizerText(file);
+  // The fast path (`vocabScan.ts`): the vocabulary's ids read from the text, the rest parsed;
+  // anything unusual is parsed whole, as loadTokenizer does (the same result or message).
+  const scanned = scanBpeVocab(text, MAX_JSON_DEPTH, CORRUPT_ID_FLOOR, byteLevelDecoderMap());
+  let json: TokenizerJson | undefined;
+  if (scanned) {
+    try {
+      json = JSON.parse(scanned.blanked) as TokenizerJson;
+    } catch {
+      json = undefined;
+    }
+    // The blanked object is where the full parse would find the vocabulary (else: the slow way).
+    const blank = json?.model?.vocab;
+    if (!blank || typeof blank !== 'object' || Array.isArray(blank) || Object.keys(blank).length > 0) json = undefined;
+  }
+  const { vocabIds, added, vocabSize } = json
+    ? checkedTokenizerJson(json, file, scanned)
+    : checkedTokenizerJson(parseTokenizerText(text, file), file);
   const known = new Uint8Array(vocabSize);
   // The ids the checking pass collected: no second walk over the vocab object's 100,000 keys.
   for (let i = 0; i < vocabIds.length; i++) known[vocabIds[i]] = 1;
@@ -157,6 +178,14 @@ export async function loadTokenizerVocab(file: string): Promise<TokenizerVocab> 
  * @throws DataError when the file is missing, unreadable, too big or not JSON (naming the line).
  */
 async function readTokenizerJson(file: string): Promise<TokenizerJson> {
+  return parseTokenizerText(await readTokenizerText(file), file);
+}
+
+/**
+ * Reads a `tokenizer.json`'s text (a byte-order mark is read past).
+ * @throws DataError when the file is missing, unreadable or too big.
+ */
+async function readTokenizerText(file: string): Promise<string> {
   let text: string;
   try {
     text = await readRegularTextFile(file, 'a tokenizer.json', READ_LIMITS.tokenizer);
@@ -165,7 +194,14 @@ async function readTokenizerJson(file: string): Promise<TokenizerJson> {
     throw new DataError(`${file}: cannot read tokenizer: ${(err as Error).message}`, file);
   }
   // A byte-order mark is not JSON, but editors on Windows write one: read past it.
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * Parses a `tokenizer.json`'s text.
+ * @throws DataError when it is not JSON (naming the line).
+ */
+function parseTokenizerText(text: string, file: string): TokenizerJson {
   const parsed = parseJson(text);
   if (!parsed.ok) {
     const at = parsed.offset !== undefined ? lineColumnAt(text, parsed.offset) : undefined;
@@ -187,11 +223,14 @@ async function readTokenizerJson(file: string): Promise<TokenizerJson> {
  *   enumerating 100,000 keys of a dictionary-mode object costs ~35 ms of CPU, so a caller that needs
  *   only the ids walks this array instead of the object again), the added tokens and the vocabulary
  *   size (max id + 1).
+ * @param scanned the vocabulary as `scanBpeVocab` read it from the text (its ids and tokens
+ *   checked there; `json.model.vocab` is then the blanked, empty object, and so is the returned `vocab`).
  * @throws DataError naming the file and the field.
  */
 function checkedTokenizerJson(
   json: TokenizerJson,
   file: string,
+  scanned?: { ids: Int32Array; maxId: number },
 ): { vocab: Record<string, number>; vocabIds: Int32Array; added: NonNullable<TokenizerJson['added_tokens']>; vocabSize: number } {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new DataError(
@@ -216,11 +255,12 @@ function checkedTokenizerJson(
   const added = json.added_tokens ?? [];
   if (!Array.isArray(added)) throw new DataError(`${file}: added_tokens is not an array`, file);
   const dec = byteLevelDecoderMap();
-  let vocabSize = 0;
-  let ids = new Int32Array(1 << 17);
-  let count = 0;
+  let vocabSize = scanned ? scanned.maxId + 1 : 0;
+  let ids = scanned ? scanned.ids : new Int32Array(1 << 17);
+  let count = scanned ? scanned.ids.length : 0;
   // for…in, not Object.entries: no array of 100,000 pairs (a third of a big vocab's load time).
-  for (const tok in vocab) {
+  // Read from the text already (scanned): nothing to walk.
+  for (const tok in scanned ? {} : vocab) {
     const id = vocab[tok];
     vocabSize = Math.max(vocabSize, checkedId(id, () => `model.vocab[${JSON.stringify(tok)}]`, file) + 1);
     if (count === ids.length) {

@@ -10,6 +10,7 @@ import { openDataset, Dataset } from '../../src/core/dataset';
 import { DataError } from '../../src/core/errors';
 import {
   CORRUPT_ID_FLOOR,
+  byteLevelDecoderMap,
   loadTokenizer,
   loadTokenizerVocab,
   LoadedTokenizer,
@@ -17,6 +18,8 @@ import {
   diagnoseIds,
 } from '../../src/core/tokenizer';
 import { cachedIndexParams, indexParamsFor } from '../../src/core/streamIndex/indexShards';
+import { MAX_JSON_DEPTH } from '../../src/core/safeJson';
+import { scanBpeVocab } from '../../src/core/vocabScan';
 import { runCli, sampleDir } from './fixtures';
 
 describe('decoding equals the tokenizer library', function () {
@@ -264,6 +267,76 @@ describe('tokenizer.json that cannot be used', function () {
     const again = await cachedIndexParams(ds as Pick<Dataset, 'settings'>, file, path.join(dir, 'memo-real'));
     assert.deepStrictEqual(again.holeIds, [5, 1000]);
     assert.strictEqual(fs.readdirSync(path.join(dir, 'memo-real')).length, 2);
+  });
+
+  it('the vocabulary read from the text (the fast path) accepts and refuses what the whole parse does, with the same result or message', async () => {
+    const entries = Object.entries(real.model.vocab as Record<string, number>);
+    const [[firstTok, firstId], [secondTok]] = entries;
+    const member = ([t, id]: [string, number | string]) => `${JSON.stringify(t)}: ${id}`;
+    /** The real tokenizer.json with its vocab object written as `vocab` (raw JSON text). */
+    const withVocab = (vocab: string, space?: number) =>
+      JSON.stringify({ ...real, model: { ...real.model, vocab: '@VOCAB@' } }, null, space).replace('"@VOCAB@"', () => vocab);
+    const vocabOf = (list: [string, number | string][], sep = ',') => `{${list.map(member).join(sep)}}`;
+    const plain = vocabOf(entries);
+    const rest = entries.slice(1);
+    const escapedA = '"\\u0041"'; // "A", spelled with an escape
+    const cases: [string, string, boolean][] = [
+      // [name, text, the fast path takes it]
+      ['compact', withVocab(plain), true],
+      ['pretty-printed, tabs and CRLF', withVocab(vocabOf(entries, ',\r\n\t'), 2), true],
+      ['byte-order mark', '\ufeff' + withVocab(plain), true],
+      ['ids written 5.0, 5e0 and -0', withVocab(vocabOf([[firstTok, `${firstId}.0`], [secondTok, '-0'], ...rest.slice(1)])), true],
+      ['escaped tokens', withVocab(`{${escapedA}: ${real.model.vocab.A}, ${vocabOf(entries.filter(([t]) => t !== 'A')).slice(1)}`), true],
+      ['a duplicate token: JSON keeps the last id', withVocab(`{${member([firstTok, 7])}, ${plain.slice(1)}`), false],
+      ['a duplicate spelled with an escape', withVocab(`{${escapedA}: 7, ${plain.slice(1)}`), false],
+      [
+        'a vocab key elsewhere, and model keys in other objects',
+        withVocab(plain).replace('{', '{"normalizer2": {"model": {"vocab": {"x": 1}}}, '),
+        true,
+      ],
+      ['two model keys', withVocab(plain).replace('{', '{"model": {"type": "BPE", "vocab": {}}, '), false],
+      ['two vocab keys', withVocab(plain).replace('"type":"BPE"', '"type":"BPE","vocab":{"a":1}'), false],
+      ['an id written 05 (not JSON)', withVocab(vocabOf([[firstTok, '05'], ...rest])), false],
+      ['a missing comma in the vocab', withVocab(plain.replace(',', ' ')), false],
+      ['a raw tab inside a token', withVocab(`{"a\tb": 1, ${plain.slice(1)}`), false],
+      ['garbage after the top level', withVocab(plain) + ' x', true],
+      [
+        'nested deeper than the limit',
+        withVocab(plain).replace('"added_tokens":', `"deep": ${'['.repeat(300)}${']'.repeat(300)}, "added_tokens":`),
+        false,
+      ],
+      ['an empty vocab', withVocab('{}'), true],
+    ];
+    const ds = { settings: { eosTokenId: real.added_tokens.find((t: { content: string }) => t.content === '<|endoftext|>').id } };
+    for (const [name, text, fast] of cases) {
+      const file = path.join(dir, `scan-${name.replace(/\W+/g, '-')}`, 'tokenizer.json');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+      const outcome = async <T>(load: (f: string) => Promise<T>) =>
+        load(file).then(
+          (v) => ({ ok: v }),
+          (err: Error) => ({ error: `${err.constructor.name}: ${err.message}` }),
+        );
+      const full = await outcome(loadTokenizer);
+      const vocab = await outcome(loadTokenizerVocab);
+      if ('error' in full) assert.deepStrictEqual(vocab, full, name);
+      else {
+        assert.ok('ok' in vocab, `${name}: ${JSON.stringify(vocab)}`);
+        assert.deepStrictEqual(
+          indexParamsFor(ds as Pick<Dataset, 'settings'>, vocab.ok),
+          indexParamsFor(ds as Pick<Dataset, 'settings'>, full.ok),
+          name,
+        );
+        assert.strictEqual(vocab.ok.vocabSize, full.ok.vocabSize, name);
+      }
+      // Which way it went: the fast path takes the common shapes and leaves the rest to the whole parse.
+      const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+      assert.strictEqual(
+        scanBpeVocab(body, MAX_JSON_DEPTH, CORRUPT_ID_FLOOR, byteLevelDecoderMap()) !== undefined,
+        fast,
+        `${name}: fast path`,
+      );
+    }
   });
 
   it('the real tokenizer still loads and decodes like the library', async () => {
