@@ -298,7 +298,9 @@ export function buildTokenizer(json: TokenizerJson, file: string): LoadedTokeniz
   const addedContent = new Map<number, string>();
   const special = new Uint8Array(vocabSize);
   const utf8 = new TextEncoder();
-  for (const [tok, id] of Object.entries(vocab)) {
+  // for…in, not Object.entries (as the check above): no array of 100,000 pairs to build and collect.
+  for (const tok in vocab) {
+    const id = vocab[tok];
     // Every character is in the alphabet (checked above).
     const b = new Uint8Array(tok.length);
     for (let i = 0; i < tok.length; i++) b[i] = dec[tok.charCodeAt(i)];

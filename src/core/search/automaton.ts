@@ -280,6 +280,8 @@ export class TokenTable {
   private tables = 0;
   /** Table position → flat [term, back, endIn, known, …] of the matches completed there (see {@link HitFn}). */
   private readonly hits = new Map<number, Int32Array>();
+  /** The distinct hit lists of {@link hits} by content (entries share them; never written after). */
+  private readonly hitLists = new Map<string, Int32Array>();
   private readonly ids: boolean;
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
@@ -582,8 +584,18 @@ export class TokenTable {
   /** Sets the entry at `pos` of token `id`: to state `next`, completing the matches of `hitList` (flat, see {@link hits}). */
   private store(pos: number, next: number, hitList: number[], id: number): void {
     this.ensureState(next);
-    const h = hitList.length ? Int32Array.from(hitList) : undefined;
-    if (h) this.hits.set(pos, h);
+    let h: Int32Array | undefined;
+    if (hitList.length) {
+      // Shared by all entries with the same matches (200 names: 82,000 entries, few distinct lists):
+      // one array each would survive the young generation and be copied by every scavenge.
+      const key = hitList.join(',');
+      h = this.hitLists.get(key);
+      if (!h) {
+        h = Int32Array.from(hitList);
+        this.hitLists.set(key, h);
+      }
+      this.hits.set(pos, h);
+    }
     const base = this.baseOf[next];
     const counted = h && base >= 0 ? this.countedEntry(id, base, h) : -1;
     this.T[pos] = counted >= 0 ? counted : !h && base >= 0 ? base : -(next + 1);
