@@ -52,9 +52,12 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     // "Search Stream" + Enter runs Search Stream…: it is listed first, above the selection command.
     const listed = await w.paletteCommands('Token Shards: Search Stream');
     assert.strictEqual(listed[0], 'Token Shards: Search Stream…', listed.join(' | '));
-    const box = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => b);
-    const input = box.locator('.quick-input-box input');
-    await input.pressSequentially('whale, Ahab', { delay: 30 });
+    const input = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => {
+      const i = b.locator('.quick-input-box input');
+      await i.fill('', { timeout: 5_000 });
+      await i.pressSequentially('whale, Ahab', { delay: 30, timeout: 10_000 });
+      return i;
+    });
     await w.screenshot('search-input');
     await input.press('Enter');
 
@@ -165,9 +168,12 @@ describe('e2e: Search Stream → search panel → occurrence → shard editor', 
     };
     // The shard editor opened by the previous test is closed: the search panel is the only webview.
     await w.runCommand('View: Close Editor');
-    const box = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => b);
-    await box.locator('.quick-input-box input').fill(names.join(', '));
-    await box.locator('.quick-input-box input').press('Enter');
+    const input = await w.withInputBox('Token Shards: Search Stream…', 'Search Stream', async (b) => {
+      const i = b.locator('.quick-input-box input');
+      await i.fill(names.join(', '), { timeout: 5_000 });
+      return i;
+    });
+    await input.press('Enter');
     const frame = await w.waitForWebview('.search-form', 60_000);
     await frame
       .locator('.status')

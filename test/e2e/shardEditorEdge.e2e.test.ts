@@ -353,7 +353,7 @@ describe('e2e: shard editor on edge documents', function () {
       await clickView('documents');
       // Highlight the update at the cursor (the footer then holds three parts).
       await frame.locator('vscode-toolbar-button[icon="symbol-color"]').click();
-      await until(async () => (await frame.locator('.foot-hl').innerText()).startsWith('Highlighted:'), 'highlight');
+      await until(async () => /Highlighted: update/.test(await frame.locator('.foot-hl').innerText()), 'highlight');
       await sleep(500);
       const cut = (sel: string) =>
         frame

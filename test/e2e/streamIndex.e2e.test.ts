@@ -161,10 +161,18 @@ describe('e2e: stream index', function () {
       L = m.sequence_length ?? 1024;
     const k = Math.floor(planted.offset / G);
     const r = Math.floor((planted.offset - k * G) / L);
-    const box = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => b);
-    const input = box.locator('.quick-input-box input');
-    await input.fill('');
-    await input.pressSequentially(String(k), { delay: 40 });
+    // Typed inside the retried step: the manifest table's webview may take the focus late and
+    // close the input box (the harness then runs the command again).
+    const input = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => {
+      const i = b.locator('.quick-input-box input');
+      await i.fill(String(k), { timeout: 5_000 });
+      await b
+        .locator('.quick-input-message')
+        .filter({ hasText: `update ${fmt(k)} (0-based)` })
+        .first()
+        .waitFor({ state: 'visible', timeout: 15_000 });
+      return i;
+    });
     await input.press('Enter');
     const view = await w.waitForWebview(`.rows > .row[data-row="${r}"][data-anomaly="warning"]`, 60_000);
     const tip = (await view.locator(`.rows > .row[data-row="${r}"] .gutter .anomaly`).getAttribute('title')) ?? '';

@@ -64,12 +64,14 @@ describe('e2e: Go to Update → update view', function () {
 
   it('palette → Go to Update… → k spanning two shards → 128 rows, first row = reader x[0] decoded', async () => {
     const w = wb!;
-    const box = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => b);
-    const input = box.locator('.quick-input-box input');
-    await input.fill('');
-    await input.pressSequentially(String(k), { delay: 40 });
-    const message = box.locator('.quick-input-message');
-    await message.filter({ hasText: 'spans 2 shards' }).waitFor({ state: 'visible', timeout: 15_000 });
+    const { input, message } = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => {
+      const i = b.locator('.quick-input-box input');
+      const m = b.locator('.quick-input-message');
+      await i.fill('', { timeout: 5_000 });
+      await i.pressSequentially(String(k), { delay: 40, timeout: 10_000 });
+      await m.filter({ hasText: 'spans 2 shards' }).waitFor({ state: 'visible', timeout: 15_000 });
+      return { input: i, message: m };
+    });
     assert.match(await message.innerText(), new RegExp(`update ${k} \\(0-based\\) · tokens \\[`));
     await w.screenshot('update-view-input');
     await input.press('Enter');
@@ -246,7 +248,7 @@ describe('e2e: Go to Update → update view', function () {
     assert.ok((await frame.locator('body').evaluate(() => window.scrollY)) > 1000);
     const input = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => {
       const i = b.locator('.quick-input-box input');
-      await i.fill('1');
+      await i.fill('1', { timeout: 5_000 });
       await b.locator('.quick-input-message').filter({ hasText: 'update 1 (0-based)' }).waitFor({ state: 'visible', timeout: 15_000 });
       return i;
     });
@@ -267,27 +269,24 @@ describe('e2e: Go to Update → update view', function () {
 
   it('Go to Sequence opens pre-filled with the update shown (valid, no error) and takes "#N"', async () => {
     const w = wb!;
-    const box = await w.withInputBox(
+    const S = G / L;
+    const input = await w.withInputBox(
       'Token Shards: Go to Sequence…',
       'Go to Sequence',
       async (b) => {
-        assert.strictEqual(await b.locator('.quick-input-box input').inputValue(), '1 0');
-        await b
-          .locator('.quick-input-message')
-          .filter({ hasText: 'update 1 (0-based), sequence 0 · tokens [' })
-          .waitFor({ state: 'visible', timeout: 15_000 });
-        return b;
+        const i = b.locator('.quick-input-box input');
+        const message = b.locator('.quick-input-message');
+        assert.strictEqual(await i.inputValue(), '1 0');
+        await message.filter({ hasText: 'update 1 (0-based), sequence 0 · tokens [' }).waitFor({ state: 'visible', timeout: 15_000 });
+        await w.screenshot('go-to-sequence-prefill');
+        await i.fill(`#${S + 5}`, { timeout: 5_000 });
+        await message.filter({ hasText: `#${S + 5} = update 1 (0-based), sequence 5` }).waitFor({ state: 'visible', timeout: 15_000 });
+        await i.fill('1:7', { timeout: 5_000 });
+        await message.filter({ hasText: 'update 1 (0-based), sequence 7' }).waitFor({ state: 'visible', timeout: 15_000 });
+        return i;
       },
       () => focusUpdateView(w),
     );
-    const input = box.locator('.quick-input-box input');
-    const message = box.locator('.quick-input-message');
-    await w.screenshot('go-to-sequence-prefill');
-    const S = G / L;
-    await input.fill(`#${S + 5}`);
-    await message.filter({ hasText: `#${S + 5} = update 1 (0-based), sequence 5` }).waitFor({ state: 'visible', timeout: 15_000 });
-    await input.fill('1:7');
-    await message.filter({ hasText: 'update 1 (0-based), sequence 7' }).waitFor({ state: 'visible', timeout: 15_000 });
     await input.press('Escape');
   });
 
@@ -302,25 +301,27 @@ describe('e2e: Go to Update → update view', function () {
       .reduce((n, l) => n + (JSON.parse(l) as ManifestLine).num_tokens, 0);
     const ids = pyTokens(SAMPLE_DIR, 0, stored);
     const count = ids.filter((t) => t === eos).length + (ids[ids.length - 1] === eos ? 0 : 1);
-    const box = await w.withInputBox(
+    const c = count.toLocaleString('en-US');
+    const input = await w.withInputBox(
       'Token Shards: Go to Document…',
       'Go to Document (0-based)',
-      async (b) => b,
+      async (b) => {
+        const i = b.locator('.quick-input-box input');
+        const message = b.locator('.quick-input-message');
+        await i.fill('', { timeout: 5_000 });
+        await i.pressSequentially(String(count), { delay: 40, timeout: 10_000 });
+        await message
+          .filter({ hasText: `Document ${c} is out of range: the stream has ${c} documents` })
+          .waitFor({ state: 'visible', timeout: 30_000 });
+        await w.screenshot('go-to-document-out-of-range');
+        await i.fill(String(count - 1), { timeout: 5_000 });
+        await message.filter({ hasText: `of ${c} documents` }).waitFor({ state: 'visible', timeout: 15_000 });
+        await i.fill('21', { timeout: 5_000 });
+        await message.filter({ hasText: `document 21 (0-based` }).waitFor({ state: 'visible', timeout: 15_000 });
+        return i;
+      },
       () => focusUpdateView(w),
     );
-    const input = box.locator('.quick-input-box input');
-    const message = box.locator('.quick-input-message');
-    await input.fill('');
-    await input.pressSequentially(String(count), { delay: 40 });
-    const c = count.toLocaleString('en-US');
-    await message
-      .filter({ hasText: `Document ${c} is out of range: the stream has ${c} documents` })
-      .waitFor({ state: 'visible', timeout: 30_000 });
-    await w.screenshot('go-to-document-out-of-range');
-    await input.fill(String(count - 1));
-    await message.filter({ hasText: `of ${c} documents` }).waitFor({ state: 'visible', timeout: 15_000 });
-    await input.fill('21');
-    await message.filter({ hasText: `document 21 (0-based` }).waitFor({ state: 'visible', timeout: 15_000 });
     await input.press('Enter');
     let start = 0;
     for (let i = 0, n = 0; i < ids.length; i++)
@@ -370,7 +371,7 @@ describe('e2e: update view numbers documents on request when counting is not che
     const last = Math.floor((stored - 1) / G) - 1;
     const input = await w.withInputBox('Token Shards: Go to Update…', 'Go to Update (0-based)', async (b) => {
       const i = b.locator('.quick-input-box input');
-      await i.fill(String(last));
+      await i.fill(String(last), { timeout: 5_000 });
       await b
         .locator('.quick-input-message')
         .filter({ hasText: `update ${last} (0-based)` })

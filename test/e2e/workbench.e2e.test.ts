@@ -39,10 +39,12 @@ describe('e2e: loss-spike workbench', function () {
 
   it('Inspect Updates Around… renders one row per update with numpy-equal statistics; a row click opens the update', async () => {
     const w = wb!;
-    const box = await w.withInputBox('Token Shards: Inspect Updates Around…', 'Inspect Updates Around', async (b) => b);
-    const input = box.locator('.quick-input-box input');
-    await input.fill('9 ± 5');
-    await box.locator('.quick-input-message').filter({ hasText: 'updates 4–14' }).waitFor({ state: 'visible', timeout: 15_000 });
+    const input = await w.withInputBox('Token Shards: Inspect Updates Around…', 'Inspect Updates Around', async (b) => {
+      const i = b.locator('.quick-input-box input');
+      await i.fill('9 ± 5', { timeout: 5_000 });
+      await b.locator('.quick-input-message').filter({ hasText: 'updates 4–14' }).waitFor({ state: 'visible', timeout: 15_000 });
+      return i;
+    });
     await input.press('Enter');
     const frame = await w.waitForWebview('body[data-done="true"] .wb-table tbody tr', 90_000);
     const rows = frame.locator('.wb-table tbody tr');

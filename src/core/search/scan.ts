@@ -52,21 +52,29 @@ export interface ScanOptions {
   /** Called after each chunk with the tokens of `[a, b)` it covered. */
   onChunk?: (tokens: number) => void;
   /**
-   * Counts by bucket: matches the WebAssembly step can count itself (starting and completing in
-   * one token of `[a, b)` below `limit`) go to `add` per bucket instead of `onMatch`, the others
-   * to `onMatch` as always.
+   * Counts by piece: matches the WebAssembly step can count itself (starting and completing in
+   * one token of `[a, b)` below `limit`) go to `add` per piece of tokens instead of `onMatch`, the
+   * others to `onMatch` as always.
    */
   counts?: CountSink;
 }
 
-/** Where {@link ScanOptions.counts} puts its counts. */
+/**
+ * Where {@link ScanOptions.counts} puts its counts: the scan cuts `[a, min(b, limit))` into
+ * pieces of tokens whose matches are counted together (a bucket of updates in the card's order;
+ * a run of tokens read by the same updates through a training order).
+ */
 export interface CountSink {
-  /** Tokens per bucket: a match starting in token g is in bucket ⌊g / span⌋. */
-  span: number;
-  /** Matches starting at or after this token are not counted (nor given to `add`). */
+  /**
+   * Opens the piece starting at global token offset `g` (called in increasing `g`, also where a
+   * read chunk begins inside a piece) and returns its end (exclusive, a global token offset > g);
+   * the following `add` calls are that piece's counts.
+   */
+  piece(g: number): number;
+  /** Matches starting at or after this global token offset are not counted (nor given to `add`). */
   limit: number;
-  /** `n` more matches of `term` in `bucket`. */
-  add(bucket: number, term: number, n: number): void;
+  /** `n` more matches of `term` in the piece last opened. */
+  add(term: number, n: number): void;
 }
 
 const BLOCK = 4096;
@@ -202,7 +210,7 @@ export class RangeScanner {
 
   /**
    * Scans the chunk at global offset `base` in pieces: counting in the kernel over the tokens of
-   * `[a, min(b, limit))`, one bucket per piece, reporting matches elsewhere.
+   * `[a, min(b, limit))`, one {@link CountSink.piece} at a time, reporting matches elsewhere.
    * @returns the state after the chunk.
    */
   private scanCounting(chunk: Uint32Array, base: number, state: number, sink: CountSink): number {
@@ -215,10 +223,9 @@ export class RangeScanner {
         p = q;
         continue;
       }
-      const bucket = Math.floor(g / sink.span);
-      const q = Math.min(chunk.length, Math.min(end, (bucket + 1) * sink.span) - base);
+      const q = Math.min(chunk.length, Math.min(end, sink.piece(g)) - base);
       state = this.table.scan(chunk, p, q, state, this.hitFn, true);
-      this.table.takeCounts((term, n) => sink.add(bucket, term, n));
+      this.table.takeCounts(sink.add);
       p = q;
     }
     return state;

@@ -7,9 +7,9 @@ import * as fs from 'fs';
 import { DataError } from '../errors';
 import { FileIdentity, describeIdentityChange, identityOfStats } from '../fileIdentity';
 import { CompiledTerms, Dfa, TokenBytes, TokenTable } from './automaton';
-import { RangeScanner, ScanOptions, TokenSource } from './scan';
+import { CountSink, RangeScanner, ScanOptions, TokenSource } from './scan';
 import type { OrderSpec } from '../order/openOrder';
-import { TrainingOrder, inputSpan } from '../order/order';
+import { InputSpan, TrainingOrder, inputSpan } from '../order/order';
 
 /** Everything a counter needs besides the stream (plain data: posted to workers). */
 export interface CountSetup {
@@ -139,35 +139,59 @@ export async function countTask(
       `${task.path} ${describeIdentityChange(o, st0)} since the dataset was opened; open it again to search the new contents`,
       task.path,
     );
-  // Through an order: the buckets of the updates reading the run of tokens `[spanStart, spanEnd)`
-  // as inputs, asked once per run (matches come in stream order), not once per match.
-  let spanStart = 0,
-    spanEnd = 0,
-    spanCells: number[] = [];
+  // The kernel counts most matches itself, per piece of tokens: a bucket of updates in the card's
+  // order; through a training order, a run of tokens read by the same updates (asked once per
+  // run, `TrainingOrder.inputSpan`). The other matches come one by one, in stream order.
+  const spanCells = (span: InputSpan) => (span.updates.length === 0 ? [notRead * nt] : span.updates.map((u) => Math.floor(u / per) * nt));
+  let pieceCells: number[] = [];
+  let counts: CountSink | undefined;
+  if (order?.inputSpan) {
+    // (an order without inputSpan would be asked once per token: its matches come one by one)
+    counts = {
+      limit: Infinity,
+      piece: (g) => {
+        const span = inputSpan(order, g);
+        pieceCells = spanCells(span);
+        return g + span.tokens;
+      },
+      add: (term, n) => {
+        for (const c of pieceCells) cells.add(c + term, n);
+      },
+    };
+  } else if (!order) {
+    const span = G * per;
+    let bucket = 0;
+    counts = {
+      limit: updates * G,
+      piece: (g) => {
+        bucket = Math.floor(g / span);
+        return (bucket + 1) * span;
+      },
+      add: (term, n) => cells.add(bucket * nt + term, n),
+    };
+  }
+  let matchStart = 0,
+    matchEnd = 0,
+    matchCells: number[] = [];
   await scanner.scanRange(
     task.startToken,
     task.startToken + task.numTokens,
     order
       ? (term, start) => {
-          if (start < spanStart || start >= spanEnd) {
+          if (start < matchStart || start >= matchEnd) {
             const span = inputSpan(order, start);
-            spanStart = start;
-            spanEnd = start + span.tokens;
-            spanCells = span.updates.length === 0 ? [notRead * nt] : span.updates.map((u) => Math.floor(u / per) * nt);
+            matchStart = start;
+            matchEnd = start + span.tokens;
+            matchCells = spanCells(span);
           }
-          for (const c of spanCells) cells.add(c + term);
+          for (const c of matchCells) cells.add(c + term);
         }
       : (term, start) => {
           const u = Math.floor(start / G);
           if (u >= updates) return;
           cells.add(Math.floor(u / per) * nt + term);
         },
-    {
-      ...opts,
-      onChunk: opts.onChunk && ((tokens) => opts.onChunk!(tokens, cells.drain())),
-      // the sequential order: the kernel counts most matches per bucket itself
-      counts: order ? undefined : { span: G * per, limit: updates * G, add: (bucket, term, n) => cells.add(bucket * nt + term, n) },
-    },
+    { ...opts, onChunk: opts.onChunk && ((tokens) => opts.onChunk!(tokens, cells.drain())), counts },
   );
   const change = describeIdentityChange(st0, identityNow(task.path, 'while it was being searched'));
   if (change) throw new DataError(`${task.path} ${change} while it was being searched`, task.path);
