@@ -285,8 +285,12 @@ export class TokenTable {
   private readonly ids: boolean;
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
-  /** Bit per id < V (⌊V/32⌋ + 1 words): set when, in state 0, the id leads anywhere but back to state 0 without a match. */
-  readonly rootBits: Int32Array;
+  /**
+   * Bit per id < V (⌊V/32⌋ + 1 words): set when, in state 0, the id leads anywhere but back to
+   * state 0 without a match. In the kernel's memory when there is a kernel (its `any` bit set:
+   * the first test of state 0, see `./scanKernel.wat`).
+   */
+  private rootBits: Int32Array;
   /**
    * Two bits per id (16 a word, ⌊V/16⌋ + 1 words), the kernel's view of state 0's row: bit 0 the
    * entry is not 0, bit 1 it is not a plain fast one (negative: matches or no table yet). In the
@@ -347,12 +351,8 @@ export class TokenTable {
     this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
     if (!this.ids) this.sorted = vocabularyOrder(tb);
     this.buildRow0();
-    this.rootBits = new Int32Array((this.V >>> 5) + 1);
-    for (let id = 0; id < this.V; id++) {
-      const x = this.T[id];
-      if (x !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
-      this.setRn(id, x);
-    }
+    this.rootBits = this.kernel ? this.kernel.any() : new Int32Array((this.V >>> 5) + 1);
+    for (let id = 0; id < this.V; id++) this.setRn(id, this.T[id]);
     if (this.kernel) {
       // The class of a token's first byte (bits 0-1) and last byte (bits 2-3) for the kernel's
       // word edges: the scanner's ASCII rule (`./scan.ts`); 2 = the scanner decides.
@@ -378,14 +378,17 @@ export class TokenTable {
     this.T = this.kernel.table();
     this.rn = this.kernel.rn();
     this.cont = this.kernel.cont();
+    this.rootBits = this.kernel.any();
     return bufs;
   }
 
-  /** Sets the {@link rn} bits of id (< V) for its state-0 entry `x`. */
+  /** Sets the {@link rn} and {@link rootBits} bits of id (< V) for its state-0 entry `x`. */
   private setRn(id: number, x: number): void {
     const sh = (id & 15) * 2;
     const w = id >>> 4;
     this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 && x < COUNTED ? 1 : 3) << sh);
+    if (x === 0) this.rootBits[id >>> 5] &= ~(1 << (id & 31));
+    else this.rootBits[id >>> 5] |= 1 << (id & 31);
   }
 
   /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */
