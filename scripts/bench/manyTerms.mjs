@@ -10,6 +10,8 @@
  *
  * CPU-seconds (user + system of this process and its worker threads) are the figure that counts
  * on a shared machine; each row's note gives the multiple and the goal, and the log the load.
+ * Every CPU figure is the median of TSI_BENCH_MANY_ROUNDS rounds (default 5) that run the rows in
+ * alternating order; each multiple is the median of the rounds' own multiples.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -50,26 +52,47 @@ export async function run(ctx) {
   const load = () => os.loadavg()[0].toFixed(1);
 
   await count(ONE, PLAIN); // warm the page cache and the JIT
-  const m = {};
-  for (const [key, terms, o] of [
+  // Rounds of every row, in alternating order (A B … then … B A): each figure is the median over
+  // the rounds, each ratio the median of the rounds' own ratios (a shared machine's load drifts
+  // between runs; within a round it mostly does not).
+  const ROUNDS = Math.max(1, Number(process.env.TSI_BENCH_MANY_ROUNDS ?? 5));
+  const half = ds.shards.slice(0, K / 2).reduce((s, e) => s + e.numTokens, 0);
+  const rows = [
     ['one', ONE, PLAIN],
     ['ten', TEN, PLAIN],
     ['tenWi', TEN, WORD_IC],
     ['names', TWO_HUNDRED, PLAIN],
     ['namesWi', TWO_HUNDRED_WI, WORD_IC],
-  ]) {
-    m[key] = await count(terms, o);
+    // 1 term over the first half of the shards: the scan's own rate is the marginal CPU of the
+    // second half, without the per-worker start (automaton tables, module load)
+    ['oneHalf', ONE, PLAIN, [0, K / 2]],
+  ];
+  /** @type {Record<string, { s: number, cpu: number, user: number, sys: number, r: any }[]>} */
+  const runs = Object.fromEntries(rows.map(([key]) => [key, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [key, terms, o, range] of round % 2 ? [...rows].reverse() : rows) {
+      runs[key].push(await timed(() => core.countTerms(ds, tok, terms, o, { jobs: 1, shards: range ?? shards })));
+    }
+  }
+  const median = (xs) => {
+    const b = [...xs].sort((x, y) => x - y);
+    return b.length % 2 ? b[b.length >> 1] : (b[b.length / 2 - 1] + b[b.length / 2]) / 2;
+  };
+  const med = (key, f = (x) => x.cpu) => median(runs[key].map(f));
+  /** Median over the rounds of key's CPU ÷ base's CPU in the same round. */
+  const ratio = (key, base) => median(runs[key].map((x, i) => x.cpu / runs[base][i].cpu));
+  const m = Object.fromEntries(rows.map(([key]) => [key, { cpu: med(key), s: med(key, (x) => x.s), r: runs[key][0].r }]));
+  for (const [key, terms] of rows) {
     ctx.log(
-      `${key}: ${terms.length} term(s) over ${N.toLocaleString('en-US')} tokens, 1 worker: ${m[key].s.toFixed(2)} s wall, ${m[key].cpu.toFixed(2)} CPU-s (load ${load()})`,
+      `${key}: ${terms.length} term(s), 1 worker, median of ${ROUNDS} rounds: ${m[key].s.toFixed(2)} s wall, ${m[key].cpu.toFixed(2)} CPU-s (user ${med(key, (x) => x.user).toFixed(2)}, sys ${med(key, (x) => x.sys).toFixed(2)}; min ${Math.min(...runs[key].map((x) => x.cpu)).toFixed(2)}, max ${Math.max(...runs[key].map((x) => x.cpu)).toFixed(2)})`,
     );
   }
+  ctx.log(`(${N.toLocaleString('en-US')} tokens, half ${half.toLocaleString('en-US')}; load ${load()})`);
+  const perCore = (N - half) / Math.max(1e-3, median(runs.one.map((x, i) => x.cpu - runs.oneHalf[i].cpu)));
+  const perCoreUser = (N - half) / Math.max(1e-3, median(runs.one.map((x, i) => x.user - runs.oneHalf[i].user)));
+  const perCoreSys = (N - half) / Math.max(1e-3, median(runs.one.map((x, i) => x.sys - runs.oneHalf[i].sys)));
   const one2 = await count(ONE, PLAIN, 2);
   const one1 = await count(ONE, PLAIN, 1);
-  // The scan's own rate, without the per-worker start (automaton tables, ~0.3 CPU-s): the
-  // marginal CPU of the second half of the shards.
-  const half = ds.shards.slice(0, K / 2).reduce((s, e) => s + e.numTokens, 0);
-  const oneHalf = await timed(() => core.countTerms(ds, tok, ONE, PLAIN, { jobs: 1, shards: [0, K / 2] }));
-  const perCore = (N - half) / Math.max(1e-3, m.one.cpu - oneHalf.cpu);
   ctx.log(`1 term, 2 workers ${one2.s.toFixed(2)} s wall (${one2.cpu.toFixed(2)} CPU-s), 1 worker ${one1.s.toFixed(2)} s (load ${load()})`);
   // The first curve point of a full-scale search: from the call to the first partial counts
   // (2 workers, all 2,098 entries; cancelled once they arrive).
@@ -92,24 +115,27 @@ export async function run(ctx) {
   ctx.log(`first partial counts of a full-scale count (10 terms, 2 workers) after ${firstMs.toFixed(0)} ms (load ${load()})`);
   await ds.stream.close();
 
-  /** A row comparing the CPU time of `x` with that of `base`: the multiple and its goal in the note. */
-  const cpuRow = (name, x, base, goal, extra = '') => ({
-    name,
-    ours: x.cpu,
-    reference: base.cpu,
-    unit: 'CPU-s',
-    ratio: base.cpu / x.cpu,
-    note: `${(x.cpu / base.cpu).toFixed(2)}× the CPU of ${goal[0]}${extra}; goal ≤ ${goal[1]}×`,
-  });
+  /** A row comparing the CPU time of `key` with that of `base`: the median of the rounds' ratios and its goal in the note. */
+  const cpuRow = (name, key, base, goal, extra = '') => {
+    const q = ratio(key, base);
+    return {
+      name,
+      ours: m[key].cpu,
+      reference: m[base].cpu,
+      unit: 'CPU-s',
+      ratio: 1 / q,
+      note: `${q.toFixed(2)}× the CPU of ${goal[0]} (median of ${ROUNDS} rounds' ratios)${extra}; goal ≤ ${goal[1]}×`,
+    };
+  };
   const matches = (x) => x.r.totals.reduce((s, c) => s + c, 0).toLocaleString('en-US');
   return [
-    cpuRow('count 10 terms vs 1 term (CPU)', m.ten, m.one, ['1 term', 1.5]),
-    cpuRow('count 200 names (file) vs 1 term (CPU)', m.names, m.one, ['1 term', 3]),
-    cpuRow('count 10 terms --word --ignore-case vs plain (CPU)', m.tenWi, m.ten, ['plain', 1.2]),
+    cpuRow('count 10 terms vs 1 term (CPU)', 'ten', 'one', ['1 term', 1.5]),
+    cpuRow('count 200 names (file) vs 1 term (CPU)', 'names', 'one', ['1 term', 3]),
+    cpuRow('count 10 terms --word --ignore-case vs plain (CPU)', 'tenWi', 'ten', ['plain', 1.2]),
     cpuRow(
       'count 200 names --word --ignore-case vs plain (CPU)',
-      m.namesWi,
-      m.names,
+      'namesWi',
+      'names',
       ['plain', 1.2],
       ` (${matches(m.namesWi)} vs ${matches(m.names)} matches)`,
     ),
@@ -119,7 +145,7 @@ export async function run(ctx) {
       reference: 30,
       unit: 's',
       ratio: 30 / (FULL_TOKENS / perCore / 2),
-      note: `${(perCore / 1e6).toFixed(0)}M tokens per CPU-second (marginal, ${(half / 1e6).toFixed(0)}M → ${(N / 1e6).toFixed(0)}M tokens) × 2 cores; extrapolated, not run at full scale; goal ≤ 30 s`,
+      note: `${(perCore / 1e6).toFixed(0)}M tokens per CPU-second (marginal, ${(half / 1e6).toFixed(0)}M → ${(N / 1e6).toFixed(0)}M tokens, median of ${ROUNDS} rounds; user ${(perCoreUser / 1e6).toFixed(0)}M/s, sys ${(perCoreSys / 1e6).toFixed(0)}M/s) × 2 cores; extrapolated, not run at full scale; goal ≤ 30 s`,
     },
     {
       name: 'full-scale count: first partial counts',

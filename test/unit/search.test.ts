@@ -30,6 +30,7 @@ import {
 } from '../../src/core/search';
 import { Dfa, TokenTable, compileTerms, tokenBytesOf } from '../../src/core/search/automaton';
 import { RangeScanner } from '../../src/core/search/scan';
+import { CASED_END, caseFoldClasses } from '../../src/core/search/terms';
 import { cliPath, repoRoot, runCli, sampleDir } from './fixtures';
 import { python3Cached } from './pyref';
 import * as crypto from 'crypto';
@@ -99,6 +100,27 @@ describe('stream search (count / find / merge) against the Python reference', fu
   });
   after(() => {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('case folding: no code point from CASED_END up folds with any other (caseFoldClasses scans below it only)', () => {
+    // /iu canonicalization of this runtime: a code point above that matched one below, or whose
+    // lower/upper case differs from itself, would be missed by caseFoldClasses.
+    const below = new RegExp(`^[\\u{0}-\\u{${(CASED_END - 1).toString(16)}}]$`, 'iu');
+    const partnered: number[] = [];
+    for (let x = CASED_END; x <= 0x10ffff; x++) {
+      const s = String.fromCodePoint(x);
+      if (below.test(s) || s.toLowerCase() !== s || s.toUpperCase() !== s) partnered.push(x);
+    }
+    assert.deepStrictEqual(partnered, []);
+    // and the scan below it still finds the classes the full definition gives (K: the Kelvin sign, ſ: long s)
+    const cls = caseFoldClasses([0x6b, 0x73, 0x1e922, CASED_END + 5]);
+    const full = (c: number) => {
+      const re = new RegExp(`^\\u{${c.toString(16)}}$`, 'iu');
+      const r: number[] = [];
+      for (let x = 0; x <= 0x10ffff; x++) if (!(x >= 0xd800 && x < 0xe000) && re.test(String.fromCodePoint(x))) r.push(x);
+      return r;
+    };
+    for (const c of [0x6b, 0x73, 0x1e922, CASED_END + 5]) assert.deepStrictEqual(cls.get(c), full(c), `U+${c.toString(16)}`);
   });
 
   it('sample: names per update (worker threads) equal the reference', async () => {

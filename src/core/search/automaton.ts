@@ -243,6 +243,9 @@ export const KNOWN_AFTER = 2;
  */
 const PAIR_RATE = 0.1;
 
+/** Tokens of a table's first long scan that measure {@link PAIR_RATE}'s share before the rest is scanned. */
+const RATE_PROBE = 1 << 16;
+
 /** Entries from 2^30 up are counted ones: the record at `T[x − COUNTED]` (see `TokenTable.countedEntry`). */
 const COUNTED = 0x40000000;
 
@@ -285,8 +288,12 @@ export class TokenTable {
   private readonly ids: boolean;
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
-  /** Bit per id < V (⌊V/32⌋ + 1 words): set when, in state 0, the id leads anywhere but back to state 0 without a match. */
-  readonly rootBits: Int32Array;
+  /**
+   * Bit per id < V (⌊V/32⌋ + 1 words): set when, in state 0, the id leads anywhere but back to
+   * state 0 without a match. In the kernel's memory when there is a kernel (its `any` bit set:
+   * the first test of state 0, see `./scanKernel.wat`).
+   */
+  private rootBits: Int32Array;
   /**
    * Two bits per id (16 a word, ⌊V/16⌋ + 1 words), the kernel's view of state 0's row: bit 0 the
    * entry is not 0, bit 1 it is not a plain fast one (negative: matches or no table yet). In the
@@ -299,6 +306,8 @@ export class TokenTable {
    * followed by one whose bit is clear needs no step (`./scanKernel.wat`).
    */
   private cont: Int32Array;
+  /** Four bits per id (⌊V/8⌋ + 1 words): its two {@link rn} bits, then its {@link cont} bit (the kernel's pair test reads one nibble per token). */
+  private rc: Int32Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
   /**
@@ -307,6 +316,8 @@ export class TokenTable {
    * kernel's branch-free pair test.
    */
   private leaveRate = 0;
+  /** {@link leaveRate} was measured (a scan of 4,096 tokens or more ran in the kernel). */
+  private rateKnown = false;
   /** The kernel's state-0 test when fixed by the constructor, else chosen per scan by {@link leaveRate}. */
   private readonly pairMode?: 'pair' | 'branch';
   /** Text mode: token ids in byte order, sorted per first byte on demand (the vocabulary's trie, walked by {@link buildState}). */
@@ -339,20 +350,17 @@ export class TokenTable {
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
     this.pairMode = kernel === 'pair' || kernel === 'branch' ? kernel : undefined;
     this.kernel = kernel
-      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, this.capacity, this.V, dfa.compiled.terms.length)
+      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, (this.V >>> 3) + 1, this.capacity, this.V, dfa.compiled.terms.length)
       : undefined;
+    this.rc = this.kernel ? this.kernel.rc() : new Int32Array((this.V >>> 3) + 1);
     this.rn = this.kernel ? this.kernel.rn() : new Int32Array((this.V >>> 4) + 1);
     this.cont = this.kernel ? this.kernel.cont() : new Int32Array((this.V >>> 5) + 1);
-    if (!this.ids) this.cont[this.V >>> 5] |= 1 << (this.V & 31);
+    if (!this.ids) this.setCont(this.V);
     this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
     if (!this.ids) this.sorted = vocabularyOrder(tb);
     this.buildRow0();
-    this.rootBits = new Int32Array((this.V >>> 5) + 1);
-    for (let id = 0; id < this.V; id++) {
-      const x = this.T[id];
-      if (x !== 0) this.rootBits[id >>> 5] |= 1 << (id & 31);
-      this.setRn(id, x);
-    }
+    this.rootBits = this.kernel ? this.kernel.any() : new Int32Array((this.V >>> 5) + 1);
+    for (let id = 0; id < this.V; id++) this.setRn(id, this.T[id]);
     if (this.kernel) {
       // The class of a token's first byte (bits 0-1) and last byte (bits 2-3) for the kernel's
       // word edges: the scanner's ASCII rule (`./scan.ts`); 2 = the scanner decides.
@@ -378,14 +386,26 @@ export class TokenTable {
     this.T = this.kernel.table();
     this.rn = this.kernel.rn();
     this.cont = this.kernel.cont();
+    this.rootBits = this.kernel.any();
+    this.rc = this.kernel.rc();
     return bufs;
   }
 
-  /** Sets the {@link rn} bits of id (< V) for its state-0 entry `x`. */
+  /** Sets the {@link rn} and {@link rootBits} bits of id (< V) for its state-0 entry `x`. */
   private setRn(id: number, x: number): void {
     const sh = (id & 15) * 2;
     const w = id >>> 4;
     this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 && x < COUNTED ? 1 : 3) << sh);
+    if (x === 0) this.rootBits[id >>> 5] &= ~(1 << (id & 31));
+    else this.rootBits[id >>> 5] |= 1 << (id & 31);
+    const nb = (id & 7) * 4;
+    this.rc[id >>> 3] = (this.rc[id >>> 3] & ~(3 << nb)) | (((this.rn[w] >>> sh) & 3) << nb);
+  }
+
+  /** Sets the {@link cont} bit of id (≤ V) and its copy in {@link rc}. */
+  private setCont(id: number): void {
+    this.cont[id >>> 5] |= 1 << (id & 31);
+    this.rc[id >>> 3] |= 4 << ((id & 7) * 4);
   }
 
   /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */
@@ -486,7 +506,7 @@ export class TokenTable {
     this.tables++;
     for (const id of ex) {
       if (id === this.eos && !this.ids) continue; // EOS: state 0 from anywhere, as in state 0's row
-      this.cont[id >>> 5] |= 1 << (id & 31);
+      this.setCont(id);
       let h = slotHash(id, mask);
       while (T[rb + 2 + 2 * h] !== EMPTY) h = (h + 1) & mask;
       T[rb + 2 + 2 * h] = id;
@@ -682,6 +702,12 @@ export class TokenTable {
    * @returns the state after the last token.
    */
   scan(ids: Uint32Array, from: number, to: number, state: number, hit: HitFn, count = false): number {
+    if (!this.rateKnown && !this.pairMode && this.kernel && to - from > RATE_PROBE) {
+      // The table's first long scan: its first tokens choose the state-0 test for the rest (a
+      // whole 4 Mi-token chunk in branch mode mispredicts when most groups leave state 0).
+      state = this.scan(ids, from, from + RATE_PROBE, state, hit, count);
+      from += RATE_PROBE;
+    }
     const V = this.V;
     const bits = this.rootBits;
     const text = !this.ids;
@@ -754,7 +780,10 @@ export class TokenTable {
       T = this.T;
       i++;
     }
-    if (kern && to - from >= 4096) this.leaveRate = (4 * leaves) / (to - from);
+    if (kern && to - from >= 4096) {
+      this.leaveRate = (4 * leaves) / (to - from);
+      this.rateKnown = true;
+    }
     return rb >= 0 ? this.stateAt(rb) : state;
   }
 

@@ -11,8 +11,9 @@
  * (`node --jitless`) the table's JavaScript loop does the same work.
  *
  * Memory layout (bytes): from 0 the bit sets `rn` (two bits per id: leaves state 0, needs the
- * slow path there; `⌊V/16⌋ + 1` words) and `cont` (a bit per id: some built state's table holds
- * it; `⌊V/32⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
+ * slow path there; `⌊V/16⌋ + 1` words), `cont` (a bit per id: some built state's table holds
+ * it; `⌊V/32⌋ + 1` words), `any` (a bit per id: leaves state 0; `⌊V/32⌋ + 1` words) and `rc`
+ * (four bits per id: `rn`'s two and `cont`'s one; `⌊V/8⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
  * base the kernel stopped in; `[tableAt, areaAt)` the
  * table, int32 entries: state 0's dense row, then the other states' exception tables and the
  * records of counted entries (see {@link TokenTable}); then a class byte per id and a count per
@@ -37,6 +38,8 @@ interface KernelExports {
     cls: number,
     cnt: number,
     lim: number,
+    any: number,
+    rc: number,
   ): number;
 }
 
@@ -70,12 +73,14 @@ export class ScanKernel {
     private readonly contWords: number,
     /** Table capacity in entries. */
     readonly tableEntries: number,
+    /** Words of the `rc` nibble set (eight ids a word). */
+    private readonly rcWords: number,
     /** Class bytes (one per id). */
     private readonly classBytes: number,
     /** Count words (one per term). */
     private readonly countWords: number,
   ) {
-    this.tableAt = pages((rnWords + contWords) * 4 + 8) * PAGE;
+    this.tableAt = pages((rnWords + 2 * contWords + rcWords) * 4 + 8) * PAGE;
     this.auxAt = this.tableAt + pages(tableEntries * 4) * PAGE;
     this.cntAt = this.auxAt + Math.ceil(classBytes / 4) * 4;
     this.areaAt = this.auxAt + pages(this.cntAt - this.auxAt + countWords * 4) * PAGE;
@@ -92,12 +97,19 @@ export class ScanKernel {
    * and `countWords` counts (one per term), or undefined when WebAssembly is unavailable or the memory would pass 1.5 GiB (the
    * caller then uses its JavaScript loop).
    */
-  static make(rnWords: number, contWords: number, tableEntries: number, classBytes: number, countWords: number): ScanKernel | undefined {
+  static make(
+    rnWords: number,
+    contWords: number,
+    rcWords: number,
+    tableEntries: number,
+    classBytes: number,
+    countWords: number,
+  ): ScanKernel | undefined {
     try {
       if (compiled === undefined) compiled = new WebAssembly.Module(KERNEL_WASM);
       if (!compiled) return undefined;
-      if ((rnWords + contWords + tableEntries + countWords) * 4 + classBytes > 0x60000000) return undefined;
-      return new ScanKernel(compiled, rnWords, contWords, tableEntries, classBytes, countWords);
+      if ((rnWords + 2 * contWords + rcWords + tableEntries + countWords) * 4 + classBytes > 0x60000000) return undefined;
+      return new ScanKernel(compiled, rnWords, contWords, tableEntries, rcWords, classBytes, countWords);
     } catch {
       compiled ??= null;
       return undefined;
@@ -112,6 +124,25 @@ export class ScanKernel {
   /** The bit set `cont`, a view into the memory (a new view after {@link buffers} grew the memory). */
   cont(): Int32Array {
     return new Int32Array(this.mem.buffer, this.rnWords * 4, this.contWords);
+  }
+
+  /**
+   * The bit set `any` (a bit per id, `contWords` words: the id's state-0 entry is not 0, i.e. its
+   * `rn` bits are not both 0), a view into the memory (a new view after {@link buffers} grew the
+   * memory). State 0's first test, when few tokens leave it: 12.5 KB of bits for a 100k
+   * vocabulary instead of `rn`'s 25 KB, so the hottest loop's look-ups stay in the L1 cache.
+   */
+  any(): Int32Array {
+    return new Int32Array(this.mem.buffer, (this.rnWords + this.contWords) * 4, this.contWords);
+  }
+
+  /**
+   * The nibble set `rc` (four bits per id, eight ids a word, `rcWords` words): bits 0-1 the id's
+   * `rn` bits, bit 2 its `cont` bit; a view into the memory (a new view after {@link buffers} grew
+   * the memory). The pair test of state 0 reads one nibble per token instead of `rn` and `cont`.
+   */
+  rc(): Int32Array {
+    return new Int32Array(this.mem.buffer, (this.rnWords + 2 * this.contWords) * 4, this.rcWords);
   }
 
   /** The class bytes, a view into the memory (a new view after {@link buffers} grew the memory). */
@@ -176,6 +207,8 @@ export class ScanKernel {
       this.auxAt,
       cnt,
       ids.length,
+      (this.rnWords + this.contWords) * 4,
+      (this.rnWords + 2 * this.contWords) * 4,
     );
   }
 

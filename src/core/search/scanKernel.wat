@@ -27,16 +27,49 @@
 ;;            starting in the token, flags bit 0: its start needs the class of the token before,
 ;;            bit 1: its end that of the token after) then takes the slow path
 ;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
+;;   rc       byte offset of four bits per id (8 ids a word, floor(V/8) + 1 words): bits 0-1 its rn
+;;            bits, bit 2 its cont bit (the pair test reads one nibble per token, not two bit sets)
+;;   any      byte offset of a bit per id (floor(V/32) + 1 words): its rn bits are not both 0 (half
+;;            rn's size, so the branch mode's first test of four ids stays in the L1 cache)
 ;;
 ;; State 0 skips a token whose two bits are 0, and also one that only leaves state 0 (bits 01)
 ;; when the next token's `cont` bit is clear: from whatever state the first one leads to, the
 ;; next one takes state 0's entry, so the state after the pair does not depend on the first.
 (module
   (import "env" "mem" (memory 1))
+  ;; State 0's hottest loop, on its own (few live values: no spills): from index i, the first
+  ;; group of four ids (i, i+4, … while i < to4) with an `any` bit set, or the first i >= to4.
+  (func $skip0 (param $ptr i32) (param $i i32) (param $to4 i32) (param $V i32) (param $any i32) (result i32)
+    (local $p i32) (local $a i32) (local $b i32) (local $c i32) (local $d i32)
+    (block $out
+      (loop $next
+        (br_if $out (i32.ge_s (local.get $i) (local.get $to4)))
+        (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
+        (local.set $a (i32.load (local.get $p)))
+        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+        (local.set $b (i32.load offset=4 (local.get $p)))
+        (local.set $b (select (local.get $b) (local.get $V) (i32.lt_u (local.get $b) (local.get $V))))
+        (local.set $c (i32.load offset=8 (local.get $p)))
+        (local.set $c (select (local.get $c) (local.get $V) (i32.lt_u (local.get $c) (local.get $V))))
+        (local.set $d (i32.load offset=12 (local.get $p)))
+        (local.set $d (select (local.get $d) (local.get $V) (i32.lt_u (local.get $d) (local.get $V))))
+        (br_if $out
+          (i32.and
+            (i32.or
+              (i32.or
+                (i32.shr_u (i32.load (i32.add (local.get $any) (i32.shl (i32.shr_u (local.get $a) (i32.const 5)) (i32.const 2)))) (local.get $a))
+                (i32.shr_u (i32.load (i32.add (local.get $any) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b)))
+              (i32.or
+                (i32.shr_u (i32.load (i32.add (local.get $any) (i32.shl (i32.shr_u (local.get $c) (i32.const 5)) (i32.const 2)))) (local.get $c))
+                (i32.shr_u (i32.load (i32.add (local.get $any) (i32.shl (i32.shr_u (local.get $d) (i32.const 5)) (i32.const 2)))) (local.get $d))))
+            (i32.const 1)))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $next)))
+    (local.get $i))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
-    (param $cls i32) (param $cnt i32) (param $lim i32)
+    (param $cls i32) (param $cnt i32) (param $lim i32) (param $any i32) (param $rc i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
@@ -52,6 +85,9 @@
           ;; State 0: four ids per test while none of them needs a step (see the header).
           (block $four
             (loop $skip4
+              ;; branch mode: past the groups where none of the four leaves state 0 (the common case)
+              (if (i32.eqz (local.get $pair))
+                (then (local.set $i (call $skip0 (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $any)))))
               (br_if $four (i32.ge_s (local.get $i) (local.get $to4)))
               (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
               ;; an id >= V is tested as V, whose bits are 0 in rn (and in cont in ids mode)
@@ -63,27 +99,30 @@
               (local.set $c (select (local.get $c) (local.get $V) (i32.lt_u (local.get $c) (local.get $V))))
               (local.set $d (i32.load offset=12 (local.get $p)))
               (local.set $d (select (local.get $d) (local.get $V) (i32.lt_u (local.get $d) (local.get $V))))
-              (local.set $q0 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $a) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 1))))
-              (local.set $q1 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $b) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $b) (i32.const 1))))
-              (local.set $q2 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $c) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $c) (i32.const 1))))
-              (local.set $q3 (i32.shr_u (i32.load (i32.add (local.get $rn) (i32.shl (i32.shr_u (local.get $d) (i32.const 4)) (i32.const 2)))) (i32.shl (local.get $d) (i32.const 1))))
-              ;; the common case: none of the four leaves state 0
-              (local.set $x (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3)) (i32.const 0)))
-              (local.set $lv (i32.add (local.get $lv) (local.get $x)))
+              (local.set $q0 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $a) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 2))))
+              (local.set $q1 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $b) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $b) (i32.const 2))))
+              (local.set $q2 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $c) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $c) (i32.const 2))))
+              (local.set $q3 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $d) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $d) (i32.const 2))))
+              ;; the common case: none of the four leaves state 0 (then nothing else is done: the
+              ;; groups where one leaves are counted inside the branch, off the hot path)
+              (local.set $x (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3)))
               (if (i32.or (local.get $x) (local.get $pair))
                 (then
-                  ;; else per token t followed by n: (rn bit 1 of t) | (rn bit 0 of t & cont bit of n)
+                  (local.set $lv (i32.add (local.get $lv) (i32.ne (local.get $x) (i32.const 0))))
+                  ;; else per token t followed by n: (rn bit 1 of t) | (rn bit 0 of t & cont bit of n),
+                  ;; from the nibbles: (q_t >> 1) | (q_t & (q_n >> 2))
                   (local.set $e (i32.load offset=16 (local.get $p)))
                   (local.set $e (select (local.get $e) (local.get $V) (i32.lt_u (local.get $e) (local.get $V))))
+                  (local.set $r (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $e) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $e) (i32.const 2))))
                   (br_if $four
                     (i32.and
                       (i32.or
                         (i32.or
-                          (i32.or (i32.shr_u (local.get $q0) (i32.const 1)) (i32.and (local.get $q0) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $b) (i32.const 5)) (i32.const 2)))) (local.get $b))))
-                          (i32.or (i32.shr_u (local.get $q1) (i32.const 1)) (i32.and (local.get $q1) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $c) (i32.const 5)) (i32.const 2)))) (local.get $c)))))
+                          (i32.or (i32.shr_u (local.get $q0) (i32.const 1)) (i32.and (local.get $q0) (i32.shr_u (local.get $q1) (i32.const 2))))
+                          (i32.or (i32.shr_u (local.get $q1) (i32.const 1)) (i32.and (local.get $q1) (i32.shr_u (local.get $q2) (i32.const 2)))))
                         (i32.or
-                          (i32.or (i32.shr_u (local.get $q2) (i32.const 1)) (i32.and (local.get $q2) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $d) (i32.const 5)) (i32.const 2)))) (local.get $d))))
-                          (i32.or (i32.shr_u (local.get $q3) (i32.const 1)) (i32.and (local.get $q3) (i32.shr_u (i32.load (i32.add (local.get $cont) (i32.shl (i32.shr_u (local.get $e) (i32.const 5)) (i32.const 2)))) (local.get $e))))))
+                          (i32.or (i32.shr_u (local.get $q2) (i32.const 1)) (i32.and (local.get $q2) (i32.shr_u (local.get $q3) (i32.const 2))))
+                          (i32.or (i32.shr_u (local.get $q3) (i32.const 1)) (i32.and (local.get $q3) (i32.shr_u (local.get $r) (i32.const 2))))))
                       (i32.const 1)))))
               (local.set $i (i32.add (local.get $i) (i32.const 4)))
               (br $skip4)))
