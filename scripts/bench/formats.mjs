@@ -20,7 +20,12 @@
  * and, in its note, the median CPU seconds (user + system, all threads: `process.cpuUsage` for
  * our reads, `time.process_time` for numpy, the child's rusage for `count`), the median per-round
  * CPU ratio and the min–max of the wall ratios. `.u32` against a copy of itself gives the noise
- * floor of such a ratio on this machine.
+ * floor of such a ratio on this machine. That floor is not only noise: two files with the same
+ * bytes can be cached differently (ext4 with large folios, Linux 6.18: when measured, 1,370 MB of
+ * `tokens.u32`'s 1,967 MB of cached pages were PMD-mappable folios, 37 MB of its copy's), and a
+ * bare `readSync` loop over `llama3.bin` cost 0.155–0.164 CPU-s at offsets 0, 1,024 and 4,096
+ * against 0.098–0.116 over `tokens.u32` at the same offsets: the file, not its header. So each
+ * format also gets a row against a bare `FileHandle.read` loop over its own bytes, the same file.
  *
  * Bound rows (Node has no mmap: every reader here copies through read()): per format, a bare
  * `readSync` loop over the same bytes against numpy (the most a read()-based reader gets), and
@@ -184,6 +189,8 @@ async function bareRead(mode, bare, n, into) {
     const pos = header + at * width;
     if (mode === 'sync') {
       for (let done = 0; done < k * width;) done += fs.readSync(fh.fd, dest, done, k * width - done, pos + done);
+    } else if (mode === 'async') {
+      for (let done = 0; done < k * width;) done += (await fh.read(dest, done, k * width - done, pos + done)).bytesRead;
     } else {
       const h = (k >> 1) * width;
       const [r1, r2] = await Promise.all([fh.read(dest, 0, h, pos), fh.read(dest, h, k * width - h, pos + h)]);
@@ -207,7 +214,7 @@ async function bareRead(mode, bare, n, into) {
  * evicted, and the ratio would measure the disk, not the reader). With `numpy` (a spec for
  * {@link NUMPY}), each round also reads `a`'s file with numpy right after our read of it, then
  * with the bare reads of {@link bareRead} (`bare`: where `a`'s tokens are).
- * @returns the rounds `[ours a, ours b, numpy?, bare readSync?, bare pair of preads?]` and the check sums.
+ * @returns the rounds `[ours a, ours b, numpy?, bare readSync?, bare pair of preads?, bare FileHandle.read?]` and the check sums.
  */
 async function readRounds(core, a, b, numpy, bare) {
   const [da, db] = [await core.openPath(a), await core.openPath(b)];
@@ -220,16 +227,20 @@ async function readRounds(core, a, b, numpy, bare) {
     // A B, then B A: the side read second in a round (warmer caches, or a drifting machine) changes every round.
     const first = round % 2 === 0;
     const rb0 = first ? undefined : await readOnce(db, into);
+    // Our read and the bare FileHandle.read loop over the same bytes back to back, in swapped order every round.
+    const ba0 = bare && !first ? await bareRead('async', bare, da.storedTokens, into) : undefined;
     const ra = await readOnce(da, into);
+    const ba = ba0 ?? (bare ? await bareRead('async', bare, da.storedTokens, into) : undefined);
     const py = numpy ? JSON.parse(execFileSync('python3', ['-c', NUMPY, numpy], { encoding: 'utf8', env: NUMPY_ENV })) : undefined;
     const bs = bare ? await bareRead('sync', bare, da.storedTokens, into) : undefined;
     const bp = bare ? await bareRead('pair', bare, da.storedTokens, into) : undefined;
     const rb = rb0 ?? (await readOnce(db, into));
-    rounds.push([ra, rb, py, bs, bp]);
+    rounds.push([ra, rb, py, bs, bp, ba]);
     for (const [what, x] of [
       ['numpy', py],
       ['bare readSync', bs],
       ['bare pair', bp],
+      ['bare FileHandle.read', ba],
     ])
       if (x && x.check !== rb.check) throw new Error(`${a}: ${what} read check ${x.check}, expected ${rb.check}`);
     if (ra.check !== rb.check) throw new Error(`${a}: read check ${ra.check}, expected ${rb.check}`);
@@ -366,7 +377,7 @@ export async function run(ctx) {
       reference: rate(r.tokens, p.b.s),
       unit: 'M tokens/s',
       ratio: p.ratio,
-      note: `identical readers: how far from 1× noise alone goes; ${pairNote(p)}`,
+      note: `identical readers on byte-identical files: noise, and how the page cache holds each file (folio sizes differ per file); ${pairNote(p)}`,
     });
   }
   // Pair by pair: the format's file and the same tokens as .u32 read alternately while both are
@@ -381,6 +392,7 @@ export async function run(ctx) {
     const vsNumpy = paired(r.rounds.map(([a, , py]) => [a, py]));
     const syncVsNumpy = paired(r.rounds.map(([, , py, bs]) => [bs, py]));
     const pairVsOurs = paired(r.rounds.map(([a, , , , bp]) => [bp, a]));
+    const vsBare = paired(r.rounds.map(([a, , , , , ba]) => [a, ba]));
     const numpyThread = median(r.rounds.map(([, , py]) => py.thread));
     ctx.log(
       `${label}: ${rate(r.tokens, vsU32.a.s).toFixed(0)}M tokens/s, same tokens as .u32 ${rate(r.tokens, vsU32.b.s).toFixed(0)}M tokens/s, numpy memmap ${rate(r.tokens, vsNumpy.b.s).toFixed(0)}M tokens/s (medians)`,
@@ -400,6 +412,14 @@ export async function run(ctx) {
       unit: 'M tokens/s',
       ratio: vsNumpy.ratio,
       note: `goal ≥ 1×; numpy with one BLAS thread, its reading thread ${numpyThread.toFixed(3)} CPU-s; ${pairNote(vsNumpy)}`,
+    });
+    rows.push({
+      name: `read ${label} vs a bare FileHandle.read loop over the same bytes`,
+      ours: rate(r.tokens, vsBare.a.s),
+      reference: rate(r.tokens, vsBare.b.s),
+      unit: 'M tokens/s',
+      ratio: vsBare.ratio,
+      note: `the cost of the stream and format layers alone, on the same file (the .u32 rows compare two files, whose cached pages can differ: see the noise floor); ${pairNote(vsBare)}`,
     });
     rows.push({
       name: `bound: bare readSync loop over ${label} vs numpy memmap`,
