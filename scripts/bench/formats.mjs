@@ -13,12 +13,14 @@
  * Paired, alternating rounds (`TSI_BENCH_FORMAT_ROUNDS`, default 7; the noise of a shared
  * machine drifts over seconds, so each round reads the format's file and its `.u32` back to back
  * and the ratio is taken per round, the order swapped every round: A B, B A, …): reads are every file whole in 1M-token `TokenStream.read`s,
- * after one untimed read of each (page cache warm for both); numpy is one python process summing
- * `np.memmap` chunks of the same size, alternating with our read of the same file in each round;
+ * after one untimed read of each (page cache warm for both); numpy is one python process copying
+ * `np.memmap` chunks of the same size into one reused uint32 array (as ours go into one reused
+ * `into`), one BLAS thread, right after our read of the same file in each round;
  * `count` is the CLI counting the EOS id (`--ids`), the format's file and `.u32` alternately,
  * after one warming round. Every row gives the **median** of the per-round ratios of wall time
  * and, in its note, the median CPU seconds (user + system, all threads: `process.cpuUsage` for
- * our reads, `time.process_time` for numpy, the child's rusage for `count`), the median per-round
+ * our reads, `time.process_time` for numpy (equal to its `thread_time` with one BLAS thread),
+ * the child's rusage for `count`), the median per-round
  * CPU ratio and the min–max of the wall ratios. `.u32` against a copy of itself gives the noise
  * floor of such a ratio on this machine. That floor is not only noise: two files with the same
  * bytes can be cached differently (ext4 with large folios, Linux 6.18: when measured, 1,370 MB of
@@ -50,7 +52,7 @@ const ROUNDS = Math.max(1, Number(process.env.TSI_BENCH_FORMAT_ROUNDS ?? 7));
  * One numpy memmap read of a file (one python process; its figures exclude start-up). Each
  * 1M-token chunk is copied (and widened) into one reused uint32 array, as our reads go into one
  * reused `into` buffer. Run with one BLAS/OpenMP thread ({@link NUMPY_ENV}): numpy's import
- * starts OpenBLAS's worker threads, which spin for a while after start-up and added ~0.06 CPU-s
+ * starts OpenBLAS's worker threads, which spin for a while after start-up and added up to 0.06 CPU-s
  * to `process_time` in a read of 0.08–0.15 s, and on two shared cores they also compete with
  * numpy's own thread; CPU is reported as `process_time` (every thread) and `thread_time` (the
  * reading thread), which are then equal.
