@@ -13,17 +13,31 @@
  * Paired, alternating rounds (`TSI_BENCH_FORMAT_ROUNDS`, default 7; the noise of a shared
  * machine drifts over seconds, so each round reads the format's file and its `.u32` back to back
  * and the ratio is taken per round, the order swapped every round: A B, B A, …): reads are every file whole in 1M-token `TokenStream.read`s,
- * after one untimed read of each (page cache warm for both); numpy is one python process summing
- * `np.memmap` chunks of the same size, alternating with our read of the same file in each round;
+ * after one untimed read of each (page cache warm for both); numpy is one python process copying
+ * `np.memmap` chunks of the same size into one reused uint32 array (as ours go into one reused
+ * `into`), one BLAS thread, right after our read of the same file in each round;
  * `count` is the CLI counting the EOS id (`--ids`), the format's file and `.u32` alternately,
  * after one warming round. Every row gives the **median** of the per-round ratios of wall time
  * and, in its note, the median CPU seconds (user + system, all threads: `process.cpuUsage` for
- * our reads, `time.process_time` for numpy, the child's rusage for `count`), the median per-round
+ * our reads, `time.process_time` for numpy (equal to its `thread_time` with one BLAS thread),
+ * the child's rusage for `count`), the median per-round
  * CPU ratio and the min–max of the wall ratios. `.u32` against a copy of itself gives the noise
- * floor of such a ratio on this machine.
+ * floor of such a ratio on this machine. That floor is not only noise: two files with the same
+ * bytes can be cached differently (ext4 with large folios, Linux 6.18: when measured, 1,370 MB of
+ * `tokens.u32`'s 1,967 MB of cached pages were PMD-mappable folios, 37 MB of its copy's), and a
+ * bare `readSync` loop over `llama3.bin` cost 0.155–0.164 CPU-s at offsets 0, 1,024 and 4,096
+ * against 0.098–0.116 over `tokens.u32` at the same offsets: the file, not its header. So each
+ * format also gets a row against a bare `FileHandle.read` loop over its own bytes, the same file.
+ *
+ * Bound rows (Node has no mmap: every reader here copies through read()): per format, a bare
+ * `readSync` loop over the same bytes against numpy (the most a read()-based reader gets), and
+ * each read split into two concurrent preads against our read (the idea of running the kernel's
+ * copy on both cores); once, a user-space memcpy of cached bytes against the kernel's read()
+ * copy of the same bytes.
  *
  * Run: `TSI_BENCH_FORMAT_TOKENS=500000000 npm run bench -- --only formats` (2 GB per uint32 file;
- * the files, ~9 GB, are written once into bench-data/formats-N/).
+ * the files, ~9 GB, are written once into bench-data/formats-N/). `TSI_BENCH_FORMAT_COUNT=0`
+ * leaves out the `count` rows.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -34,16 +48,30 @@ const CHUNK = 1 << 20;
 /** Paired rounds per comparison. */
 const ROUNDS = Math.max(1, Number(process.env.TSI_BENCH_FORMAT_ROUNDS ?? 7));
 
-/** One numpy memmap read of a file (one python process; its figures exclude start-up). */
+/**
+ * One numpy memmap read of a file (one python process; its figures exclude start-up). Each
+ * 1M-token chunk is copied (and widened) into one reused uint32 array, as our reads go into one
+ * reused `into` buffer. Run with one BLAS/OpenMP thread ({@link NUMPY_ENV}): numpy's import
+ * starts OpenBLAS's worker threads, which spin for a while after start-up and added up to 0.06 CPU-s
+ * to `process_time` in a read of 0.08–0.15 s, and on two shared cores they also compete with
+ * numpy's own thread; CPU is reported as `process_time` (every thread) and `thread_time` (the
+ * reading thread), which are then equal.
+ */
 const NUMPY = `
 import json, sys, time, numpy as np
 name, file, dtype, offset = sys.argv[1].split(':')
 m = np.memmap(file, dtype=dtype, mode='r', offset=int(offset))
-t = time.perf_counter(); c = time.process_time(); s = 0
+out = np.empty(${CHUNK}, dtype=np.uint32)
+t = time.perf_counter(); c = time.process_time(); th = time.thread_time(); s = 0
 for i in range(0, len(m), ${CHUNK}):
-    s += int(np.array(m[i:i + ${CHUNK}], dtype=np.uint32)[-1])  # a copy into uint32, as our read into a buffer
-print(json.dumps({'s': time.perf_counter() - t, 'cpu': time.process_time() - c, 'check': s}))
+    k = min(${CHUNK}, len(m) - i)
+    np.copyto(out[:k], m[i:i + k], casting='unsafe')  # a copy into uint32, as our read into a buffer
+    s += int(out[k - 1])
+print(json.dumps({'s': time.perf_counter() - t, 'cpu': time.process_time() - c, 'thread': time.thread_time() - th, 'check': s}))
 `;
+
+/** The numpy child's environment: one BLAS/OpenMP thread (see {@link NUMPY}). */
+const NUMPY_ENV = { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' };
 
 /** The median of numbers. */
 function median(xs) {
@@ -137,13 +165,60 @@ async function readOnce(ds, into) {
 }
 
 /**
+ * The bounds of a reader built on read() (Node has no mmap), over the same bytes and in the same
+ * {@link CHUNK}-token pieces into the same reused `into` as {@link readOnce}:
+ * - `sync`: a bare `fs.readSync` loop: no stream layer, no thread-pool hop (the extension host
+ *   may not block on a file, so this is a bound, not an option), uint16 read into a reused scratch
+ *   and widened by one `TypedArray.set`, as `TokenStream` does;
+ * - `pair`: each piece read as two concurrent `FileHandle.read`s of its halves (the kernel's copy
+ *   on both cores, on the libuv pool), widened the same way.
+ * `bare` is `{ file, header, width }`: the token bytes start at byte `header`, `width` bytes each.
+ * @returns wall and CPU seconds, the same check sum as {@link readOnce}, and `widen`: the wall
+ *   seconds of the widening `set`s alone (0 for 4-byte tokens).
+ */
+async function bareRead(mode, bare, n, into) {
+  const { file, header, width } = bare;
+  const scratch = Buffer.allocUnsafe(CHUNK * width);
+  const dest = width === 4 ? Buffer.from(into.buffer, into.byteOffset, CHUNK * 4) : scratch;
+  const wide = new Uint16Array(scratch.buffer, scratch.byteOffset, CHUNK);
+  const fh = await fs.promises.open(file, 'r');
+  let check = 0;
+  let widen = 0n;
+  const t = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
+  for (let at = 0; at < n; at += CHUNK) {
+    const k = Math.min(CHUNK, n - at);
+    const pos = header + at * width;
+    if (mode === 'sync') {
+      for (let done = 0; done < k * width;) done += fs.readSync(fh.fd, dest, done, k * width - done, pos + done);
+    } else if (mode === 'async') {
+      for (let done = 0; done < k * width;) done += (await fh.read(dest, done, k * width - done, pos + done)).bytesRead;
+    } else {
+      const h = (k >> 1) * width;
+      const [r1, r2] = await Promise.all([fh.read(dest, 0, h, pos), fh.read(dest, h, k * width - h, pos + h)]);
+      if (r1.bytesRead + r2.bytesRead !== k * width) throw new Error(`${file}: short read at byte ${pos}`);
+    }
+    if (width === 2) {
+      const w0 = process.hrtime.bigint();
+      into.set(wide.subarray(0, k));
+      widen += process.hrtime.bigint() - w0;
+    }
+    check += into[k - 1];
+  }
+  const r = { s: Number(process.hrtime.bigint() - t) / 1e9, cpu: cpuSecs(c0), check, widen: Number(widen) / 1e9 };
+  await fh.close();
+  return r;
+}
+
+/**
  * Reads two paths alternately for {@link ROUNDS} rounds after one untimed read of each (so both
  * are in the page cache when timed: on a shared machine a file read minutes earlier may have been
  * evicted, and the ratio would measure the disk, not the reader). With `numpy` (a spec for
- * {@link NUMPY}), each round also reads `a`'s file with numpy right after our read of it.
- * @returns the rounds `[ours a, ours b, numpy?]` and the check sums.
+ * {@link NUMPY}), each round also reads `a`'s file with numpy right after our read of it, then
+ * with the bare reads of {@link bareRead} (`bare`: where `a`'s tokens are).
+ * @returns the rounds `[ours a, ours b, numpy?, bare readSync?, bare pair of preads?, bare FileHandle.read?]` and the check sums.
  */
-async function readRounds(core, a, b, numpy) {
+async function readRounds(core, a, b, numpy, bare) {
   const [da, db] = [await core.openPath(a), await core.openPath(b)];
   const into = new Uint32Array(CHUNK);
   await readOnce(da, into);
@@ -154,17 +229,69 @@ async function readRounds(core, a, b, numpy) {
     // A B, then B A: the side read second in a round (warmer caches, or a drifting machine) changes every round.
     const first = round % 2 === 0;
     const rb0 = first ? undefined : await readOnce(db, into);
+    // Our read and the bare FileHandle.read loop over the same bytes back to back, in swapped order every round.
+    const ba0 = bare && !first ? await bareRead('async', bare, da.storedTokens, into) : undefined;
     const ra = await readOnce(da, into);
-    const py = numpy ? JSON.parse(execFileSync('python3', ['-c', NUMPY, numpy], { encoding: 'utf8' })) : undefined;
+    const ba = ba0 ?? (bare ? await bareRead('async', bare, da.storedTokens, into) : undefined);
+    const py = numpy ? JSON.parse(execFileSync('python3', ['-c', NUMPY, numpy], { encoding: 'utf8', env: NUMPY_ENV })) : undefined;
+    const bs = bare ? await bareRead('sync', bare, da.storedTokens, into) : undefined;
+    const bp = bare ? await bareRead('pair', bare, da.storedTokens, into) : undefined;
     const rb = rb0 ?? (await readOnce(db, into));
-    rounds.push([ra, rb, py]);
-    if (ra.check !== rb.check || (py && py.check !== rb.check))
-      throw new Error(`${a}: read check ${ra.check}${py ? ` / numpy ${py.check}` : ''}, expected ${rb.check}`);
+    rounds.push([ra, rb, py, bs, bp, ba]);
+    for (const [what, x] of [
+      ['numpy', py],
+      ['bare readSync', bs],
+      ['bare pair', bp],
+      ['bare FileHandle.read', ba],
+    ])
+      if (x && x.check !== rb.check) throw new Error(`${a}: ${what} read check ${x.check}, expected ${rb.check}`);
+    if (ra.check !== rb.check) throw new Error(`${a}: read check ${ra.check}, expected ${rb.check}`);
     check = ra.check;
   }
   await da.stream.close();
   await db.stream.close();
   return { rounds, tokens: da.storedTokens, check };
+}
+
+/**
+ * The copy rates behind the bounds: `bytes` of `file` (read into memory once) copied in
+ * {@link CHUNK}-token pieces into a reused 4 MiB buffer by `Buffer.copy` (user-space memcpy, as
+ * numpy copies out of mapped pages, before its page faults) against the same bytes read from the
+ * cached file by a bare `readSync` loop (the kernel's copy, plus a system call per piece),
+ * alternately for {@link ROUNDS} rounds.
+ * @returns the rounds `[memcpy, readSync]`.
+ */
+function copyRounds(file, bytes) {
+  const src = Buffer.allocUnsafe(bytes);
+  const fd = fs.openSync(file, 'r');
+  try {
+    for (let done = 0; done < bytes;) done += fs.readSync(fd, src, done, bytes - done, done);
+    const dest = Buffer.allocUnsafe(CHUNK * 4);
+    const timed = (fn) => {
+      const t = process.hrtime.bigint();
+      const c0 = process.cpuUsage();
+      for (let at = 0; at < bytes; at += dest.length) fn(at, Math.min(dest.length, bytes - at));
+      return { s: Number(process.hrtime.bigint() - t) / 1e9, cpu: cpuSecs(c0) };
+    };
+    const mem = () => timed((at, k) => src.copy(dest, 0, at, at + k));
+    const kernel = () =>
+      timed((at, k) => {
+        for (let done = 0; done < k;) done += fs.readSync(fd, dest, done, k - done, at + done);
+      });
+    mem();
+    kernel();
+    const rounds = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) rounds.push([mem(), kernel()]);
+      else {
+        const k = kernel();
+        rounds.push([mem(), k]);
+      }
+    }
+    return rounds;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Process CPU seconds (user + system, all threads) since `c0` (a `process.cpuUsage()` value). */
@@ -231,6 +358,12 @@ export async function run(ctx) {
     llmc: `llmc:${files.llmc}:<u4:1024`,
     gpt2: `gpt2:${files.gpt2}:<u2:1024`,
   };
+  /** Where each format's tokens are, for the bare reads ({@link bareRead}). */
+  const bareSpec = {
+    megatron: { file: path.join(files.megatron, 'corpus.bin'), header: 0, width: 4 },
+    llmc: { file: files.llmc, header: 1024, width: 4 },
+    gpt2: { file: files.gpt2, header: 1024, width: 2 },
+  };
   const rate = (tokens, s) => tokens / s / 1e6;
   const rows = [];
   // The same layout on both sides: what a ratio of two identical readers looks like here.
@@ -246,7 +379,7 @@ export async function run(ctx) {
       reference: rate(r.tokens, p.b.s),
       unit: 'M tokens/s',
       ratio: p.ratio,
-      note: `identical readers: how far from 1× noise alone goes; ${pairNote(p)}`,
+      note: `identical readers on byte-identical files: noise, and how the page cache holds each file (folio sizes differ per file); ${pairNote(p)}`,
     });
   }
   // Pair by pair: the format's file and the same tokens as .u32 read alternately while both are
@@ -256,9 +389,13 @@ export async function run(ctx) {
     ['llmc', 'u32', 'llm.c uint32 .bin'],
     ['gpt2', 'gpt2u32', 'llm.c uint16 .bin (widened)'],
   ]) {
-    const r = await readRounds(core, files[k], files[b], numpySpec[k]);
+    const r = await readRounds(core, files[k], files[b], numpySpec[k], bareSpec[k]);
     const vsU32 = paired(r.rounds.map(([a, u]) => [a, u]));
     const vsNumpy = paired(r.rounds.map(([a, , py]) => [a, py]));
+    const syncVsNumpy = paired(r.rounds.map(([, , py, bs]) => [bs, py]));
+    const pairVsOurs = paired(r.rounds.map(([a, , , , bp]) => [bp, a]));
+    const vsBare = paired(r.rounds.map(([a, , , , , ba]) => [a, ba]));
+    const numpyThread = median(r.rounds.map(([, , py]) => py.thread));
     ctx.log(
       `${label}: ${rate(r.tokens, vsU32.a.s).toFixed(0)}M tokens/s, same tokens as .u32 ${rate(r.tokens, vsU32.b.s).toFixed(0)}M tokens/s, numpy memmap ${rate(r.tokens, vsNumpy.b.s).toFixed(0)}M tokens/s (medians)`,
     );
@@ -276,13 +413,57 @@ export async function run(ctx) {
       reference: rate(r.tokens, vsNumpy.b.s),
       unit: 'M tokens/s',
       ratio: vsNumpy.ratio,
-      note: `goal ≥ 1×; ${pairNote(vsNumpy)}`,
+      note: `goal ≥ 1×; numpy with one BLAS thread, its reading thread ${numpyThread.toFixed(3)} CPU-s; ${pairNote(vsNumpy)}`,
+    });
+    rows.push({
+      name: `read ${label} vs a bare FileHandle.read loop over the same bytes`,
+      ours: rate(r.tokens, vsBare.a.s),
+      reference: rate(r.tokens, vsBare.b.s),
+      unit: 'M tokens/s',
+      ratio: vsBare.ratio,
+      note: `the cost of the stream and format layers alone, on the same file (the .u32 rows compare two files, whose cached pages can differ: see the noise floor); ${pairNote(vsBare)}`,
+    });
+    rows.push({
+      name: `bound: bare readSync loop over ${label} vs numpy memmap`,
+      ours: rate(r.tokens, syncVsNumpy.a.s),
+      reference: rate(r.tokens, syncVsNumpy.b.s),
+      unit: 'M tokens/s',
+      ratio: syncVsNumpy.ratio,
+      note: `the most a read()-based reader gets (no stream layer, no thread-pool hop${k === 'gpt2' ? `, widened by one TypedArray.set per read: ${median(r.rounds.map(([, , , bs]) => bs.widen)).toFixed(3)} s of it` : ''}); ${pairNote(syncVsNumpy)}`,
+    });
+    rows.push({
+      name: `idea: two concurrent preads per read over ${label} vs our read`,
+      ours: rate(r.tokens, pairVsOurs.a.s),
+      reference: rate(r.tokens, pairVsOurs.b.s),
+      unit: 'M tokens/s',
+      ratio: pairVsOurs.ratio,
+      note: `each 1M-token read as two FileHandle.reads of its halves at once (the kernel copy on both cores); worth adopting only if wall improves at equal CPU; ${pairNote(pairVsOurs)}`,
     });
   }
-  for (const [k, label] of [
-    ['megatron', 'Megatron int32'],
-    ['llmc', 'llm.c uint32'],
-  ]) {
+  {
+    // What numpy's memmap copy runs at against read()'s kernel copy, over the same cached bytes.
+    const bytes = Math.min(512 * 2 ** 20, fs.statSync(files.u32).size);
+    const p = paired(copyRounds(files.u32, bytes));
+    const gbs = (s) => bytes / s / 1e9;
+    ctx.log(
+      `copy ${(bytes / 2 ** 20).toFixed(0)} MiB: memcpy ${gbs(p.a.s).toFixed(1)} GB/s, readSync ${gbs(p.b.s).toFixed(1)} GB/s (medians)`,
+    );
+    rows.push({
+      name: 'bound: memcpy (Buffer.copy from memory) vs readSync of the cached file',
+      ours: gbs(p.a.s),
+      reference: gbs(p.b.s),
+      unit: 'GB/s',
+      ratio: p.ratio,
+      note: `${(bytes / 2 ** 20).toFixed(0)} MiB of tokens.u32 in 4 MiB pieces into one reused buffer: the user-space copy numpy's memmap does (before its page faults) against the kernel's page-cache copy read() does; ${pairNote(p)}`,
+    });
+  }
+  // TSI_BENCH_FORMAT_COUNT=0 leaves the count rows out (iterating on the read rows).
+  for (const [k, label] of process.env.TSI_BENCH_FORMAT_COUNT === '0'
+    ? []
+    : [
+        ['megatron', 'Megatron int32'],
+        ['llmc', 'llm.c uint32'],
+      ]) {
     const p = paired(countRounds(repo, files[k], files.u32));
     ctx.log(
       `count EOS over ${label}: ${p.a.s.toFixed(2)} s (CPU ${p.a.cpu.toFixed(2)} s), .u32 ${p.b.s.toFixed(2)} s (CPU ${p.b.cpu.toFixed(2)} s) (medians)`,
