@@ -526,6 +526,7 @@ function onInit(m: ShardInitToWebview): void {
   const first = !st.init;
   const sameFile = st.init && st.init.sizeBytes === m.sizeBytes;
   st.setInit(m);
+  st.runOrder = m.run; // under a run's order, never the card's update, not even before the first `order` event
   cache.reset(m.generation, st.pageCount, m.eosId);
   if (m.page) cache.put(m.page);
   info.textContent = infoText(m);

@@ -313,7 +313,9 @@ export class ShardSession implements vscode.Disposable {
     // target (no first paint, cursor or page request at the shard's first token).
     const r = this.pendingReveal;
     const init = this.document.initMessage();
-    void this.post({ ...init, ...(r ? { reveal: r } : {}), ...(page && page.generation === init.generation ? { page } : {}) }).then(
+    this.orderSent = this.runOrder();
+    const run = this.orderSent ? { run: this.orderSent } : {};
+    void this.post({ ...init, ...run, ...(r ? { reveal: r } : {}), ...(page && page.generation === init.generation ? { page } : {}) }).then(
       (ok) => {
         if (ok && r && this.pendingReveal === r) this.pendingReveal = undefined;
       },
@@ -325,8 +327,6 @@ export class ShardSession implements vscode.Disposable {
     if (t && !t.initSent) t.initSent = Date.now();
     void this.post(this.document.numbering);
     if (this.highlights.length && !r?.highlights) void this.post({ type: 'highlights', highlights: this.highlights });
-    this.orderSent = this.runOrder();
-    if (this.orderSent) void this.post({ type: 'order', run: this.orderSent });
   }
 
   /** Queues a page request; resolves with the page (newest requests are served first, two at a time). */

@@ -76,6 +76,12 @@ export interface ShardInitToWebview {
    * when it could not be read in time (the webview then asks for it as for any page).
    */
   page?: ShardPageReply;
+  /**
+   * The run's training order at the cursor, as the `order` event gives it (absent: the card's
+   * sequential order). Carried by `init` so that under a run's order the first cursor line says
+   * `update …` while the order is asked, never the card's update for a moment.
+   */
+  run?: ShardRunOrder;
 }
 
 /**
