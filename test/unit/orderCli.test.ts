@@ -328,3 +328,103 @@ print(json.dumps({"per": per, "not_read": never}))`,
     );
   });
 });
+
+/**
+ * An llm.c run from the CLI: the fixture's three `shard_N.bin` files (llm.c's 256 × int32 header,
+ * uint32 tokens) opened as one folder stream, read by 3 processes with gradient accumulation and
+ * shuffling on. `count --per 1` equals the byte-level reference mapped through the Python port of
+ * `llmc/dataloader.h` in scripts/make-order-fixtures.py (a match counts once per update that reads
+ * its first token as an input; the row's last token is only a target).
+ */
+describe('training order: CLI over llm.c shards', function () {
+  this.timeout(600_000);
+  after(removeOrderFixtures);
+
+  it('count --per 1 through the order equals the byte-level reference mapped through the dataloader.h port (read and never read)', () => {
+    const { dir, ref } = orderFixtures();
+    const r = ref.llmc;
+    // A third of the fixture's steps: less than one epoch, so some tokens are never read.
+    const steps = Math.floor(r.steps_total / 3);
+    const runFile = path.join(dir, 'llmc-count-run.json');
+    fs.writeFileSync(
+      runFile,
+      JSON.stringify({ order: 'llm.c', B: r.B, T: r.T, processes: r.processes, grad_accum_steps: r.grad_accum_steps, steps }),
+    );
+    const terms = ['whale', 'Congress', ' the'];
+    const want = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          `import importlib.util, json, subprocess, sys, numpy as np
+sample, fxdir, script, fixtures, terms = sys.argv[1:6]
+B, T, P, A, steps = map(int, sys.argv[6:11])
+spec = importlib.util.spec_from_file_location("fx", fixtures); fx = importlib.util.module_from_spec(spec); spec.loader.exec_module(fx)
+offs = json.loads(subprocess.check_output([sys.executable, script, sample, "--terms", terms, "--mode", "offsets"]))
+ntok = [int(np.fromfile(f"{fxdir}/llmc/shard_{n}.bin", dtype="<i4", count=256)[2]) for n in range(3)]
+starts = np.concatenate([[0], np.cumsum(ntok)])
+ms = np.array(sorted({o for o, _ in offs}), dtype=np.int64)
+loaders = [fx.LlmcLoader(ntok, B, T, r, P, True) for r in range(P)]
+ups = {}
+for k in range(steps):
+    for a in range(A):
+        for r in range(P):
+            shard, local = loaders[r].next_batch()
+            for b in range(B):
+                s = int(starts[shard] + local + b * T)
+                lo, hi = np.searchsorted(ms, [s, s + T])
+                for i in range(lo, hi): ups.setdefault(int(ms[i]), set()).add(k)
+nt = len(json.loads(terms))
+per = [[0] * nt for _ in range(steps)]; never = [0] * nt
+for o, t in offs:
+    if o not in ups: never[t] += 1
+    for u in ups.get(o, ()): per[u][t] += 1
+print(json.dumps({"per": per, "not_read": never}))`,
+          sampleDir(),
+          dir,
+          path.join(repoRoot(), 'scripts', 'reference_search.py'),
+          path.join(repoRoot(), 'scripts', 'make-order-fixtures.py'),
+          JSON.stringify(terms),
+          String(r.B),
+          String(r.T),
+          String(r.processes),
+          String(r.grad_accum_steps),
+          String(steps),
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      ),
+    ) as { per: number[][]; not_read: number[] };
+    const got = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [
+          cliPath(),
+          '--run',
+          runFile,
+          '--tokenizer',
+          path.join(sampleDir(), 'tokenizer', 'tokenizer.json'),
+          'count',
+          path.join(dir, 'llmc'),
+          ...terms,
+          '--per',
+          '1',
+          '--json',
+          '--jobs',
+          '2',
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cli-cache') } },
+      ),
+    ) as { order: string; updates: number; not_read: number[]; buckets: { counts: number[] }[] };
+    assert.strictEqual(got.order, 'llm.c');
+    assert.strictEqual(got.updates, steps);
+    assert.deepStrictEqual(
+      got.buckets.map((b) => b.counts),
+      want.per,
+    );
+    assert.deepStrictEqual(got.not_read, want.not_read);
+    assert.ok(
+      want.not_read.every((c) => c > 0) && want.per.some((c) => c.some((x) => x > 1)),
+      'the fixture has occurrences read and never read',
+    );
+  });
+});
