@@ -400,6 +400,22 @@ def make_llmc(out, stream, probes):
     }
 
 
+def per_update_counts(offs, ups, nterms, updates):
+    """Per-update counts of byte-level matches through an order (for the count tests).
+
+    offs: [[stream offset, term], ...] from reference_search.py --mode offsets; ups: stream offset
+    of a match's first token -> the set of updates that read that token as an input. A match counts
+    once in each update that reads it; a match no update reads counts in not_read."""
+    per = [[0] * nterms for _ in range(updates)]
+    never = [0] * nterms
+    for o, t in offs:
+        if o not in ups:
+            never[t] += 1
+        for u in ups.get(o, ()):
+            per[u][t] += 1
+    return {"per": per, "not_read": never}
+
+
 def main():
     sample_dir, out = sys.argv[1], sys.argv[2]
     stream = stream_of(sample_dir)

@@ -204,6 +204,54 @@ print(json.dumps({"updates": batches, "per": per, "not_read": never}))`,
   });
 });
 
+/** The first five arguments of a reference count script: sample root, fixture folder, the byte-level search reference, the fixture maker (imported for its ports) and the terms as JSON. */
+function referenceArgs(dir: string, terms: string[]): string[] {
+  const script = (name: string) => path.join(repoRoot(), 'scripts', name);
+  return [sampleDir(), dir, script('reference_search.py'), script('make-order-fixtures.py'), JSON.stringify(terms)];
+}
+
+/** What `count --per 1 --json` through a run prints. */
+interface CountThroughRun {
+  order: string;
+  updates: number;
+  not_read: number[];
+  buckets: { counts: number[] }[];
+}
+
+/**
+ * `token-shards --run RUN --tokenizer <sample's> count PATH TERMS --per 1 --json [EXTRA]`, with the
+ * CLI's caches in the order fixtures' folder `dir` (never the user's ~/.cache); throws on a non-zero exit.
+ */
+function countThroughRun(dir: string, runFile: string, dataPath: string, terms: string[], extra: string[] = []): CountThroughRun {
+  const args = ['--run', runFile, '--tokenizer', path.join(sampleDir(), 'tokenizer', 'tokenizer.json'), 'count', dataPath, ...terms];
+  return JSON.parse(
+    execFileSync(process.execPath, [cliPath(), ...args, '--per', '1', '--json', ...extra], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+      env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cli-cache') },
+    }),
+  ) as CountThroughRun;
+}
+
+/**
+ * The CLI's per-update counts and never-read counts equal the reference's, under the named order
+ * and number of updates, and the fixture has occurrences read more than once in an update and
+ * occurrences never read (so the comparison covers both).
+ */
+function assertCountsEqual(got: CountThroughRun, want: { per: number[][]; not_read: number[] }, order: string, updates: number): void {
+  assert.strictEqual(got.order, order);
+  assert.strictEqual(got.updates, updates);
+  assert.deepStrictEqual(
+    got.buckets.map((b) => b.counts),
+    want.per,
+  );
+  assert.deepStrictEqual(got.not_read, want.not_read);
+  assert.ok(
+    want.not_read.every((c) => c > 0) && want.per.some((c) => c.some((x) => x > 1)),
+    'the fixture has occurrences read and never read',
+  );
+}
+
 /**
  * A Megatron run from the CLI: the dataset opened from its `.bin` PATH through the format layer,
  * whose `.idx` gives the order its sequence lengths; `update k --json` equals the reference
@@ -278,17 +326,8 @@ for q in range(iters * B):
             a, b = np.searchsorted(ms, [s, e_in])
             for k in range(a, b): ups.setdefault(int(ms[k]), set()).add(q // B)
         pos += e - s
-nt = len(json.loads(terms))
-per = [[0] * nt for _ in range(iters)]; never = [0] * nt
-for o, t in offs:
-    if o not in ups: never[t] += 1
-    for u in ups.get(o, ()): per[u][t] += 1
-print(json.dumps({"per": per, "not_read": never}))`,
-          sampleDir(),
-          dir,
-          path.join(repoRoot(), 'scripts', 'reference_search.py'),
-          path.join(repoRoot(), 'scripts', 'make-order-fixtures.py'),
-          JSON.stringify(terms),
+print(json.dumps(fx.per_update_counts(offs, ups, len(json.loads(terms)), iters)))`,
+          ...referenceArgs(dir, terms),
           String(r.global_batch_size),
           String(iters),
           String(r.sequence_length),
@@ -296,36 +335,8 @@ print(json.dumps({"per": per, "not_read": never}))`,
         { encoding: 'utf8', maxBuffer: 1 << 26 },
       ),
     ) as { per: number[][]; not_read: number[] };
-    const got = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [
-          cliPath(),
-          '--run',
-          runFile,
-          '--tokenizer',
-          path.join(sampleDir(), 'tokenizer', 'tokenizer.json'),
-          'count',
-          path.join(dir, 'megatron', 'text_document.bin'),
-          ...terms,
-          '--per',
-          '1',
-          '--json',
-        ],
-        { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cli-cache') } },
-      ),
-    ) as { order: string; updates: number; not_read: number[]; buckets: { counts: number[] }[] };
-    assert.strictEqual(got.order, 'megatron');
-    assert.strictEqual(got.updates, iters);
-    assert.deepStrictEqual(
-      got.buckets.map((b) => b.counts),
-      want.per,
-    );
-    assert.deepStrictEqual(got.not_read, want.not_read);
-    assert.ok(
-      want.not_read.every((c) => c > 0) && want.per.some((c) => c.some((x) => x > 1)),
-      'the fixture has occurrences read and never read',
-    );
+    const got = countThroughRun(dir, runFile, path.join(dir, 'megatron', 'text_document.bin'), terms);
+    assertCountsEqual(got, want, 'megatron', iters);
   });
 });
 
@@ -374,17 +385,8 @@ for k in range(steps):
                 s = int(starts[shard] + local + b * T)
                 lo, hi = np.searchsorted(ms, [s, s + T])
                 for i in range(lo, hi): ups.setdefault(int(ms[i]), set()).add(k)
-nt = len(json.loads(terms))
-per = [[0] * nt for _ in range(steps)]; never = [0] * nt
-for o, t in offs:
-    if o not in ups: never[t] += 1
-    for u in ups.get(o, ()): per[u][t] += 1
-print(json.dumps({"per": per, "not_read": never}))`,
-          sampleDir(),
-          dir,
-          path.join(repoRoot(), 'scripts', 'reference_search.py'),
-          path.join(repoRoot(), 'scripts', 'make-order-fixtures.py'),
-          JSON.stringify(terms),
+print(json.dumps(fx.per_update_counts(offs, ups, len(json.loads(terms)), steps)))`,
+          ...referenceArgs(dir, terms),
           String(r.B),
           String(r.T),
           String(r.processes),
@@ -394,37 +396,7 @@ print(json.dumps({"per": per, "not_read": never}))`,
         { encoding: 'utf8', maxBuffer: 1 << 26 },
       ),
     ) as { per: number[][]; not_read: number[] };
-    const got = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [
-          cliPath(),
-          '--run',
-          runFile,
-          '--tokenizer',
-          path.join(sampleDir(), 'tokenizer', 'tokenizer.json'),
-          'count',
-          path.join(dir, 'llmc'),
-          ...terms,
-          '--per',
-          '1',
-          '--json',
-          '--jobs',
-          '2',
-        ],
-        { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, XDG_CACHE_HOME: path.join(dir, 'cli-cache') } },
-      ),
-    ) as { order: string; updates: number; not_read: number[]; buckets: { counts: number[] }[] };
-    assert.strictEqual(got.order, 'llm.c');
-    assert.strictEqual(got.updates, steps);
-    assert.deepStrictEqual(
-      got.buckets.map((b) => b.counts),
-      want.per,
-    );
-    assert.deepStrictEqual(got.not_read, want.not_read);
-    assert.ok(
-      want.not_read.every((c) => c > 0) && want.per.some((c) => c.some((x) => x > 1)),
-      'the fixture has occurrences read and never read',
-    );
+    const got = countThroughRun(dir, runFile, path.join(dir, 'llmc'), terms, ['--jobs', '2']);
+    assertCountsEqual(got, want, 'llm.c', steps);
   });
 });
