@@ -315,6 +315,8 @@ export function createContext(
   const openOptions = (cmd: Command): OpenDatasetOptions => ({
     allowOutsideRoot: !!globals(cmd).allowOutsideRoot,
     settingNames: FLAG_NAMES,
+    // The CLI owns its process: reads block it instead of hopping to the libuv thread pool.
+    blockingReads: true,
   });
   /** `--tokenizer FILE` checked as a file named on the command line: missing or not a regular file is a usage error. */
   const tokenizerFlag = (file: string): string => {

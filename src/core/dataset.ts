@@ -26,7 +26,7 @@ import {
   validateShardFiles,
 } from './manifest';
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './schedule';
-import { TokenStream } from './stream';
+import { TokenStream, TokenStreamOptions } from './stream';
 import { findDatasetTokenizer, loadTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
 import { DataError, SettingError } from './errors';
@@ -172,7 +172,10 @@ export async function openDataset(
     settingSources,
     storedTokens,
     schedule: new Schedule(settings, storedTokens),
-    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line }))),
+    stream: new TokenStream(
+      parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line })),
+      { blocking: opts.blockingReads },
+    ),
     tokenizerFile,
     problems,
   };
@@ -185,6 +188,11 @@ export interface OpenDatasetOptions extends ManifestOptions {
    * (`tokenShards.globalTokensPerUpdate`); the CLI passes its flags (`--tokens-per-update`).
    */
   settingNames?: Partial<Record<keyof ScheduleSettings, string>>;
+  /**
+   * The caller owns a thread that may block (the CLI process, a worker thread; never the
+   * extension host): the dataset's stream reads synchronously ({@link TokenStreamOptions.blocking}).
+   */
+  blockingReads?: boolean;
 }
 
 /**
@@ -315,10 +323,11 @@ export interface LoneShard {
 
 /**
  * Opens one `.u32` file on its own.
+ * @param opts whether the caller's thread may block on reads ({@link TokenStreamOptions}).
  * @throws DataError when the file cannot be stat'ed.
  */
-export async function openLoneShard(file: string): Promise<LoneShard> {
-  const { stream, sizeBytes, trailingBytes } = await TokenStream.fromFile(file);
+export async function openLoneShard(file: string, opts: TokenStreamOptions = {}): Promise<LoneShard> {
+  const { stream, sizeBytes, trailingBytes } = await TokenStream.fromFile(file, opts);
   return { file: path.resolve(file), stream, sizeBytes, trailingBytes };
 }
 
@@ -336,7 +345,7 @@ export async function openShardFileAsDataset(
   opts: OpenDatasetOptions = {},
 ): Promise<Dataset> {
   checkUserSettings(userSettings, opts);
-  const lone = await openLoneShard(file);
+  const lone = await openLoneShard(file, { blocking: opts.blockingReads });
   const numTokens = lone.stream.totalTokens;
   const st = await fs.promises.stat(lone.file, { bigint: true });
   const problems: ManifestProblem[] = [];
@@ -561,6 +570,7 @@ export async function openFormatDataset(
     schedule: new Schedule(settings, start),
     stream: new TokenStream(
       shards.map((e, i) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, layout: opened.files[i].layout })),
+      { blocking: opts.blockingReads },
     ),
     tokenizerFile: opts.tokenizerFile ?? (await findTokenizerAbove(root)),
     problems: [],
