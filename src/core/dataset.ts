@@ -427,6 +427,21 @@ export function formatFileIndex(ds: Pick<Dataset, 'format'>, file: string): numb
   return i >= 0 ? i : undefined;
 }
 
+/** Formats whose folder holds one file that opens the whole stream: their `index.json` (litdata `writer.py`, MDS `index.json`). */
+const STREAM_INDEX_FILE: Partial<Record<FormatName, string>> = { litdata: 'index.json', mds: 'index.json' };
+
+/**
+ * The file that opens the whole stream of a format dataset, for its manifest table to list every
+ * file: the folder's `index.json` for litdata and MDS (one chunk or shard opened alone is a stream
+ * of one file, and a compressed stream's first file is a decompressed copy outside the folder).
+ * Undefined for the other formats (a token file opens its own unit) and the dataset card's layout
+ * (its table is `shard_manifest.jsonl`).
+ */
+export function tableFileOf(ds: Pick<Dataset, 'format' | 'root'>): string | undefined {
+  const index = ds.format && STREAM_INDEX_FILE[ds.format.name];
+  return index && path.join(ds.root, index);
+}
+
 /**
  * The manifest table's dtype, documents and format-hash cells of file `i` of a dataset: the format's dtype (`uint32` for
  * the dataset card's shards), the documents starting in the file by the format's index (binary
