@@ -72,6 +72,12 @@ export interface SegmentLocation {
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
 
+/**
+ * Largest uint16 read scratch buffer a stream keeps for reuse, in tokens (8 MiB): a scan's chunk
+ * (`search/scan.ts` DEFAULT_CHUNK_TOKENS), so a scan over uint16 data allocates no buffer per read.
+ */
+const MAX_KEPT_SCRATCH_TOKENS = 4 << 20;
+
 /** Most file handles a stream keeps open between reads (busy ones are never closed). */
 export const MAX_POOLED_HANDLES = 64;
 
@@ -421,9 +427,9 @@ export class TokenStream {
     return {
       bytes: Buffer.from(s.buffer, 0, run.n * 2),
       finish: () => out.subarray(run.at, run.at + run.n).set(s.subarray(0, run.n)),
-      // Kept only up to a 1M-token read's size (2 MiB): a huge one-off read does not pin its buffer.
+      // Kept up to a scan chunk's size: a huge one-off read does not pin its buffer.
       release: () => {
-        if (s.length <= 1 << 20 && this.scratch.length < 4) this.scratch.push(s);
+        if (s.length <= MAX_KEPT_SCRATCH_TOKENS && this.scratch.length < 4) this.scratch.push(s);
       },
     };
   }
