@@ -372,7 +372,9 @@ export function createContext(
           exitCode = await action(...args);
           await output.finish();
         } catch (e) {
-          // A failed standard output is the cause of whatever the command threw after it.
+          // A failed standard output is the cause of whatever the command threw after it (its error
+          // event may come a tick after the write that failed).
+          await output.settle();
           const d = describeError(output.error() ?? e);
           if (d.message !== undefined) err(`error: ${oneLine(d.message)}`);
           exitCode = d.code;
