@@ -13,6 +13,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { closeIdleReadWorkers } from './core/shardPool';
 import { VERIFY_CACHE_FILE } from './core/verify/cache';
+import { FORMAT_VERDICTS_FILE } from './core/verify/formatVerdicts';
 import { chooseTokenizer } from './commands/chooseTokenizer';
 import { copyCommands } from './commands/copyIds';
 import { copyLink } from './commands/copyLink';
@@ -77,7 +78,10 @@ export function activate(context: vscode.ExtensionContext): TokenShardsApi {
   const taps = new ChannelTaps();
   const shardEditors = new ShardEditorProvider(services, taps);
   const updateViews = new UpdateViews(services, shardEditors, taps);
-  const verification = new VerificationStore(path.join(context.globalStorageUri.fsPath, VERIFY_CACHE_FILE));
+  const verification = new VerificationStore(
+    path.join(context.globalStorageUri.fsPath, VERIFY_CACHE_FILE),
+    path.join(context.globalStorageUri.fsPath, FORMAT_VERDICTS_FILE),
+  );
   const diagnostics = new ManifestDiagnostics(services, verification);
   const manifestEditor = new ManifestEditorProvider(services, verification, diagnostics, taps);
   const hover = new TokenHoverProvider(services);

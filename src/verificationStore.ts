@@ -9,6 +9,7 @@ import type { ShardEntry } from './core/manifest';
 import type { ShardStatus, ShardVerifyResult } from './core/verify/verify';
 import { VerifyCache, VerifyCacheEntry } from './core/verify/cache';
 import type { FileIdentity } from './core/fileIdentity';
+import { FormatVerdictCache } from './core/verify/formatVerdicts';
 
 /**
  * The key a dataset's verification state is kept under: its root for the dataset card's layout
@@ -57,11 +58,43 @@ export class VerificationStore implements vscode.Disposable {
   private readonly roots = new Map<string, RootState>();
   private readonly changed = new vscode.EventEmitter<VerificationChange>();
   private cachePromise?: Promise<VerifyCache>;
+  private verdictsPromise?: Promise<FormatVerdictCache>;
   /** Fires when results, the checking set or the progress text of a root change. */
   readonly onDidChange = this.changed.event;
 
-  /** @param cacheFile absolute path of the cache JSON file (the extension: `<globalStorage>/verify-cache.json`). */
-  constructor(readonly cacheFile: string) {}
+  /**
+   * @param cacheFile absolute path of the cache JSON file (the extension: `<globalStorage>/verify-cache.json`).
+   * @param verdictsFile absolute path of the format verdicts' JSON file (the extension:
+   *   `<globalStorage>/format-verify-cache.json`; see `core/verify/formatVerdicts.ts`).
+   */
+  constructor(
+    readonly cacheFile: string,
+    readonly verdictsFile?: string,
+  ) {}
+
+  /**
+   * Format-stream verdicts of past sessions (undefined without a {@link verdictsFile}), loaded
+   * once; Verify Shard Hashes records into it and saves it.
+   */
+  formatVerdicts(): Promise<FormatVerdictCache> | undefined {
+    if (!this.verdictsFile) return undefined;
+    this.verdictsPromise ??= FormatVerdictCache.load(this.verdictsFile);
+    return this.verdictsPromise;
+  }
+
+  /**
+   * What to show for the rows of a format stream not checked this session: each file's verdict of
+   * a past session while the files it was computed from are unchanged (size and mtime), else undefined.
+   */
+  async pastFormatStates(ds: { shards: readonly (Pick<ShardEntry, 'path'> | undefined)[] }): Promise<(ShardDisplayState | undefined)[]> {
+    const verdicts = await this.formatVerdicts();
+    return Promise.all(
+      ds.shards.map(async (e) => {
+        const v = e && (await verdicts?.lookup(e.path));
+        return v && { status: v.status, checkedAt: v.checkedAt, detail: v.detail };
+      }),
+    );
+  }
 
   private state(root: string): RootState {
     let s = this.roots.get(root);

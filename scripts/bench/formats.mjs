@@ -12,7 +12,10 @@
  *
  * Paired, alternating rounds (`TSI_BENCH_FORMAT_ROUNDS`, default 7; the noise of a shared
  * machine drifts over seconds, so each round reads the format's file and its `.u32` back to back
- * and the ratio is taken per round, the order swapped every round: A B, B A, …): reads are every file whole in 1M-token `TokenStream.read`s,
+ * and the ratio is taken per round, the order swapped every round: A B, B A, …): reads are every file whole in 1M-token `TokenStream.read`s
+ * of a stream opened as the CLI and the workers open it (`blockingReads`: the synchronous path,
+ * `pread` on the calling thread) — a row per format also gives the extension host's asynchronous
+ * path (the libuv thread pool) against it,
  * after one untimed read of each (page cache warm for both); numpy is one python process copying
  * `np.memmap` chunks of the same size into one reused uint32 array (as ours go into one reused
  * `into`), one BLAS thread, right after our read of the same file in each round;
@@ -216,13 +219,17 @@ async function bareRead(mode, bare, n, into) {
  * evicted, and the ratio would measure the disk, not the reader). With `numpy` (a spec for
  * {@link NUMPY}), each round also reads `a`'s file with numpy right after our read of it, then
  * with the bare reads of {@link bareRead} (`bare`: where `a`'s tokens are).
- * @returns the rounds `[ours a, ours b, numpy?, bare readSync?, bare pair of preads?, bare FileHandle.read?]` and the check sums.
+ * @returns the rounds `[ours a, ours b, numpy?, bare readSync?, bare pair of preads?, bare FileHandle.read?, ours a async?]` and the check sums.
  */
 async function readRounds(core, a, b, numpy, bare) {
-  const [da, db] = [await core.openPath(a), await core.openPath(b)];
+  // Opened as the CLI opens them (the synchronous path); `dh`: `a` as the extension host opens it.
+  const blocking = { blockingReads: true };
+  const [da, db, dh] = [await core.openPath(a, {}, blocking), await core.openPath(b, {}, blocking), await core.openPath(a)];
+  if (!da.stream.blocking || dh.stream.blocking) throw new Error('the CLI path is not the synchronous one');
   const into = new Uint32Array(CHUNK);
   await readOnce(da, into);
   await readOnce(db, into);
+  await readOnce(dh, into);
   const rounds = [];
   let check;
   for (let round = 0; round < ROUNDS; round++) {
@@ -233,12 +240,15 @@ async function readRounds(core, a, b, numpy, bare) {
     const ba0 = bare && !first ? await bareRead('async', bare, da.storedTokens, into) : undefined;
     const ra = await readOnce(da, into);
     const ba = ba0 ?? (bare ? await bareRead('async', bare, da.storedTokens, into) : undefined);
+    // The extension host's path over the same file, right after the CLI's (order swapped per round with the bare loop above).
+    const rh = bare ? await readOnce(dh, into) : undefined;
     const py = numpy ? JSON.parse(execFileSync('python3', ['-c', NUMPY, numpy], { encoding: 'utf8', env: NUMPY_ENV })) : undefined;
     const bs = bare ? await bareRead('sync', bare, da.storedTokens, into) : undefined;
     const bp = bare ? await bareRead('pair', bare, da.storedTokens, into) : undefined;
     const rb = rb0 ?? (await readOnce(db, into));
-    rounds.push([ra, rb, py, bs, bp, ba]);
+    rounds.push([ra, rb, py, bs, bp, ba, rh]);
     for (const [what, x] of [
+      ['async (extension host) read', rh],
       ['numpy', py],
       ['bare readSync', bs],
       ['bare pair', bp],
@@ -250,6 +260,7 @@ async function readRounds(core, a, b, numpy, bare) {
   }
   await da.stream.close();
   await db.stream.close();
+  await dh.stream.close();
   return { rounds, tokens: da.storedTokens, check };
 }
 
@@ -395,6 +406,7 @@ export async function run(ctx) {
     const syncVsNumpy = paired(r.rounds.map(([, , py, bs]) => [bs, py]));
     const pairVsOurs = paired(r.rounds.map(([a, , , , bp]) => [bp, a]));
     const vsBare = paired(r.rounds.map(([a, , , , , ba]) => [a, ba]));
+    const vsAsync = paired(r.rounds.map(([a, , , , , , rh]) => [a, rh]));
     const numpyThread = median(r.rounds.map(([, , py]) => py.thread));
     ctx.log(
       `${label}: ${rate(r.tokens, vsU32.a.s).toFixed(0)}M tokens/s, same tokens as .u32 ${rate(r.tokens, vsU32.b.s).toFixed(0)}M tokens/s, numpy memmap ${rate(r.tokens, vsNumpy.b.s).toFixed(0)}M tokens/s (medians)`,
@@ -422,6 +434,14 @@ export async function run(ctx) {
       unit: 'M tokens/s',
       ratio: vsBare.ratio,
       note: `the cost of the stream and format layers alone, on the same file (the .u32 rows compare two files, whose cached pages can differ: see the noise floor); ${pairNote(vsBare)}`,
+    });
+    rows.push({
+      name: `read ${label}: the CLI's synchronous path vs the extension host's asynchronous path`,
+      ours: rate(r.tokens, vsAsync.a.s),
+      reference: rate(r.tokens, vsAsync.b.s),
+      unit: 'M tokens/s',
+      ratio: vsAsync.ratio,
+      note: `the same file, the same TokenStream; pread on the calling thread (blockingReads) vs a libuv thread-pool hop per read; ${pairNote(vsAsync)}`,
     });
     rows.push({
       name: `bound: bare readSync loop over ${label} vs numpy memmap`,

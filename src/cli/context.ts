@@ -315,6 +315,8 @@ export function createContext(
   const openOptions = (cmd: Command): OpenDatasetOptions => ({
     allowOutsideRoot: !!globals(cmd).allowOutsideRoot,
     settingNames: FLAG_NAMES,
+    // The CLI owns its process: reads block it instead of hopping to the libuv thread pool.
+    blockingReads: true,
   });
   /** `--tokenizer FILE` checked as a file named on the command line: missing or not a regular file is a usage error. */
   const tokenizerFlag = (file: string): string => {
@@ -370,7 +372,9 @@ export function createContext(
           exitCode = await action(...args);
           await output.finish();
         } catch (e) {
-          // A failed standard output is the cause of whatever the command threw after it.
+          // A failed standard output is the cause of whatever the command threw after it (its error
+          // event may come a tick after the write that failed).
+          await output.settle();
           const d = describeError(output.error() ?? e);
           if (d.message !== undefined) err(`error: ${oneLine(d.message)}`);
           exitCode = d.code;

@@ -146,7 +146,23 @@ export class OutputWriter {
    * @throws OutputError when a write failed; OutputClosed after EPIPE.
    */
   async finish(): Promise<void> {
-    await this.last;
+    await this.settle();
     this.check();
+  }
+
+  /**
+   * Waits until the writes handed to the stream so far are done and their errors, if any, are
+   * kept (never throws). Writes nobody waited for (a sink fed through {@link writable}, as export
+   * does) may still be in flight and their errors arrive on a later tick; a command whose reads
+   * never leave the microtask queue (the CLI reads synchronously) can end before them. An empty
+   * write queued behind them calls back once they are done; a failure among them is kept.
+   */
+  async settle(): Promise<void> {
+    await this.last;
+    const w = this.stream as unknown as Writable;
+    if (!this.failure && !this.closed && !w.destroyed) await new Promise<void>((resolve) => this.stream.write('', () => resolve()));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    // A stream that failed keeps its error (`errored`) before it emits it (fs streams: after closing the file).
+    if (w.errored) this.fail(w.errored as NodeJS.ErrnoException);
   }
 }

@@ -6,7 +6,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { findDatasetRoot } from '../core/dataset';
+import { findDatasetRoot, tableFileOf } from '../core/dataset';
 import { SHARD_MANIFEST } from '../core/manifest';
 import { MANIFEST_VIEW_TYPE } from '../editor/manifestEditor';
 import type { Services } from '../services';
@@ -23,11 +23,12 @@ async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri
     const root = await findDatasetRoot(uri.fsPath);
     if (root) return vscode.Uri.file(path.join(root, SHARD_MANIFEST));
   }
-  // A token file of another format (its table lists the files of its unit or folder).
+  // A token file of another format: the table of its stream (every file of a litdata or MDS
+  // folder, through its index.json; the file's own unit otherwise).
   const format = uri?.scheme === 'file' ? await services.formatDatasetForFile(uri.fsPath).catch(() => undefined) : undefined;
-  if (uri && format) return uri;
+  if (uri && format) return vscode.Uri.file(tableFileOf(format) ?? uri.fsPath);
   const ds = await services.pickDataset(vscode.l10n.t('Open the shard manifest of which dataset?'));
-  if (ds?.format) return vscode.Uri.file(ds.shards[0]?.path ?? ds.root);
+  if (ds?.format) return vscode.Uri.file(tableFileOf(ds) ?? ds.shards[0]?.path ?? ds.root);
   return ds && vscode.Uri.file(ds.manifestFile);
 }
 

@@ -44,6 +44,7 @@ import {
   formatVerifyTiming,
 } from '../core/verify/format';
 import { VerifyCache } from '../core/verify/cache';
+import { verdictInputs } from '../core/verify/formatVerdicts';
 import { Services, StreamIndexHooks, activeTabUri } from '../services';
 import { VerificationStore, verificationKey } from '../verificationStore';
 import { plainText, shortText } from '../core/untrusted';
@@ -296,6 +297,7 @@ async function verifyFormatStream(services: Services, store: VerificationStore, 
       else groups.push({ row, checks: [c] });
     }
     const rows = groups.flatMap((g) => (g.row === undefined ? [] : [ds.shards[g.row].index]));
+    const verdicts = await store.formatVerdicts();
     if (!store.begin(key, rows)) throw new Error(vscode.l10n.t('A verification of {0} is already running.', ds.root));
     const summary = await vscode.window
       .withProgress(
@@ -314,6 +316,12 @@ async function verifyFormatStream(services: Services, store: VerificationStore, 
             progress.report({ message, increment: k ? 100 / groups.length : 0 });
             store.progress(key, message, g.row === undefined ? [] : [ds.shards[g.row].index]);
             let got: HashCheckResult[];
+            // The files a verdict stands on, as they are before they are read (kept for later sessions).
+            const row = g.row === undefined ? undefined : ds.shards[g.row];
+            const inputs =
+              row && verdicts
+                ? await verdictInputs([...new Set([row.path, ...g.checks.map((c) => c.path), ...(manifest ? [manifest] : [])])])
+                : [];
             try {
               got = await checkHashes(g.checks, abort.signal);
             } catch (err) {
@@ -326,6 +334,13 @@ async function verifyFormatStream(services: Services, store: VerificationStore, 
             const verdict = fileVerdicts(files, got)[0];
             const e = ds.shards[g.row];
             if (verdict) {
+              verdicts?.set(e.path, {
+                status: verdict.status,
+                detail: verdict.detail,
+                checkedAt: Date.now(),
+                against: manifest ?? null,
+                files: inputs,
+              });
               store.record(key, {
                 index: e.index,
                 shard: e.shard,
@@ -343,7 +358,9 @@ async function verifyFormatStream(services: Services, store: VerificationStore, 
         },
       )
       .then(
-        (v) => {
+        async (v) => {
+          // Kept for later sessions (never in the dataset): the rows show them while their files are unchanged.
+          await verdicts?.save().catch((err: Error) => services.log.warn(`cannot save format verify results: ${err.message}`));
           store.end(key);
           return v;
         },

@@ -26,7 +26,7 @@ import {
   validateShardFiles,
 } from './manifest';
 import { DEFAULT_SCHEDULE, Schedule, ScheduleSettings, scheduleFaults } from './schedule';
-import { TokenStream } from './stream';
+import { TokenStream, TokenStreamOptions } from './stream';
 import { findDatasetTokenizer, loadTokenizer } from './tokenizer';
 import { identityOfStats } from './fileIdentity';
 import { DataError, SettingError } from './errors';
@@ -172,7 +172,10 @@ export async function openDataset(
     settingSources,
     storedTokens,
     schedule: new Schedule(settings, storedTokens),
-    stream: new TokenStream(parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line }))),
+    stream: new TokenStream(
+      parsed.entries.map((e) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, line: e.line })),
+      { blocking: opts.blockingReads },
+    ),
     tokenizerFile,
     problems,
   };
@@ -185,6 +188,11 @@ export interface OpenDatasetOptions extends ManifestOptions {
    * (`tokenShards.globalTokensPerUpdate`); the CLI passes its flags (`--tokens-per-update`).
    */
   settingNames?: Partial<Record<keyof ScheduleSettings, string>>;
+  /**
+   * The caller owns a thread that may block (the CLI process, a worker thread; never the
+   * extension host): the dataset's stream reads synchronously ({@link TokenStreamOptions.blocking}).
+   */
+  blockingReads?: boolean;
 }
 
 /**
@@ -315,10 +323,11 @@ export interface LoneShard {
 
 /**
  * Opens one `.u32` file on its own.
+ * @param opts whether the caller's thread may block on reads ({@link TokenStreamOptions}).
  * @throws DataError when the file cannot be stat'ed.
  */
-export async function openLoneShard(file: string): Promise<LoneShard> {
-  const { stream, sizeBytes, trailingBytes } = await TokenStream.fromFile(file);
+export async function openLoneShard(file: string, opts: TokenStreamOptions = {}): Promise<LoneShard> {
+  const { stream, sizeBytes, trailingBytes } = await TokenStream.fromFile(file, opts);
   return { file: path.resolve(file), stream, sizeBytes, trailingBytes };
 }
 
@@ -336,7 +345,7 @@ export async function openShardFileAsDataset(
   opts: OpenDatasetOptions = {},
 ): Promise<Dataset> {
   checkUserSettings(userSettings, opts);
-  const lone = await openLoneShard(file);
+  const lone = await openLoneShard(file, { blocking: opts.blockingReads });
   const numTokens = lone.stream.totalTokens;
   const st = await fs.promises.stat(lone.file, { bigint: true });
   const problems: ManifestProblem[] = [];
@@ -416,6 +425,21 @@ export function formatFileIndex(ds: Pick<Dataset, 'format'>, file: string): numb
   const abs = path.resolve(file);
   const i = ds.format?.files.findIndex((f) => f.path === abs || f.sidecars?.includes(abs) || f.lossMask?.path === abs) ?? -1;
   return i >= 0 ? i : undefined;
+}
+
+/** Formats whose folder holds one file that opens the whole stream: their `index.json` (litdata `writer.py`, MDS `index.json`). */
+const STREAM_INDEX_FILE: Partial<Record<FormatName, string>> = { litdata: 'index.json', mds: 'index.json' };
+
+/**
+ * The file that opens the whole stream of a format dataset, for its manifest table to list every
+ * file: the folder's `index.json` for litdata and MDS (one chunk or shard opened alone is a stream
+ * of one file, and a compressed stream's first file is a decompressed copy outside the folder).
+ * Undefined for the other formats (a token file opens its own unit) and the dataset card's layout
+ * (its table is `shard_manifest.jsonl`).
+ */
+export function tableFileOf(ds: Pick<Dataset, 'format' | 'root'>): string | undefined {
+  const index = ds.format && STREAM_INDEX_FILE[ds.format.name];
+  return index && path.join(ds.root, index);
 }
 
 /**
@@ -561,6 +585,7 @@ export async function openFormatDataset(
     schedule: new Schedule(settings, start),
     stream: new TokenStream(
       shards.map((e, i) => ({ path: e.path, startToken: e.startToken, numTokens: e.numTokens, layout: opened.files[i].layout })),
+      { blocking: opts.blockingReads },
     ),
     tokenizerFile: opts.tokenizerFile ?? (await findTokenizerAbove(root)),
     problems: [],

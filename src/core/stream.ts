@@ -72,6 +72,12 @@ export interface SegmentLocation {
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
 
+/**
+ * Largest uint16 read scratch buffer a stream keeps for reuse, in tokens (8 MiB): a scan's chunk
+ * (`search/scan.ts` DEFAULT_CHUNK_TOKENS), so a scan over uint16 data allocates no buffer per read.
+ */
+const MAX_KEPT_SCRATCH_TOKENS = 4 << 20;
+
 /** Most file handles a stream keeps open between reads (busy ones are never closed). */
 export const MAX_POOLED_HANDLES = 64;
 
@@ -79,6 +85,30 @@ interface PooledHandle {
   handle: Promise<fs.promises.FileHandle>;
   timer?: NodeJS.Timeout;
   busy: number;
+}
+
+/** A file descriptor kept open by the synchronous path ({@link TokenStream.readSync}). */
+interface PooledFd {
+  fd: number;
+  timer?: NodeJS.Timeout;
+}
+
+/** Options of a {@link TokenStream}. */
+export interface TokenStreamOptions {
+  /**
+   * The stream's owner runs on a thread that may block (a worker thread, the CLI process; never
+   * the extension host thread): {@link TokenStream.read} then reads with the synchronous path
+   * ({@link TokenStream.readSync}: `pread` on this thread, no libuv thread-pool hop per read) and
+   * resolves with the same ids and rejects with the same errors. Default false: every read goes
+   * through the thread pool and the calling thread never waits on a file.
+   */
+  blocking?: boolean;
+}
+
+/** One read planned by {@link TokenStream}: a byte run of a segment. */
+interface Piece {
+  seg: StreamSegment;
+  run: ByteRun;
 }
 
 /** A read-only view of uint32 tokens across contiguous files. */
@@ -91,15 +121,24 @@ export class TokenStream {
   private readonly extentStarts = new Map<number, Float64Array>();
   /** Ranges two segments both claim, by `from` (empty for a valid manifest). */
   private readonly overlaps: Overlap[] = [];
-  /** Reusable read buffers of uint16 runs ({@link readWidened}). */
+  /** Reusable read buffers of uint16 runs ({@link runTarget}). */
   private readonly scratch: Uint16Array[] = [];
+  /** Descriptors of the synchronous path, by path (closed after {@link HANDLE_IDLE_MS} without use). */
+  private readonly fds = new Map<string, PooledFd>();
+  /** True when {@link read} takes the synchronous path ({@link TokenStreamOptions.blocking}). */
+  readonly blocking: boolean;
 
   /**
    * @param segments files sorted by `startToken`, contiguous from 0 (the manifest validation
    *   reports gaps and overlaps; over a gapped manifest, offsets in a hole throw DataError and the
    *   listed files still read at their own offsets; offsets two files claim throw DataError too).
+   * @param opts {@link TokenStreamOptions}: whether the owner's thread may block on reads.
    */
-  constructor(readonly segments: readonly StreamSegment[]) {
+  constructor(
+    readonly segments: readonly StreamSegment[],
+    opts: TokenStreamOptions = {},
+  ) {
+    this.blocking = !!opts.blocking;
     this.starts = segments.map((s) => s.startToken);
     const last = segments[segments.length - 1];
     this.totalTokens = last ? last.startToken + last.numTokens : 0;
@@ -123,7 +162,10 @@ export class TokenStream {
    * Trailing bytes that do not make a whole token are left out (see {@link trailingBytes}).
    * @throws DataError when the file cannot be stat'ed or is not a regular file (a folder, FIFO or device).
    */
-  static async fromFile(file: string): Promise<{ stream: TokenStream; sizeBytes: number; trailingBytes: number }> {
+  static async fromFile(
+    file: string,
+    opts: TokenStreamOptions = {},
+  ): Promise<{ stream: TokenStream; sizeBytes: number; trailingBytes: number }> {
     let st: fs.Stats;
     try {
       st = await fs.promises.stat(file);
@@ -133,7 +175,7 @@ export class TokenStream {
     if (!st.isFile()) throw notRegularFile(file, st);
     const numTokens = Math.floor(st.size / BYTES_PER_TOKEN);
     return {
-      stream: new TokenStream([{ path: path.resolve(file), startToken: 0, numTokens }]),
+      stream: new TokenStream([{ path: path.resolve(file), startToken: 0, numTokens }], opts),
       sizeBytes: st.size,
       trailingBytes: st.size % BYTES_PER_TOKEN,
     };
@@ -210,7 +252,9 @@ export class TokenStream {
   }
 
   /**
-   * Reads global tokens `[start, start + count)`, crossing file edges.
+   * Reads global tokens `[start, start + count)`, crossing file edges. On a
+   * {@link TokenStreamOptions.blocking} stream this is {@link readSync} (same ids, same errors,
+   * as a promise).
    * @param start global token offset (≥ 0).
    * @param count number of tokens; the range must lie inside the stream, and fit one buffer
    *   ({@link MAX_READ_TOKENS}).
@@ -222,37 +266,10 @@ export class TokenStream {
    *   regular file, or when part of the range is in no shard (a gap in the manifest).
    */
   async read(start: number, count: number, into?: Uint32Array): Promise<Uint32Array> {
-    if (!Number.isSafeInteger(count) || count < 0) throw new RangeRequestError(`token count ${count} is not a non-negative integer`);
-    if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
-      throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
-    }
-    if (count > MAX_READ_TOKENS) {
-      throw new RangeRequestError(
-        `${fmt(count)} tokens is more than one read can hold (${fmt(MAX_READ_TOKENS)} tokens = ${fmt(MAX_READ_TOKENS * BYTES_PER_TOKEN)} bytes); read in pieces`,
-      );
-    }
-    if (count === 0) return new Uint32Array(0);
-    if (this.overlaps.length) this.checkOverlap(start, start + count);
-    // Plan every piece before starting any read: a hole found halfway must not leave reads running.
-    const pieces: { seg: StreamSegment; run: ByteRun; local: number }[] = [];
-    for (let pos = start; pos < start + count;) {
-      // Located per piece (not "the next segment"), so a hole in the manifest is an error, never a read at a wrong position.
-      const { segment, localToken } = this.locate(pos);
-      const seg = this.segments[segment];
-      const n = Math.min(seg.numTokens - localToken, start + count - pos);
-      for (const run of this.runsOf(segment, localToken, n, pos - start)) pieces.push({ seg, run, local: localToken });
-      pos += n;
-    }
-    let out: Uint32Array;
-    if (into && into.length >= count) {
-      out = into.subarray(0, count);
-    } else {
-      // Every element is overwritten by the reads below, so skip zero-filling: a large
-      // allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
-      const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
-      out = raw.byteOffset % BYTES_PER_TOKEN === 0 ? new Uint32Array(raw.buffer, raw.byteOffset, count) : new Uint32Array(count);
-    }
-    await Promise.all(pieces.map((p) => this.readInto(p.seg, p.run, out)));
+    if (this.blocking) return this.readSync(start, count, into);
+    const pieces = this.plan(start, count);
+    const out = outputFor(count, into);
+    await Promise.all(pieces.map((p) => this.readPiece(p, out)));
     return out;
   }
 
@@ -267,48 +284,66 @@ export class TokenStream {
   }
 
   /**
-   * Synchronous {@link read} for worker threads and small look-ups inside a synchronous scan
-   * (search reads a few tokens of context around a match). Opens and closes the files itself
-   * (no pooling); same range rules and errors as {@link read}.
+   * Synchronous {@link read}: `pread`s on the calling thread, for worker threads, the CLI process
+   * and small look-ups inside a synchronous scan (search reads a few tokens of context around a
+   * match); never for long reads on the extension host thread. The same plan of byte runs, the
+   * same widening and the same errors as {@link read}; its file descriptors are pooled as the
+   * async handles are (closed after {@link HANDLE_IDLE_MS} without use, or by {@link close}).
+   * @param into optional buffer of at least `count` tokens to read into.
+   * @throws as {@link read}.
    */
-  readSync(start: number, count: number): Uint32Array {
+  readSync(start: number, count: number, into?: Uint32Array): Uint32Array {
+    const pieces = this.plan(start, count);
+    const out = outputFor(count, into);
+    for (const p of pieces) {
+      const t = this.runTarget(p, out);
+      try {
+        const fd = this.fdOf(p.seg.path);
+        const { bytes } = t;
+        try {
+          for (let done = 0; done < bytes.length;) {
+            const got = fs.readSync(fd, bytes, done, bytes.length - done, p.run.position + done);
+            if (got === 0) throw shortRead(p.seg, p.run.position + done);
+            done += got;
+          }
+        } finally {
+          this.idleFd(p.seg.path);
+        }
+        t.finish();
+      } finally {
+        t.release();
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The byte runs of global tokens `[start, start + count)`, every piece planned before any read
+   * starts (a hole found halfway must not leave reads running).
+   * @throws as {@link read} for the range checks, holes and overlaps.
+   */
+  private plan(start: number, count: number): Piece[] {
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeRequestError(`token count ${count} is not a non-negative integer`);
     if (!Number.isSafeInteger(start) || start < 0 || start + count > this.totalTokens) {
       throw new RangeRequestError(`tokens [${fmt(start)}, ${fmt(start + count)}) are outside the stream [0, ${fmt(this.totalTokens)})`);
     }
-    if (count > MAX_READ_TOKENS) throw new RangeRequestError(`${fmt(count)} tokens is more than one read can hold; read in pieces`);
+    if (count > MAX_READ_TOKENS) {
+      throw new RangeRequestError(
+        `${fmt(count)} tokens is more than one read can hold (${fmt(MAX_READ_TOKENS)} tokens = ${fmt(MAX_READ_TOKENS * BYTES_PER_TOKEN)} bytes); read in pieces`,
+      );
+    }
+    const pieces: Piece[] = [];
+    if (count === 0) return pieces;
     if (this.overlaps.length) this.checkOverlap(start, start + count);
-    const out = new Uint32Array(count);
     for (let pos = start; pos < start + count;) {
+      // Located per piece (not "the next segment"), so a hole in the manifest is an error, never a read at a wrong position.
       const { segment, localToken } = this.locate(pos);
       const seg = this.segments[segment];
       const n = Math.min(seg.numTokens - localToken, start + count - pos);
-      const runs = this.runsOf(segment, localToken, n, pos - start);
-      let fd: number;
-      try {
-        fd = fs.openSync(seg.path, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-      } catch (err) {
-        throw new DataError(`${seg.path}: cannot open: ${(err as Error).message}`, seg.path);
-      }
-      try {
-        const st = fs.fstatSync(fd);
-        if (!st.isFile()) throw notRegularFile(seg.path, st);
-        for (const run of runs) {
-          const bytes = runBytes(seg, run, out);
-          let done = 0;
-          while (done < bytes.length) {
-            const got = fs.readSync(fd, bytes, done, bytes.length - done, run.position + done);
-            if (got === 0) throw shortRead(seg, run.position + done, false);
-            done += got;
-          }
-          finishRun(seg, run, out);
-        }
-      } finally {
-        fs.closeSync(fd);
-      }
+      for (const run of this.runsOf(segment, localToken, n, pos - start)) pieces.push({ seg, run });
       pos += n;
     }
-    return out;
+    return pieces;
   }
 
   /**
@@ -351,10 +386,14 @@ export class TokenStream {
     return runs;
   }
 
-  private async readInto(seg: StreamSegment, run: ByteRun, out: Uint32Array): Promise<void> {
-    if (seg.layout?.dtype === 'uint16' && LITTLE_ENDIAN_HOST) return this.readWidened(seg, run, out);
-    await this.readFully(seg, run, runBytes(seg, run, out));
-    finishRun(seg, run, out);
+  private async readPiece(p: Piece, out: Uint32Array): Promise<void> {
+    const t = this.runTarget(p, out);
+    try {
+      await this.readFully(p.seg, p.run, t.bytes);
+      t.finish();
+    } finally {
+      t.release();
+    }
   }
 
   /** Reads the bytes of `run` of `seg` into `bytes` whole. @throws DataError on a short read. */
@@ -363,27 +402,90 @@ export class TokenStream {
       let done = 0;
       while (done < bytes.length) {
         const { bytesRead } = await fh.read(bytes, done, bytes.length - done, run.position + done);
-        if (bytesRead === 0) throw shortRead(seg, run.position + done, true);
+        if (bytesRead === 0) throw shortRead(seg, run.position + done);
         done += bytesRead;
       }
     });
   }
 
   /**
-   * A uint16 run read into a scratch buffer of this stream and widened into `out` in one native
-   * pass (`TypedArray.set` between two buffers): reading into `out` itself and widening in place
-   * makes `set` clone the source first (ECMA-262 SetTypedArrayFromTypedArray, same buffer).
-   * Scratch buffers are kept for reuse, one per read in flight.
+   * Where a piece's bytes are read to and how they become ids, for both paths. 4-byte tokens:
+   * the run's own slots of `out`, byte-swapped after on a big-endian host. uint16 on a
+   * little-endian host: a scratch buffer of this stream, widened into `out` in one native pass
+   * (`TypedArray.set` between two buffers): reading into `out` itself and widening in place makes
+   * `set` clone the source first (ECMA-262 SetTypedArrayFromTypedArray, same buffer). Scratch
+   * buffers are kept for reuse, one per read in flight; `release` gives one back.
    */
-  private async readWidened(seg: StreamSegment, run: ByteRun, out: Uint32Array): Promise<void> {
+  private runTarget(p: Piece, out: Uint32Array): { bytes: Buffer; finish: () => void; release: () => void } {
+    const { seg, run } = p;
+    if (seg.layout?.dtype !== 'uint16' || !LITTLE_ENDIAN_HOST) {
+      return { bytes: runBytes(seg, run, out), finish: () => finishRun(seg, run, out), release: () => undefined };
+    }
     let scratch = this.scratch.pop();
     if (!scratch || scratch.length < run.n) scratch = new Uint16Array(Math.max(run.n, scratch?.length ?? 0));
+    const s = scratch;
+    return {
+      bytes: Buffer.from(s.buffer, 0, run.n * 2),
+      finish: () => out.subarray(run.at, run.at + run.n).set(s.subarray(0, run.n)),
+      // Kept up to a scan chunk's size: a huge one-off read does not pin its buffer.
+      release: () => {
+        if (s.length <= MAX_KEPT_SCRATCH_TOKENS && this.scratch.length < 4) this.scratch.push(s);
+      },
+    };
+  }
+
+  /**
+   * The pooled descriptor of `file` for the synchronous path, opened (regular files only) on
+   * first use; its idle timer is stopped until {@link idleFd}.
+   * @throws DataError when it cannot be opened or is not a regular file.
+   */
+  private fdOf(file: string): number {
+    const e = this.fds.get(file);
+    if (e) {
+      if (e.timer) clearTimeout(e.timer);
+      e.timer = undefined;
+      return e.fd;
+    }
+    let fd: number;
     try {
-      await this.readFully(seg, run, Buffer.from(scratch.buffer, 0, run.n * 2));
-      out.subarray(run.at, run.at + run.n).set(scratch.subarray(0, run.n));
-    } finally {
-      // Kept only up to a 1M-token read's size (2 MiB): a huge one-off read does not pin its buffer.
-      if (scratch.length <= 1 << 20 && this.scratch.length < 4) this.scratch.push(scratch);
+      fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+    } catch (err) {
+      throw new DataError(`${file}: cannot open: ${(err as Error).message}`, file);
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw notRegularFile(file, st);
+    } catch (err) {
+      fs.closeSync(fd);
+      throw err;
+    }
+    this.fds.set(file, { fd });
+    if (this.fds.size > MAX_POOLED_HANDLES) {
+      for (const [f, x] of this.fds) {
+        if (this.fds.size <= MAX_POOLED_HANDLES) break;
+        if (f !== file) this.closeFd(f, x);
+      }
+    }
+    return fd;
+  }
+
+  /** Starts the idle timer of a pooled descriptor after a synchronous read. */
+  private idleFd(file: string): void {
+    const e = this.fds.get(file);
+    if (!e) return;
+    if (e.timer) clearTimeout(e.timer);
+    e.timer = setTimeout(() => this.closeFd(file, e), HANDLE_IDLE_MS);
+    e.timer.unref?.();
+  }
+
+  private closeFd(file: string, e: PooledFd): void {
+    if (this.fds.get(file) !== e) return;
+    this.fds.delete(file);
+    if (e.timer) clearTimeout(e.timer);
+    try {
+      fs.closeSync(e.fd);
+    } catch {
+      /* already closed */
     }
   }
 
@@ -435,13 +537,14 @@ export class TokenStream {
     e.handle.then((fh) => fh.close()).catch(() => undefined);
   }
 
-  /** Number of file handles currently open (for tests and diagnostics). */
+  /** Number of file handles currently open, of both paths (for tests and diagnostics). */
   get openHandles(): number {
-    return this.pool.size;
+    return this.pool.size + this.fds.size;
   }
 
-  /** Closes every pooled handle. The stream stays usable: later reads reopen files. */
+  /** Closes every pooled handle and descriptor. The stream stays usable: later reads reopen files. */
   async close(): Promise<void> {
+    for (const [file, e] of [...this.fds]) this.closeFd(file, e);
     const entries = [...this.pool.entries()];
     this.pool.clear();
     await Promise.all(
@@ -464,6 +567,17 @@ export class TokenStream {
 function runBytes(seg: StreamSegment, run: ByteRun, out: Uint32Array): Buffer {
   const width = seg.layout?.dtype === 'uint16' ? 2 : 4;
   return Buffer.from(out.buffer, out.byteOffset + run.at * BYTES_PER_TOKEN, run.n * width);
+}
+
+/**
+ * The output of a read of `count` tokens: `into.subarray(0, count)` when it is large enough, else
+ * a fresh buffer (not zero-filled: every element is overwritten by the reads).
+ */
+function outputFor(count: number, into: Uint32Array | undefined): Uint32Array {
+  if (into && into.length >= count) return into.subarray(0, count);
+  // A large allocUnsafe Buffer owns its ArrayBuffer at offset 0 (4-byte aligned).
+  const raw = count * BYTES_PER_TOKEN > 4096 ? Buffer.allocUnsafe(count * BYTES_PER_TOKEN) : Buffer.alloc(count * BYTES_PER_TOKEN);
+  return raw.byteOffset % BYTES_PER_TOKEN === 0 ? new Uint32Array(raw.buffer, raw.byteOffset, count) : new Uint32Array(count);
 }
 
 /**
@@ -494,11 +608,11 @@ function finishRun(seg: StreamSegment, run: ByteRun, out: Uint32Array): void {
   }
 }
 
-/** The DataError for a file that ends before a run's bytes. */
-function shortRead(seg: StreamSegment, position: number, named: boolean): DataError {
+/** The DataError for a file that ends before a run's bytes (the same on both read paths). */
+function shortRead(seg: StreamSegment, position: number): DataError {
   const listed = seg.layout ? 'its format lists' : 'the manifest lists';
   return new DataError(
-    `${seg.path}: short read at byte ${fmt(position)}${named && !seg.layout ? ` (token ${fmt(Math.floor(position / BYTES_PER_TOKEN))})` : ''}: ` +
+    `${seg.path}: short read at byte ${fmt(position)}${!seg.layout ? ` (token ${fmt(Math.floor(position / BYTES_PER_TOKEN))})` : ''}: ` +
       `the file ends before the ${fmt(seg.numTokens)} tokens ${listed}.`,
     seg.path,
   );

@@ -17,7 +17,8 @@
  * Statuses come from the {@link VerificationStore} (this session's runs, the cache for earlier
  * ones) and follow runs live; a format stream's rows get theirs from Verify Shard Hashes' file
  * checks (each file with its sidecars, against the list `token-shards manifest` wrote or the
- * hashes the format carries), this session only. Rows of shards with stream-index anomalies get a mark (worst
+ * hashes the format carries), kept across sessions in `<globalStorage>/format-verify-cache.json`
+ * (`core/verify/formatVerdicts.ts`: shown while the files they stand on keep their size and mtime). Rows of shards with stream-index anomalies get a mark (worst
  * severity; tooltip: each anomaly with its global offsets and updates), refreshed whenever the
  * dataset's index is (re)loaded. The webview gets shard names as written in the manifest, never
  * absolute paths; it asks the host to open shard `index`.
@@ -184,9 +185,13 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
         ds = { ...opened, fileStates: files.states };
         storeRoot = verificationKey(opened);
         const cache = await this.store.cache();
+        // A format stream's rows not checked this session: the verdicts of earlier sessions while their files are unchanged.
+        const past = opened.format ? await this.store.pastFormatStates(opened) : [];
+        if (gen !== generation) return;
         const rows: ManifestRow[] = ds.shards.map((e, i) => {
           const [firstUpdate, lastUpdate] = updatesCovered(e.startToken, e.numTokens, ds!.schedule.G, ds!.schedule.numUpdates);
-          const st = this.store.displayState(storeRoot, e, cache, files.states[i]);
+          const now = this.store.displayState(storeRoot, e, cache, files.states[i]);
+          const st = now.status === 'not-checked' ? (past[i] ?? now) : now;
           return {
             index: e.index,
             shard: e.shard,
@@ -241,15 +246,18 @@ export class ManifestEditorProvider implements vscode.CustomReadonlyEditorProvid
       pending.clear(); // indices arriving while the cache loads go into the next flush
       const cache = await this.store.cache();
       if (!ds) return;
+      const shown = ds;
+      const past = shown.format ? await this.store.pastFormatStates({ shards: indices.map((i) => shown.shards[i]) }) : [];
       const rows: ManifestRowsChanged['rows'] = [];
-      for (const i of indices) {
-        const e = ds.shards[i];
+      for (const [k, i] of indices.entries()) {
+        const e = shown.shards[i];
         if (!e) continue;
-        const st = this.store.displayState(storeRoot, e, cache, ds.fileStates[i]);
+        const now = this.store.displayState(storeRoot, e, cache, shown.fileStates[i]);
+        const st = now.status === 'not-checked' ? (past[k] ?? now) : now;
         rows.push({
           index: i,
           ...rowState(st),
-          sizeOnDisk: st.actualSize ?? (st.status === 'missing' ? null : (ds.fileStates[i]?.size ?? null)),
+          sizeOnDisk: st.actualSize ?? (st.status === 'missing' ? null : (shown.fileStates[i]?.size ?? null)),
         });
       }
       if (rows.length) void post({ type: 'rowsChanged', rows });

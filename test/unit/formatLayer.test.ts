@@ -288,4 +288,57 @@ describe('manifest and verify --manifest on any format', function () {
       fs.rmSync(file, { force: true });
     }
   });
+
+  it("a files.jsonl of a whole Megatron folder verifies one unit opened alone (its .idx): that unit's rows only, digests from sha256sum", () => {
+    const multi = path.join(repoRoot(), 'format-fixtures', 'dolma2', 'megatron-multi');
+    execFileSync(
+      process.execPath,
+      [path.join(repoRoot(), 'scripts', 'make-format-fixtures.mjs'), '--quiet', '--out', path.join(repoRoot(), 'format-fixtures')],
+      {
+        stdio: 'inherit',
+      },
+    );
+    const folder = path.join(dir, 'multi');
+    fs.cpSync(multi, folder, { recursive: true });
+    const m = runCli(['manifest', folder]);
+    assert.strictEqual(m.code, 0, m.stderr);
+    fs.writeFileSync(path.join(folder, 'files.jsonl'), m.stdout);
+    const bins = fs
+      .readdirSync(folder)
+      .filter((f) => f.endsWith('.bin'))
+      .sort();
+    assert.ok(bins.length > 1, 'a folder of several units');
+    const unit = bins[1].replace(/\.bin$/, '');
+    const sums = sha256sum([path.join(folder, `${unit}.bin`), path.join(folder, `${unit}.idx`)]);
+    type Verified = { all_ok: boolean; results: { file: string; path: string; status: string; digests: { actual?: string }[] }[] };
+    const ok = runCli(['verify', path.join(folder, `${unit}.idx`), '--json']);
+    assert.strictEqual(ok.code, 0, ok.stdout + ok.stderr);
+    const r = JSON.parse(ok.stdout) as Verified;
+    assert.deepStrictEqual(
+      r.results.map((x) => [path.basename(x.path), x.status, x.digests[0].actual]),
+      [`${unit}.bin`, `${unit}.idx`].map((f) => [f, 'ok', sums.get(path.join(folder, f))]),
+    );
+    // A changed byte of that unit is found; a changed byte of another unit is not this unit's.
+    const fd = fs.openSync(path.join(folder, bins[0]), 'r+');
+    fs.writeSync(fd, Buffer.from([0x55]), 0, 1, 101);
+    fs.closeSync(fd);
+    assert.strictEqual(runCli(['verify', path.join(folder, `${unit}.idx`)]).code, 0);
+    const fd2 = fs.openSync(path.join(folder, `${unit}.bin`), 'r+');
+    fs.writeSync(fd2, Buffer.from([0x55]), 0, 1, 101);
+    fs.closeSync(fd2);
+    const bad = runCli(['verify', path.join(folder, `${unit}.idx`), '--json']);
+    assert.strictEqual(bad.code, 1, bad.stderr);
+    assert.deepStrictEqual(
+      (JSON.parse(bad.stdout) as Verified).results.map((x) => [path.basename(x.path), x.status]),
+      [
+        [`${unit}.bin`, 'mismatch'],
+        [`${unit}.idx`, 'ok'],
+      ],
+    );
+    // A row naming a file that is not in the folder at all is still an error naming the line.
+    fs.appendFileSync(path.join(folder, 'files.jsonl'), JSON.stringify({ shard: 'gone.bin', sha256: '0'.repeat(64) }) + '\n');
+    const gone = runCli(['verify', path.join(folder, `${unit}.idx`)]);
+    assert.strictEqual(gone.code, 1);
+    assert.match(gone.stderr, /files\.jsonl line \d+: gone\.bin is not a file of this stream/);
+  });
 });

@@ -79,7 +79,7 @@ interface InfoJson {
   /** How many files form the stream. */
   files: number;
   /** The files in stream order. */
-  stream_files: { path: string; header_bytes: number; tokens: number }[];
+  stream_files: { path: string; stored_as: string | null; header_bytes: number; tokens: number }[];
   stored_tokens: number;
   documents: number | null;
   tokenizer: string | null;
@@ -232,7 +232,12 @@ describe('token formats: the CLI reads every format like the numpy reference (sc
             format: info.format,
             dtype: info.dtype,
             files: info.files,
-            stream_files: info.stream_files.map((f) => ({ path: path.resolve(f.path), header_bytes: f.header_bytes, tokens: f.tokens })),
+            // A compressed chunk's tokens are read from a decompressed copy; the reference names the chunk the folder holds.
+            stream_files: info.stream_files.map((f) => ({
+              path: path.resolve(f.stored_as ?? f.path),
+              header_bytes: f.header_bytes,
+              tokens: f.tokens,
+            })),
             stored_tokens: info.stored_tokens,
             documents: info.documents,
           },

@@ -17,7 +17,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { FormatVerifySummary, VerifyDeps, VerifyRunSummary, runVerification } from '../../src/commands/verifyShards';
 import { VerificationStore } from '../../src/verificationStore';
-import { openDataset } from '../../src/core/dataset';
+import { openDataset, openPath } from '../../src/core/dataset';
 import { api, waitFor } from './probe';
 import type { ManifestRow, ManifestToWebview } from '../../src/protocol/manifest';
 import { sampleRoot } from './sample';
@@ -334,6 +334,50 @@ describe('Verify Shard Hashes (extension host)', function () {
     const bad = [...rows.values()].find((r) => r.status === 'mismatch')!;
     assert.strictEqual(bad.shard, shards[2]);
     assert.ok(bad.detail?.includes(shards[2]) && /sha(1|256)/.test(bad.detail), bad.detail ?? '');
+    // A later session (a new store over the same global storage) shows the same verdicts while the
+    // files are unchanged; the damaged shard, touched, is no longer trusted.
+    const a = await api();
+    assert.ok(a.verification.verdictsFile && !a.verification.verdictsFile.startsWith(root), 'kept in global storage, not the dataset');
+    const ds = (await openPath(path.join(root, 'index.json')))!;
+    const later = async (): Promise<[string, string][]> =>
+      (await new VerificationStore(a.verification.cacheFile, a.verification.verdictsFile).pastFormatStates(ds)).map(
+        (s, i): [string, string] => [ds.shards[i].shard, s?.status ?? 'not-checked'],
+      );
+    assert.deepStrictEqual(new Map(await later()), want);
+    const t = new Date(fs.statSync(victim).mtimeMs + 5000);
+    fs.utimesSync(victim, t, t);
+    assert.deepStrictEqual(new Map(await later()), new Map([...want].map(([k, v]) => [k, k === shards[2] ? 'not-checked' : v])));
+    await ds.stream.close();
+  });
+
+  it('Open Manifest Table on one litdata chunk lists every chunk of the folder (index.json), as the reference lists them', async () => {
+    const repo = path.dirname(sampleRoot());
+    const dir = path.join(repo, 'format-fixtures', 'dolma2', 'litdata-uint32');
+    if (!fs.existsSync(dir)) execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-format-fixtures.mjs')], { cwd: repo });
+    const ref = JSON.parse(
+      execFileSync('python3', [path.join(repo, 'scripts', 'reference_formats.py'), dir, '--format', 'litdata'], { encoding: 'utf8' }),
+    ) as { files: { path: string }[] };
+    const chunk = path.join(dir, path.basename(ref.files[1].path));
+    const uri = await vscode.commands.executeCommand<vscode.Uri>('tokenShards.openManifest', vscode.Uri.file(chunk));
+    assert.strictEqual(uri?.fsPath, path.join(dir, 'index.json'));
+    const a = await api();
+    const rows: ManifestRow[] = [];
+    const sub = a.tapMessages((m) => {
+      if (m.view !== 'tokenShards.manifestEditor' || m.direction !== 'toWebview' || m.envelope.kind !== 'event') return;
+      const body = m.envelope.body as ManifestToWebview;
+      if (body.type === 'init') rows.splice(0, rows.length, ...body.rows);
+    });
+    try {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand('tokenShards.openManifest', vscode.Uri.file(chunk));
+      assert.ok(await waitFor(() => rows.length > 0, 30_000), 'the table sent its rows');
+      assert.deepStrictEqual(
+        rows.map((r) => r.shard),
+        ref.files.map((f) => path.basename(f.path)),
+      );
+    } finally {
+      sub.dispose();
+    }
   });
 
   it('the manifest table of a Megatron unit with files.jsonl: an .idx (a sidecar) that differs from the list makes the row a mismatch, then ok once listed right (list made with sha256sum)', async () => {

@@ -145,10 +145,11 @@ const UPDATED_AT = '1764633600.0';
  * Writes the litdata fixtures, one item per document with its EOS (LitGPT's `tokenizer.encode(text,
  * eos=True)`): dolma2 ids as `no_header_numpy:6` (uint32) from two worker ranks with `chunk_size`
  * in tokens; dolma2 ids as LitGPT's torch int32 tensors (`no_header_tensor:16`) with `chunk_bytes`;
- * GPT-2 ids as `no_header_numpy:5` (uint16) in one rank; plus one chunk opened alone. Compressed
- * copies, not listed (their files are read from the user's cache, so `info`'s paths are not the
- * reference's; `litdataCompression.test.ts` reads them against the reference): the items of
- * `litdata-uint32` with `compression="zstd"` (`dolma2/litdata-uint32-zstd`) and of
+ * GPT-2 ids as `no_header_numpy:5` (uint16) in one rank; plus one chunk opened alone; and
+ * compressed copies, listed like the others (`writer.py` `write_chunk_to_file` L401–413 and
+ * `compression.py` L43–79, see {@link zstdCompress}; their tokens are read from decompressed
+ * copies in the user's cache, and `info` names each chunk's compressed file as `stored_as`): the
+ * items of `litdata-uint32` with `compression="zstd"` (`dolma2/litdata-uint32-zstd`) and of
  * `litdata-uint16` with `"zstd:9"` (`gpt2/litdata-uint16-zstd9`).
  * @param {import('../../make-format-fixtures.mjs').FixtureContext} ctx
  * @returns {import('../../make-format-fixtures.mjs').FixtureEntry[]}
@@ -177,13 +178,25 @@ export function fixtures(ctx) {
       chunkSize,
       updatedAt: UPDATED_AT,
     });
-    writeLitdata(ctx.dir('litdata-uint32-zstd', 'dolma2'), ranks, {
+    const zstdDir = ctx.dir('litdata-uint32-zstd', 'dolma2');
+    const zipped = writeLitdata(zstdDir, ranks, {
       dataFormat: `no_header_numpy:${LITDATA_NUMPY_DTYPE_INDEX.uint32}`,
       chunkSize,
       updatedAt: UPDATED_AT,
       compression: 'zstd',
     });
     out.push(ctx.entry({ name: 'litdata-uint32', dir, format: FORMAT, dtype: 'uint32', corpus: d2, files: chunks.length, documents: 24 }));
+    out.push(
+      ctx.entry({
+        name: 'litdata-uint32-zstd',
+        dir: zstdDir,
+        format: FORMAT,
+        dtype: 'uint32',
+        corpus: d2,
+        files: zipped.chunks.length,
+        documents: 24,
+      }),
+    );
     out.push(
       ctx.entry({
         name: 'litdata-uint32-chunk',
@@ -218,13 +231,25 @@ export function fixtures(ctx) {
       chunkSize: 1 << 20,
       updatedAt: UPDATED_AT,
     });
-    writeLitdata(ctx.dir('litdata-uint16-zstd9', 'gpt2'), ranks, {
+    const zstdDir = ctx.dir('litdata-uint16-zstd9', 'gpt2');
+    const zipped = writeLitdata(zstdDir, ranks, {
       dataFormat: `no_header_numpy:${LITDATA_NUMPY_DTYPE_INDEX.uint16}`,
       chunkSize: Math.ceil(tokens(ranks[0]) / 2),
       updatedAt: UPDATED_AT,
       compression: 'zstd:9',
     });
     out.push(ctx.entry({ name: 'litdata-uint16', dir, format: FORMAT, dtype: 'uint16', corpus: g2, files: chunks.length, documents: 20 }));
+    out.push(
+      ctx.entry({
+        name: 'litdata-uint16-zstd9',
+        dir: zstdDir,
+        format: FORMAT,
+        dtype: 'uint16',
+        corpus: g2,
+        files: zipped.chunks.length,
+        documents: 20,
+      }),
+    );
   }
   return out;
 }

@@ -57,6 +57,8 @@ export function register(program: Command, ctx: CliContext): void {
               start_token: e.startToken,
               tokens: e.numTokens,
               header_bytes: ds.format?.files[i].layout.headerBytes ?? 0,
+              // The file the folder holds when the tokens are read from a copy (a compressed chunk's decompressed copy).
+              stored_as: ds.format?.files[i].storedAs ?? null,
               sidecars: ds.format?.files[i].sidecars ?? [],
             })),
             documents: ds.format?.documents ? ds.format.documents.starts.length : indexed ? (ix.documentCount ?? null) : null,

@@ -224,11 +224,14 @@ export async function checkHashes(checks: readonly HashCheck[], signal?: AbortSi
 
 /**
  * The checks a manifest written by `token-shards manifest` asks for: every file and sidecar it
- * lists, resolved against the folder of the stream's files by name.
+ * lists, resolved against the folder of the stream's files by name. A list written for a whole
+ * folder also checks one unit or file of it opened alone (a Megatron `.idx`): a line naming a
+ * file that is in the folder but not in this stream is left out.
  * @param text the manifest's text (JSON lines). @param file its path, for messages.
  * @param files the stream's files, to resolve names to paths.
- * @throws DataError naming the manifest line that is not JSON or lacks `shard`/`sha256`, or a
- *   stream file the manifest does not list.
+ * @throws DataError naming the manifest line that is not JSON or lacks `shard`/`sha256`, a line
+ *   naming a file that is neither in the stream nor in its folder, or a stream file the manifest
+ *   does not list.
  */
 export function manifestChecks(text: string, file: string, files: readonly FormatFile[]): HashCheck[] {
   const byName = new Map(files.map((f) => [f.name, f]));
@@ -248,6 +251,8 @@ export function manifestChecks(text: string, file: string, files: readonly Forma
       );
     }
     const f = byName.get(v.shard);
+    // Another file of the same folder: the list covers the folder, this stream is one unit of it.
+    if (!f && files.length && !listed.has(v.shard) && isFileIn(storedFolder(files[0]), v.shard)) return;
     if (!f)
       throw new DataError(
         `${file} line ${line}: ${v.shard} is not a file of this stream (its files: ${fmt(files.length)}, first ${files[0]?.name ?? 'none'})`,
@@ -271,6 +276,16 @@ export function manifestChecks(text: string, file: string, files: readonly Forma
   const unlisted = files.find((f) => !listed.has(f.name));
   if (unlisted) throw new DataError(`${file}: lists no line for ${unlisted.name}; expected one line per file of the stream`, file);
   return checks;
+}
+
+/** True when `name` (a `/`-separated name relative to `dir`, without `..`) is a regular file in `dir`. */
+function isFileIn(dir: string, name: string): boolean {
+  if (name.split('/').includes('..') || path.isAbsolute(name)) return false;
+  try {
+    return fs.statSync(path.join(dir, name)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**

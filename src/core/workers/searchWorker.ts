@@ -38,7 +38,8 @@ export type SearchWorkerReply =
   | { type: 'error'; id: number; message: string; file?: string };
 
 const data = workerData as SearchWorkerData;
-const stream = new TokenStream(data.segments);
+// A worker thread may block: its reads are pread()s on this thread, with no thread-pool hop.
+const stream = new TokenStream(data.segments, { blocking: true });
 const scanner = makeScanner(stream, data.setup);
 // Opened once per worker; a failure is reported by each task (the empty catch keeps the rejection handled until a task awaits it).
 const opening = data.setup.order ? openOrderSpec(data.setup.order) : Promise.resolve(undefined);
