@@ -246,6 +246,17 @@ const PAIR_RATE = 0.1;
 /** Tokens of a table's first long scan that measure {@link PAIR_RATE}'s share before the rest is scanned. */
 const RATE_PROBE = 1 << 16;
 
+/** Classes of DFA states in the kernel's pair test ({@link stateClass}; three fit a byte per id with its one-hot class). */
+const STATE_CLASSES = 3;
+
+/**
+ * The class of a DFA state (≠ 0) in the pair test: a token that leads to a state of one class
+ * followed by a token that only continues states of other classes needs no step (see
+ * `TokenTable.rc`). By the state's number: 10 terms over the stand-in's text, a third of the
+ * pair test's false alarms of a single class.
+ */
+const stateClass = (state: number) => state % STATE_CLASSES;
+
 /** Entries from 2^30 up are counted ones: the record at `T[x − COUNTED]` (see `TokenTable.countedEntry`). */
 const COUNTED = 0x40000000;
 
@@ -306,8 +317,14 @@ export class TokenTable {
    * followed by one whose bit is clear needs no step (`./scanKernel.wat`).
    */
   private cont: Int32Array;
-  /** Four bits per id (⌊V/8⌋ + 1 words): its two {@link rn} bits, then its {@link cont} bit (the kernel's pair test reads one nibble per token). */
-  private rc: Int32Array;
+  /**
+   * A byte per id ≤ V, the kernel's pair test (`./scanKernel.wat`): bit 0 the id's state-0 entry
+   * needs a step by itself ({@link rn} bit 1); bits 1–3 one-hot, the {@link stateClass} of the
+   * state its state-0 entry leads to (a plain fast entry); bits 4–6 the classes of the built
+   * states whose tables hold it ({@link cont} split by class). A token t followed by n needs no
+   * step when `rc[t] & ((rc[n] >> 3) | 1)` is 0: n continues no state of t's class.
+   */
+  private rc: Uint8Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
   /**
@@ -350,12 +367,12 @@ export class TokenTable {
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
     this.pairMode = kernel === 'pair' || kernel === 'branch' ? kernel : undefined;
     this.kernel = kernel
-      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, (this.V >>> 3) + 1, this.capacity, this.V, dfa.compiled.terms.length)
+      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, (this.V >>> 2) + 1, this.capacity, this.V, dfa.compiled.terms.length)
       : undefined;
-    this.rc = this.kernel ? this.kernel.rc() : new Int32Array((this.V >>> 3) + 1);
+    this.rc = this.kernel ? this.kernel.rc() : new Uint8Array(this.V + 1);
     this.rn = this.kernel ? this.kernel.rn() : new Int32Array((this.V >>> 4) + 1);
     this.cont = this.kernel ? this.kernel.cont() : new Int32Array((this.V >>> 5) + 1);
-    if (!this.ids) this.setCont(this.V);
+    if (!this.ids) for (let c = 0; c < STATE_CLASSES; c++) this.setCont(this.V, c);
     this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
     if (!this.ids) this.sorted = vocabularyOrder(tb);
     this.buildRow0();
@@ -398,14 +415,13 @@ export class TokenTable {
     this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 && x < COUNTED ? 1 : 3) << sh);
     if (x === 0) this.rootBits[id >>> 5] &= ~(1 << (id & 31));
     else this.rootBits[id >>> 5] |= 1 << (id & 31);
-    const nb = (id & 7) * 4;
-    this.rc[id >>> 3] = (this.rc[id >>> 3] & ~(3 << nb)) | (((this.rn[w] >>> sh) & 3) << nb);
+    this.rc[id] = (this.rc[id] & 0xf0) | (x === 0 ? 0 : x > 0 && x < COUNTED ? 2 << stateClass(this.T[x + 1]) : 1);
   }
 
-  /** Sets the {@link cont} bit of id (≤ V) and its copy in {@link rc}. */
-  private setCont(id: number): void {
+  /** Sets the {@link cont} bit of id (≤ V) and its bit of class `cls` ({@link stateClass}) in {@link rc}. */
+  private setCont(id: number, cls: number): void {
     this.cont[id >>> 5] |= 1 << (id & 31);
-    this.rc[id >>> 3] |= 4 << ((id & 7) * 4);
+    this.rc[id] |= 16 << cls;
   }
 
   /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */
@@ -506,7 +522,7 @@ export class TokenTable {
     this.tables++;
     for (const id of ex) {
       if (id === this.eos && !this.ids) continue; // EOS: state 0 from anywhere, as in state 0's row
-      this.setCont(id);
+      this.setCont(id, stateClass(state));
       let h = slotHash(id, mask);
       while (T[rb + 2 + 2 * h] !== EMPTY) h = (h + 1) & mask;
       T[rb + 2 + 2 * h] = id;

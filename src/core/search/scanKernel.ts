@@ -13,7 +13,8 @@
  * Memory layout (bytes): from 0 the bit sets `rn` (two bits per id: leaves state 0, needs the
  * slow path there; `⌊V/16⌋ + 1` words), `cont` (a bit per id: some built state's table holds
  * it; `⌊V/32⌋ + 1` words), `any` (a bit per id: leaves state 0; `⌊V/32⌋ + 1` words) and `rc`
- * (four bits per id: `rn`'s two and `cont`'s one; `⌊V/8⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
+ * (a byte per id: needs a step, the class of the state it leads to, the classes of the states
+ * that hold it; `⌊V/4⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
  * base the kernel stopped in; `[tableAt, areaAt)` the
  * table, int32 entries: state 0's dense row, then the other states' exception tables and the
  * records of counted entries (see {@link TokenTable}); then a class byte per id and a count per
@@ -73,7 +74,7 @@ export class ScanKernel {
     private readonly contWords: number,
     /** Table capacity in entries. */
     readonly tableEntries: number,
-    /** Words of the `rc` nibble set (eight ids a word). */
+    /** Words of the `rc` byte set (four ids a word). */
     private readonly rcWords: number,
     /** Class bytes (one per id). */
     private readonly classBytes: number,
@@ -137,12 +138,13 @@ export class ScanKernel {
   }
 
   /**
-   * The nibble set `rc` (four bits per id, eight ids a word, `rcWords` words): bits 0-1 the id's
-   * `rn` bits, bit 2 its `cont` bit; a view into the memory (a new view after {@link buffers} grew
-   * the memory). The pair test of state 0 reads one nibble per token instead of `rn` and `cont`.
+   * The byte set `rc` (a byte per id, `4 · rcWords` bytes): bit 0 the id's state-0 entry needs a
+   * step, bits 1-3 the class of the state it leads to, bits 4-6 the classes of the states that
+   * hold it (see `TokenTable`'s `rc` in `./automaton.ts`); a view into the memory (a new view
+   * after {@link buffers} grew the memory). The pair test of state 0 reads one byte per token.
    */
-  rc(): Int32Array {
-    return new Int32Array(this.mem.buffer, (this.rnWords + 2 * this.contWords) * 4, this.rcWords);
+  rc(): Uint8Array {
+    return new Uint8Array(this.mem.buffer, (this.rnWords + 2 * this.contWords) * 4, this.rcWords * 4);
   }
 
   /** The class bytes, a view into the memory (a new view after {@link buffers} grew the memory). */

@@ -66,6 +66,49 @@
         (local.set $i (i32.add (local.get $i) (i32.const 4)))
         (br $next)))
     (local.get $i))
+  ;; State 0's pair test, on its own like $skip0 (few live values: no spills): from index i, the
+  ;; first group of four ids (i, i+4, … while i < to4) where a token needs a step (rn bit 1, or rn
+  ;; bit 0 with the next token's cont bit), or the first i >= to4. The next group's first nibble
+  ;; is this group's fifth (read once). Adds the groups where a token leaves state 0 to $glv.
+  (global $glv (mut i32) (i32.const 0))
+  (func $skipPair (param $ptr i32) (param $i i32) (param $to4 i32) (param $V i32) (param $rc i32) (result i32)
+    (local $p i32) (local $a i32) (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $r i32) (local $lv i32)
+    (block $out
+      (br_if $out (i32.ge_s (local.get $i) (local.get $to4)))
+      (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+      (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+      (local.set $q0 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+      (loop $next
+        (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
+        (local.set $a (i32.load offset=4 (local.get $p)))
+        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+        (local.set $q1 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+        (local.set $a (i32.load offset=8 (local.get $p)))
+        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+        (local.set $q2 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+        (local.set $a (i32.load offset=12 (local.get $p)))
+        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+        (local.set $q3 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+        (local.set $a (i32.load offset=16 (local.get $p)))
+        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+        (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+        (local.set $lv (i32.add (local.get $lv)
+          (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)) (i32.const 0))))
+        ;; per token t followed by n: rc[t] & ((rc[n] >> 3) | 1), its step bit or its class held by n
+        (br_if $out
+            (i32.or
+              (i32.or
+                (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))
+                (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
+              (i32.or
+                (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1)))
+                (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1)))))
+            )
+        (local.set $q0 (local.get $r))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br_if $next (i32.lt_s (local.get $i) (local.get $to4)))))
+    (global.set $glv (i32.add (global.get $glv) (local.get $lv)))
+    (local.get $i))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
@@ -77,6 +120,7 @@
     (local $n i32) (local $k i32) (local $f i32) (local $pc i32) (local $nc i32) (local $q i32)
     ;; four tokens are tested at once while the one after them can be read too
     (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
+    (global.set $glv (i32.const 0))
     (block $exit
       (loop $token
         (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
@@ -87,7 +131,8 @@
             (loop $skip4
               ;; branch mode: past the groups where none of the four leaves state 0 (the common case)
               (if (i32.eqz (local.get $pair))
-                (then (local.set $i (call $skip0 (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $any)))))
+                (then (local.set $i (call $skip0 (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $any))))
+                (else (local.set $i (call $skipPair (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $rc)))))
               (br_if $four (i32.ge_s (local.get $i) (local.get $to4)))
               (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
               ;; an id >= V is tested as V, whose bits are 0 in rn (and in cont in ids mode)
@@ -99,31 +144,29 @@
               (local.set $c (select (local.get $c) (local.get $V) (i32.lt_u (local.get $c) (local.get $V))))
               (local.set $d (i32.load offset=12 (local.get $p)))
               (local.set $d (select (local.get $d) (local.get $V) (i32.lt_u (local.get $d) (local.get $V))))
-              (local.set $q0 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $a) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 2))))
-              (local.set $q1 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $b) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $b) (i32.const 2))))
-              (local.set $q2 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $c) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $c) (i32.const 2))))
-              (local.set $q3 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $d) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $d) (i32.const 2))))
+              (local.set $q0 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+              (local.set $q1 (i32.load8_u (i32.add (local.get $rc) (local.get $b))))
+              (local.set $q2 (i32.load8_u (i32.add (local.get $rc) (local.get $c))))
+              (local.set $q3 (i32.load8_u (i32.add (local.get $rc) (local.get $d))))
               ;; the common case: none of the four leaves state 0 (then nothing else is done: the
               ;; groups where one leaves are counted inside the branch, off the hot path)
-              (local.set $x (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3)))
+              (local.set $x (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)))
               (if (i32.or (local.get $x) (local.get $pair))
                 (then
                   (local.set $lv (i32.add (local.get $lv) (i32.ne (local.get $x) (i32.const 0))))
-                  ;; else per token t followed by n: (rn bit 1 of t) | (rn bit 0 of t & cont bit of n),
-                  ;; from the nibbles: (q_t >> 1) | (q_t & (q_n >> 2))
+                  ;; else per token t followed by n: rc[t] & ((rc[n] >> 3) | 1) (see $skipPair)
                   (local.set $e (i32.load offset=16 (local.get $p)))
                   (local.set $e (select (local.get $e) (local.get $V) (i32.lt_u (local.get $e) (local.get $V))))
-                  (local.set $r (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $e) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $e) (i32.const 2))))
+                  (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $e))))
                   (br_if $four
-                    (i32.and
                       (i32.or
                         (i32.or
-                          (i32.or (i32.shr_u (local.get $q0) (i32.const 1)) (i32.and (local.get $q0) (i32.shr_u (local.get $q1) (i32.const 2))))
-                          (i32.or (i32.shr_u (local.get $q1) (i32.const 1)) (i32.and (local.get $q1) (i32.shr_u (local.get $q2) (i32.const 2)))))
+                          (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))
+                          (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
                         (i32.or
-                          (i32.or (i32.shr_u (local.get $q2) (i32.const 1)) (i32.and (local.get $q2) (i32.shr_u (local.get $q3) (i32.const 2))))
-                          (i32.or (i32.shr_u (local.get $q3) (i32.const 1)) (i32.and (local.get $q3) (i32.shr_u (local.get $r) (i32.const 2))))))
-                      (i32.const 1)))))
+                          (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1)))
+                          (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1)))))
+                      )))
               (local.set $i (i32.add (local.get $i) (i32.const 4)))
               (br $skip4)))
           ;; one id at a time up to the one that needs a step
@@ -240,5 +283,5 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $token)))
     (i32.store (i32.sub (local.get $table) (i32.const 4)) (local.get $rb))
-    (i32.store (i32.sub (local.get $table) (i32.const 8)) (local.get $lv))
+    (i32.store (i32.sub (local.get $table) (i32.const 8)) (i32.add (local.get $lv) (global.get $glv)))
     (local.get $i)))
