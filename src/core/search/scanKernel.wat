@@ -66,47 +66,52 @@
         (local.set $i (i32.add (local.get $i) (i32.const 4)))
         (br $next)))
     (local.get $i))
-  ;; State 0's pair test, on its own like $skip0 (few live values: no spills): from index i, the
-  ;; first group of four ids (i, i+4, … while i < to4) where a token needs a step (rn bit 1, or rn
-  ;; bit 0 with the next token's cont bit), or the first i >= to4. The next group's first nibble
+  ;; State 0's pair test, on its own like $skip0 (few live values: no spills): from index i, over
+  ;; groups of four ids (i, i+4, … while i < to4), the first token that needs a step (its `rc`
+  ;; step bit, or the class of the state it leads to among the classes that hold the next token),
+  ;; or the first group start i >= to4 (the caller tests the tail). The next group's first byte
   ;; is this group's fifth (read once). Adds the groups where a token leaves state 0 to $glv.
   (global $glv (mut i32) (i32.const 0))
   (func $skipPair (param $ptr i32) (param $i i32) (param $to4 i32) (param $V i32) (param $rc i32) (result i32)
     (local $p i32) (local $a i32) (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $r i32) (local $lv i32)
-    (block $out
-      (br_if $out (i32.ge_s (local.get $i) (local.get $to4)))
-      (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
-      (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-      (local.set $q0 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
-      (loop $next
-        (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
-        (local.set $a (i32.load offset=4 (local.get $p)))
+    (block $end
+      (block $hit
+        (br_if $end (i32.ge_s (local.get $i) (local.get $to4)))
+        (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
         (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-        (local.set $q1 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
-        (local.set $a (i32.load offset=8 (local.get $p)))
-        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-        (local.set $q2 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
-        (local.set $a (i32.load offset=12 (local.get $p)))
-        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-        (local.set $q3 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
-        (local.set $a (i32.load offset=16 (local.get $p)))
-        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-        (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
-        (local.set $lv (i32.add (local.get $lv)
-          (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)) (i32.const 0))))
-        ;; per token t followed by n: rc[t] & ((rc[n] >> 3) | 1), its step bit or its class held by n
-        (br_if $out
+        (local.set $q0 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+        (loop $next
+          (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
+          (local.set $a (i32.load offset=4 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $q1 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $a (i32.load offset=8 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $q2 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $a (i32.load offset=12 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $q3 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $a (i32.load offset=16 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $lv (i32.add (local.get $lv)
+            (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)) (i32.const 0))))
+          ;; per token t followed by n: rc[t] & ((rc[n] >> 3) | 1), its step bit or its class held by n
+          (br_if $hit
             (i32.or
-              (i32.or
-                (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))
-                (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
-              (i32.or
-                (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1)))
-                (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1)))))
-            )
-        (local.set $q0 (local.get $r))
-        (local.set $i (i32.add (local.get $i) (i32.const 4)))
-        (br_if $next (i32.lt_s (local.get $i) (local.get $to4)))))
+              (i32.or (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1))) (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
+              (i32.or (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1))) (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1))))))
+          (local.set $q0 (local.get $r))
+          (local.set $i (i32.add (local.get $i) (i32.const 4)))
+          (br_if $next (i32.lt_s (local.get $i) (local.get $to4))))
+        (br $end))
+      ;; the first token of the group that needs a step
+      (local.set $i (i32.add (local.get $i)
+        (select (i32.const 0)
+          (select (i32.const 1)
+            (select (i32.const 2) (i32.const 3) (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1))))
+            (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
+          (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))))))
     (global.set $glv (i32.add (global.get $glv) (local.get $lv)))
     (local.get $i))
   (func (export "scan")
@@ -132,7 +137,10 @@
               ;; branch mode: past the groups where none of the four leaves state 0 (the common case)
               (if (i32.eqz (local.get $pair))
                 (then (local.set $i (call $skip0 (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $any))))
-                (else (local.set $i (call $skipPair (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $rc)))))
+                (else
+                  ;; pair mode: to the first token that needs a step (before to4), or the tail
+                  (local.set $i (call $skipPair (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $rc)))
+                  (br_if $step (i32.lt_s (local.get $i) (local.get $to4)))))
               (br_if $four (i32.ge_s (local.get $i) (local.get $to4)))
               (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
               ;; an id >= V is tested as V, whose bits are 0 in rn (and in cont in ids mode)
