@@ -41,6 +41,7 @@ interface KernelExports {
     lim: number,
     any: number,
     rc: number,
+    lo: number,
   ): number;
 }
 
@@ -191,9 +192,11 @@ export class ScanKernel {
    * @param pair state 0 tests every group of four tokens with the pair test (`cont`), not only the
    *   groups where a token leaves state 0: no branch to mispredict when many tokens leave it.
    * @param count a counted entry adds its matches to {@link counts} (else it stops the kernel).
+   * @param lo with `count`: a counted match that starts before token `lo` (one that spans tokens
+   *   back past it) stops the kernel instead (the slow path reports it).
    * @returns the index of the first token for the slow path (or `to`); the row base there is {@link rb}.
    */
-  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean, count: boolean): number {
+  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean, count: boolean, lo = i): number {
     const cnt = count ? this.cntAt : 0;
     return this.exports.scan(
       ids.byteOffset,
@@ -211,6 +214,7 @@ export class ScanKernel {
       ids.length,
       (this.rnWords + this.contWords) * 4,
       (this.rnWords + 2 * this.contWords) * 4,
+      lo,
     );
   }
 

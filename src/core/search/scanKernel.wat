@@ -21,14 +21,18 @@
 ;;            groups where a token leaves state 0 (the kernel counts those at byte `table - 8`)
 ;;   cls      byte offset of a byte per id < V: bits 0-1 the class of its first byte, bits 2-3 of
 ;;            its last (0 an ASCII character that is not a word character, 1 an ASCII word
-;;            character, 2 anything else: no bytes, EOS, not ASCII)
+;;            character, 2 anything else: no bytes, EOS, not ASCII), bits 4-7 its length in
+;;            bytes (15: 15 or more)
 ;;   cnt      byte offset of an i32 count per term, 0 = do not count: a counted entry (>= 2^30,
-;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], each match
-;;            starting in the token, flags bit 0: its start needs the class of the token before,
-;;            bit 1: its end that of the token after) then takes the slow path
+;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], flags bit 0:
+;;            its start needs the class of the token before, bit 1: its end that of the token
+;;            after, bits 2-: the match's bytes before the token (0: it starts in the token; else
+;;            text mode, no word edges: its first token is found walking back the class bytes'
+;;            lengths, and must not lie before `lo`) then takes the slow path
 ;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
 ;;   rc       byte offset of four bits per id (8 ids a word, floor(V/8) + 1 words): bits 0-1 its rn
 ;;            bits, bit 2 its cont bit (the pair test reads one nibble per token, not two bit sets)
+;;   lo       a counted match may start no earlier than token lo (the start of the count's range)
 ;;   any      byte offset of a bit per id (floor(V/32) + 1 words): its rn bits are not both 0 (half
 ;;            rn's size, so the branch mode's first test of four ids stays in the L1 cache)
 ;;
@@ -117,12 +121,13 @@
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
-    (param $cls i32) (param $cnt i32) (param $lim i32) (param $any i32) (param $rc i32)
+    (param $cls i32) (param $cnt i32) (param $lim i32) (param $any i32) (param $rc i32) (param $lo i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
     (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $lv i32)
     (local $n i32) (local $k i32) (local $f i32) (local $pc i32) (local $nc i32) (local $q i32)
+    (local $s i32) (local $acc i32) (local $bk i32)
     ;; four tokens are tested at once while the one after them can be read too
     (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
     (global.set $glv (i32.const 0))
@@ -266,6 +271,24 @@
                 (local.set $f (i32.load offset=12 (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3)))))
                 (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 2))))
                 (br_if $exit (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 2))))
+                ;; a match that starts `back` bytes before the token (flags >> 2, text mode): its
+                ;; first token, walking back the tokens' lengths (class bits 4-7; 15 = 15 bytes or
+                ;; more: the slow path), must lie in this count's range (from `lo`)
+                (local.set $bk (i32.shr_u (local.get $f) (i32.const 2)))
+                (if (local.get $bk)
+                  (then
+                    (local.set $s (local.get $i))
+                    (local.set $acc (i32.const 0))
+                    (loop $walk
+                      (br_if $exit (i32.le_s (local.get $s) (local.get $lo)))
+                      (local.set $s (i32.sub (local.get $s) (i32.const 1)))
+                      (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2)))))
+                      (if (i32.lt_u (local.get $a) (local.get $V))
+                        (then
+                          (local.set $e (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 4)))
+                          (br_if $exit (i32.eq (local.get $e) (i32.const 15)))
+                          (local.set $acc (i32.add (local.get $acc) (local.get $e)))))
+                      (br_if $walk (i32.lt_u (local.get $acc) (local.get $bk))))))
                 (local.set $k (i32.add (local.get $k) (i32.const 1)))
                 (br $check)))
             ;; count each match whose edges hold (class 1, a word character: not a whole word)
