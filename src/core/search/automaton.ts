@@ -658,19 +658,19 @@ export class TokenTable {
   /**
    * A counted entry (≥ {@link COUNTED}) for token `id` leading to the state at base `next` and
    * completing the matches `h`, when the kernel can count them all: each starts inside the token
-   * (`back` ≤ 0) or, in a text search that is not whole-word, `back` bytes before it (the kernel
-   * walks back the tokens' lengths to its first token, and leaves a match that starts before its
-   * count's range to the slow path) and, in a whole-word search, each edge the token does not
-   * settle lies at its own edge (the kernel then looks at the neighbouring token's class byte). −1 otherwise (the
+   * (`back` ≤ 0) or, in a text search, `back` bytes before it (the kernel walks back the tokens'
+   * lengths to its first token, and leaves a match that starts before its count's range to the
+   * slow path; a whole word's start edge then needs the match to start at that token's first or
+   * second byte) and, in a whole-word search, each edge the token does not settle lies at its
+   * own edge (the kernel then looks at the neighbouring token's class byte). −1 otherwise (the
    * slow path reports them), or when there is no kernel or the budget is spent. The record at
    * `T[r..]`: `[next, n, (term, flags) × n]`, flags bit 0: check the start's edge, bit 1: the end's, bits 2–: `back` when > 0.
    */
   private countedEntry(id: number, next: number, h: Int32Array): number {
     if (!this.kernel) return -1;
     // a match that starts in an earlier token: the kernel finds its first token by the tokens'
-    // lengths (text mode, no word edges, shorter than 2^20 bytes), else the slow path (no array)
-    const spans = !this.word && !this.ids;
-    for (let k = 1; k < h.length; k += 4) if (h[k] > 0 && (!spans || h[k] >= 1 << 20)) return -1;
+    // lengths (text mode, shorter than 2^20 bytes), else the slow path (no array)
+    for (let k = 1; k < h.length; k += 4) if (h[k] > 0 && (this.ids || h[k] >= 1 << 20)) return -1;
     const flags: number[] = [];
     for (let k = 0; k < h.length; k += 4) {
       const back = h[k + 1],

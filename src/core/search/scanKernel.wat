@@ -27,8 +27,8 @@
 ;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], flags bit 0:
 ;;            its start needs the class of the token before, bit 1: its end that of the token
 ;;            after, bits 2-: the match's bytes before the token (0: it starts in the token; else
-;;            text mode, no word edges: its first token is found walking back the class bytes'
-;;            lengths, and must not lie before `lo`) then takes the slow path
+;;            text mode: its first token and the class before it come from $before, and it
+;;            must not lie before `lo`) then takes the slow path
 ;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
 ;;   rc       byte offset of four bits per id (8 ids a word, floor(V/8) + 1 words): bits 0-1 its rn
 ;;            bits, bit 2 its cont bit (the pair test reads one nibble per token, not two bit sets)
@@ -118,6 +118,35 @@
           (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))))))
     (global.set $glv (i32.add (global.get $glv) (local.get $lv)))
     (local.get $i))
+;; A match that ends in token i and starts bk > 0 bytes before it: its first token s, walking back
+  ;; the tokens' lengths (class bits 4-7, 0 for ids >= V; 15 = 15 bytes or more), and the class of
+  ;; the character before its first byte: of the last byte of token s - 1 when it starts at s's
+  ;; first byte, of s's first byte when at its second; 2 (unknown) otherwise or at the chunk's
+  ;; start; -1 when s lies before lo or a token is 15 bytes or longer (the slow path decides).
+  (func $before (param $ptr i32) (param $s i32) (param $bk i32) (param $lo i32) (param $V i32) (param $cls i32) (result i32)
+    (local $acc i32) (local $a i32) (local $e i32)
+    (loop $walk
+      (if (i32.le_s (local.get $s) (local.get $lo)) (then (return (i32.const -1))))
+      (local.set $s (i32.sub (local.get $s) (i32.const 1)))
+      (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2)))))
+      (local.set $e (i32.const 0))
+      (if (i32.lt_u (local.get $a) (local.get $V))
+        (then
+          (local.set $e (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 4)))
+          (if (i32.eq (local.get $e) (i32.const 15)) (then (return (i32.const -1))))))
+      (local.set $acc (i32.add (local.get $acc) (local.get $e)))
+      (br_if $walk (i32.lt_u (local.get $acc) (local.get $bk))))
+    ;; the match starts at byte acc - bk of token s
+    (local.set $e (i32.sub (local.get $acc) (local.get $bk)))
+    (if (i32.eqz (local.get $e))
+      (then
+        (if (i32.eqz (local.get $s)) (then (return (i32.const 2))))
+        (local.set $a (i32.load (i32.sub (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2))) (i32.const 4))))
+        (if (i32.ge_u (local.get $a) (local.get $V)) (then (return (i32.const 2))))
+        (return (i32.and (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 2)) (i32.const 3)))))
+    (if (i32.eq (local.get $e) (i32.const 1))
+      (then (return (i32.and (i32.load8_u (i32.add (local.get $cls) (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2)))))) (i32.const 3)))))
+    (i32.const 2))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
@@ -127,7 +156,7 @@
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
     (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $lv i32)
     (local $n i32) (local $k i32) (local $f i32) (local $pc i32) (local $nc i32) (local $q i32)
-    (local $s i32) (local $acc i32) (local $bk i32)
+    (local $s i32) (local $bk i32)
     ;; four tokens are tested at once while the one after them can be read too
     (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
     (global.set $glv (i32.const 0))
@@ -269,26 +298,17 @@
               (loop $check
                 (br_if $checked (i32.ge_u (local.get $k) (local.get $n)))
                 (local.set $f (i32.load offset=12 (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3)))))
-                (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 2))))
-                (br_if $exit (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 2))))
-                ;; a match that starts `back` bytes before the token (flags >> 2, text mode): its
-                ;; first token, walking back the tokens' lengths (class bits 4-7; 15 = 15 bytes or
-                ;; more: the slow path), must lie in this count's range (from `lo`)
+                ;; a match that starts `back` bytes before the token (flags >> 2, text mode): its first
+                ;; token must lie in this count's range, and the character before it is $before's
                 (local.set $bk (i32.shr_u (local.get $f) (i32.const 2)))
                 (if (local.get $bk)
                   (then
-                    (local.set $s (local.get $i))
-                    (local.set $acc (i32.const 0))
-                    (loop $walk
-                      (br_if $exit (i32.le_s (local.get $s) (local.get $lo)))
-                      (local.set $s (i32.sub (local.get $s) (i32.const 1)))
-                      (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2)))))
-                      (if (i32.lt_u (local.get $a) (local.get $V))
-                        (then
-                          (local.set $e (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 4)))
-                          (br_if $exit (i32.eq (local.get $e) (i32.const 15)))
-                          (local.set $acc (i32.add (local.get $acc) (local.get $e)))))
-                      (br_if $walk (i32.lt_u (local.get $acc) (local.get $bk))))))
+                    (local.set $s (call $before (local.get $ptr) (local.get $i) (local.get $bk) (local.get $lo) (local.get $V) (local.get $cls)))
+                    (br_if $exit (i32.lt_s (local.get $s) (i32.const 0)))
+                    (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $s) (i32.const 2)))))
+                  (else
+                    (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 2))))))
+                (br_if $exit (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 2))))
                 (local.set $k (i32.add (local.get $k) (i32.const 1)))
                 (br $check)))
             ;; count each match whose edges hold (class 1, a word character: not a whole word)
@@ -298,9 +318,12 @@
                 (br_if $counted (i32.ge_u (local.get $k) (local.get $n)))
                 (local.set $q (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3))))
                 (local.set $f (i32.load offset=12 (local.get $q)))
+                (local.set $s (local.get $pc))
+                (if (i32.shr_u (local.get $f) (i32.const 2))
+                  (then (local.set $s (call $before (local.get $ptr) (local.get $i) (i32.shr_u (local.get $f) (i32.const 2)) (local.get $lo) (local.get $V) (local.get $cls)))))
                 (if (i32.eqz
                       (i32.or
-                        (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 1)))
+                        (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $s) (i32.const 1)))
                         (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 1)))))
                   (then
                     (local.set $a (i32.add (local.get $cnt) (i32.shl (i32.load offset=8 (local.get $q)) (i32.const 2))))
