@@ -2,12 +2,14 @@
  * The search automaton's per-token step as one WebAssembly function for every state
  * (`./scanKernel.wat`, compiled at build time by esbuild.js with the `wabt` package), driven by
  * {@link TokenTable.scan} in `./automaton.ts`: the kernel walks the token ids while each one takes
- * a fast table entry (state 0: two bit-set tests per token, four tokens per test — a token that
- * only leaves state 0 is skipped when the next one continues no state — then its dense row;
+ * a fast table entry (state 0: four tokens per test, over a bit per id while few tokens leave
+ * state 0, else over a byte per id — a token that only leaves state 0 is skipped when the next one
+ * continues no state of the class of the one it leads to — then its dense row;
  * other states: an id in no built state's table takes state 0's entry at once, else a probe of
  * the state's small exception table, else state 0's entry) and stops at the
- * first token that needs the JavaScript slow path (a match completes,
- * an entry not computed yet, a state without a row). Where WebAssembly is unavailable
+ * first token that needs the JavaScript slow path (a match it cannot count: one that starts
+ * before its count's range or whose word edge the class bytes do not settle, an entry not
+ * computed yet, a state without a row). Where WebAssembly is unavailable
  * (`node --jitless`) the table's JavaScript loop does the same work.
  *
  * Memory layout (bytes): from 0 the bit sets `rn` (two bits per id: leaves state 0, needs the
