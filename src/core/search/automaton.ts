@@ -310,7 +310,9 @@ export class TokenTable {
   /** Table position → flat [term, back, endIn, known, …] of the matches completed there (see {@link HitFn}). */
   private readonly hits = new Map<number, Int32Array>();
   /** The distinct hit lists of {@link hits} by content (entries share them; never written after). */
-  private readonly hitLists = new Map<string, Int32Array>();
+  private readonly hitLists = new Map<string | number, Int32Array>();
+  /** Counted records by hit list and next state's base (see {@link countedEntry}): `COUNTED + r`, or −1 when the budget was spent. */
+  private readonly records = new Map<Int32Array, Map<number, number>>();
   private readonly ids: boolean;
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
@@ -642,7 +644,11 @@ export class TokenTable {
     if (hitList.length) {
       // Shared by all entries with the same matches (200 names: 82,000 entries, few distinct lists):
       // one array each would survive the young generation and be copied by every scavenge.
-      const key = hitList.join(',');
+      // one match (the common case): a number, not a string to build and hash
+      const key =
+        hitList.length === 4 && hitList[1] > -2048 && hitList[1] < 2048 && hitList[2] < 4096
+          ? ((hitList[0] * 4096 + hitList[1] + 2048) * 4096 + hitList[2]) * 4 + hitList[3]
+          : hitList.join(',');
       h = this.hitLists.get(key);
       if (!h) {
         h = Int32Array.from(hitList);
@@ -668,34 +674,42 @@ export class TokenTable {
    */
   private countedEntry(id: number, next: number, h: Int32Array): number {
     if (!this.kernel) return -1;
-    // a match that starts in an earlier token: the kernel finds its first token by the tokens'
-    // lengths (text mode, shorter than 2^20 bytes), else the slow path (no array)
-    for (let k = 1; k < h.length; k += 4) if (h[k] > 0 && (this.ids || h[k] >= 1 << 20)) return -1;
-    const flags: number[] = [];
+    // What the kernel cannot count (checked without an array: met at every such match): a match
+    // that starts in an earlier token past 2^20 bytes or in ids mode; a whole word's start edge
+    // inside the token, or its end edge inside the token, that the token does not settle.
+    const word = this.word && !this.ids;
     for (let k = 0; k < h.length; k += 4) {
-      const back = h[k + 1],
-        endIn = h[k + 2],
-        known = h[k + 3];
-      let f = back > 0 ? back << 2 : 0;
-      if (this.word && !this.ids) {
-        if (!(known & KNOWN_BEFORE)) {
-          if (back < 0) return -1;
-          f |= 1;
-        }
-        if (!(known & KNOWN_AFTER)) {
-          if (endIn < this.symbolsOf(id)) return -1;
-          f |= 2;
-        }
-      }
-      flags.push(h[k], f);
+      const back = h[k + 1];
+      if (back > 0 && (this.ids || back >= 1 << 20)) return -1;
+      if (word && !(h[k + 3] & KNOWN_BEFORE) && back < 0) return -1;
+      if (word && !(h[k + 3] & KNOWN_AFTER) && h[k + 2] < this.symbolsOf(id)) return -1;
     }
-    const r = this.alloc(2 + flags.length);
-    if (r < 0 || r >= COUNTED) return -1;
+    // The record depends on the next state and the matches only: one per pair, shared by every
+    // entry that has them (200 names: ~82,000 entries with matches, few distinct records).
+    let byNext = this.records.get(h);
+    if (!byNext) this.records.set(h, (byNext = new Map()));
+    const known = byNext.get(next);
+    if (known !== undefined) return known;
+    const n = h.length / 4;
+    const r = this.alloc(2 + 2 * n);
+    const entry = r < 0 || r >= COUNTED ? -1 : COUNTED + r;
+    byNext.set(next, entry);
+    if (entry < 0) return -1;
     const T = this.T;
     T[r] = next;
-    T[r + 1] = flags.length / 2;
-    T.set(flags, r + 2);
-    return COUNTED + r;
+    T[r + 1] = n;
+    for (let k = 0; k < n; k++) {
+      const back = h[4 * k + 1],
+        known = h[4 * k + 3];
+      let f = back > 0 ? back << 2 : 0;
+      if (word) {
+        if (!(known & KNOWN_BEFORE)) f |= 1;
+        if (!(known & KNOWN_AFTER)) f |= 2;
+      }
+      T[r + 2 + 2 * k] = h[4 * k];
+      T[r + 3 + 2 * k] = f;
+    }
+    return entry;
   }
 
   /** Table base of a state, building its table on first entry (−1 = none, the budget is spent: slow path). */
