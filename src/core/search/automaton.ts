@@ -54,6 +54,10 @@ export class Dfa {
   private readonly keys = new Map<string, number>();
   /** Per state: flat [term, length, …] of the terms completed on entering it, or null. */
   readonly accepts: (Int32Array | null)[] = [];
+  /** Per NFA node: the symbols of its term read on the way to it. */
+  private readonly nodeDepth: number[] = [];
+  /** Per state: the most symbols of a term in progress (the deepest of its NFA nodes; 0 for state 0). */
+  private readonly depths: number[] = [];
   /** Byte transitions (text mode), 256 per state, −1 = not built yet. */
   private byteTrans = new Int32Array(256 * 64).fill(-1);
   /** Id transitions (ids mode), per state. */
@@ -90,6 +94,7 @@ export class Dfa {
           alt.forEach((sym, i) => {
             const last = i === alt.length - 1;
             const target = this.node(keys, last ? `B:${k + 1}:${len + alt.length}` : `I:${k}:${len}:${alt.slice(0, i + 1).join('.')}`);
+            this.nodeDepth[target] = len + i + 1;
             const m = cur === start ? this.startEdges : undefined;
             addEdge(this.edges[cur], sym, target);
             if (m) addEdge(m, sym, target);
@@ -121,6 +126,9 @@ export class Dfa {
       if (f) acc.push(f[0], f[1]);
     }
     this.accepts.push(acc.length ? Int32Array.from(acc) : null);
+    let depth = 0;
+    for (const n of set) depth = Math.max(depth, this.nodeDepth[n] ?? 0);
+    this.depths.push(depth);
     this.idTrans.push(new Map());
     if (this.byteTrans.length < (s + 1) * 256) {
       const bigger = new Int32Array(this.byteTrans.length * 2).fill(-1);
@@ -158,6 +166,11 @@ export class Dfa {
       m.set(id, n);
     }
     return n;
+  }
+
+  /** The most symbols (bytes; ids) of a term in progress in state s: the length of its longest term prefix (0 for state 0). */
+  depthOf(s: number): number {
+    return this.depths[s];
   }
 
   /** Number of states built so far. */
@@ -246,6 +259,19 @@ const PAIR_RATE = 0.1;
 /** Tokens of a table's first long scan that measure {@link PAIR_RATE}'s share before the rest is scanned. */
 const RATE_PROBE = 1 << 16;
 
+/** Classes of DFA states in the kernel's pair test ({@link stateClass}; three fit a byte per id with its one-hot class). */
+const STATE_CLASSES = 3;
+
+/**
+ * The class of a DFA state (≠ 0) in the pair test, by the length of its longest term prefix (1,
+ * 2, 3 or more symbols): a token that leads to a state of one class followed by a token that
+ * only continues states of other classes needs no step (see `TokenTable.rc`). Most tokens that
+ * leave state 0 end in a term's first byte (10 terms: `about`, `at`, `cert` … into `t`), and the
+ * tokens that continue the deeper states (` ` after `the`, `aining` after `Ishm`) then follow
+ * them without a step.
+ */
+const stateClass = (dfa: Dfa, state: number) => Math.min(dfa.depthOf(state), STATE_CLASSES) - 1;
+
 /** Entries from 2^30 up are counted ones: the record at `T[x − COUNTED]` (see `TokenTable.countedEntry`). */
 const COUNTED = 0x40000000;
 
@@ -284,7 +310,9 @@ export class TokenTable {
   /** Table position → flat [term, back, endIn, known, …] of the matches completed there (see {@link HitFn}). */
   private readonly hits = new Map<number, Int32Array>();
   /** The distinct hit lists of {@link hits} by content (entries share them; never written after). */
-  private readonly hitLists = new Map<string, Int32Array>();
+  private readonly hitLists = new Map<string | number, Int32Array>();
+  /** Counted records by hit list and next state's base (see {@link countedEntry}): `COUNTED + r`, or −1 when the budget was spent. */
+  private readonly records = new Map<Int32Array, Map<number, number>>();
   private readonly ids: boolean;
   /** Bytes (text) / ids (ids mode) of the longest match. */
   readonly maxLen: number;
@@ -306,8 +334,14 @@ export class TokenTable {
    * followed by one whose bit is clear needs no step (`./scanKernel.wat`).
    */
   private cont: Int32Array;
-  /** Four bits per id (⌊V/8⌋ + 1 words): its two {@link rn} bits, then its {@link cont} bit (the kernel's pair test reads one nibble per token). */
-  private rc: Int32Array;
+  /**
+   * A byte per id ≤ V, the kernel's pair test (`./scanKernel.wat`): bit 0 the id's state-0 entry
+   * needs a step by itself ({@link rn} bit 1); bits 1–3 one-hot, the {@link stateClass} of the
+   * state its state-0 entry leads to (a plain fast entry); bits 4–6 the classes of the built
+   * states whose tables hold it ({@link cont} split by class). A token t followed by n needs no
+   * step when `rc[t] & ((rc[n] >> 3) | 1)` is 0: n continues no state of t's class.
+   */
+  private rc: Uint8Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
   private readonly kernel?: ScanKernel;
   /**
@@ -350,12 +384,12 @@ export class TokenTable {
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
     this.pairMode = kernel === 'pair' || kernel === 'branch' ? kernel : undefined;
     this.kernel = kernel
-      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, (this.V >>> 3) + 1, this.capacity, this.V, dfa.compiled.terms.length)
+      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, (this.V >>> 2) + 1, this.capacity, this.V, dfa.compiled.terms.length)
       : undefined;
-    this.rc = this.kernel ? this.kernel.rc() : new Int32Array((this.V >>> 3) + 1);
+    this.rc = this.kernel ? this.kernel.rc() : new Uint8Array(this.V + 1);
     this.rn = this.kernel ? this.kernel.rn() : new Int32Array((this.V >>> 4) + 1);
     this.cont = this.kernel ? this.kernel.cont() : new Int32Array((this.V >>> 5) + 1);
-    if (!this.ids) this.setCont(this.V);
+    if (!this.ids) for (let c = 0; c < STATE_CLASSES; c++) this.setCont(this.V, c);
     this.T = this.kernel ? this.kernel.table() : new Int32Array(this.V + 1024);
     if (!this.ids) this.sorted = vocabularyOrder(tb);
     this.buildRow0();
@@ -369,9 +403,10 @@ export class TokenTable {
       for (let id = 0; id < this.V; id++) {
         const n = this.symbolsOf(id);
         cls[id] =
-          this.ids || n === 0 || id === this.eos
+          (this.ids || n === 0 || id === this.eos
             ? 10
-            : classOf(this.tb.bytes[this.tb.offsets[id]]) | (classOf(this.tb.bytes[this.tb.offsets[id] + n - 1]) << 2);
+            : classOf(this.tb.bytes[this.tb.offsets[id]]) | (classOf(this.tb.bytes[this.tb.offsets[id] + n - 1]) << 2)) |
+          (Math.min(n, 15) << 4);
       }
     }
   }
@@ -398,14 +433,13 @@ export class TokenTable {
     this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 && x < COUNTED ? 1 : 3) << sh);
     if (x === 0) this.rootBits[id >>> 5] &= ~(1 << (id & 31));
     else this.rootBits[id >>> 5] |= 1 << (id & 31);
-    const nb = (id & 7) * 4;
-    this.rc[id >>> 3] = (this.rc[id >>> 3] & ~(3 << nb)) | (((this.rn[w] >>> sh) & 3) << nb);
+    this.rc[id] = (this.rc[id] & 0xf0) | (x === 0 ? 0 : x > 0 && x < COUNTED ? 2 << stateClass(this.dfa, this.T[x + 1]) : 1);
   }
 
-  /** Sets the {@link cont} bit of id (≤ V) and its copy in {@link rc}. */
-  private setCont(id: number): void {
+  /** Sets the {@link cont} bit of id (≤ V) and its bit of class `cls` ({@link stateClass}) in {@link rc}. */
+  private setCont(id: number, cls: number): void {
     this.cont[id >>> 5] |= 1 << (id & 31);
-    this.rc[id >>> 3] |= 4 << ((id & 7) * 4);
+    this.rc[id] |= 16 << cls;
   }
 
   /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */
@@ -462,6 +496,7 @@ export class TokenTable {
       const len = (k: number) => offsets[sorted[k] + 1] - offsets[sorted[k]];
       const byteAt = (k: number, d: number) => bytes[offsets[sorted[k]] + d];
       const walk = (lo: number, hi: number, d: number, a: number, b: number): void => {
+        order.bucket(lo, hi, d);
         while (lo < hi && len(lo) === d) ex.push(sorted[lo++]);
         while (lo < hi) {
           const c = byteAt(lo, d);
@@ -483,13 +518,14 @@ export class TokenTable {
           lo = g;
         }
       };
-      // Depth 0 by the first-byte groups: only a group where the two walks part is sorted (once).
+      // Depth 0 by the first-byte groups: only the ranges where the two walks part are bucketed (once).
       for (let k = 0; k < order.emptyEnd; k++) ex.push(sorted[k]);
       for (let c = 0; c < 256; c++) {
         const a2 = dfa.stepByte(state, c),
           b2 = dfa.stepByte(0, c);
         if (a2 === b2 || order.starts[c] === order.starts[c + 1]) continue;
-        const [lo, g] = order.group(c);
+        const lo = order.starts[c],
+          g = order.starts[c + 1];
         if (sameAccepts(dfa.accepts[a2], dfa.accepts[b2])) walk(lo, g, 1, a2, b2);
         else for (let k = lo; k < g; k++) ex.push(sorted[k]);
       }
@@ -506,7 +542,7 @@ export class TokenTable {
     this.tables++;
     for (const id of ex) {
       if (id === this.eos && !this.ids) continue; // EOS: state 0 from anywhere, as in state 0's row
-      this.setCont(id);
+      this.setCont(id, stateClass(this.dfa, state));
       let h = slotHash(id, mask);
       while (T[rb + 2 + 2 * h] !== EMPTY) h = (h + 1) & mask;
       T[rb + 2 + 2 * h] = id;
@@ -608,7 +644,11 @@ export class TokenTable {
     if (hitList.length) {
       // Shared by all entries with the same matches (200 names: 82,000 entries, few distinct lists):
       // one array each would survive the young generation and be copied by every scavenge.
-      const key = hitList.join(',');
+      // one match (the common case): a number, not a string to build and hash
+      const key =
+        hitList.length === 4 && hitList[1] > -2048 && hitList[1] < 2048 && hitList[2] < 4096
+          ? ((hitList[0] * 4096 + hitList[1] + 2048) * 4096 + hitList[2]) * 4 + hitList[3]
+          : hitList.join(',');
       h = this.hitLists.get(key);
       if (!h) {
         h = Int32Array.from(hitList);
@@ -624,39 +664,52 @@ export class TokenTable {
   /**
    * A counted entry (≥ {@link COUNTED}) for token `id` leading to the state at base `next` and
    * completing the matches `h`, when the kernel can count them all: each starts inside the token
-   * (`back` ≤ 0) and, in a whole-word search, each edge the token does not settle lies at its
+   * (`back` ≤ 0) or, in a text search, `back` bytes before it (the kernel walks back the tokens'
+   * lengths to its first token, and leaves a match that starts before its count's range to the
+   * slow path; a whole word's start edge then needs the match to start at that token's first or
+   * second byte) and, in a whole-word search, each edge the token does not settle lies at its
    * own edge (the kernel then looks at the neighbouring token's class byte). −1 otherwise (the
    * slow path reports them), or when there is no kernel or the budget is spent. The record at
-   * `T[r..]`: `[next, n, (term, flags) × n]`, flags bit 0: check the start's edge, bit 1: the end's.
+   * `T[r..]`: `[next, n, (term, flags) × n]`, flags bit 0: check the start's edge, bit 1: the end's, bits 2–: `back` when > 0.
    */
   private countedEntry(id: number, next: number, h: Int32Array): number {
     if (!this.kernel) return -1;
-    const flags: number[] = [];
+    // What the kernel cannot count (checked without an array: met at every such match): a match
+    // that starts in an earlier token past 2^20 bytes or in ids mode; a whole word's start edge
+    // inside the token, or its end edge inside the token, that the token does not settle.
+    const word = this.word && !this.ids;
     for (let k = 0; k < h.length; k += 4) {
-      const back = h[k + 1],
-        endIn = h[k + 2],
-        known = h[k + 3];
-      if (back > 0) return -1;
-      let f = 0;
-      if (this.word && !this.ids) {
-        if (!(known & KNOWN_BEFORE)) {
-          if (back < 0) return -1;
-          f |= 1;
-        }
-        if (!(known & KNOWN_AFTER)) {
-          if (endIn < this.symbolsOf(id)) return -1;
-          f |= 2;
-        }
-      }
-      flags.push(h[k], f);
+      const back = h[k + 1];
+      if (back > 0 && (this.ids || back >= 1 << 20)) return -1;
+      if (word && !(h[k + 3] & KNOWN_BEFORE) && back < 0) return -1;
+      if (word && !(h[k + 3] & KNOWN_AFTER) && h[k + 2] < this.symbolsOf(id)) return -1;
     }
-    const r = this.alloc(2 + flags.length);
-    if (r < 0 || r >= COUNTED) return -1;
+    // The record depends on the next state and the matches only: one per pair, shared by every
+    // entry that has them (200 names: ~82,000 entries with matches, few distinct records).
+    let byNext = this.records.get(h);
+    if (!byNext) this.records.set(h, (byNext = new Map()));
+    const known = byNext.get(next);
+    if (known !== undefined) return known;
+    const n = h.length / 4;
+    const r = this.alloc(2 + 2 * n);
+    const entry = r < 0 || r >= COUNTED ? -1 : COUNTED + r;
+    byNext.set(next, entry);
+    if (entry < 0) return -1;
     const T = this.T;
     T[r] = next;
-    T[r + 1] = flags.length / 2;
-    T.set(flags, r + 2);
-    return COUNTED + r;
+    T[r + 1] = n;
+    for (let k = 0; k < n; k++) {
+      const back = h[4 * k + 1],
+        known = h[4 * k + 3];
+      let f = back > 0 ? back << 2 : 0;
+      if (word) {
+        if (!(known & KNOWN_BEFORE)) f |= 1;
+        if (!(known & KNOWN_AFTER)) f |= 2;
+      }
+      T[r + 2 + 2 * k] = h[4 * k];
+      T[r + 3 + 2 * k] = f;
+    }
+    return entry;
   }
 
   /** Table base of a state, building its table on first entry (−1 = none, the budget is spent: slow path). */
@@ -721,7 +774,7 @@ export class TokenTable {
       if (rb >= 0) {
         if (kern) {
           // Every state's step in WebAssembly, up to the next token for the slow path below.
-          i = kern.run(ids, i, to, rb, V, !text, pair, count);
+          i = kern.run(ids, i, to, rb, V, !text, pair, count, from);
           rb = kern.rb;
           leaves += kern.leaves;
         } else {
@@ -818,20 +871,24 @@ function sameAccepts(a: Int32Array | null, b: Int32Array | null): boolean {
 
 /**
  * Token ids `0..vocabSize−1` in byte order (lexicographic, a prefix before its extensions), made
- * per first byte when first asked for: `ids` holds the tokens without bytes first (`[0,
- * emptyEnd)`), then the tokens grouped by their first byte `c` at `[starts[c], starts[c + 1])`;
- * {@link group} sorts a group by the rest of its bytes (a most-significant-byte-first radix
- * sort, linear in the group's bytes) and returns its range. A scan sorts only the groups whose
- * first byte moves one of its states differently from state 0, so a term's start costs a few
- * groups, not the whole vocabulary.
+ * one byte position at a time where a walk asks for it: `ids` holds the tokens without bytes
+ * first (`[0, emptyEnd)`), then the tokens grouped by their first byte `c` at `[starts[c],
+ * starts[c + 1])`; {@link bucket} groups a range of tokens that share their first d bytes by
+ * byte d (a counting pass, once per range). A walk buckets only the ranges where its two states
+ * part, so a term's start costs the few ranges it enters, not whole groups (` the sea`: the
+ * tokens that start with ` s`, not the half of the vocabulary that starts with a space).
  */
 interface VocabularyOrder {
   readonly ids: Int32Array;
   readonly emptyEnd: number;
   /** 257 entries: group `c` is `[starts[c], starts[c + 1])` of {@link ids}. */
   readonly starts: Int32Array;
-  /** The range of the tokens whose first byte is `c` (0–255), sorted by bytes. */
-  group(c: number): [number, number];
+  /**
+   * Orders `ids[lo..hi)`, tokens that share their first `d` bytes (a first-byte group for d = 1,
+   * or a group of one byte at d − 1 in a range bucketed there), by byte `d`: the tokens that end
+   * at d first, then by that byte (stable). Done once per range.
+   */
+  bucket(lo: number, hi: number, d: number): void;
 }
 
 const orderCache = new WeakMap<TokenBytes, VocabularyOrder>();
@@ -841,66 +898,40 @@ function vocabularyOrder(tb: TokenBytes): VocabularyOrder {
   const cached = orderCache.get(tb);
   if (cached) return cached;
   const { offsets, bytes } = tb;
-  const ids = new Int32Array(tb.vocabSize);
-  const tmp = new Int32Array(ids.length);
+  const V = tb.vocabSize;
+  const ids = new Int32Array(V);
+  const tmp = new Int32Array(V);
   const counts = new Int32Array(257);
   const fill = new Int32Array(257);
-  /** Per depth: the bucket starts of the range being sorted there (kept across the recursion below it). */
-  const startsAt: Int32Array[] = [];
-  // bucket 0: tokens that end at byte d (they sort first); bucket b + 1: byte d is b
-  const key = (id: number, d: number) => (offsets[id] + d < offsets[id + 1] ? bytes[offsets[id] + d] + 1 : 0);
-  /** Byte order of two tokens from byte d on. */
-  const compare = (x: number, y: number, d: number) => {
-    for (;;) {
-      const a = key(x, d),
-        b = key(y, d);
-      if (a !== b || a === 0) return a - b;
-      d++;
-    }
-  };
-  // Sorts ids[lo..hi), which share their first d bytes, by the rest.
-  const sortRange = (lo: number, hi: number, d: number): void => {
-    if (hi - lo <= 16) {
-      for (let k = lo + 1; k < hi; k++) {
-        const x = ids[k];
-        let j = k - 1;
-        for (; j >= lo && compare(ids[j], x, d) > 0; j--) ids[j + 1] = ids[j];
-        ids[j + 1] = x;
-      }
-      return;
-    }
-    counts.fill(0);
-    for (let k = lo; k < hi; k++) counts[key(ids[k], d)]++;
-    const starts = (startsAt[d] ??= new Int32Array(258));
-    for (let b = 0; b < 257; b++) starts[b + 1] = starts[b] + counts[b];
-    fill.set(starts.subarray(0, 257));
-    for (let k = lo; k < hi; k++) tmp[lo + fill[key(ids[k], d)]++] = ids[k];
-    ids.set(tmp.subarray(lo, hi), lo);
-    for (let b = 1; b < 257; b++) if (starts[b + 1] - starts[b] > 1) sortRange(lo + starts[b], lo + starts[b + 1], d + 1);
-  };
   // Depth 0 only: a counting pass by first byte (no-byte tokens first, in id order).
-  const firstKey = new Uint16Array(ids.length);
-  for (let id = 0; id < ids.length; id++) {
+  const firstKey = new Uint16Array(V);
+  for (let id = 0; id < V; id++) {
     const o = offsets[id];
     counts[(firstKey[id] = o < offsets[id + 1] ? bytes[o] + 1 : 0)]++;
   }
   const first = new Int32Array(258);
   for (let b = 0; b < 257; b++) first[b + 1] = first[b] + counts[b];
   fill.set(first.subarray(0, 257));
-  for (let id = 0; id < ids.length; id++) ids[fill[firstKey[id]]++] = id;
-  const sortedGroup = new Uint8Array(256);
+  for (let id = 0; id < V; id++) ids[fill[firstKey[id]]++] = id;
+  /** Ranges bucketed: `d · (V + 1) + lo` (a range at depth d is known by its start). */
+  const done = new Set<number>();
+  // bucket 0: tokens that end at byte d (they sort first); bucket b + 1: byte d is b
+  const key = (id: number, d: number) => (offsets[id] + d < offsets[id + 1] ? bytes[offsets[id] + d] + 1 : 0);
   const order: VocabularyOrder = {
     ids,
     emptyEnd: first[1],
     starts: first.subarray(1),
-    group(c: number): [number, number] {
-      const lo = first[c + 1],
-        hi = first[c + 2];
-      if (!sortedGroup[c]) {
-        if (hi - lo > 1) sortRange(lo, hi, 1);
-        sortedGroup[c] = 1;
-      }
-      return [lo, hi];
+    bucket(lo: number, hi: number, d: number): void {
+      if (hi - lo < 2) return;
+      const k = d * (V + 1) + lo;
+      if (done.has(k)) return;
+      done.add(k);
+      counts.fill(0);
+      for (let j = lo; j < hi; j++) counts[key(ids[j], d)]++;
+      fill[0] = 0;
+      for (let b = 1; b < 257; b++) fill[b] = fill[b - 1] + counts[b - 1];
+      for (let j = lo; j < hi; j++) tmp[lo + fill[key(ids[j], d)]++] = ids[j];
+      ids.set(tmp.subarray(lo, hi), lo);
     },
   };
   orderCache.set(tb, order);

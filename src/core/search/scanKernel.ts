@@ -2,18 +2,21 @@
  * The search automaton's per-token step as one WebAssembly function for every state
  * (`./scanKernel.wat`, compiled at build time by esbuild.js with the `wabt` package), driven by
  * {@link TokenTable.scan} in `./automaton.ts`: the kernel walks the token ids while each one takes
- * a fast table entry (state 0: two bit-set tests per token, four tokens per test — a token that
- * only leaves state 0 is skipped when the next one continues no state — then its dense row;
+ * a fast table entry (state 0: four tokens per test, over a bit per id while few tokens leave
+ * state 0, else over a byte per id — a token that only leaves state 0 is skipped when the next one
+ * continues no state of the class of the one it leads to — then its dense row;
  * other states: an id in no built state's table takes state 0's entry at once, else a probe of
  * the state's small exception table, else state 0's entry) and stops at the
- * first token that needs the JavaScript slow path (a match completes,
- * an entry not computed yet, a state without a row). Where WebAssembly is unavailable
+ * first token that needs the JavaScript slow path (a match it cannot count: one that starts
+ * before its count's range or whose word edge the class bytes do not settle, an entry not
+ * computed yet, a state without a row). Where WebAssembly is unavailable
  * (`node --jitless`) the table's JavaScript loop does the same work.
  *
  * Memory layout (bytes): from 0 the bit sets `rn` (two bits per id: leaves state 0, needs the
  * slow path there; `⌊V/16⌋ + 1` words), `cont` (a bit per id: some built state's table holds
  * it; `⌊V/32⌋ + 1` words), `any` (a bit per id: leaves state 0; `⌊V/32⌋ + 1` words) and `rc`
- * (four bits per id: `rn`'s two and `cont`'s one; `⌊V/8⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
+ * (a byte per id: needs a step, the class of the state it leads to, the classes of the states
+ * that hold it; `⌊V/4⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
  * base the kernel stopped in; `[tableAt, areaAt)` the
  * table, int32 entries: state 0's dense row, then the other states' exception tables and the
  * records of counted entries (see {@link TokenTable}); then a class byte per id and a count per
@@ -40,6 +43,7 @@ interface KernelExports {
     lim: number,
     any: number,
     rc: number,
+    lo: number,
   ): number;
 }
 
@@ -73,7 +77,7 @@ export class ScanKernel {
     private readonly contWords: number,
     /** Table capacity in entries. */
     readonly tableEntries: number,
-    /** Words of the `rc` nibble set (eight ids a word). */
+    /** Words of the `rc` byte set (four ids a word). */
     private readonly rcWords: number,
     /** Class bytes (one per id). */
     private readonly classBytes: number,
@@ -137,12 +141,13 @@ export class ScanKernel {
   }
 
   /**
-   * The nibble set `rc` (four bits per id, eight ids a word, `rcWords` words): bits 0-1 the id's
-   * `rn` bits, bit 2 its `cont` bit; a view into the memory (a new view after {@link buffers} grew
-   * the memory). The pair test of state 0 reads one nibble per token instead of `rn` and `cont`.
+   * The byte set `rc` (a byte per id, `4 · rcWords` bytes): bit 0 the id's state-0 entry needs a
+   * step, bits 1-3 the class of the state it leads to, bits 4-6 the classes of the states that
+   * hold it (see `TokenTable`'s `rc` in `./automaton.ts`); a view into the memory (a new view
+   * after {@link buffers} grew the memory). The pair test of state 0 reads one byte per token.
    */
-  rc(): Int32Array {
-    return new Int32Array(this.mem.buffer, (this.rnWords + 2 * this.contWords) * 4, this.rcWords);
+  rc(): Uint8Array {
+    return new Uint8Array(this.mem.buffer, (this.rnWords + 2 * this.contWords) * 4, this.rcWords * 4);
   }
 
   /** The class bytes, a view into the memory (a new view after {@link buffers} grew the memory). */
@@ -189,9 +194,11 @@ export class ScanKernel {
    * @param pair state 0 tests every group of four tokens with the pair test (`cont`), not only the
    *   groups where a token leaves state 0: no branch to mispredict when many tokens leave it.
    * @param count a counted entry adds its matches to {@link counts} (else it stops the kernel).
+   * @param lo with `count`: a counted match that starts before token `lo` (one that spans tokens
+   *   back past it) stops the kernel instead (the slow path reports it).
    * @returns the index of the first token for the slow path (or `to`); the row base there is {@link rb}.
    */
-  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean, count: boolean): number {
+  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean, count: boolean, lo = i): number {
     const cnt = count ? this.cntAt : 0;
     return this.exports.scan(
       ids.byteOffset,
@@ -209,6 +216,7 @@ export class ScanKernel {
       ids.length,
       (this.rnWords + this.contWords) * 4,
       (this.rnWords + 2 * this.contWords) * 4,
+      lo,
     );
   }
 

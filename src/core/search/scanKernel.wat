@@ -21,14 +21,18 @@
 ;;            groups where a token leaves state 0 (the kernel counts those at byte `table - 8`)
 ;;   cls      byte offset of a byte per id < V: bits 0-1 the class of its first byte, bits 2-3 of
 ;;            its last (0 an ASCII character that is not a word character, 1 an ASCII word
-;;            character, 2 anything else: no bytes, EOS, not ASCII)
+;;            character, 2 anything else: no bytes, EOS, not ASCII), bits 4-7 its length in
+;;            bytes (15: 15 or more)
 ;;   cnt      byte offset of an i32 count per term, 0 = do not count: a counted entry (>= 2^30,
-;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], each match
-;;            starting in the token, flags bit 0: its start needs the class of the token before,
-;;            bit 1: its end that of the token after) then takes the slow path
+;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], flags bit 0:
+;;            its start needs the class of the token before, bit 1: its end that of the token
+;;            after, bits 2-: the match's bytes before the token (0: it starts in the token; else
+;;            text mode: its first token and the class before it come from $before, and it
+;;            must not lie before `lo`) then takes the slow path
 ;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
 ;;   rc       byte offset of four bits per id (8 ids a word, floor(V/8) + 1 words): bits 0-1 its rn
 ;;            bits, bit 2 its cont bit (the pair test reads one nibble per token, not two bit sets)
+;;   lo       a counted match may start no earlier than token lo (the start of the count's range)
 ;;   any      byte offset of a bit per id (floor(V/32) + 1 words): its rn bits are not both 0 (half
 ;;            rn's size, so the branch mode's first test of four ids stays in the L1 cache)
 ;;
@@ -66,17 +70,96 @@
         (local.set $i (i32.add (local.get $i) (i32.const 4)))
         (br $next)))
     (local.get $i))
+  ;; State 0's pair test, on its own like $skip0 (few live values: no spills): from index i, over
+  ;; groups of four ids (i, i+4, … while i < to4), the first token that needs a step (its `rc`
+  ;; step bit, or the class of the state it leads to among the classes that hold the next token),
+  ;; or the first group start i >= to4 (the caller tests the tail). The next group's first byte
+  ;; is this group's fifth (read once). Adds the groups where a token leaves state 0 to $glv.
+  (global $glv (mut i32) (i32.const 0))
+  (func $skipPair (param $ptr i32) (param $i i32) (param $to4 i32) (param $V i32) (param $rc i32) (result i32)
+    (local $p i32) (local $a i32) (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $r i32) (local $lv i32)
+    (block $end
+      (block $hit
+        (br_if $end (i32.ge_s (local.get $i) (local.get $to4)))
+        (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+        (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+        (local.set $q0 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+        (loop $next
+          (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
+          (local.set $a (i32.load offset=4 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $q1 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $a (i32.load offset=8 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $q2 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $a (i32.load offset=12 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $q3 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $a (i32.load offset=16 (local.get $p)))
+          (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+          (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+          (local.set $lv (i32.add (local.get $lv)
+            (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)) (i32.const 0))))
+          ;; per token t followed by n: rc[t] & ((rc[n] >> 3) | 1), its step bit or its class held by n
+          (br_if $hit
+            (i32.or
+              (i32.or (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1))) (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
+              (i32.or (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1))) (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1))))))
+          (local.set $q0 (local.get $r))
+          (local.set $i (i32.add (local.get $i) (i32.const 4)))
+          (br_if $next (i32.lt_s (local.get $i) (local.get $to4))))
+        (br $end))
+      ;; the first token of the group that needs a step
+      (local.set $i (i32.add (local.get $i)
+        (select (i32.const 0)
+          (select (i32.const 1)
+            (select (i32.const 2) (i32.const 3) (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1))))
+            (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
+          (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))))))
+    (global.set $glv (i32.add (global.get $glv) (local.get $lv)))
+    (local.get $i))
+;; A match that ends in token i and starts bk > 0 bytes before it: its first token s, walking back
+  ;; the tokens' lengths (class bits 4-7, 0 for ids >= V; 15 = 15 bytes or more), and the class of
+  ;; the character before its first byte: of the last byte of token s - 1 when it starts at s's
+  ;; first byte, of s's first byte when at its second; 2 (unknown) otherwise or at the chunk's
+  ;; start; -1 when s lies before lo or a token is 15 bytes or longer (the slow path decides).
+  (func $before (param $ptr i32) (param $s i32) (param $bk i32) (param $lo i32) (param $V i32) (param $cls i32) (result i32)
+    (local $acc i32) (local $a i32) (local $e i32)
+    (loop $walk
+      (if (i32.le_s (local.get $s) (local.get $lo)) (then (return (i32.const -1))))
+      (local.set $s (i32.sub (local.get $s) (i32.const 1)))
+      (local.set $a (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2)))))
+      (local.set $e (i32.const 0))
+      (if (i32.lt_u (local.get $a) (local.get $V))
+        (then
+          (local.set $e (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 4)))
+          (if (i32.eq (local.get $e) (i32.const 15)) (then (return (i32.const -1))))))
+      (local.set $acc (i32.add (local.get $acc) (local.get $e)))
+      (br_if $walk (i32.lt_u (local.get $acc) (local.get $bk))))
+    ;; the match starts at byte acc - bk of token s
+    (local.set $e (i32.sub (local.get $acc) (local.get $bk)))
+    (if (i32.eqz (local.get $e))
+      (then
+        (if (i32.eqz (local.get $s)) (then (return (i32.const 2))))
+        (local.set $a (i32.load (i32.sub (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2))) (i32.const 4))))
+        (if (i32.ge_u (local.get $a) (local.get $V)) (then (return (i32.const 2))))
+        (return (i32.and (i32.shr_u (i32.load8_u (i32.add (local.get $cls) (local.get $a))) (i32.const 2)) (i32.const 3)))))
+    (if (i32.eq (local.get $e) (i32.const 1))
+      (then (return (i32.and (i32.load8_u (i32.add (local.get $cls) (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $s) (i32.const 2)))))) (i32.const 3)))))
+    (i32.const 2))
   (func (export "scan")
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
-    (param $cls i32) (param $cnt i32) (param $lim i32) (param $any i32) (param $rc i32)
+    (param $cls i32) (param $cnt i32) (param $lim i32) (param $any i32) (param $rc i32) (param $lo i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
     (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $lv i32)
     (local $n i32) (local $k i32) (local $f i32) (local $pc i32) (local $nc i32) (local $q i32)
+    (local $s i32) (local $bk i32)
     ;; four tokens are tested at once while the one after them can be read too
     (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
+    (global.set $glv (i32.const 0))
     (block $exit
       (loop $token
         (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
@@ -87,7 +170,11 @@
             (loop $skip4
               ;; branch mode: past the groups where none of the four leaves state 0 (the common case)
               (if (i32.eqz (local.get $pair))
-                (then (local.set $i (call $skip0 (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $any)))))
+                (then (local.set $i (call $skip0 (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $any))))
+                (else
+                  ;; pair mode: to the first token that needs a step (before to4), or the tail
+                  (local.set $i (call $skipPair (local.get $ptr) (local.get $i) (local.get $to4) (local.get $V) (local.get $rc)))
+                  (br_if $step (i32.lt_s (local.get $i) (local.get $to4)))))
               (br_if $four (i32.ge_s (local.get $i) (local.get $to4)))
               (local.set $p (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2))))
               ;; an id >= V is tested as V, whose bits are 0 in rn (and in cont in ids mode)
@@ -99,31 +186,29 @@
               (local.set $c (select (local.get $c) (local.get $V) (i32.lt_u (local.get $c) (local.get $V))))
               (local.set $d (i32.load offset=12 (local.get $p)))
               (local.set $d (select (local.get $d) (local.get $V) (i32.lt_u (local.get $d) (local.get $V))))
-              (local.set $q0 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $a) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $a) (i32.const 2))))
-              (local.set $q1 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $b) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $b) (i32.const 2))))
-              (local.set $q2 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $c) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $c) (i32.const 2))))
-              (local.set $q3 (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $d) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $d) (i32.const 2))))
+              (local.set $q0 (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
+              (local.set $q1 (i32.load8_u (i32.add (local.get $rc) (local.get $b))))
+              (local.set $q2 (i32.load8_u (i32.add (local.get $rc) (local.get $c))))
+              (local.set $q3 (i32.load8_u (i32.add (local.get $rc) (local.get $d))))
               ;; the common case: none of the four leaves state 0 (then nothing else is done: the
               ;; groups where one leaves are counted inside the branch, off the hot path)
-              (local.set $x (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 3)))
+              (local.set $x (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)))
               (if (i32.or (local.get $x) (local.get $pair))
                 (then
                   (local.set $lv (i32.add (local.get $lv) (i32.ne (local.get $x) (i32.const 0))))
-                  ;; else per token t followed by n: (rn bit 1 of t) | (rn bit 0 of t & cont bit of n),
-                  ;; from the nibbles: (q_t >> 1) | (q_t & (q_n >> 2))
+                  ;; else per token t followed by n: rc[t] & ((rc[n] >> 3) | 1) (see $skipPair)
                   (local.set $e (i32.load offset=16 (local.get $p)))
                   (local.set $e (select (local.get $e) (local.get $V) (i32.lt_u (local.get $e) (local.get $V))))
-                  (local.set $r (i32.shr_u (i32.load (i32.add (local.get $rc) (i32.shl (i32.shr_u (local.get $e) (i32.const 3)) (i32.const 2)))) (i32.shl (local.get $e) (i32.const 2))))
+                  (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $e))))
                   (br_if $four
-                    (i32.and
                       (i32.or
                         (i32.or
-                          (i32.or (i32.shr_u (local.get $q0) (i32.const 1)) (i32.and (local.get $q0) (i32.shr_u (local.get $q1) (i32.const 2))))
-                          (i32.or (i32.shr_u (local.get $q1) (i32.const 1)) (i32.and (local.get $q1) (i32.shr_u (local.get $q2) (i32.const 2)))))
+                          (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))
+                          (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
                         (i32.or
-                          (i32.or (i32.shr_u (local.get $q2) (i32.const 1)) (i32.and (local.get $q2) (i32.shr_u (local.get $q3) (i32.const 2))))
-                          (i32.or (i32.shr_u (local.get $q3) (i32.const 1)) (i32.and (local.get $q3) (i32.shr_u (local.get $r) (i32.const 2))))))
-                      (i32.const 1)))))
+                          (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1)))
+                          (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1)))))
+                      )))
               (local.set $i (i32.add (local.get $i) (i32.const 4)))
               (br $skip4)))
           ;; one id at a time up to the one that needs a step
@@ -213,7 +298,16 @@
               (loop $check
                 (br_if $checked (i32.ge_u (local.get $k) (local.get $n)))
                 (local.set $f (i32.load offset=12 (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3)))))
-                (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 2))))
+                ;; a match that starts `back` bytes before the token (flags >> 2, text mode): its first
+                ;; token must lie in this count's range, and the character before it is $before's
+                (local.set $bk (i32.shr_u (local.get $f) (i32.const 2)))
+                (if (local.get $bk)
+                  (then
+                    (local.set $s (call $before (local.get $ptr) (local.get $i) (local.get $bk) (local.get $lo) (local.get $V) (local.get $cls)))
+                    (br_if $exit (i32.lt_s (local.get $s) (i32.const 0)))
+                    (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $s) (i32.const 2)))))
+                  (else
+                    (br_if $exit (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 2))))))
                 (br_if $exit (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 2))))
                 (local.set $k (i32.add (local.get $k) (i32.const 1)))
                 (br $check)))
@@ -224,9 +318,12 @@
                 (br_if $counted (i32.ge_u (local.get $k) (local.get $n)))
                 (local.set $q (i32.add (local.get $p) (i32.shl (local.get $k) (i32.const 3))))
                 (local.set $f (i32.load offset=12 (local.get $q)))
+                (local.set $s (local.get $pc))
+                (if (i32.shr_u (local.get $f) (i32.const 2))
+                  (then (local.set $s (call $before (local.get $ptr) (local.get $i) (i32.shr_u (local.get $f) (i32.const 2)) (local.get $lo) (local.get $V) (local.get $cls)))))
                 (if (i32.eqz
                       (i32.or
-                        (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $pc) (i32.const 1)))
+                        (i32.and (i32.and (local.get $f) (i32.const 1)) (i32.eq (local.get $s) (i32.const 1)))
                         (i32.and (i32.shr_u (local.get $f) (i32.const 1)) (i32.eq (local.get $nc) (i32.const 1)))))
                   (then
                     (local.set $a (i32.add (local.get $cnt) (i32.shl (i32.load offset=8 (local.get $q)) (i32.const 2))))
@@ -240,5 +337,5 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $token)))
     (i32.store (i32.sub (local.get $table) (i32.const 4)) (local.get $rb))
-    (i32.store (i32.sub (local.get $table) (i32.const 8)) (local.get $lv))
+    (i32.store (i32.sub (local.get $table) (i32.const 8)) (i32.add (local.get $lv) (global.get $glv)))
     (local.get $i)))
