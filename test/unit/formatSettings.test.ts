@@ -105,9 +105,10 @@ describe('the offer to open a token file in the shard editor', () => {
     assert.strictEqual(mayOffer({ file: '/data/a.bin', neverAsk: false, offered }), true);
     assert.strictEqual(mayOffer({ file: '/data/a.NPY', neverAsk: false, offered }), true);
     assert.strictEqual(mayOffer({ file: '/data/shard.00000.mds', neverAsk: false, offered }), true);
+    assert.strictEqual(mayOffer({ file: '/data/shard.00000.mds.zstd', neverAsk: false, offered }), true);
     assert.strictEqual(mayOffer({ file: '/data/seen.bin', neverAsk: false, offered }), false);
     assert.strictEqual(mayOffer({ file: '/data/a.bin', neverAsk: true, offered }), false);
-    for (const f of ['/data/tokens_000000.u32', '/data/x.idx', '/data/x.ds', '/data/notes.txt', '/data/bin'])
+    for (const f of ['/data/tokens_000000.u32', '/data/x.idx', '/data/x.ds', '/data/notes.txt', '/data/bin', '/data/.bin', '/data/a.gz'])
       assert.strictEqual(mayOffer({ file: f, neverAsk: false, offered }), false, f);
   });
 

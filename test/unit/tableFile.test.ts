@@ -1,7 +1,7 @@
 /**
  * The manifest table of a litdata or MDS stream lists every file of the stream: `tableFileOf`
  * (src/core/dataset.ts) names the folder's `index.json` for a dataset opened from the folder or
- * from one chunk/shard, and that file opens the stream whose files are the numpy reference's
+ * from one chunk/shard (a compressed MDS shard too), and that file opens the stream whose files are the numpy reference's
  * (scripts/reference_formats.py over the folder), in order; other formats keep their own file.
  */
 import * as assert from 'assert';
@@ -46,11 +46,21 @@ describe('manifest table of a format stream: the file that opens every file of t
           dir,
           ...fs
             .readdirSync(dir)
-            .filter((n) => /^(chunk-.*\.bin|shard\.\d+\.mds)$/.test(n))
+            .filter((n) => /^(chunk-.*\.bin|shard\.\d+\.mds(\.[a-z0-9]+)?)$/.test(n))
             .map((n) => path.join(dir, n)),
         ];
         for (const p of starts) {
           const ds = (await openPath(p))!;
+          assert.strictEqual(ds.format?.name, format, `${fx.name}: ${path.basename(p)} opened alone is ${format}`);
+          if (p !== dir) {
+            // A file opened alone is that one unit; a compressed MDS shard is read from its raw
+            // shard when that is there beside it (as streaming reads a decompressed shard), else from itself.
+            const [only, ...more] = ds.format!.files;
+            assert.strictEqual(more.length, 0, `${fx.name}: ${path.basename(p)} opened alone is one file`);
+            const raw = p.replace(/(\.mds)\.[a-z0-9]+$/, '$1');
+            const read = raw !== p && fs.existsSync(raw) ? raw : p;
+            assert.strictEqual(only.storedAs ?? only.path, read, `${fx.name}: ${path.basename(p)} is read from ${path.basename(read)}`);
+          }
           const table = tableFileOf(ds);
           assert.strictEqual(table, path.join(dir, 'index.json'), `${fx.name}: the table of ${path.basename(p)}`);
           const whole = (await openPath(table))!;

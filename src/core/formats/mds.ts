@@ -52,13 +52,20 @@ export const MDS_TOKEN_COLUMN = 'tokens';
 /** The first bytes of an MDS `index.json` (`json.dump(..., sort_keys=True)`: "shards" is the first key). */
 const INDEX_START = /^\s*\{\s*"shards"\s*:/;
 
+/**
+ * An MDS shard's file name: `shard.NNNNN.mds` or, compressed, `shard.NNNNN.mds.<extension>`
+ * (`base/writer.py` `_name_next_shard`), where the extension is the codec's, without a level
+ * (`base/compression.py` `get_compression_extension`: br, bz2, gz, snappy, zstd).
+ */
+const SHARD_NAME = /^shard\.\d+\.mds(\.(br|bz2|gz|snappy|zstd))?$/;
+
 function sniffMds(input: SniffInput): SniffResult | undefined {
   const index = indexJsonHead(input);
   if (index !== undefined)
     return INDEX_START.test(index) ? { format: 'mds', confidence: 2, reason: 'MDS index.json with "shards"' } : undefined;
   if (input.isDirectory) return undefined;
   const name = path.basename(input.path);
-  if (/^shard\.\d+\.mds$/.test(name)) {
+  if (SHARD_NAME.test(name)) {
     return input.names.includes('index.json')
       ? { format: 'mds', confidence: 2, reason: `MDS shard ${name} next to index.json` }
       : { format: 'mds', confidence: 1, reason: `MDS shard name ${name}` };
@@ -354,7 +361,9 @@ async function openMds(input: SniffInput): Promise<OpenedFormat> {
     if (!raw || typeof raw.basename !== 'string' || raw.basename !== path.basename(raw.basename)) {
       throw new DataError(`${indexFile}: ${where}: raw_data.basename is missing or not a file name in this folder`, indexFile);
     }
-    if (only && raw.basename !== only) continue;
+    const zipName = (shard.zip_data as Record<string, unknown> | null)?.basename;
+    // A shard opened alone by its raw name or by its compressed copy's name.
+    if (only && raw.basename !== only && zipName !== only) continue;
     const samples = shard.samples;
     if (typeof samples !== 'number' || !Number.isSafeInteger(samples) || samples < 0)
       throw new DataError(`${indexFile}: ${where}: samples must be a whole number`, indexFile);

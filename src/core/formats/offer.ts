@@ -6,14 +6,19 @@
  * editor for `*`: package.json `contributes.customEditors`) and, when such a file is opened in
  * another editor and the sniffer recognises a token format, one notification asks
  * "Open as token shard (Megatron int32)?". litdata `chunk-*.bin` files are `.bin` files and MDS
- * `shard.*.mds` files are offered the same way: the sniffer tells them by the `index.json` beside
- * them, which their name alone does not promise (an MDS shard may hold no token column at all).
+ * `shard.*.mds` files (and their `.br`/`.gz`/`.zstd` copies) are offered the same way: the
+ * sniffer tells them by the `index.json` beside them, which their name alone does not promise
+ * (an MDS shard may hold no token column at all).
  */
 import * as path from 'path';
 import type { FormatName, TokenDtype } from './types';
 
-/** Extensions the shard editor is an `option` for, with an offer (package.json `tokenShards.tokenFileEditor`). */
-export const OFFERED_EXTENSIONS: readonly string[] = ['.bin', '.npy', '.mds'];
+/**
+ * Name endings the shard editor is an `option` for, with an offer (package.json
+ * `tokenShards.tokenFileEditor`): the generic extensions, and MDS shards compressed with a codec
+ * this reader decompresses (`shard.NNNNN.mds.zstd`, see ./compression.ts).
+ */
+export const OFFERED_EXTENSIONS: readonly string[] = ['.bin', '.npy', '.mds', '.mds.br', '.mds.gz', '.mds.zstd'];
 
 /** How the offer names each format (the field's names for them). */
 export const FORMAT_LABELS: Record<FormatName, string> = {
@@ -38,12 +43,13 @@ export interface OfferContext {
 }
 
 /**
- * True when a file opened in another editor is worth sniffing for the offer: its extension is one
- * of {@link OFFERED_EXTENSIONS}, it was not offered in this session, and the user did not say
+ * True when a file opened in another editor is worth sniffing for the offer: its name ends with
+ * one of {@link OFFERED_EXTENSIONS}, it was not offered in this session, and the user did not say
  * "Don't ask again". The offer itself needs the sniffer to recognise a format.
  */
 export function mayOffer(ctx: OfferContext): boolean {
-  return !ctx.neverAsk && !ctx.offered.has(ctx.file) && OFFERED_EXTENSIONS.includes(path.extname(ctx.file).toLowerCase());
+  const name = path.basename(ctx.file).toLowerCase();
+  return !ctx.neverAsk && !ctx.offered.has(ctx.file) && OFFERED_EXTENSIONS.some((e) => name.endsWith(e) && name.length > e.length);
 }
 
 /** The offer's question for a file the format layer opened: "Open as token shard (Megatron int32)?". */
