@@ -28,7 +28,8 @@ async function manifestFor(services: Services, arg: unknown): Promise<vscode.Uri
   const format = uri?.scheme === 'file' ? await services.formatDatasetForFile(uri.fsPath).catch(() => undefined) : undefined;
   if (uri && format) return vscode.Uri.file(tableFileOf(format) ?? uri.fsPath);
   const ds = await services.pickDataset(vscode.l10n.t('Open the shard manifest of which dataset?'));
-  if (ds?.format) return vscode.Uri.file(tableFileOf(ds) ?? ds.shards[0]?.path ?? ds.root);
+  // A picked format dataset: its folder (or single unit) opens the table of every file of its stream.
+  if (ds?.format) return vscode.Uri.file(tableFileOf(ds) ?? ds.root);
   return ds && vscode.Uri.file(ds.manifestFile);
 }
 

@@ -380,6 +380,46 @@ describe('Verify Shard Hashes (extension host)', function () {
     }
   });
 
+  it('Open Manifest Table on a folder of Dolma, llm.c, datatrove or Megatron files lists every file of the folder’s stream, as the reference lists them', async () => {
+    const repo = path.dirname(sampleRoot());
+    const fixtures = path.join(repo, 'format-fixtures');
+    if (!fs.existsSync(path.join(fixtures, 'fixtures.json')))
+      execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-format-fixtures.mjs')], { cwd: repo });
+    const a = await api();
+    const rows: ManifestRow[] = [];
+    const sub = a.tapMessages((m) => {
+      if (m.view !== 'tokenShards.manifestEditor' || m.direction !== 'toWebview' || m.envelope.kind !== 'event') return;
+      const body = m.envelope.body as ManifestToWebview;
+      if (body.type === 'init') rows.splice(0, rows.length, ...body.rows);
+    });
+    try {
+      for (const [format, folder] of [
+        ['dolma', 'dolma2/dolma-uint32'],
+        ['llm.c', 'gpt2/llmc-gpt2'],
+        ['datatrove', 'dolma2/datatrove-uint32-loss'],
+        ['megatron', 'dolma2/megatron-multi'],
+      ]) {
+        const dir = path.join(fixtures, folder);
+        const ref = JSON.parse(
+          execFileSync('python3', [path.join(repo, 'scripts', 'reference_formats.py'), dir, '--format', format], { encoding: 'utf8' }),
+        ) as { files: { path: string }[] };
+        assert.ok(ref.files.length > 1, `${folder}: the reference lists several files`);
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+        rows.length = 0;
+        const uri = await vscode.commands.executeCommand<vscode.Uri>('tokenShards.openManifest', vscode.Uri.file(dir));
+        assert.strictEqual(uri?.fsPath, dir, `${folder}: the table of the folder`);
+        assert.ok(await waitFor(() => rows.length > 0, 30_000), `${folder}: the table sent its rows`);
+        assert.deepStrictEqual(
+          rows.map((r) => r.shard),
+          ref.files.map((f) => path.basename(f.path)),
+          folder,
+        );
+      }
+    } finally {
+      sub.dispose();
+    }
+  });
+
   it('the manifest table of a Megatron unit with files.jsonl: an .idx (a sidecar) that differs from the list makes the row a mismatch, then ok once listed right (list made with sha256sum)', async () => {
     const repo = path.dirname(sampleRoot());
     const src = path.join(repo, 'format-fixtures', 'dolma2', 'megatron-multi');
