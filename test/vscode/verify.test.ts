@@ -65,6 +65,17 @@ function silentLog(): VerifyDeps['log'] & { lines: string[] } {
   return { lines, info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) };
 }
 
+/** The rows of the latest manifest table `init` any table sends, kept up to date until `sub` is disposed. */
+async function tableRowsTap(): Promise<{ rows: ManifestRow[]; sub: vscode.Disposable }> {
+  const rows: ManifestRow[] = [];
+  const sub = (await api()).tapMessages((m) => {
+    if (m.view !== 'tokenShards.manifestEditor' || m.direction !== 'toWebview' || m.envelope.kind !== 'event') return;
+    const body = m.envelope.body as ManifestToWebview;
+    if (body.type === 'init') rows.splice(0, rows.length, ...body.rows);
+  });
+  return { rows, sub };
+}
+
 describe('Verify Shard Hashes (extension host)', function () {
   this.timeout(120_000);
 
@@ -360,13 +371,7 @@ describe('Verify Shard Hashes (extension host)', function () {
     const chunk = path.join(dir, path.basename(ref.files[1].path));
     const uri = await vscode.commands.executeCommand<vscode.Uri>('tokenShards.openManifest', vscode.Uri.file(chunk));
     assert.strictEqual(uri?.fsPath, path.join(dir, 'index.json'));
-    const a = await api();
-    const rows: ManifestRow[] = [];
-    const sub = a.tapMessages((m) => {
-      if (m.view !== 'tokenShards.manifestEditor' || m.direction !== 'toWebview' || m.envelope.kind !== 'event') return;
-      const body = m.envelope.body as ManifestToWebview;
-      if (body.type === 'init') rows.splice(0, rows.length, ...body.rows);
-    });
+    const { rows, sub } = await tableRowsTap();
     try {
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       await vscode.commands.executeCommand('tokenShards.openManifest', vscode.Uri.file(chunk));
@@ -385,13 +390,7 @@ describe('Verify Shard Hashes (extension host)', function () {
     const fixtures = path.join(repo, 'format-fixtures');
     if (!fs.existsSync(path.join(fixtures, 'fixtures.json')))
       execFileSync(process.execPath, [path.join(repo, 'scripts', 'make-format-fixtures.mjs')], { cwd: repo });
-    const a = await api();
-    const rows: ManifestRow[] = [];
-    const sub = a.tapMessages((m) => {
-      if (m.view !== 'tokenShards.manifestEditor' || m.direction !== 'toWebview' || m.envelope.kind !== 'event') return;
-      const body = m.envelope.body as ManifestToWebview;
-      if (body.type === 'init') rows.splice(0, rows.length, ...body.rows);
-    });
+    const { rows, sub } = await tableRowsTap();
     try {
       for (const [format, folder] of [
         ['dolma', 'dolma2/dolma-uint32'],
