@@ -270,6 +270,36 @@ describe('e2e: formats in the shard editor', function () {
       ref.files.map((f) => [path.basename(f.path), f.tokens.toLocaleString('en-US'), fx.dtype, String(ref.documents)]),
     );
     assert.strictEqual(ref.documents, fx.documents);
+    // Nothing cut at this window size: no cell or column head wider than its box, and the last
+    // column (documents) inside the window.
+    const cut = await frame
+      .locator('.mf-spacer > .mf-row:not([hidden]) .mf-cell:not(.mf-file), .mf-colheads .mf-cell')
+      .evaluateAll((els) =>
+        els
+          .filter((e) => getComputedStyle(e).display !== 'none' && e.scrollWidth > e.clientWidth + 1)
+          .map((e) => `"${e.textContent}" ${e.scrollWidth}>${e.clientWidth}`),
+      );
+    assert.deepStrictEqual(cut, [], 'manifest table cells');
+    // Column heads: a one-word head (num_tokens, start_token) stays on one line; documents, the
+    // last column, ends inside the window.
+    const heads = await frame.locator('.mf-colheads .mf-cell').evaluateAll((els) =>
+      els
+        .filter((e) => getComputedStyle(e).display !== 'none')
+        .map((e) => {
+          const r = document.createRange();
+          r.selectNodeContents(e);
+          const lines = new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size;
+          return { text: e.textContent ?? '', lines, right: e.getBoundingClientRect().right, window: document.documentElement.clientWidth };
+        }),
+    );
+    assert.deepStrictEqual(
+      heads.filter((x) => !/\s/.test(x.text.trim()) && x.lines > 1).map((x) => x.text),
+      [],
+      'one-word column heads broken inside the word',
+    );
+    const last = heads[heads.length - 1];
+    assert.strictEqual(last.text, 'documents', heads.map((x) => x.text).join(' | '));
+    assert.ok(last.right <= last.window + 1, `documents ends at ${last.right}, the window at ${last.window}`);
     await w.screenshot('formats-manifest-table-dolma');
   });
 });
