@@ -337,9 +337,11 @@ export class TokenTable {
   /**
    * A byte per id ≤ V, the kernel's pair test (`./scanKernel.wat`): bit 0 the id's state-0 entry
    * needs a step by itself ({@link rn} bit 1); bits 1–3 one-hot, the {@link stateClass} of the
-   * state its state-0 entry leads to (a plain fast entry); bits 4–6 the classes of the built
-   * states whose tables hold it ({@link cont} split by class). A token t followed by n needs no
-   * step when `rc[t] & ((rc[n] >> 3) | 1)` is 0: n continues no state of t's class.
+   * state its state-0 entry leads to (a plain fast entry, or a plain counted one); bit 4 its
+   * state-0 entry is a plain counted one ({@link plainCounted}: the kernel counts it without a step
+   * when counting, else it is a step); bits 5–7 the classes of the built states whose tables hold it ({@link cont} split
+   * by class). A token t followed by n needs no step when `rc[t] & ((rc[n] >> 4) | m)` is 0
+   * (m = 1 counting, 0x11 not): n continues no state of t's class.
    */
   private rc: Uint8Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
@@ -433,13 +435,35 @@ export class TokenTable {
     this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 && x < COUNTED ? 1 : 3) << sh);
     if (x === 0) this.rootBits[id >>> 5] &= ~(1 << (id & 31));
     else this.rootBits[id >>> 5] |= 1 << (id & 31);
-    this.rc[id] = (this.rc[id] & 0xf0) | (x === 0 ? 0 : x > 0 && x < COUNTED ? 2 << stateClass(this.dfa, this.T[x + 1]) : 1);
+    this.rc[id] =
+      (this.rc[id] & 0xe0) |
+      (x === 0 ? 0 : x > 0 && x < COUNTED ? this.classBit(x) : this.plainCounted(x) ? 16 | this.classBit(this.T[x - COUNTED]) : 1);
+  }
+
+  /** The pair test's one-hot class bit (bits 1–3 of {@link rc}) of the state at base `rb` (0 for state 0). */
+  private classBit(rb: number): number {
+    return rb === 0 ? 0 : 2 << stateClass(this.dfa, this.T[rb + 1]);
+  }
+
+  /**
+   * A state-0 entry the kernel's pair test counts without a step (`$skipPair` in
+   * `./scanKernel.wat`): a counted entry ({@link countedEntry}) whose matches all start inside
+   * the token and have no word edge to check (flags 0). Its next state is then tested like a
+   * plain fast entry's: the token after it needs no step unless it continues a state of that
+   * class. 200 names: nearly every match.
+   */
+  private plainCounted(x: number): boolean {
+    if (x < COUNTED) return false;
+    const r = x - COUNTED;
+    const T = this.T;
+    for (let k = 0; k < T[r + 1]; k++) if (T[r + 3 + 2 * k] !== 0) return false;
+    return true;
   }
 
   /** Sets the {@link cont} bit of id (≤ V) and its bit of class `cls` ({@link stateClass}) in {@link rc}. */
   private setCont(id: number, cls: number): void {
     this.cont[id >>> 5] |= 1 << (id & 31);
-    this.rc[id] |= 16 << cls;
+    this.rc[id] |= 32 << cls;
   }
 
   /** Reserves `n` entries of `T` (growing it in JavaScript mode); −1 when the budget is spent. */

@@ -15,8 +15,8 @@
  * Memory layout (bytes): from 0 the bit sets `rn` (two bits per id: leaves state 0, needs the
  * slow path there; `⌊V/16⌋ + 1` words), `cont` (a bit per id: some built state's table holds
  * it; `⌊V/32⌋ + 1` words), `any` (a bit per id: leaves state 0; `⌊V/32⌋ + 1` words) and `rc`
- * (a byte per id: needs a step, the class of the state it leads to, the classes of the states
- * that hold it; `⌊V/4⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
+ * (a byte per id: needs a step, the class of the state it leads to, a plain counted entry, the
+ * classes of the states that hold it; `⌊V/4⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
  * base the kernel stopped in; `[tableAt, areaAt)` the
  * table, int32 entries: state 0's dense row, then the other states' exception tables and the
  * records of counted entries (see {@link TokenTable}); then a class byte per id and a count per
@@ -142,8 +142,9 @@ export class ScanKernel {
 
   /**
    * The byte set `rc` (a byte per id, `4 · rcWords` bytes): bit 0 the id's state-0 entry needs a
-   * step, bits 1-3 the class of the state it leads to, bits 4-6 the classes of the states that
-   * hold it (see `TokenTable`'s `rc` in `./automaton.ts`); a view into the memory (a new view
+   * step, bits 1-3 the class of the state it leads to, bit 4 a plain counted entry (counted by the
+   * pair test without a step), bits 5-7 the classes of the states that hold it (see `TokenTable`'s
+   * `rc` in `./automaton.ts`); a view into the memory (a new view
    * after {@link buffers} grew the memory). The pair test of state 0 reads one byte per token.
    */
   rc(): Uint8Array {

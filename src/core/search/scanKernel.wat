@@ -30,8 +30,11 @@
 ;;            text mode: its first token and the class before it come from $before, and it
 ;;            must not lie before `lo`) then takes the slow path
 ;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
-;;   rc       byte offset of four bits per id (8 ids a word, floor(V/8) + 1 words): bits 0-1 its rn
-;;            bits, bit 2 its cont bit (the pair test reads one nibble per token, not two bit sets)
+;;   rc       byte offset of a byte per id (floor(V/4) + 1 words; see $skipPair and automaton.ts
+;;            `TokenTable.rc`): bit 0 its state-0 entry needs a step, bits 1-3 one-hot the class of
+;;            the state it leads to, bit 4 its entry is a plain counted one (matches that start in
+;;            the token, no edge to check: $skipPair counts them without a step when counting),
+;;            bits 5-7 the classes of the built states whose tables hold it
 ;;   lo       a counted match may start no earlier than token lo (the start of the count's range)
 ;;   any      byte offset of a bit per id (floor(V/32) + 1 words): its rn bits are not both 0 (half
 ;;            rn's size, so the branch mode's first test of four ids stays in the L1 cache)
@@ -75,9 +78,16 @@
   ;; step bit, or the class of the state it leads to among the classes that hold the next token),
   ;; or the first group start i >= to4 (the caller tests the tail). The next group's first byte
   ;; is this group's fifth (read once). Adds the groups where a token leaves state 0 to $glv.
+  ;; A group with a stop or a plain counted token (rc bit 4) takes one branch, off the hot path,
+  ;; which counts the plain counted tokens before its first stop (when counting: the counts at
+  ;; $gcnt; else such a token is a stop) through their state-0 entries' records.
   (global $glv (mut i32) (i32.const 0))
+  ;; the scan's table and counts (byte offsets; $gcnt 0: not counting), for $skipPair
+  (global $gtable (mut i32) (i32.const 0))
+  (global $gcnt (mut i32) (i32.const 0))
   (func $skipPair (param $ptr i32) (param $i i32) (param $to4 i32) (param $V i32) (param $rc i32) (result i32)
     (local $p i32) (local $a i32) (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $r i32) (local $lv i32)
+    (local $k i32) (local $bits i32) (local $n i32)
     (block $end
       (block $hit
         (br_if $end (i32.ge_s (local.get $i) (local.get $to4)))
@@ -99,26 +109,55 @@
           (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
           (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $a))))
           (local.set $lv (i32.add (local.get $lv)
-            (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)) (i32.const 0))))
-          ;; per token t followed by n: rc[t] & ((rc[n] >> 3) | 1), its step bit or its class held by n
-          (br_if $hit
-            (i32.or
-              (i32.or (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1))) (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
-              (i32.or (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1))) (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1))))))
+            (i32.ne (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 0x1f)) (i32.const 0))))
+          ;; per token t followed by n: rc[t] & ((rc[n] >> 4) | 0x11), its step bit, its class held
+          ;; by n, or its plain counted bit
+          (if (i32.or
+                (i32.or (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 4)) (i32.const 0x11))) (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 4)) (i32.const 0x11))))
+                (i32.or (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 4)) (i32.const 0x11))) (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 4)) (i32.const 0x11)))))
+            (then
+              ;; (inline: a call in this loop would make V8 keep the loop's values on the stack)
+              (local.set $n (select (i32.const 1) (i32.const 0x11) (global.get $gcnt)))
+              (local.set $k
+                (select (i32.const 0)
+                  (select (i32.const 1)
+                    (select (i32.const 2)
+                      (select (i32.const 3) (i32.const 4) (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 4)) (local.get $n))))
+                      (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 4)) (local.get $n))))
+                    (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 4)) (local.get $n))))
+                  (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 4)) (local.get $n)))))
+              ;; the plain counted tokens before k (not counting: each one is a stop, none lies before k)
+              (local.set $bits
+                (i32.and
+                  (i32.or
+                    (i32.or (i32.and (i32.shr_u (local.get $q0) (i32.const 4)) (i32.const 1)) (i32.and (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 2)))
+                    (i32.or (i32.and (i32.shr_u (local.get $q2) (i32.const 2)) (i32.const 4)) (i32.and (i32.shr_u (local.get $q3) (i32.const 1)) (i32.const 8))))
+                  (i32.sub (i32.shl (i32.const 1) (local.get $k)) (i32.const 1))))
+              (block $counted
+                (loop $each
+                  (br_if $counted (i32.eqz (local.get $bits)))
+                  ;; its state-0 entry's record [next = 0, n, (term, 0) * n]: one more of each term
+                  (local.set $p (i32.load (i32.add (local.get $ptr) (i32.shl (i32.add (local.get $i) (i32.ctz (local.get $bits))) (i32.const 2)))))
+                  (local.set $p (i32.add (global.get $gtable)
+                    (i32.shl (i32.sub (i32.load (i32.add (global.get $gtable) (i32.shl (local.get $p) (i32.const 2)))) (i32.const 0x40000000)) (i32.const 2))))
+                  (local.set $n (i32.load offset=4 (local.get $p)))
+                  (loop $term
+                    (local.set $a (i32.add (global.get $gcnt) (i32.shl (i32.load offset=8 (local.get $p)) (i32.const 2))))
+                    (i32.store (local.get $a) (i32.add (i32.load (local.get $a)) (i32.const 1)))
+                    (local.set $p (i32.add (local.get $p) (i32.const 8)))
+                    (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+                    (br_if $term (local.get $n)))
+                  (local.set $bits (i32.and (local.get $bits) (i32.sub (local.get $bits) (i32.const 1))))
+                  (br $each)))
+              (br_if $hit (i32.lt_u (local.get $k) (i32.const 4)))))
           (local.set $q0 (local.get $r))
           (local.set $i (i32.add (local.get $i) (i32.const 4)))
           (br_if $next (i32.lt_s (local.get $i) (local.get $to4))))
         (br $end))
-      ;; the first token of the group that needs a step
-      (local.set $i (i32.add (local.get $i)
-        (select (i32.const 0)
-          (select (i32.const 1)
-            (select (i32.const 2) (i32.const 3) (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1))))
-            (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
-          (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))))))
+      (local.set $i (i32.add (local.get $i) (local.get $k))))
     (global.set $glv (i32.add (global.get $glv) (local.get $lv)))
     (local.get $i))
-;; A match that ends in token i and starts bk > 0 bytes before it: its first token s, walking back
+  ;; A match that ends in token i and starts bk > 0 bytes before it: its first token s, walking back
   ;; the tokens' lengths (class bits 4-7, 0 for ids >= V; 15 = 15 bytes or more), and the class of
   ;; the character before its first byte: of the last byte of token s - 1 when it starts at s's
   ;; first byte, of s's first byte when at its second; 2 (unknown) otherwise or at the chunk's
@@ -160,6 +199,8 @@
     ;; four tokens are tested at once while the one after them can be read too
     (local.set $to4 (i32.sub (local.get $to) (i32.const 4)))
     (global.set $glv (i32.const 0))
+    (global.set $gtable (local.get $table))
+    (global.set $gcnt (local.get $cnt))
     (block $exit
       (loop $token
         (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))
@@ -192,22 +233,23 @@
               (local.set $q3 (i32.load8_u (i32.add (local.get $rc) (local.get $d))))
               ;; the common case: none of the four leaves state 0 (then nothing else is done: the
               ;; groups where one leaves are counted inside the branch, off the hot path)
-              (local.set $x (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 15)))
+              (local.set $x (i32.and (i32.or (i32.or (local.get $q0) (local.get $q1)) (i32.or (local.get $q2) (local.get $q3))) (i32.const 0x1f)))
               (if (i32.or (local.get $x) (local.get $pair))
                 (then
                   (local.set $lv (i32.add (local.get $lv) (i32.ne (local.get $x) (i32.const 0))))
-                  ;; else per token t followed by n: rc[t] & ((rc[n] >> 3) | 1) (see $skipPair)
+                  ;; else per token t followed by n: rc[t] & ((rc[n] >> 4) | 0x11) (see $skipPair;
+                  ;; a plain counted token stops here: $skip1 hands it to the table's step)
                   (local.set $e (i32.load offset=16 (local.get $p)))
                   (local.set $e (select (local.get $e) (local.get $V) (i32.lt_u (local.get $e) (local.get $V))))
                   (local.set $r (i32.load8_u (i32.add (local.get $rc) (local.get $e))))
                   (br_if $four
                       (i32.or
                         (i32.or
-                          (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 1)))
-                          (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 3)) (i32.const 1))))
+                          (i32.and (local.get $q0) (i32.or (i32.shr_u (local.get $q1) (i32.const 4)) (i32.const 0x11)))
+                          (i32.and (local.get $q1) (i32.or (i32.shr_u (local.get $q2) (i32.const 4)) (i32.const 0x11))))
                         (i32.or
-                          (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 3)) (i32.const 1)))
-                          (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 3)) (i32.const 1)))))
+                          (i32.and (local.get $q2) (i32.or (i32.shr_u (local.get $q3) (i32.const 4)) (i32.const 0x11)))
+                          (i32.and (local.get $q3) (i32.or (i32.shr_u (local.get $r) (i32.const 4)) (i32.const 0x11)))))
                       )))
               (local.set $i (i32.add (local.get $i) (i32.const 4)))
               (br $skip4)))
