@@ -338,10 +338,11 @@ export class TokenTable {
    * A byte per id ≤ V, the kernel's pair test (`./scanKernel.wat`): bit 0 the id's state-0 entry
    * needs a step by itself ({@link rn} bit 1); bits 1–3 one-hot, the {@link stateClass} of the
    * state its state-0 entry leads to (a plain fast entry, or a plain counted one); bit 4 its
-   * state-0 entry is a plain counted one ({@link plainCounted}: the kernel counts it without a step
-   * when counting, else it is a step); bits 5–7 the classes of the built states whose tables hold it ({@link cont} split
-   * by class). A token t followed by n needs no step when `rc[t] & ((rc[n] >> 4) | m)` is 0
-   * (m = 1 counting, 0x11 not): n continues no state of t's class.
+   * state-0 entry is a plain counted one ({@link plainCounted}: the kernel counts it without a
+   * step when counting, else it is a step); bits 5–7 the classes of the built states whose
+   * tables hold it ({@link cont} split by class). A token t followed by n needs no step when
+   * `rc[t] & ((rc[n] >> 4) | m)` is 0 (m = 1 counting, 0x11 not): n continues no state of t's
+   * class.
    */
   private rc: Uint8Array;
   /** The WebAssembly step (`./scanKernel.ts`), holding the table in its memory; used for arrays that live there. */
