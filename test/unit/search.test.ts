@@ -226,7 +226,7 @@ describe('stream search (count / find / merge) against the Python reference', fu
       const terms = parseTerms(names, o);
       const matches = async (kernel: boolean | 'pair' | 'branch', chunkTokens?: number, end = sample.stream.totalTokens) => {
         const table = new TokenTable(
-          new Dfa(compileTerms(terms, o)),
+          new Dfa(compileTerms(terms, o), o.word),
           tokenBytesOf(sampleTok),
           sample.settings.eosTokenId,
           undefined,

@@ -42,7 +42,13 @@ export function compileTerms(terms: string[], options: { ignoreCase: boolean; id
 /** Most DFA states before a search is refused as too complex. */
 const MAX_DFA_STATES = 400_000;
 
-/** Lazily determinized automaton over symbols. State 0 = nothing in progress. */
+/** `true` for a byte after which a whole word may start: not an ASCII word character (every byte ≥ 0x80 may end a non-word character). */
+const mayStartAfter = (b: number) => b >= 0x80 || !isWordCodePoint(b);
+
+/**
+ * Lazily determinized automaton over symbols. State 0 = nothing in progress (in a whole-word
+ * text search: also not just after a word's edge, see {@link Dfa.start}).
+ */
 export class Dfa {
   /** Per NFA node: symbol → target nodes. */
   private readonly edges: Map<number, number[]>[] = [];
@@ -64,10 +70,34 @@ export class Dfa {
   private readonly idTrans: Map<number, number>[] = [];
   /** Symbols that occur in some term (ids mode: every other id leads to state 0). */
   readonly alphabet = new Set<number>();
+  /**
+   * Whole-word text search: the pseudo NFA node "the last byte may end a word's edge" (a byte
+   * that is not an ASCII word character, or a document's start); terms start only from sets
+   * that hold it. −1 otherwise (terms start after every symbol).
+   */
+  private readonly boundary: number = -1;
+  /**
+   * The state at a document's start (and after EOS): 0, or in a whole-word text search the state
+   * {boundary} (a match may start at the first byte).
+   */
+  readonly start: number = 0;
 
-  constructor(readonly compiled: CompiledTerms) {
+  /**
+   * @param word whole-word search (text mode; ignored for ids): a match may only start after a
+   *   byte that is not an ASCII word character or at a document's start ({@link start}), so the
+   *   automaton does not follow terms that start inside a word. Conservative: every byte ≥ 0x80
+   *   counts as a possible edge; the scanner's exact edge check (`./scan.ts`) still decides.
+   */
+  constructor(
+    readonly compiled: CompiledTerms,
+    word = false,
+  ) {
     compiled.terms.forEach((items, t) => this.addTerm(t, items));
     this.state(new Int32Array(0));
+    if (word && compiled.mode === 'text') {
+      this.boundary = this.node(new Map(), 'boundary');
+      this.start = this.state(Int32Array.of(this.boundary));
+    }
   }
 
   private node(keys: Map<string, number>, key: string): number {
@@ -139,8 +169,12 @@ export class Dfa {
   }
 
   private compute(s: number, sym: number): number {
-    const targets = new Set<number>(this.startEdges.get(sym) ?? []);
-    for (const n of this.sets[s]) for (const t of this.edges[n].get(sym) ?? []) targets.add(t);
+    const set = this.sets[s];
+    const B = this.boundary;
+    // A whole-word search starts terms only after an edge (the boundary node is the set's last: the highest node).
+    const targets = new Set<number>(B < 0 || (set.length > 0 && set[set.length - 1] === B) ? (this.startEdges.get(sym) ?? []) : []);
+    for (const n of set) for (const t of this.edges[n].get(sym) ?? []) targets.add(t);
+    if (B >= 0 && mayStartAfter(sym)) targets.add(B);
     if (targets.size === 0) return 0;
     return this.state(Int32Array.from([...targets].sort((a, b) => a - b)));
   }
@@ -268,9 +302,10 @@ const STATE_CLASSES = 3;
  * only continues states of other classes needs no step (see `TokenTable.rc`). Most tokens that
  * leave state 0 end in a term's first byte (10 terms: `about`, `at`, `cert` … into `t`), and the
  * tokens that continue the deeper states (` ` after `the`, `aining` after `Ishm`) then follow
- * them without a step.
+ * them without a step. A whole-word search's states with no term in progress but not state 0
+ * ({@link Dfa.start}: just after a word's edge) count as 1 symbol deep.
  */
-const stateClass = (dfa: Dfa, state: number) => Math.min(dfa.depthOf(state), STATE_CLASSES) - 1;
+const stateClass = (dfa: Dfa, state: number) => Math.min(Math.max(dfa.depthOf(state), 1), STATE_CLASSES) - 1;
 
 /** Entries from 2^30 up are counted ones: the record at `T[x − COUNTED]` (see `TokenTable.countedEntry`). */
 const COUNTED = 0x40000000;
@@ -361,7 +396,7 @@ export class TokenTable {
   private readonly sorted?: VocabularyOrder;
 
   /**
-   * @param eos the EOS id: in text mode it ends the document (back to state 0, no bytes).
+   * @param eos the EOS id: in text mode it ends the document (back to the DFA's start state, {@link Dfa.start}; no bytes).
    * @param memoryBytes budget for the table (4 bytes an entry; state 0's row is V entries).
    * @param word whole-word search: a match whose neighbouring ASCII character inside its token is a
    *   word character is dropped when the entry is built (the rule of `./index.ts`; other edges are
@@ -499,6 +534,9 @@ export class TokenTable {
       return;
     }
     for (let id = 0; id < this.V; id++) if (id !== this.eos) this.computeEntry(id, 0, id);
+    // EOS ends the document: the next starts in the DFA's start state (state 0, or a whole-word
+    // search's {edge}); from every other state too (exception tables never hold EOS).
+    if (this.eos >= 0 && this.eos < this.V && this.dfa.start !== 0) this.store(this.eos, this.dfa.start, NO_HITS, this.eos);
   }
 
   /**
@@ -566,7 +604,7 @@ export class TokenTable {
     this.baseOf[state] = rb;
     this.tables++;
     for (const id of ex) {
-      if (id === this.eos && !this.ids) continue; // EOS: state 0 from anywhere, as in state 0's row
+      if (id === this.eos && !this.ids) continue; // EOS: the DFA's start state from anywhere, as in state 0's row
       this.setCont(id, stateClass(this.dfa, state));
       let h = slotHash(id, mask);
       while (T[rb + 2 + 2 * h] !== EMPTY) h = (h + 1) & mask;
@@ -757,7 +795,7 @@ export class TokenTable {
       if (acc) for (let a = 0; a < acc.length; a += 2) hit(acc[a], j, acc[a + 1] - 1, 0, KNOWN_BEFORE | KNOWN_AFTER);
       return s;
     }
-    if (id === this.eos) return 0;
+    if (id === this.eos) return this.dfa.start;
     if (id >= this.tb.vocabSize) return state;
     const { offsets, bytes } = this.tb;
     let s = state;
@@ -790,8 +828,8 @@ export class TokenTable {
     const bits = this.rootBits;
     const text = !this.ids;
     const kern = this.kernel && ids.buffer === this.kernel.buffer ? this.kernel : undefined;
+    let rb = this.enter(state); // (may build the state's table: JavaScript mode then grows `T`)
     let T = this.T;
-    let rb = this.enter(state);
     let i = from;
     const pair = this.pairMode ? this.pairMode === 'pair' : this.leaveRate > PAIR_RATE;
     let leaves = 0;

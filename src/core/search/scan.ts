@@ -176,7 +176,9 @@ export class RangeScanner {
     const w = this.warmStart(a);
     const c = this.contEnd(b);
     let pos = w;
-    let state = 0;
+    // The DFA's start state (a whole-word search: a possible word edge): `w` is a document's
+    // start, or `a` itself, or before `a` (its matches are dropped); every edge is checked here.
+    let state = this.table.dfa.start;
     // Three buffers in rotation: the chunk being scanned, the one before it (walks back into it),
     // and the one being read ahead.
     const size = Math.min(C, c - w);

@@ -47,7 +47,7 @@ export interface CountTask {
 
 /** Builds the scanner of a setup over a stream. */
 export function makeScanner(src: TokenSource, setup: CountSetup): RangeScanner {
-  const table = new TokenTable(new Dfa(setup.compiled), setup.tokenBytes, setup.eos, undefined, setup.word);
+  const table = new TokenTable(new Dfa(setup.compiled, setup.word), setup.tokenBytes, setup.eos, undefined, setup.word);
   return new RangeScanner(src, table, setup.word);
 }
 
