@@ -136,7 +136,7 @@
               (block $counted
                 (loop $each
                   (br_if $counted (i32.eqz (local.get $bits)))
-                  ;; its state-0 entry's record [next = 0, n, (term, 0) * n]: one more of each term
+                  ;; its state-0 entry's record [next, n, (term, 0) * n]: one more of each term
                   (local.set $p (i32.load (i32.add (local.get $ptr) (i32.shl (i32.add (local.get $i) (i32.ctz (local.get $bits))) (i32.const 2)))))
                   (local.set $p (i32.add (global.get $gtable)
                     (i32.shl (i32.sub (i32.load (i32.add (global.get $gtable) (i32.shl (local.get $p) (i32.const 2)))) (i32.const 0x40000000)) (i32.const 2))))
