@@ -6,7 +6,8 @@
  * (ß/ẞ, Kelvin sign, long s, final sigma, Greek, title-case digraphs), an emoji ZWJ sequence,
  * CJK, overlapping occurrences, a term split across tokens in unusual ways (one token per
  * character, one token per byte, an unknown id and an added token inside), invalid UTF-8 next
- * to a match, a term that would cross an EOS (must not count), a term crossing a shard edge,
+ * to a match, a name beside a character outside ASCII (a word character or not, or one cut
+ * across tokens), a term that would cross an EOS (must not count), a term crossing a shard edge,
  * a match in the look-ahead token, and runs of ids for `--ids`.
  *
  *   node scripts/make-search-fixtures.mjs --out DIR [--tokenizer FILE=sample/tokenizer/tokenizer.json]
@@ -36,6 +37,15 @@ function byteChars() {
   let n = 0;
   for (let b = 0; b < 256; b++) out[b] = String.fromCharCode(keep(b) ? b : 256 + n++);
   return out;
+}
+
+/** Pieces of `text` with each character outside ASCII cut across two byte tokens (its last byte alone). */
+function cutChars(text) {
+  return text.split(/([^\x00-\x7f])/u).flatMap((part, i) => {
+    if (i % 2 === 0) return part ? [part] : [];
+    const b = [...Buffer.from(part)];
+    return [{ bytes: b.slice(0, -1) }, { bytes: b.slice(-1) }];
+  });
 }
 
 /** The documents: each an array of pieces; a piece is text (encoded normally) or { ids } / { bytes } / { chars }. */
@@ -79,6 +89,11 @@ function documents() {
     ['cut here: ', { chars: 'Lily', cut: 2 }, ' done. Ben and Lily.'],
     ['emoji split: ', { bytes: [...Buffer.from('👨‍👩‍👧')] }, ' ok'],
     ['<|fim_prefix|> as text, and as a token: ', { ids: [100258] }, ' fim_prefix'],
+    // a name's neighbour is a character outside ASCII: a word character (Tomás, Benítez), not one
+    // (Ben’s, Lily—, «Tom»), or one cut across tokens (the scanner reads on), in each position of
+    // a group of four tokens
+    ['Tomás met Benítez; Ben’s dog and Lily’s cat ran, Lily—then «Tom» and Tom… Sue·Ben Lily', ...cutChars('é and Lily’s end')],
+    ...[0, 1, 2, 3].map((k) => cutChars(`${'x '.repeat(k)}so Tomás met Benítez and Lilyé and Sueña and Ben’s cat.`)),
   ];
 }
 

@@ -12,7 +12,7 @@ Usage:
   reference_search.py ROOT --terms JSON [--word] [--ignore-case] [--ids]
                       [--G 131072] [--eos 100257] [--tokenizer FILE] --mode counts|offsets
                       [--format NAME [--dtype D]]
-  reference_search.py ROOT --mode names [--top 200]
+  reference_search.py ROOT --mode names|proper-names [--top 200]
 With --format, ROOT is any PATH of that token format, read by scripts/reference_formats.py.
 Prints JSON:
   counts:  {"updates": U, "counts": {"<update>": [c_term0, …], …}, "shares": {"<update>": [s_term0, …], …}}
@@ -21,6 +21,9 @@ Prints JSON:
   names:   the TOP most frequent capitalised words (an upper-case letter, then lower-case letters)
            of the decoded documents, most frequent first (ties in code-point order); when there are
            fewer, then the other words (letters only), most frequent first
+  proper-names: the same, of the capitalised words that are proper names by the usual corpus
+           test: the word in lower case occurs at most a tenth as often (`Congress`, `Lincoln`;
+           not `The`, `States`)
 """
 import argparse
 import json
@@ -74,11 +77,12 @@ def main():
     ap.add_argument("--G", type=int, default=131072)
     ap.add_argument("--eos", type=int, default=100257)
     ap.add_argument("--tokenizer")
-    ap.add_argument("--mode", choices=["counts", "offsets", "names"], required=True)
+    ap.add_argument("--mode", choices=["counts", "offsets", "names", "proper-names"], required=True)
     ap.add_argument("--format")
     ap.add_argument("--dtype", choices=["uint16", "uint32", "int32"])
     a = ap.parse_args()
-    terms = json.loads(a.terms) if a.mode != "names" else []
+    listing = a.mode in ("names", "proper-names")
+    terms = json.loads(a.terms) if not listing else []
     root = a.root
     if a.format:
         from reference_formats import open_stream
@@ -125,7 +129,7 @@ def main():
             tl = np.where(doc < len(lens), lens[np.minimum(doc, len(lens) - 1)], 0)
             data = b"".join(table[i] if i < len(table) else b"" for i in doc.tolist())
             text = data.decode("utf-8", errors="surrogateescape")
-            if a.mode == "names":
+            if listing:
                 for m in regex.finditer(r"(?<![\p{L}\p{N}_])\p{L}+(?![\p{L}\p{N}_])", text):
                     names[m.group()] = names.get(m.group(), 0) + 1
                 continue
@@ -137,6 +141,12 @@ def main():
                     tk = int(np.searchsorted(cum, b, side="right"))
                     first = b - int(cum[tk] - tl[tk])
                     found.append((int(s) + tk, first, ti))
+    if a.mode == "proper-names":
+        cap = regex.compile(r"\p{Lu}\p{Ll}+")
+        proper = {w: n for w, n in names.items() if cap.fullmatch(w) and names.get(w.lower(), 0) * 10 <= n}
+        by_freq = sorted(proper.items(), key=lambda x: (-x[1], x[0]))
+        print(json.dumps([w for w, _ in by_freq[: a.top]]))
+        return
     if a.mode == "names":
         cap = regex.compile(r"\p{Lu}\p{Ll}+")
         by_freq = sorted(names.items(), key=lambda x: (not cap.fullmatch(x[0]), -x[1], x[0]))

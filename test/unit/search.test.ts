@@ -30,6 +30,7 @@ import {
 } from '../../src/core/search';
 import { Dfa, TokenTable, compileTerms, tokenBytesOf } from '../../src/core/search/automaton';
 import { RangeScanner } from '../../src/core/search/scan';
+import { CountSetup, countTask } from '../../src/core/search/task';
 import { CASED_END, caseFoldClasses } from '../../src/core/search/terms';
 import { cliPath, repoRoot, runCli, sampleDir } from './fixtures';
 import { python3Cached } from './pyref';
@@ -162,6 +163,9 @@ describe('stream search (count / find / merge) against the Python reference', fu
     'Li',
     'ly',
     'dog.',
+    'Tom',
+    'Ben',
+    'Sue',
   ];
   for (const o of COMBOS) {
     it(`fixture (${label(o)}): counts per update and find offsets equal the reference`, async () => {
@@ -175,6 +179,66 @@ describe('stream search (count / find / merge) against the Python reference', fu
       assert.deepStrictEqual(await countTerms(fx, fxTok, FX_TERMS, o, { per: 1, jobs: 0 }), r);
     });
   }
+
+  // The kernel's count path with each state-0 test forced (the automatic choice takes the branch
+  // test on the small fixture): the pair test tallies the tokens whose matches all start in them, a
+  // whole word's edges from the class bytes of the tokens beside them (`edgeClasses`: a character
+  // outside ASCII, one cut across tokens, EOS); pieces of one update, and 61-token chunks.
+  it("the kernel's own counts, each state-0 test forced, one piece per update: fixture and sample, every option, equal the reference", async () => {
+    const countForced = async (
+      ds: Dataset,
+      tok: LoadedTokenizer,
+      terms: string[],
+      o: SearchOptions,
+      kernel: 'pair' | 'branch',
+      chunkTokens?: number,
+    ) => {
+      const compiled = compileTerms(parseTerms(terms, o), o);
+      const setup: CountSetup = {
+        compiled,
+        tokenBytes: tokenBytesOf(tok),
+        eos: ds.settings.eosTokenId,
+        word: o.word,
+        G: ds.schedule.G,
+        updates: ds.schedule.numUpdates,
+        per: 1,
+      };
+      const table = new TokenTable(new Dfa(compiled, o.word), setup.tokenBytes, setup.eos, undefined, o.word, kernel);
+      const scanner = new RangeScanner(ds.stream, table, o.word);
+      const nt = terms.length;
+      const counts: Record<string, number[]> = {};
+      for (const [index, e] of ds.shards.entries()) {
+        const cells = await countTask(
+          scanner,
+          setup,
+          { index, path: e.path, startToken: e.startToken, numTokens: e.numTokens },
+          { chunkTokens },
+        );
+        for (let k = 0; k < cells.length; k += 2)
+          (counts[String(Math.floor(cells[k] / nt))] ??= terms.map(() => 0))[cells[k] % nt] += cells[k + 1];
+      }
+      return counts;
+    };
+    const SAMPLE_TERMS = ['The', 'It', 'In', 'We', 'States', 'Congress', 'whale', 'Ahab', 'the sea'];
+    for (const [ds, tok, terms, name] of [
+      [fx, fxTok, FX_TERMS, 'fixture'],
+      // names alone: no other term's state holds the byte after them (`Straße` would, making the
+      // name a stop of the pair test), so the pair test itself reads every edge of theirs
+      [fx, fxTok, ['Tom', 'Ben', 'Lily', 'Sue'], 'fixture (names)'],
+      [sample, sampleTok, SAMPLE_TERMS, 'sample'],
+    ] as const) {
+      for (const o of COMBOS) {
+        const ref = (reference(ds.root, [...terms], o, 'counts', ds.schedule.G) as RefCounts).counts;
+        for (const mode of ['pair', 'branch'] as const)
+          for (const chunkTokens of [undefined, 61])
+            assert.deepStrictEqual(
+              await countForced(ds, tok, [...terms], o, mode, chunkTokens),
+              ref,
+              `${name} ${label(o)} ${mode} chunks of ${chunkTokens ?? 'default'}`,
+            );
+      }
+    }
+  });
 
   it('fixture: a match across a shard edge is found; one across an EOS is not; one in the look-ahead token has no update', async () => {
     const offs = reference(fxRoot, ['Lily'], PLAIN, 'offsets', fx.schedule.G) as [number, number][];

@@ -12,7 +12,7 @@
  * to worker threads and each builds its own tables.
  */
 import { SearchInputError } from './types';
-import { caseFoldClasses, codePoints, isWordCodePoint, parseIdTerm, utf8Of } from './terms';
+import { caseFoldClasses, codePoints, edgeClasses, isWordCodePoint, parseIdTerm, utf8Of } from './terms';
 import { ScanKernel } from './scanKernel';
 
 /**
@@ -422,7 +422,7 @@ export class TokenTable {
     this.capacity = Math.max(this.V + 64, Math.floor(memoryBytes / 4));
     this.pairMode = kernel === 'pair' || kernel === 'branch' ? kernel : undefined;
     this.kernel = kernel
-      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, (this.V >>> 2) + 1, this.capacity, this.V, dfa.compiled.terms.length)
+      ? ScanKernel.make((this.V >>> 4) + 1, (this.V >>> 5) + 1, (this.V >>> 2) + 1, this.capacity, this.V + 1, dfa.compiled.terms.length)
       : undefined;
     this.rc = this.kernel ? this.kernel.rc() : new Uint8Array(this.V + 1);
     this.rn = this.kernel ? this.kernel.rn() : new Int32Array((this.V >>> 4) + 1);
@@ -434,17 +434,15 @@ export class TokenTable {
     this.rootBits = this.kernel ? this.kernel.any() : new Int32Array((this.V >>> 5) + 1);
     for (let id = 0; id < this.V; id++) this.setRn(id, this.T[id]);
     if (this.kernel) {
-      // The class of a token's first byte (bits 0-1) and last byte (bits 2-3) for the kernel's
-      // word edges: the scanner's ASCII rule (`./scan.ts`); 2 = the scanner decides.
+      // The class of a token's first character (bits 0-1) and last (bits 2-3) for the kernel's
+      // word edges, by the scanner's rule (`./scan.ts`, see `edgeClasses`): 2 = the scanner decides
+      // (and id V stands for every id past the vocabulary: no bytes).
       const cls = this.kernel.classes();
-      const classOf = (b: number) => (b < 0x80 ? (isWordCodePoint(b) ? 1 : 0) : 2);
+      cls[this.V] = 10;
       for (let id = 0; id < this.V; id++) {
         const n = this.symbolsOf(id);
-        cls[id] =
-          (this.ids || n === 0 || id === this.eos
-            ? 10
-            : classOf(this.tb.bytes[this.tb.offsets[id]]) | (classOf(this.tb.bytes[this.tb.offsets[id] + n - 1]) << 2)) |
-          (Math.min(n, 15) << 4);
+        const o = this.tb.offsets[id];
+        cls[id] = (this.ids ? 10 : id === this.eos ? 0 : edgeClasses(this.tb.bytes.subarray(o, o + n))) | (Math.min(n, 15) << 4);
       }
     }
   }
@@ -471,9 +469,9 @@ export class TokenTable {
     this.rn[w] = (this.rn[w] & ~(3 << sh)) | ((x === 0 ? 0 : x > 0 && x < COUNTED ? 1 : 3) << sh);
     if (x === 0) this.rootBits[id >>> 5] &= ~(1 << (id & 31));
     else this.rootBits[id >>> 5] |= 1 << (id & 31);
+    const plain = this.plainCounted(x);
     this.rc[id] =
-      (this.rc[id] & 0xe0) |
-      (x === 0 ? 0 : x > 0 && x < COUNTED ? this.classBit(x) : this.plainCounted(x) ? 16 | this.classBit(this.T[x - COUNTED]) : 1);
+      (this.rc[id] & 0xe0) | (x === 0 ? 0 : x > 0 && x < COUNTED ? this.classBit(x) : plain ? 16 | this.classBit(this.T[x - COUNTED]) : 1);
   }
 
   /** The pair test's one-hot class bit (bits 1–3 of {@link rc}) of the state at base `rb` (0 for state 0). */
@@ -484,15 +482,19 @@ export class TokenTable {
   /**
    * A state-0 entry the kernel's pair test counts without a step (`$skipPair` in
    * `./scanKernel.wat`): a counted entry ({@link countedEntry}) whose matches all start inside
-   * the token and have no word edge to check (flags 0). Its next state is then tested like a
-   * plain fast entry's: the token after it needs no step unless it continues a state of that
-   * class. 200 names: nearly every match.
+   * the token (none `back` bytes before it) with no start edge to check (flags 0 or 2: in a
+   * whole-word search, a match can only start at a token's first byte from state 0's row after a
+   * word character, where the automaton starts none). An end edge left to check lies at the
+   * token's end: the pair test files the token under the class of the next token's first
+   * character, and {@link takeCounts} applies it. Its next state is then tested like a plain fast
+   * entry's: the token after it needs no step unless it continues a state of that class. 200
+   * names: nearly every match, plain and `--word --ignore-case` (` the` then ` cat`).
    */
   private plainCounted(x: number): boolean {
     if (x < COUNTED) return false;
     const r = x - COUNTED;
     const T = this.T;
-    for (let k = 0; k < T[r + 1]; k++) if (T[r + 3 + 2 * k] !== 0) return false;
+    for (let k = 0; k < T[r + 1]; k++) if ((T[r + 3 + 2 * k] & ~2) !== 0) return false;
     return true;
   }
 
@@ -837,7 +839,7 @@ export class TokenTable {
       if (rb >= 0) {
         if (kern) {
           // Every state's step in WebAssembly, up to the next token for the slow path below.
-          i = kern.run(ids, i, to, rb, V, !text, pair, count, from);
+          i = kern.run(ids, i, to, rb, V, !text, pair, count, from, this.word && text);
           rb = kern.rb;
           leaves += kern.leaves;
         } else {
@@ -910,6 +912,9 @@ export class TokenTable {
   takeCounts(add: (term: number, n: number) => void): void {
     if (!this.kernel) return;
     const c = this.kernel.counts();
+    // The plain counted tokens the pair test tallied, by id and the class of the character after:
+    // each of its entry's matches whose end edge that class allows.
+    settleTallies(this.kernel.tallies(), this.kernel.tallied(), this.T, c);
     for (let t = 0; t < c.length; t++) {
       if (c[t] !== 0) {
         add(t, c[t]);
@@ -922,6 +927,28 @@ export class TokenTable {
   get rowCount(): number {
     return this.tables;
   }
+}
+
+/**
+ * Adds the kernel's tallies of plain counted tokens (`tallies[2 · id + w]`, see
+ * `ScanKernel.tallies`) listed in `list` (`ScanKernel.tallied`: the slots that left 0, its length
+ * in its last entry) to the per-term counts `c` through each id's state-0 entry's record in `T`
+ * (with w = 1, the next character is a word character: a match that ends at the token's end with
+ * its end's edge to check, flags bit 1, does not count), and zeroes them and the list: the work of
+ * a piece of the stream is the distinct tokens it tallied, however short the piece.
+ */
+function settleTallies(tallies: Int32Array, list: Int32Array, T: Int32Array, c: Int32Array): void {
+  const top = list.length - 1;
+  const n = list[top];
+  for (let e = top - 1; e >= top - n; e--) {
+    const slot = list[e];
+    const m = tallies[slot];
+    tallies[slot] = 0;
+    const veto = (slot & 1) << 1;
+    const r = T[slot >>> 1] - COUNTED;
+    for (let k = 0; k < T[r + 1]; k++) if ((T[r + 3 + 2 * k] & veto) === 0) c[T[r + 2 + 2 * k]] += m;
+  }
+  list[top] = 0;
 }
 
 /** `true` when two states complete the same matches. */

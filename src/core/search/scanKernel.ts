@@ -19,8 +19,9 @@
  * classes of the states that hold it; `⌊V/4⌋ + 1` words), see `./scanKernel.wat`, and, in the word at `tableAt − 4`, the row
  * base the kernel stopped in; `[tableAt, areaAt)` the
  * table, int32 entries: state 0's dense row, then the other states' exception tables and the
- * records of counted entries (see {@link TokenTable}); then a class byte per id and a count per
- * term (`./scanKernel.wat`); from `areaAt` the scanner's read buffers, so chunks are read straight into
+ * records of counted entries (see {@link TokenTable}); then a class byte per id (and one for
+ * every id past the vocabulary), a count per term, the list of tallies touched and two tallies per
+ * id (`./scanKernel.wat`); from `areaAt` the scanner's read buffers, so chunks are read straight into
  * the memory the kernel walks (no copy).
  */
 import KERNEL_WASM from './scanKernel.wat';
@@ -44,6 +45,8 @@ interface KernelExports {
     any: number,
     rc: number,
     lo: number,
+    tallies: number,
+    word: number,
   ): number;
 }
 
@@ -62,6 +65,8 @@ export class ScanKernel {
   private readonly auxAt: number;
   /** Byte offset of the per-term counts. */
   private readonly cntAt: number;
+  /** Byte offset of the tallies of plain counted tokens (see {@link tallies}). */
+  private readonly tallyAt: number;
   /** Byte offset of the read buffers. */
   private readonly areaAt: number;
   /** The word at `tableAt − 4`, where the kernel leaves its row base (a new view after the memory grows). */
@@ -87,7 +92,9 @@ export class ScanKernel {
     this.tableAt = pages((rnWords + 2 * contWords + rcWords) * 4 + 8) * PAGE;
     this.auxAt = this.tableAt + pages(tableEntries * 4) * PAGE;
     this.cntAt = this.auxAt + Math.ceil(classBytes / 4) * 4;
-    this.areaAt = this.auxAt + pages(this.cntAt - this.auxAt + countWords * 4) * PAGE;
+    // the list of touched tally slots (length word, then up to one entry per slot) lies before the tallies, downwards
+    this.tallyAt = this.cntAt + countWords * 4 + (classBytes * 2 + 1) * 4;
+    this.areaAt = this.auxAt + pages(this.tallyAt - this.auxAt + (classBytes * 2 + 2) * 4) * PAGE;
     // Pages are mapped on first touch: the table's reserve costs address space, not memory.
     this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
     this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
@@ -97,7 +104,7 @@ export class ScanKernel {
 
   /**
    * A kernel with room for the bit sets `rn` and `cont` (`rnWords`, `contWords` words; see the
-   * file header), a table of `tableEntries` int32 entries, `classBytes` class bytes (one per id)
+   * file header), a table of `tableEntries` int32 entries, `classBytes` class bytes and two tallies each (one per id ≤ V)
    * and `countWords` counts (one per term), or undefined when WebAssembly is unavailable or the memory would pass 1.5 GiB (the
    * caller then uses its JavaScript loop).
    */
@@ -112,7 +119,7 @@ export class ScanKernel {
     try {
       if (compiled === undefined) compiled = new WebAssembly.Module(KERNEL_WASM);
       if (!compiled) return undefined;
-      if ((rnWords + 2 * contWords + rcWords + tableEntries + countWords) * 4 + classBytes > 0x60000000) return undefined;
+      if ((rnWords + 2 * contWords + rcWords + tableEntries + countWords) * 4 + classBytes * 17 > 0x60000000) return undefined;
       return new ScanKernel(compiled, rnWords, contWords, tableEntries, rcWords, classBytes, countWords);
     } catch {
       compiled ??= null;
@@ -161,6 +168,27 @@ export class ScanKernel {
     return new Int32Array(this.mem.buffer, this.cntAt, this.countWords);
   }
 
+  /**
+   * The tallies of the plain counted tokens the pair test passed while counting, two per id
+   * (`2 · id + w`, w = 1 when the first character of the token after is a word character; always 0
+   * outside a whole-word search): the owner turns the ones in {@link tallied} into per-term counts
+   * through the token's entry and zeroes them (`TokenTable.takeCounts`). A view into the memory (a
+   * new view after {@link buffers} grew the memory).
+   */
+  tallies(): Int32Array {
+    return new Int32Array(this.mem.buffer, this.tallyAt, this.classBytes * 2 + 2);
+  }
+
+  /**
+   * The slots of {@link tallies} that left 0 since the list was last emptied, in reverse: entry
+   * `length − 1` is the list's length (set it to 0 to empty it), entries `length − 2`, `length −
+   * 3`, … the slots, in the order they were first tallied. A view into the memory (a new view
+   * after {@link buffers} grew the memory).
+   */
+  tallied(): Int32Array {
+    return new Int32Array(this.mem.buffer, this.tallyAt - (this.classBytes * 2 + 1) * 4, this.classBytes * 2 + 1);
+  }
+
   /** The memory's current buffer: `ids.buffer === kernel.buffer` says an array lives in it. */
   get buffer(): ArrayBuffer {
     return this.mem.buffer;
@@ -197,9 +225,22 @@ export class ScanKernel {
    * @param count a counted entry adds its matches to {@link counts} (else it stops the kernel).
    * @param lo with `count`: a counted match that starts before token `lo` (one that spans tokens
    *   back past it) stops the kernel instead (the slow path reports it).
+   * @param word a whole-word search: the pair test files a plain counted token under the class of
+   *   the next token's first character in {@link tallies} (and stops at one whose class is 2).
    * @returns the index of the first token for the slow path (or `to`); the row base there is {@link rb}.
    */
-  run(ids: Uint32Array, i: number, to: number, rb: number, V: number, idsMode: boolean, pair: boolean, count: boolean, lo = i): number {
+  run(
+    ids: Uint32Array,
+    i: number,
+    to: number,
+    rb: number,
+    V: number,
+    idsMode: boolean,
+    pair: boolean,
+    count: boolean,
+    lo = i,
+    word = false,
+  ): number {
     const cnt = count ? this.cntAt : 0;
     return this.exports.scan(
       ids.byteOffset,
@@ -218,6 +259,8 @@ export class ScanKernel {
       (this.rnWords + this.contWords) * 4,
       (this.rnWords + 2 * this.contWords) * 4,
       lo,
+      this.tallyAt,
+      word ? 1 : 0,
     );
   }
 

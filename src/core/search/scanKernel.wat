@@ -19,9 +19,10 @@
 ;;   idsMode  1: an id >= V leads to state 0 (runs of token ids); 0: such an id goes to the slow path
 ;;   pair     1: state 0 tests every group of four tokens with the pair test (below); 0: only the
 ;;            groups where a token leaves state 0 (the kernel counts those at byte `table - 8`)
-;;   cls      byte offset of a byte per id < V: bits 0-1 the class of its first byte, bits 2-3 of
-;;            its last (0 an ASCII character that is not a word character, 1 an ASCII word
-;;            character, 2 anything else: no bytes, EOS, not ASCII), bits 4-7 its length in
+;;   cls      byte offset of a byte per id <= V (V: every id past the vocabulary): bits 0-1 the
+;;            class of its first character, bits 2-3 of its last (0 not a word character, EOS
+;;            too, 1 a word character, 2 the token alone does not settle it: no bytes, a
+;;            character cut at its edge; terms.ts `edgeClasses`), bits 4-7 its length in
 ;;            bytes (15: 15 or more)
 ;;   cnt      byte offset of an i32 count per term, 0 = do not count: a counted entry (>= 2^30,
 ;;            the record at table entry x - 2^30: [next base, n, (term, flags) * n], flags bit 0:
@@ -32,12 +33,22 @@
 ;;   lim      ids[i + 1] can be read while i + 1 < lim (the chunk's length)
 ;;   rc       byte offset of a byte per id (floor(V/4) + 1 words; see $skipPair and automaton.ts
 ;;            `TokenTable.rc`): bit 0 its state-0 entry needs a step, bits 1-3 one-hot the class of
-;;            the state it leads to, bit 4 its entry is a plain counted one (matches that start in
-;;            the token, no edge to check: $skipPair counts them without a step when counting),
+;;            the state it leads to, bit 4 its entry is a plain counted one (matches that all start
+;;            in the token, at most the end's edge to check: $skipPair tallies them without a
+;;            step when counting, by the class of the next token's first character),
 ;;            bits 5-7 the classes of the built states whose tables hold it
 ;;   lo       a counted match may start no earlier than token lo (the start of the count's range)
 ;;   any      byte offset of a bit per id (floor(V/32) + 1 words): its rn bits are not both 0 (half
 ;;            rn's size, so the branch mode's first test of four ids stays in the L1 cache)
+;;   tallies  byte offset of two i32 tallies per id < V (then four never read, for the tokens not
+;;            tallied): $skipPair, counting, adds one at 2 id + w for each plain counted token it
+;;            passes (w: see word), and lists each slot 2 id + w whose tally leaves 0 downwards
+;;            from it (the list's length at tallies - 4, its entries at tallies - 8, - 12, …); the
+;;            caller turns the listed tallies into per-term counts through the tokens' records
+;;            and zeroes them and the list
+;;   word     1: a whole-word search: w = 1 when the first character of the token after is a word
+;;            character (class 1; a match at the token's end is then not a whole word), and a
+;;            class 2 there makes the token a stop (the table's step decides); 0: w = 0
 ;;
 ;; State 0 skips a token whose two bits are 0, and also one that only leaves state 0 (bits 01)
 ;; when the next token's `cont` bit is clear: from whatever state the first one leads to, the
@@ -79,15 +90,22 @@
   ;; or the first group start i >= to4 (the caller tests the tail). The next group's first byte
   ;; is this group's fifth (read once). Adds the groups where a token leaves state 0 to $glv.
   ;; A group with a stop or a plain counted token (rc bit 4) takes one branch, off the hot path,
-  ;; which counts the plain counted tokens before its first stop (when counting: the counts at
-  ;; $gcnt; else such a token is a stop) through their state-0 entries' records.
+  ;; which tallies the plain counted tokens before its first stop (when counting, at $gtally; else
+  ;; such a token is a stop), in a whole-word search under the class of the next token's first
+  ;; character (at $gcls; a class 2 makes the token the stop).
   (global $glv (mut i32) (i32.const 0))
   ;; the scan's table and counts (byte offsets; $gcnt 0: not counting), for $skipPair
   (global $gtable (mut i32) (i32.const 0))
   (global $gcnt (mut i32) (i32.const 0))
+  (global $gcls (mut i32) (i32.const 0))
+  ;; two tallies per id (byte offset; see the header's `tallies`), and 1 in a whole-word search
+  (global $gtally (mut i32) (i32.const 0))
+  (global $gword (mut i32) (i32.const 0))
   (func $skipPair (param $ptr i32) (param $i i32) (param $to4 i32) (param $V i32) (param $rc i32) (result i32)
     (local $p i32) (local $a i32) (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $r i32) (local $lv i32)
     (local $k i32) (local $bits i32) (local $n i32)
+    (local $t0 i32) (local $t1 i32) (local $t2 i32) (local $t3 i32) (local $v0 i32) (local $v1 i32) (local $v2 i32) (local $v3 i32)
+    (local $c0 i32) (local $c1 i32) (local $c2 i32) (local $c3 i32)
     (block $end
       (block $hit
         (br_if $end (i32.ge_s (local.get $i) (local.get $to4)))
@@ -133,22 +151,98 @@
                     (i32.or (i32.and (i32.shr_u (local.get $q0) (i32.const 4)) (i32.const 1)) (i32.and (i32.shr_u (local.get $q1) (i32.const 3)) (i32.const 2)))
                     (i32.or (i32.and (i32.shr_u (local.get $q2) (i32.const 2)) (i32.const 4)) (i32.and (i32.shr_u (local.get $q3) (i32.const 1)) (i32.const 8))))
                   (i32.sub (i32.shl (i32.const 1) (local.get $k)) (i32.const 1))))
-              (block $counted
-                (loop $each
-                  (br_if $counted (i32.eqz (local.get $bits)))
-                  ;; its state-0 entry's record [next, n, (term, 0) * n]: one more of each term
-                  (local.set $p (i32.load (i32.add (local.get $ptr) (i32.shl (i32.add (local.get $i) (i32.ctz (local.get $bits))) (i32.const 2)))))
-                  (local.set $p (i32.add (global.get $gtable)
-                    (i32.shl (i32.sub (i32.load (i32.add (global.get $gtable) (i32.shl (local.get $p) (i32.const 2)))) (i32.const 0x40000000)) (i32.const 2))))
-                  (local.set $n (i32.load offset=4 (local.get $p)))
-                  (loop $term
-                    (local.set $a (i32.add (global.get $gcnt) (i32.shl (i32.load offset=8 (local.get $p)) (i32.const 2))))
-                    (i32.store (local.get $a) (i32.add (i32.load (local.get $a)) (i32.const 1)))
-                    (local.set $p (i32.add (local.get $p) (i32.const 8)))
-                    (local.set $n (i32.sub (local.get $n) (i32.const 1)))
-                    (br_if $term (local.get $n)))
-                  (local.set $bits (i32.and (local.get $bits) (i32.sub (local.get $bits) (i32.const 1))))
-                  (br $each)))
+              ;; one more tally for each (every match of its entry starts in it): at 2 id + w, w = 0, or in a
+              ;; whole-word search the class of the next token's first character (a class 2 makes the
+              ;; token the stop). Four fixed steps, no branch per token: a token not tallied adds 0 at
+              ;; the four slots past the ids' (never listed).
+              (if (local.get $bits)
+                (then
+                  (local.set $t0 (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                  (local.set $t0 (select (local.get $t0) (local.get $V) (i32.lt_u (local.get $t0) (local.get $V))))
+                  (local.set $t1 (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                  (local.set $t1 (select (local.get $t1) (local.get $V) (i32.lt_u (local.get $t1) (local.get $V))))
+                  (local.set $t2 (i32.load offset=8 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                  (local.set $t2 (select (local.get $t2) (local.get $V) (i32.lt_u (local.get $t2) (local.get $V))))
+                  (local.set $t3 (i32.load offset=12 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                  (local.set $t3 (select (local.get $t3) (local.get $V) (i32.lt_u (local.get $t3) (local.get $V))))
+                  (local.set $v0 (i32.const 0))
+                  (local.set $v1 (i32.const 0))
+                  (local.set $v2 (i32.const 0))
+                  (local.set $v3 (i32.const 0))
+                  (if (global.get $gword)
+                    (then
+                      ;; the class bytes of the tokens after each: i + 1 .. i + 4
+                      (local.set $a (i32.load offset=16 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                      (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
+                      (local.set $c3 (i32.load8_u (i32.add (global.get $gcls) (local.get $a))))
+                      (local.set $c2 (i32.load8_u (i32.add (global.get $gcls) (local.get $t3))))
+                      (local.set $c1 (i32.load8_u (i32.add (global.get $gcls) (local.get $t2))))
+                      (local.set $c0 (i32.load8_u (i32.add (global.get $gcls) (local.get $t1))))
+                      ;; per token j: w from bit 0 of the first character's class after it (c_j)
+                      (local.set $v0 (i32.and (local.get $c0) (i32.const 1)))
+                      (local.set $v1 (i32.and (local.get $c1) (i32.const 1)))
+                      (local.set $v2 (i32.and (local.get $c2) (i32.const 1)))
+                      (local.set $v3 (i32.and (local.get $c3) (i32.const 1)))
+                      ;; the tallied tokens followed by a class 2 (bit 1); the first is the stop
+                      (local.set $a
+                        (i32.and
+                          (i32.or
+                            (i32.or (i32.shr_u (i32.and (local.get $c0) (i32.const 2)) (i32.const 1)) (i32.and (local.get $c1) (i32.const 2)))
+                            (i32.or (i32.shl (i32.and (local.get $c2) (i32.const 2)) (i32.const 1)) (i32.shl (i32.and (local.get $c3) (i32.const 2)) (i32.const 2))))
+                          (local.get $bits)))
+                      (if (local.get $a)
+                        (then
+                          (local.set $k (i32.ctz (local.get $a)))
+                          (local.set $bits (i32.and (local.get $bits) (i32.sub (i32.shl (i32.const 1) (local.get $k)) (i32.const 1))))))))
+                  ;; the list of tally slots this piece touched: its length at $gtally - 4, slot after slot
+                  ;; before it (a slot joins when its tally leaves 0)
+                  (local.set $n (i32.load (i32.sub (global.get $gtally) (i32.const 4))))
+                  (local.set $v0 (i32.or (i32.shl (local.get $t0) (i32.const 1)) (local.get $v0)))
+                  (local.set $c0 (i32.ne (i32.and (local.get $bits) (i32.const 1)) (i32.const 0)))
+                  (local.set $a
+                    (select
+                      (i32.add (global.get $gtally) (i32.shl (local.get $v0) (i32.const 2)))
+                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 0)) (i32.const 2)))
+                      (local.get $c0)))
+                  (local.set $p (i32.load (local.get $a)))
+                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c0)))
+                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v0))
+                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c0))))
+                  (local.set $v1 (i32.or (i32.shl (local.get $t1) (i32.const 1)) (local.get $v1)))
+                  (local.set $c1 (i32.ne (i32.and (local.get $bits) (i32.const 2)) (i32.const 0)))
+                  (local.set $a
+                    (select
+                      (i32.add (global.get $gtally) (i32.shl (local.get $v1) (i32.const 2)))
+                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 1)) (i32.const 2)))
+                      (local.get $c1)))
+                  (local.set $p (i32.load (local.get $a)))
+                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c1)))
+                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v1))
+                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c1))))
+                  (local.set $v2 (i32.or (i32.shl (local.get $t2) (i32.const 1)) (local.get $v2)))
+                  (local.set $c2 (i32.ne (i32.and (local.get $bits) (i32.const 4)) (i32.const 0)))
+                  (local.set $a
+                    (select
+                      (i32.add (global.get $gtally) (i32.shl (local.get $v2) (i32.const 2)))
+                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 2)) (i32.const 2)))
+                      (local.get $c2)))
+                  (local.set $p (i32.load (local.get $a)))
+                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c2)))
+                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v2))
+                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c2))))
+                  (local.set $v3 (i32.or (i32.shl (local.get $t3) (i32.const 1)) (local.get $v3)))
+                  (local.set $c3 (i32.ne (i32.and (local.get $bits) (i32.const 8)) (i32.const 0)))
+                  (local.set $a
+                    (select
+                      (i32.add (global.get $gtally) (i32.shl (local.get $v3) (i32.const 2)))
+                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 3)) (i32.const 2)))
+                      (local.get $c3)))
+                  (local.set $p (i32.load (local.get $a)))
+                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c3)))
+                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v3))
+                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c3))))
+                  (i32.store (i32.sub (global.get $gtally) (i32.const 4)) (local.get $n))
+                  ))
               (br_if $hit (i32.lt_u (local.get $k) (i32.const 4)))))
           (local.set $q0 (local.get $r))
           (local.set $i (i32.add (local.get $i) (i32.const 4)))
@@ -190,6 +284,7 @@
     (param $ptr i32) (param $i i32) (param $to i32) (param $rb i32)
     (param $V i32) (param $table i32) (param $rn i32) (param $cont i32) (param $idsMode i32) (param $pair i32)
     (param $cls i32) (param $cnt i32) (param $lim i32) (param $any i32) (param $rc i32) (param $lo i32)
+    (param $tallies i32) (param $word i32)
     (result i32)
     (local $id i32) (local $x i32) (local $to4 i32) (local $p i32)
     (local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $e i32) (local $r i32)
@@ -201,6 +296,9 @@
     (global.set $glv (i32.const 0))
     (global.set $gtable (local.get $table))
     (global.set $gcnt (local.get $cnt))
+    (global.set $gcls (local.get $cls))
+    (global.set $gtally (local.get $tallies))
+    (global.set $gword (local.get $word))
     (block $exit
       (loop $token
         (br_if $exit (i32.ge_u (local.get $i) (local.get $to)))

@@ -137,6 +137,43 @@ export function utf8LeadLength(b: number): number {
 }
 
 /**
+ * The classes of a token's first and last character for a whole-word search's edges, as the
+ * scanner decides them (`edgeAfter` and `edgeBefore` in `./scan.ts`) from the token's bytes
+ * alone: bits 0–1 the class of its first character (the one after a match that ends just before
+ * the token), bits 2–3 of its last (the one before a match that starts just after it). 0: not a
+ * word character, or bytes a decoder shows as U+FFFD; 1: a word character; 2: the token alone
+ * does not settle it (no bytes, or a character cut at the token's edge, which the scanner reads
+ * across tokens). Used by the search kernel (`./scanKernel.wat`) to count whole words without a step.
+ */
+export function edgeClasses(bytes: Uint8Array): number {
+  const n = bytes.length;
+  if (n === 0) return 10;
+  const cls = (cp: number) => (cp < 0 || !isWordCodePoint(cp) ? 0 : 1);
+  // first: a continuation byte may belong to a character that starts in the token before
+  let first = 2;
+  const b0 = bytes[0];
+  if (b0 < 0x80) first = cls(b0);
+  else if ((b0 & 0xc0) !== 0x80) {
+    const want = Math.max(1, utf8LeadLength(b0));
+    if (want <= n) first = cls(decodeOneChar(bytes.subarray(0, want)));
+  }
+  // last: the bytes back to the nearest lead (at most 4), settled inside the token when it holds
+  // 4 bytes or its first byte is not a continuation byte
+  let last = 2;
+  if (bytes[n - 1] < 0x80) last = cls(bytes[n - 1]);
+  else if (n >= 4 || (b0 & 0xc0) !== 0x80) {
+    last = 0; // only continuation bytes: U+FFFD
+    for (let k = n - 1; k >= Math.max(0, n - 4); k--) {
+      if ((bytes[k] & 0xc0) !== 0x80) {
+        last = cls(decodeOneChar(bytes.subarray(k, n)));
+        break;
+      }
+    }
+  }
+  return first | (last << 2);
+}
+
+/**
  * Decodes one complete UTF-8 character from `bytes` (exactly its bytes), or -1 when they are
  * not one valid character (which a decoder shows as U+FFFD, a non-word character).
  */
