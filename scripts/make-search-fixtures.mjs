@@ -41,7 +41,7 @@ function byteChars() {
 
 /** Pieces of `text` with each character outside ASCII cut across two byte tokens (its last byte alone). */
 function cutChars(text) {
-  return text.split(/([^\x00-\x7f])/u).flatMap((part, i) => {
+  return text.split(/([^\p{ASCII}])/u).flatMap((part, i) => {
     if (i % 2 === 0) return part ? [part] : [];
     const b = [...Buffer.from(part)];
     return [{ bytes: b.slice(0, -1) }, { bytes: b.slice(-1) }];

@@ -94,7 +94,7 @@ export class ScanKernel {
     this.cntAt = this.auxAt + Math.ceil(classBytes / 4) * 4;
     // the list of touched tally slots (length word, then up to one entry per slot) lies before the tallies, downwards
     this.tallyAt = this.cntAt + countWords * 4 + (classBytes * 2 + 1) * 4;
-    this.areaAt = this.auxAt + pages(this.tallyAt - this.auxAt + (classBytes * 2 + 2) * 4) * PAGE;
+    this.areaAt = this.auxAt + pages(this.tallyAt - this.auxAt + classBytes * 2 * 4) * PAGE;
     // Pages are mapped on first touch: the table's reserve costs address space, not memory.
     this.mem = new WebAssembly.Memory({ initial: this.areaAt / PAGE });
     this.exports = new WebAssembly.Instance(mod, { env: { mem: this.mem } }).exports as unknown as KernelExports;
@@ -176,7 +176,7 @@ export class ScanKernel {
    * new view after {@link buffers} grew the memory).
    */
   tallies(): Int32Array {
-    return new Int32Array(this.mem.buffer, this.tallyAt, this.classBytes * 2 + 2);
+    return new Int32Array(this.mem.buffer, this.tallyAt, this.classBytes * 2);
   }
 
   /**

@@ -40,10 +40,9 @@
 ;;   lo       a counted match may start no earlier than token lo (the start of the count's range)
 ;;   any      byte offset of a bit per id (floor(V/32) + 1 words): its rn bits are not both 0 (half
 ;;            rn's size, so the branch mode's first test of four ids stays in the L1 cache)
-;;   tallies  byte offset of two i32 tallies per id < V (then four never read, for the tokens not
-;;            tallied): $skipPair, counting, adds one at 2 id + w for each plain counted token it
-;;            passes (w: see word), and lists each slot 2 id + w whose tally leaves 0 downwards
-;;            from it (the list's length at tallies - 4, its entries at tallies - 8, - 12, …); the
+;;   tallies  byte offset of two i32 tallies per id <= V: $skipPair, counting, adds one at 2 id + w
+;;            for each plain counted token it passes (w: see word), and lists each slot 2 id + w
+;;            whose tally leaves 0 downwards from it (the list's length at tallies - 4, its entries at tallies - 8, - 12, …); the
 ;;            caller turns the listed tallies into per-term counts through the tokens' records
 ;;            and zeroes them and the list
 ;;   word     1: a whole-word search: w = 1 when the first character of the token after is a word
@@ -104,8 +103,6 @@
   (func $skipPair (param $ptr i32) (param $i i32) (param $to4 i32) (param $V i32) (param $rc i32) (result i32)
     (local $p i32) (local $a i32) (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32) (local $r i32) (local $lv i32)
     (local $k i32) (local $bits i32) (local $n i32)
-    (local $t0 i32) (local $t1 i32) (local $t2 i32) (local $t3 i32) (local $v0 i32) (local $v1 i32) (local $v2 i32) (local $v3 i32)
-    (local $c0 i32) (local $c1 i32) (local $c2 i32) (local $c3 i32)
     (block $end
       (block $hit
         (br_if $end (i32.ge_s (local.get $i) (local.get $to4)))
@@ -153,96 +150,34 @@
                   (i32.sub (i32.shl (i32.const 1) (local.get $k)) (i32.const 1))))
               ;; one more tally for each (every match of its entry starts in it): at 2 id + w, w = 0, or in a
               ;; whole-word search the class of the next token's first character (a class 2 makes the
-              ;; token the stop). Four fixed steps, no branch per token: a token not tallied adds 0 at
-              ;; the four slots past the ids' (never listed).
-              (if (local.get $bits)
-                (then
-                  (local.set $t0 (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
-                  (local.set $t0 (select (local.get $t0) (local.get $V) (i32.lt_u (local.get $t0) (local.get $V))))
-                  (local.set $t1 (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
-                  (local.set $t1 (select (local.get $t1) (local.get $V) (i32.lt_u (local.get $t1) (local.get $V))))
-                  (local.set $t2 (i32.load offset=8 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
-                  (local.set $t2 (select (local.get $t2) (local.get $V) (i32.lt_u (local.get $t2) (local.get $V))))
-                  (local.set $t3 (i32.load offset=12 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
-                  (local.set $t3 (select (local.get $t3) (local.get $V) (i32.lt_u (local.get $t3) (local.get $V))))
-                  (local.set $v0 (i32.const 0))
-                  (local.set $v1 (i32.const 0))
-                  (local.set $v2 (i32.const 0))
-                  (local.set $v3 (i32.const 0))
+              ;; token the stop); a slot whose tally leaves 0 joins the list of the piece's tallies (its
+              ;; length at $gtally - 4, slot after slot before it)
+              (block $tallied
+                (loop $each
+                  (br_if $tallied (i32.eqz (local.get $bits)))
+                  (local.set $p (i32.add (local.get $ptr) (i32.shl (i32.add (local.get $i) (i32.ctz (local.get $bits))) (i32.const 2))))
+                  (local.set $n (i32.shl (i32.load (local.get $p)) (i32.const 1)))
                   (if (global.get $gword)
                     (then
-                      ;; the class bytes of the tokens after each: i + 1 .. i + 4
-                      (local.set $a (i32.load offset=16 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+                      ;; the token after it (j + 1 <= i + 4 < to: always read)
+                      (local.set $a (i32.load offset=4 (local.get $p)))
                       (local.set $a (select (local.get $a) (local.get $V) (i32.lt_u (local.get $a) (local.get $V))))
-                      (local.set $c3 (i32.load8_u (i32.add (global.get $gcls) (local.get $a))))
-                      (local.set $c2 (i32.load8_u (i32.add (global.get $gcls) (local.get $t3))))
-                      (local.set $c1 (i32.load8_u (i32.add (global.get $gcls) (local.get $t2))))
-                      (local.set $c0 (i32.load8_u (i32.add (global.get $gcls) (local.get $t1))))
-                      ;; per token j: w from bit 0 of the first character's class after it (c_j)
-                      (local.set $v0 (i32.and (local.get $c0) (i32.const 1)))
-                      (local.set $v1 (i32.and (local.get $c1) (i32.const 1)))
-                      (local.set $v2 (i32.and (local.get $c2) (i32.const 1)))
-                      (local.set $v3 (i32.and (local.get $c3) (i32.const 1)))
-                      ;; the tallied tokens followed by a class 2 (bit 1); the first is the stop
-                      (local.set $a
-                        (i32.and
-                          (i32.or
-                            (i32.or (i32.shr_u (i32.and (local.get $c0) (i32.const 2)) (i32.const 1)) (i32.and (local.get $c1) (i32.const 2)))
-                            (i32.or (i32.shl (i32.and (local.get $c2) (i32.const 2)) (i32.const 1)) (i32.shl (i32.and (local.get $c3) (i32.const 2)) (i32.const 2))))
-                          (local.get $bits)))
-                      (if (local.get $a)
+                      (local.set $a (i32.load8_u (i32.add (global.get $gcls) (local.get $a))))
+                      (if (i32.and (local.get $a) (i32.const 2))
                         (then
-                          (local.set $k (i32.ctz (local.get $a)))
-                          (local.set $bits (i32.and (local.get $bits) (i32.sub (i32.shl (i32.const 1) (local.get $k)) (i32.const 1))))))))
-                  ;; the list of tally slots this piece touched: its length at $gtally - 4, slot after slot
-                  ;; before it (a slot joins when its tally leaves 0)
-                  (local.set $n (i32.load (i32.sub (global.get $gtally) (i32.const 4))))
-                  (local.set $v0 (i32.or (i32.shl (local.get $t0) (i32.const 1)) (local.get $v0)))
-                  (local.set $c0 (i32.ne (i32.and (local.get $bits) (i32.const 1)) (i32.const 0)))
-                  (local.set $a
-                    (select
-                      (i32.add (global.get $gtally) (i32.shl (local.get $v0) (i32.const 2)))
-                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 0)) (i32.const 2)))
-                      (local.get $c0)))
+                          (local.set $k (i32.ctz (local.get $bits)))
+                          (br $tallied)))
+                      (local.set $n (i32.or (local.get $n) (i32.and (local.get $a) (i32.const 1))))))
+                  (local.set $a (i32.add (global.get $gtally) (i32.shl (local.get $n) (i32.const 2))))
                   (local.set $p (i32.load (local.get $a)))
-                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c0)))
-                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v0))
-                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c0))))
-                  (local.set $v1 (i32.or (i32.shl (local.get $t1) (i32.const 1)) (local.get $v1)))
-                  (local.set $c1 (i32.ne (i32.and (local.get $bits) (i32.const 2)) (i32.const 0)))
-                  (local.set $a
-                    (select
-                      (i32.add (global.get $gtally) (i32.shl (local.get $v1) (i32.const 2)))
-                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 1)) (i32.const 2)))
-                      (local.get $c1)))
-                  (local.set $p (i32.load (local.get $a)))
-                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c1)))
-                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v1))
-                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c1))))
-                  (local.set $v2 (i32.or (i32.shl (local.get $t2) (i32.const 1)) (local.get $v2)))
-                  (local.set $c2 (i32.ne (i32.and (local.get $bits) (i32.const 4)) (i32.const 0)))
-                  (local.set $a
-                    (select
-                      (i32.add (global.get $gtally) (i32.shl (local.get $v2) (i32.const 2)))
-                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 2)) (i32.const 2)))
-                      (local.get $c2)))
-                  (local.set $p (i32.load (local.get $a)))
-                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c2)))
-                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v2))
-                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c2))))
-                  (local.set $v3 (i32.or (i32.shl (local.get $t3) (i32.const 1)) (local.get $v3)))
-                  (local.set $c3 (i32.ne (i32.and (local.get $bits) (i32.const 8)) (i32.const 0)))
-                  (local.set $a
-                    (select
-                      (i32.add (global.get $gtally) (i32.shl (local.get $v3) (i32.const 2)))
-                      (i32.add (global.get $gtally) (i32.shl (i32.add (i32.shl (local.get $V) (i32.const 1)) (i32.const 3)) (i32.const 2)))
-                      (local.get $c3)))
-                  (local.set $p (i32.load (local.get $a)))
-                  (i32.store (local.get $a) (i32.add (local.get $p) (local.get $c3)))
-                  (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $n) (i32.const 2)) (i32.const 2))) (local.get $v3))
-                  (local.set $n (i32.add (local.get $n) (i32.and (i32.eqz (local.get $p)) (local.get $c3))))
-                  (i32.store (i32.sub (global.get $gtally) (i32.const 4)) (local.get $n))
-                  ))
+                  (i32.store (local.get $a) (i32.add (local.get $p) (i32.const 1)))
+                  (if (i32.eqz (local.get $p))
+                    (then
+                      (local.set $p (i32.load (i32.sub (global.get $gtally) (i32.const 4))))
+                      (i32.store (i32.sub (global.get $gtally) (i32.shl (i32.add (local.get $p) (i32.const 2)) (i32.const 2))) (local.get $n))
+                      (i32.store (i32.sub (global.get $gtally) (i32.const 4)) (i32.add (local.get $p) (i32.const 1)))))
+                  (local.set $bits (i32.and (local.get $bits) (i32.sub (local.get $bits) (i32.const 1))))
+                  (br $each)))
               (br_if $hit (i32.lt_u (local.get $k) (i32.const 4)))))
           (local.set $q0 (local.get $r))
           (local.set $i (i32.add (local.get $i) (i32.const 4)))
