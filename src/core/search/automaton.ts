@@ -442,7 +442,7 @@ export class TokenTable {
       for (let id = 0; id < this.V; id++) {
         const n = this.symbolsOf(id);
         const o = this.tb.offsets[id];
-        cls[id] = (this.ids ? 10 : id === this.eos ? 0 : edgeClasses(this.tb.bytes.subarray(o, o + n))) | (Math.min(n, 15) << 4);
+        cls[id] = (this.ids ? 10 : id === this.eos ? 0 : edgeClasses(this.tb.bytes, o, o + n)) | (Math.min(n, 15) << 4);
       }
     }
   }

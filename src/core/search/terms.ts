@@ -144,28 +144,31 @@ export function utf8LeadLength(b: number): number {
  * word character, or bytes a decoder shows as U+FFFD; 1: a word character; 2: the token alone
  * does not settle it (no bytes, or a character cut at the token's edge, which the scanner reads
  * across tokens). Used by the search kernel (`./scanKernel.wat`) to count whole words without a step.
+ * @param start the token's first byte in `bytes` (default 0).
+ * @param end the end of the token's bytes in `bytes` (exclusive; default its length).
  */
-export function edgeClasses(bytes: Uint8Array): number {
-  const n = bytes.length;
+export function edgeClasses(bytes: Uint8Array, start = 0, end = bytes.length): number {
+  const n = end - start;
   if (n === 0) return 10;
   const cls = (cp: number) => (cp < 0 || !isWordCodePoint(cp) ? 0 : 1);
   // first: a continuation byte may belong to a character that starts in the token before
   let first = 2;
-  const b0 = bytes[0];
-  if (b0 < 0x80) first = cls(b0);
+  const b0 = bytes[start];
+  if (b0 < 0x80) first = ASCII_WORD[b0];
   else if ((b0 & 0xc0) !== 0x80) {
     const want = Math.max(1, utf8LeadLength(b0));
-    if (want <= n) first = cls(decodeOneChar(bytes.subarray(0, want)));
+    if (want <= n) first = cls(decodeOneChar(bytes.subarray(start, start + want)));
   }
   // last: the bytes back to the nearest lead (at most 4), settled inside the token when it holds
   // 4 bytes or its first byte is not a continuation byte
   let last = 2;
-  if (bytes[n - 1] < 0x80) last = cls(bytes[n - 1]);
+  const bz = bytes[end - 1];
+  if (bz < 0x80) last = ASCII_WORD[bz];
   else if (n >= 4 || (b0 & 0xc0) !== 0x80) {
     last = 0; // only continuation bytes: U+FFFD
-    for (let k = n - 1; k >= Math.max(0, n - 4); k--) {
+    for (let k = end - 1; k >= Math.max(start, end - 4); k--) {
       if ((bytes[k] & 0xc0) !== 0x80) {
-        last = cls(decodeOneChar(bytes.subarray(k, n)));
+        last = cls(decodeOneChar(bytes.subarray(k, end)));
         break;
       }
     }
