@@ -94,6 +94,8 @@ function documents() {
     // a group of four tokens
     ['Tomás met Benítez; Ben’s dog and Lily’s cat ran, Lily—then «Tom» and Tom… Sue·Ben Lily', ...cutChars('é and Lily’s end')],
     ...[0, 1, 2, 3].map((k) => cutChars(`${'x '.repeat(k)}so Tomás met Benítez and Lilyé and Sueña and Ben’s cat.`)),
+    // a term beside a letter outside ASCII inside one token (` mañana`, ` benötigt`, ` københavn`)
+    ['Mañana Ben benötigt in København a válido mañana, Ben.'],
     // an id past the vocabulary (no bytes) after a name: the character after it decides
     ...[0, 1].map((k) => ['y '.repeat(k) + 'and Lily', { ids: [100277 + 5000] }, 'ana met Tom', { ids: [100277 + 5000] }, ' and Sue.']),
   ];

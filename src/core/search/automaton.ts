@@ -669,8 +669,9 @@ export class TokenTable {
 
   /**
    * Whole-word search: what the token `bytes[o0..o1)` settles about a match in it that starts
-   * `back` bytes before it (≤ 0: at byte −back) and ends after `endIn` of its bytes. An ASCII
-   * neighbour inside the token decides its edge (the scanner's rule for ASCII, `./scan.ts`).
+   * `back` bytes before it (≤ 0: at byte −back) and ends after `endIn` of its bytes. A neighbour
+   * inside the token decides its edge when the token holds the whole character, by the scanner's
+   * rule (`./scan.ts`; {@link edgeClasses} of the bytes before the match, and of those after it).
    * @returns −1 when a neighbour is a word character (not a whole word), else the `known` bits of {@link HitFn}.
    */
   private wordEdges(o0: number, o1: number, back: number, endIn: number): number {
@@ -678,17 +679,15 @@ export class TokenTable {
     let known = 0;
     if (back < 0) {
       const b = bytes[o0 - back - 1];
-      if (b < 0x80) {
-        if (isWordCodePoint(b)) return -1;
-        known |= KNOWN_BEFORE;
-      }
+      const c = b < 0x80 ? (isWordCodePoint(b) ? 1 : 0) : (edgeClasses(bytes, o0, o0 - back) >> 2) & 3;
+      if (c === 1) return -1;
+      if (c === 0) known |= KNOWN_BEFORE;
     }
     if (o0 + endIn < o1) {
       const b = bytes[o0 + endIn];
-      if (b < 0x80) {
-        if (isWordCodePoint(b)) return -1;
-        known |= KNOWN_AFTER;
-      }
+      const c = b < 0x80 ? (isWordCodePoint(b) ? 1 : 0) : edgeClasses(bytes, o0 + endIn, o1) & 3;
+      if (c === 1) return -1;
+      if (c === 0) known |= KNOWN_AFTER;
     }
     return known;
   }
