@@ -88,7 +88,9 @@ export async function readTermsFile(file: string, options: SearchOptions): Promi
     bytes = await readRegularFile(file, 'a terms file', MAX_TERMS_FILE_BYTES);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === 'ENOENT' ? `${file}: no such file` : e.code ? `${file}: cannot be read (${e.code})` : e.message;
+    // (a file that is not a regular one, or too large, comes with its own "expected …")
+    if (!e.code) throw new SearchInputError(e.message);
+    const why = e.code === 'ENOENT' ? `${file}: no such file` : `${file}: cannot be read (${e.code})`;
     throw new SearchInputError(`${why}; expected a terms file (one UTF-8 term per line)`);
   }
   return parseTermsFile(bytes, file, options);
